@@ -1,0 +1,81 @@
+//! Typed errors for bad input to the math layer.
+
+use thiserror::Error;
+
+/// Bad input detected by `ndem-math`. Every variant names the offending field.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum MathError {
+    /// A value that must be finite is NaN or infinite.
+    #[error("`{field}` must be finite, got {value}")]
+    NonFinite {
+        /// Name of the field.
+        field: &'static str,
+        /// The offending value (one component for vectors).
+        value: f64,
+    },
+    /// A value that must be strictly positive is not.
+    #[error("`{field}` must be > 0, got {value}")]
+    NonPositive {
+        /// Name of the field.
+        field: &'static str,
+        /// The offending value.
+        value: f64,
+    },
+    /// A value lies outside its admissible interval.
+    #[error("`{field}` = {value} is outside {range}")]
+    OutOfRange {
+        /// Name of the field.
+        field: &'static str,
+        /// The offending value.
+        value: f64,
+        /// Human-readable admissible range, e.g. `"(-1, 0.5)"`.
+        range: &'static str,
+    },
+    /// A vector that must have unit (or non-zero) length does not.
+    #[error("`{field}` must be a non-zero direction")]
+    ZeroDirection {
+        /// Name of the field.
+        field: &'static str,
+    },
+}
+
+/// Checks that `value` is finite.
+pub fn finite(field: &'static str, value: f64) -> Result<f64, MathError> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(MathError::NonFinite { field, value })
+    }
+}
+
+/// Checks that `value` is finite and strictly positive.
+pub fn positive(field: &'static str, value: f64) -> Result<f64, MathError> {
+    finite(field, value)?;
+    if value > 0.0 {
+        Ok(value)
+    } else {
+        Err(MathError::NonPositive { field, value })
+    }
+}
+
+/// Checks that `value` is finite and `>= 0`.
+pub fn non_negative(field: &'static str, value: f64) -> Result<f64, MathError> {
+    finite(field, value)?;
+    if value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(MathError::OutOfRange {
+            field,
+            value,
+            range: "[0, inf)",
+        })
+    }
+}
+
+/// Checks that every component of a 3-vector is finite.
+pub fn finite_vec(field: &'static str, v: &crate::Vec3) -> Result<(), MathError> {
+    for &c in v.iter() {
+        finite(field, c)?;
+    }
+    Ok(())
+}
