@@ -1,1 +1,46 @@
-//! placeholder
+//! # ndem-solve
+//!
+//! Contact problems of nonsmooth DEM and their solvers.
+//!
+//! * [`ContactProblem`]: one MCP of a SPOOK step in Schur-complement form
+//!   (warm-starting paper, eqs. 1-2, 6), built from `ndem-math` Jacobian
+//!   blocks or from sparse matrices.
+//! * [`Solver`]: solve in place from a starting `λ`; implemented by
+//!   [`ProjectedGaussSeidel`] (Algorithm 1, row-wise and blocked).
+//! * [`WarmStart`]: [`ColdStart`], [`HistoryWarmStart`] (eqs. 7-8) and
+//!   [`ModelWarmStart`] (eqs. 9-11), with multipliers carried between steps
+//!   in an [`ImpulseHistory`] keyed by [`ndem_math::ContactKey`].
+//! * [`metrics`]: residuals by row kind, natural-map error, relative
+//!   multiplier error (eq. 13), histograms, and the [`ResidualHistory`]
+//!   observer.
+//! * [`reference`]: a dense principal-pivoting LCP solver for small
+//!   frictionless problems (tests).
+//!
+//! Invariant: solvers see only problem data (inverse masses, free
+//! velocities, Jacobian blocks, Σ, b, bounds); they know nothing about
+//! bodies' shapes or positions, collision detection or time stepping.
+
+pub mod error;
+pub mod metrics;
+pub mod pgs;
+pub mod problem;
+pub mod reference;
+pub mod solver;
+pub mod warm_start;
+
+#[cfg(feature = "proptest-support")]
+pub mod testing;
+
+pub use error::SolveError;
+pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats};
+pub use pgs::{PgsSettings, PgsVariant, ProjectedGaussSeidel};
+pub use problem::{
+    Contact, ContactModel, ContactProblem, ContactRows, FrictionSet, GenericRow, RowBounds,
+};
+pub use solver::{
+    ContactOrder, IterationRecord, NoObserver, Observer, SolveReport, Solver, Stopping,
+};
+pub use warm_start::{
+    ColdStart, HistoryWarmStart, ImpulseHistory, ModelWarmStart, StoredImpulse, WarmRows,
+    WarmStart, WarmStartStats,
+};

@@ -1,0 +1,325 @@
+//! Convergence metrics: row residuals (warm-starting paper, eq. 6), their
+//! statistics by row kind, the natural-map error, the relative multiplier
+//! error (eq. 13) and residual histograms (Figs. 8, 9).
+
+use crate::problem::{ContactProblem, project_pair};
+use crate::solver::{IterationRecord, Observer};
+use ndem_math::{RowKind, Velocity6};
+use std::time::Duration;
+
+/// Mean, max and count of the row residuals of one kind.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct KindStats {
+    /// Number of rows of this kind.
+    pub count: usize,
+    /// Mean row residual [m/s].
+    pub mean: f64,
+    /// Largest row residual [m/s].
+    pub max: f64,
+}
+
+/// Residual statistics of a (λ, v) pair.
+///
+/// The residual of row `j` is the size of the projected Gauss-Seidel
+/// correction in velocity units,
+/// `r_j = D_jj |λ_j − Π_j(λ_j − w_j / D_jj)|` with `w = G v + Σλ + b` and
+/// `D_jj = (G M⁻¹ Gᵀ + Σ)_jj`. It equals `|w_j|` for a row strictly inside
+/// its bounds (the paper's eq. 6 residual), is zero exactly at a solution of
+/// the MCP, and does not penalise `w_n > 0` at `λ_n = 0`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ResidualStats {
+    /// Normal rows.
+    pub normal: KindStats,
+    /// Friction rows.
+    pub friction: KindStats,
+    /// Rolling and twisting rows.
+    pub rolling: KindStats,
+    /// Generic (bilateral) rows.
+    pub bilateral: KindStats,
+    /// Mean over all rows.
+    pub mean: f64,
+    /// Max over all rows.
+    pub max: f64,
+    /// Natural-map error `‖λ − Π(λ − w)‖_∞` (multiplier units).
+    pub natural_map: f64,
+}
+
+impl ResidualStats {
+    /// Statistics of one kind.
+    pub fn kind(&self, kind: RowKind) -> &KindStats {
+        match kind {
+            RowKind::Normal => &self.normal,
+            RowKind::Friction => &self.friction,
+            RowKind::Rolling => &self.rolling,
+            RowKind::Bilateral => &self.bilateral,
+        }
+    }
+}
+
+/// Evaluates residuals; owns its scratch so repeated use does not allocate.
+#[derive(Debug, Clone, Default)]
+pub struct ResidualEvaluator {
+    w: Vec<f64>,
+    diag: Vec<f64>,
+    rows: Vec<f64>,
+    natural: Vec<f64>,
+    velocity: Vec<Velocity6>,
+}
+
+impl ResidualEvaluator {
+    /// A new evaluator.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Per-row residuals `r_j` (see [`ResidualStats`]) of `λ` with
+    /// velocity `v` (if `None`, `v = v* + M⁻¹Gᵀλ`).
+    pub fn row_residuals(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &[f64],
+        velocity: Option<&[Velocity6]>,
+    ) -> &[f64] {
+        let n = problem.len();
+        self.w.resize(n, 0.0);
+        self.diag.resize(n, 0.0);
+        self.rows.resize(n, 0.0);
+        self.natural.resize(n, 0.0);
+        let vel: &[Velocity6] = match velocity {
+            Some(v) => v,
+            None => {
+                self.velocity.resize(problem.body_count(), Velocity6::ZERO);
+                problem.velocity_from(lambda, &mut self.velocity);
+                &self.velocity
+            }
+        };
+        problem.residual(lambda, vel, &mut self.w);
+        problem.diagonal(&mut self.diag);
+        let m = problem.contact_rows().count();
+        let set = problem.friction_set();
+        let mut cand = [0.0; 6];
+        let mut nat = [0.0; 6];
+        for (ci, c) in problem.contacts().iter().enumerate() {
+            let base = ci * m;
+            let lam = &lambda[base..base + m];
+            // Scaled (PGS) candidate and unscaled (natural map) candidate.
+            for j in 0..m {
+                let d = self.diag[base + j];
+                let w = self.w[base + j];
+                cand[j] = if d > 0.0 { lam[j] - w / d } else { lam[j] - w };
+                nat[j] = lam[j] - w;
+            }
+            let normal_force = c.jacobian.normal_scale * lam[0].max(0.0);
+            for arr in [&mut cand, &mut nat] {
+                arr[0] = arr[0].max(0.0);
+                if m >= 3 {
+                    project_pair(set, c.friction * normal_force, &mut arr[1..3]);
+                }
+                if m >= 6 {
+                    let b = c.rolling_arm * normal_force;
+                    project_pair(set, b, &mut arr[3..5]);
+                    arr[5] = arr[5].clamp(-b, b);
+                }
+            }
+            for j in 0..m {
+                let d = self.diag[base + j];
+                let scale = if d > 0.0 { d } else { 1.0 };
+                self.rows[base + j] = scale * (lam[j] - cand[j]).abs();
+                self.natural[base + j] = (lam[j] - nat[j]).abs();
+            }
+        }
+        let off = problem.generic_offset();
+        for i in 0..problem.generic_rows().len() {
+            let k = off + i;
+            let (lo, hi) = problem.generic_bounds(i, lambda);
+            let d = self.diag[k];
+            let c = if d > 0.0 {
+                lambda[k] - self.w[k] / d
+            } else {
+                lambda[k] - self.w[k]
+            };
+            let scale = if d > 0.0 { d } else { 1.0 };
+            self.rows[k] = scale * (lambda[k] - c.clamp(lo, hi)).abs();
+            self.natural[k] = (lambda[k] - (lambda[k] - self.w[k]).clamp(lo, hi)).abs();
+        }
+        &self.rows
+    }
+
+    /// Residual statistics of `λ` with velocity `v` (if `None`,
+    /// `v = v* + M⁻¹Gᵀλ`).
+    pub fn stats(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &[f64],
+        velocity: Option<&[Velocity6]>,
+    ) -> ResidualStats {
+        self.row_residuals(problem, lambda, velocity);
+        let mut out = ResidualStats::default();
+        let mut sums = [0.0; 4];
+        let mut total = 0.0;
+        for (i, &r) in self.rows.iter().enumerate() {
+            let kind = problem.row_kind(i);
+            let slot = kind_index(kind);
+            let ks = match kind {
+                RowKind::Normal => &mut out.normal,
+                RowKind::Friction => &mut out.friction,
+                RowKind::Rolling => &mut out.rolling,
+                RowKind::Bilateral => &mut out.bilateral,
+            };
+            ks.count += 1;
+            ks.max = ks.max.max(r);
+            sums[slot] += r;
+            total += r;
+            out.max = out.max.max(r);
+        }
+        for (slot, ks) in [
+            &mut out.normal,
+            &mut out.friction,
+            &mut out.rolling,
+            &mut out.bilateral,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if ks.count > 0 {
+                ks.mean = sums[slot] / ks.count as f64;
+            }
+        }
+        if !self.rows.is_empty() {
+            out.mean = total / self.rows.len() as f64;
+        }
+        out.natural_map = self.natural.iter().fold(0.0, |a, &b| a.max(b));
+        out
+    }
+}
+
+fn kind_index(kind: RowKind) -> usize {
+    match kind {
+        RowKind::Normal => 0,
+        RowKind::Friction => 1,
+        RowKind::Rolling => 2,
+        RowKind::Bilateral => 3,
+    }
+}
+
+/// Relative normal-multiplier error against a reference solution
+/// (warm-starting paper, eq. 13): the mean over contacts with a non-zero
+/// reference normal multiplier of `|λ_ref,n − λ_n| / |λ_ref,n|`.
+/// Returns `None` when no contact carries load in the reference.
+pub fn relative_multiplier_error(
+    problem: &ContactProblem,
+    reference: &[f64],
+    lambda: &[f64],
+) -> Option<f64> {
+    let m = problem.contact_rows().count();
+    let mut sum = 0.0;
+    let mut count = 0usize;
+    for ci in 0..problem.contacts().len() {
+        let r = reference[ci * m];
+        if r.abs() > 0.0 {
+            sum += (r - lambda[ci * m]).abs() / r.abs();
+            count += 1;
+        }
+    }
+    (count > 0).then(|| sum / count as f64)
+}
+
+/// Histogram of log10 row residuals by row kind (Fig. 9 of the
+/// warm-starting paper). Bin `i` covers `[lo + i·w, lo + (i+1)·w)` in
+/// log10 units; residuals below `10^lo` (including exact zeros) go to the
+/// first bin, above the range to the last.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResidualHistogram {
+    /// log10 of the lower edge of the first bin.
+    pub log10_min: f64,
+    /// Bin width in log10 units.
+    pub bin_width: f64,
+    /// Counts per kind (normal, friction, rolling, bilateral) and bin.
+    pub counts: [Vec<usize>; 4],
+}
+
+impl ResidualHistogram {
+    /// Builds the histogram of the given per-row residuals.
+    pub fn new(
+        problem: &ContactProblem,
+        rows: &[f64],
+        log10_min: f64,
+        log10_max: f64,
+        bins: usize,
+    ) -> Self {
+        let bins = bins.max(1);
+        let width = (log10_max - log10_min) / bins as f64;
+        let mut counts: [Vec<usize>; 4] = std::array::from_fn(|_| vec![0; bins]);
+        for (i, &r) in rows.iter().enumerate() {
+            let x = if r > 0.0 { r.log10() } else { f64::NEG_INFINITY };
+            let b = ((x - log10_min) / width).floor();
+            let b = if b.is_nan() || b < 0.0 {
+                0
+            } else {
+                (b as usize).min(bins - 1)
+            };
+            counts[kind_index(problem.row_kind(i))][b] += 1;
+        }
+        Self {
+            log10_min,
+            bin_width: width,
+            counts,
+        }
+    }
+}
+
+/// One entry of a [`ResidualHistory`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HistoryEntry {
+    /// Completed iterations.
+    pub iteration: usize,
+    /// Solver time so far.
+    pub elapsed: Duration,
+    /// Residual statistics after this iteration.
+    pub stats: ResidualStats,
+}
+
+/// An observer that records residual statistics after every iteration
+/// (Figs. 4 and 8 of the warm-starting paper, and the solver comparison).
+#[derive(Debug, Clone, Default)]
+pub struct ResidualHistory {
+    /// Recorded entries, one per iteration.
+    pub entries: Vec<HistoryEntry>,
+    /// Multipliers after each iteration, when `keep_lambda` is set
+    /// (for eq. 13 against a reference solve).
+    pub lambdas: Vec<Vec<f64>>,
+    /// Keep a copy of `λ` after every iteration.
+    pub keep_lambda: bool,
+    evaluator: ResidualEvaluator,
+}
+
+impl ResidualHistory {
+    /// A history that records statistics only.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A history that also keeps every iterate.
+    pub fn with_lambdas() -> Self {
+        Self {
+            keep_lambda: true,
+            ..Self::default()
+        }
+    }
+}
+
+impl Observer for ResidualHistory {
+    fn observe(&mut self, record: &IterationRecord<'_>) {
+        let stats = self
+            .evaluator
+            .stats(record.problem, record.lambda, record.velocity);
+        self.entries.push(HistoryEntry {
+            iteration: record.iteration,
+            elapsed: record.elapsed,
+            stats,
+        });
+        if self.keep_lambda {
+            self.lambdas.push(record.lambda.to_vec());
+        }
+    }
+}

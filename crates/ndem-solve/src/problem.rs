@@ -1,0 +1,681 @@
+//! The contact problem: one mixed complementarity problem (MCP) of a SPOOK
+//! step in Schur-complement form (warm-starting paper, eqs. 1-2 and 6).
+//!
+//! For multipliers `λ` (impulses) and body velocities
+//! `v(λ) = v* + M⁻¹ Gᵀ λ`, row `j` has the residual
+//! `w_j = G_j v + Σ_jj λ_j + b_j` and the problem is
+//!
+//! * normal rows: `λ_n ≥ 0 ⊥ w_n ≥ 0`;
+//! * friction rows: `w_t = 0` while `λ_t` is inside its bound, which scales
+//!   with the normal impulse (`|λ_t| ≤ μ_t s_n λ_n`, box or disk);
+//! * rolling/twisting rows: likewise with `μ_r R* s_n λ_n`;
+//! * generic rows: fixed bounds `[lo, hi]` (bilateral joints, bounded motors,
+//!   plain unilateral rows) or a friction bound tied to another row.
+//!
+//! Equivalently, with `N = G M⁻¹ Gᵀ + Σ` and `r = G v* + b`, `w = N λ + r`
+//! is the gradient of `½ λᵀ N λ + rᵀ λ`; for frictionless problems the MCP
+//! is the optimality condition of that QP over `λ ≥ 0`.
+//!
+//! Invariant: the problem knows bodies only as inverse-mass blocks and free
+//! velocities; it knows nothing about shapes, positions or collision.
+
+use crate::SolveError;
+use nalgebra_sparse::CsrMatrix;
+use ndem_math::{
+    ContactJacobian, ContactKey, ContactParameters, InverseMass, JacobianRow, RowKind, Vec3,
+    Velocity6,
+};
+
+/// Which rows each contact of a problem has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ContactRows {
+    /// Normal row only (frictionless contact dynamics).
+    Normal,
+    /// Normal and two friction rows.
+    NormalFriction,
+    /// Normal, two friction and three rolling/twisting rows (the papers' model).
+    NormalFrictionRolling,
+}
+
+impl ContactRows {
+    /// Number of rows per contact: 1, 3 or 6.
+    pub const fn count(self) -> usize {
+        match self {
+            ContactRows::Normal => 1,
+            ContactRows::NormalFriction => 3,
+            ContactRows::NormalFrictionRolling => 6,
+        }
+    }
+}
+
+/// The admissible set of the friction (and rolling) multipliers of a contact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FrictionSet {
+    /// Each component clamped separately, `|λ_ti| ≤ μ s_n λ_n` (the papers' box).
+    #[default]
+    Box,
+    /// The disk `‖(λ_t1, λ_t2)‖ ≤ μ s_n λ_n` (true Coulomb cone); rolling
+    /// rows use a disk for `(λ_r1, λ_r2)` and a clamp for twisting.
+    Disk,
+}
+
+/// Per-contact data that warm-start policies may use (not needed to solve).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ContactModel {
+    /// Normal constraint value `g` (`−δ^{e_H}` or the gap).
+    pub g: f64,
+    /// Normal compliance `ε_n`.
+    pub epsilon_n: f64,
+    /// Friction compliance `γ_t`.
+    pub gamma_t: f64,
+    /// Rolling compliance `γ_r`.
+    pub gamma_r: f64,
+}
+
+/// One frictional contact: compact Jacobian, regularization, right-hand side
+/// and bounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Contact {
+    /// Body indices `[a, b]` (normal points from b to a).
+    pub bodies: [u32; 2],
+    /// Persistent identity, for warm starting.
+    pub key: ContactKey,
+    /// The compact Jacobian (includes `s_n`).
+    pub jacobian: ContactJacobian,
+    /// `[Σ_n, Σ_t, Σ_r]`.
+    pub sigma: [f64; 3],
+    /// `b` for the six rows (unused rows ignored).
+    pub rhs: [f64; 6],
+    /// Friction coefficient `μ_t`.
+    pub friction: f64,
+    /// Rolling torque arm `μ_r R*` [m].
+    pub rolling_arm: f64,
+    /// Data for model-based warm starting.
+    pub model: ContactModel,
+}
+
+impl Contact {
+    /// A contact of the SPOOK continuous stage (NOTES.md "SPOOK step"):
+    /// `b_n = (4/Δt) Υ_n g − Υ_n G_n v_i`, `b_t = b_r = 0`, with Σ, μ and
+    /// the rolling arm taken from `params`. `normal_velocity_old` is
+    /// `G_n v_i`, the normal row applied to the velocities at the start of
+    /// the step.
+    pub fn spook(
+        bodies: [u32; 2],
+        key: ContactKey,
+        jacobian: ContactJacobian,
+        g: f64,
+        normal_velocity_old: f64,
+        params: &ContactParameters,
+        dt: f64,
+    ) -> Self {
+        let b_n = 4.0 / dt * params.upsilon_n * g - params.upsilon_n * normal_velocity_old;
+        Self {
+            bodies,
+            key,
+            jacobian,
+            sigma: [params.sigma_n, params.sigma_t, params.sigma_r],
+            rhs: [b_n, 0.0, 0.0, 0.0, 0.0, 0.0],
+            friction: params.friction,
+            rolling_arm: params.rolling_arm,
+            model: ContactModel {
+                g,
+                epsilon_n: params.epsilon_n,
+                gamma_t: params.gamma_t,
+                gamma_r: params.gamma_r,
+            },
+        }
+    }
+
+    /// Σ of row `j`.
+    #[inline]
+    pub fn row_sigma(&self, j: usize) -> f64 {
+        match j {
+            0 => self.sigma[0],
+            1 | 2 => self.sigma[1],
+            _ => self.sigma[2],
+        }
+    }
+}
+
+/// Bounds of a generic row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RowBounds {
+    /// `lo ≤ λ ≤ hi` (use `0, ∞` for a unilateral row, `−∞, ∞` for an
+    /// equality, finite values for a motor with bounded force·Δt).
+    Fixed {
+        /// Lower bound.
+        lower: f64,
+        /// Upper bound.
+        upper: f64,
+    },
+    /// `|λ| ≤ coefficient · λ_{normal_row}` (box friction tied to another
+    /// generic row of the same problem).
+    Friction {
+        /// Index (among generic rows) of the normal row.
+        normal_row: usize,
+        /// Friction coefficient.
+        coefficient: f64,
+    },
+}
+
+/// A general constraint row on (at most) two bodies.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GenericRow {
+    /// Body indices `[a, b]`; `a == b` is allowed for single-body rows when
+    /// the `b` part of the Jacobian is zero.
+    pub bodies: [u32; 2],
+    /// The 12-entry Jacobian row.
+    pub jacobian: JacobianRow,
+    /// Regularization `Σ_jj ≥ 0`.
+    pub sigma: f64,
+    /// Right-hand side `b_j`.
+    pub rhs: f64,
+    /// Bounds of `λ_j`.
+    pub bounds: RowBounds,
+    /// Row kind (statistics).
+    pub kind: RowKind,
+    /// Identity for warm starting (joints keep their key across steps).
+    pub key: Option<ContactKey>,
+}
+
+/// One MCP in Schur-complement form. See the module docs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContactProblem {
+    pub(crate) inverse_mass: Vec<InverseMass>,
+    pub(crate) free_velocity: Vec<Velocity6>,
+    pub(crate) rows: ContactRows,
+    pub(crate) friction_set: FrictionSet,
+    pub(crate) dt: f64,
+    pub(crate) contacts: Vec<Contact>,
+    pub(crate) generic: Vec<GenericRow>,
+}
+
+impl ContactProblem {
+    /// An empty problem over the given bodies. `dt` is only used by
+    /// model-based warm starting (NOTES.md: `λ_n0 = −Δt g/ε_n`).
+    pub fn new(
+        inverse_mass: Vec<InverseMass>,
+        free_velocity: Vec<Velocity6>,
+        rows: ContactRows,
+        friction_set: FrictionSet,
+        dt: f64,
+    ) -> Result<Self, SolveError> {
+        if inverse_mass.len() != free_velocity.len() {
+            return Err(SolveError::DimensionMismatch {
+                field: "free_velocity",
+                expected: inverse_mass.len(),
+                got: free_velocity.len(),
+            });
+        }
+        if !(dt > 0.0 && dt.is_finite()) {
+            return Err(SolveError::OutOfRange {
+                field: "dt",
+                index: 0,
+                value: dt,
+                range: "(0, inf)",
+            });
+        }
+        for (i, m) in inverse_mass.iter().enumerate() {
+            check_nonneg("inverse_mass", i, m.inv_mass)?;
+            for &x in m.inv_inertia.iter() {
+                check_finite("inverse_mass", i, x)?;
+            }
+        }
+        for (i, v) in free_velocity.iter().enumerate() {
+            for x in v.to_array() {
+                check_finite("free_velocity", i, x)?;
+            }
+        }
+        Ok(Self {
+            inverse_mass,
+            free_velocity,
+            rows,
+            friction_set,
+            dt,
+            contacts: Vec::new(),
+            generic: Vec::new(),
+        })
+    }
+
+    /// Adds a contact after checking it.
+    pub fn push_contact(&mut self, contact: Contact) -> Result<usize, SolveError> {
+        let i = self.contacts.len();
+        self.check_bodies("contacts", i, contact.bodies)?;
+        for x in contact.jacobian.row(0).to_array() {
+            check_finite("contacts.jacobian", i, x)?;
+        }
+        for j in 1..6 {
+            for x in contact.jacobian.row(j).to_array() {
+                check_finite("contacts.jacobian", i, x)?;
+            }
+        }
+        check_nonneg("contacts.jacobian.normal_scale", i, contact.jacobian.normal_scale)?;
+        for &s in &contact.sigma {
+            check_nonneg("contacts.sigma", i, s)?;
+        }
+        for &b in &contact.rhs {
+            check_finite("contacts.rhs", i, b)?;
+        }
+        check_nonneg("contacts.friction", i, contact.friction)?;
+        check_nonneg("contacts.rolling_arm", i, contact.rolling_arm)?;
+        self.contacts.push(contact);
+        Ok(i)
+    }
+
+    /// Adds a generic row after checking it; returns its index among generic rows.
+    pub fn push_row(&mut self, row: GenericRow) -> Result<usize, SolveError> {
+        let i = self.generic.len();
+        self.check_bodies("rows", i, row.bodies)?;
+        for x in row.jacobian.to_array() {
+            check_finite("rows.jacobian", i, x)?;
+        }
+        check_nonneg("rows.sigma", i, row.sigma)?;
+        check_finite("rows.rhs", i, row.rhs)?;
+        match row.bounds {
+            RowBounds::Fixed { lower, upper } => {
+                if lower.is_nan() || upper.is_nan() || lower > upper {
+                    return Err(SolveError::OutOfRange {
+                        field: "rows.bounds",
+                        index: i,
+                        value: lower,
+                        range: "lower <= upper",
+                    });
+                }
+            }
+            RowBounds::Friction {
+                normal_row,
+                coefficient,
+            } => {
+                check_nonneg("rows.bounds.coefficient", i, coefficient)?;
+                let ok = self.generic.get(normal_row).is_some_and(|n| {
+                    matches!(n.bounds, RowBounds::Fixed { lower, .. } if lower >= 0.0)
+                });
+                if !ok {
+                    return Err(SolveError::BadFrictionReference { row: i, normal_row });
+                }
+            }
+        }
+        self.generic.push(row);
+        Ok(i)
+    }
+
+    /// Builds a problem from an assembled sparse Jacobian `G` (rows ×
+    /// 6·bodies, body `i` owning columns `6i..6i+6` as `[v; ω]`), per-row Σ,
+    /// `b`, bounds and kinds. Every row becomes a [`GenericRow`]; a row may
+    /// touch at most two bodies.
+    pub fn from_sparse(
+        jacobian: &CsrMatrix<f64>,
+        inverse_mass: Vec<InverseMass>,
+        free_velocity: Vec<Velocity6>,
+        sigma: &[f64],
+        rhs: &[f64],
+        bounds: &[RowBounds],
+        kinds: &[RowKind],
+    ) -> Result<Self, SolveError> {
+        let nb = inverse_mass.len();
+        let m = jacobian.nrows();
+        if jacobian.ncols() != 6 * nb {
+            return Err(SolveError::DimensionMismatch {
+                field: "jacobian.ncols",
+                expected: 6 * nb,
+                got: jacobian.ncols(),
+            });
+        }
+        for (field, len) in [
+            ("sigma", sigma.len()),
+            ("rhs", rhs.len()),
+            ("bounds", bounds.len()),
+            ("kinds", kinds.len()),
+        ] {
+            if len != m {
+                return Err(SolveError::DimensionMismatch {
+                    field,
+                    expected: m,
+                    got: len,
+                });
+            }
+        }
+        let mut p = Self::new(
+            inverse_mass,
+            free_velocity,
+            ContactRows::Normal,
+            FrictionSet::Box,
+            1.0,
+        )?;
+        for (i, row) in jacobian.row_iter().enumerate() {
+            let mut bodies: Vec<usize> = Vec::with_capacity(2);
+            let mut entries = [0.0; 12];
+            for (&col, &val) in row.col_indices().iter().zip(row.values()) {
+                let body = col / 6;
+                let slot = match bodies.iter().position(|&b| b == body) {
+                    Some(s) => s,
+                    None => {
+                        bodies.push(body);
+                        bodies.len() - 1
+                    }
+                };
+                if slot > 1 {
+                    return Err(SolveError::TooManyBodies {
+                        row: i,
+                        bodies: bodies.len(),
+                    });
+                }
+                entries[6 * slot + col % 6] = val;
+            }
+            let a = bodies.first().copied().unwrap_or(0);
+            let b = bodies.get(1).copied().unwrap_or(a);
+            let v3 = |k: usize| Vec3::new(entries[k], entries[k + 1], entries[k + 2]);
+            p.push_row(GenericRow {
+                bodies: [a as u32, b as u32],
+                jacobian: JacobianRow {
+                    linear_a: v3(0),
+                    angular_a: v3(3),
+                    linear_b: v3(6),
+                    angular_b: v3(9),
+                },
+                sigma: sigma[i],
+                rhs: rhs[i],
+                bounds: bounds[i],
+                kind: kinds[i],
+                key: None,
+            })?;
+        }
+        Ok(p)
+    }
+
+    fn check_bodies(&self, field: &'static str, i: usize, bodies: [u32; 2]) -> Result<(), SolveError> {
+        for b in bodies {
+            if b as usize >= self.inverse_mass.len() {
+                return Err(SolveError::UnknownBody {
+                    field,
+                    index: i,
+                    body: b as usize,
+                    body_count: self.inverse_mass.len(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of bodies.
+    pub fn body_count(&self) -> usize {
+        self.inverse_mass.len()
+    }
+    /// The contacts.
+    pub fn contacts(&self) -> &[Contact] {
+        &self.contacts
+    }
+    /// The generic rows.
+    pub fn generic_rows(&self) -> &[GenericRow] {
+        &self.generic
+    }
+    /// Rows per contact.
+    pub fn contact_rows(&self) -> ContactRows {
+        self.rows
+    }
+    /// Friction set.
+    pub fn friction_set(&self) -> FrictionSet {
+        self.friction_set
+    }
+    /// Sets the friction set (box or disk).
+    pub fn set_friction_set(&mut self, set: FrictionSet) {
+        self.friction_set = set;
+    }
+    /// The time step the problem was built for.
+    pub fn dt(&self) -> f64 {
+        self.dt
+    }
+    /// Per-body inverse mass blocks.
+    pub fn inverse_mass(&self) -> &[InverseMass] {
+        &self.inverse_mass
+    }
+    /// Free velocity `v*`.
+    pub fn free_velocity(&self) -> &[Velocity6] {
+        &self.free_velocity
+    }
+    /// Offset of the first generic row in `λ`.
+    pub fn generic_offset(&self) -> usize {
+        self.contacts.len() * self.rows.count()
+    }
+    /// Total number of multipliers.
+    pub fn len(&self) -> usize {
+        self.generic_offset() + self.generic.len()
+    }
+    /// `true` when the problem has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Kind of multiplier `i`.
+    pub fn row_kind(&self, i: usize) -> RowKind {
+        let off = self.generic_offset();
+        if i < off {
+            RowKind::of_contact_row(i % self.rows.count())
+        } else {
+            self.generic[i - off].kind
+        }
+    }
+
+    /// Checks that `lambda` and `velocity` have this problem's sizes.
+    pub fn check_sizes(&self, lambda: &[f64], velocity: &[Velocity6]) -> Result<(), SolveError> {
+        if lambda.len() != self.len() {
+            return Err(SolveError::DimensionMismatch {
+                field: "lambda",
+                expected: self.len(),
+                got: lambda.len(),
+            });
+        }
+        if velocity.len() != self.body_count() {
+            return Err(SolveError::DimensionMismatch {
+                field: "velocity",
+                expected: self.body_count(),
+                got: velocity.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `velocity += M⁻¹ Gᵀ λ`.
+    pub fn apply_impulses(&self, lambda: &[f64], velocity: &mut [Velocity6]) {
+        let m = self.rows.count();
+        for (c, lam) in self.contacts.iter().zip(lambda.chunks_exact(m)) {
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let (dva, dvb) =
+                c.jacobian
+                    .velocity_change(&self.inverse_mass[a], &self.inverse_mass[b], lam);
+            velocity[a] += dva;
+            velocity[b] += dvb;
+        }
+        let off = self.generic_offset();
+        for (r, &lam) in self.generic.iter().zip(&lambda[off..]) {
+            let [a, b] = r.bodies.map(|x| x as usize);
+            let (ia, ib) = r.jacobian.transpose_apply(lam);
+            let (ma, mb) = (&self.inverse_mass[a], &self.inverse_mass[b]);
+            velocity[a] += Velocity6::new(ia.linear * ma.inv_mass, ma.inv_inertia * ia.angular);
+            velocity[b] += Velocity6::new(ib.linear * mb.inv_mass, mb.inv_inertia * ib.angular);
+        }
+    }
+
+    /// `v(λ) = v* + M⁻¹ Gᵀ λ` written to `velocity`.
+    pub fn velocity_from(&self, lambda: &[f64], velocity: &mut [Velocity6]) {
+        velocity.copy_from_slice(&self.free_velocity);
+        self.apply_impulses(lambda, velocity);
+    }
+
+    /// `G v` for all rows, written to `out`.
+    pub fn jacobian_times(&self, velocity: &[Velocity6], out: &mut [f64]) {
+        let m = self.rows.count();
+        for (c, o) in self.contacts.iter().zip(out.chunks_exact_mut(m)) {
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let gv = c.jacobian.velocity(&velocity[a], &velocity[b]);
+            o.copy_from_slice(&gv[..m]);
+        }
+        let off = self.generic_offset();
+        for (r, o) in self.generic.iter().zip(&mut out[off..]) {
+            let [a, b] = r.bodies.map(|x| x as usize);
+            *o = r.jacobian.dot(&velocity[a], &velocity[b]);
+        }
+    }
+
+    /// The residual `w = G v + Σ λ + b` (eq. 6, sign as in NOTES.md).
+    pub fn residual(&self, lambda: &[f64], velocity: &[Velocity6], out: &mut [f64]) {
+        self.jacobian_times(velocity, out);
+        let m = self.rows.count();
+        for (ci, c) in self.contacts.iter().enumerate() {
+            for j in 0..m {
+                let k = ci * m + j;
+                out[k] += c.row_sigma(j) * lambda[k] + c.rhs[j];
+            }
+        }
+        let off = self.generic_offset();
+        for (i, r) in self.generic.iter().enumerate() {
+            out[off + i] += r.sigma * lambda[off + i] + r.rhs;
+        }
+    }
+
+    /// Diagonal of `N = G M⁻¹ Gᵀ + Σ`, written to `out`.
+    pub fn diagonal(&self, out: &mut [f64]) {
+        let m = self.rows.count();
+        for (c, o) in self.contacts.iter().zip(out.chunks_exact_mut(m)) {
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let d = c
+                .jacobian
+                .diagonal(&self.inverse_mass[a], &self.inverse_mass[b]);
+            for j in 0..m {
+                o[j] = d[j] + c.row_sigma(j);
+            }
+        }
+        let off = self.generic_offset();
+        for (r, o) in self.generic.iter().zip(&mut out[off..]) {
+            let [a, b] = r.bodies.map(|x| x as usize);
+            *o = r
+                .jacobian
+                .effective_inverse_mass(&self.inverse_mass[a], &self.inverse_mass[b])
+                + r.sigma;
+        }
+    }
+
+    /// `N x = G M⁻¹ Gᵀ x + Σ x` (matrix-free), using `scratch` (one
+    /// velocity per body) as workspace.
+    pub fn apply_operator(&self, x: &[f64], scratch: &mut [Velocity6], out: &mut [f64]) {
+        scratch.fill(Velocity6::ZERO);
+        self.apply_impulses(x, scratch);
+        self.jacobian_times(scratch, out);
+        let m = self.rows.count();
+        for (ci, c) in self.contacts.iter().enumerate() {
+            for j in 0..m {
+                out[ci * m + j] += c.row_sigma(j) * x[ci * m + j];
+            }
+        }
+        let off = self.generic_offset();
+        for (i, r) in self.generic.iter().enumerate() {
+            out[off + i] += r.sigma * x[off + i];
+        }
+    }
+
+    /// The linear term `r = G v* + b` of the QP form.
+    pub fn linear_term(&self, out: &mut [f64]) {
+        self.jacobian_times(&self.free_velocity, out);
+        let m = self.rows.count();
+        for (ci, c) in self.contacts.iter().enumerate() {
+            for j in 0..m {
+                out[ci * m + j] += c.rhs[j];
+            }
+        }
+        let off = self.generic_offset();
+        for (i, r) in self.generic.iter().enumerate() {
+            out[off + i] += r.rhs;
+        }
+    }
+
+    /// Projects `λ` onto the admissible set, in place: normal rows first,
+    /// then friction and rolling rows against the (projected) normal
+    /// multiplier of their contact, then generic rows.
+    pub fn project(&self, lambda: &mut [f64]) {
+        let m = self.rows.count();
+        for (c, lam) in self.contacts.iter().zip(lambda.chunks_exact_mut(m)) {
+            project_contact(c, self.friction_set, lam);
+        }
+        let off = self.generic_offset();
+        for i in 0..self.generic.len() {
+            let v = self.generic_bounds(i, lambda);
+            lambda[off + i] = lambda[off + i].clamp(v.0, v.1);
+        }
+    }
+
+    /// Bounds of generic row `i` given the current multipliers.
+    #[inline]
+    pub(crate) fn generic_bounds(&self, i: usize, lambda: &[f64]) -> (f64, f64) {
+        match self.generic[i].bounds {
+            RowBounds::Fixed { lower, upper } => (lower, upper),
+            RowBounds::Friction {
+                normal_row,
+                coefficient,
+            } => {
+                let n = lambda[self.generic_offset() + normal_row].max(0.0);
+                (-coefficient * n, coefficient * n)
+            }
+        }
+    }
+}
+
+/// Projects the multipliers of one contact (1, 3 or 6 entries) onto its set.
+#[inline]
+pub fn project_contact(c: &Contact, set: FrictionSet, lam: &mut [f64]) {
+    lam[0] = lam[0].max(0.0);
+    let force = c.jacobian.normal_scale * lam[0];
+    if lam.len() >= 3 {
+        let bound = c.friction * force;
+        project_pair(set, bound, &mut lam[1..3]);
+    }
+    if lam.len() >= 6 {
+        let bound = c.rolling_arm * force;
+        project_pair(set, bound, &mut lam[3..5]);
+        lam[5] = lam[5].clamp(-bound, bound);
+    }
+}
+
+/// Projects two tangential components onto a box or disk of radius `bound`.
+#[inline]
+pub(crate) fn project_pair(set: FrictionSet, bound: f64, pair: &mut [f64]) {
+    match set {
+        FrictionSet::Box => {
+            pair[0] = pair[0].clamp(-bound, bound);
+            pair[1] = pair[1].clamp(-bound, bound);
+        }
+        FrictionSet::Disk => {
+            let n2 = pair[0] * pair[0] + pair[1] * pair[1];
+            if n2 > bound * bound {
+                let s = if n2 > 0.0 { bound / n2.sqrt() } else { 0.0 };
+                pair[0] *= s;
+                pair[1] *= s;
+            }
+        }
+    }
+}
+
+fn check_finite(field: &'static str, index: usize, value: f64) -> Result<(), SolveError> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(SolveError::NonFinite {
+            field,
+            index,
+            value,
+        })
+    }
+}
+
+fn check_nonneg(field: &'static str, index: usize, value: f64) -> Result<(), SolveError> {
+    check_finite(field, index, value)?;
+    if value >= 0.0 {
+        Ok(())
+    } else {
+        Err(SolveError::OutOfRange {
+            field,
+            index,
+            value,
+            range: "[0, inf)",
+        })
+    }
+}

@@ -1,0 +1,327 @@
+//! Warm-start policies (warm-starting paper, section 3, eqs. 7-11).
+//!
+//! Multipliers are carried between steps by [`ContactKey`]. Friction and
+//! rolling impulses are stored as world-frame vectors and the normal impulse
+//! as its physical value `s_n λ_n`, so that a tangent basis that rotates
+//! between steps, or a Hertz scaling `s_n` that changes with the overlap,
+//! does not change the warm-started force.
+
+use crate::problem::{ContactProblem, project_contact};
+use crate::SolveError;
+use ndem_math::{ContactKey, Vec3, Velocity6};
+use std::collections::HashMap;
+
+/// The impulses of one contact in world-frame form.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StoredImpulse {
+    /// Physical normal impulse `s_n λ_n` [N s].
+    pub normal: f64,
+    /// Friction impulse `λ_t1 t1 + λ_t2 t2` [N s].
+    pub friction: Vec3,
+    /// Rolling/twisting impulse `λ_r1 t1 + λ_r2 t2 + λ_r3 n` [N m s].
+    pub rolling: Vec3,
+}
+
+/// Last step's multipliers, keyed by contact identity.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImpulseHistory {
+    contacts: HashMap<ContactKey, StoredImpulse>,
+    rows: HashMap<ContactKey, f64>,
+}
+
+impl ImpulseHistory {
+    /// An empty history (every contact is new).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the history by the solution `λ` of `problem`. Contacts that
+    /// are not in `problem` are forgotten.
+    pub fn record(&mut self, problem: &ContactProblem, lambda: &[f64]) {
+        self.contacts.clear();
+        self.rows.clear();
+        let m = problem.contact_rows().count();
+        for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact(m)) {
+            let (p, t) = c.jacobian.world_impulses(lam);
+            let f = &c.jacobian.frame;
+            self.contacts.insert(
+                c.key,
+                StoredImpulse {
+                    normal: c.jacobian.normal_scale * lam[0],
+                    friction: p - f.normal * f.normal.dot(&p),
+                    rolling: t,
+                },
+            );
+        }
+        let off = problem.generic_offset();
+        for (r, &lam) in problem.generic_rows().iter().zip(&lambda[off..]) {
+            if let Some(key) = r.key {
+                self.rows.insert(key, lam);
+            }
+        }
+    }
+
+    /// Stored impulse of a contact.
+    pub fn get(&self, key: &ContactKey) -> Option<&StoredImpulse> {
+        self.contacts.get(key)
+    }
+
+    /// Stored multiplier of a keyed generic row.
+    pub fn get_row(&self, key: &ContactKey) -> Option<f64> {
+        self.rows.get(key).copied()
+    }
+
+    /// Inserts or replaces one contact's impulse.
+    pub fn insert(&mut self, key: ContactKey, impulse: StoredImpulse) {
+        self.contacts.insert(key, impulse);
+    }
+
+    /// Number of stored contacts.
+    pub fn len(&self) -> usize {
+        self.contacts.len()
+    }
+
+    /// `true` when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.contacts.is_empty() && self.rows.is_empty()
+    }
+
+    /// Stored contacts, sorted by key (deterministic order, for checkpoints).
+    pub fn sorted_contacts(&self) -> Vec<(ContactKey, StoredImpulse)> {
+        let mut v: Vec<_> = self.contacts.iter().map(|(k, s)| (*k, *s)).collect();
+        v.sort_by_key(|(k, _)| *k);
+        v
+    }
+
+    /// Stored generic rows, sorted by key.
+    pub fn sorted_rows(&self) -> Vec<(ContactKey, f64)> {
+        let mut v: Vec<_> = self.rows.iter().map(|(k, s)| (*k, *s)).collect();
+        v.sort_by_key(|(k, _)| *k);
+        v
+    }
+}
+
+/// What a warm start did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WarmStartStats {
+    /// Contacts (and keyed rows) that received a non-cold initial value.
+    pub warm: usize,
+    /// Contacts (and rows) that started from zero.
+    pub cold: usize,
+}
+
+/// A warm-start policy: produces the starting multipliers `λ₀` of a solve
+/// and the matching starting velocity.
+pub trait WarmStart: Send + Sync {
+    /// Short name for reports.
+    fn name(&self) -> &'static str;
+
+    /// Writes `λ₀` into `lambda` and the starting velocity into `velocity`
+    /// (normally `v₀ = v* + M⁻¹Gᵀλ₀`, eq. 8).
+    fn initialize(
+        &self,
+        problem: &ContactProblem,
+        history: &ImpulseHistory,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+    ) -> Result<WarmStartStats, SolveError>;
+}
+
+/// `λ₀ = 0`, `v₀ = v*`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ColdStart;
+
+impl WarmStart for ColdStart {
+    fn name(&self) -> &'static str {
+        "cold"
+    }
+
+    fn initialize(
+        &self,
+        problem: &ContactProblem,
+        _history: &ImpulseHistory,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+    ) -> Result<WarmStartStats, SolveError> {
+        problem.check_sizes(lambda, velocity)?;
+        lambda.fill(0.0);
+        velocity.copy_from_slice(problem.free_velocity());
+        Ok(WarmStartStats {
+            warm: 0,
+            cold: problem.contacts().len() + problem.generic_rows().len(),
+        })
+    }
+}
+
+/// Which rows a history warm start fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WarmRows {
+    /// Normal, friction, rolling and keyed generic rows.
+    #[default]
+    All,
+    /// Normal rows only (the paper's ablation).
+    NormalOnly,
+}
+
+/// History-based warm start (eq. 7): `λ₀ = β λ(t − Δt)` on persisting
+/// contacts, zero on new ones, then (by default) `v₀ = v* + M⁻¹Gᵀλ₀` (eq. 8).
+/// The stored world-frame impulses are expressed in this step's frame and
+/// projected onto this step's bounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HistoryWarmStart {
+    /// Fraction `β` of last step's impulse (paper: 0.85).
+    pub beta: f64,
+    /// Which rows are warm started.
+    pub rows: WarmRows,
+    /// Apply the velocity update of eq. 8 (without it the paper finds warm
+    /// starting worse than cold).
+    pub apply_velocity: bool,
+}
+
+impl Default for HistoryWarmStart {
+    fn default() -> Self {
+        Self {
+            beta: 0.85,
+            rows: WarmRows::All,
+            apply_velocity: true,
+        }
+    }
+}
+
+impl HistoryWarmStart {
+    /// Checks the fields.
+    pub fn validate(&self) -> Result<(), SolveError> {
+        if !(self.beta.is_finite() && self.beta >= 0.0) {
+            return Err(SolveError::InvalidSettings {
+                field: "beta",
+                reason: "must be finite and >= 0",
+            });
+        }
+        Ok(())
+    }
+}
+
+fn finish_velocity(
+    problem: &ContactProblem,
+    lambda: &[f64],
+    velocity: &mut [Velocity6],
+    apply: bool,
+) {
+    if apply {
+        problem.velocity_from(lambda, velocity);
+    } else {
+        velocity.copy_from_slice(problem.free_velocity());
+    }
+}
+
+impl WarmStart for HistoryWarmStart {
+    fn name(&self) -> &'static str {
+        match (self.rows, self.apply_velocity) {
+            (WarmRows::All, true) => "history",
+            (WarmRows::NormalOnly, true) => "history-normal",
+            (WarmRows::All, false) => "history-no-velocity",
+            (WarmRows::NormalOnly, false) => "history-normal-no-velocity",
+        }
+    }
+
+    fn initialize(
+        &self,
+        problem: &ContactProblem,
+        history: &ImpulseHistory,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+    ) -> Result<WarmStartStats, SolveError> {
+        problem.check_sizes(lambda, velocity)?;
+        self.validate()?;
+        lambda.fill(0.0);
+        let m = problem.contact_rows().count();
+        let mut stats = WarmStartStats::default();
+        for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact_mut(m)) {
+            let Some(s) = history.get(&c.key) else {
+                stats.cold += 1;
+                continue;
+            };
+            stats.warm += 1;
+            let f = &c.jacobian.frame;
+            lam[0] = self.beta * s.normal / c.jacobian.normal_scale;
+            if self.rows == WarmRows::All {
+                if m >= 3 {
+                    lam[1] = self.beta * f.tangent1.dot(&s.friction);
+                    lam[2] = self.beta * f.tangent2.dot(&s.friction);
+                }
+                if m >= 6 {
+                    lam[3] = self.beta * f.tangent1.dot(&s.rolling);
+                    lam[4] = self.beta * f.tangent2.dot(&s.rolling);
+                    lam[5] = self.beta * f.normal.dot(&s.rolling);
+                }
+            }
+            project_contact(c, problem.friction_set(), lam);
+        }
+        let off = problem.generic_offset();
+        for (i, r) in problem.generic_rows().iter().enumerate() {
+            match (r.key.and_then(|k| history.get_row(&k)), self.rows) {
+                (Some(v), WarmRows::All) => {
+                    lambda[off + i] = self.beta * v;
+                    stats.warm += 1;
+                }
+                _ => stats.cold += 1,
+            }
+        }
+        problem.project(lambda);
+        finish_velocity(problem, lambda, velocity, self.apply_velocity);
+        Ok(stats)
+    }
+}
+
+/// Model-based warm start (eqs. 9-11 in the form of NOTES.md): the static
+/// normal estimate `λ_n0 = −Δt g / ε_n` (overlapping contacts), the viscous
+/// estimates `λ_t0 = −Δt (G_t v*) / γ_t` and `λ_r0 = −Δt (G_r v*) / γ_r`
+/// projected onto the friction and rolling bounds, then `v₀ = v* + M⁻¹Gᵀλ₀`.
+/// Uses no history.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ModelWarmStart;
+
+impl WarmStart for ModelWarmStart {
+    fn name(&self) -> &'static str {
+        "model"
+    }
+
+    fn initialize(
+        &self,
+        problem: &ContactProblem,
+        _history: &ImpulseHistory,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+    ) -> Result<WarmStartStats, SolveError> {
+        problem.check_sizes(lambda, velocity)?;
+        lambda.fill(0.0);
+        let m = problem.contact_rows().count();
+        let dt = problem.dt();
+        let vstar = problem.free_velocity();
+        let mut stats = WarmStartStats::default();
+        for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact_mut(m)) {
+            let md = &c.model;
+            if md.g < 0.0 && md.epsilon_n > 0.0 {
+                lam[0] = -dt * md.g / md.epsilon_n;
+                stats.warm += 1;
+            } else {
+                stats.cold += 1;
+            }
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let gv = c.jacobian.velocity(&vstar[a], &vstar[b]);
+            if m >= 3 && md.gamma_t > 0.0 {
+                lam[1] = -dt * gv[1] / md.gamma_t;
+                lam[2] = -dt * gv[2] / md.gamma_t;
+            }
+            if m >= 6 && md.gamma_r > 0.0 {
+                for j in 3..6 {
+                    lam[j] = -dt * gv[j] / md.gamma_r;
+                }
+            }
+            project_contact(c, problem.friction_set(), lam);
+        }
+        stats.cold += problem.generic_rows().len();
+        problem.velocity_from(lambda, velocity);
+        Ok(stats)
+    }
+}
