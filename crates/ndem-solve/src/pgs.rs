@@ -4,7 +4,7 @@ use crate::metrics::ResidualEvaluator;
 use crate::problem::{Contact, ContactProblem, FrictionSet, project_contact};
 use crate::solver::{ContactOrder, IterationRecord, Observer, SolveReport, Solver, Stopping};
 use crate::SolveError;
-use ndem_math::{InverseMass, Velocity6};
+use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
 use std::time::{Duration, Instant};
 
 /// Row-wise or blocked Gauss-Seidel.
@@ -78,6 +78,7 @@ pub struct ProjectedGaussSeidel {
     inv_diag: Vec<f64>,
     order: Vec<u32>,
     blocks: Vec<[f64; 36]>,
+    isotropic: Vec<Option<f64>>,
     evaluator: ResidualEvaluator,
 }
 
@@ -110,6 +111,9 @@ impl ProjectedGaussSeidel {
         for d in &mut self.inv_diag {
             *d = if *d > 0.0 { 1.0 / *d } else { 0.0 };
         }
+        self.isotropic.clear();
+        self.isotropic
+            .extend(problem.inverse_mass().iter().map(isotropic_scalar));
         self.settings
             .order
             .fill(problem.contacts().len(), &mut self.order);
@@ -156,29 +160,209 @@ fn block_inverse(c: &Contact, m: usize, ia: &InverseMass, ib: &InverseMass) -> [
     out
 }
 
-/// Applies `M⁻¹ G_jᵀ Δ` of contact row `j` to the two local velocities.
+/// The angular part of a body's inverse mass: isotropic (spheres, static
+/// bodies) or a full world-frame matrix. The sweep is monomorphised over the
+/// pair of kinds, so sphere-sphere contacts do no 3×3 products.
+trait AngularResponse: Copy {
+    fn apply(&self, v: Vec3) -> Vec3;
+}
+
+#[derive(Clone, Copy)]
+struct Isotropic(f64);
+
+impl AngularResponse for Isotropic {
+    #[inline(always)]
+    fn apply(&self, v: Vec3) -> Vec3 {
+        v * self.0
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Anisotropic(Mat3);
+
+impl AngularResponse for Anisotropic {
+    #[inline(always)]
+    fn apply(&self, v: Vec3) -> Vec3 {
+        self.0 * v
+    }
+}
+
+/// `Some(s)` when `I⁻¹ = s 1` exactly.
+fn isotropic_scalar(m: &InverseMass) -> Option<f64> {
+    let i = &m.inv_inertia;
+    let d = i[(0, 0)];
+    let off = [i[(0, 1)], i[(0, 2)], i[(1, 0)], i[(1, 2)], i[(2, 0)], i[(2, 1)]];
+    (off.iter().all(|&x| x == 0.0) && i[(1, 1)] == d && i[(2, 2)] == d).then_some(d)
+}
+
+/// Local state of one contact during a row-wise pass.
+struct Local<'a, A: AngularResponse, B: AngularResponse> {
+    c: &'a Contact,
+    inv_d: &'a [f64],
+    omega: f64,
+    mass_a: f64,
+    mass_b: f64,
+    resp_a: A,
+    resp_b: B,
+    va: Velocity6,
+    vb: Velocity6,
+    max_corr: f64,
+    finite: bool,
+}
+
+impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
+    /// Unprojected candidate `λ_j − ω w_j / D_jj` of row `J`. Written so
+    /// that only `G_J v` sits on the dependency chain from the previous
+    /// row's velocity update (Gauss-Seidel is latency bound).
+    #[inline(always)]
+    fn candidate<const J: usize>(&self, lam: &[f64]) -> f64 {
+        let c = self.c;
+        let k = self.omega * self.inv_d[J];
+        let base = lam[J] - k * (c.row_sigma(J) * lam[J] + c.rhs[J]);
+        base - k * c.jacobian.row_velocity(J, &self.va, &self.vb)
+    }
+
+    /// Sets `λ_J = new` and applies `M⁻¹ G_Jᵀ Δλ_J`. The response vectors
+    /// (`m⁻¹ u`, `I⁻¹ (d × u)`) do not depend on `Δλ`, so they are formed
+    /// off the dependency chain; the update is applied unconditionally
+    /// (a zero `Δλ` adds zeros) to avoid unpredictable branches.
+    #[inline(always)]
+    fn update<const J: usize>(&mut self, lam: &mut [f64], new: f64) {
+        let delta = new - lam[J];
+        self.finite &= new.is_finite();
+        lam[J] = new;
+        let jac = &self.c.jacobian;
+        let u = jac.direction(J);
+        if J < 3 {
+            let lin_a = u * self.mass_a;
+            let lin_b = u * self.mass_b;
+            let ang_a = self.resp_a.apply(jac.arm_cross_a[J]);
+            let ang_b = self.resp_b.apply(jac.arm_cross_b[J]);
+            let s = if J == 0 { jac.normal_scale * delta } else { delta };
+            self.va.linear += lin_a * s;
+            self.vb.linear -= lin_b * s;
+            self.va.angular += ang_a * s;
+            self.vb.angular -= ang_b * s;
+        } else {
+            let ang_a = self.resp_a.apply(u);
+            let ang_b = self.resp_b.apply(u);
+            self.va.angular += ang_a * delta;
+            self.vb.angular -= ang_b * delta;
+        }
+        self.max_corr = self.max_corr.max(delta.abs() * self.diag(J));
+    }
+
+    /// `D_JJ` (zero for rows without effective mass).
+    #[inline(always)]
+    fn diag(&self, j: usize) -> f64 {
+        let x = self.inv_d[j];
+        if x > 0.0 { 1.0 / x } else { 0.0 }
+    }
+
+    #[inline(always)]
+    fn pair<const J0: usize, const J1: usize>(&mut self, set: FrictionSet, bound: f64, lam: &mut [f64]) {
+        match set {
+            FrictionSet::Box => {
+                let c0 = self.candidate::<J0>(lam).clamp(-bound, bound);
+                self.update::<J0>(lam, c0);
+                let c1 = self.candidate::<J1>(lam).clamp(-bound, bound);
+                self.update::<J1>(lam, c1);
+            }
+            FrictionSet::Disk => {
+                let mut p = [self.candidate::<J0>(lam), self.candidate::<J1>(lam)];
+                crate::problem::project_pair(set, bound, &mut p);
+                self.update::<J0>(lam, p[0]);
+                self.update::<J1>(lam, p[1]);
+            }
+        }
+    }
+
+    /// The same pass for a contact whose rows are mutually decoupled within
+    /// the groups {normal, friction} and {rolling, twisting}
+    /// (`G_i M⁻¹ G_jᵀ = 0`: spheres and other isotropic bodies with lever
+    /// arms along `n`). Candidates of a group are then independent of each
+    /// other's updates, so computing them from the same velocity gives the
+    /// row-wise Gauss-Seidel result (to round-off) with a dependency chain of
+    /// two links instead of six.
+    #[inline(always)]
+    fn sweep_decoupled(&mut self, set: FrictionSet, lam: &mut [f64]) {
+        let m = lam.len();
+        let n = self.candidate::<0>(lam).max(0.0);
+        if m == 1 {
+            self.update::<0>(lam, n);
+            return;
+        }
+        let mut t = [self.candidate::<1>(lam), self.candidate::<2>(lam)];
+        let force = self.c.jacobian.normal_scale * n;
+        crate::problem::project_pair(set, self.c.friction * force, &mut t);
+        self.update::<0>(lam, n);
+        self.update::<1>(lam, t[0]);
+        self.update::<2>(lam, t[1]);
+        if m >= 6 {
+            let bound = self.c.rolling_arm * force;
+            let mut r = [self.candidate::<3>(lam), self.candidate::<4>(lam)];
+            let tw = self.candidate::<5>(lam).clamp(-bound, bound);
+            crate::problem::project_pair(set, bound, &mut r);
+            self.update::<3>(lam, r[0]);
+            self.update::<4>(lam, r[1]);
+            self.update::<5>(lam, tw);
+        }
+    }
+
+    /// One row-wise Gauss-Seidel pass over the rows of the contact.
+    #[inline(always)]
+    fn sweep(&mut self, set: FrictionSet, lam: &mut [f64]) {
+        let m = lam.len();
+        let n = self.candidate::<0>(lam).max(0.0);
+        self.update::<0>(lam, n);
+        if m == 1 {
+            return;
+        }
+        let force = self.c.jacobian.normal_scale * lam[0];
+        self.pair::<1, 2>(set, self.c.friction * force, lam);
+        if m >= 6 {
+            let bound = self.c.rolling_arm * force;
+            self.pair::<3, 4>(set, bound, lam);
+            let t = self.candidate::<5>(lam).clamp(-bound, bound);
+            self.update::<5>(lam, t);
+        }
+    }
+}
+
 #[inline(always)]
-fn apply_row(
+fn sweep_generic<A: AngularResponse, B: AngularResponse>(
     c: &Contact,
-    j: usize,
-    delta: f64,
-    ia: &InverseMass,
-    ib: &InverseMass,
+    set: FrictionSet,
+    lam: &mut [f64],
+    inv_d: &[f64],
+    omega: f64,
+    (mass_a, resp_a): (f64, A),
+    (mass_b, resp_b): (f64, B),
+    decoupled: bool,
     va: &mut Velocity6,
     vb: &mut Velocity6,
-) {
-    let jac = &c.jacobian;
-    let u = jac.direction(j);
-    if j < 3 {
-        let s = if j == 0 { jac.normal_scale * delta } else { delta };
-        va.linear += u * (ia.inv_mass * s);
-        vb.linear -= u * (ib.inv_mass * s);
-        va.angular += ia.inv_inertia * (jac.arm_cross_a[j] * s);
-        vb.angular -= ib.inv_inertia * (jac.arm_cross_b[j] * s);
+) -> (f64, bool) {
+    let mut local = Local {
+        c,
+        inv_d,
+        omega,
+        mass_a,
+        mass_b,
+        resp_a,
+        resp_b,
+        va: *va,
+        vb: *vb,
+        max_corr: 0.0,
+        finite: true,
+    };
+    if decoupled {
+        local.sweep_decoupled(set, lam);
     } else {
-        va.angular += ia.inv_inertia * (u * delta);
-        vb.angular -= ib.inv_inertia * (u * delta);
+        local.sweep(set, lam);
     }
+    *va = local.va;
+    *vb = local.vb;
+    (local.max_corr, local.finite)
 }
 
 /// One row-wise Gauss-Seidel pass over the rows of one contact. Returns the
@@ -192,61 +376,63 @@ fn sweep_contact_rows(
     omega: f64,
     ia: &InverseMass,
     ib: &InverseMass,
+    iso: [Option<f64>; 2],
     va: &mut Velocity6,
     vb: &mut Velocity6,
 ) -> (f64, bool) {
-    let m = lam.len();
-    let mut max_corr = 0.0f64;
-    let mut finite = true;
-    let mut update = |j: usize, new: f64, lam: &mut [f64], va: &mut Velocity6, vb: &mut Velocity6| {
-        let delta = new - lam[j];
-        finite &= new.is_finite();
-        if delta != 0.0 {
-            lam[j] = new;
-            apply_row(c, j, delta, ia, ib, va, vb);
-            if inv_d[j] > 0.0 {
-                max_corr = max_corr.max(delta.abs() / inv_d[j]);
-            }
+    let (ma, mb) = (ia.inv_mass, ib.inv_mass);
+    match iso {
+        [Some(sa), Some(sb)] => {
+            let decoupled = arms_along_normal(c);
+            sweep_generic(c, set, lam, inv_d, omega, (ma, Isotropic(sa)), (mb, Isotropic(sb)), decoupled, va, vb)
         }
-    };
-    let candidate = |j: usize, lam: &[f64], va: &Velocity6, vb: &Velocity6| {
-        let w = c.jacobian.row_velocity(j, va, vb) + c.row_sigma(j) * lam[j] + c.rhs[j];
-        lam[j] - omega * w * inv_d[j]
-    };
-    // Normal row.
-    let cand = candidate(0, lam, va, vb).max(0.0);
-    update(0, cand, lam, va, vb);
-    if m == 1 {
-        return (max_corr, finite);
+        [Some(sa), None] => sweep_generic(
+            c,
+            set,
+            lam,
+            inv_d,
+            omega,
+            (ma, Isotropic(sa)),
+            (mb, Anisotropic(ib.inv_inertia)),
+            false,
+            va,
+            vb,
+        ),
+        [None, Some(sb)] => sweep_generic(
+            c,
+            set,
+            lam,
+            inv_d,
+            omega,
+            (ma, Anisotropic(ia.inv_inertia)),
+            (mb, Isotropic(sb)),
+            false,
+            va,
+            vb,
+        ),
+        [None, None] => sweep_generic(
+            c,
+            set,
+            lam,
+            inv_d,
+            omega,
+            (ma, Anisotropic(ia.inv_inertia)),
+            (mb, Anisotropic(ib.inv_inertia)),
+            false,
+            va,
+            vb,
+        ),
     }
-    let force = c.jacobian.normal_scale * lam[0];
-    let pairs: &[(usize, f64)] = if m >= 6 {
-        &[(1, c.friction * force), (3, c.rolling_arm * force)]
-    } else {
-        &[(1, c.friction * force)]
-    };
-    for &(j0, bound) in pairs {
-        match set {
-            FrictionSet::Box => {
-                for j in [j0, j0 + 1] {
-                    let cand = candidate(j, lam, va, vb).clamp(-bound, bound);
-                    update(j, cand, lam, va, vb);
-                }
-            }
-            FrictionSet::Disk => {
-                let mut pair = [candidate(j0, lam, va, vb), candidate(j0 + 1, lam, va, vb)];
-                crate::problem::project_pair(set, bound, &mut pair);
-                update(j0, pair[0], lam, va, vb);
-                update(j0 + 1, pair[1], lam, va, vb);
-            }
-        }
-    }
-    if m >= 6 {
-        let bound = c.rolling_arm * force;
-        let cand = candidate(5, lam, va, vb).clamp(-bound, bound);
-        update(5, cand, lam, va, vb);
-    }
-    (max_corr, finite)
+}
+
+/// `true` when both lever arms are parallel to the normal (to round-off),
+/// i.e. `d × n = 0`, as for spheres.
+#[inline(always)]
+fn arms_along_normal(c: &Contact) -> bool {
+    let j = &c.jacobian;
+    let tol = 1e-24;
+    j.arm_cross_a[0].norm_squared() <= tol * j.arm_cross_a[1].norm_squared()
+        && j.arm_cross_b[0].norm_squared() <= tol * j.arm_cross_b[1].norm_squared()
 }
 
 /// Row-wise sweeps a blocked update falls back to when the block step leaves
@@ -265,6 +451,7 @@ fn sweep_contact_block(
     omega: f64,
     ia: &InverseMass,
     ib: &InverseMass,
+    iso: [Option<f64>; 2],
     va: &mut Velocity6,
     vb: &mut Velocity6,
 ) -> (f64, bool) {
@@ -288,7 +475,7 @@ fn sweep_contact_block(
         let mut max_corr = 0.0f64;
         let mut finite = true;
         for _ in 0..BLOCK_INNER_SWEEPS {
-            let (corr, ok) = sweep_contact_rows(c, set, lam, inv_d, omega, ia, ib, va, vb);
+            let (corr, ok) = sweep_contact_rows(c, set, lam, inv_d, omega, ia, ib, iso, va, vb);
             max_corr = max_corr.max(corr);
             finite &= ok;
         }
@@ -358,10 +545,11 @@ impl Solver for ProjectedGaussSeidel {
                 let (mut va, mut vb) = (velocity[a], velocity[b]);
                 let lam = &mut lambda[ci * m..ci * m + m];
                 let inv_d = &self.inv_diag[ci * m..ci * m + m];
+                let iso = [self.isotropic[a], self.isotropic[b]];
                 let (corr, ok) = match self.settings.variant {
-                    PgsVariant::RowWise => {
-                        sweep_contact_rows(c, set, lam, inv_d, omega, &inv[a], &inv[b], &mut va, &mut vb)
-                    }
+                    PgsVariant::RowWise => sweep_contact_rows(
+                        c, set, lam, inv_d, omega, &inv[a], &inv[b], iso, &mut va, &mut vb,
+                    ),
                     PgsVariant::Blocked => sweep_contact_block(
                         c,
                         set,
@@ -371,6 +559,7 @@ impl Solver for ProjectedGaussSeidel {
                         omega,
                         &inv[a],
                         &inv[b],
+                        iso,
                         &mut va,
                         &mut vb,
                     ),
