@@ -43,10 +43,10 @@ fn check_solution(problem: &ContactProblem, variant: PgsVariant, rep: &SolveRepo
     for (a, b) in vel.iter().zip(&v2) {
         prop_assert!((*a - *b).linear.norm() + (*a - *b).angular.norm() < 1e-9);
     }
-    // starting from the solution leaves it (almost) unchanged
+    // ten more sweeps from the solution leave it (almost) unchanged
     let before = lam.clone();
-    let rep2 = solve_to(problem, tight(variant), &mut lam, &mut vel);
-    prop_assert!(rep2.iterations <= 2, "{} iterations from a converged start", rep2.iterations);
+    let more = PgsSettings { stopping: Stopping::iterations(10), variant, ..PgsSettings::default() };
+    solve_to(problem, more, &mut lam, &mut vel);
     let scale = before.iter().fold(0.0f64, |a, &b| a.max(b.abs())).max(1e-300);
     for (a, b) in before.iter().zip(&lam) {
         prop_assert!((a - b).abs() <= 1e-9 * scale);
