@@ -24,7 +24,7 @@ impl ContactFrame {
     pub fn from_normal(normal: &Vec3) -> Result<Self, MathError> {
         finite_vec("normal", normal)?;
         let len = normal.norm();
-        if !(len > 1e-300) {
+        if len <= 1e-300 {
             return Err(MathError::ZeroDirection { field: "normal" });
         }
         Ok(Self::from_unit_normal(normal / len))

@@ -82,10 +82,7 @@ pub struct NormalRow {
 ///   (NOTES.md "Pitfall"). For `e_H = 1` both branches coincide.
 pub fn normal_row(gap: f64, exponent: f64, overlap_floor: f64) -> NormalRow {
     if gap >= 0.0 || exponent == 1.0 {
-        NormalRow {
-            g: gap,
-            scale: 1.0,
-        }
+        NormalRow { g: gap, scale: 1.0 }
     } else {
         let delta = -gap;
         NormalRow {
@@ -328,8 +325,14 @@ impl ContactJacobian {
         for i in 0..6 {
             let ri = &rows[i];
             let (ma, mb) = (
-                (ri.linear_a * inv_a.inv_mass, inv_a.inv_inertia * ri.angular_a),
-                (ri.linear_b * inv_b.inv_mass, inv_b.inv_inertia * ri.angular_b),
+                (
+                    ri.linear_a * inv_a.inv_mass,
+                    inv_a.inv_inertia * ri.angular_a,
+                ),
+                (
+                    ri.linear_b * inv_b.inv_mass,
+                    inv_b.inv_inertia * ri.angular_b,
+                ),
             );
             for k in i..6 {
                 let rk = &rows[k];

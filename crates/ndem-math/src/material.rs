@@ -134,7 +134,7 @@ impl PairProperties {
         material_a.validate()?;
         material_b.validate()?;
         for (field, r) in [("radius_a", radius_a), ("radius_b", radius_b)] {
-            if !(r > 0.0) {
+            if r.is_nan() || r <= 0.0 {
                 return Err(MathError::NonPositive { field, value: r });
             }
         }

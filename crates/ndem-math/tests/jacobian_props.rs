@@ -3,7 +3,8 @@
 
 use ndem_math::proptest_support::*;
 use ndem_math::{
-    ContactFrame, ContactJacobian, Quat, Vec3, Velocity6, integrate_orientation, jacobian::normal_row,
+    ContactFrame, ContactJacobian, Quat, Vec3, Velocity6, integrate_orientation,
+    jacobian::normal_row,
 };
 use proptest::prelude::*;
 
@@ -42,8 +43,14 @@ impl Pair {
 }
 
 fn overlapping_pair() -> impl Strategy<Value = Pair> {
-    (vec3(1.0), unit_vector(), 0.01f64..0.5, 0.01f64..0.5, 0.001f64..0.2).prop_map(
-        |(xb, n, ra, rb, rel_overlap)| {
+    (
+        vec3(1.0),
+        unit_vector(),
+        0.01f64..0.5,
+        0.01f64..0.5,
+        0.001f64..0.2,
+    )
+        .prop_map(|(xb, n, ra, rb, rel_overlap)| {
             let overlap = rel_overlap * ra.min(rb);
             Pair {
                 xa: xb + n * (ra + rb - overlap),
@@ -51,8 +58,7 @@ fn overlapping_pair() -> impl Strategy<Value = Pair> {
                 ra,
                 rb,
             }
-        },
-    )
+        })
 }
 
 proptest! {

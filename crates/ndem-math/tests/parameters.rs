@@ -3,8 +3,8 @@
 
 use ndem_math::jacobian::normal_row;
 use ndem_math::{
-    ContactLaw, ContactParameters, InverseMass, MassProperties, Material, MathError, PairProperties,
-    SpookSettings, Vec3, Velocity6,
+    ContactLaw, ContactParameters, InverseMass, MassProperties, Material, MathError,
+    PairProperties, SpookSettings, Vec3, Velocity6,
 };
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -24,12 +24,25 @@ fn table1_sphere_sphere_parameters() {
     let pair = PairProperties::combine(&m, 0.0065, &m, 0.0065).unwrap();
     assert!(rel(pair.effective_modulus, 3.296_703_296_7e6) < 1e-10);
     assert!(rel(pair.effective_radius, 3.25e-3) < 1e-12);
-    let p = ContactParameters::new(ContactLaw::Hertz, &pair, 5e-3, &SpookSettings::default()).unwrap();
-    assert!(rel(p.stiffness, 2.505_880_055e5) < 1e-6, "k_n = {}", p.stiffness);
-    assert!(rel(p.epsilon_n, 4.988_267_48e-6) < 1e-6, "eps_n = {}", p.epsilon_n);
+    let p =
+        ContactParameters::new(ContactLaw::Hertz, &pair, 5e-3, &SpookSettings::default()).unwrap();
+    assert!(
+        rel(p.stiffness, 2.505_880_055e5) < 1e-6,
+        "k_n = {}",
+        p.stiffness
+    );
+    assert!(
+        rel(p.epsilon_n, 4.988_267_48e-6) < 1e-6,
+        "eps_n = {}",
+        p.epsilon_n
+    );
     assert!(rel(p.tau_n, 0.01) < 1e-12);
     assert!(rel(p.upsilon_n, 1.0 / 9.0) < 1e-12);
-    assert!(rel(p.sigma_n, 8.868_031_08e-2) < 1e-6, "Sigma_n = {}", p.sigma_n);
+    assert!(
+        rel(p.sigma_n, 8.868_031_08e-2) < 1e-6,
+        "Sigma_n = {}",
+        p.sigma_n
+    );
     assert!(rel(p.sigma_t, 2e-4) < 1e-12);
     assert!(rel(p.sigma_r, 2e-4) < 1e-12);
     assert!(rel(p.rolling_arm, 0.32 * 3.25e-3) < 1e-12);
@@ -51,7 +64,8 @@ fn dashpot_sets_relaxation_time() {
         ..Material::default()
     };
     let pair = PairProperties::combine(&m, 0.0065, &m, 0.0065).unwrap();
-    let p = ContactParameters::new(ContactLaw::Hertz, &pair, 5e-3, &SpookSettings::default()).unwrap();
+    let p =
+        ContactParameters::new(ContactLaw::Hertz, &pair, 5e-3, &SpookSettings::default()).unwrap();
     assert!(rel(p.tau_n, 0.1 / 1.25) < 1e-12);
 }
 
@@ -73,7 +87,10 @@ fn static_check_reproduces_hertz_and_linear() {
                 ContactLaw::Hertz => p.stiffness * delta.powf(1.5),
                 ContactLaw::Linear { stiffness } => stiffness * delta,
             };
-            assert!(rel(force, expected) < 1e-12, "{law:?} δ={delta}: {force} vs {expected}");
+            assert!(
+                rel(force, expected) < 1e-12,
+                "{law:?} δ={delta}: {force} vs {expected}"
+            );
             assert!(rel(p.static_force(delta), expected) < 1e-12);
         }
     }
@@ -98,14 +115,62 @@ fn normal_row_branches() {
 fn bad_input_names_the_field() {
     let bad = |m: Material| m.validate().unwrap_err();
     let base = Material::default();
-    assert!(matches!(bad(Material { poisson_ratio: 0.5, ..base }), MathError::OutOfRange { field: "poisson_ratio", .. }));
-    assert!(matches!(bad(Material { poisson_ratio: -1.0, ..base }), MathError::OutOfRange { field: "poisson_ratio", .. }));
-    assert!(matches!(bad(Material { youngs_modulus: -1.0, ..base }), MathError::NonPositive { field: "youngs_modulus", .. }));
-    assert!(matches!(bad(Material { density: f64::NAN, ..base }), MathError::NonFinite { field: "density", .. }));
-    assert!(matches!(bad(Material { friction: -0.1, ..base }), MathError::OutOfRange { field: "friction", .. }));
+    assert!(matches!(
+        bad(Material {
+            poisson_ratio: 0.5,
+            ..base
+        }),
+        MathError::OutOfRange {
+            field: "poisson_ratio",
+            ..
+        }
+    ));
+    assert!(matches!(
+        bad(Material {
+            poisson_ratio: -1.0,
+            ..base
+        }),
+        MathError::OutOfRange {
+            field: "poisson_ratio",
+            ..
+        }
+    ));
+    assert!(matches!(
+        bad(Material {
+            youngs_modulus: -1.0,
+            ..base
+        }),
+        MathError::NonPositive {
+            field: "youngs_modulus",
+            ..
+        }
+    ));
+    assert!(matches!(
+        bad(Material {
+            density: f64::NAN,
+            ..base
+        }),
+        MathError::NonFinite {
+            field: "density",
+            ..
+        }
+    ));
+    assert!(matches!(
+        bad(Material {
+            friction: -0.1,
+            ..base
+        }),
+        MathError::OutOfRange {
+            field: "friction",
+            ..
+        }
+    ));
     assert!(matches!(
         MassProperties::solid_sphere(3700.0, 0.0),
-        Err(MathError::NonPositive { field: "radius", .. })
+        Err(MathError::NonPositive {
+            field: "radius",
+            ..
+        })
     ));
     assert!(matches!(
         MassProperties::sphere_with_mass(-1.0, 0.1),
@@ -113,19 +178,32 @@ fn bad_input_names_the_field() {
     ));
     let pair = PairProperties::combine(&base, 0.0065, &base, 0.0065).unwrap();
     for dt in [0.0, -1.0, f64::NAN] {
-        assert!(ContactParameters::new(ContactLaw::Hertz, &pair, dt, &SpookSettings::default()).is_err());
+        assert!(
+            ContactParameters::new(ContactLaw::Hertz, &pair, dt, &SpookSettings::default())
+                .is_err()
+        );
     }
     assert!(matches!(
         PairProperties::combine(&base, -0.1, &base, 0.1),
-        Err(MathError::NonPositive { field: "radius_a", .. })
+        Err(MathError::NonPositive {
+            field: "radius_a",
+            ..
+        })
     ));
     assert!(PairProperties::combine(&base, f64::INFINITY, &base, f64::INFINITY).is_err());
     assert!(matches!(
         ndem_math::ContactFrame::from_normal(&Vec3::new(f64::NAN, 0.0, 1.0)),
-        Err(MathError::NonFinite { field: "normal", .. })
+        Err(MathError::NonFinite {
+            field: "normal",
+            ..
+        })
     ));
     assert!(ndem_math::ContactFrame::from_normal(&Vec3::zeros()).is_err());
-    assert!(Velocity6::new(Vec3::new(0.0, f64::INFINITY, 0.0), Vec3::zeros()).validate("velocity").is_err());
+    assert!(
+        Velocity6::new(Vec3::new(0.0, f64::INFINITY, 0.0), Vec3::zeros())
+            .validate("velocity")
+            .is_err()
+    );
 }
 
 #[test]

@@ -12,10 +12,30 @@ fn bench_pgs(c: &mut Criterion) {
     group.sample_size(20);
     const SWEEPS: usize = 40;
     for (label, variant, set, cells) in [
-        ("rowwise-box", PgsVariant::RowWise, FrictionSet::Box, [25, 25, 16]),
-        ("rowwise-box-small", PgsVariant::RowWise, FrictionSet::Box, [10, 10, 10]),
-        ("rowwise-disk", PgsVariant::RowWise, FrictionSet::Disk, [25, 25, 16]),
-        ("blocked-box", PgsVariant::Blocked, FrictionSet::Box, [25, 25, 16]),
+        (
+            "rowwise-box",
+            PgsVariant::RowWise,
+            FrictionSet::Box,
+            [25, 25, 16],
+        ),
+        (
+            "rowwise-box-small",
+            PgsVariant::RowWise,
+            FrictionSet::Box,
+            [10, 10, 10],
+        ),
+        (
+            "rowwise-disk",
+            PgsVariant::RowWise,
+            FrictionSet::Disk,
+            [25, 25, 16],
+        ),
+        (
+            "blocked-box",
+            PgsVariant::Blocked,
+            FrictionSet::Box,
+            [25, 25, 16],
+        ),
     ] {
         let problem = sphere_packing(&PackingSpec {
             cells,

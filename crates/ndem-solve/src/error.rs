@@ -60,7 +60,9 @@ pub enum SolveError {
         bodies: usize,
     },
     /// A friction row names a normal row that does not exist or is not unilateral.
-    #[error("friction row {row} refers to normal row {normal_row}, which is not a unilateral row of this problem")]
+    #[error(
+        "friction row {row} refers to normal row {normal_row}, which is not a unilateral row of this problem"
+    )]
     BadFrictionReference {
         /// Friction row index.
         row: usize,
@@ -76,7 +78,9 @@ pub enum SolveError {
         reason: &'static str,
     },
     /// The iteration produced a non-finite multiplier (diverged).
-    #[error("solver `{solver}` produced a non-finite multiplier in row {row} at iteration {iteration}")]
+    #[error(
+        "solver `{solver}` produced a non-finite multiplier in row {row} at iteration {iteration}"
+    )]
     Diverged {
         /// Solver name.
         solver: &'static str,

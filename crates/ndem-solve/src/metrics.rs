@@ -251,7 +251,11 @@ impl ResidualHistogram {
         let width = (log10_max - log10_min) / bins as f64;
         let mut counts: [Vec<usize>; 4] = std::array::from_fn(|_| vec![0; bins]);
         for (i, &r) in rows.iter().enumerate() {
-            let x = if r > 0.0 { r.log10() } else { f64::NEG_INFINITY };
+            let x = if r > 0.0 {
+                r.log10()
+            } else {
+                f64::NEG_INFINITY
+            };
             let b = ((x - log10_min) / width).floor();
             let b = if b.is_nan() || b < 0.0 {
                 0

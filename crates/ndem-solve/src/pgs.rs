@@ -1,9 +1,9 @@
 //! Projected Gauss-Seidel (warm-starting paper, Algorithm 1 and eqs. 3-6).
 
+use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
 use crate::problem::{Contact, ContactProblem, FrictionSet, project_contact};
 use crate::solver::{ContactOrder, IterationRecord, Observer, SolveReport, Solver, Stopping};
-use crate::SolveError;
 use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
 use std::time::{Duration, Instant};
 
@@ -191,7 +191,14 @@ impl AngularResponse for Anisotropic {
 fn isotropic_scalar(m: &InverseMass) -> Option<f64> {
     let i = &m.inv_inertia;
     let d = i[(0, 0)];
-    let off = [i[(0, 1)], i[(0, 2)], i[(1, 0)], i[(1, 2)], i[(2, 0)], i[(2, 1)]];
+    let off = [
+        i[(0, 1)],
+        i[(0, 2)],
+        i[(1, 0)],
+        i[(1, 2)],
+        i[(2, 0)],
+        i[(2, 1)],
+    ];
     (off.iter().all(|&x| x == 0.0) && i[(1, 1)] == d && i[(2, 2)] == d).then_some(d)
 }
 
@@ -238,7 +245,11 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
             let lin_b = u * self.mass_b;
             let ang_a = self.resp_a.apply(jac.arm_cross_a[J]);
             let ang_b = self.resp_b.apply(jac.arm_cross_b[J]);
-            let s = if J == 0 { jac.normal_scale * delta } else { delta };
+            let s = if J == 0 {
+                jac.normal_scale * delta
+            } else {
+                delta
+            };
             self.va.linear += lin_a * s;
             self.vb.linear -= lin_b * s;
             self.va.angular += ang_a * s;
@@ -260,7 +271,12 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     }
 
     #[inline(always)]
-    fn pair<const J0: usize, const J1: usize>(&mut self, set: FrictionSet, bound: f64, lam: &mut [f64]) {
+    fn pair<const J0: usize, const J1: usize>(
+        &mut self,
+        set: FrictionSet,
+        bound: f64,
+        lam: &mut [f64],
+    ) {
         match set {
             FrictionSet::Box => {
                 let c0 = self.candidate::<J0>(lam).clamp(-bound, bound);
@@ -384,7 +400,18 @@ fn sweep_contact_rows(
     match iso {
         [Some(sa), Some(sb)] => {
             let decoupled = arms_along_normal(c);
-            sweep_generic(c, set, lam, inv_d, omega, (ma, Isotropic(sa)), (mb, Isotropic(sb)), decoupled, va, vb)
+            sweep_generic(
+                c,
+                set,
+                lam,
+                inv_d,
+                omega,
+                (ma, Isotropic(sa)),
+                (mb, Isotropic(sb)),
+                decoupled,
+                va,
+                vb,
+            )
         }
         [Some(sa), None] => sweep_generic(
             c,
@@ -614,7 +641,9 @@ impl Solver for ProjectedGaussSeidel {
                 update: max_corr,
             });
             observer_time += t_obs.elapsed();
-            if self.settings.stopping.tolerance > 0.0 && max_corr <= self.settings.stopping.tolerance {
+            if self.settings.stopping.tolerance > 0.0
+                && max_corr <= self.settings.stopping.tolerance
+            {
                 converged = true;
                 break;
             }

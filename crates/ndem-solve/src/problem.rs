@@ -250,7 +250,11 @@ impl ContactProblem {
                 check_finite("contacts.jacobian", i, x)?;
             }
         }
-        check_nonneg("contacts.jacobian.normal_scale", i, contact.jacobian.normal_scale)?;
+        check_nonneg(
+            "contacts.jacobian.normal_scale",
+            i,
+            contact.jacobian.normal_scale,
+        )?;
         for &s in &contact.sigma {
             check_nonneg("contacts.sigma", i, s)?;
         }
@@ -288,9 +292,9 @@ impl ContactProblem {
                 coefficient,
             } => {
                 check_nonneg("rows.bounds.coefficient", i, coefficient)?;
-                let ok = self.generic.get(normal_row).is_some_and(|n| {
-                    matches!(n.bounds, RowBounds::Fixed { lower, .. } if lower >= 0.0)
-                });
+                let ok = self.generic.get(normal_row).is_some_and(
+                    |n| matches!(n.bounds, RowBounds::Fixed { lower, .. } if lower >= 0.0),
+                );
                 if !ok {
                     return Err(SolveError::BadFrictionReference { row: i, normal_row });
                 }
@@ -384,7 +388,12 @@ impl ContactProblem {
         Ok(p)
     }
 
-    fn check_bodies(&self, field: &'static str, i: usize, bodies: [u32; 2]) -> Result<(), SolveError> {
+    fn check_bodies(
+        &self,
+        field: &'static str,
+        i: usize,
+        bodies: [u32; 2],
+    ) -> Result<(), SolveError> {
         for b in bodies {
             if b as usize >= self.inverse_mass.len() {
                 return Err(SolveError::UnknownBody {

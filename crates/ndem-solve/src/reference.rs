@@ -5,8 +5,8 @@
 //! shares no code with the iterative solvers, and is meant for tests and
 //! for checking solvers on small problems (it assembles `N` densely).
 
-use crate::problem::{ContactProblem, ContactRows, RowBounds};
 use crate::SolveError;
+use crate::problem::{ContactProblem, ContactRows, RowBounds};
 use nalgebra::{DMatrix, DVector};
 use ndem_math::Velocity6;
 
@@ -46,7 +46,9 @@ pub fn solve_frictionless(problem: &ContactProblem) -> Result<Vec<f64>, SolveErr
     for (i, r) in problem.generic_rows().iter().enumerate() {
         match r.bounds {
             RowBounds::Fixed { lower, upper } if lower == 0.0 && upper == f64::INFINITY => {}
-            RowBounds::Fixed { lower, upper } if lower == f64::NEG_INFINITY && upper == f64::INFINITY => {
+            RowBounds::Fixed { lower, upper }
+                if lower == f64::NEG_INFINITY && upper == f64::INFINITY =>
+            {
                 free[off + i] = true
             }
             _ => {
@@ -84,7 +86,8 @@ pub fn solve_frictionless(problem: &ContactProblem) -> Result<Vec<f64>, SolveErr
             }
         }
         let w = &mat * &lam + &r;
-        let violated = (0..n).find(|&i| !free[i] && ((basic[i] && lam[i] < -tol) || (!basic[i] && w[i] < -tol)));
+        let violated = (0..n)
+            .find(|&i| !free[i] && ((basic[i] && lam[i] < -tol) || (!basic[i] && w[i] < -tol)));
         match violated {
             None => {
                 return Ok((0..n)

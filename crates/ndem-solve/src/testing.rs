@@ -104,13 +104,15 @@ pub fn sphere_packing(spec: &PackingSpec) -> ContactProblem {
         let mp = MassProperties::solid_sphere(spec.material.density, r).expect("valid sphere");
         inv.push(mp.inverse(&ndem_math::Quat::identity()));
         let v = Velocity6::new(
-            Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)).map(|x| (2.0 * x - 1.0) * spec.speed),
+            Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng))
+                .map(|x| (2.0 * x - 1.0) * spec.speed),
             Vec3::zeros(),
         );
         vold.push(v);
         vstar.push(Velocity6::new(v.linear + gravity * spec.dt, v.angular));
     }
-    let mut p = ContactProblem::new(inv, vstar, spec.rows, spec.friction_set, spec.dt).expect("valid bodies");
+    let mut p = ContactProblem::new(inv, vstar, spec.rows, spec.friction_set, spec.dt)
+        .expect("valid bodies");
     let settings = spec.spook;
     let idx = |i: usize, j: usize, k: usize| i + nx * (j + ny * k);
     let add = |p: &mut ContactProblem, a: usize, b: Option<usize>| {
@@ -132,14 +134,29 @@ pub fn sphere_packing(spec: &PackingSpec) -> ContactProblem {
         }
         let arm_a = -normal * (ra + 0.5 * gap);
         let arm_b = arm_b + normal * (0.5 * gap);
-        let pair = PairProperties::combine(&spec.material, ra, &spec.material, rb).expect("valid pair");
-        let params = ContactParameters::new(ContactLaw::Hertz, &pair, spec.dt, &settings).expect("valid params");
+        let pair =
+            PairProperties::combine(&spec.material, ra, &spec.material, rb).expect("valid pair");
+        let params = ContactParameters::new(ContactLaw::Hertz, &pair, spec.dt, &settings)
+            .expect("valid params");
         let nr = normal_row(gap, params.exponent, settings.overlap_floor);
-        let jac = ContactJacobian::new(ContactFrame::from_unit_normal(normal), &arm_a, &arm_b, nr.scale);
+        let jac = ContactJacobian::new(
+            ContactFrame::from_unit_normal(normal),
+            &arm_a,
+            &arm_b,
+            nr.scale,
+        );
         let (ba, bb) = (a + 1, b.map_or(0, |b| b + 1));
         let gv_old = jac.velocity(&vold[ba], &vold[bb])[0];
         let key = ContactKey::new(ba as u32, bb as u32, 0);
-        let c = Contact::spook([ba as u32, bb as u32], key, jac, nr.g, gv_old, &params, spec.dt);
+        let c = Contact::spook(
+            [ba as u32, bb as u32],
+            key,
+            jac,
+            nr.g,
+            gv_old,
+            &params,
+            spec.dt,
+        );
         p.push_contact(c).expect("valid contact");
     };
     for k in 0..nz {
@@ -189,10 +206,16 @@ pub fn random_sparse_problem(spec: &SparseSpec) -> ContactProblem {
     let mut vstar = vec![Velocity6::ZERO];
     for _ in 1..nb {
         let m = 0.5 + 2.0 * uniform(&mut rng);
-        let he = Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)).map(|x| 0.1 + x);
-        let axis = Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)).map(|x| 2.0 * x - 1.0);
+        let he =
+            Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)).map(|x| 0.1 + x);
+        let axis = Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng))
+            .map(|x| 2.0 * x - 1.0);
         let q = ndem_math::Quat::from_scaled_axis(axis);
-        inv.push(MassProperties::solid_box(m, he).expect("valid box").inverse(&q));
+        inv.push(
+            MassProperties::solid_box(m, he)
+                .expect("valid box")
+                .inverse(&q),
+        );
         let mut v = [0.0; 6];
         for x in &mut v {
             *x = 2.0 * uniform(&mut rng) - 1.0;
@@ -233,12 +256,16 @@ pub fn random_sparse_problem(spec: &SparseSpec) -> ContactProblem {
         }
     }
     let g = CsrMatrix::from(&coo);
-    ContactProblem::from_sparse(&g, inv, vstar, &sigma, &rhs, &bounds, &kinds).expect("valid sparse problem")
+    ContactProblem::from_sparse(&g, inv, vstar, &sigma, &rhs, &bounds, &kinds)
+        .expect("valid sparse problem")
 }
 
 /// Small random sphere packings (2 to 4 per side, up to 3 layers) with
 /// random compression, polydispersity, speeds and seed.
-pub fn arb_packing(rows: ContactRows, friction_set: FrictionSet) -> impl Strategy<Value = ContactProblem> {
+pub fn arb_packing(
+    rows: ContactRows,
+    friction_set: FrictionSet,
+) -> impl Strategy<Value = ContactProblem> {
     arb_packing_with(rows, friction_set, SpookSettings::default())
 }
 
@@ -249,8 +276,16 @@ pub fn arb_packing_with(
     friction_set: FrictionSet,
     spook: SpookSettings,
 ) -> impl Strategy<Value = ContactProblem> {
-    (1usize..=4, 1usize..=3, 1usize..=3, 0.0f64..0.05, 0.0f64..0.2, 0.0f64..0.05, any::<u64>()).prop_map(
-        move |(nx, ny, nz, compression, poly, speed, seed)| {
+    (
+        1usize..=4,
+        1usize..=3,
+        1usize..=3,
+        0.0f64..0.05,
+        0.0f64..0.2,
+        0.0f64..0.05,
+        any::<u64>(),
+    )
+        .prop_map(move |(nx, ny, nz, compression, poly, speed, seed)| {
             sphere_packing(&PackingSpec {
                 cells: [nx, ny, nz],
                 spook,
@@ -262,12 +297,14 @@ pub fn arb_packing_with(
                 seed,
                 ..PackingSpec::default()
             })
-        },
-    )
+        })
 }
 
 /// Random sparse problems with Σ ≥ `min_sigma`.
-pub fn arb_sparse_problem(min_sigma: f64, bilateral_fraction: f64) -> impl Strategy<Value = ContactProblem> {
+pub fn arb_sparse_problem(
+    min_sigma: f64,
+    bilateral_fraction: f64,
+) -> impl Strategy<Value = ContactProblem> {
     (2usize..8, 1usize..16, any::<u64>()).prop_map(move |(bodies, rows, seed)| {
         random_sparse_problem(&SparseSpec {
             bodies,

@@ -6,8 +6,8 @@
 //! between steps, or a Hertz scaling `s_n` that changes with the overlap,
 //! does not change the warm-started force.
 
-use crate::problem::{ContactProblem, project_contact};
 use crate::SolveError;
+use crate::problem::{ContactProblem, project_contact};
 use ndem_math::{ContactKey, Vec3, Velocity6};
 use std::collections::HashMap;
 

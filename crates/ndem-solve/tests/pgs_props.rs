@@ -7,7 +7,12 @@ use ndem_solve::testing::*;
 use ndem_solve::*;
 use proptest::prelude::*;
 
-fn solve_to(problem: &ContactProblem, settings: PgsSettings, lambda: &mut [f64], velocity: &mut [Velocity6]) -> SolveReport {
+fn solve_to(
+    problem: &ContactProblem,
+    settings: PgsSettings,
+    lambda: &mut [f64],
+    velocity: &mut [Velocity6],
+) -> SolveReport {
     let mut pgs = ProjectedGaussSeidel::new(settings).unwrap();
     pgs.solve(problem, lambda, velocity).unwrap()
 }
@@ -23,7 +28,13 @@ fn tight(variant: PgsVariant) -> PgsSettings {
     }
 }
 
-fn check_solution(problem: &ContactProblem, variant: PgsVariant, rep: &SolveReport, mut lam: Vec<f64>, mut vel: Vec<Velocity6>) -> Result<(), TestCaseError> {
+fn check_solution(
+    problem: &ContactProblem,
+    variant: PgsVariant,
+    rep: &SolveReport,
+    mut lam: Vec<f64>,
+    mut vel: Vec<Velocity6>,
+) -> Result<(), TestCaseError> {
     // bounds hold: exactly for the box, to round-off for the disk
     let mut projected = lam.clone();
     problem.project(&mut projected);
@@ -45,9 +56,16 @@ fn check_solution(problem: &ContactProblem, variant: PgsVariant, rep: &SolveRepo
     }
     // ten more sweeps from the solution leave it (almost) unchanged
     let before = lam.clone();
-    let more = PgsSettings { stopping: Stopping::iterations(10), variant, ..PgsSettings::default() };
+    let more = PgsSettings {
+        stopping: Stopping::iterations(10),
+        variant,
+        ..PgsSettings::default()
+    };
     solve_to(problem, more, &mut lam, &mut vel);
-    let scale = before.iter().fold(0.0f64, |a, &b| a.max(b.abs())).max(1e-300);
+    let scale = before
+        .iter()
+        .fold(0.0f64, |a, &b| a.max(b.abs()))
+        .max(1e-300);
     for (a, b) in before.iter().zip(&lam) {
         prop_assert!((a - b).abs() <= 1e-9 * scale);
     }
@@ -209,10 +227,22 @@ fn orders_give_permutations_and_change_indeterminate_answers() {
 
 #[test]
 fn solves_are_bit_identical() {
-    let problem = sphere_packing(&PackingSpec { cells: [6, 6, 4], ..PackingSpec::default() });
+    let problem = sphere_packing(&PackingSpec {
+        cells: [6, 6, 4],
+        ..PackingSpec::default()
+    });
     let run = || {
         let (mut lam, mut vel) = cold(&problem);
-        solve_to(&problem, PgsSettings { stopping: Stopping::iterations(30), order: ContactOrder::Shuffled { seed: 3 }, ..PgsSettings::default() }, &mut lam, &mut vel);
+        solve_to(
+            &problem,
+            PgsSettings {
+                stopping: Stopping::iterations(30),
+                order: ContactOrder::Shuffled { seed: 3 },
+                ..PgsSettings::default()
+            },
+            &mut lam,
+            &mut vel,
+        );
         (lam, vel)
     };
     let (a, va) = run();
@@ -223,11 +253,20 @@ fn solves_are_bit_identical() {
 
 #[test]
 fn observer_sees_every_iteration_and_residual_falls() {
-    let problem = sphere_packing(&PackingSpec { cells: [3, 3, 5], ..PackingSpec::default() });
+    let problem = sphere_packing(&PackingSpec {
+        cells: [3, 3, 5],
+        ..PackingSpec::default()
+    });
     let (mut lam, mut vel) = cold(&problem);
     let mut hist = ResidualHistory::new();
-    let mut pgs = ProjectedGaussSeidel::new(PgsSettings { stopping: Stopping::iterations(200), ..PgsSettings::default() }).unwrap();
-    let rep = pgs.solve_observed(&problem, &mut lam, &mut vel, &mut hist).unwrap();
+    let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+        stopping: Stopping::iterations(200),
+        ..PgsSettings::default()
+    })
+    .unwrap();
+    let rep = pgs
+        .solve_observed(&problem, &mut lam, &mut vel, &mut hist)
+        .unwrap();
     assert_eq!(hist.entries.len(), 200);
     assert_eq!(rep.iterations, 200);
     let first = hist.entries[0].stats.mean;
@@ -239,64 +278,164 @@ fn observer_sees_every_iteration_and_residual_falls() {
 #[test]
 fn bad_input_gives_typed_errors() {
     use ndem_math::{ContactKey, InverseMass, Vec3};
-    let good = sphere_packing(&PackingSpec { cells: [2, 1, 1], ..PackingSpec::default() });
+    let good = sphere_packing(&PackingSpec {
+        cells: [2, 1, 1],
+        ..PackingSpec::default()
+    });
     let c0 = good.contacts()[0];
-    let mut p = ContactProblem::new(good.inverse_mass().to_vec(), good.free_velocity().to_vec(), ContactRows::NormalFrictionRolling, FrictionSet::Box, 5e-3).unwrap();
+    let mut p = ContactProblem::new(
+        good.inverse_mass().to_vec(),
+        good.free_velocity().to_vec(),
+        ContactRows::NormalFrictionRolling,
+        FrictionSet::Box,
+        5e-3,
+    )
+    .unwrap();
     // negative Σ
     let mut c = c0;
     c.sigma[1] = -1.0;
-    assert!(matches!(p.push_contact(c), Err(SolveError::OutOfRange { field: "contacts.sigma", .. })));
+    assert!(matches!(
+        p.push_contact(c),
+        Err(SolveError::OutOfRange {
+            field: "contacts.sigma",
+            ..
+        })
+    ));
     // μ < 0
     let mut c = c0;
     c.friction = -0.1;
-    assert!(matches!(p.push_contact(c), Err(SolveError::OutOfRange { field: "contacts.friction", .. })));
+    assert!(matches!(
+        p.push_contact(c),
+        Err(SolveError::OutOfRange {
+            field: "contacts.friction",
+            ..
+        })
+    ));
     // NaN in data
     let mut c = c0;
     c.rhs[0] = f64::NAN;
-    assert!(matches!(p.push_contact(c), Err(SolveError::NonFinite { field: "contacts.rhs", .. })));
+    assert!(matches!(
+        p.push_contact(c),
+        Err(SolveError::NonFinite {
+            field: "contacts.rhs",
+            ..
+        })
+    ));
     let mut c = c0;
     c.key = ContactKey::new(0, 99, 0);
     c.bodies = [0, 99];
-    assert!(matches!(p.push_contact(c), Err(SolveError::UnknownBody { .. })));
+    assert!(matches!(
+        p.push_contact(c),
+        Err(SolveError::UnknownBody { .. })
+    ));
     // mismatched dimensions
     assert!(matches!(
-        ContactProblem::new(vec![InverseMass::INFINITE_MASS; 3], vec![Velocity6::ZERO; 2], ContactRows::Normal, FrictionSet::Box, 1e-3),
-        Err(SolveError::DimensionMismatch { field: "free_velocity", .. })
+        ContactProblem::new(
+            vec![InverseMass::INFINITE_MASS; 3],
+            vec![Velocity6::ZERO; 2],
+            ContactRows::Normal,
+            FrictionSet::Box,
+            1e-3
+        ),
+        Err(SolveError::DimensionMismatch {
+            field: "free_velocity",
+            ..
+        })
     ));
     let mut bad_v = vec![Velocity6::ZERO; 2];
     bad_v[1].linear = Vec3::new(f64::NAN, 0.0, 0.0);
     assert!(matches!(
-        ContactProblem::new(vec![InverseMass::INFINITE_MASS; 2], bad_v, ContactRows::Normal, FrictionSet::Box, 1e-3),
-        Err(SolveError::NonFinite { field: "free_velocity", index: 1, .. })
+        ContactProblem::new(
+            vec![InverseMass::INFINITE_MASS; 2],
+            bad_v,
+            ContactRows::Normal,
+            FrictionSet::Box,
+            1e-3
+        ),
+        Err(SolveError::NonFinite {
+            field: "free_velocity",
+            index: 1,
+            ..
+        })
     ));
-    assert!(ContactProblem::new(vec![], vec![], ContactRows::Normal, FrictionSet::Box, 0.0).is_err());
+    assert!(
+        ContactProblem::new(vec![], vec![], ContactRows::Normal, FrictionSet::Box, 0.0).is_err()
+    );
     let mut pgs = ProjectedGaussSeidel::default();
     let mut lam = vec![0.0; good.len() + 1];
     let mut vel = good.free_velocity().to_vec();
-    assert!(matches!(pgs.solve(&good, &mut lam, &mut vel), Err(SolveError::DimensionMismatch { field: "lambda", .. })));
-    assert!(ProjectedGaussSeidel::new(PgsSettings { relaxation: 2.5, ..PgsSettings::default() }).is_err());
-    assert!(ProjectedGaussSeidel::new(PgsSettings { stopping: Stopping { max_iterations: 1, tolerance: f64::NAN }, ..PgsSettings::default() }).is_err());
+    assert!(matches!(
+        pgs.solve(&good, &mut lam, &mut vel),
+        Err(SolveError::DimensionMismatch {
+            field: "lambda",
+            ..
+        })
+    ));
+    assert!(
+        ProjectedGaussSeidel::new(PgsSettings {
+            relaxation: 2.5,
+            ..PgsSettings::default()
+        })
+        .is_err()
+    );
+    assert!(
+        ProjectedGaussSeidel::new(PgsSettings {
+            stopping: Stopping {
+                max_iterations: 1,
+                tolerance: f64::NAN
+            },
+            ..PgsSettings::default()
+        })
+        .is_err()
+    );
 }
 
 #[test]
 fn from_sparse_reproduces_the_contact_operator() {
     use ndem_solve::reference::dense_qp;
-    let p = sphere_packing(&PackingSpec { cells: [2, 2, 2], rows: ContactRows::Normal, ..PackingSpec::default() });
-    let contacts: Vec<_> = p.contacts().iter().map(|c| ([c.bodies[0] as usize, c.bodies[1] as usize], c.jacobian)).collect();
+    let p = sphere_packing(&PackingSpec {
+        cells: [2, 2, 2],
+        rows: ContactRows::Normal,
+        ..PackingSpec::default()
+    });
+    let contacts: Vec<_> = p
+        .contacts()
+        .iter()
+        .map(|c| ([c.bodies[0] as usize, c.bodies[1] as usize], c.jacobian))
+        .collect();
     let g = ndem_math::sparse::contacts_to_csr(&contacts, 1, p.body_count());
     let n = p.contacts().len();
     let sigma: Vec<f64> = p.contacts().iter().map(|c| c.sigma[0]).collect();
     let rhs: Vec<f64> = p.contacts().iter().map(|c| c.rhs[0]).collect();
-    let bounds = vec![RowBounds::Fixed { lower: 0.0, upper: f64::INFINITY }; n];
+    let bounds = vec![
+        RowBounds::Fixed {
+            lower: 0.0,
+            upper: f64::INFINITY
+        };
+        n
+    ];
     let kinds = vec![ndem_math::RowKind::Normal; n];
-    let q = ContactProblem::from_sparse(&g, p.inverse_mass().to_vec(), p.free_velocity().to_vec(), &sigma, &rhs, &bounds, &kinds).unwrap();
+    let q = ContactProblem::from_sparse(
+        &g,
+        p.inverse_mass().to_vec(),
+        p.free_velocity().to_vec(),
+        &sigma,
+        &rhs,
+        &bounds,
+        &kinds,
+    )
+    .unwrap();
     let (np, rp) = dense_qp(&p);
     let (nq, rq) = dense_qp(&q);
     assert!((np - nq).amax() < 1e-12 * (1.0 + rp.amax()));
     assert!((rp - rq).amax() < 1e-12);
     let a = solve_frictionless(&p).unwrap();
     let b = solve_frictionless(&q).unwrap();
-    assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1e-12 * (1.0 + x.abs())));
+    assert!(
+        a.iter()
+            .zip(&b)
+            .all(|(x, y)| (x - y).abs() <= 1e-12 * (1.0 + x.abs()))
+    );
 }
 
 /// PGS is not guaranteed to converge on frictional MCPs; on the seeded
@@ -310,7 +449,14 @@ fn pgs_converges_on_most_frictional_packings() {
     for seed in 0..8u64 {
         for set in [FrictionSet::Box, FrictionSet::Disk] {
             for variant in [PgsVariant::RowWise, PgsVariant::Blocked] {
-                let problem = sphere_packing(&PackingSpec { cells: [3, 3, 2], seed, polydispersity: 0.1, speed: 0.02, friction_set: set, ..PackingSpec::default() });
+                let problem = sphere_packing(&PackingSpec {
+                    cells: [3, 3, 2],
+                    seed,
+                    polydispersity: 0.1,
+                    speed: 0.02,
+                    friction_set: set,
+                    ..PackingSpec::default()
+                });
                 let (mut lam, mut vel) = cold(&problem);
                 let rep = solve_to(&problem, tight(variant), &mut lam, &mut vel);
                 total += 1;
@@ -321,5 +467,8 @@ fn pgs_converges_on_most_frictional_packings() {
             }
         }
     }
-    assert!(converged * 100 >= 80 * total, "{converged} of {total} converged");
+    assert!(
+        converged * 100 >= 80 * total,
+        "{converged} of {total} converged"
+    );
 }

@@ -1,0 +1,110 @@
+//! Contact points and the per-step contact set.
+
+use ndem_math::{ContactKey, Vec3};
+
+/// One contact point between bodies `a` and `b` (NOTES.md conventions).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactPoint {
+    /// Persistent identity: body pair plus feature id.
+    pub key: ContactKey,
+    /// Contact point (midway between the two surfaces) [m].
+    pub point: Vec3,
+    /// Unit normal from b to a.
+    pub normal: Vec3,
+    /// Signed gap `φ` [m], negative when overlapping.
+    pub gap: f64,
+    /// Lever arm `d_a` from the centre of a to the point.
+    pub arm_a: Vec3,
+    /// Lever arm `d_b` from the centre of b to the point.
+    pub arm_b: Vec3,
+    /// Curvature radii `[r_a, r_b]` for the Hertz effective radius
+    /// (`f64::INFINITY` for flat surfaces).
+    pub curvature: [f64; 2],
+}
+
+impl ContactPoint {
+    /// Index of body a.
+    pub fn body_a(&self) -> usize {
+        self.key.body_a as usize
+    }
+    /// Index of body b.
+    pub fn body_b(&self) -> usize {
+        self.key.body_b as usize
+    }
+
+    /// The same contact seen from the other body: a and b swapped, the
+    /// normal flipped, the gap unchanged.
+    pub fn swapped(&self) -> ContactPoint {
+        ContactPoint {
+            key: ContactKey::new(self.key.body_b, self.key.body_a, self.key.feature),
+            point: self.point,
+            normal: -self.normal,
+            gap: self.gap,
+            arm_a: self.arm_b,
+            arm_b: self.arm_a,
+            curvature: [self.curvature[1], self.curvature[0]],
+        }
+    }
+}
+
+/// The contacts of one detection pass, sorted by key (deterministic order,
+/// independent of threads). Keys are unique.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContactSet {
+    pub(crate) contacts: Vec<ContactPoint>,
+}
+
+impl ContactSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The contacts, sorted by key.
+    pub fn as_slice(&self) -> &[ContactPoint] {
+        &self.contacts
+    }
+
+    /// Number of contacts.
+    pub fn len(&self) -> usize {
+        self.contacts.len()
+    }
+
+    /// `true` when there are no contacts.
+    pub fn is_empty(&self) -> bool {
+        self.contacts.is_empty()
+    }
+
+    /// Index of the contact with this key (binary search).
+    pub fn find(&self, key: &ContactKey) -> Option<usize> {
+        self.contacts.binary_search_by(|c| c.key.cmp(key)).ok()
+    }
+
+    /// For each contact of `previous`, its index in `self` if it persists
+    /// (old index → new index), for carrying warm-start data.
+    pub fn map_from(&self, previous: &ContactSet) -> Vec<Option<usize>> {
+        previous
+            .contacts
+            .iter()
+            .map(|c| self.find(&c.key))
+            .collect()
+    }
+
+    /// Removes all contacts (keeps the allocation).
+    pub fn clear(&mut self) {
+        self.contacts.clear();
+    }
+
+    /// Builds a set from arbitrary contacts (sorts them; later duplicates of
+    /// a key are dropped).
+    pub fn from_contacts(mut contacts: Vec<ContactPoint>) -> Self {
+        contacts.sort_by_key(|c| c.key);
+        contacts.dedup_by(|a, b| a.key == b.key);
+        Self { contacts }
+    }
+
+    /// Iterates the contacts in key order.
+    pub fn iter(&self) -> std::slice::Iter<'_, ContactPoint> {
+        self.contacts.iter()
+    }
+}

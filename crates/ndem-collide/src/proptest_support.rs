@@ -1,0 +1,137 @@
+//! Reusable proptest strategies for collision tests (feature
+//! `proptest-support`).
+
+use crate::{BodyView, Shape};
+use ndem_math::proptest_support::rotation;
+use ndem_math::{Quat, Vec3};
+use proptest::prelude::*;
+
+/// An owned set of bodies that can be viewed as a [`BodyView`].
+#[derive(Debug, Clone)]
+pub struct Bodies {
+    /// Shapes.
+    pub shapes: Vec<Shape>,
+    /// Positions.
+    pub positions: Vec<Vec3>,
+    /// Orientations.
+    pub orientations: Vec<Quat>,
+    /// Fixed flags.
+    pub fixed: Vec<bool>,
+}
+
+impl Bodies {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self {
+            shapes: Vec::new(),
+            positions: Vec::new(),
+            orientations: Vec::new(),
+            fixed: Vec::new(),
+        }
+    }
+
+    /// Adds a body; returns its index.
+    pub fn push(&mut self, shape: Shape, position: Vec3, orientation: Quat, fixed: bool) -> usize {
+        self.shapes.push(shape);
+        self.positions.push(position);
+        self.orientations.push(orientation);
+        self.fixed.push(fixed);
+        self.shapes.len() - 1
+    }
+
+    /// Borrowed view.
+    pub fn view(&self) -> BodyView<'_> {
+        BodyView {
+            shapes: &self.shapes,
+            positions: &self.positions,
+            orientations: &self.orientations,
+            fixed: &self.fixed,
+        }
+    }
+}
+
+impl Default for Bodies {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A cloud of `1..max_spheres` polydisperse spheres (radii in
+/// `[r_min, r_max]`, `r_max < 4 r_min`) with random orientations in a cube
+/// of side `size`, about a tenth of them fixed.
+pub fn sphere_cloud(
+    max_spheres: usize,
+    size: f64,
+    r_min: f64,
+    r_max: f64,
+) -> impl Strategy<Value = Bodies> {
+    prop::collection::vec(
+        (
+            [0.0..size, 0.0..size, 0.0..size],
+            r_min..=r_max,
+            rotation(),
+            prop::bool::weighted(0.1),
+        ),
+        1..max_spheres,
+    )
+    .prop_map(|v| {
+        let mut b = Bodies::new();
+        for ([x, y, z], r, q, fixed) in v {
+            b.push(Shape::Sphere { radius: r }, Vec3::new(x, y, z), q, fixed);
+        }
+        b
+    })
+}
+
+/// A sphere cloud plus fixed walls: a floor half-space, a tilted box, a
+/// solid cylinder and (sometimes) a drum around everything.
+pub fn sphere_cloud_with_walls(
+    max_spheres: usize,
+    size: f64,
+    r_min: f64,
+    r_max: f64,
+) -> impl Strategy<Value = Bodies> {
+    (
+        sphere_cloud(max_spheres, size, r_min, r_max),
+        rotation(),
+        rotation(),
+        any::<bool>(),
+    )
+        .prop_map(move |(mut b, qbox, qcyl, drum)| {
+            b.push(
+                Shape::HalfSpace { normal: Vec3::z() },
+                Vec3::new(0.0, 0.0, 0.2 * size),
+                Quat::identity(),
+                true,
+            );
+            b.push(
+                Shape::Box {
+                    half_extents: Vec3::new(0.2, 0.1, 0.15) * size,
+                },
+                Vec3::repeat(0.5 * size),
+                qbox,
+                true,
+            );
+            b.push(
+                Shape::Cylinder {
+                    radius: 0.1 * size,
+                    half_height: 0.2 * size,
+                },
+                Vec3::new(0.8, 0.3, 0.6) * size,
+                qcyl,
+                true,
+            );
+            if drum {
+                b.push(
+                    Shape::Drum {
+                        radius: 0.6 * size,
+                        half_height: 0.45 * size,
+                    },
+                    Vec3::repeat(0.5 * size),
+                    Quat::identity(),
+                    true,
+                );
+            }
+            b
+        })
+}

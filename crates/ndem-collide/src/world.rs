@@ -1,0 +1,561 @@
+//! Broad phase (hashed uniform grid for spheres, bounding-box queries for
+//! the few large bodies) and the detection pass.
+
+use crate::CollideError;
+use crate::contact::{ContactPoint, ContactSet};
+use crate::narrow::{self, Placed, RawContact};
+use crate::shape::Shape;
+use ndem_math::{ContactKey, Quat, Vec3};
+use rayon::prelude::*;
+
+/// The bodies seen by collision detection (one shape per body).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyView<'a> {
+    /// Shape of each body, body frame.
+    pub shapes: &'a [Shape],
+    /// Centre positions.
+    pub positions: &'a [Vec3],
+    /// Orientations.
+    pub orientations: &'a [Quat],
+    /// `true` for bodies that no contact can move (static or kinematic);
+    /// pairs of two such bodies are not reported.
+    pub fixed: &'a [bool],
+}
+
+impl BodyView<'_> {
+    /// Number of bodies.
+    pub fn len(&self) -> usize {
+        self.shapes.len()
+    }
+
+    /// `true` when there are no bodies.
+    pub fn is_empty(&self) -> bool {
+        self.shapes.is_empty()
+    }
+
+    /// Checks lengths, shapes and finiteness.
+    pub fn validate(&self) -> Result<(), CollideError> {
+        let n = self.shapes.len();
+        for (field, len) in [
+            ("positions", self.positions.len()),
+            ("orientations", self.orientations.len()),
+            ("fixed", self.fixed.len()),
+        ] {
+            if len != n {
+                return Err(CollideError::DimensionMismatch {
+                    field,
+                    expected: n,
+                    got: len,
+                });
+            }
+        }
+        for i in 0..n {
+            self.shapes[i].validate()?;
+            if !self.positions[i].iter().all(|x| x.is_finite()) {
+                return Err(CollideError::NonFinite {
+                    field: "position",
+                    body: i,
+                });
+            }
+            if !self.orientations[i].coords.iter().all(|x| x.is_finite()) {
+                return Err(CollideError::NonFinite {
+                    field: "orientation",
+                    body: i,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn placed(&self, i: usize) -> Placed<'_> {
+        Placed {
+            shape: &self.shapes[i],
+            position: self.positions[i],
+            orientation: self.orientations[i],
+        }
+    }
+}
+
+/// Settings of [`CollisionWorld`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CollisionSettings {
+    /// Contact margin [m]: pairs with gap up to this value are reported
+    /// (with a positive gap), so that approaching contacts enter the solve
+    /// before they overlap.
+    pub margin: f64,
+    /// Spheres larger than this multiple of the median sphere radius are
+    /// treated as large bodies instead of grid particles (keeps the grid
+    /// cells small in polydisperse scenes).
+    pub large_sphere_factor: f64,
+}
+
+impl Default for CollisionSettings {
+    fn default() -> Self {
+        Self {
+            margin: 0.0,
+            large_sphere_factor: 4.0,
+        }
+    }
+}
+
+impl CollisionSettings {
+    /// Checks the fields.
+    pub fn validate(&self) -> Result<(), CollideError> {
+        if !(self.margin.is_finite() && self.margin >= 0.0) {
+            return Err(CollideError::InvalidMargin(self.margin));
+        }
+        if !(self.large_sphere_factor.is_finite() && self.large_sphere_factor >= 1.0) {
+            return Err(CollideError::InvalidShape {
+                field: "large_sphere_factor",
+                value: self.large_sphere_factor,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// One grid entry, stored in bucket order for locality.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    cell: [i64; 3],
+    position: Vec3,
+    radius: f64,
+    body: u32,
+    fixed: bool,
+}
+
+/// Collision detection with owned scratch (no allocation after warm-up
+/// for a scene of stable size).
+#[derive(Debug, Clone, Default)]
+pub struct CollisionWorld {
+    settings: CollisionSettings,
+    particles: Vec<u32>,
+    large: Vec<u32>,
+    cells: Vec<[i64; 3]>,
+    bucket_start: Vec<u32>,
+    entries: Vec<Entry>,
+    cell_size: f64,
+    mask: u64,
+    /// Dense layout: lowest cell and cell counts per axis; `None` when the
+    /// particles' bounding box is too sparse and the hashed layout is used.
+    dense: Option<([i64; 3], [i64; 3])>,
+    radii: Vec<f64>,
+    fill: Vec<u32>,
+    candidates: Vec<usize>,
+    pair_contacts: Vec<ContactPoint>,
+    large_contacts: Vec<ContactPoint>,
+    raw: Vec<RawContact>,
+}
+
+const NEIGHBOURS: [[i64; 3]; 27] = {
+    let mut out = [[0i64; 3]; 27];
+    let mut k = 0;
+    let mut dz = -1;
+    while dz <= 1 {
+        let mut dy = -1;
+        while dy <= 1 {
+            let mut dx = -1;
+            while dx <= 1 {
+                out[k] = [dx, dy, dz];
+                k += 1;
+                dx += 1;
+            }
+            dy += 1;
+        }
+        dz += 1;
+    }
+    out
+};
+
+#[inline]
+fn hash(c: [i64; 3], mask: u64) -> usize {
+    let h = (c[0] as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (c[1] as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+        ^ (c[2] as u64).wrapping_mul(0x1656_67B1_9E37_79F9);
+    ((h ^ (h >> 29)) & mask) as usize
+}
+
+impl CollisionWorld {
+    /// Bucket of a cell: its linear index in the dense layout (`None` outside
+    /// the grid), or its hash.
+    #[inline]
+    fn bucket(&self, c: [i64; 3]) -> Option<usize> {
+        match &self.dense {
+            Some((lo, dims)) => {
+                let (x, y, z) = (c[0] - lo[0], c[1] - lo[1], c[2] - lo[2]);
+                if x < 0 || y < 0 || z < 0 || x >= dims[0] || y >= dims[1] || z >= dims[2] {
+                    None
+                } else {
+                    Some((x + dims[0] * (y + dims[1] * z)) as usize)
+                }
+            }
+            None => Some(hash(c, self.mask)),
+        }
+    }
+}
+
+fn make_point(bodies: &BodyView<'_>, a: usize, b: usize, raw: &RawContact) -> ContactPoint {
+    ContactPoint {
+        key: ContactKey::new(a as u32, b as u32, raw.feature),
+        point: raw.point,
+        normal: raw.normal,
+        gap: raw.gap,
+        arm_a: raw.point - bodies.positions[a],
+        arm_b: raw.point - bodies.positions[b],
+        curvature: [
+            bodies.shapes[a].curvature_radius(),
+            bodies.shapes[b].curvature_radius(),
+        ],
+    }
+}
+
+impl CollisionWorld {
+    /// A world with the given settings.
+    pub fn new(settings: CollisionSettings) -> Result<Self, CollideError> {
+        settings.validate()?;
+        Ok(Self {
+            settings,
+            ..Self::default()
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &CollisionSettings {
+        &self.settings
+    }
+
+    /// Finds all contacts (gap ≤ margin) between bodies, serially.
+    pub fn detect(
+        &mut self,
+        bodies: &BodyView<'_>,
+        out: &mut ContactSet,
+    ) -> Result<(), CollideError> {
+        self.detect_impl(bodies, out, false)
+    }
+
+    /// As [`Self::detect`], with the sphere-pair pass split over rayon's
+    /// thread pool. The result is identical, bit for bit, to the serial pass.
+    pub fn detect_parallel(
+        &mut self,
+        bodies: &BodyView<'_>,
+        out: &mut ContactSet,
+    ) -> Result<(), CollideError> {
+        self.detect_impl(bodies, out, true)
+    }
+
+    fn classify(&mut self, bodies: &BodyView<'_>) {
+        self.particles.clear();
+        self.large.clear();
+        let radii = &mut self.radii;
+        radii.clear();
+        radii.extend(bodies.shapes.iter().filter_map(Shape::sphere_radius));
+        let cutoff = if radii.is_empty() {
+            0.0
+        } else {
+            let mid = radii.len() / 2;
+            let (_, median, _) = radii.select_nth_unstable_by(mid, f64::total_cmp);
+            *median * self.settings.large_sphere_factor
+        };
+        for (i, s) in bodies.shapes.iter().enumerate() {
+            match s.sphere_radius() {
+                Some(r) if r <= cutoff => self.particles.push(i as u32),
+                _ => self.large.push(i as u32),
+            }
+        }
+    }
+
+    fn build_grid(&mut self, bodies: &BodyView<'_>) {
+        let max_r = self
+            .particles
+            .iter()
+            .map(|&i| bodies.shapes[i as usize].sphere_radius().unwrap_or(0.0))
+            .fold(0.0, f64::max);
+        self.cell_size = (2.0 * max_r + self.settings.margin).max(f64::MIN_POSITIVE);
+        let n = self.particles.len();
+        let inv = 1.0 / self.cell_size;
+        self.cells.clear();
+        let (mut lo, mut hi) = ([i64::MAX; 3], [i64::MIN; 3]);
+        for &i in &self.particles {
+            let x = bodies.positions[i as usize];
+            let c = [
+                (x.x * inv).floor() as i64,
+                (x.y * inv).floor() as i64,
+                (x.z * inv).floor() as i64,
+            ];
+            for k in 0..3 {
+                lo[k] = lo[k].min(c[k]);
+                hi[k] = hi[k].max(c[k]);
+            }
+            self.cells.push(c);
+        }
+        // Dense layout (neighbouring cells adjacent in memory) unless the
+        // bounding box of the particles is much larger than their number.
+        let dims = [0, 1, 2].map(|k| hi[k].saturating_sub(lo[k]).saturating_add(1));
+        let volume = dims.iter().fold(1.0f64, |v, &d| v * d as f64);
+        let table = if n > 0 && volume <= (8 * n + 4096) as f64 {
+            self.dense = Some((lo, dims));
+            volume as usize
+        } else {
+            self.dense = None;
+            (2 * n).next_power_of_two().max(16)
+        };
+        self.mask = table as u64 - 1;
+        self.bucket_start.clear();
+        self.bucket_start.resize(table + 1, 0);
+        for k in 0..n {
+            let b = self.bucket(self.cells[k]).unwrap_or(0);
+            self.bucket_start[b + 1] += 1;
+        }
+        for k in 0..table {
+            self.bucket_start[k + 1] += self.bucket_start[k];
+        }
+        let mut fill = std::mem::take(&mut self.fill);
+        fill.clear();
+        fill.extend_from_slice(&self.bucket_start[..table]);
+        self.entries.clear();
+        self.entries.resize(
+            n,
+            Entry {
+                cell: [0; 3],
+                position: Vec3::zeros(),
+                radius: 0.0,
+                body: 0,
+                fixed: false,
+            },
+        );
+        for (k, &i) in self.particles.iter().enumerate() {
+            let c = self.cells[k];
+            let h = self.bucket(c).unwrap_or(0);
+            let slot = fill[h] as usize;
+            fill[h] += 1;
+            let i = i as usize;
+            self.entries[slot] = Entry {
+                cell: c,
+                position: bodies.positions[i],
+                radius: bodies.shapes[i].sphere_radius().unwrap_or(0.0),
+                body: i as u32,
+                fixed: bodies.fixed[i],
+            };
+        }
+        self.fill = fill;
+    }
+
+    /// Sphere-sphere contacts of particles `range` (indices into
+    /// `self.particles`), each pair reported once from its smaller body
+    /// index, in increasing order of (a, b).
+    fn particle_pairs(
+        &self,
+        bodies: &BodyView<'_>,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<ContactPoint>,
+    ) {
+        let margin = self.settings.margin;
+        let mut local: Vec<(u32, RawContact)> = Vec::new();
+        for k in range {
+            let i = self.particles[k];
+            let c = self.cells[k];
+            let xi = bodies.positions[i as usize];
+            let ri = bodies.shapes[i as usize].sphere_radius().unwrap_or(0.0);
+            let fi = bodies.fixed[i as usize];
+            local.clear();
+            let mut visit = |ents: &[Entry], check_cell: Option<[i64; 3]>| {
+                for ent in ents {
+                    if ent.body <= i
+                        || (fi && ent.fixed)
+                        || check_cell.is_some_and(|nc| ent.cell != nc)
+                    {
+                        continue;
+                    }
+                    if let Some(raw) =
+                        narrow::sphere_sphere(&xi, ri, &ent.position, ent.radius, margin)
+                    {
+                        local.push((ent.body, raw));
+                    }
+                }
+            };
+            match &self.dense {
+                Some((lo, dims)) => {
+                    // Dense layout: the three cells of a row along x are
+                    // adjacent buckets, so each of the 9 rows is one range.
+                    let x = c[0] - lo[0];
+                    let (x0, x1) = ((x - 1).max(0), (x + 1).min(dims[0] - 1));
+                    for dz in -1..=1 {
+                        let z = c[2] - lo[2] + dz;
+                        if z < 0 || z >= dims[2] {
+                            continue;
+                        }
+                        for dy in -1..=1 {
+                            let y = c[1] - lo[1] + dy;
+                            if y < 0 || y >= dims[1] {
+                                continue;
+                            }
+                            let row = dims[0] * (y + dims[1] * z);
+                            let s = self.bucket_start[(row + x0) as usize] as usize;
+                            let e = self.bucket_start[(row + x1) as usize + 1] as usize;
+                            visit(&self.entries[s..e], None);
+                        }
+                    }
+                }
+                None => {
+                    for off in NEIGHBOURS {
+                        let nc = [c[0] + off[0], c[1] + off[1], c[2] + off[2]];
+                        let h = hash(nc, self.mask);
+                        let (s, e) = (
+                            self.bucket_start[h] as usize,
+                            self.bucket_start[h + 1] as usize,
+                        );
+                        visit(&self.entries[s..e], Some(nc));
+                    }
+                }
+            }
+            local.sort_unstable_by_key(|(b, _)| *b);
+            for (b, raw) in &local {
+                // normal from b (larger index) to a (smaller index)
+                out.push(make_point(bodies, i as usize, *b as usize, raw));
+            }
+        }
+    }
+
+    fn large_pairs(&mut self, bodies: &BodyView<'_>) -> Result<(), CollideError> {
+        let margin = self.settings.margin;
+        self.large_contacts.clear();
+        let reach = self.cell_size + margin;
+        for li in 0..self.large.len() {
+            let l = self.large[li] as usize;
+            let (lo, hi) = bodies.shapes[l].aabb(&bodies.positions[l], &bodies.orientations[l]);
+            let (lo, hi) = (lo - Vec3::repeat(margin), hi + Vec3::repeat(margin));
+            let lfixed = bodies.fixed[l];
+            // particles against this large body: query the grid cells under
+            // its box when that is cheaper than scanning all particles
+            let inv = 1.0 / self.cell_size;
+            let cmin = lo.map(|x| ((x - reach) * inv).floor());
+            let cmax = hi.map(|x| ((x + reach) * inv).floor());
+            let ncells = (cmax - cmin).map(|x| x + 1.0).product();
+            let mut candidates = std::mem::take(&mut self.candidates);
+            candidates.clear();
+            if ncells.is_finite() && ncells < self.particles.len() as f64 {
+                for cz in cmin.z as i64..=cmax.z as i64 {
+                    for cy in cmin.y as i64..=cmax.y as i64 {
+                        for cx in cmin.x as i64..=cmax.x as i64 {
+                            let nc = [cx, cy, cz];
+                            let Some(h) = self.bucket(nc) else { continue };
+                            let (s, e) = (
+                                self.bucket_start[h] as usize,
+                                self.bucket_start[h + 1] as usize,
+                            );
+                            candidates.extend(
+                                self.entries[s..e]
+                                    .iter()
+                                    .filter(|ent| ent.cell == nc)
+                                    .map(|ent| ent.body as usize),
+                            );
+                        }
+                    }
+                }
+                candidates.sort_unstable();
+            } else {
+                candidates.extend(self.particles.iter().map(|&p| p as usize));
+            }
+            for &p in &candidates {
+                if lfixed && bodies.fixed[p] {
+                    continue;
+                }
+                let x = bodies.positions[p];
+                let r = bodies.shapes[p].sphere_radius().unwrap_or(0.0);
+                if (0..3).any(|k| x[k] + r < lo[k] || x[k] - r > hi[k]) {
+                    continue;
+                }
+                self.raw.clear();
+                if !narrow::collide(&bodies.placed(p), &bodies.placed(l), margin, &mut self.raw) {
+                    return Err(CollideError::UnsupportedPair {
+                        body_a: p,
+                        body_b: l,
+                    });
+                }
+                for raw in &self.raw {
+                    self.large_contacts.push(make_point(bodies, p, l, raw));
+                }
+            }
+            self.candidates = candidates;
+            // large against large (a = smaller index)
+            for &m in &self.large[li + 1..] {
+                let m = m as usize;
+                if lfixed && bodies.fixed[m] {
+                    continue;
+                }
+                let (mlo, mhi) =
+                    bodies.shapes[m].aabb(&bodies.positions[m], &bodies.orientations[m]);
+                if (0..3).any(|k| mhi[k] < lo[k] || mlo[k] > hi[k]) {
+                    continue;
+                }
+                self.raw.clear();
+                if !narrow::collide(&bodies.placed(l), &bodies.placed(m), margin, &mut self.raw) {
+                    return Err(CollideError::UnsupportedPair {
+                        body_a: l,
+                        body_b: m,
+                    });
+                }
+                for raw in &self.raw {
+                    self.large_contacts.push(make_point(bodies, l, m, raw));
+                }
+            }
+        }
+        self.large_contacts.sort_by_key(|c| c.key);
+        self.large_contacts.dedup_by(|a, b| a.key == b.key);
+        Ok(())
+    }
+
+    fn detect_impl(
+        &mut self,
+        bodies: &BodyView<'_>,
+        out: &mut ContactSet,
+        parallel: bool,
+    ) -> Result<(), CollideError> {
+        bodies.validate()?;
+        self.classify(bodies);
+        self.build_grid(bodies);
+        let mut pairs = std::mem::take(&mut self.pair_contacts);
+        pairs.clear();
+        let n = self.particles.len();
+        if parallel && n > 4096 {
+            let chunk = n.div_ceil(4 * rayon::current_num_threads().max(1));
+            let this = &*self;
+            let parts: Vec<Vec<ContactPoint>> = (0..n.div_ceil(chunk))
+                .into_par_iter()
+                .map(|c| {
+                    let mut v = Vec::new();
+                    this.particle_pairs(bodies, c * chunk..((c + 1) * chunk).min(n), &mut v);
+                    v
+                })
+                .collect();
+            for p in parts {
+                pairs.extend(p);
+            }
+        } else {
+            self.particle_pairs(bodies, 0..n, &mut pairs);
+        }
+        self.large_pairs(bodies)?;
+        // Merge the few large-body contacts into the key-sorted pair list,
+        // in place from the back (no copy of the pair list).
+        std::mem::swap(&mut out.contacts, &mut pairs);
+        let v = &mut out.contacts;
+        let extra = &self.large_contacts;
+        let (n_pairs, n_extra) = (v.len(), extra.len());
+        if n_extra > 0 {
+            v.extend_from_slice(extra);
+            let (mut i, mut j, mut k) = (n_pairs, n_extra, n_pairs + n_extra);
+            while j > 0 {
+                k -= 1;
+                if i > 0 && v[i - 1].key > extra[j - 1].key {
+                    v[k] = v[i - 1];
+                    i -= 1;
+                } else {
+                    v[k] = extra[j - 1];
+                    j -= 1;
+                }
+            }
+        }
+        self.pair_contacts = pairs;
+        Ok(())
+    }
+}

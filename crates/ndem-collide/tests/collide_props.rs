@@ -1,0 +1,423 @@
+//! Property tests of collision detection (issue 3, "Must show").
+
+use ndem_collide::narrow::{self, Placed};
+use ndem_collide::proptest_support::*;
+use ndem_collide::*;
+use ndem_math::proptest_support::{rotation, unit_vector, vec3};
+use ndem_math::{ContactKey, Quat, Vec3};
+use proptest::prelude::*;
+
+/// O(N²) reference with the same pair-ordering rules as the world.
+fn brute_force(bodies: &Bodies, margin: f64) -> ContactSet {
+    let v = bodies.view();
+    let n = v.len();
+    let is_particle = |i: usize| v.shapes[i].sphere_radius().is_some();
+    let mut out = Vec::new();
+    let mut raw = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            if v.fixed[i] && v.fixed[j] {
+                continue;
+            }
+            let (a, b) = if !is_particle(i) && is_particle(j) {
+                (j, i)
+            } else {
+                (i, j)
+            };
+            let pa = Placed {
+                shape: &v.shapes[a],
+                position: v.positions[a],
+                orientation: v.orientations[a],
+            };
+            let pb = Placed {
+                shape: &v.shapes[b],
+                position: v.positions[b],
+                orientation: v.orientations[b],
+            };
+            raw.clear();
+            assert!(narrow::collide(&pa, &pb, margin, &mut raw));
+            for r in &raw {
+                out.push(ContactPoint {
+                    key: ContactKey::new(a as u32, b as u32, r.feature),
+                    point: r.point,
+                    normal: r.normal,
+                    gap: r.gap,
+                    arm_a: r.point - v.positions[a],
+                    arm_b: r.point - v.positions[b],
+                    curvature: [
+                        v.shapes[a].curvature_radius(),
+                        v.shapes[b].curvature_radius(),
+                    ],
+                });
+            }
+        }
+    }
+    ContactSet::from_contacts(out)
+}
+
+fn detect(bodies: &Bodies, margin: f64, parallel: bool) -> ContactSet {
+    let mut world = CollisionWorld::new(CollisionSettings {
+        margin,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut set = ContactSet::new();
+    if parallel {
+        world.detect_parallel(&bodies.view(), &mut set).unwrap();
+    } else {
+        world.detect(&bodies.view(), &mut set).unwrap();
+    }
+    set
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Broad plus narrow phase equals the O(N²) brute force, sphere clouds.
+    #[test]
+    fn grid_equals_brute_force(bodies in sphere_cloud(200, 1.0, 0.02, 0.07), margin in 0.0f64..0.01) {
+        prop_assert_eq!(detect(&bodies, margin, false), brute_force(&bodies, margin));
+    }
+
+    /// The same with walls (floor, box, cylinder, drum).
+    #[test]
+    fn grid_with_walls_equals_brute_force(bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07), margin in 0.0f64..0.01) {
+        prop_assert_eq!(detect(&bodies, margin, false), brute_force(&bodies, margin));
+    }
+
+    /// Keys in a set are unique and sorted; arms end at the contact point.
+    #[test]
+    fn sets_are_sorted_and_consistent(bodies in sphere_cloud_with_walls(100, 1.0, 0.02, 0.07)) {
+        let set = detect(&bodies, 0.005, false);
+        for w in set.as_slice().windows(2) {
+            prop_assert!(w[0].key < w[1].key);
+        }
+        for c in set.iter() {
+            prop_assert!((c.normal.norm() - 1.0).abs() < 1e-12);
+            prop_assert!((bodies.positions[c.body_a()] + c.arm_a - c.point).norm() < 1e-12);
+            prop_assert!((bodies.positions[c.body_b()] + c.arm_b - c.point).norm() < 1e-12);
+            prop_assert!(c.gap <= 0.005 + 1e-15);
+        }
+    }
+
+    /// Swapping a and b flips the normal and keeps gap and point.
+    #[test]
+    fn narrow_phase_is_symmetric(
+        xa in vec3(0.3), xb in vec3(0.3), ra in 0.05f64..0.3, qa in rotation(), qb in rotation(),
+        kind in 0usize..5, h in [0.05f64..0.3, 0.05f64..0.3, 0.05f64..0.3],
+    ) {
+        let other = match kind {
+            0 => Shape::Sphere { radius: h[0] },
+            1 => Shape::Box { half_extents: Vec3::new(h[0], h[1], h[2]) },
+            2 => Shape::Cylinder { radius: h[0], half_height: h[1] },
+            3 => Shape::HalfSpace { normal: Vec3::z() },
+            _ => Shape::convex_hull(&[
+                Vec3::new(h[0], 0.0, 0.0), Vec3::new(-h[0], 0.0, 0.0), Vec3::new(0.0, h[1], 0.0),
+                Vec3::new(0.0, -h[1], 0.0), Vec3::new(0.0, 0.0, h[2]), Vec3::new(0.0, 0.0, -h[2]),
+            ]).unwrap(),
+        };
+        let sphere = Shape::Sphere { radius: ra };
+        let a = Placed { shape: &sphere, position: xa, orientation: qa };
+        let b = Placed { shape: &other, position: xb, orientation: qb };
+        let (mut ab, mut ba) = (Vec::new(), Vec::new());
+        prop_assert!(narrow::collide(&a, &b, 0.1, &mut ab));
+        prop_assert!(narrow::collide(&b, &a, 0.1, &mut ba));
+        prop_assert_eq!(ab.len(), ba.len());
+        for (p, q) in ab.iter().zip(&ba) {
+            prop_assert_eq!(p.feature, q.feature);
+            prop_assert!((p.gap - q.gap).abs() < 1e-12);
+            prop_assert!((p.normal + q.normal).norm() < 1e-12);
+            prop_assert!((p.point - q.point).norm() < 1e-12);
+        }
+    }
+
+    /// Analytic gaps of the closed forms.
+    #[test]
+    fn analytic_gaps(x in vec3(1.0), n in unit_vector(), ra in 0.01f64..0.5, rb in 0.01f64..0.5, d_rel in -0.9f64..0.9, q in rotation()) {
+        let d = d_rel * ra.min(rb);
+        // sphere-sphere along n at centre distance ra + rb + d
+        let c = narrow::sphere_sphere(&(x + n * (ra + rb + d)), ra, &x, rb, 1.0).unwrap();
+        prop_assert!((c.gap - d).abs() < 1e-12);
+        prop_assert!((c.normal - n).norm() < 1e-9);
+        // sphere-plane
+        let c = narrow::sphere_plane(&(x + n * (ra + d)), ra, &x, &n, 1.0).unwrap();
+        prop_assert!((c.gap - d).abs() < 1e-12);
+        // sphere over the +z face of a rotated box: gap = distance to face − r
+        let h = Vec3::new(0.3, 0.4, 0.5);
+        let shape = Shape::Box { half_extents: h };
+        let placed = Placed { shape: &shape, position: x, orientation: q };
+        let centre = x + q * Vec3::new(0.1, -0.2, h.z + ra + d.abs());
+        let c = narrow::sphere_box(&centre, ra, &placed, &h, 1.0).unwrap();
+        prop_assert!((c.gap - d.abs()).abs() < 1e-12);
+        prop_assert!((c.normal - q * Vec3::z()).norm() < 1e-12);
+        // sphere beside a cylinder (radial) and inside a drum (wall)
+        let cyl = Shape::Cylinder { radius: 0.4, half_height: 0.5 };
+        let placed = Placed { shape: &cyl, position: x, orientation: q };
+        let centre = x + q * Vec3::new(0.0, 0.4 + ra + d.abs(), 0.1);
+        let c = narrow::sphere_cylinder(&centre, ra, &placed, 0.4, 0.5, 1.0).unwrap();
+        prop_assert!((c.gap - d.abs()).abs() < 1e-12);
+        let drum = Shape::Drum { radius: 2.0, half_height: 1.0 };
+        let placed = Placed { shape: &drum, position: x, orientation: q };
+        let centre = x + q * Vec3::new(2.0 - ra - d.abs(), 0.0, 0.0);
+        let mut out = Vec::new();
+        narrow::sphere_drum(&centre, ra, &placed, 2.0, 1.0, 0.49, &mut out);
+        prop_assert_eq!(out.len(), 1);
+        prop_assert!((out[0].gap - d.abs()).abs() < 1e-12);
+        prop_assert!((out[0].normal - q * -Vec3::x()).norm() < 1e-12);
+    }
+}
+
+/// The rayon path gives the same set, bit for bit.
+#[test]
+fn parallel_equals_serial() {
+    let bodies = dense_packing(22, 0.01);
+    let serial = detect(&bodies, 1e-4, false);
+    let parallel = detect(&bodies, 1e-4, true);
+    assert!(serial.len() > 20_000);
+    assert_eq!(serial, parallel);
+}
+
+/// A cubic packing of `n³` spheres on a floor, compressed by `overlap`.
+fn dense_packing(n: usize, overlap: f64) -> Bodies {
+    let r = 0.005;
+    let s = 2.0 * r * (1.0 - overlap);
+    let mut b = Bodies::new();
+    b.push(
+        Shape::HalfSpace { normal: Vec3::z() },
+        Vec3::zeros(),
+        Quat::identity(),
+        true,
+    );
+    for k in 0..n {
+        for j in 0..n {
+            for i in 0..n {
+                b.push(
+                    Shape::Sphere { radius: r },
+                    Vec3::new(
+                        i as f64 * s,
+                        j as f64 * s,
+                        r * (1.0 - overlap) + k as f64 * s,
+                    ),
+                    Quat::identity(),
+                    false,
+                );
+            }
+        }
+    }
+    b
+}
+
+/// Keys persist in a resting packing over 100 steps of small jitter, and a
+/// separating pair loses its key.
+#[test]
+fn keys_persist_while_contacts_persist() {
+    let mut bodies = dense_packing(6, 0.02);
+    let first = detect(&bodies, 0.0, false);
+    let mut seed = 12345u64;
+    let mut rnd = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed as f64 / u64::MAX as f64) - 0.5
+    };
+    for _ in 0..100 {
+        for p in bodies.positions.iter_mut().skip(1) {
+            *p += Vec3::new(rnd(), rnd(), rnd()) * 1e-6;
+        }
+        let now = detect(&bodies, 0.0, false);
+        let keys: Vec<_> = now.iter().map(|c| c.key).collect();
+        let first_keys: Vec<_> = first.iter().map(|c| c.key).collect();
+        assert_eq!(keys, first_keys);
+        assert!(now.map_from(&first).iter().all(|m| m.is_some()));
+    }
+    // pull the top-corner sphere away: its contacts disappear
+    let last = bodies.positions.len() - 1;
+    let before = detect(&bodies, 0.0, false);
+    bodies.positions[last].z += 0.01;
+    let after = detect(&bodies, 0.0, false);
+    let lost: Vec<_> = before.map_from(&after);
+    assert_eq!(lost.len(), after.len());
+    let had = before
+        .iter()
+        .filter(|c| c.body_b() == last || c.body_a() == last)
+        .count();
+    assert!(had > 0);
+    assert_eq!(
+        after
+            .iter()
+            .filter(|c| c.body_b() == last || c.body_a() == last)
+            .count(),
+        0
+    );
+    assert_eq!(before.len() - after.len(), had);
+}
+
+/// Particles far outside the bulk are still found.
+#[test]
+fn far_away_particles_are_not_lost() {
+    let mut bodies = dense_packing(3, 0.02);
+    let a = bodies.push(
+        Shape::Sphere { radius: 0.005 },
+        Vec3::new(1e6, -3e5, 7e4),
+        Quat::identity(),
+        false,
+    );
+    let b = bodies.push(
+        Shape::Sphere { radius: 0.005 },
+        Vec3::new(1e6 + 0.0099, -3e5, 7e4),
+        Quat::identity(),
+        false,
+    );
+    let set = detect(&bodies, 0.0, false);
+    assert!(set.find(&ContactKey::new(a as u32, b as u32, 0)).is_some());
+    assert_eq!(set, brute_force(&bodies, 0.0));
+}
+
+/// Triangle mesh: a sphere resting on a two-triangle square touching the
+/// shared diagonal gets one contact, not two.
+#[test]
+fn trimesh_contacts_are_deduplicated() {
+    let mesh = Shape::trimesh(
+        &[
+            Vec3::new(-1.0, -1.0, 0.0),
+            Vec3::new(1.0, -1.0, 0.0),
+            Vec3::new(1.0, 1.0, 0.0),
+            Vec3::new(-1.0, 1.0, 0.0),
+        ],
+        vec![[0, 1, 2], [0, 2, 3]],
+    )
+    .unwrap();
+    let mut bodies = Bodies::new();
+    bodies.push(mesh, Vec3::zeros(), Quat::identity(), true);
+    bodies.push(
+        Shape::Sphere { radius: 0.1 },
+        Vec3::new(0.3, 0.3, 0.099),
+        Quat::identity(),
+        false,
+    );
+    bodies.push(
+        Shape::Sphere { radius: 0.1 },
+        Vec3::new(0.5, -0.2, 0.098),
+        Quat::identity(),
+        false,
+    );
+    let set = detect(&bodies, 0.0, false);
+    assert_eq!(set.len(), 2);
+    for c in set.iter() {
+        assert!((c.normal - Vec3::z()).norm() < 1e-12);
+        assert!(c.gap < 0.0);
+    }
+    assert!((set.as_slice()[0].gap + 0.001).abs() < 1e-12);
+}
+
+/// A dynamic box against a dynamic cylinder goes through parry.
+#[test]
+fn parry_handles_box_cylinder() {
+    let mut bodies = Bodies::new();
+    bodies.push(
+        Shape::cuboid(Vec3::new(0.5, 0.5, 0.5)).unwrap(),
+        Vec3::zeros(),
+        Quat::identity(),
+        false,
+    );
+    bodies.push(
+        Shape::cylinder(0.2, 0.3).unwrap(),
+        Vec3::new(0.0, 0.0, 0.79),
+        Quat::identity(),
+        false,
+    );
+    let set = detect(&bodies, 0.0, false);
+    assert!(!set.is_empty());
+    for c in set.iter() {
+        assert!((c.gap + 0.01).abs() < 1e-9, "{}", c.gap);
+        assert!((c.normal + Vec3::z()).norm() < 1e-9);
+    }
+}
+
+/// A box resting on a plane touches at its four lower corners; a box on a
+/// box through parry gives a manifold with several points.
+#[test]
+fn box_contacts() {
+    let mut bodies = Bodies::new();
+    bodies.push(
+        Shape::HalfSpace { normal: Vec3::z() },
+        Vec3::zeros(),
+        Quat::identity(),
+        true,
+    );
+    bodies.push(
+        Shape::cuboid(Vec3::new(0.5, 0.3, 0.2)).unwrap(),
+        Vec3::new(0.0, 0.0, 0.199),
+        Quat::identity(),
+        false,
+    );
+    bodies.push(
+        Shape::cuboid(Vec3::new(0.2, 0.2, 0.2)).unwrap(),
+        Vec3::new(0.0, 0.0, 0.597),
+        Quat::identity(),
+        false,
+    );
+    let set = detect(&bodies, 0.0, false);
+    let floor: Vec<_> = set
+        .iter()
+        .filter(|c| c.body_a() == 0 || c.body_b() == 0)
+        .collect();
+    assert_eq!(floor.len(), 4);
+    for c in &floor {
+        // a = plane (index 0), b = box: normal from the box to the plane
+        assert!((c.normal + Vec3::z()).norm() < 1e-12);
+        assert!((c.gap + 0.001).abs() < 1e-12);
+    }
+    let stack: Vec<_> = set
+        .iter()
+        .filter(|c| c.body_a() == 1 && c.body_b() == 2)
+        .collect();
+    assert!(
+        stack.len() >= 3,
+        "box-box manifold has {} points",
+        stack.len()
+    );
+    for c in &stack {
+        assert!((c.normal + Vec3::z()).norm() < 1e-9, "{:?}", c.normal);
+        assert!((c.gap + 0.002).abs() < 1e-9, "{}", c.gap);
+    }
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    let mut bodies = dense_packing(2, 0.0);
+    bodies.positions[3].y = f64::NAN;
+    let mut world = CollisionWorld::default();
+    let mut set = ContactSet::new();
+    assert!(matches!(
+        world.detect(&bodies.view(), &mut set),
+        Err(CollideError::NonFinite {
+            field: "position",
+            body: 3
+        })
+    ));
+    let mut bodies = dense_packing(2, 0.0);
+    bodies.shapes[2] = Shape::Sphere { radius: 0.0 };
+    assert!(matches!(
+        world.detect(&bodies.view(), &mut set),
+        Err(CollideError::InvalidShape {
+            field: "radius",
+            ..
+        })
+    ));
+    assert!(Shape::sphere(-1.0).is_err());
+    assert!(Shape::cuboid(Vec3::new(1.0, f64::INFINITY, 1.0)).is_err());
+    assert!(
+        CollisionWorld::new(CollisionSettings {
+            margin: -1.0,
+            ..Default::default()
+        })
+        .is_err()
+    );
+    bodies.fixed.pop();
+    assert!(matches!(
+        world.detect(&bodies.view(), &mut set),
+        Err(CollideError::DimensionMismatch { field: "fixed", .. })
+    ));
+    assert!(Shape::trimesh(&[Vec3::zeros()], vec![[0, 1, 2]]).is_err());
+}
