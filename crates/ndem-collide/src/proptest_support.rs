@@ -17,6 +17,8 @@ pub struct Bodies {
     pub orientations: Vec<Quat>,
     /// Fixed flags.
     pub fixed: Vec<bool>,
+    /// Speculative distances (empty: none).
+    pub sweep: Vec<f64>,
 }
 
 impl Bodies {
@@ -27,6 +29,7 @@ impl Bodies {
             positions: Vec::new(),
             orientations: Vec::new(),
             fixed: Vec::new(),
+            sweep: Vec::new(),
         }
     }
 
@@ -46,6 +49,7 @@ impl Bodies {
             positions: &self.positions,
             orientations: &self.orientations,
             fixed: &self.fixed,
+            sweep: &self.sweep,
         }
     }
 }

@@ -263,10 +263,35 @@ impl Shape {
         }
     }
 
+    /// Distance from the body origin to the farthest point of the solid
+    /// (0 for unbounded shapes and meshes, whose motion is not swept).
+    pub fn bounding_radius(&self) -> f64 {
+        match self {
+            Shape::Sphere { radius } => *radius,
+            Shape::Box { half_extents } => half_extents.norm(),
+            Shape::Cylinder {
+                radius,
+                half_height,
+            } => radius.hypot(*half_height),
+            Shape::Convex(c) => c.bounding_radius,
+            Shape::HalfSpace { .. } | Shape::Drum { .. } | Shape::TriMesh(_) => 0.0,
+        }
+    }
+
     /// Radius of curvature used for the Hertz effective radius: the sphere
-    /// radius, or infinity for flat (and, approximately, for all other)
-    /// surfaces.
+    /// radius; for boxes the smallest half extent and for cylinders the
+    /// radius (a proxy: edges and corners have no Hertz radius, and two flat
+    /// surfaces would give an infinite stiffness); infinity for half-spaces,
+    /// drum walls and meshes (the drum's concave wall, radius −R, is treated
+    /// as flat: for D = 40 d this changes R* by 2.5 %); the bounding radius
+    /// for convex polyhedra.
     pub fn curvature_radius(&self) -> f64 {
-        self.sphere_radius().unwrap_or(f64::INFINITY)
+        match self {
+            Shape::Sphere { radius } => *radius,
+            Shape::Box { half_extents } => half_extents.min(),
+            Shape::Cylinder { radius, .. } => *radius,
+            Shape::Convex(c) => c.bounding_radius,
+            Shape::HalfSpace { .. } | Shape::Drum { .. } | Shape::TriMesh(_) => f64::INFINITY,
+        }
     }
 }

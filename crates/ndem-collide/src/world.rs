@@ -20,6 +20,10 @@ pub struct BodyView<'a> {
     /// `true` for bodies that no contact can move (static or kinematic);
     /// pairs of two such bodies are not reported.
     pub fixed: &'a [bool],
+    /// Per-body speculative distance [m] (e.g. `Δt |v|`), added to the
+    /// margin of every pair the body is in, so that contacts that would
+    /// close within a step are found before they overlap. Empty for none.
+    pub sweep: &'a [f64],
 }
 
 impl BodyView<'_> {
@@ -36,6 +40,23 @@ impl BodyView<'_> {
     /// Checks lengths, shapes and finiteness.
     pub fn validate(&self) -> Result<(), CollideError> {
         let n = self.shapes.len();
+        if !self.sweep.is_empty() && self.sweep.len() != n {
+            return Err(CollideError::DimensionMismatch {
+                field: "sweep",
+                expected: n,
+                got: self.sweep.len(),
+            });
+        }
+        if let Some(i) = self
+            .sweep
+            .iter()
+            .position(|s| !(s.is_finite() && *s >= 0.0))
+        {
+            return Err(CollideError::NonFinite {
+                field: "sweep",
+                body: i,
+            });
+        }
         for (field, len) in [
             ("positions", self.positions.len()),
             ("orientations", self.orientations.len()),
@@ -65,6 +86,12 @@ impl BodyView<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Speculative distance of body `i`.
+    #[inline]
+    pub fn sweep_of(&self, i: usize) -> f64 {
+        self.sweep.get(i).copied().unwrap_or(0.0)
     }
 
     fn placed(&self, i: usize) -> Placed<'_> {
@@ -120,6 +147,7 @@ struct Entry {
     cell: [i64; 3],
     position: Vec3,
     radius: f64,
+    sweep: f64,
     body: u32,
     fixed: bool,
 }
@@ -135,6 +163,7 @@ pub struct CollisionWorld {
     bucket_start: Vec<u32>,
     entries: Vec<Entry>,
     cell_size: f64,
+    max_sweep: f64,
     mask: u64,
     /// Dense layout: lowest cell and cell counts per axis; `None` when the
     /// particles' bounding box is too sparse and the hashed layout is used.
@@ -270,7 +299,14 @@ impl CollisionWorld {
             .iter()
             .map(|&i| bodies.shapes[i as usize].sphere_radius().unwrap_or(0.0))
             .fold(0.0, f64::max);
-        self.cell_size = (2.0 * max_r + self.settings.margin).max(f64::MIN_POSITIVE);
+        let max_sweep = self
+            .particles
+            .iter()
+            .map(|&i| bodies.sweep_of(i as usize))
+            .fold(0.0, f64::max);
+        self.max_sweep = max_sweep;
+        self.cell_size =
+            (2.0 * max_r + self.settings.margin + 2.0 * max_sweep).max(f64::MIN_POSITIVE);
         let n = self.particles.len();
         let inv = 1.0 / self.cell_size;
         self.cells.clear();
@@ -319,6 +355,7 @@ impl CollisionWorld {
                 cell: [0; 3],
                 position: Vec3::zeros(),
                 radius: 0.0,
+                sweep: 0.0,
                 body: 0,
                 fixed: false,
             },
@@ -333,6 +370,7 @@ impl CollisionWorld {
                 cell: c,
                 position: bodies.positions[i],
                 radius: bodies.shapes[i].sphere_radius().unwrap_or(0.0),
+                sweep: bodies.sweep_of(i),
                 body: i as u32,
                 fixed: bodies.fixed[i],
             };
@@ -357,6 +395,7 @@ impl CollisionWorld {
             let xi = bodies.positions[i as usize];
             let ri = bodies.shapes[i as usize].sphere_radius().unwrap_or(0.0);
             let fi = bodies.fixed[i as usize];
+            let si = margin + bodies.sweep_of(i as usize);
             local.clear();
             let mut visit = |ents: &[Entry], check_cell: Option<[i64; 3]>| {
                 for ent in ents {
@@ -367,7 +406,7 @@ impl CollisionWorld {
                         continue;
                     }
                     if let Some(raw) =
-                        narrow::sphere_sphere(&xi, ri, &ent.position, ent.radius, margin)
+                        narrow::sphere_sphere(&xi, ri, &ent.position, ent.radius, si + ent.sweep)
                     {
                         local.push((ent.body, raw));
                     }
@@ -423,7 +462,9 @@ impl CollisionWorld {
         for li in 0..self.large.len() {
             let l = self.large[li] as usize;
             let (lo, hi) = bodies.shapes[l].aabb(&bodies.positions[l], &bodies.orientations[l]);
-            let (lo, hi) = (lo - Vec3::repeat(margin), hi + Vec3::repeat(margin));
+            let lsweep = bodies.sweep_of(l);
+            let grow = margin + lsweep + self.max_sweep;
+            let (lo, hi) = (lo - Vec3::repeat(grow), hi + Vec3::repeat(grow));
             let lfixed = bodies.fixed[l];
             // particles against this large body: query the grid cells under
             // its box when that is cheaper than scanning all particles
@@ -466,7 +507,13 @@ impl CollisionWorld {
                     continue;
                 }
                 self.raw.clear();
-                if !narrow::collide(&bodies.placed(p), &bodies.placed(l), margin, &mut self.raw) {
+                let pair_margin = margin + lsweep + bodies.sweep_of(p);
+                if !narrow::collide(
+                    &bodies.placed(p),
+                    &bodies.placed(l),
+                    pair_margin,
+                    &mut self.raw,
+                ) {
                     return Err(CollideError::UnsupportedPair {
                         body_a: p,
                         body_b: l,

@@ -35,7 +35,12 @@ fn brute_force(bodies: &Bodies, margin: f64) -> ContactSet {
                 orientation: v.orientations[b],
             };
             raw.clear();
-            assert!(narrow::collide(&pa, &pb, margin, &mut raw));
+            assert!(narrow::collide(
+                &pa,
+                &pb,
+                margin + v.sweep_of(a) + v.sweep_of(b),
+                &mut raw
+            ));
             for r in &raw {
                 out.push(ContactPoint {
                     key: ContactKey::new(a as u32, b as u32, r.feature),
@@ -77,6 +82,17 @@ proptest! {
     #[test]
     fn grid_equals_brute_force(bodies in sphere_cloud(200, 1.0, 0.02, 0.07), margin in 0.0f64..0.01) {
         prop_assert_eq!(detect(&bodies, margin, false), brute_force(&bodies, margin));
+    }
+
+    /// The same with per-body speculative distances.
+    #[test]
+    fn grid_with_sweeps_equals_brute_force(mut bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07), seed in any::<u64>()) {
+        let mut s = seed | 1;
+        bodies.sweep = bodies.shapes.iter().map(|_| {
+            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+            (s % 1000) as f64 * 2e-5
+        }).collect();
+        prop_assert_eq!(detect(&bodies, 0.001, false), brute_force(&bodies, 0.001));
     }
 
     /// The same with walls (floor, box, cylinder, drum).

@@ -1,1 +1,24 @@
-//! placeholder
+//! # ndem-step
+//!
+//! Bodies and the SPOOK time stepper of nonsmooth DEM (warm-starting paper,
+//! Algorithm 1): contact detection, impact stage with Newton restitution,
+//! continuous stage with a swappable [`ndem_solve::Solver`] and
+//! [`ndem_solve::WarmStart`], bilateral joints and motors, and the
+//! model-reduction hook points of the adaptive-model-reduction paper.
+//!
+//! Invariant: the stepper talks to solvers only through
+//! [`ndem_solve::ContactProblem`]; it knows no solver internals, and it
+//! knows nothing about scenes, file formats or output.
+
+pub mod body;
+pub mod error;
+pub mod joint;
+pub mod stepper;
+pub mod verification;
+
+pub use body::{BodyDesc, Motion, World};
+pub use error::StepError;
+pub use joint::{Joint, JointKind, Motor};
+pub use stepper::{
+    ContactForce, ModelHooks, NoHooks, StageTimes, StepSettings, StepStats, Stepper,
+};

@@ -1,0 +1,399 @@
+//! Bodies (structure of arrays) and the world that holds them.
+
+use crate::StepError;
+use ndem_collide::{BodyView, Shape};
+use ndem_math::{InverseMass, MassProperties, Material, Quat, Vec3, Velocity6};
+
+/// How a body moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Motion {
+    /// Moved by forces and contacts.
+    Dynamic,
+    /// Moves with its prescribed velocity and angular velocity (a rotating
+    /// drum, a moving wall); contacts cannot push it.
+    Kinematic,
+    /// Never moves.
+    Static,
+}
+
+/// Everything needed to add one body.
+#[derive(Debug, Clone)]
+pub struct BodyDesc {
+    /// Collision shape, body frame.
+    pub shape: Shape,
+    /// Index into [`World::materials`].
+    pub material: usize,
+    /// Motion type.
+    pub motion: Motion,
+    /// Mass properties; `None` computes them from the shape and the
+    /// material density (spheres, boxes, cylinders). Ignored for
+    /// non-dynamic bodies.
+    pub mass: Option<MassProperties>,
+    /// Centre position.
+    pub position: Vec3,
+    /// Orientation.
+    pub orientation: Quat,
+    /// Velocity (prescribed for kinematic bodies).
+    pub velocity: Velocity6,
+    /// Conveyor-style surface velocity (world frame) added to the material
+    /// velocity of this body's surface at its contacts (usually on a static
+    /// body).
+    pub surface_velocity: Vec3,
+}
+
+impl BodyDesc {
+    /// A dynamic body at rest.
+    pub fn dynamic(shape: Shape, material: usize, position: Vec3) -> Self {
+        Self {
+            shape,
+            material,
+            motion: Motion::Dynamic,
+            mass: None,
+            position,
+            orientation: Quat::identity(),
+            velocity: Velocity6::ZERO,
+            surface_velocity: Vec3::zeros(),
+        }
+    }
+
+    /// A static body.
+    pub fn fixed(shape: Shape, material: usize, position: Vec3) -> Self {
+        Self {
+            motion: Motion::Static,
+            ..Self::dynamic(shape, material, position)
+        }
+    }
+
+    /// Sets the orientation.
+    pub fn with_orientation(mut self, q: Quat) -> Self {
+        self.orientation = q;
+        self
+    }
+
+    /// Sets the velocity.
+    pub fn with_velocity(mut self, v: Velocity6) -> Self {
+        self.velocity = v;
+        self
+    }
+}
+
+/// Bodies, materials and gravity. Per-body data is stored as structure of
+/// arrays, indexed by body id (the index returned by [`World::add_body`]).
+#[derive(Debug, Clone)]
+pub struct World {
+    /// Materials, indexed by `BodyDesc::material`.
+    pub materials: Vec<Material>,
+    /// Gravitational acceleration [m/s²].
+    pub gravity: Vec3,
+    pub(crate) shapes: Vec<Shape>,
+    pub(crate) material: Vec<usize>,
+    pub(crate) motion: Vec<Motion>,
+    pub(crate) mass: Vec<Option<MassProperties>>,
+    pub(crate) position: Vec<Vec3>,
+    pub(crate) orientation: Vec<Quat>,
+    pub(crate) velocity: Vec<Velocity6>,
+    pub(crate) surface_velocity: Vec<Vec3>,
+    pub(crate) force: Vec<Vec3>,
+    pub(crate) torque: Vec<Vec3>,
+    pub(crate) fixed: Vec<bool>,
+    pub(crate) joints: Vec<crate::Joint>,
+}
+
+impl World {
+    /// An empty world with the given materials and gravity.
+    pub fn new(materials: Vec<Material>, gravity: Vec3) -> Result<Self, StepError> {
+        for m in &materials {
+            m.validate()?;
+        }
+        if !gravity.iter().all(|x| x.is_finite()) {
+            return Err(StepError::InvalidSettings {
+                field: "gravity",
+                reason: "must be finite",
+            });
+        }
+        Ok(Self {
+            materials,
+            gravity,
+            shapes: Vec::new(),
+            material: Vec::new(),
+            motion: Vec::new(),
+            mass: Vec::new(),
+            position: Vec::new(),
+            orientation: Vec::new(),
+            velocity: Vec::new(),
+            surface_velocity: Vec::new(),
+            force: Vec::new(),
+            torque: Vec::new(),
+            fixed: Vec::new(),
+            joints: Vec::new(),
+        })
+    }
+
+    /// Adds a joint (built with [`crate::Joint::lock`] or
+    /// [`crate::Joint::prismatic`]); returns its index.
+    pub fn add_joint(&mut self, joint: crate::Joint) -> Result<usize, StepError> {
+        let (a, b) = (joint.body_a, joint.body_b);
+        if a >= self.len() || b >= self.len() || a == b {
+            return Err(StepError::InvalidJoint {
+                joint: self.joints.len(),
+                body_a: a,
+                body_b: b,
+            });
+        }
+        self.joints.push(joint);
+        Ok(self.joints.len() - 1)
+    }
+
+    /// The joints.
+    pub fn joints(&self) -> &[crate::Joint] {
+        &self.joints
+    }
+
+    /// Mutable access to the joints (e.g. to change a motor's target).
+    pub fn joints_mut(&mut self) -> &mut [crate::Joint] {
+        &mut self.joints
+    }
+
+    /// Adds a body after checking it; returns its index.
+    pub fn add_body(&mut self, desc: BodyDesc) -> Result<usize, StepError> {
+        let i = self.shapes.len();
+        desc.shape.validate()?;
+        if desc.material >= self.materials.len() {
+            return Err(StepError::UnknownMaterial {
+                body: i,
+                material: desc.material,
+                count: self.materials.len(),
+            });
+        }
+        check_vec("position", i, &desc.position)?;
+        check_vec("velocity", i, &desc.velocity.linear)?;
+        check_vec("angular_velocity", i, &desc.velocity.angular)?;
+        check_vec("surface_velocity", i, &desc.surface_velocity)?;
+        if !desc.orientation.coords.iter().all(|x| x.is_finite()) {
+            return Err(StepError::NonFiniteState {
+                field: "orientation",
+                body: i,
+            });
+        }
+        let mass = match desc.motion {
+            Motion::Dynamic => Some(match desc.mass {
+                Some(m) => MassProperties::new(m.mass, m.principal_inertia)?,
+                None => default_mass(&desc.shape, self.materials[desc.material].density)?,
+            }),
+            _ => None,
+        };
+        let velocity = if desc.motion == Motion::Static {
+            Velocity6::ZERO
+        } else {
+            desc.velocity
+        };
+        self.shapes.push(desc.shape);
+        self.material.push(desc.material);
+        self.fixed.push(desc.motion != Motion::Dynamic);
+        self.motion.push(desc.motion);
+        self.mass.push(mass);
+        self.position.push(desc.position);
+        self.orientation.push(desc.orientation);
+        self.velocity.push(velocity);
+        self.surface_velocity.push(desc.surface_velocity);
+        self.force.push(Vec3::zeros());
+        self.torque.push(Vec3::zeros());
+        Ok(i)
+    }
+
+    /// Number of bodies.
+    pub fn len(&self) -> usize {
+        self.shapes.len()
+    }
+    /// `true` when there are no bodies.
+    pub fn is_empty(&self) -> bool {
+        self.shapes.is_empty()
+    }
+    /// Number of dynamic bodies.
+    pub fn dynamic_count(&self) -> usize {
+        self.motion
+            .iter()
+            .filter(|m| **m == Motion::Dynamic)
+            .count()
+    }
+    /// Positions.
+    pub fn positions(&self) -> &[Vec3] {
+        &self.position
+    }
+    /// Orientations.
+    pub fn orientations(&self) -> &[Quat] {
+        &self.orientation
+    }
+    /// Velocities.
+    pub fn velocities(&self) -> &[Velocity6] {
+        &self.velocity
+    }
+    /// Shapes.
+    pub fn shapes(&self) -> &[Shape] {
+        &self.shapes
+    }
+    /// Motion types.
+    pub fn motions(&self) -> &[Motion] {
+        &self.motion
+    }
+    /// Material index of each body.
+    pub fn body_materials(&self) -> &[usize] {
+        &self.material
+    }
+    /// Mass properties (`None` for non-dynamic bodies).
+    pub fn mass_properties(&self) -> &[Option<MassProperties>] {
+        &self.mass
+    }
+    /// Surface velocities.
+    pub fn surface_velocities(&self) -> &[Vec3] {
+        &self.surface_velocity
+    }
+
+    /// Sets the position of a body.
+    pub fn set_position(&mut self, body: usize, position: Vec3) -> Result<(), StepError> {
+        check_vec("position", body, &position)?;
+        self.position[body] = position;
+        Ok(())
+    }
+
+    /// Sets the velocity of a body (the prescribed one for kinematic bodies).
+    pub fn set_velocity(&mut self, body: usize, velocity: Velocity6) -> Result<(), StepError> {
+        check_vec("velocity", body, &velocity.linear)?;
+        check_vec("angular_velocity", body, &velocity.angular)?;
+        if self.motion[body] != Motion::Static {
+            self.velocity[body] = velocity;
+        }
+        Ok(())
+    }
+
+    /// Sets the user force and torque on a body (applied every step until
+    /// changed), in addition to gravity.
+    pub fn set_force(&mut self, body: usize, force: Vec3, torque: Vec3) -> Result<(), StepError> {
+        check_vec("force", body, &force)?;
+        check_vec("torque", body, &torque)?;
+        self.force[body] = force;
+        self.torque[body] = torque;
+        Ok(())
+    }
+
+    /// Inverse mass block of a body at its current orientation.
+    pub fn inverse_mass(&self, body: usize) -> InverseMass {
+        match &self.mass[body] {
+            Some(m) => m.inverse(&self.orientation[body]),
+            None => InverseMass::INFINITE_MASS,
+        }
+    }
+
+    /// Collision view of the bodies with per-body speculative distances.
+    pub fn body_view<'a>(&'a self, sweep: &'a [f64]) -> BodyView<'a> {
+        BodyView {
+            shapes: &self.shapes,
+            positions: &self.position,
+            orientations: &self.orientation,
+            fixed: &self.fixed,
+            sweep,
+        }
+    }
+
+    /// `Δt (|v| + |ω| r_bound)` per body: how far any point of the body can
+    /// travel in one step (zero for static bodies).
+    pub fn sweep_distances(&self, dt: f64, out: &mut Vec<f64>) {
+        out.clear();
+        out.extend((0..self.len()).map(|i| {
+            if self.motion[i] == Motion::Static {
+                0.0
+            } else {
+                let v = &self.velocity[i];
+                dt * (v.linear.norm() + v.angular.norm() * self.shapes[i].bounding_radius())
+            }
+        }));
+    }
+
+    /// Kinetic energy `Σ ½ m v² + ½ ωᵀ I ω` of the dynamic bodies [J].
+    pub fn kinetic_energy(&self) -> f64 {
+        (0..self.len())
+            .filter_map(|i| {
+                let m = self.mass[i].as_ref()?;
+                let v = &self.velocity[i];
+                let iw = m.world_inertia(&self.orientation[i]);
+                Some(
+                    0.5 * m.mass * v.linear.norm_squared() + 0.5 * v.angular.dot(&(iw * v.angular)),
+                )
+            })
+            .sum()
+    }
+
+    /// Gravitational potential energy `−Σ m g·x` of the dynamic bodies [J].
+    pub fn potential_energy(&self) -> f64 {
+        (0..self.len())
+            .filter_map(|i| {
+                Some(-self.mass[i].as_ref()?.mass * self.gravity.dot(&self.position[i]))
+            })
+            .sum()
+    }
+
+    /// Total linear momentum and angular momentum about the origin of the
+    /// dynamic bodies.
+    pub fn momentum(&self) -> (Vec3, Vec3) {
+        let mut p = Vec3::zeros();
+        let mut l = Vec3::zeros();
+        for i in 0..self.len() {
+            if let Some(m) = &self.mass[i] {
+                let pi = self.velocity[i].linear * m.mass;
+                p += pi;
+                l += self.position[i].cross(&pi)
+                    + m.world_inertia(&self.orientation[i]) * self.velocity[i].angular;
+            }
+        }
+        (p, l)
+    }
+
+    /// Checks that every body's state is finite.
+    pub fn validate_state(&self) -> Result<(), StepError> {
+        for i in 0..self.len() {
+            check_vec("position", i, &self.position[i])?;
+            check_vec("velocity", i, &self.velocity[i].linear)?;
+            check_vec("angular_velocity", i, &self.velocity[i].angular)?;
+            if !self.orientation[i].coords.iter().all(|x| x.is_finite()) {
+                return Err(StepError::NonFiniteState {
+                    field: "orientation",
+                    body: i,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_vec(field: &'static str, body: usize, v: &Vec3) -> Result<(), StepError> {
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(StepError::NonFiniteState { field, body })
+    }
+}
+
+/// Mass properties of a shape from the material density.
+fn default_mass(shape: &Shape, density: f64) -> Result<MassProperties, StepError> {
+    use std::f64::consts::PI;
+    Ok(match shape {
+        Shape::Sphere { radius } => MassProperties::solid_sphere(density, *radius)?,
+        Shape::Box { half_extents } => {
+            MassProperties::solid_box(8.0 * half_extents.product() * density, *half_extents)?
+        }
+        Shape::Cylinder {
+            radius,
+            half_height,
+        } => MassProperties::solid_cylinder(
+            PI * radius * radius * 2.0 * half_height * density,
+            *radius,
+            *half_height,
+        )?,
+        _ => {
+            return Err(StepError::InvalidSettings {
+                field: "mass",
+                reason: "give mass properties explicitly for dynamic bodies of this shape",
+            });
+        }
+    })
+}

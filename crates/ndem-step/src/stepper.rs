@@ -1,0 +1,594 @@
+//! The SPOOK stepper (warm-starting paper, Algorithm 1), with an impact
+//! stage and the hook points of the adaptive-model-reduction paper's
+//! Algorithm 1.
+//!
+//! One step of length `Δt`:
+//! 1. contact detection at the current positions;
+//! 2. model-refinement hook (split), [`ModelHooks::after_detection`];
+//! 3. impact stage: if some contact approaches faster than `v_imp`, solve
+//!    `G_n v⁺ ≥ −e G_n v⁻` (complementary) for those contacts and
+//!    `G v⁺ = 0` within bounds (normal rows `≥ 0`) for the rest, from the
+//!    current velocities, with no warm start;
+//! 4. continuous stage: the SPOOK MCP with `v* = v + Δt M⁻¹ f_ext`, warm
+//!    started by the chosen policy and solved by the chosen solver;
+//! 5. model-reduction hook (merge), [`ModelHooks::after_solve`];
+//! 6. position update `x ← x + Δt v`, `q ← exp(Δt ω/2) ⊗ q`.
+//!
+//! All work is done on scratch copies; the world is written only when the
+//! whole step has succeeded, so a failed step leaves it unchanged.
+
+use crate::{Motion, StepError, World};
+use ndem_collide::{CollisionSettings, CollisionWorld, ContactPoint, ContactSet};
+use ndem_math::jacobian::normal_row;
+use ndem_math::{
+    ContactFrame, ContactJacobian, ContactKey, ContactLaw, ContactParameters, PairProperties,
+    SpookSettings, Vec3, Velocity6, integrate_orientation,
+};
+use ndem_solve::{
+    ColdStart, Contact, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, PgsSettings,
+    ProjectedGaussSeidel, ResidualStats, Solver, Stopping, WarmStart,
+};
+use std::time::{Duration, Instant};
+
+/// Settings of a [`Stepper`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepSettings {
+    /// Time step `Δt` [s] (paper: 5 ms).
+    pub dt: f64,
+    /// Normal force law (Hertz by default).
+    pub contact_law: ContactLaw,
+    /// SPOOK compliances and relaxation.
+    pub spook: SpookSettings,
+    /// Impact threshold `v_imp` [m/s] (paper: 0.05).
+    pub impact_velocity: f64,
+    /// Run the impact stage.
+    pub impact_stage: bool,
+    /// PGS iterations of the impact stage.
+    pub impact_iterations: usize,
+    /// Rows per contact.
+    pub contact_rows: ContactRows,
+    /// Friction set (box as in the papers, or disk).
+    pub friction_set: FrictionSet,
+    /// Contact margin [m].
+    pub margin: f64,
+    /// Use the rayon path of contact detection (results are identical).
+    pub parallel_detection: bool,
+}
+
+impl Default for StepSettings {
+    fn default() -> Self {
+        Self {
+            dt: 5e-3,
+            contact_law: ContactLaw::Hertz,
+            spook: SpookSettings::default(),
+            impact_velocity: 0.05,
+            impact_stage: true,
+            impact_iterations: 100,
+            contact_rows: ContactRows::NormalFrictionRolling,
+            friction_set: FrictionSet::Box,
+            margin: 0.0,
+            parallel_detection: false,
+        }
+    }
+}
+
+impl StepSettings {
+    /// Checks the fields.
+    pub fn validate(&self) -> Result<(), StepError> {
+        if !(self.dt.is_finite() && self.dt > 0.0) {
+            return Err(StepError::InvalidSettings {
+                field: "dt",
+                reason: "must be finite and > 0",
+            });
+        }
+        if !(self.impact_velocity.is_finite() && self.impact_velocity >= 0.0) {
+            return Err(StepError::InvalidSettings {
+                field: "impact_velocity",
+                reason: "must be finite and >= 0",
+            });
+        }
+        if !(self.margin.is_finite() && self.margin >= 0.0) {
+            return Err(StepError::InvalidSettings {
+                field: "margin",
+                reason: "must be finite and >= 0",
+            });
+        }
+        if let ContactLaw::Linear { stiffness } = self.contact_law {
+            if !(stiffness.is_finite() && stiffness > 0.0) {
+                return Err(StepError::InvalidSettings {
+                    field: "contact_law.stiffness",
+                    reason: "must be finite and > 0",
+                });
+            }
+        }
+        self.spook.validate()?;
+        Ok(())
+    }
+}
+
+/// Hook points of the adaptive-model-reduction paper's Algorithm 1. The
+/// default methods do nothing.
+pub trait ModelHooks: Send {
+    /// Called after contact detection (model refinement: split aggregates).
+    fn after_detection(&mut self, _world: &mut World, _contacts: &mut ContactSet) {}
+    /// Called after the continuous solve with its problem and multipliers
+    /// (model reduction: merge resting bodies).
+    fn after_solve(&mut self, _world: &World, _problem: &ContactProblem, _lambda: &[f64]) {}
+}
+
+/// No model reduction.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHooks;
+impl ModelHooks for NoHooks {}
+
+/// Wall-clock time per stage of one step.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StageTimes {
+    /// Contact detection.
+    pub detection: Duration,
+    /// Problem assembly (Jacobians, Σ, Υ).
+    pub assembly: Duration,
+    /// Impact solve.
+    pub impact: Duration,
+    /// Warm start and continuous solve.
+    pub continuous: Duration,
+    /// The whole step.
+    pub total: Duration,
+}
+
+/// Statistics of one step.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepStats {
+    /// Step index (1 for the first step).
+    pub step: u64,
+    /// Time at the end of the step [s].
+    pub time: f64,
+    /// Number of contacts.
+    pub contacts: usize,
+    /// Contacts treated as impacts.
+    pub impacts: usize,
+    /// Iterations of the continuous solve.
+    pub iterations: usize,
+    /// Whether the continuous solve met its tolerance.
+    pub converged: bool,
+    /// Iterations of the impact solve (0 when skipped).
+    pub impact_iterations: usize,
+    /// Residuals of the continuous solve by row kind.
+    pub residuals: ResidualStats,
+    /// Contacts warm started from history.
+    pub warm_contacts: usize,
+    /// Kinetic energy after the step [J].
+    pub kinetic_energy: f64,
+    /// Potential energy after the step [J].
+    pub potential_energy: f64,
+    /// Linear momentum after the step.
+    pub momentum: Vec3,
+    /// Angular momentum (about the origin) after the step.
+    pub angular_momentum: Vec3,
+    /// Stage times.
+    pub times: StageTimes,
+}
+
+/// The force a contact transmits, from the last continuous solve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactForce {
+    /// Contact identity.
+    pub key: ContactKey,
+    /// Contact point.
+    pub point: Vec3,
+    /// Normal (from b to a).
+    pub normal: Vec3,
+    /// Normal force magnitude `s_n λ_n / Δt` [N].
+    pub normal_force: f64,
+    /// Total force on body a (normal plus friction) [N].
+    pub force_on_a: Vec3,
+    /// Overlap `δ` (0 when apart) [m].
+    pub overlap: f64,
+}
+
+/// The SPOOK stepper. Solver and warm-start policy are trait objects that
+/// can be swapped between steps.
+pub struct Stepper {
+    settings: StepSettings,
+    solver: Box<dyn Solver>,
+    warm_start: Box<dyn WarmStart>,
+    impact_solver: ProjectedGaussSeidel,
+    hooks: Box<dyn ModelHooks>,
+    collision: CollisionWorld,
+    contacts: ContactSet,
+    history: ImpulseHistory,
+    problem: Option<ContactProblem>,
+    lambda: Vec<f64>,
+    velocity: Vec<Velocity6>,
+    sweep: Vec<f64>,
+    time: f64,
+    step: u64,
+}
+
+impl std::fmt::Debug for Stepper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stepper")
+            .field("settings", &self.settings)
+            .field("solver", &self.solver.name())
+            .field("warm_start", &self.warm_start.name())
+            .field("time", &self.time)
+            .field("step", &self.step)
+            .finish()
+    }
+}
+
+impl Stepper {
+    /// A stepper with the given settings, solver and warm-start policy.
+    pub fn new(
+        settings: StepSettings,
+        solver: Box<dyn Solver>,
+        warm_start: Box<dyn WarmStart>,
+    ) -> Result<Self, StepError> {
+        settings.validate()?;
+        let impact_solver = ProjectedGaussSeidel::new(PgsSettings {
+            stopping: Stopping {
+                max_iterations: settings.impact_iterations,
+                tolerance: 1e-10,
+            },
+            final_residuals: false,
+            ..PgsSettings::default()
+        })?;
+        Ok(Self {
+            collision: CollisionWorld::new(CollisionSettings {
+                margin: settings.margin,
+                ..CollisionSettings::default()
+            })?,
+            settings,
+            solver,
+            warm_start,
+            impact_solver,
+            hooks: Box::new(NoHooks),
+            contacts: ContactSet::new(),
+            history: ImpulseHistory::new(),
+            problem: None,
+            lambda: Vec::new(),
+            velocity: Vec::new(),
+            sweep: Vec::new(),
+            time: 0.0,
+            step: 0,
+        })
+    }
+
+    /// PGS with `iterations` sweeps and cold starting.
+    pub fn with_pgs(settings: StepSettings, iterations: usize) -> Result<Self, StepError> {
+        let pgs = ProjectedGaussSeidel::new(PgsSettings {
+            stopping: Stopping::iterations(iterations),
+            ..PgsSettings::default()
+        })?;
+        Self::new(settings, Box::new(pgs), Box::new(ColdStart))
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &StepSettings {
+        &self.settings
+    }
+    /// Replaces the continuous-stage solver.
+    pub fn set_solver(&mut self, solver: Box<dyn Solver>) {
+        self.solver = solver;
+    }
+    /// The continuous-stage solver.
+    pub fn solver_mut(&mut self) -> &mut dyn Solver {
+        self.solver.as_mut()
+    }
+    /// Replaces the warm-start policy.
+    pub fn set_warm_start(&mut self, warm_start: Box<dyn WarmStart>) {
+        self.warm_start = warm_start;
+    }
+    /// Installs model hooks.
+    pub fn set_hooks(&mut self, hooks: Box<dyn ModelHooks>) {
+        self.hooks = hooks;
+    }
+    /// Simulated time [s].
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+    /// Steps taken.
+    pub fn step_count(&self) -> u64 {
+        self.step
+    }
+    /// Restores time and step counter (checkpoint restart).
+    pub fn set_clock(&mut self, time: f64, step: u64) {
+        self.time = time;
+        self.step = step;
+    }
+    /// Multipliers kept for warm starting.
+    pub fn history(&self) -> &ImpulseHistory {
+        &self.history
+    }
+    /// Replaces the warm-start history (checkpoint restart).
+    pub fn set_history(&mut self, history: ImpulseHistory) {
+        self.history = history;
+    }
+    /// Contacts of the last step.
+    pub fn contacts(&self) -> &ContactSet {
+        &self.contacts
+    }
+    /// The continuous-stage problem of the last step and its solution.
+    pub fn last_problem(&self) -> Option<(&ContactProblem, &[f64])> {
+        self.problem.as_ref().map(|p| (p, self.lambda.as_slice()))
+    }
+
+    /// Contact forces of the last continuous solve.
+    pub fn contact_forces(&self) -> Vec<ContactForce> {
+        let Some(p) = &self.problem else {
+            return Vec::new();
+        };
+        let m = p.contact_rows().count();
+        let dt = self.settings.dt;
+        p.contacts()
+            .iter()
+            .zip(self.lambda.chunks_exact(m))
+            .zip(self.contacts.iter())
+            .map(|((c, lam), cp)| {
+                let (imp, _) = c.jacobian.world_impulses(lam);
+                ContactForce {
+                    key: c.key,
+                    point: cp.point,
+                    normal: cp.normal,
+                    normal_force: c.jacobian.normal_scale * lam[0] / dt,
+                    force_on_a: imp / dt,
+                    overlap: (-cp.gap).max(0.0),
+                }
+            })
+            .collect()
+    }
+
+    /// Forces of the joint rows of the last step, `λ/Δt` per row in joint
+    /// order (for a motor row: the force on body a along the axis; the
+    /// force on b is its negative).
+    pub fn joint_forces(&self) -> Vec<f64> {
+        let Some(p) = &self.problem else {
+            return Vec::new();
+        };
+        self.lambda[p.generic_offset()..]
+            .iter()
+            .map(|l| l / self.settings.dt)
+            .collect()
+    }
+
+    fn contact_parameters(
+        &self,
+        world: &World,
+        c: &ContactPoint,
+    ) -> Result<ContactParameters, StepError> {
+        let (a, b) = (c.body_a(), c.body_b());
+        let pair = PairProperties::combine(
+            &world.materials[world.material[a]],
+            c.curvature[0],
+            &world.materials[world.material[b]],
+            c.curvature[1],
+        )?;
+        Ok(ContactParameters::new(
+            self.settings.contact_law,
+            &pair,
+            self.settings.dt,
+            &self.settings.spook,
+        )?)
+    }
+
+    /// Tangential right-hand side from conveyor surface velocities:
+    /// `b_t = t·s_a − t·s_b`.
+    fn surface_rhs(world: &World, c: &ContactPoint, frame: &ContactFrame) -> [f64; 2] {
+        let s = world.surface_velocity[c.body_a()] - world.surface_velocity[c.body_b()];
+        [frame.tangent1.dot(&s), frame.tangent2.dot(&s)]
+    }
+
+    fn new_problem(
+        &self,
+        world: &World,
+        free: Vec<Velocity6>,
+    ) -> Result<ContactProblem, StepError> {
+        let inv = (0..world.len()).map(|i| world.inverse_mass(i)).collect();
+        Ok(ContactProblem::new(
+            inv,
+            free,
+            self.settings.contact_rows,
+            self.settings.friction_set,
+            self.settings.dt,
+        )?)
+    }
+
+    /// Takes one step. On error the world is unchanged.
+    pub fn step(&mut self, world: &mut World) -> Result<StepStats, StepError> {
+        let t_start = Instant::now();
+        world.validate_state()?;
+        if world.dynamic_count() == 0 {
+            return Err(StepError::EmptyScene);
+        }
+        let dt = self.settings.dt;
+        let mut times = StageTimes::default();
+
+        // 1. detection
+        let t = Instant::now();
+        let mut contacts = std::mem::take(&mut self.contacts);
+        let mut sweep = std::mem::take(&mut self.sweep);
+        world.sweep_distances(dt, &mut sweep);
+        let detected = if self.settings.parallel_detection {
+            self.collision
+                .detect_parallel(&world.body_view(&sweep), &mut contacts)
+        } else {
+            self.collision
+                .detect(&world.body_view(&sweep), &mut contacts)
+        };
+        self.sweep = sweep;
+        if let Err(e) = detected {
+            self.contacts = contacts;
+            return Err(e.into());
+        }
+        // 2. model refinement
+        self.hooks.after_detection(world, &mut contacts);
+        times.detection = t.elapsed();
+        let result = self.solve_step(world, &contacts, &mut times);
+        self.contacts = contacts;
+        let (velocity, problem, lambda, mut stats) = result?;
+
+        // 6. commit: velocities and positions
+        for i in 0..world.len() {
+            match world.motion[i] {
+                Motion::Dynamic => world.velocity[i] = velocity[i],
+                Motion::Kinematic | Motion::Static => {}
+            }
+            if world.motion[i] != Motion::Static {
+                let v = world.velocity[i];
+                world.position[i] += v.linear * dt;
+                world.orientation[i] = integrate_orientation(&world.orientation[i], &v.angular, dt);
+            }
+        }
+        self.history.record(&problem, &lambda);
+        self.hooks.after_solve(world, &problem, &lambda);
+        self.problem = Some(problem);
+        self.lambda = lambda;
+        self.velocity = velocity;
+        self.time += dt;
+        self.step += 1;
+        stats.step = self.step;
+        stats.time = self.time;
+        stats.kinetic_energy = world.kinetic_energy();
+        stats.potential_energy = world.potential_energy();
+        (stats.momentum, stats.angular_momentum) = world.momentum();
+        times.total = t_start.elapsed();
+        stats.times = times;
+        Ok(stats)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn solve_step(
+        &mut self,
+        world: &World,
+        contacts: &ContactSet,
+        times: &mut StageTimes,
+    ) -> Result<(Vec<Velocity6>, ContactProblem, Vec<f64>, StepStats), StepError> {
+        let dt = self.settings.dt;
+        let mut stats = StepStats {
+            contacts: contacts.len(),
+            ..StepStats::default()
+        };
+        let t = Instant::now();
+        // Per-contact geometry and parameters, shared by both stages.
+        let mut geo = Vec::with_capacity(contacts.len());
+        for c in contacts.iter() {
+            let (a, b) = (c.body_a(), c.body_b());
+            if world.fixed[a] && world.fixed[b] {
+                return Err(StepError::InfiniteMassPair {
+                    body_a: a,
+                    body_b: b,
+                });
+            }
+            let frame = ContactFrame::from_normal(&c.normal)?;
+            let params = self.contact_parameters(world, c)?;
+            geo.push((frame, params));
+        }
+        let mut velocity = world.velocity.clone();
+
+        // 3. impact stage
+        let mut impacts = 0;
+        if self.settings.impact_stage && !contacts.is_empty() {
+            let mut problem = self.new_problem(world, velocity.clone())?;
+            for (c, (frame, params)) in contacts.iter().zip(&geo) {
+                let jac = ContactJacobian::new(*frame, &c.arm_a, &c.arm_b, 1.0);
+                let (a, b) = (c.body_a(), c.body_b());
+                let un = jac.velocity(&velocity[a], &velocity[b])[0];
+                // an impact: approaching faster than v_imp and closing the
+                // gap within this step
+                let impacting = un < -self.settings.impact_velocity && c.gap + un * dt <= 0.0;
+                impacts += usize::from(impacting);
+                // non-impacting contacts: G_n v⁺ ≥ 0, or for a pair still
+                // apart, G_n v⁺ ≥ −φ/Δt (may close the gap, not more)
+                let b_n = if impacting {
+                    params.restitution * un
+                } else {
+                    c.gap.max(0.0) / dt
+                };
+                let [st1, st2] = Self::surface_rhs(world, c, frame);
+                problem.push_contact(Contact {
+                    bodies: [a as u32, b as u32],
+                    key: c.key,
+                    jacobian: jac,
+                    sigma: [params.sigma_t, params.sigma_t, params.sigma_r],
+                    rhs: [b_n, st1, st2, 0.0, 0.0, 0.0],
+                    friction: params.friction,
+                    rolling_arm: params.rolling_arm,
+                    model: Default::default(),
+                })?;
+            }
+            if impacts > 0 {
+                let mut lambda = vec![0.0; problem.len()];
+                let rep = self
+                    .impact_solver
+                    .solve(&problem, &mut lambda, &mut velocity)?;
+                stats.impact_iterations = rep.iterations;
+                check_velocity(&velocity, "impact")?;
+            }
+        }
+        stats.impacts = impacts;
+        times.impact = t.elapsed();
+
+        // 4. continuous stage
+        let t = Instant::now();
+        let mut free = velocity.clone();
+        for i in 0..world.len() {
+            if let Some(m) = &world.mass[i] {
+                let inv = m.inverse(&world.orientation[i]);
+                free[i].linear += (world.gravity + world.force[i] * inv.inv_mass) * dt;
+                free[i].angular += inv.inv_inertia * world.torque[i] * dt;
+            }
+        }
+        let mut problem = self.new_problem(world, free)?;
+        let e_h = self.settings.contact_law.exponent();
+        for (c, (frame, params)) in contacts.iter().zip(&geo) {
+            let nr = normal_row(c.gap, e_h, self.settings.spook.overlap_floor);
+            let jac = ContactJacobian::new(*frame, &c.arm_a, &c.arm_b, nr.scale);
+            let (a, b) = (c.body_a(), c.body_b());
+            let gv_old = jac.velocity(&velocity[a], &velocity[b])[0];
+            let mut contact =
+                Contact::spook([a as u32, b as u32], c.key, jac, nr.g, gv_old, params, dt);
+            if c.gap > 0.0 {
+                // Speculative contact (found through the margin or sweep):
+                // G_n v ≥ −φ/Δt lets the gap close within the step but not
+                // overlap. SPOOK's b_n = (4/Δt)Υφ − Υ G_n v_i would instead
+                // brake an approaching pair while it is still apart.
+                contact.rhs[0] = c.gap / dt;
+            }
+            let [st1, st2] = Self::surface_rhs(world, c, frame);
+            contact.rhs[1] = st1;
+            contact.rhs[2] = st2;
+            problem.push_contact(contact)?;
+        }
+        let mut rows = Vec::new();
+        for (j, joint) in world.joints.iter().enumerate() {
+            joint.rows(world, &velocity, j, dt, &mut rows);
+        }
+        for r in rows {
+            problem.push_row(r)?;
+        }
+        times.assembly = t.elapsed();
+        let t = Instant::now();
+        let mut lambda = vec![0.0; problem.len()];
+        let mut vel = vec![Velocity6::ZERO; problem.body_count()];
+        let ws = self
+            .warm_start
+            .initialize(&problem, &self.history, &mut lambda, &mut vel)?;
+        stats.warm_contacts = ws.warm;
+        let report = self.solver.solve(&problem, &mut lambda, &mut vel)?;
+        check_velocity(&vel, "continuous")?;
+        stats.iterations = report.iterations;
+        stats.converged = report.converged;
+        stats.residuals = report.residuals;
+        times.continuous = t.elapsed();
+        Ok((vel, problem, lambda, stats))
+    }
+}
+
+fn check_velocity(v: &[Velocity6], stage: &'static str) -> Result<(), StepError> {
+    match v.iter().position(|x| {
+        !(x.linear.iter().all(|c| c.is_finite()) && x.angular.iter().all(|c| c.is_finite()))
+    }) {
+        Some(body) => Err(StepError::NonFiniteVelocity { stage, body }),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,74 @@
+//! Output helpers: folders, CSV, JSON summaries, progress lines.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+/// Error type of the suites (I/O and simulation errors as text).
+pub type SuiteResult<T> = Result<T, String>;
+
+/// Creates the output folder.
+pub fn prepare(out: &Path) -> SuiteResult<()> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))
+}
+
+/// Writes a file atomically (temporary file then rename), so that an
+/// interrupted run never leaves a half-written file that looks complete.
+pub fn write(path: &Path, contents: &str) -> SuiteResult<()> {
+    let tmp = path.with_extension("partial");
+    let mut f =
+        std::fs::File::create(&tmp).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    f.write_all(contents.as_bytes())
+        .and_then(|_| f.sync_all())
+        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Writes a CSV file from a header and rows.
+pub fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> SuiteResult<()> {
+    let mut s = header.join(",");
+    s.push('\n');
+    for r in rows {
+        s.push_str(&r.join(","));
+        s.push('\n');
+    }
+    write(path, &s)
+}
+
+/// Progress reporter on stderr.
+pub struct Progress {
+    total: usize,
+    done: usize,
+    start: Instant,
+    label: String,
+}
+
+impl Progress {
+    /// Starts a progress line for `total` items.
+    pub fn new(label: &str, total: usize) -> Self {
+        eprintln!("[{label}] 0/{total}");
+        Self {
+            total,
+            done: 0,
+            start: Instant::now(),
+            label: label.into(),
+        }
+    }
+
+    /// Marks one item done.
+    pub fn tick(&mut self, what: &str) {
+        self.done += 1;
+        eprintln!(
+            "[{}] {}/{} {what} ({:.1} s)",
+            self.label,
+            self.done,
+            self.total,
+            self.start.elapsed().as_secs_f64()
+        );
+    }
+
+    /// Seconds since the start.
+    pub fn elapsed(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+}

@@ -1,0 +1,181 @@
+//! `cargo xtask verify`: the stepper against physics with known answers.
+
+use crate::SuiteOptions;
+use crate::report::{self, Progress, SuiteResult};
+use ndem_solve::{ColdStart, HistoryWarmStart};
+use ndem_step::verification::{self as v, CaseResult};
+use serde_json::json;
+
+fn column_cases(n: usize, quick: bool) -> SuiteResult<Vec<CaseResult>> {
+    let duration = if quick { 2.0 } else { 4.0 };
+    let iterations: &[usize] = if quick {
+        &[10, 100, 1000]
+    } else {
+        &[10, 50, 200, 1000, 3000]
+    };
+    let mut errors = Vec::new();
+    for &it in iterations {
+        let e = v::column_error(n, it, Box::new(HistoryWarmStart::default()), duration)
+            .map_err(|e| e.to_string())?;
+        errors.push((it, e));
+    }
+    let mut out = Vec::new();
+    for &(it, e) in &errors {
+        out.push(CaseResult {
+            name: format!("column N={n} N_it={it} (history)"),
+            measured: e,
+            expected: 0.0,
+            tolerance: f64::NAN,
+            absolute: true,
+            pass: e.is_finite(),
+            note: "eps_l = (l - l_Nit)/l, recorded".into(),
+        });
+    }
+    let (best_it, best) = *errors.last().expect("iterations");
+    out.push(CaseResult {
+        name: format!("column N={n} settled height (N_it={best_it})"),
+        measured: best,
+        expected: 0.0,
+        tolerance: 1e-3,
+        absolute: true,
+        pass: best.abs() <= 1e-3,
+        note: "|eps_l| <= 0.1 %".into(),
+    });
+    let falling = errors
+        .windows(2)
+        .all(|w| w[1].1.abs() <= w[0].1.abs() * 1.0001 + 1e-9);
+    out.push(CaseResult {
+        name: format!("column N={n} eps_l falls with N_it"),
+        measured: if falling { 1.0 } else { 0.0 },
+        expected: 1.0,
+        tolerance: 0.0,
+        absolute: true,
+        pass: falling,
+        note: format!(
+            "|eps_l| at N_it = {}",
+            errors
+                .iter()
+                .map(|(i, e)| format!("{i}: {:.2e}", e.abs()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    });
+    // cold start with many iterations reaches the same height
+    let cold = v::column_error(
+        n,
+        *iterations.last().expect("it"),
+        Box::new(ColdStart),
+        duration,
+    )
+    .map_err(|e| e.to_string())?;
+    out.push(CaseResult {
+        name: format!(
+            "column N={n} cold start N_it={}",
+            iterations.last().expect("it")
+        ),
+        measured: cold,
+        expected: 0.0,
+        tolerance: 1e-3,
+        absolute: true,
+        pass: cold.abs() <= 1e-3,
+        note: "|eps_l| <= 0.1 %".into(),
+    });
+    Ok(out)
+}
+
+/// Runs the suite; `Ok(true)` when every case passes.
+pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
+    report::prepare(&opts.out)?;
+    let mut progress = Progress::new("verify", 7);
+    let mut cases: Vec<CaseResult> = Vec::new();
+    let err = |e: ndem_step::StepError| e.to_string();
+    for e in [0.18, 0.8] {
+        cases.push(v::drop_rebound(e).map_err(err)?);
+    }
+    progress.tick("drop rebound");
+    for angle in [15.0, 35.0] {
+        cases.push(v::block_on_incline(angle).map_err(err)?);
+    }
+    progress.tick("block on incline");
+    let (a, b) = v::rolling_resistance().map_err(err)?;
+    cases.extend([a, b]);
+    progress.tick("rolling resistance");
+    let (a, b) = v::momentum_conservation().map_err(err)?;
+    cases.extend([a, b]);
+    progress.tick("momentum");
+    cases.extend(column_cases(10, opts.quick)?);
+    progress.tick("column N=10");
+    cases.extend(column_cases(50, opts.quick)?);
+    progress.tick("column N=50");
+
+    let mut table =
+        String::from("| case | measured | expected | tolerance | pass |\n|---|---|---|---|---|\n");
+    let mut rows = Vec::new();
+    for c in &cases {
+        let tol = if c.tolerance.is_nan() {
+            "(recorded)".to_string()
+        } else if c.absolute {
+            format!("±{:.1e}", c.tolerance)
+        } else {
+            format!("±{:.1} %", 100.0 * c.tolerance)
+        };
+        table.push_str(&format!(
+            "| {} | {:.6e} | {:.6e} | {} | {} |\n",
+            c.name,
+            c.measured,
+            c.expected,
+            tol,
+            if c.pass { "yes" } else { "NO" }
+        ));
+        rows.push(vec![
+            format!("\"{}\"", c.name),
+            format!("{:e}", c.measured),
+            format!("{:e}", c.expected),
+            format!("{:e}", c.tolerance),
+            c.absolute.to_string(),
+            c.pass.to_string(),
+            format!("\"{}\"", c.note),
+        ]);
+    }
+    let all = cases.iter().all(|c| c.pass);
+    println!("{table}");
+    report::write_csv(
+        &opts.out.join("cases.csv"),
+        &[
+            "case",
+            "measured",
+            "expected",
+            "tolerance",
+            "absolute",
+            "pass",
+            "note",
+        ],
+        &rows,
+    )?;
+    let summary = json!({
+        "suite": "verify",
+        "quick": opts.quick,
+        "all_pass": all,
+        "wall_time_s": progress.elapsed(),
+        "cases": cases.iter().map(|c| json!({
+            "name": c.name, "measured": c.measured, "expected": c.expected,
+            "tolerance": if c.tolerance.is_nan() { serde_json::Value::Null } else { json!(c.tolerance) },
+            "absolute": c.absolute, "pass": c.pass, "note": c.note,
+        })).collect::<Vec<_>>(),
+    });
+    report::write(
+        &opts.out.join("summary.json"),
+        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
+    )?;
+    let md = format!(
+        "# cargo xtask verify{}\n\nEach case compares one measured number with its analytic value \
+         (see `crates/ndem-step/src/verification.rs` for the set-up and formula of each).\n\n{table}\n\
+         All pass: **{}**. Wall time {:.1} s.\n",
+        if opts.quick { " --quick" } else { "" },
+        if all { "yes" } else { "no" },
+        progress.elapsed()
+    );
+    report::write(&opts.out.join("report.md"), &md)?;
+    eprintln!("wrote {}", opts.out.display());
+    Ok(all)
+}
