@@ -5,7 +5,7 @@
 //! shape (b) to the first (a) and the point midway between the two surfaces.
 
 use crate::convert;
-use crate::shape::Shape;
+use crate::shape::{ConvexShape, Shape, TriMeshShape};
 use ndem_math::{Quat, Vec3};
 use parry3d_f64::query::{self as pq, PersistentQueryDispatcher};
 use parry3d_f64::shape as ps;
@@ -207,11 +207,12 @@ pub fn sphere_trimesh(
     x: &Vec3,
     r: f64,
     b: &Placed<'_>,
-    mesh: &ps::TriMesh,
+    mesh: &TriMeshShape,
     margin: f64,
     out: &mut Vec<RawContact>,
 ) {
     use parry3d_f64::query::PointQuery;
+    let mesh = &*mesh.mesh;
     let p = b.orientation.inverse() * (x - b.position);
     let reach = r + margin;
     let aabb = parry3d_f64::bounding_volume::Aabb::new(
@@ -344,7 +345,12 @@ fn parry_shape(shape: &Shape) -> Option<(Box<dyn ps::Shape>, Quat)> {
 /// feature id combines parry's feature ids and sub-shape indices, which are
 /// stable while the contact persists. Returns `false` when parry does not
 /// support the pair.
-pub fn parry_pair(a: &Placed<'_>, b: &Placed<'_>, margin: f64, out: &mut Vec<RawContact>) -> bool {
+pub fn general_pair(
+    a: &Placed<'_>,
+    b: &Placed<'_>,
+    margin: f64,
+    out: &mut Vec<RawContact>,
+) -> bool {
     let (Some((ga, qa)), Some((gb, qb))) = (parry_shape(a.shape), parry_shape(b.shape)) else {
         return false;
     };
@@ -392,9 +398,10 @@ pub fn sphere_convex(
     x: &Vec3,
     r: f64,
     b: &Placed<'_>,
-    hull: &ps::ConvexPolyhedron,
+    hull: &ConvexShape,
     margin: f64,
 ) -> Option<RawContact> {
+    let hull = &*hull.hull;
     let pa = convert::pose(x, &Quat::identity());
     let pb = convert::pose(&b.position, &b.orientation);
     let c = pq::contact(&pa, &ps::Ball::new(r), &pb, hull, margin)
@@ -462,10 +469,10 @@ pub fn collide(a: &Placed<'_>, b: &Placed<'_>, margin: f64, out: &mut Vec<RawCon
             sphere_drum(&a.position, *radius, b, *rd, *half_height, margin, out);
         }
         (S::Sphere { radius }, S::TriMesh(m)) => {
-            sphere_trimesh(&a.position, *radius, b, &m.mesh, margin, out);
+            sphere_trimesh(&a.position, *radius, b, m, margin, out);
         }
         (S::Sphere { radius }, S::Convex(c)) => {
-            out.extend(sphere_convex(&a.position, *radius, b, &c.hull, margin));
+            out.extend(sphere_convex(&a.position, *radius, b, c, margin));
         }
         (S::Box { half_extents }, S::HalfSpace { normal }) => {
             box_plane(
@@ -509,7 +516,7 @@ pub fn collide(a: &Placed<'_>, b: &Placed<'_>, margin: f64, out: &mut Vec<RawCon
             }
             flip(out, start);
         }
-        _ => return parry_pair(a, b, margin, out),
+        _ => return general_pair(a, b, margin, out),
     }
     true
 }

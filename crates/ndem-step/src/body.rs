@@ -266,6 +266,12 @@ impl World {
         Ok(())
     }
 
+    /// Mutable velocity of a body without checks (tests of error handling).
+    #[doc(hidden)]
+    pub fn velocity_mut_for_test(&mut self, body: usize) -> &mut Velocity6 {
+        &mut self.velocity[body]
+    }
+
     /// Sets the user force and torque on a body (applied every step until
     /// changed), in addition to gravity.
     pub fn set_force(&mut self, body: usize, force: Vec3, torque: Vec3) -> Result<(), StepError> {

@@ -102,8 +102,10 @@ impl Joint {
                 reason: "must be a finite non-zero direction",
             });
         }
-        if let Some(m) = motor {
-            if !(m.max_force.is_finite() && m.max_force >= 0.0 && m.target_speed.is_finite()) {
+        if let Some(m) = motor
+            && !(m.max_force.is_finite() && m.max_force >= 0.0 && m.target_speed.is_finite())
+        {
+            {
                 return Err(StepError::InvalidSettings {
                     field: "motor",
                     reason: "target speed must be finite and max force finite and >= 0",

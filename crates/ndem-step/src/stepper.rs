@@ -93,8 +93,10 @@ impl StepSettings {
                 reason: "must be finite and >= 0",
             });
         }
-        if let ContactLaw::Linear { stiffness } = self.contact_law {
-            if !(stiffness.is_finite() && stiffness > 0.0) {
+        if let ContactLaw::Linear { stiffness } = self.contact_law
+            && !(stiffness.is_finite() && stiffness > 0.0)
+        {
+            {
                 return Err(StepError::InvalidSettings {
                     field: "contact_law.stiffness",
                     reason: "must be finite and > 0",

@@ -1,0 +1,476 @@
+//! Integration tests of the stepper stages, determinism, joints and bad
+//! input (issue 6).
+
+use ndem_collide::Shape;
+use ndem_math::{Material, Quat, Vec3, Velocity6};
+use ndem_solve::{
+    ColdStart, ContactProblem, HistoryWarmStart, IterationRecord, Observer, PgsSettings,
+    ProjectedGaussSeidel, SolveError, SolveReport, Solver, Stopping,
+};
+use ndem_step::*;
+
+fn pgs(n: usize) -> Box<ProjectedGaussSeidel> {
+    Box::new(
+        ProjectedGaussSeidel::new(PgsSettings {
+            stopping: Stopping::iterations(n),
+            ..PgsSettings::default()
+        })
+        .unwrap(),
+    )
+}
+
+/// A small random pile: spheres dropped in a box of walls.
+fn pile(seed: u64) -> World {
+    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+    w.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).unwrap(),
+        0,
+        Vec3::zeros(),
+    ))
+    .unwrap();
+    for (n, x) in [
+        (Vec3::x(), -0.05),
+        (-Vec3::x(), 0.05),
+        (Vec3::y(), -0.05),
+        (-Vec3::y(), 0.05),
+    ] {
+        let p = if n.x != 0.0 {
+            Vec3::new(x, 0.0, 0.0)
+        } else {
+            Vec3::new(0.0, x, 0.0)
+        };
+        w.add_body(BodyDesc::fixed(Shape::half_space(n).unwrap(), 0, p))
+            .unwrap();
+    }
+    let mut s = seed;
+    let mut rnd = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for i in 0..60 {
+        let (ix, iy, iz) = (i % 5, (i / 5) % 4, i / 20);
+        let p = Vec3::new(
+            -0.035 + 0.016 * ix as f64 + 0.002 * rnd(),
+            -0.03 + 0.016 * iy as f64 + 0.002 * rnd(),
+            0.01 + 0.016 * iz as f64,
+        );
+        w.add_body(BodyDesc::dynamic(
+            Shape::sphere(0.005 + 0.0015 * rnd()).unwrap(),
+            0,
+            p,
+        ))
+        .unwrap();
+    }
+    w
+}
+
+#[test]
+fn same_scene_same_seed_bit_identical_after_500_steps() {
+    let run = || {
+        let mut w = pile(42);
+        let mut st = Stepper::new(
+            StepSettings::default(),
+            pgs(30),
+            Box::new(HistoryWarmStart::default()),
+        )
+        .unwrap();
+        for _ in 0..500 {
+            st.step(&mut w).unwrap();
+        }
+        w
+    };
+    let (a, b) = (run(), run());
+    for (p, q) in a.positions().iter().zip(b.positions()) {
+        for k in 0..3 {
+            assert_eq!(p[k].to_bits(), q[k].to_bits());
+        }
+    }
+    for (p, q) in a.orientations().iter().zip(b.orientations()) {
+        assert_eq!(p.coords.map(f64::to_bits), q.coords.map(f64::to_bits));
+    }
+}
+
+#[test]
+fn parallel_detection_gives_identical_trajectories() {
+    let run = |parallel: bool| {
+        let mut w = pile(7);
+        let settings = StepSettings {
+            parallel_detection: parallel,
+            ..StepSettings::default()
+        };
+        let mut st = Stepper::new(settings, pgs(20), Box::new(ColdStart)).unwrap();
+        for _ in 0..200 {
+            st.step(&mut w).unwrap();
+        }
+        w.positions().to_vec()
+    };
+    assert_eq!(run(false), run(true));
+}
+
+#[test]
+fn pile_settles_and_history_is_used() {
+    let mut w = pile(3);
+    let mut st = Stepper::new(
+        StepSettings::default(),
+        pgs(50),
+        Box::new(HistoryWarmStart::default()),
+    )
+    .unwrap();
+    let mut last = StepStats::default();
+    for _ in 0..600 {
+        last = st.step(&mut w).unwrap();
+    }
+    assert!(last.contacts > 60, "{} contacts", last.contacts);
+    assert!(
+        last.warm_contacts * 10 >= last.contacts * 9,
+        "{} of {} warm",
+        last.warm_contacts,
+        last.contacts
+    );
+    assert!(
+        last.kinetic_energy < 1e-6,
+        "kinetic energy {}",
+        last.kinetic_energy
+    );
+    // no sphere left the box or sank through the floor
+    for p in &w.positions()[5..] {
+        assert!(p.z > 0.0 && p.x.abs() < 0.05 && p.y.abs() < 0.05, "{p:?}");
+    }
+    // floor and walls (bodies 0..5) carry the weight of the pile (the walls
+    // take a part through friction, the Janssen effect)
+    let weight: f64 = w
+        .mass_properties()
+        .iter()
+        .flatten()
+        .map(|m| m.mass * 9.81)
+        .sum();
+    let support: f64 = st
+        .contact_forces()
+        .iter()
+        .filter(|f| f.key.body_b < 5)
+        .map(|f| f.force_on_a.z)
+        .sum();
+    assert!(
+        (support - weight).abs() < 1e-3 * weight,
+        "support {support} vs weight {weight}"
+    );
+}
+
+#[test]
+fn kinematic_wall_pushes_and_static_floor_stays() {
+    let mut w = World::new(
+        vec![Material {
+            friction: 0.0,
+            ..Material::default()
+        }],
+        Vec3::new(0.0, 0.0, -9.81),
+    )
+    .unwrap();
+    let floor = w
+        .add_body(BodyDesc::fixed(
+            Shape::half_space(Vec3::z()).unwrap(),
+            0,
+            Vec3::zeros(),
+        ))
+        .unwrap();
+    let mut wall = BodyDesc::fixed(
+        Shape::cuboid(Vec3::new(0.01, 0.1, 0.1)).unwrap(),
+        0,
+        Vec3::new(-0.02, 0.0, 0.1),
+    );
+    wall.motion = Motion::Kinematic;
+    wall.velocity = Velocity6::new(Vec3::new(0.1, 0.0, 0.0), Vec3::zeros());
+    let wall = w.add_body(wall).unwrap();
+    let ball = w
+        .add_body(BodyDesc::dynamic(
+            Shape::sphere(0.005).unwrap(),
+            0,
+            Vec3::new(0.0, 0.0, 0.005),
+        ))
+        .unwrap();
+    let mut st = Stepper::with_pgs(StepSettings::default(), 50).unwrap();
+    for _ in 0..200 {
+        st.step(&mut w).unwrap();
+    }
+    // the wall moved 0.1 m/s × 1 s and pushed the ball ahead of it
+    assert!((w.positions()[wall].x - 0.08).abs() < 1e-9);
+    assert!(w.positions()[ball].x > w.positions()[wall].x + 0.01 - 1e-3);
+    assert_eq!(w.positions()[floor], Vec3::zeros());
+}
+
+#[test]
+fn conveyor_surface_velocity_carries_a_sphere() {
+    let mut w = World::new(
+        vec![Material {
+            rolling_resistance: 0.5,
+            ..Material::default()
+        }],
+        Vec3::new(0.0, 0.0, -9.81),
+    )
+    .unwrap();
+    let mut belt = BodyDesc::fixed(Shape::half_space(Vec3::z()).unwrap(), 0, Vec3::zeros());
+    belt.surface_velocity = Vec3::new(0.2, 0.0, 0.0);
+    w.add_body(belt).unwrap();
+    let ball = w
+        .add_body(BodyDesc::dynamic(
+            Shape::sphere(0.0065).unwrap(),
+            0,
+            Vec3::new(0.0, 0.0, 0.0065),
+        ))
+        .unwrap();
+    let mut st = Stepper::with_pgs(StepSettings::default(), 100).unwrap();
+    for _ in 0..400 {
+        st.step(&mut w).unwrap();
+    }
+    let v = w.velocities()[ball].linear.x;
+    assert!((v - 0.2).abs() < 0.01, "ball speed {v} on a 0.2 m/s belt");
+}
+
+#[test]
+fn lock_joint_holds_a_hanging_body() {
+    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+    let ground = w
+        .add_body(BodyDesc::fixed(
+            Shape::half_space(Vec3::z()).unwrap(),
+            0,
+            Vec3::new(0.0, 0.0, -10.0),
+        ))
+        .unwrap();
+    let mut desc = BodyDesc::dynamic(
+        Shape::cuboid(Vec3::new(0.1, 0.1, 0.1)).unwrap(),
+        0,
+        Vec3::new(0.0, 0.0, 1.0),
+    );
+    desc.mass = Some(ndem_math::MassProperties::solid_box(2.0, Vec3::new(0.1, 0.1, 0.1)).unwrap());
+    let body = w.add_body(desc).unwrap();
+    // anchored off-centre: gravity makes a torque that the joint must hold
+    let j = Joint::lock(&w, body, ground, Vec3::new(0.3, 0.0, 1.0)).unwrap();
+    w.add_joint(j).unwrap();
+    let mut st = Stepper::with_pgs(StepSettings::default(), 200).unwrap();
+    for _ in 0..400 {
+        st.step(&mut w).unwrap();
+    }
+    let drift = (w.positions()[body] - Vec3::new(0.0, 0.0, 1.0)).norm();
+    assert!(drift < 1e-6, "drift {drift}");
+    assert!(w.orientations()[body].angle() < 1e-6);
+    // the vertical row carries the weight
+    let f = st.joint_forces();
+    assert!((f[2] - 2.0 * 9.81).abs() < 1e-3 * 19.62, "{f:?}");
+}
+
+#[test]
+fn prismatic_motor_drives_at_target_speed_within_its_force_bound() {
+    let run = |max_force: f64| {
+        let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+        let ground = w
+            .add_body(BodyDesc::fixed(
+                Shape::half_space(Vec3::z()).unwrap(),
+                0,
+                Vec3::new(0.0, 0.0, -10.0),
+            ))
+            .unwrap();
+        let mut desc = BodyDesc::dynamic(
+            Shape::cuboid(Vec3::new(0.1, 0.1, 0.1)).unwrap(),
+            0,
+            Vec3::zeros(),
+        );
+        desc.mass =
+            Some(ndem_math::MassProperties::solid_box(10.0, Vec3::new(0.1, 0.1, 0.1)).unwrap());
+        let slider = w.add_body(desc).unwrap();
+        // vertical prismatic joint: the motor lifts the body at 0.1 m/s
+        let j = Joint::prismatic(
+            &w,
+            ground,
+            slider,
+            Vec3::zeros(),
+            Vec3::z(),
+            Some(Motor {
+                target_speed: 0.1,
+                max_force,
+            }),
+        )
+        .unwrap();
+        w.add_joint(j).unwrap();
+        let mut st = Stepper::with_pgs(StepSettings::default(), 100).unwrap();
+        for _ in 0..200 {
+            st.step(&mut w).unwrap();
+        }
+        (
+            w.velocities()[slider].linear.z,
+            st.joint_forces()[5],
+            w.positions()[slider],
+        )
+    };
+    // strong motor: reaches the target speed, holds the weight
+    let (v, f, p) = run(1000.0);
+    assert!((v - 0.1).abs() < 1e-6, "speed {v}");
+    assert!((f.abs() - 98.1).abs() < 0.1, "motor force {f}");
+    assert!(p.x.abs() < 1e-9 && p.y.abs() < 1e-9);
+    // weak motor (50 N < weight): saturates at its bound and the body falls
+    let (v, f, _) = run(50.0);
+    assert!(v < 0.0, "speed {v}");
+    assert!((f.abs() - 50.0).abs() < 1e-9, "motor force {f}");
+}
+
+/// A solver that returns NaN multipliers.
+struct Broken;
+impl Solver for Broken {
+    fn name(&self) -> &'static str {
+        "broken"
+    }
+    fn solve_observed(
+        &mut self,
+        p: &ContactProblem,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+        _o: &mut dyn Observer,
+    ) -> Result<SolveReport, SolveError> {
+        lambda.fill(f64::NAN);
+        p.velocity_from(lambda, velocity);
+        let _ = IterationRecord {
+            solver: "broken",
+            iteration: 0,
+            elapsed: Default::default(),
+            problem: p,
+            lambda,
+            velocity: None,
+            update: 0.0,
+        };
+        Ok(SolveReport {
+            solver: "broken",
+            iterations: 1,
+            converged: false,
+            last_update: f64::NAN,
+            residuals: Default::default(),
+        })
+    }
+    fn max_iterations(&self) -> usize {
+        1
+    }
+    fn set_max_iterations(&mut self, _n: usize) {}
+}
+
+#[test]
+fn bad_input_gives_typed_errors_and_keeps_state() {
+    // Δt ≤ 0
+    for dt in [0.0, -1e-3, f64::NAN] {
+        let r = Stepper::with_pgs(
+            StepSettings {
+                dt,
+                ..StepSettings::default()
+            },
+            10,
+        );
+        assert!(matches!(
+            r,
+            Err(StepError::InvalidSettings { field: "dt", .. })
+        ));
+    }
+    // NaN state: error, nothing changes
+    let mut w = pile(1);
+    let mut st = Stepper::with_pgs(StepSettings::default(), 10).unwrap();
+    for _ in 0..20 {
+        st.step(&mut w).unwrap();
+    }
+    w.velocity_mut_for_test(10).linear.x = f64::NAN;
+    let before = w.clone();
+    assert!(matches!(
+        st.step(&mut w),
+        Err(StepError::NonFiniteState {
+            field: "velocity",
+            body: 10
+        })
+    ));
+    assert_eq!(
+        format!("{:?}", w.positions()),
+        format!("{:?}", before.positions())
+    );
+    // a solver that produces NaN: typed error, state kept
+    let mut w = pile(2);
+    let mut st = Stepper::new(
+        StepSettings::default(),
+        Box::new(Broken),
+        Box::new(ColdStart),
+    )
+    .unwrap();
+    // let spheres touch first
+    st.set_solver(pgs(10));
+    for _ in 0..50 {
+        st.step(&mut w).unwrap();
+    }
+    st.set_solver(Box::new(Broken));
+    let before = w.positions().to_vec();
+    let err = st.step(&mut w).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StepError::NonFiniteVelocity {
+                stage: "continuous",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(w.positions(), &before[..]);
+    // empty scene
+    let mut w = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
+    w.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).unwrap(),
+        0,
+        Vec3::zeros(),
+    ))
+    .unwrap();
+    assert!(matches!(
+        Stepper::with_pgs(StepSettings::default(), 5)
+            .unwrap()
+            .step(&mut w),
+        Err(StepError::EmptyScene)
+    ));
+    // negative mass, bad material, unknown material
+    let mut w = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
+    let mut d = BodyDesc::dynamic(Shape::sphere(0.01).unwrap(), 0, Vec3::zeros());
+    d.mass = Some(ndem_math::MassProperties {
+        mass: -1.0,
+        principal_inertia: Vec3::repeat(1.0),
+    });
+    assert!(matches!(
+        w.add_body(d),
+        Err(StepError::Math(ndem_math::MathError::NonPositive {
+            field: "mass",
+            ..
+        }))
+    ));
+    assert!(matches!(
+        w.add_body(BodyDesc::dynamic(
+            Shape::sphere(0.01).unwrap(),
+            3,
+            Vec3::zeros()
+        )),
+        Err(StepError::UnknownMaterial { .. })
+    ));
+    assert!(
+        World::new(
+            vec![Material {
+                poisson_ratio: 0.7,
+                ..Material::default()
+            }],
+            Vec3::zeros()
+        )
+        .is_err()
+    );
+    assert!(matches!(
+        w.add_body(BodyDesc::dynamic(
+            Shape::sphere(0.01).unwrap(),
+            0,
+            Vec3::new(f64::INFINITY, 0.0, 0.0)
+        )),
+        Err(StepError::NonFiniteState {
+            field: "position",
+            ..
+        })
+    ));
+    assert!(Joint::lock(&w, 0, 0, Vec3::zeros()).is_err());
+    let _ = Quat::identity();
+}
