@@ -4,7 +4,9 @@
 //! `--quick`, writes `summary.json`, CSV files and a `report.md` there, and
 //! prints progress to stderr.
 
+mod plot;
 mod report;
+mod solvers;
 mod verify;
 
 use std::path::PathBuf;
@@ -24,7 +26,8 @@ pub struct SuiteOptions {
 const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR]
 
 suites:
-  verify      physics verification cases with known answers";
+  verify      physics verification cases with known answers
+  solvers     PGS, blocked PGS, Jacobi and APGD on problem snapshots";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -60,6 +63,7 @@ fn main() -> ExitCode {
     };
     let result = match suite.as_str() {
         "verify" => verify::run(&opts),
+        "solvers" => solvers::run(&opts),
         _ => {
             eprintln!("error: unknown suite `{suite}`\n{USAGE}");
             return ExitCode::from(2);

@@ -4,7 +4,10 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ndem_solve::testing::{PackingSpec, sphere_packing};
-use ndem_solve::{FrictionSet, PgsSettings, PgsVariant, ProjectedGaussSeidel, Solver, Stopping};
+use ndem_solve::{
+    Apgd, ApgdSettings, FrictionSet, JacobiSettings, PgsSettings, PgsVariant, ProjectedGaussSeidel,
+    ProjectedJacobi, Solver, Stopping,
+};
 use std::hint::black_box;
 
 fn bench_pgs(c: &mut Criterion) {
@@ -64,5 +67,56 @@ fn bench_pgs(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_pgs);
+/// One APGD iteration and one Jacobi iteration per contact on the same
+/// packing (box friction for Jacobi, the cone for APGD).
+fn bench_others(c: &mut Criterion) {
+    let mut group = c.benchmark_group("solvers");
+    group.sample_size(10);
+    const ITERS: usize = 40;
+    for (label, set) in [
+        ("apgd-cone", FrictionSet::Disk),
+        ("jacobi-box", FrictionSet::Box),
+        ("jacobi-box-rayon", FrictionSet::Box),
+    ] {
+        let problem = sphere_packing(&PackingSpec {
+            cells: [25, 25, 16],
+            friction_set: set,
+            ..PackingSpec::default()
+        });
+        let n = problem.contacts().len();
+        group.throughput(Throughput::Elements((n * ITERS) as u64));
+        let mut solver: Box<dyn Solver> = if label.starts_with("apgd") {
+            Box::new(
+                Apgd::new(ApgdSettings {
+                    stopping: Stopping::iterations(ITERS),
+                    final_residuals: false,
+                    ..ApgdSettings::default()
+                })
+                .unwrap(),
+            )
+        } else {
+            Box::new(
+                ProjectedJacobi::new(JacobiSettings {
+                    stopping: Stopping::iterations(ITERS),
+                    final_residuals: false,
+                    parallel: label.ends_with("rayon"),
+                    ..JacobiSettings::default()
+                })
+                .unwrap(),
+            )
+        };
+        let mut lambda = vec![0.0; problem.len()];
+        let mut velocity = problem.free_velocity().to_vec();
+        group.bench_with_input(BenchmarkId::new(label, n), &problem, |b, p| {
+            b.iter(|| {
+                lambda.fill(0.0);
+                velocity.copy_from_slice(p.free_velocity());
+                black_box(solver.solve(p, &mut lambda, &mut velocity).unwrap());
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_pgs, bench_others);
 criterion_main!(benches);

@@ -6,7 +6,11 @@
 //!   (warm-starting paper, eqs. 1-2, 6), built from `ndem-math` Jacobian
 //!   blocks or from sparse matrices.
 //! * [`Solver`]: solve in place from a starting `λ`; implemented by
-//!   [`ProjectedGaussSeidel`] (Algorithm 1, row-wise and blocked).
+//!   [`ProjectedGaussSeidel`] (Algorithm 1, row-wise and blocked),
+//!   [`ProjectedJacobi`] (parallel) and [`Apgd`] (Nesterov-accelerated
+//!   projected gradient on the QP/CCP form).
+//! * [`qp`]: the APGD core on any smooth convex objective and the
+//!   bound/cone-constrained QP entry point [`solve_qp`].
 //! * [`WarmStart`]: [`ColdStart`], [`HistoryWarmStart`] (eqs. 7-8) and
 //!   [`ModelWarmStart`] (eqs. 9-11), with multipliers carried between steps
 //!   in an [`ImpulseHistory`] keyed by [`ndem_math::ContactKey`].
@@ -20,10 +24,14 @@
 //! velocities, Jacobian blocks, Σ, b, bounds); they know nothing about
 //! bodies' shapes or positions, collision detection or time stepping.
 
+pub mod apgd;
 pub mod error;
+pub mod generate;
+pub mod jacobi;
 pub mod metrics;
 pub mod pgs;
 pub mod problem;
+pub mod qp;
 pub mod reference;
 pub mod solver;
 pub mod warm_start;
@@ -31,12 +39,15 @@ pub mod warm_start;
 #[cfg(feature = "proptest-support")]
 pub mod testing;
 
+pub use apgd::Apgd;
 pub use error::SolveError;
+pub use jacobi::{JacobiSettings, ProjectedJacobi};
 pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats};
 pub use pgs::{PgsSettings, PgsVariant, ProjectedGaussSeidel};
 pub use problem::{
     Contact, ContactModel, ContactProblem, ContactRows, FrictionSet, GenericRow, RowBounds,
 };
+pub use qp::{ApgdSettings, BoxConeSet, solve_qp};
 pub use solver::{
     ContactOrder, IterationRecord, NoObserver, Observer, SolveReport, Solver, Stopping,
 };

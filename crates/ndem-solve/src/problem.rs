@@ -407,6 +407,16 @@ impl ContactProblem {
         Ok(())
     }
 
+    /// The same problem with a different number of rows per contact (e.g.
+    /// its frictionless part with [`ContactRows::Normal`]); generic rows are
+    /// kept.
+    pub fn with_contact_rows(&self, rows: ContactRows) -> ContactProblem {
+        ContactProblem {
+            rows,
+            ..self.clone()
+        }
+    }
+
     /// Number of bodies.
     pub fn body_count(&self) -> usize {
         self.inverse_mass.len()

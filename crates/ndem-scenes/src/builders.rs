@@ -1,0 +1,303 @@
+//! Scene builders with the papers' parameters as defaults.
+
+use crate::emitter::Emitter;
+use crate::rng::Rng;
+use ndem_collide::{CollideError, Shape};
+use ndem_math::{Material, MathError, Quat, Vec3, Velocity6};
+use ndem_step::{BodyDesc, Motion, StepError, StepSettings, StepStats, Stepper, World};
+use thiserror::Error;
+
+/// Errors while building or running a scene.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum SceneError {
+    /// From the stepper or world.
+    #[error(transparent)]
+    Step(#[from] StepError),
+    /// Invalid scene parameter.
+    #[error("invalid scene parameter `{field}`: {reason}")]
+    Invalid {
+        /// Parameter name.
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl From<CollideError> for SceneError {
+    fn from(e: CollideError) -> Self {
+        SceneError::Step(e.into())
+    }
+}
+
+impl From<MathError> for SceneError {
+    fn from(e: MathError) -> Self {
+        SceneError::Step(e.into())
+    }
+}
+
+/// Standard gravity [m/s²].
+pub const G: f64 = 9.81;
+/// The warm-starting paper's particle diameter d [m].
+pub const D: f64 = 0.013;
+/// The second (bi-disperse) diameter d₂ [m].
+pub const D2: f64 = 0.010;
+
+/// A world with its step settings, emitters and default run length.
+#[derive(Debug, Clone)]
+pub struct Scene {
+    /// Name (built-in scene name or file stem).
+    pub name: String,
+    /// Bodies, materials, gravity, joints.
+    pub world: World,
+    /// Step settings.
+    pub settings: StepSettings,
+    /// Emitters, run before every step.
+    pub emitters: Vec<Emitter>,
+    /// Default simulated duration [s].
+    pub duration: f64,
+    /// Default PGS iterations per step (N_it).
+    pub iterations: usize,
+}
+
+impl Scene {
+    /// Runs the emitters, then one step.
+    pub fn step(&mut self, stepper: &mut Stepper) -> Result<StepStats, SceneError> {
+        for e in &mut self.emitters {
+            e.emit(&mut self.world, self.settings.dt)?;
+        }
+        Ok(stepper.step(&mut self.world)?)
+    }
+
+    /// `true` when every emitter has emitted all its particles.
+    pub fn emitters_done(&self) -> bool {
+        self.emitters.iter().all(Emitter::done)
+    }
+}
+
+fn gravity() -> Vec3 {
+    Vec3::new(0.0, 0.0, -G)
+}
+
+fn base_world(material: Material) -> Result<World, SceneError> {
+    Ok(World::new(vec![material], gravity())?)
+}
+
+/// 1D column of `n` spheres of diameter d stacked with zero overlap on a
+/// plane (warm-starting paper, section 4.1).
+pub fn column(n: usize) -> Result<Scene, SceneError> {
+    if n == 0 {
+        return Err(SceneError::Invalid {
+            field: "n",
+            reason: "a column needs at least one sphere".into(),
+        });
+    }
+    Ok(Scene {
+        name: "column".into(),
+        world: ndem_step::verification::column_world(n)?,
+        settings: StepSettings::default(),
+        emitters: Vec::new(),
+        duration: 3.0,
+        iterations: 100,
+    })
+}
+
+/// Parameters of [`pile`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PileSpec {
+    /// Number of particles (paper: 3363).
+    pub particles: usize,
+    /// Emission rate [1/s].
+    pub rate: f64,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl Default for PileSpec {
+    fn default() -> Self {
+        Self {
+            particles: 3363,
+            rate: 200.0,
+            seed: 1,
+        }
+    }
+}
+
+/// Pile formation (section 4.2): particles of diameter d emitted from a
+/// source 3d wide placed 20d above a ground plane.
+pub fn pile(spec: PileSpec) -> Result<Scene, SceneError> {
+    let mut world = base_world(Material::default())?;
+    world.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z())?,
+        0,
+        Vec3::zeros(),
+    ))?;
+    let emitter = Emitter {
+        centre: Vec3::new(0.0, 0.0, 20.0 * D),
+        radius: 1.5 * D,
+        particle_radius: (0.5 * D, 0.5 * D),
+        bidisperse_fraction: 0.0,
+        material: 0,
+        rate: spec.rate,
+        velocity: Vec3::new(0.0, 0.0, -0.1),
+        total: spec.particles,
+        emitted: 0,
+        pending: 0.0,
+        rng: Rng::new(spec.seed),
+    };
+    Ok(Scene {
+        name: "pile".into(),
+        world,
+        settings: StepSettings::default(),
+        emitters: vec![emitter],
+        duration: spec.particles as f64 / spec.rate + 10.0,
+        iterations: 50,
+    })
+}
+
+/// Parameters of [`drum`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DrumSpec {
+    /// Number of particles (paper: 4864).
+    pub particles: usize,
+    /// Angular velocity Ω [rad/s] (paper: 0.25).
+    pub omega: f64,
+    /// Drum diameter in units of d (paper: 40).
+    pub diameter_d: f64,
+    /// Drum width in units of d (paper: 7).
+    pub width_d: f64,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl Default for DrumSpec {
+    fn default() -> Self {
+        Self {
+            particles: 4864,
+            omega: 0.25,
+            diameter_d: 40.0,
+            width_d: 7.0,
+            seed: 1,
+        }
+    }
+}
+
+/// Rotating drum (section 4.3): a kinematic drum of diameter 40d and width
+/// 7d rotating at Ω about the world y axis (centre at the origin), filled
+/// with bi-disperse particles (d and d₂, equal numbers) placed on a lattice
+/// in its lower part.
+pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
+    let mut world = base_world(Material::default())?;
+    let radius = 0.5 * spec.diameter_d * D;
+    let half_width = 0.5 * spec.width_d * D;
+    // drum axis (body z) along world y
+    let q = Quat::from_axis_angle(&Vec3::x_axis(), -std::f64::consts::FRAC_PI_2);
+    let mut desc =
+        BodyDesc::fixed(Shape::drum(radius, half_width)?, 0, Vec3::zeros()).with_orientation(q);
+    desc.motion = Motion::Kinematic;
+    desc.velocity = Velocity6::new(Vec3::zeros(), Vec3::new(0.0, spec.omega, 0.0));
+    world.add_body(desc)?;
+    let mut rng = Rng::new(spec.seed);
+    let s = 1.02 * D;
+    let mut placed = 0;
+    let nz = (2.0 * radius / s) as i64;
+    'fill: for k in 0..nz {
+        let z = -radius + 0.5 * s + k as f64 * s;
+        let nx = (radius / s) as i64;
+        for i in -nx..=nx {
+            let x = i as f64 * s;
+            if x * x + z * z > (radius - 0.5 * s).powi(2) {
+                continue;
+            }
+            let ny = ((2.0 * half_width - s) / s).floor() as i64 + 1;
+            for j in 0..ny {
+                if placed >= spec.particles {
+                    break 'fill;
+                }
+                let y = -half_width + 0.5 * s + j as f64 * s;
+                let r = if placed % 2 == 0 { 0.5 * D } else { 0.5 * D2 };
+                let jitter = Vec3::new(rng.range(-0.005, 0.005), 0.0, rng.range(-0.005, 0.005)) * D;
+                world.add_body(BodyDesc::dynamic(
+                    Shape::sphere(r)?,
+                    0,
+                    Vec3::new(x, y, z) + jitter,
+                ))?;
+                placed += 1;
+            }
+        }
+    }
+    if placed < spec.particles {
+        return Err(SceneError::Invalid {
+            field: "particles",
+            reason: format!("only {placed} particles fit in the drum"),
+        });
+    }
+    Ok(Scene {
+        name: "drum".into(),
+        world,
+        settings: StepSettings::default(),
+        emitters: Vec::new(),
+        duration: 20.0,
+        iterations: 50,
+    })
+}
+
+/// A random packing: `n` spheres (radii uniform in `[r_min, r_max]`)
+/// dropped from a loose random lattice into a box of side `side` with a
+/// floor and four walls; run it to rest to get a dense packing.
+pub fn box_packing(
+    n: usize,
+    r_min: f64,
+    r_max: f64,
+    side: f64,
+    seed: u64,
+) -> Result<Scene, SceneError> {
+    if !(r_min > 0.0 && r_max >= r_min && side > 2.0 * r_max) {
+        return Err(SceneError::Invalid {
+            field: "radii",
+            reason: "need 0 < r_min <= r_max < side/2".into(),
+        });
+    }
+    let mut world = base_world(Material::default())?;
+    world.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z())?,
+        0,
+        Vec3::zeros(),
+    ))?;
+    let h = 0.5 * side;
+    for (n_, p) in [
+        (Vec3::x(), Vec3::new(-h, 0.0, 0.0)),
+        (-Vec3::x(), Vec3::new(h, 0.0, 0.0)),
+        (Vec3::y(), Vec3::new(0.0, -h, 0.0)),
+        (-Vec3::y(), Vec3::new(0.0, h, 0.0)),
+    ] {
+        world.add_body(BodyDesc::fixed(Shape::half_space(n_)?, 0, p))?;
+    }
+    let mut rng = Rng::new(seed);
+    let s = 2.2 * r_max;
+    let per_side = ((side - s) / s).floor().max(1.0) as usize;
+    for i in 0..n {
+        let (ix, iy, iz) = (
+            i % per_side,
+            (i / per_side) % per_side,
+            i / (per_side * per_side),
+        );
+        let p = Vec3::new(
+            -h + s * (0.5 + ix as f64),
+            -h + s * (0.5 + iy as f64),
+            s * (0.5 + iz as f64),
+        ) + Vec3::new(rng.range(-0.05, 0.05), rng.range(-0.05, 0.05), 0.0) * r_max;
+        world.add_body(BodyDesc::dynamic(
+            Shape::sphere(rng.range(r_min, r_max))?,
+            0,
+            p,
+        ))?;
+    }
+    Ok(Scene {
+        name: "packing".into(),
+        world,
+        settings: StepSettings::default(),
+        emitters: Vec::new(),
+        duration: 3.0,
+        iterations: 50,
+    })
+}

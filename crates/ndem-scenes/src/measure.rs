@@ -1,0 +1,141 @@
+//! Reusable measurements on worlds and contact forces.
+
+use ndem_math::Vec3;
+use ndem_step::{ContactForce, Motion, World};
+
+/// Column height error `ε_l = (l − l_Nit)/l` (warm-starting paper, eq. 12)
+/// of the column built by [`crate::builders::column`] with `n` spheres.
+pub fn column_height_error(world: &World, n: usize) -> f64 {
+    let r = world.shapes()[n].sphere_radius().unwrap_or(0.0);
+    let top = world.positions()[n].z + r;
+    let mat = world.materials[world.body_materials()[n]];
+    match ndem_step::verification::column_height(n, r, &mat, -world.gravity.z) {
+        Ok(l) => (l - top) / l,
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Pile height: the highest sphere top `z + r` among dynamic spheres within
+/// horizontal distance `radius` of the axis through `centre`.
+pub fn pile_height(world: &World, centre: Vec3, radius: f64) -> f64 {
+    (0..world.len())
+        .filter(|&i| world.motions()[i] == Motion::Dynamic)
+        .filter_map(|i| {
+            let r = world.shapes()[i].sphere_radius()?;
+            let p = world.positions()[i];
+            let dx = p.x - centre.x;
+            let dy = p.y - centre.y;
+            (dx * dx + dy * dy <= radius * radius).then_some(p.z + r)
+        })
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// Mean number of contacts per dynamic body (contacts with static or
+/// kinematic bodies count once, between dynamic bodies twice).
+pub fn coordination_number(world: &World, forces: &[ContactForce]) -> f64 {
+    let dynamic = world
+        .motions()
+        .iter()
+        .filter(|m| **m == Motion::Dynamic)
+        .count();
+    if dynamic == 0 {
+        return 0.0;
+    }
+    let ends: usize = forces
+        .iter()
+        .filter(|f| f.normal_force > 0.0)
+        .map(|f| {
+            usize::from(world.motions()[f.key.body_a as usize] == Motion::Dynamic)
+                + usize::from(world.motions()[f.key.body_b as usize] == Motion::Dynamic)
+        })
+        .sum();
+    ends as f64 / dynamic as f64
+}
+
+/// Total force exerted on body `body` by all contacts [N].
+pub fn force_on_body(forces: &[ContactForce], body: usize) -> Vec3 {
+    forces
+        .iter()
+        .map(|f| {
+            if f.key.body_a as usize == body {
+                f.force_on_a
+            } else if f.key.body_b as usize == body {
+                -f.force_on_a
+            } else {
+                Vec3::zeros()
+            }
+        })
+        .sum()
+}
+
+/// Per-contact reaction on `body` (e.g. a floor): `(other body, force)`.
+pub fn reactions(forces: &[ContactForce], body: usize) -> Vec<(usize, Vec3)> {
+    forces
+        .iter()
+        .filter_map(|f| {
+            if f.key.body_a as usize == body {
+                Some((f.key.body_b as usize, f.force_on_a))
+            } else if f.key.body_b as usize == body {
+                Some((f.key.body_a as usize, -f.force_on_a))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// Normalised velocity relative to rigid co-rotation with a drum rotating
+/// at `omega` about the axis through `centre` with direction `axis`:
+/// `v_r = |v − Ω × r| / (R Ω)` (warm-starting paper, section 4.3), per
+/// dynamic body.
+pub fn corotation_speed(
+    world: &World,
+    centre: Vec3,
+    axis: Vec3,
+    omega: f64,
+    radius: f64,
+) -> Vec<f64> {
+    let w = axis.normalize() * omega;
+    (0..world.len())
+        .filter(|&i| world.motions()[i] == Motion::Dynamic)
+        .map(|i| {
+            let r = world.positions()[i] - centre;
+            (world.velocities()[i].linear - w.cross(&r)).norm() / (radius * omega.abs())
+        })
+        .collect()
+}
+
+/// Fraction of dynamic bodies in the plug zone, `v_r ≤ threshold`
+/// (paper: 0.15).
+pub fn plug_fraction(
+    world: &World,
+    centre: Vec3,
+    axis: Vec3,
+    omega: f64,
+    radius: f64,
+    threshold: f64,
+) -> f64 {
+    let v = corotation_speed(world, centre, axis, omega, radius);
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.iter().filter(|&&x| x <= threshold).count() as f64 / v.len() as f64
+}
+
+/// Dynamic angle of repose in a drum rotating about a horizontal `axis`
+/// through `centre`, from the displacement of the material's centre of mass
+/// from the vertical through the axis: the angle of the centre-of-mass
+/// vector from the downward vertical, in degrees (for a flat free surface
+/// this equals the surface inclination at any fill level).
+pub fn dynamic_angle_of_repose(world: &World, centre: Vec3) -> f64 {
+    let mut m = 0.0;
+    let mut c = Vec3::zeros();
+    for i in 0..world.len() {
+        if let Some(mp) = &world.mass_properties()[i] {
+            m += mp.mass;
+            c += world.positions()[i] * mp.mass;
+        }
+    }
+    let c = c / m - centre;
+    c.x.abs().atan2(-c.z).to_degrees()
+}

@@ -1,0 +1,259 @@
+//! Deterministic, seeded problem generators for tests, benches and solver
+//! comparisons.
+//!
+//! * [`sphere_packing`]: a packing of Hertz spheres on a jittered cubic
+//!   lattice resting on a ground plane under gravity, with the SPOOK
+//!   parameters of the warm-starting paper's Table 1. Sizes from a handful
+//!   of spheres (property tests) to 10⁵ (benches).
+//! * [`random_sparse_problem`]: random bodies and random two-body rows
+//!   assembled through [`ContactProblem::from_sparse`].
+
+use crate::problem::{Contact, ContactProblem, ContactRows, FrictionSet, RowBounds};
+use crate::solver::SplitMix64;
+use nalgebra_sparse::{CooMatrix, CsrMatrix};
+use ndem_math::jacobian::normal_row;
+use ndem_math::{
+    ContactFrame, ContactJacobian, ContactKey, ContactLaw, ContactParameters, InverseMass,
+    MassProperties, Material, PairProperties, RowKind, SpookSettings, Vec3, Velocity6,
+};
+
+/// Parameters of [`sphere_packing`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PackingSpec {
+    /// Lattice size in x, y (horizontal) and z (layers).
+    pub cells: [usize; 3],
+    /// Nominal radius [m].
+    pub radius: f64,
+    /// Radii are drawn uniformly in `[r, (1 + polydispersity) r]`.
+    pub polydispersity: f64,
+    /// Lattice spacing is `2 r (1 − compression)`, so that lattice
+    /// neighbours overlap by at least `2 r compression`.
+    pub compression: f64,
+    /// Random displacement of each centre, as a fraction of `r · compression`
+    /// (values below 0.5 keep every lattice neighbour in contact).
+    pub jitter: f64,
+    /// SPOOK settings (compliances γ_t, γ_r).
+    pub spook: SpookSettings,
+    /// Rows per contact.
+    pub rows: ContactRows,
+    /// Friction set.
+    pub friction_set: FrictionSet,
+    /// Time step [s].
+    pub dt: f64,
+    /// Particle material.
+    pub material: Material,
+    /// Random initial speeds up to this value [m/s].
+    pub speed: f64,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl Default for PackingSpec {
+    fn default() -> Self {
+        Self {
+            cells: [4, 4, 4],
+            radius: 0.0065,
+            polydispersity: 0.05,
+            compression: 0.02,
+            jitter: 0.25,
+            spook: SpookSettings::default(),
+            rows: ContactRows::NormalFrictionRolling,
+            friction_set: FrictionSet::Box,
+            dt: 5e-3,
+            material: Material::default(),
+            speed: 0.0,
+            seed: 1,
+        }
+    }
+}
+
+fn uniform(rng: &mut SplitMix64) -> f64 {
+    (rng.next() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Builds the contact problem of a sphere packing on a ground plane (body 0,
+/// infinite mass, the plane `z = 0`). Contacts are generated in lattice
+/// order, which is cache friendly.
+pub fn sphere_packing(spec: &PackingSpec) -> ContactProblem {
+    let [nx, ny, nz] = spec.cells;
+    let mut rng = SplitMix64(spec.seed);
+    let r0 = spec.radius;
+    let spacing = 2.0 * r0 * (1.0 - spec.compression);
+    let n = nx * ny * nz;
+    let mut pos = Vec::with_capacity(n);
+    let mut rad = Vec::with_capacity(n);
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let r = r0 * (1.0 + spec.polydispersity * uniform(&mut rng));
+                let jit = Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng))
+                    .map(|x| (2.0 * x - 1.0) * spec.jitter * spec.compression * r0);
+                let z = r0 * (1.0 - spec.compression) + k as f64 * spacing;
+                pos.push(Vec3::new(i as f64 * spacing, j as f64 * spacing, z) + jit);
+                rad.push(r);
+            }
+        }
+    }
+    let gravity = Vec3::new(0.0, 0.0, -9.81);
+    let mut inv = vec![InverseMass::INFINITE_MASS];
+    let mut vstar = vec![Velocity6::ZERO];
+    let mut vold = vec![Velocity6::ZERO];
+    for &r in &rad {
+        let mp = MassProperties::solid_sphere(spec.material.density, r).expect("valid sphere");
+        inv.push(mp.inverse(&ndem_math::Quat::identity()));
+        let v = Velocity6::new(
+            Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng))
+                .map(|x| (2.0 * x - 1.0) * spec.speed),
+            Vec3::zeros(),
+        );
+        vold.push(v);
+        vstar.push(Velocity6::new(v.linear + gravity * spec.dt, v.angular));
+    }
+    let mut p = ContactProblem::new(inv, vstar, spec.rows, spec.friction_set, spec.dt)
+        .expect("valid bodies");
+    let settings = spec.spook;
+    let idx = |i: usize, j: usize, k: usize| i + nx * (j + ny * k);
+    let add = |p: &mut ContactProblem, a: usize, b: Option<usize>| {
+        let (xa, ra) = (pos[a], rad[a]);
+        let (normal, gap, arm_b, rb) = match b {
+            Some(b) => {
+                let d = xa - pos[b];
+                let dist = d.norm();
+                let n = d / dist;
+                (n, dist - ra - rad[b], n * rad[b], rad[b])
+            }
+            None => {
+                let n = Vec3::z();
+                (n, xa.z - ra, Vec3::new(xa.x, xa.y, 0.0), f64::INFINITY)
+            }
+        };
+        if gap >= 0.0 {
+            return;
+        }
+        let arm_a = -normal * (ra + 0.5 * gap);
+        let arm_b = arm_b + normal * (0.5 * gap);
+        let pair =
+            PairProperties::combine(&spec.material, ra, &spec.material, rb).expect("valid pair");
+        let params = ContactParameters::new(ContactLaw::Hertz, &pair, spec.dt, &settings)
+            .expect("valid params");
+        let nr = normal_row(gap, params.exponent, settings.overlap_floor);
+        let jac = ContactJacobian::new(
+            ContactFrame::from_unit_normal(normal),
+            &arm_a,
+            &arm_b,
+            nr.scale,
+        );
+        let (ba, bb) = (a + 1, b.map_or(0, |b| b + 1));
+        let gv_old = jac.velocity(&vold[ba], &vold[bb])[0];
+        let key = ContactKey::new(ba as u32, bb as u32, 0);
+        let c = Contact::spook(
+            [ba as u32, bb as u32],
+            key,
+            jac,
+            nr.g,
+            gv_old,
+            &params,
+            spec.dt,
+        );
+        p.push_contact(c).expect("valid contact");
+    };
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let a = idx(i, j, k);
+                if k == 0 {
+                    add(&mut p, a, None);
+                }
+                if i > 0 {
+                    add(&mut p, a, Some(idx(i - 1, j, k)));
+                }
+                if j > 0 {
+                    add(&mut p, a, Some(idx(i, j - 1, k)));
+                }
+                if k > 0 {
+                    add(&mut p, a, Some(idx(i, j, k - 1)));
+                }
+            }
+        }
+    }
+    p
+}
+
+/// Parameters of [`random_sparse_problem`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SparseSpec {
+    /// Number of bodies (the first is static).
+    pub bodies: usize,
+    /// Number of rows.
+    pub rows: usize,
+    /// Fraction of rows that are bilateral (free) rather than `λ ≥ 0`.
+    pub bilateral_fraction: f64,
+    /// Smallest regularization Σ (keeps N positive definite when > 0).
+    pub min_sigma: f64,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// A random problem of unilateral and bilateral rows, each acting on two
+/// random bodies, built from a sparse `G` with
+/// [`ContactProblem::from_sparse`].
+pub fn random_sparse_problem(spec: &SparseSpec) -> ContactProblem {
+    let mut rng = SplitMix64(spec.seed);
+    let nb = spec.bodies.max(2);
+    let mut inv = vec![InverseMass::INFINITE_MASS];
+    let mut vstar = vec![Velocity6::ZERO];
+    for _ in 1..nb {
+        let m = 0.5 + 2.0 * uniform(&mut rng);
+        let he =
+            Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)).map(|x| 0.1 + x);
+        let axis = Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng))
+            .map(|x| 2.0 * x - 1.0);
+        let q = ndem_math::Quat::from_scaled_axis(axis);
+        inv.push(
+            MassProperties::solid_box(m, he)
+                .expect("valid box")
+                .inverse(&q),
+        );
+        let mut v = [0.0; 6];
+        for x in &mut v {
+            *x = 2.0 * uniform(&mut rng) - 1.0;
+        }
+        vstar.push(Velocity6::from_slice(&v));
+    }
+    let mut coo = CooMatrix::new(spec.rows, 6 * nb);
+    let mut sigma = Vec::new();
+    let mut rhs = Vec::new();
+    let mut bounds = Vec::new();
+    let mut kinds = Vec::new();
+    for i in 0..spec.rows {
+        let a = 1 + (rng.next() as usize) % (nb - 1);
+        let mut b = (rng.next() as usize) % nb;
+        if b == a {
+            b = 0;
+        }
+        for body in [a, b] {
+            for k in 0..6 {
+                let v = 2.0 * uniform(&mut rng) - 1.0;
+                coo.push(i, 6 * body + k, v);
+            }
+        }
+        sigma.push(spec.min_sigma + 0.1 * uniform(&mut rng));
+        rhs.push(2.0 * uniform(&mut rng) - 1.0);
+        if uniform(&mut rng) < spec.bilateral_fraction {
+            bounds.push(RowBounds::Fixed {
+                lower: f64::NEG_INFINITY,
+                upper: f64::INFINITY,
+            });
+            kinds.push(RowKind::Bilateral);
+        } else {
+            bounds.push(RowBounds::Fixed {
+                lower: 0.0,
+                upper: f64::INFINITY,
+            });
+            kinds.push(RowKind::Normal);
+        }
+    }
+    let g = CsrMatrix::from(&coo);
+    ContactProblem::from_sparse(&g, inv, vstar, &sigma, &rhs, &bounds, &kinds)
+        .expect("valid sparse problem")
+}

@@ -1,0 +1,276 @@
+//! Projected Jacobi with relaxation: every row is updated from the same
+//! velocity, `λ_j ← Π_j(λ_j − ω w_j / D_jj)`, then `v = v* + M⁻¹ Gᵀ λ` is
+//! rebuilt. Contacts are independent within an iteration, so the update is
+//! parallel over contacts (rayon) and the velocity rebuild parallel over
+//! bodies, each body summing its contacts in a fixed order: parallel and
+//! serial runs give identical bits.
+
+use crate::SolveError;
+use crate::metrics::ResidualEvaluator;
+use crate::problem::{ContactProblem, project_contact};
+use crate::solver::{IterationRecord, Observer, SolveReport, Solver, Stopping};
+use ndem_math::Velocity6;
+use rayon::prelude::*;
+use std::time::{Duration, Instant};
+
+/// Settings of [`ProjectedJacobi`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JacobiSettings {
+    /// Iteration cap and tolerance (largest `D_jj |Δλ_j|`).
+    pub stopping: Stopping,
+    /// Relaxation ω in (0, 1]; contact problems usually need ω ≈ 1/(number
+    /// of contacts per body).
+    pub relaxation: f64,
+    /// Run on rayon's thread pool (results are identical either way).
+    pub parallel: bool,
+    /// Compute residual statistics of the result.
+    pub final_residuals: bool,
+}
+
+impl Default for JacobiSettings {
+    fn default() -> Self {
+        Self {
+            stopping: Stopping::default(),
+            relaxation: 0.3,
+            parallel: false,
+            final_residuals: true,
+        }
+    }
+}
+
+impl JacobiSettings {
+    /// Checks the fields.
+    pub fn validate(&self) -> Result<(), SolveError> {
+        self.stopping.validate()?;
+        if !(self.relaxation > 0.0 && self.relaxation <= 1.0) {
+            return Err(SolveError::InvalidSettings {
+                field: "relaxation",
+                reason: "must lie in (0, 1]",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Projected Jacobi. Owns its scratch.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectedJacobi {
+    settings: JacobiSettings,
+    diag: Vec<f64>,
+    next: Vec<f64>,
+    corr: Vec<f64>,
+    /// body → (contact, side) in contact order (CSR).
+    adj_start: Vec<u32>,
+    adj: Vec<(u32, u8)>,
+    evaluator: ResidualEvaluator,
+}
+
+impl ProjectedJacobi {
+    /// Jacobi with the given settings (validated).
+    pub fn new(settings: JacobiSettings) -> Result<Self, SolveError> {
+        settings.validate()?;
+        Ok(Self {
+            settings,
+            ..Self::default()
+        })
+    }
+
+    fn prepare(&mut self, p: &ContactProblem) {
+        self.diag.resize(p.len(), 0.0);
+        p.diagonal(&mut self.diag);
+        self.next.resize(p.len(), 0.0);
+        self.corr.resize(p.contacts().len(), 0.0);
+        let nb = p.body_count();
+        self.adj_start.clear();
+        self.adj_start.resize(nb + 1, 0);
+        for c in p.contacts() {
+            for b in c.bodies {
+                self.adj_start[b as usize + 1] += 1;
+            }
+        }
+        for i in 0..nb {
+            self.adj_start[i + 1] += self.adj_start[i];
+        }
+        let mut fill: Vec<u32> = self.adj_start[..nb].to_vec();
+        self.adj.clear();
+        self.adj.resize(self.adj_start[nb] as usize, (0, 0));
+        for (ci, c) in p.contacts().iter().enumerate() {
+            for (side, b) in c.bodies.iter().enumerate() {
+                let slot = &mut fill[*b as usize];
+                self.adj[*slot as usize] = (ci as u32, side as u8);
+                *slot += 1;
+            }
+        }
+    }
+
+    /// `v = v* + M⁻¹ Gᵀ λ`, per body in fixed contact order.
+    fn rebuild_velocity(&self, p: &ContactProblem, lambda: &[f64], velocity: &mut [Velocity6]) {
+        let m = p.contact_rows().count();
+        let inv = p.inverse_mass();
+        let body = |b: usize, v: &mut Velocity6| {
+            let mut acc = p.free_velocity()[b];
+            for &(ci, side) in &self.adj[self.adj_start[b] as usize..self.adj_start[b + 1] as usize]
+            {
+                let c = &p.contacts()[ci as usize];
+                let lam = &lambda[ci as usize * m..ci as usize * m + m];
+                let (ia, ib) = c.jacobian.transpose_apply(lam);
+                let imp = if side == 0 { ia } else { ib };
+                acc += Velocity6::new(
+                    imp.linear * inv[b].inv_mass,
+                    inv[b].inv_inertia * imp.angular,
+                );
+            }
+            *v = acc;
+        };
+        if self.settings.parallel {
+            velocity
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(b, v)| body(b, v));
+        } else {
+            velocity
+                .iter_mut()
+                .enumerate()
+                .for_each(|(b, v)| body(b, v));
+        }
+        // generic rows, serially in row order
+        let off = p.generic_offset();
+        for (r, &l) in p.generic_rows().iter().zip(&lambda[off..]) {
+            let [a, b] = r.bodies.map(|x| x as usize);
+            let (ia, ib) = r.jacobian.transpose_apply(l);
+            velocity[a] +=
+                Velocity6::new(ia.linear * inv[a].inv_mass, inv[a].inv_inertia * ia.angular);
+            velocity[b] +=
+                Velocity6::new(ib.linear * inv[b].inv_mass, inv[b].inv_inertia * ib.angular);
+        }
+    }
+}
+
+impl Solver for ProjectedJacobi {
+    fn name(&self) -> &'static str {
+        "jacobi"
+    }
+
+    fn max_iterations(&self) -> usize {
+        self.settings.stopping.max_iterations
+    }
+
+    fn set_max_iterations(&mut self, n: usize) {
+        self.settings.stopping.max_iterations = n;
+    }
+
+    fn solve_observed(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+        observer: &mut dyn Observer,
+    ) -> Result<SolveReport, SolveError> {
+        problem.check_sizes(lambda, velocity)?;
+        let start = Instant::now();
+        let mut observer_time = Duration::ZERO;
+        self.prepare(problem);
+        let m = problem.contact_rows().count();
+        let omega = self.settings.relaxation;
+        let set = problem.friction_set();
+        let off = problem.generic_offset();
+        // start from a consistent velocity
+        self.rebuild_velocity(problem, lambda, velocity);
+        let mut iterations = 0;
+        let mut converged = false;
+        let mut last = 0.0;
+        for it in 0..self.settings.stopping.max_iterations {
+            {
+                let vel: &[Velocity6] = velocity;
+                let diag = &self.diag;
+                let lam_old: &[f64] = lambda;
+                let contact = |ci: usize, out: &mut [f64], corr: &mut f64| {
+                    let c = &problem.contacts()[ci];
+                    let [a, b] = c.bodies.map(|x| x as usize);
+                    let gv = c.jacobian.velocity(&vel[a], &vel[b]);
+                    let base = ci * m;
+                    for j in 0..m {
+                        let d = diag[base + j];
+                        let w = gv[j] + c.row_sigma(j) * lam_old[base + j] + c.rhs[j];
+                        out[j] = if d > 0.0 {
+                            lam_old[base + j] - omega * w / d
+                        } else {
+                            lam_old[base + j]
+                        };
+                    }
+                    project_contact(c, set, out);
+                    *corr = (0..m)
+                        .map(|j| (out[j] - lam_old[base + j]).abs() * diag[base + j])
+                        .fold(0.0, f64::max);
+                };
+                let (head, _) = self.next.split_at_mut(off);
+                if self.settings.parallel {
+                    head.par_chunks_mut(m)
+                        .zip(self.corr.par_iter_mut())
+                        .enumerate()
+                        .for_each(|(ci, (out, corr))| contact(ci, out, corr));
+                } else {
+                    head.chunks_mut(m)
+                        .zip(self.corr.iter_mut())
+                        .enumerate()
+                        .for_each(|(ci, (out, corr))| contact(ci, out, corr));
+                }
+            }
+            let mut max_corr = self.corr.iter().fold(0.0f64, |a, &b| a.max(b));
+            for (i, r) in problem.generic_rows().iter().enumerate() {
+                let k = off + i;
+                let [a, b] = r.bodies.map(|x| x as usize);
+                let w = r.jacobian.dot(&velocity[a], &velocity[b]) + r.sigma * lambda[k] + r.rhs;
+                let d = self.diag[k];
+                let (lo, hi) = problem.generic_bounds(i, lambda);
+                let new = if d > 0.0 {
+                    (lambda[k] - omega * w / d).clamp(lo, hi)
+                } else {
+                    lambda[k]
+                };
+                max_corr = max_corr.max((new - lambda[k]).abs() * d);
+                self.next[k] = new;
+            }
+            if self.next.iter().any(|x| !x.is_finite()) {
+                return Err(SolveError::Diverged {
+                    solver: "jacobi",
+                    row: self.next.iter().position(|x| !x.is_finite()).unwrap_or(0),
+                    iteration: it + 1,
+                });
+            }
+            lambda.copy_from_slice(&self.next);
+            self.rebuild_velocity(problem, lambda, velocity);
+            iterations = it + 1;
+            last = max_corr;
+            let t_obs = Instant::now();
+            observer.observe(&IterationRecord {
+                solver: "jacobi",
+                iteration: iterations,
+                elapsed: t_obs.duration_since(start) - observer_time,
+                problem,
+                lambda,
+                velocity: Some(velocity),
+                update: max_corr,
+            });
+            observer_time += t_obs.elapsed();
+            if self.settings.stopping.tolerance > 0.0
+                && max_corr <= self.settings.stopping.tolerance
+            {
+                converged = true;
+                break;
+            }
+        }
+        let residuals = if self.settings.final_residuals {
+            self.evaluator.stats(problem, lambda, Some(velocity))
+        } else {
+            Default::default()
+        };
+        Ok(SolveReport {
+            solver: "jacobi",
+            iterations,
+            converged,
+            last_update: last,
+            residuals,
+        })
+    }
+}

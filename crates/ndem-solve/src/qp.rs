@@ -1,0 +1,414 @@
+//! Accelerated projected gradient descent (APGD; Mazhar, Heyn, Negrut and
+//! Tasora, ACM TOG 2015) on a general smooth convex objective over a
+//! convex set, and the bound-constrained / cone-constrained convex QP entry
+//! point built on it. Contact problems ([`crate::Apgd`]) and the
+//! augmented-Lagrangian truss problem use the same core.
+
+use crate::SolveError;
+use crate::solver::Stopping;
+use nalgebra_sparse::CsrMatrix;
+use std::time::{Duration, Instant};
+
+/// A smooth convex function `f(x)` with gradient.
+pub trait SmoothObjective {
+    /// Dimension of `x`.
+    fn dim(&self) -> usize;
+    /// Returns `f(x)` and writes `∇f(x)` into `grad`.
+    fn value_gradient(&mut self, x: &[f64], grad: &mut [f64]) -> f64;
+}
+
+/// A closed convex set with a (Euclidean) projection.
+pub trait Projection {
+    /// Projects `x` onto the set in place.
+    fn project(&self, x: &mut [f64]);
+}
+
+/// A symmetric positive semidefinite operator `x ↦ A x`.
+pub trait LinearOperator {
+    /// Dimension.
+    fn dim(&self) -> usize;
+    /// `out = A x`.
+    fn apply(&mut self, x: &[f64], out: &mut [f64]);
+}
+
+impl LinearOperator for CsrMatrix<f64> {
+    fn dim(&self) -> usize {
+        self.nrows()
+    }
+    fn apply(&mut self, x: &[f64], out: &mut [f64]) {
+        for (i, row) in self.row_iter().enumerate() {
+            out[i] = row
+                .col_indices()
+                .iter()
+                .zip(row.values())
+                .map(|(&j, &v)| v * x[j])
+                .sum();
+        }
+    }
+}
+
+/// A closure `(x, out)` as a [`LinearOperator`] of dimension `n`.
+pub struct FnOperator<F: FnMut(&[f64], &mut [f64])> {
+    /// Dimension.
+    pub n: usize,
+    /// The map.
+    pub f: F,
+}
+
+impl<F: FnMut(&[f64], &mut [f64])> LinearOperator for FnOperator<F> {
+    fn dim(&self) -> usize {
+        self.n
+    }
+    fn apply(&mut self, x: &[f64], out: &mut [f64]) {
+        (self.f)(x, out)
+    }
+}
+
+/// The quadratic `½ xᵀ A x + bᵀ x`.
+pub struct Quadratic<'a, A: LinearOperator + ?Sized> {
+    /// The operator `A`.
+    pub operator: &'a mut A,
+    /// The linear term `b`.
+    pub linear: &'a [f64],
+}
+
+impl<A: LinearOperator + ?Sized> SmoothObjective for Quadratic<'_, A> {
+    fn dim(&self) -> usize {
+        self.linear.len()
+    }
+    fn value_gradient(&mut self, x: &[f64], grad: &mut [f64]) -> f64 {
+        self.operator.apply(x, grad);
+        let mut f = 0.0;
+        for i in 0..x.len() {
+            f += x[i] * (0.5 * grad[i] + self.linear[i]);
+            grad[i] += self.linear[i];
+        }
+        f
+    }
+}
+
+/// A product of simple sets for the QP entry point: per-entry bounds
+/// `lower ≤ x ≤ upper`, and second-order cones
+/// `‖(x_{s+1}, …, x_{s+k−1})‖ ≤ μ x_s` at given offsets (Anitescu's friction
+/// cone; entries inside a cone ignore their bounds).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BoxConeSet {
+    /// Lower bounds (use `-inf` for none).
+    pub lower: Vec<f64>,
+    /// Upper bounds (use `inf` for none).
+    pub upper: Vec<f64>,
+    /// Cones `(start, len, μ)`: the first entry is the axis.
+    pub cones: Vec<(usize, usize, f64)>,
+}
+
+impl BoxConeSet {
+    /// `x ≥ 0` in `n` dimensions.
+    pub fn nonnegative(n: usize) -> Self {
+        Self {
+            lower: vec![0.0; n],
+            upper: vec![f64::INFINITY; n],
+            cones: Vec::new(),
+        }
+    }
+}
+
+/// Euclidean projection onto the second-order cone
+/// `{(a, t) : ‖t‖ ≤ μ a}` of `(a, t)`, in place.
+pub fn project_cone(mu: f64, a: &mut f64, t: &mut [f64]) {
+    let tn = t.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if tn <= mu * *a {
+        return;
+    }
+    if mu * tn <= -*a || mu == 0.0 && *a <= 0.0 {
+        *a = 0.0;
+        t.iter_mut().for_each(|x| *x = 0.0);
+        return;
+    }
+    if mu == 0.0 {
+        t.iter_mut().for_each(|x| *x = 0.0);
+        return;
+    }
+    let an = (*a + mu * tn) / (1.0 + mu * mu);
+    let s = mu * an / tn;
+    *a = an;
+    t.iter_mut().for_each(|x| *x *= s);
+}
+
+impl Projection for BoxConeSet {
+    fn project(&self, x: &mut [f64]) {
+        for i in 0..x.len() {
+            x[i] = x[i].clamp(self.lower[i], self.upper[i]);
+        }
+        for &(s, k, mu) in &self.cones {
+            let (head, tail) = x[s..s + k].split_at_mut(1);
+            project_cone(mu, &mut head[0], tail);
+        }
+    }
+}
+
+/// Settings of APGD.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ApgdSettings {
+    /// Iteration cap and tolerance on the projected-gradient residual.
+    pub stopping: Stopping,
+    /// Restart momentum when `gᵀ(γ_{k+1} − γ_k) > 0` (O'Donoghue-Candès).
+    pub adaptive_restart: bool,
+    /// Factor applied to the Lipschitz estimate after each accepted step
+    /// (lets the step grow; paper: 0.9).
+    pub step_growth: f64,
+    /// Compute residual statistics of the result (contact problems).
+    pub final_residuals: bool,
+}
+
+impl Default for ApgdSettings {
+    fn default() -> Self {
+        Self {
+            stopping: Stopping::default(),
+            adaptive_restart: true,
+            step_growth: 0.9,
+            final_residuals: true,
+        }
+    }
+}
+
+impl ApgdSettings {
+    /// Checks the fields.
+    pub fn validate(&self) -> Result<(), SolveError> {
+        self.stopping.validate()?;
+        if !(self.step_growth > 0.0 && self.step_growth <= 1.0) {
+            return Err(SolveError::InvalidSettings {
+                field: "step_growth",
+                reason: "must lie in (0, 1]",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Result of an APGD run on a general objective.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ApgdReport {
+    /// Iterations performed.
+    pub iterations: usize,
+    /// Best projected-gradient residual (that of the returned iterate).
+    pub residual: f64,
+    /// Whether the tolerance was met.
+    pub converged: bool,
+    /// Final Lipschitz estimate.
+    pub lipschitz: f64,
+}
+
+/// APGD scratch, reusable across solves.
+#[derive(Debug, Clone, Default)]
+pub struct ApgdWorkspace {
+    gamma: Vec<f64>,
+    y: Vec<f64>,
+    next: Vec<f64>,
+    grad_y: Vec<f64>,
+    grad_next: Vec<f64>,
+    tmp: Vec<f64>,
+    best: Vec<f64>,
+}
+
+/// Projected-gradient residual `‖(x − Π(x − s g))/s‖`.
+fn pg_residual(x: &[f64], g: &[f64], s: f64, set: &dyn Projection, tmp: &mut [f64]) -> f64 {
+    for i in 0..x.len() {
+        tmp[i] = x[i] - s * g[i];
+    }
+    set.project(tmp);
+    (0..x.len())
+        .map(|i| {
+            let d = (x[i] - tmp[i]) / s;
+            d * d
+        })
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// Callback after each APGD iteration: `(k, x_k, best residual, elapsed)`.
+pub type IterationCallback<'a> = dyn FnMut(usize, &[f64], f64, Duration) + 'a;
+
+/// Runs APGD from `x` (projected first), writing the best iterate back to
+/// `x`. `on_iteration(k, x_k, residual_k, elapsed)` is called after every
+/// iteration. See NOTES.md "APGD in brief".
+pub fn apgd_minimize(
+    objective: &mut dyn SmoothObjective,
+    set: &dyn Projection,
+    x: &mut [f64],
+    settings: &ApgdSettings,
+    ws: &mut ApgdWorkspace,
+    on_iteration: &mut IterationCallback<'_>,
+) -> Result<ApgdReport, SolveError> {
+    settings.validate()?;
+    let n = x.len();
+    if objective.dim() != n {
+        return Err(SolveError::DimensionMismatch {
+            field: "x",
+            expected: objective.dim(),
+            got: n,
+        });
+    }
+    let start = Instant::now();
+    let mut observer_time = Duration::ZERO;
+    for v in [
+        &mut ws.gamma,
+        &mut ws.y,
+        &mut ws.next,
+        &mut ws.grad_y,
+        &mut ws.grad_next,
+        &mut ws.tmp,
+        &mut ws.best,
+    ] {
+        v.clear();
+        v.resize(n, 0.0);
+    }
+    set.project(x);
+    ws.gamma.copy_from_slice(x);
+    ws.y.copy_from_slice(x);
+    ws.best.copy_from_slice(x);
+    if n == 0 {
+        return Ok(ApgdReport {
+            iterations: 0,
+            residual: 0.0,
+            converged: true,
+            lipschitz: 0.0,
+        });
+    }
+    // Lipschitz estimate from a perturbed point.
+    objective.value_gradient(&ws.gamma, &mut ws.grad_y);
+    let scale = ws.gamma.iter().fold(0.0f64, |a, b| a.max(b.abs())).max(1.0);
+    for i in 0..n {
+        ws.tmp[i] = ws.gamma[i] + 1e-6 * scale * (1.0 + (i % 7) as f64 / 7.0);
+    }
+    objective.value_gradient(&ws.tmp, &mut ws.grad_next);
+    let num: f64 = (0..n)
+        .map(|i| (ws.grad_next[i] - ws.grad_y[i]).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let den: f64 = (0..n)
+        .map(|i| (ws.tmp[i] - ws.gamma[i]).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let mut lip = if den > 0.0 && num > 0.0 {
+        num / den
+    } else {
+        1.0
+    };
+    let mut theta = 1.0f64;
+    let mut best_res = pg_residual(&ws.gamma, &ws.grad_y, 1.0 / lip, set, &mut ws.tmp);
+    if !best_res.is_finite() {
+        return Err(SolveError::Diverged {
+            solver: "apgd",
+            row: 0,
+            iteration: 0,
+        });
+    }
+    let mut iterations = 0;
+    let mut converged =
+        settings.stopping.tolerance > 0.0 && best_res <= settings.stopping.tolerance;
+    while !converged && iterations < settings.stopping.max_iterations {
+        let fy = objective.value_gradient(&ws.y, &mut ws.grad_y);
+        let mut fnext;
+        loop {
+            let t = 1.0 / lip;
+            for i in 0..n {
+                ws.next[i] = ws.y[i] - t * ws.grad_y[i];
+            }
+            set.project(&mut ws.next);
+            fnext = objective.value_gradient(&ws.next, &mut ws.grad_next);
+            let mut lin = 0.0;
+            let mut quad = 0.0;
+            for i in 0..n {
+                let d = ws.next[i] - ws.y[i];
+                lin += ws.grad_y[i] * d;
+                quad += d * d;
+            }
+            let bound = fy + lin + 0.5 * lip * quad;
+            if fnext <= bound + 1e-14 * fy.abs().max(fnext.abs())
+                || !fnext.is_finite()
+                || lip > 1e300
+            {
+                break;
+            }
+            lip *= 2.0;
+        }
+        if !fnext.is_finite() {
+            return Err(SolveError::Diverged {
+                solver: "apgd",
+                row: ws.next.iter().position(|v| !v.is_finite()).unwrap_or(0),
+                iteration: iterations + 1,
+            });
+        }
+        iterations += 1;
+        let res = pg_residual(&ws.next, &ws.grad_next, 1.0 / lip, set, &mut ws.tmp);
+        if res < best_res {
+            best_res = res;
+            ws.best.copy_from_slice(&ws.next);
+        }
+        let theta_next = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
+        let beta = theta * (1.0 - theta) / (theta * theta + theta_next);
+        let restart = settings.adaptive_restart && {
+            let mut s = 0.0;
+            for i in 0..n {
+                s += ws.grad_y[i] * (ws.next[i] - ws.gamma[i]);
+            }
+            s > 0.0
+        };
+        if restart {
+            ws.y.copy_from_slice(&ws.next);
+            theta = 1.0;
+        } else {
+            for i in 0..n {
+                ws.y[i] = ws.next[i] + beta * (ws.next[i] - ws.gamma[i]);
+            }
+            theta = theta_next;
+        }
+        std::mem::swap(&mut ws.gamma, &mut ws.next);
+        lip *= settings.step_growth;
+        let t_obs = Instant::now();
+        on_iteration(
+            iterations,
+            &ws.gamma,
+            best_res,
+            t_obs.duration_since(start) - observer_time,
+        );
+        observer_time += t_obs.elapsed();
+        if settings.stopping.tolerance > 0.0 && best_res <= settings.stopping.tolerance {
+            converged = true;
+        }
+    }
+    x.copy_from_slice(&ws.best);
+    Ok(ApgdReport {
+        iterations,
+        residual: best_res,
+        converged,
+        lipschitz: lip,
+    })
+}
+
+/// Minimises the convex QP `½ xᵀ A x + bᵀ x` over a [`BoxConeSet`] (or any
+/// [`Projection`]) by APGD, starting from `x`.
+pub fn solve_qp(
+    operator: &mut dyn LinearOperator,
+    linear: &[f64],
+    set: &dyn Projection,
+    x: &mut [f64],
+    settings: &ApgdSettings,
+) -> Result<ApgdReport, SolveError> {
+    if operator.dim() != linear.len() {
+        return Err(SolveError::DimensionMismatch {
+            field: "linear",
+            expected: operator.dim(),
+            got: linear.len(),
+        });
+    }
+    let mut obj = Quadratic { operator, linear };
+    apgd_minimize(
+        &mut obj,
+        set,
+        x,
+        settings,
+        &mut ApgdWorkspace::default(),
+        &mut |_, _, _, _| {},
+    )
+}

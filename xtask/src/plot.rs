@@ -1,0 +1,143 @@
+//! Minimal SVG line plots (plotters). Logarithmic axes are drawn by plotting
+//! log10 of the data and saying so in the axis label.
+
+use crate::report::SuiteResult;
+use plotters::prelude::*;
+use std::path::Path;
+
+/// One named line.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend label.
+    pub label: String,
+    /// Points `(x, y)`.
+    pub points: Vec<(f64, f64)>,
+    /// Draw markers instead of a line.
+    pub markers: bool,
+}
+
+impl Series {
+    /// A line series.
+    pub fn line(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self {
+            label: label.into(),
+            points,
+            markers: false,
+        }
+    }
+    /// A marker series.
+    #[allow(dead_code)]
+    pub fn markers(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self {
+            label: label.into(),
+            points,
+            markers: true,
+        }
+    }
+}
+
+/// Axis options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Axes<'a> {
+    /// Title.
+    pub title: &'a str,
+    /// x label.
+    pub x: &'a str,
+    /// y label.
+    pub y: &'a str,
+    /// log10 x.
+    pub log_x: bool,
+    /// log10 y.
+    pub log_y: bool,
+}
+
+/// Writes an SVG plot of the series.
+pub fn line_plot(path: &Path, axes: Axes<'_>, series: &[Series]) -> SuiteResult<()> {
+    let tx = |v: f64| if axes.log_x { v.log10() } else { v };
+    let ty = |v: f64| if axes.log_y { v.log10() } else { v };
+    let data: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|s| {
+            s.points
+                .iter()
+                .map(|&(x, y)| (tx(x), ty(y)))
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .collect()
+        })
+        .collect();
+    let all: Vec<(f64, f64)> = data.iter().flatten().copied().collect();
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for (x, y) in &all {
+        x0 = x0.min(*x);
+        x1 = x1.max(*x);
+        y0 = y0.min(*y);
+        y1 = y1.max(*y);
+    }
+    if all.is_empty() {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    if y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    let pad = 0.05 * (y1 - y0);
+    let xl = if axes.log_x {
+        format!("log10 {}", axes.x)
+    } else {
+        axes.x.to_string()
+    };
+    let yl = if axes.log_y {
+        format!("log10 {}", axes.y)
+    } else {
+        axes.y.to_string()
+    };
+    let root = SVGBackend::new(path, (800, 560)).into_drawing_area();
+    let err = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(axes.title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, (y0 - pad)..(y1 + pad))
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc(xl)
+        .y_desc(yl)
+        .draw()
+        .map_err(|e| err(&e))?;
+    for (i, (s, pts)) in series.iter().zip(&data).enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        if s.markers {
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
+                .map_err(|e| err(&e))?
+                .label(s.label.clone())
+                .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
+        } else {
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(s.label.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
