@@ -8,6 +8,7 @@ mod plot;
 mod report;
 mod solvers;
 mod verify;
+mod warmstart;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,13 +22,16 @@ pub struct SuiteOptions {
     pub quick: bool,
     /// Extra positional arguments (sub-suite names).
     pub args: Vec<String>,
+    /// Override of the particle count (suites that have one).
+    pub particles: Option<usize>,
 }
 
-const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR]
+const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR] [--particles N]
 
 suites:
   verify      physics verification cases with known answers
-  solvers     PGS, blocked PGS, Jacobi and APGD on problem snapshots";
+  solvers     PGS, blocked PGS, Jacobi and APGD on problem snapshots
+  warmstart column|pile   the warm-starting paper, sections 4.1 and 4.2";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -37,6 +41,7 @@ fn main() -> ExitCode {
     };
     let mut out = None;
     let mut quick = false;
+    let mut particles = None;
     let mut rest = Vec::new();
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -48,6 +53,13 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             },
+            "--particles" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) => particles = Some(n),
+                None => {
+                    eprintln!("error: --particles needs a number\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -55,15 +67,28 @@ fn main() -> ExitCode {
             _ => rest.push(a),
         }
     }
-    let out = out.unwrap_or_else(|| PathBuf::from("target/xtask").join(&suite));
+    let folder = match (suite.as_str(), rest.first()) {
+        ("warmstart", Some(sub)) => format!("warmstart-{sub}"),
+        _ => suite.clone(),
+    };
+    let out = out.unwrap_or_else(|| PathBuf::from("target/xtask").join(folder));
     let opts = SuiteOptions {
         out,
         quick,
         args: rest,
+        particles,
     };
     let result = match suite.as_str() {
         "verify" => verify::run(&opts),
         "solvers" => solvers::run(&opts),
+        "warmstart" => match opts.args.first().map(String::as_str) {
+            Some("column") => warmstart::column(&opts),
+            Some("pile") => warmstart::pile(&opts),
+            _ => {
+                eprintln!("error: `cargo xtask warmstart` needs column or pile\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        },
         _ => {
             eprintln!("error: unknown suite `{suite}`\n{USAGE}");
             return ExitCode::from(2);

@@ -54,6 +54,28 @@ pub struct TriMeshShape {
     pub(crate) mesh: Arc<ps::TriMesh>,
 }
 
+impl TriMeshShape {
+    /// Vertices (body frame).
+    pub fn vertices(&self) -> Vec<Vec3> {
+        self.mesh
+            .vertices()
+            .iter()
+            .map(convert::from_parry)
+            .collect()
+    }
+    /// Triangles as vertex index triples.
+    pub fn indices(&self) -> Vec<[u32; 3]> {
+        self.mesh.indices().to_vec()
+    }
+}
+
+impl ConvexShape {
+    /// Vertices of the hull (body frame).
+    pub fn points(&self) -> Vec<Vec3> {
+        self.hull.points().iter().map(convert::from_parry).collect()
+    }
+}
+
 impl std::fmt::Debug for TriMeshShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "TriMesh({} triangles)", self.mesh.num_triangles())

@@ -5,14 +5,23 @@
 //! emitters, and reusable measurements (column height error, pile height,
 //! kinetic energy, coordination number, wall and floor forces).
 //!
+//! A scene file format (TOML through serde, [`SceneFile`]) describes any
+//! scene: bodies, materials, joints, emitters, solver and warm-start choice,
+//! time step, duration and outputs; every built-in scene can be written out
+//! and read back to the same scene.
+//!
 //! Invariant: `ndem-scenes` builds worlds and measures them through the
 //! public APIs of `ndem-step` and `ndem-collide`; it knows nothing about
-//! solver internals, command lines or output formats.
+//! solver internals, command lines or output writers.
 
 pub mod builders;
+pub mod choice;
 pub mod emitter;
+pub mod file;
 pub mod measure;
 pub mod rng;
 
 pub use builders::{Scene, SceneError};
+pub use choice::{SolverChoice, WarmStartChoice};
 pub use emitter::Emitter;
+pub use file::SceneFile;

@@ -30,6 +30,27 @@ pub fn pile_height(world: &World, centre: Vec3, radius: f64) -> f64 {
         .fold(f64::NEG_INFINITY, f64::max)
 }
 
+/// Smoothed pile height: the mean of the `k` highest sphere tops among
+/// dynamic spheres within horizontal distance `radius` of the axis through
+/// `centre` (less sensitive to a single particle than [`pile_height`]).
+pub fn pile_height_top(world: &World, centre: Vec3, radius: f64, k: usize) -> f64 {
+    let mut tops: Vec<f64> = (0..world.len())
+        .filter(|&i| world.motions()[i] == Motion::Dynamic)
+        .filter_map(|i| {
+            let r = world.shapes()[i].sphere_radius()?;
+            let p = world.positions()[i];
+            let (dx, dy) = (p.x - centre.x, p.y - centre.y);
+            (dx * dx + dy * dy <= radius * radius).then_some(p.z + r)
+        })
+        .collect();
+    if tops.is_empty() {
+        return f64::NAN;
+    }
+    tops.sort_by(|a, b| b.total_cmp(a));
+    let k = k.clamp(1, tops.len());
+    tops[..k].iter().sum::<f64>() / k as f64
+}
+
 /// Mean number of contacts per dynamic body (contacts with static or
 /// kinematic bodies count once, between dynamic bodies twice).
 pub fn coordination_number(world: &World, forces: &[ContactForce]) -> f64 {

@@ -76,6 +76,11 @@ impl ImpulseHistory {
         self.contacts.insert(key, impulse);
     }
 
+    /// Inserts or replaces one keyed generic row's multiplier.
+    pub fn insert_row(&mut self, key: ContactKey, lambda: f64) {
+        self.rows.insert(key, lambda);
+    }
+
     /// Number of stored contacts.
     pub fn len(&self) -> usize {
         self.contacts.len()

@@ -249,6 +249,26 @@ impl World {
         &self.surface_velocity
     }
 
+    /// User force and torque on a body.
+    pub fn user_force(&self, body: usize) -> (Vec3, Vec3) {
+        (self.force[body], self.torque[body])
+    }
+
+    /// The description that would re-create body `i` in its current state
+    /// (used by scene files and checkpoints).
+    pub fn body_desc(&self, i: usize) -> BodyDesc {
+        BodyDesc {
+            shape: self.shapes[i].clone(),
+            material: self.material[i],
+            motion: self.motion[i],
+            mass: self.mass[i],
+            position: self.position[i],
+            orientation: self.orientation[i],
+            velocity: self.velocity[i],
+            surface_velocity: self.surface_velocity[i],
+        }
+    }
+
     /// Sets the position of a body.
     pub fn set_position(&mut self, body: usize, position: Vec3) -> Result<(), StepError> {
         check_vec("position", body, &position)?;

@@ -66,6 +66,16 @@ pub enum StepError {
         /// Second body.
         body_b: usize,
     },
+    /// A solver failed in one stage of a step.
+    #[error("{stage} stage at t = {time} s: {source}")]
+    StageFailed {
+        /// "impact" or "continuous".
+        stage: &'static str,
+        /// Simulated time at the start of the step.
+        time: f64,
+        /// The solver's error.
+        source: SolveError,
+    },
     /// The solve returned a non-finite velocity.
     #[error("the {stage} stage produced a non-finite velocity for body {body}")]
     NonFiniteVelocity {

@@ -576,7 +576,14 @@ impl Stepper {
             .warm_start
             .initialize(&problem, &self.history, &mut lambda, &mut vel)?;
         stats.warm_contacts = ws.warm;
-        let report = self.solver.solve(&problem, &mut lambda, &mut vel)?;
+        let report = self
+            .solver
+            .solve(&problem, &mut lambda, &mut vel)
+            .map_err(|source| StepError::StageFailed {
+                stage: "continuous",
+                time: self.time,
+                source,
+            })?;
         check_velocity(&vel, "continuous")?;
         stats.iterations = report.iterations;
         stats.converged = report.converged;

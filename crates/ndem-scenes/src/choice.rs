@@ -1,0 +1,92 @@
+//! Solver and warm-start choices of a scene, as data (scene files, CLI).
+
+use ndem_solve::{
+    Apgd, ApgdSettings, ColdStart, HistoryWarmStart, JacobiSettings, ModelWarmStart, PgsSettings,
+    PgsVariant, ProjectedGaussSeidel, ProjectedJacobi, SolveError, Solver, Stopping, WarmStart,
+};
+use serde::{Deserialize, Serialize};
+
+/// Which continuous-stage solver to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SolverChoice {
+    /// Row-wise projected Gauss-Seidel (the papers').
+    #[default]
+    Pgs,
+    /// Blocked projected Gauss-Seidel.
+    PgsBlocked,
+    /// Projected Jacobi (parallel).
+    Jacobi,
+    /// Accelerated projected gradient descent.
+    Apgd,
+}
+
+impl SolverChoice {
+    /// Builds the solver with `iterations` per step.
+    pub fn build(self, iterations: usize) -> Result<Box<dyn Solver>, SolveError> {
+        let stopping = Stopping::iterations(iterations);
+        Ok(match self {
+            SolverChoice::Pgs => Box::new(ProjectedGaussSeidel::new(PgsSettings {
+                stopping,
+                ..PgsSettings::default()
+            })?),
+            SolverChoice::PgsBlocked => Box::new(ProjectedGaussSeidel::new(PgsSettings {
+                stopping,
+                variant: PgsVariant::Blocked,
+                ..PgsSettings::default()
+            })?),
+            SolverChoice::Jacobi => Box::new(ProjectedJacobi::new(JacobiSettings {
+                stopping,
+                parallel: true,
+                ..JacobiSettings::default()
+            })?),
+            SolverChoice::Apgd => Box::new(Apgd::new(ApgdSettings {
+                stopping,
+                ..ApgdSettings::default()
+            })?),
+        })
+    }
+
+    /// Name as in files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverChoice::Pgs => "pgs",
+            SolverChoice::PgsBlocked => "pgs-blocked",
+            SolverChoice::Jacobi => "jacobi",
+            SolverChoice::Apgd => "apgd",
+        }
+    }
+}
+
+/// Which warm-start policy to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum WarmStartChoice {
+    /// λ₀ = 0.
+    Cold,
+    /// History with β = 0.85 on all rows and the velocity update.
+    #[default]
+    History,
+    /// Model-based.
+    Model,
+}
+
+impl WarmStartChoice {
+    /// Builds the policy.
+    pub fn build(self) -> Box<dyn WarmStart> {
+        match self {
+            WarmStartChoice::Cold => Box::new(ColdStart),
+            WarmStartChoice::History => Box::new(HistoryWarmStart::default()),
+            WarmStartChoice::Model => Box::new(ModelWarmStart),
+        }
+    }
+
+    /// Name as in files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            WarmStartChoice::Cold => "cold",
+            WarmStartChoice::History => "history",
+            WarmStartChoice::Model => "model",
+        }
+    }
+}

@@ -1,0 +1,662 @@
+//! The scene file format: TOML through serde. [`SceneFile`] is plain data;
+//! [`SceneFile::to_scene`] validates and builds, [`SceneFile::from_scene`]
+//! writes any scene (built-in or loaded) back out. Floats round-trip
+//! exactly, so a scene written and read back is the same scene bit for bit.
+
+use crate::builders::{Scene, SceneError};
+use crate::choice::{SolverChoice, WarmStartChoice};
+use crate::emitter::Emitter;
+use crate::rng::Rng;
+use ndem_collide::Shape;
+use ndem_math::{ContactLaw, MassProperties, Material, Quat, SpookSettings, Vec3, Velocity6};
+use ndem_solve::{ContactRows, FrictionSet};
+use ndem_step::{BodyDesc, Joint, JointKind, Motion, Motor, StepSettings, World};
+use serde::{Deserialize, Serialize};
+
+fn v3(a: [f64; 3]) -> Vec3 {
+    Vec3::new(a[0], a[1], a[2])
+}
+fn a3(v: &Vec3) -> [f64; 3] {
+    [v.x, v.y, v.z]
+}
+fn quat(q: [f64; 4]) -> Quat {
+    // stored exactly as written ([w, x, y, z]); not renormalised, so that a
+    // checkpoint restarts bit-identically
+    Quat::new_unchecked(nalgebra::Quaternion::new(q[0], q[1], q[2], q[3]))
+}
+fn a4(q: &Quat) -> [f64; 4] {
+    [q.w, q.i, q.j, q.k]
+}
+fn identity4() -> [f64; 4] {
+    [1.0, 0.0, 0.0, 0.0]
+}
+fn zero3() -> [f64; 3] {
+    [0.0; 3]
+}
+fn yes() -> bool {
+    true
+}
+
+/// A whole scene as data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// Scene name.
+    pub name: String,
+    /// Gravity [m/s²].
+    pub gravity: [f64; 3],
+    /// Time stepping and solver.
+    pub run: RunSpec,
+    /// Materials.
+    pub materials: Vec<MaterialSpec>,
+    /// Bodies.
+    pub bodies: Vec<BodySpec>,
+    /// Joints.
+    #[serde(default)]
+    pub joints: Vec<JointSpec>,
+    /// Emitters.
+    #[serde(default)]
+    pub emitters: Vec<EmitterSpec>,
+    /// Outputs.
+    #[serde(default)]
+    pub output: OutputSpec,
+}
+
+/// `[run]`: time stepping and solver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Time step Δt [s].
+    pub dt: f64,
+    /// Simulated duration [s].
+    pub duration: f64,
+    /// Solver iterations per step N_it.
+    pub iterations: usize,
+    /// Solver.
+    #[serde(default)]
+    pub solver: SolverChoice,
+    /// Warm start.
+    #[serde(default)]
+    pub warm_start: WarmStartChoice,
+    /// "box" (papers) or "disk".
+    #[serde(default = "default_friction")]
+    pub friction: String,
+    /// Rows per contact: 1, 3 or 6.
+    #[serde(default = "default_rows")]
+    pub rows: usize,
+    /// Normal law: "hertz" or a linear stiffness [N/m].
+    #[serde(default)]
+    pub linear_stiffness: Option<f64>,
+    /// Contact margin [m].
+    #[serde(default)]
+    pub margin: f64,
+    /// Impact threshold v_imp [m/s].
+    #[serde(default = "default_vimp")]
+    pub impact_velocity: f64,
+    /// Run the impact stage.
+    #[serde(default = "yes")]
+    pub impact_stage: bool,
+    /// Friction compliance γ_t.
+    #[serde(default = "default_gamma")]
+    pub friction_compliance: f64,
+    /// Rolling compliance γ_r.
+    #[serde(default = "default_gamma")]
+    pub rolling_compliance: f64,
+}
+
+fn default_friction() -> String {
+    "box".into()
+}
+fn default_rows() -> usize {
+    6
+}
+fn default_vimp() -> f64 {
+    0.05
+}
+fn default_gamma() -> f64 {
+    1e-6
+}
+
+/// `[[materials]]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialSpec {
+    /// ρ [kg/m³].
+    pub density: f64,
+    /// E [Pa].
+    pub youngs_modulus: f64,
+    /// ν.
+    pub poisson_ratio: f64,
+    /// e.
+    pub restitution: f64,
+    /// μ_t.
+    pub friction: f64,
+    /// μ_r.
+    pub rolling_resistance: f64,
+    /// Dashpot time c [s].
+    #[serde(default)]
+    pub damping: f64,
+}
+
+/// A body's shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ShapeSpec {
+    /// Sphere.
+    Sphere {
+        /// Radius [m].
+        radius: f64,
+    },
+    /// Half-space with outward normal (body frame) through the body origin.
+    HalfSpace {
+        /// Normal.
+        normal: [f64; 3],
+    },
+    /// Box.
+    Box {
+        /// Half extents [m].
+        half_extents: [f64; 3],
+    },
+    /// Solid cylinder along body z.
+    Cylinder {
+        /// Radius [m].
+        radius: f64,
+        /// Half height [m].
+        half_height: f64,
+    },
+    /// Inside of a capped hollow cylinder along body z.
+    Drum {
+        /// Radius [m].
+        radius: f64,
+        /// Half height [m].
+        half_height: f64,
+    },
+    /// Triangle mesh.
+    TriMesh {
+        /// Vertices.
+        vertices: Vec<[f64; 3]>,
+        /// Triangles.
+        indices: Vec<[u32; 3]>,
+    },
+    /// Convex hull of points.
+    Convex {
+        /// Points.
+        points: Vec<[f64; 3]>,
+    },
+}
+
+/// `[[bodies]]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodySpec {
+    /// Shape.
+    pub shape: ShapeSpec,
+    /// Material index.
+    #[serde(default)]
+    pub material: usize,
+    /// "dynamic", "kinematic" or "static".
+    pub motion: String,
+    /// Position [m].
+    pub position: [f64; 3],
+    /// Orientation quaternion [w, x, y, z].
+    #[serde(default = "identity4")]
+    pub orientation: [f64; 4],
+    /// Velocity [m/s].
+    #[serde(default = "zero3")]
+    pub velocity: [f64; 3],
+    /// Angular velocity [rad/s].
+    #[serde(default = "zero3")]
+    pub angular_velocity: [f64; 3],
+    /// Conveyor surface velocity [m/s].
+    #[serde(default = "zero3")]
+    pub surface_velocity: [f64; 3],
+    /// Mass [kg] (dynamic; default from shape and density).
+    #[serde(default)]
+    pub mass: Option<f64>,
+    /// Principal inertia [kg m²] (with `mass`).
+    #[serde(default)]
+    pub inertia: Option<[f64; 3]>,
+}
+
+/// `[[joints]]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JointSpec {
+    /// "lock" or "prismatic".
+    pub kind: JointKindSpec,
+    /// Body a.
+    pub body_a: usize,
+    /// Body b.
+    pub body_b: usize,
+    /// Anchor in a's frame.
+    pub anchor_a: [f64; 3],
+    /// Anchor in b's frame.
+    pub anchor_b: [f64; 3],
+    /// Relative orientation q_a⁻¹ q_b [w, x, y, z].
+    pub relative_orientation: [f64; 4],
+    /// Prismatic axis in a's frame.
+    #[serde(default)]
+    pub axis: Option<[f64; 3]>,
+    /// Motor target speed [m/s] (prismatic).
+    #[serde(default)]
+    pub motor_speed: Option<f64>,
+    /// Motor force bound [N].
+    #[serde(default)]
+    pub motor_max_force: Option<f64>,
+    /// Compliance of the locked rows [m/N].
+    pub compliance: f64,
+}
+
+/// Joint kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JointKindSpec {
+    /// Lock.
+    Lock,
+    /// Prismatic.
+    Prismatic,
+}
+
+/// `[[emitters]]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmitterSpec {
+    /// Centre of the source disk.
+    pub centre: [f64; 3],
+    /// Radius of the source disk.
+    pub radius: f64,
+    /// Smallest particle radius.
+    pub radius_min: f64,
+    /// Largest particle radius.
+    pub radius_max: f64,
+    /// Probability of the small radius (bi-disperse), 0 for uniform.
+    #[serde(default)]
+    pub bidisperse_fraction: f64,
+    /// Material index.
+    #[serde(default)]
+    pub material: usize,
+    /// Particles per second.
+    pub rate: f64,
+    /// Initial velocity.
+    #[serde(default = "zero3")]
+    pub velocity: [f64; 3],
+    /// Total to emit.
+    pub total: usize,
+    /// Emitted so far.
+    #[serde(default)]
+    pub emitted: usize,
+    /// Fractional particles owed.
+    #[serde(default)]
+    pub pending: f64,
+    /// Random state (seed for a new emitter).
+    #[serde(default)]
+    pub rng_state: u64,
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Write a VTK frame every this many steps (0: none).
+    pub frame_every: usize,
+    /// Append a line to the statistics CSV every this many steps.
+    pub stats_every: usize,
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        Self {
+            frame_every: 100,
+            stats_every: 1,
+        }
+    }
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> SceneError {
+    SceneError::Invalid {
+        field,
+        reason: reason.into(),
+    }
+}
+
+impl SceneFile {
+    /// Parses TOML text. Errors name the offending line and field.
+    pub fn from_toml(text: &str) -> Result<Self, SceneError> {
+        toml::from_str(text)
+            .map_err(|e| invalid("scene file", e.to_string().trim().replace('\n', " ")))
+    }
+
+    /// Writes TOML text.
+    pub fn to_toml(&self) -> Result<String, SceneError> {
+        toml::to_string(self).map_err(|e| invalid("scene file", e.to_string()))
+    }
+
+    /// Builds (and validates) the scene.
+    pub fn to_scene(&self) -> Result<Scene, SceneError> {
+        let materials: Vec<Material> = self
+            .materials
+            .iter()
+            .map(|m| Material {
+                density: m.density,
+                youngs_modulus: m.youngs_modulus,
+                poisson_ratio: m.poisson_ratio,
+                restitution: m.restitution,
+                friction: m.friction,
+                rolling_resistance: m.rolling_resistance,
+                damping: m.damping,
+            })
+            .collect();
+        if materials.is_empty() {
+            return Err(invalid("materials", "at least one material is needed"));
+        }
+        let mut world = World::new(materials, v3(self.gravity))?;
+        for (i, b) in self.bodies.iter().enumerate() {
+            let shape = match &b.shape {
+                ShapeSpec::Sphere { radius } => Shape::sphere(*radius)?,
+                ShapeSpec::HalfSpace { normal } => Shape::half_space(v3(*normal))?,
+                ShapeSpec::Box { half_extents } => Shape::cuboid(v3(*half_extents))?,
+                ShapeSpec::Cylinder {
+                    radius,
+                    half_height,
+                } => Shape::cylinder(*radius, *half_height)?,
+                ShapeSpec::Drum {
+                    radius,
+                    half_height,
+                } => Shape::drum(*radius, *half_height)?,
+                ShapeSpec::TriMesh { vertices, indices } => Shape::trimesh(
+                    &vertices.iter().map(|v| v3(*v)).collect::<Vec<_>>(),
+                    indices.clone(),
+                )?,
+                ShapeSpec::Convex { points } => {
+                    Shape::convex_hull(&points.iter().map(|v| v3(*v)).collect::<Vec<_>>())?
+                }
+            };
+            let motion = match b.motion.as_str() {
+                "dynamic" => Motion::Dynamic,
+                "kinematic" => Motion::Kinematic,
+                "static" => Motion::Static,
+                other => {
+                    return Err(invalid(
+                        "bodies.motion",
+                        format!("body {i}: `{other}` is not dynamic, kinematic or static"),
+                    ));
+                }
+            };
+            let mass = match (b.mass, b.inertia) {
+                (Some(m), Some(i3)) => Some(MassProperties {
+                    mass: m,
+                    principal_inertia: v3(i3),
+                }),
+                (None, None) => None,
+                _ => {
+                    return Err(invalid(
+                        "bodies.mass",
+                        format!("body {i}: give both mass and inertia, or neither"),
+                    ));
+                }
+            };
+            world.add_body(BodyDesc {
+                shape,
+                material: b.material,
+                motion,
+                mass,
+                position: v3(b.position),
+                orientation: quat(b.orientation),
+                velocity: Velocity6::new(v3(b.velocity), v3(b.angular_velocity)),
+                surface_velocity: v3(b.surface_velocity),
+            })?;
+        }
+        for j in &self.joints {
+            let kind = match j.kind {
+                JointKindSpec::Lock => JointKind::Lock,
+                JointKindSpec::Prismatic => JointKind::Prismatic {
+                    axis: v3(j.axis.ok_or_else(|| {
+                        invalid("joints.axis", "a prismatic joint needs an axis")
+                    })?),
+                    motor: match (j.motor_speed, j.motor_max_force) {
+                        (Some(target_speed), Some(max_force)) => Some(Motor {
+                            target_speed,
+                            max_force,
+                        }),
+                        (None, None) => None,
+                        _ => {
+                            return Err(invalid(
+                                "joints.motor",
+                                "give motor_speed and motor_max_force together",
+                            ));
+                        }
+                    },
+                },
+            };
+            world.add_joint(Joint {
+                body_a: j.body_a,
+                body_b: j.body_b,
+                kind,
+                anchor_a: v3(j.anchor_a),
+                anchor_b: v3(j.anchor_b),
+                relative_orientation: quat(j.relative_orientation),
+                compliance: j.compliance,
+            })?;
+        }
+        let emitters = self
+            .emitters
+            .iter()
+            .map(|e| {
+                if !(e.radius_min > 0.0 && e.radius_max >= e.radius_min && e.rate >= 0.0) {
+                    return Err(invalid(
+                        "emitters",
+                        "need 0 < radius_min <= radius_max and rate >= 0",
+                    ));
+                }
+                if e.material >= world.materials.len() {
+                    return Err(invalid("emitters.material", "unknown material"));
+                }
+                Ok(Emitter {
+                    centre: v3(e.centre),
+                    radius: e.radius,
+                    particle_radius: (e.radius_min, e.radius_max),
+                    bidisperse_fraction: e.bidisperse_fraction,
+                    material: e.material,
+                    rate: e.rate,
+                    velocity: v3(e.velocity),
+                    total: e.total,
+                    emitted: e.emitted,
+                    pending: e.pending,
+                    rng: Rng::new(e.rng_state),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let r = &self.run;
+        let friction_set = match r.friction.as_str() {
+            "box" => FrictionSet::Box,
+            "disk" => FrictionSet::Disk,
+            other => {
+                return Err(invalid(
+                    "run.friction",
+                    format!("`{other}` is not box or disk"),
+                ));
+            }
+        };
+        let contact_rows = match r.rows {
+            1 => ContactRows::Normal,
+            3 => ContactRows::NormalFriction,
+            6 => ContactRows::NormalFrictionRolling,
+            n => return Err(invalid("run.rows", format!("{n} is not 1, 3 or 6"))),
+        };
+        let settings = StepSettings {
+            dt: r.dt,
+            contact_law: match r.linear_stiffness {
+                Some(stiffness) => ContactLaw::Linear { stiffness },
+                None => ContactLaw::Hertz,
+            },
+            spook: SpookSettings {
+                friction_compliance: r.friction_compliance,
+                rolling_compliance: r.rolling_compliance,
+                ..SpookSettings::default()
+            },
+            impact_velocity: r.impact_velocity,
+            impact_stage: r.impact_stage,
+            contact_rows,
+            friction_set,
+            margin: r.margin,
+            ..StepSettings::default()
+        };
+        settings.validate()?;
+        if !(r.duration.is_finite() && r.duration >= 0.0) {
+            return Err(invalid("run.duration", "must be finite and >= 0"));
+        }
+        Ok(Scene {
+            name: self.name.clone(),
+            world,
+            settings,
+            emitters,
+            duration: r.duration,
+            iterations: r.iterations,
+            solver: r.solver,
+            warm_start: r.warm_start,
+        })
+    }
+
+    /// Describes a scene as data (all bodies in their current state).
+    pub fn from_scene(scene: &Scene) -> SceneFile {
+        let w = &scene.world;
+        let bodies = (0..w.len())
+            .map(|i| {
+                let d = w.body_desc(i);
+                let shape = match &d.shape {
+                    Shape::Sphere { radius } => ShapeSpec::Sphere { radius: *radius },
+                    Shape::HalfSpace { normal } => ShapeSpec::HalfSpace { normal: a3(normal) },
+                    Shape::Box { half_extents } => ShapeSpec::Box {
+                        half_extents: a3(half_extents),
+                    },
+                    Shape::Cylinder {
+                        radius,
+                        half_height,
+                    } => ShapeSpec::Cylinder {
+                        radius: *radius,
+                        half_height: *half_height,
+                    },
+                    Shape::Drum {
+                        radius,
+                        half_height,
+                    } => ShapeSpec::Drum {
+                        radius: *radius,
+                        half_height: *half_height,
+                    },
+                    Shape::TriMesh(m) => ShapeSpec::TriMesh {
+                        vertices: m.vertices().iter().map(a3).collect(),
+                        indices: m.indices(),
+                    },
+                    Shape::Convex(c) => ShapeSpec::Convex {
+                        points: c.points().iter().map(a3).collect(),
+                    },
+                };
+                BodySpec {
+                    shape,
+                    material: d.material,
+                    motion: match d.motion {
+                        Motion::Dynamic => "dynamic",
+                        Motion::Kinematic => "kinematic",
+                        Motion::Static => "static",
+                    }
+                    .into(),
+                    position: a3(&d.position),
+                    orientation: a4(&d.orientation),
+                    velocity: a3(&d.velocity.linear),
+                    angular_velocity: a3(&d.velocity.angular),
+                    surface_velocity: a3(&d.surface_velocity),
+                    mass: d.mass.map(|m| m.mass),
+                    inertia: d.mass.map(|m| a3(&m.principal_inertia)),
+                }
+            })
+            .collect();
+        let joints = w
+            .joints()
+            .iter()
+            .map(|j| {
+                let (axis, motor) = match j.kind {
+                    JointKind::Lock => (None, None),
+                    JointKind::Prismatic { axis, motor } => (Some(a3(&axis)), motor),
+                };
+                JointSpec {
+                    kind: if axis.is_some() {
+                        JointKindSpec::Prismatic
+                    } else {
+                        JointKindSpec::Lock
+                    },
+                    body_a: j.body_a,
+                    body_b: j.body_b,
+                    anchor_a: a3(&j.anchor_a),
+                    anchor_b: a3(&j.anchor_b),
+                    relative_orientation: a4(&j.relative_orientation),
+                    axis,
+                    motor_speed: motor.map(|m| m.target_speed),
+                    motor_max_force: motor.map(|m| m.max_force),
+                    compliance: j.compliance,
+                }
+            })
+            .collect();
+        let emitters = scene
+            .emitters
+            .iter()
+            .map(|e| EmitterSpec {
+                centre: a3(&e.centre),
+                radius: e.radius,
+                radius_min: e.particle_radius.0,
+                radius_max: e.particle_radius.1,
+                bidisperse_fraction: e.bidisperse_fraction,
+                material: e.material,
+                rate: e.rate,
+                velocity: a3(&e.velocity),
+                total: e.total,
+                emitted: e.emitted,
+                pending: e.pending,
+                rng_state: e.rng.state,
+            })
+            .collect();
+        let s = &scene.settings;
+        SceneFile {
+            name: scene.name.clone(),
+            gravity: a3(&w.gravity),
+            run: RunSpec {
+                dt: s.dt,
+                duration: scene.duration,
+                iterations: scene.iterations,
+                solver: scene.solver,
+                warm_start: scene.warm_start,
+                friction: match s.friction_set {
+                    FrictionSet::Box => "box",
+                    FrictionSet::Disk => "disk",
+                }
+                .into(),
+                rows: s.contact_rows.count(),
+                linear_stiffness: match s.contact_law {
+                    ContactLaw::Linear { stiffness } => Some(stiffness),
+                    ContactLaw::Hertz => None,
+                },
+                margin: s.margin,
+                impact_velocity: s.impact_velocity,
+                impact_stage: s.impact_stage,
+                friction_compliance: s.spook.friction_compliance,
+                rolling_compliance: s.spook.rolling_compliance,
+            },
+            materials: w
+                .materials
+                .iter()
+                .map(|m| MaterialSpec {
+                    density: m.density,
+                    youngs_modulus: m.youngs_modulus,
+                    poisson_ratio: m.poisson_ratio,
+                    restitution: m.restitution,
+                    friction: m.friction,
+                    rolling_resistance: m.rolling_resistance,
+                    damping: m.damping,
+                })
+                .collect(),
+            bodies,
+            joints,
+            emitters,
+            output: OutputSpec::default(),
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! Output files: statistics CSV, VTK XML PolyData frames with a `.pvd`
+//! collection (ParaView), and atomic writes (a file appears complete or not
+//! at all).
+
+use ndem_step::{ContactForce, StepStats, World};
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Writes `contents` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.partial",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+/// Creates `dir` (and `dir/frames`) and checks that it is writable.
+pub fn prepare_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir.join("frames"))?;
+    let probe = dir.join(".ndem-write-test");
+    std::fs::write(&probe, b"ok")?;
+    std::fs::remove_file(probe)
+}
+
+/// Header of the statistics CSV.
+pub const STATS_HEADER: &str = "step,time,contacts,impacts,iterations,converged,warm_contacts,residual_normal_mean,residual_friction_mean,residual_rolling_mean,residual_max,kinetic_energy,potential_energy,momentum_x,momentum_y,momentum_z,t_detection_s,t_assembly_s,t_impact_s,t_continuous_s,t_total_s";
+
+/// One CSV line of step statistics.
+pub fn stats_line(s: &StepStats) -> String {
+    format!(
+        "{},{:e},{},{},{},{},{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e}",
+        s.step,
+        s.time,
+        s.contacts,
+        s.impacts,
+        s.iterations,
+        s.converged,
+        s.warm_contacts,
+        s.residuals.normal.mean,
+        s.residuals.friction.mean,
+        s.residuals.rolling.mean,
+        s.residuals.max,
+        s.kinetic_energy,
+        s.potential_energy,
+        s.momentum.x,
+        s.momentum.y,
+        s.momentum.z,
+        s.times.detection.as_secs_f64(),
+        s.times.assembly.as_secs_f64(),
+        s.times.impact.as_secs_f64(),
+        s.times.continuous.as_secs_f64(),
+        s.times.total.as_secs_f64()
+    )
+}
+
+fn data_array(
+    out: &mut String,
+    name: &str,
+    ty: &str,
+    components: usize,
+    values: impl Iterator<Item = String>,
+) {
+    let _ = write!(
+        out,
+        "        <DataArray type=\"{ty}\" Name=\"{name}\" NumberOfComponents=\"{components}\" format=\"ascii\">\n          "
+    );
+    for v in values {
+        out.push_str(&v);
+        out.push(' ');
+    }
+    out.push_str("\n        </DataArray>\n");
+}
+
+/// VTK XML PolyData of the spheres (one vertex per sphere) with radius,
+/// velocity, angular velocity and body id.
+pub fn particles_vtp(world: &World) -> String {
+    let ids: Vec<usize> = (0..world.len())
+        .filter(|&i| world.shapes()[i].sphere_radius().is_some())
+        .collect();
+    let n = ids.len();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <PolyData>\n    <Piece NumberOfPoints=\"{n}\" NumberOfVerts=\"{n}\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n      <Points>"
+    );
+    data_array(
+        &mut s,
+        "position",
+        "Float64",
+        3,
+        ids.iter().map(|&i| {
+            let p = world.positions()[i];
+            format!("{:e} {:e} {:e}", p.x, p.y, p.z)
+        }),
+    );
+    s.push_str("      </Points>\n      <PointData Scalars=\"radius\" Vectors=\"velocity\">\n");
+    data_array(
+        &mut s,
+        "radius",
+        "Float64",
+        1,
+        ids.iter()
+            .map(|&i| format!("{:e}", world.shapes()[i].sphere_radius().unwrap_or(0.0))),
+    );
+    data_array(
+        &mut s,
+        "velocity",
+        "Float64",
+        3,
+        ids.iter().map(|&i| {
+            let v = world.velocities()[i].linear;
+            format!("{:e} {:e} {:e}", v.x, v.y, v.z)
+        }),
+    );
+    data_array(
+        &mut s,
+        "angular_velocity",
+        "Float64",
+        3,
+        ids.iter().map(|&i| {
+            let v = world.velocities()[i].angular;
+            format!("{:e} {:e} {:e}", v.x, v.y, v.z)
+        }),
+    );
+    data_array(
+        &mut s,
+        "body_id",
+        "Int64",
+        1,
+        ids.iter().map(|i| i.to_string()),
+    );
+    s.push_str("      </PointData>\n      <Verts>\n");
+    data_array(
+        &mut s,
+        "connectivity",
+        "Int64",
+        1,
+        (0..n).map(|i| i.to_string()),
+    );
+    data_array(
+        &mut s,
+        "offsets",
+        "Int64",
+        1,
+        (1..=n).map(|i| i.to_string()),
+    );
+    s.push_str("      </Verts>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
+    s
+}
+
+/// VTK XML PolyData of the contact network: one line per contact from the
+/// centre of body a to the centre of body b (or to the contact point for
+/// large bodies), with the normal force magnitude as cell data.
+pub fn contacts_vtp(world: &World, forces: &[ContactForce]) -> String {
+    let n = forces.len();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <PolyData>\n    <Piece NumberOfPoints=\"{}\" NumberOfVerts=\"0\" NumberOfLines=\"{n}\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n      <Points>",
+        2 * n
+    );
+    let end = |body: usize, f: &ContactForce| {
+        if world.shapes()[body].sphere_radius().is_some() {
+            world.positions()[body]
+        } else {
+            f.point
+        }
+    };
+    data_array(
+        &mut s,
+        "position",
+        "Float64",
+        3,
+        forces.iter().flat_map(|f| {
+            let a = end(f.key.body_a as usize, f);
+            let b = end(f.key.body_b as usize, f);
+            [
+                format!("{:e} {:e} {:e}", a.x, a.y, a.z),
+                format!("{:e} {:e} {:e}", b.x, b.y, b.z),
+            ]
+        }),
+    );
+    s.push_str("      </Points>\n      <CellData Scalars=\"normal_force\">\n");
+    data_array(
+        &mut s,
+        "normal_force",
+        "Float64",
+        1,
+        forces.iter().map(|f| format!("{:e}", f.normal_force)),
+    );
+    data_array(
+        &mut s,
+        "overlap",
+        "Float64",
+        1,
+        forces.iter().map(|f| format!("{:e}", f.overlap)),
+    );
+    s.push_str("      </CellData>\n      <Lines>\n");
+    data_array(
+        &mut s,
+        "connectivity",
+        "Int64",
+        1,
+        (0..2 * n).map(|i| i.to_string()),
+    );
+    data_array(
+        &mut s,
+        "offsets",
+        "Int64",
+        1,
+        (1..=n).map(|i| (2 * i).to_string()),
+    );
+    s.push_str("      </Lines>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
+    s
+}
+
+/// The frames written so far, for the `.pvd` collections.
+#[derive(Debug, Clone, Default)]
+pub struct FrameLog {
+    /// `(time, particles file, contacts file)` relative to the output folder.
+    pub frames: Vec<(f64, PathBuf, PathBuf)>,
+}
+
+impl FrameLog {
+    /// Writes frame files for the current state.
+    pub fn write_frame(
+        &mut self,
+        dir: &Path,
+        world: &World,
+        forces: &[ContactForce],
+        time: f64,
+        step: u64,
+    ) -> std::io::Result<()> {
+        let p = PathBuf::from(format!("frames/particles_{step:08}.vtp"));
+        let c = PathBuf::from(format!("frames/contacts_{step:08}.vtp"));
+        write_atomic(&dir.join(&p), particles_vtp(world).as_bytes())?;
+        write_atomic(&dir.join(&c), contacts_vtp(world, forces).as_bytes())?;
+        self.frames.push((time, p, c));
+        Ok(())
+    }
+
+    /// Writes `particles.pvd` and `contacts.pvd`.
+    pub fn write_collections(&self, dir: &Path) -> std::io::Result<()> {
+        for (name, pick) in [("particles.pvd", 0), ("contacts.pvd", 1)] {
+            let mut s = String::from(
+                "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n  <Collection>\n",
+            );
+            for (t, p, c) in &self.frames {
+                let f = if pick == 0 { p } else { c };
+                let _ = writeln!(
+                    s,
+                    "    <DataSet timestep=\"{t:e}\" part=\"0\" file=\"{}\"/>",
+                    f.display()
+                );
+            }
+            s.push_str("  </Collection>\n</VTKFile>\n");
+            write_atomic(&dir.join(name), s.as_bytes())?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,300 @@
+//! End-to-end tests of the `ndem` command and of checkpoint/restart
+//! (issue 8, "Must show").
+
+use ndem::checkpoint::Checkpoint;
+use ndem::run::{RunOptions, run_scene};
+use ndem_scenes::{SceneFile, builders};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ndem-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn ndem(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ndem"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A minimal well-formedness check: every tag closes in order.
+fn check_xml(text: &str) {
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find('<') {
+        let j = rest[i..].find('>').expect("unterminated tag") + i;
+        let tag = &rest[i + 1..j];
+        rest = &rest[j + 1..];
+        if tag.starts_with('?') || tag.starts_with('!') {
+            continue;
+        }
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(
+                stack.pop().as_deref(),
+                Some(name.trim()),
+                "mismatched </{name}>"
+            );
+        } else if !tag.ends_with('/') {
+            stack.push(tag.split_whitespace().next().unwrap().to_string());
+        }
+    }
+    assert!(stack.is_empty(), "unclosed tags {stack:?}");
+}
+
+fn attr(text: &str, name: &str) -> usize {
+    let k = text.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+    text[k..k + text[k..].find('"').unwrap()].parse().unwrap()
+}
+
+#[test]
+fn every_builtin_scene_round_trips_through_its_file_and_runs() {
+    for (name, _) in builders::BUILTIN {
+        let scene = builders::builtin(name).unwrap();
+        let file = SceneFile::from_scene(&scene);
+        let text = file.to_toml().unwrap();
+        let back = SceneFile::from_toml(&text).unwrap();
+        assert_eq!(file, back, "{name}: TOML round trip");
+        let rebuilt = back.to_scene().unwrap();
+        assert_eq!(
+            SceneFile::from_scene(&rebuilt),
+            file,
+            "{name}: scene round trip"
+        );
+        // run a few steps from the file form, end to end
+        let dir = tmp(name);
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, &text).unwrap();
+        let out = dir.join("out");
+        let o = ndem(&[
+            "run",
+            path.to_str().unwrap(),
+            "--steps",
+            "3",
+            "--frame-every",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["steps"], 3);
+        let stats = std::fs::read_to_string(out.join("stats.csv")).unwrap();
+        assert_eq!(stats.lines().count(), 4);
+        // VTK: well formed, and the particle count survives
+        let vtp = std::fs::read_to_string(out.join("frames/particles_00000003.vtp")).unwrap();
+        check_xml(&vtp);
+        let n = attr(&vtp, "NumberOfPoints");
+        assert_eq!(
+            n,
+            rebuilt
+                .world
+                .shapes()
+                .iter()
+                .filter(|s| s.sphere_radius().is_some())
+                .count()
+                + summary["particles"].as_u64().unwrap() as usize
+                - rebuilt.world.dynamic_count()
+        );
+        check_xml(&std::fs::read_to_string(out.join("frames/contacts_00000003.vtp")).unwrap());
+        check_xml(&std::fs::read_to_string(out.join("particles.pvd")).unwrap());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn restart_continues_bit_identically() {
+    let steps = |scene: &mut ndem_scenes::Scene, st: &mut ndem_step::Stepper, n: u64| {
+        run_scene(
+            scene,
+            st,
+            &RunOptions {
+                steps: n,
+                out: None,
+                frame_every: 0,
+                checkpoint_every: 0,
+                progress: false,
+            },
+        )
+        .unwrap();
+    };
+    // a pile with an emitter: checkpoints must carry emitter and RNG state
+    let mut a = builders::pile(builders::PileSpec {
+        particles: 60,
+        rate: 200.0,
+        seed: 9,
+    })
+    .unwrap();
+    let mut sa = a.stepper().unwrap();
+    steps(&mut a, &mut sa, 200);
+    let cp = Checkpoint::capture(&a, &sa).to_json();
+    steps(&mut a, &mut sa, 150);
+    let (mut b, mut sb) = Checkpoint::from_json(&cp).unwrap().restore().unwrap();
+    steps(&mut b, &mut sb, 150);
+    assert_eq!(a.world.len(), b.world.len());
+    for (p, q) in a.world.positions().iter().zip(b.world.positions()) {
+        for k in 0..3 {
+            assert_eq!(p[k].to_bits(), q[k].to_bits());
+        }
+    }
+    for (p, q) in a.world.velocities().iter().zip(b.world.velocities()) {
+        assert_eq!(p.linear.map(f64::to_bits), q.linear.map(f64::to_bits));
+        assert_eq!(p.angular.map(f64::to_bits), q.angular.map(f64::to_bits));
+    }
+    assert_eq!(sa.time().to_bits(), sb.time().to_bits());
+}
+
+#[test]
+fn checkpoint_files_resume_from_the_command_line() {
+    let dir = tmp("resume");
+    let out = dir.join("first");
+    let o = ndem(&[
+        "run",
+        "column",
+        "--steps",
+        "20",
+        "--checkpoint-every",
+        "10",
+        "--frame-every",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cp = out.join("checkpoint_00000010.json");
+    assert!(cp.exists());
+    let o = ndem(&[
+        "resume",
+        cp.to_str().unwrap(),
+        "--steps",
+        "10",
+        "--frame-every",
+        "0",
+        "--out",
+        dir.join("second").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("second/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(a["time"], b["time"]);
+    // same final state: compare the last stats line but for timings
+    let last = |p: &Path| {
+        let s = std::fs::read_to_string(p).unwrap();
+        s.lines()
+            .last()
+            .unwrap()
+            .split(',')
+            .take(16)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    assert_eq!(
+        last(&out.join("stats.csv")),
+        last(&dir.join("second/stats.csv"))
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bad_input_gives_one_error_line_and_exit_code_2() {
+    let dir = tmp("bad");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["run".into(), "no-such-scene".into()],
+            "unknown built-in scene",
+        ),
+        (
+            vec![
+                "describe".into(),
+                dir.join("missing.toml").to_string_lossy().into_owned(),
+            ],
+            "cannot read scene file",
+        ),
+    ];
+    for (args, expect) in cases {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = ndem(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(expect), "{err}");
+    }
+    // malformed and incomplete scene files
+    let good = SceneFile::from_scene(&builders::column(3).unwrap())
+        .to_toml()
+        .unwrap();
+    for (name, text, expect) in [
+        (
+            "malformed.toml",
+            "name = \"x\"\ngravity = [0, 0,\n".to_string(),
+            "scene file",
+        ),
+        ("incomplete.toml", good.replace("dt = ", "dtx = "), "dt"),
+        (
+            "badmotion.toml",
+            good.replacen("motion = \"dynamic\"", "motion = \"flying\"", 1),
+            "flying",
+        ),
+        (
+            "negmass.toml",
+            good.replacen("radius = 0.0065", "radius = -0.0065", 1),
+            "radius",
+        ),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        let out = dir.join(format!("out-{name}"));
+        let o = ndem(&[
+            "run",
+            p.to_str().unwrap(),
+            "--steps",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(expect), "{name}: {err}");
+        assert!(
+            !out.join("summary.json").exists(),
+            "{name}: nothing half-written"
+        );
+    }
+    // unwritable output folder: a file where the folder should be
+    let blocker = dir.join("blocker");
+    std::fs::write(&blocker, b"x").unwrap();
+    let o = ndem(&[
+        "run",
+        "column",
+        "--steps",
+        "2",
+        "--out",
+        blocker.join("sub").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write output"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn list_names_every_builtin_scene() {
+    let o = ndem(&["list"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    for (name, _) in builders::BUILTIN {
+        assert!(text.contains(name));
+    }
+}
