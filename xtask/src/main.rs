@@ -4,6 +4,7 @@
 //! `--quick`, writes `summary.json`, CSV files and a `report.md` there, and
 //! prints progress to stderr.
 
+mod dem_vs_ndem;
 mod plot;
 mod report;
 mod solvers;
@@ -31,7 +32,8 @@ const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR] [--particl
 suites:
   verify      physics verification cases with known answers
   solvers     PGS, blocked PGS, Jacobi and APGD on problem snapshots
-  warmstart column|pile   the warm-starting paper, sections 4.1 and 4.2";
+  warmstart column|pile   the warm-starting paper, sections 4.1 and 4.2
+  dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
     let result = match suite.as_str() {
         "verify" => verify::run(&opts),
         "solvers" => solvers::run(&opts),
+        "dem-vs-ndem" => dem_vs_ndem::run(&opts),
         "warmstart" => match opts.args.first().map(String::as_str) {
             Some("column") => warmstart::column(&opts),
             Some("pile") => warmstart::pile(&opts),

@@ -86,7 +86,7 @@ fn column_cases(n: usize, quick: bool) -> SuiteResult<Vec<CaseResult>> {
 /// Runs the suite; `Ok(true)` when every case passes.
 pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     report::prepare(&opts.out)?;
-    let mut progress = Progress::new("verify", 7);
+    let mut progress = Progress::new("verify", 9);
     let mut cases: Vec<CaseResult> = Vec::new();
     let err = |e: ndem_step::StepError| e.to_string();
     for e in [0.18, 0.8] {
@@ -107,6 +107,27 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     progress.tick("column N=10");
     cases.extend(column_cases(50, opts.quick)?);
     progress.tick("column N=50");
+    // smooth DEM
+    let serr = |e: ndem_smooth::SmoothError| e.to_string();
+    for v0 in [0.1, 1.0] {
+        let (a, b) = ndem_smooth::verification::hertz_impact(v0).map_err(serr)?;
+        cases.extend([a, b]);
+    }
+    for e in [0.18, 0.8] {
+        for law in [
+            ndem_smooth::SmoothLaw::Hertz,
+            ndem_smooth::SmoothLaw::Linear { stiffness: 3000.0 },
+        ] {
+            cases.push(ndem_smooth::verification::restitution(e, law).map_err(serr)?);
+        }
+    }
+    progress.tick("DEM impact and restitution");
+    for n in [10, 50] {
+        cases.push(
+            ndem_smooth::verification::column(n, if n > 10 { 4.0 } else { 2.0 }).map_err(serr)?,
+        );
+    }
+    progress.tick("DEM column");
 
     let mut table =
         String::from("| case | measured | expected | tolerance | pass |\n|---|---|---|---|---|\n");

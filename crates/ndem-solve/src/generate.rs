@@ -257,3 +257,46 @@ pub fn random_sparse_problem(spec: &SparseSpec) -> ContactProblem {
     ContactProblem::from_sparse(&g, inv, vstar, &sigma, &rhs, &bounds, &kinds)
         .expect("valid sparse problem")
 }
+
+/// The compatible-contact-dynamics paper's beam: a rigid platform (a box
+/// 2 m × 0.2 m × 0.1 m) of weight `weight` [N] resting on three supports at
+/// x = −0.8, 0, 0.8 m (static body 0, features 0, 1, 2), frictionless, with
+/// unit-scaled normal rows, tiny regularization and zero gap. Body 1 is the
+/// platform; `dt` = 10 ms.
+pub fn beam_problem(weight: f64) -> ContactProblem {
+    let g = 9.81;
+    let dt = 0.01;
+    let he = Vec3::new(1.0, 0.1, 0.05);
+    let mp = MassProperties::solid_box(weight / g, he).expect("valid box");
+    let inv = vec![
+        InverseMass::INFINITE_MASS,
+        mp.inverse(&ndem_math::Quat::identity()),
+    ];
+    let vstar = vec![
+        Velocity6::ZERO,
+        Velocity6::new(Vec3::new(0.0, 0.0, -g * dt), Vec3::zeros()),
+    ];
+    let mut p =
+        ContactProblem::new(inv, vstar, ContactRows::Normal, FrictionSet::Box, dt).expect("valid");
+    for (k, x) in [-0.8, 0.0, 0.8].into_iter().enumerate() {
+        let point = Vec3::new(x, 0.0, -he.z);
+        let jac = ContactJacobian::new(
+            ContactFrame::from_unit_normal(Vec3::z()),
+            &point,
+            &point,
+            1.0,
+        );
+        p.push_contact(Contact {
+            bodies: [1, 0],
+            key: ContactKey::new(1, 0, k as u32),
+            jacobian: jac,
+            sigma: [1e-12, 1e-12, 1e-12],
+            rhs: [0.0; 6],
+            friction: 0.0,
+            rolling_arm: 0.0,
+            model: Default::default(),
+        })
+        .expect("valid contact");
+    }
+    p
+}

@@ -9,6 +9,8 @@
 //!   [`ProjectedGaussSeidel`] (Algorithm 1, row-wise and blocked),
 //!   [`ProjectedJacobi`] (parallel) and [`Apgd`] (Nesterov-accelerated
 //!   projected gradient on the QP/CCP form).
+//! * [`compatible`]: compatible contact dynamics, the no-tension truss
+//!   problem solved by an augmented Lagrangian with APGD subproblems.
 //! * [`qp`]: the APGD core on any smooth convex objective and the
 //!   bound/cone-constrained QP entry point [`solve_qp`].
 //! * [`WarmStart`]: [`ColdStart`], [`HistoryWarmStart`] (eqs. 7-8) and
@@ -25,6 +27,7 @@
 //! bodies' shapes or positions, collision detection or time stepping.
 
 pub mod apgd;
+pub mod compatible;
 pub mod error;
 pub mod generate;
 pub mod jacobi;
@@ -40,6 +43,7 @@ pub mod warm_start;
 pub mod testing;
 
 pub use apgd::Apgd;
+pub use compatible::{TrussSettings, TrussSolution, compatible_forces, truss_forces};
 pub use error::SolveError;
 pub use jacobi::{JacobiSettings, ProjectedJacobi};
 pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats};

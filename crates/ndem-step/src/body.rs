@@ -249,6 +249,17 @@ impl World {
         &self.surface_velocity
     }
 
+    /// Mutable positions, orientations and velocities, for other time
+    /// integrators (e.g. the smooth DEM in `ndem-smooth`). Callers must keep
+    /// the state finite and must not move static bodies.
+    pub fn state_mut(&mut self) -> (&mut [Vec3], &mut [Quat], &mut [Velocity6]) {
+        (
+            &mut self.position,
+            &mut self.orientation,
+            &mut self.velocity,
+        )
+    }
+
     /// User force and torque on a body.
     pub fn user_force(&self, body: usize) -> (Vec3, Vec3) {
         (self.force[body], self.torque[body])

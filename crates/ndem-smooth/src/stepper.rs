@@ -1,0 +1,397 @@
+//! The explicit smooth-DEM stepper.
+
+use crate::law::{SmoothLaw, damping_for_restitution};
+use ndem_collide::{CollisionSettings, CollisionWorld, ContactPoint, ContactSet};
+use ndem_math::{ContactKey, Material, PairProperties, Vec3, integrate_orientation};
+use ndem_step::{Motion, StepError, World};
+use std::collections::HashMap;
+use thiserror::Error;
+
+/// Errors of the smooth stepper.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum SmoothError {
+    /// World, collision or material error.
+    #[error(transparent)]
+    Step(#[from] StepError),
+    /// The time step exceeds the allowed fraction of the critical one.
+    #[error(
+        "time step {dt} s exceeds {safety} × the critical time step {critical:.3e} s of this scene"
+    )]
+    TimeStepTooLarge {
+        /// Requested Δt.
+        dt: f64,
+        /// Critical time step estimate.
+        critical: f64,
+        /// Allowed fraction.
+        safety: f64,
+    },
+    /// Invalid setting.
+    #[error("invalid setting `{field}`: {reason}")]
+    InvalidSettings {
+        /// Field.
+        field: &'static str,
+        /// Reason.
+        reason: &'static str,
+    },
+}
+
+impl From<ndem_collide::CollideError> for SmoothError {
+    fn from(e: ndem_collide::CollideError) -> Self {
+        SmoothError::Step(e.into())
+    }
+}
+
+impl From<ndem_math::MathError> for SmoothError {
+    fn from(e: ndem_math::MathError) -> Self {
+        SmoothError::Step(e.into())
+    }
+}
+
+/// Settings of the smooth stepper.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SmoothSettings {
+    /// Time step [s].
+    pub dt: f64,
+    /// Normal law.
+    pub law: SmoothLaw,
+    /// Largest allowed `Δt / Δt_c` (default 0.5).
+    pub safety: f64,
+    /// Apply rolling resistance (elastic-plastic spring, Ai et al. 2011).
+    pub rolling: bool,
+}
+
+impl Default for SmoothSettings {
+    fn default() -> Self {
+        Self {
+            dt: 1e-5,
+            law: SmoothLaw::Hertz,
+            safety: 0.5,
+            rolling: true,
+        }
+    }
+}
+
+/// Statistics of one smooth step.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SmoothStats {
+    /// Contacts in overlap.
+    pub contacts: usize,
+    /// Kinetic energy after the step [J].
+    pub kinetic_energy: f64,
+    /// Time at the end of the step [s].
+    pub time: f64,
+}
+
+/// A fast deterministic hasher for contact keys (FxHash-style multiply).
+#[derive(Debug, Clone, Copy, Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type KeyMap<V> = HashMap<ContactKey, V, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// Tangential spring and rolling moment carried by a contact.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct History {
+    xi: Vec3,
+    rolling: Vec3,
+}
+
+/// Explicit DEM with Hertz-Mindlin contacts (see the crate docs).
+#[derive(Debug, Clone)]
+pub struct SmoothStepper {
+    settings: SmoothSettings,
+    collision: CollisionWorld,
+    contacts: ContactSet,
+    history: KeyMap<History>,
+    next_history: KeyMap<History>,
+    zeta: Vec<(u64, f64, f64)>,
+    pairs: Vec<((usize, usize, u64, u64), PairProperties)>,
+    new_velocity: Vec<ndem_math::Velocity6>,
+    force: Vec<Vec3>,
+    torque: Vec<Vec3>,
+    time: f64,
+    critical: f64,
+}
+
+/// Shear compliance `2(2 − ν)(1 + ν)/E` of a material (for `1/G*`).
+fn shear_compliance(m: &Material) -> f64 {
+    2.0 * (2.0 - m.poisson_ratio) * (1.0 + m.poisson_ratio) / m.youngs_modulus
+}
+
+impl SmoothStepper {
+    /// A stepper for `world`; checks `Δt` against the critical time step.
+    pub fn new(settings: SmoothSettings, world: &World) -> Result<Self, SmoothError> {
+        if !(settings.dt.is_finite() && settings.dt > 0.0) {
+            return Err(SmoothError::InvalidSettings {
+                field: "dt",
+                reason: "must be finite and > 0",
+            });
+        }
+        if !(settings.safety > 0.0 && settings.safety <= 1.0) {
+            return Err(SmoothError::InvalidSettings {
+                field: "safety",
+                reason: "must lie in (0, 1]",
+            });
+        }
+        let critical = critical_time_step(world, &settings.law);
+        if settings.dt > settings.safety * critical {
+            return Err(SmoothError::TimeStepTooLarge {
+                dt: settings.dt,
+                critical,
+                safety: settings.safety,
+            });
+        }
+        Ok(Self {
+            settings,
+            collision: CollisionWorld::new(CollisionSettings::default())?,
+            contacts: ContactSet::new(),
+            history: KeyMap::default(),
+            next_history: KeyMap::default(),
+            zeta: Vec::new(),
+            pairs: Vec::new(),
+            new_velocity: Vec::new(),
+            force: Vec::new(),
+            torque: Vec::new(),
+            time: 0.0,
+            critical,
+        })
+    }
+
+    /// The critical time step estimate used by the check.
+    pub fn critical_time_step(&self) -> f64 {
+        self.critical
+    }
+
+    /// Simulated time.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// The contacts of the last step.
+    pub fn contacts(&self) -> &ContactSet {
+        &self.contacts
+    }
+
+    /// Total contact force on each body in the last step [N].
+    pub fn contact_forces(&self) -> &[Vec3] {
+        &self.force
+    }
+
+    fn zeta_for(&mut self, e: f64) -> f64 {
+        let p = self.settings.law.exponent();
+        if let Some(z) = self.zeta.iter().find(|z| z.0 == e.to_bits() && z.1 == p) {
+            return z.2;
+        }
+        let z = damping_for_restitution(e, p);
+        self.zeta.push((e.to_bits(), p, z));
+        z
+    }
+
+    /// Per-contact force on body a and moment on a about the contact
+    /// (rolling), updating the contact's history.
+    fn contact_force(
+        &mut self,
+        world: &World,
+        c: &ContactPoint,
+        old: History,
+    ) -> Result<(Vec3, Vec3, History), SmoothError> {
+        let (a, b) = (c.body_a(), c.body_b());
+        let dt = self.settings.dt;
+        let (ia, ib) = (world.body_materials()[a], world.body_materials()[b]);
+        let ma = &world.materials[ia];
+        let mb = &world.materials[ib];
+        let pkey = (ia, ib, c.curvature[0].to_bits(), c.curvature[1].to_bits());
+        let pair = match self.pairs.iter().find(|p| p.0 == pkey) {
+            Some(p) => p.1,
+            None => {
+                let p = PairProperties::combine(ma, c.curvature[0], mb, c.curvature[1])?;
+                if self.pairs.len() < 64 {
+                    self.pairs.push((pkey, p));
+                }
+                p
+            }
+        };
+        let mass = |i: usize| world.mass_properties()[i].map_or(f64::INFINITY, |m| m.mass);
+        let (m1, m2) = (mass(a), mass(b));
+        let m_eff = if m1.is_infinite() {
+            m2
+        } else if m2.is_infinite() {
+            m1
+        } else {
+            m1 * m2 / (m1 + m2)
+        };
+        let delta = -c.gap;
+        let v = world.velocities();
+        let u = v[a].point_velocity(&c.arm_a) - v[b].point_velocity(&c.arm_b);
+        let n = c.normal;
+        let un = n.dot(&u);
+        let ut = u - n * un;
+        let zeta = self.zeta_for(pair.restitution);
+        let (kn, p) = match self.settings.law {
+            SmoothLaw::Hertz => (pair.hertz_stiffness(), 1.5),
+            SmoothLaw::Linear { stiffness } => (stiffness, 1.0),
+        };
+        let eta = zeta * (m_eff * kn).sqrt();
+        let fn_ = (kn * delta.powf(p) - eta * delta.powf(0.5 * (p - 1.0)) * un).max(0.0);
+        // normal stiffness dF/dδ for the tangential and rolling springs
+        let k_lin = match self.settings.law {
+            SmoothLaw::Hertz => 1.5 * kn * delta.sqrt(),
+            SmoothLaw::Linear { stiffness } => stiffness,
+        };
+        let kt = match self.settings.law {
+            SmoothLaw::Hertz => {
+                let g_star = 1.0 / (shear_compliance(ma) + shear_compliance(mb));
+                8.0 * g_star * (pair.effective_radius * delta).sqrt()
+            }
+            SmoothLaw::Linear { stiffness } => 2.0 / 7.0 * stiffness,
+        };
+        // Cundall-Strack: keep the spring in the current tangent plane
+        let mut xi = old.xi - n * n.dot(&old.xi);
+        let old_len = old.xi.norm();
+        let new_len = xi.norm();
+        if new_len > 0.0 {
+            xi *= old_len / new_len;
+        }
+        xi += ut * dt;
+        let eta_t = zeta * (m_eff * kt).sqrt();
+        let mut ft = -xi * kt - ut * eta_t;
+        let cap = pair.friction * fn_;
+        let ft_norm = ft.norm();
+        if ft_norm > cap {
+            ft *= if ft_norm > 0.0 { cap / ft_norm } else { 0.0 };
+            xi = if kt > 0.0 {
+                -(ft + ut * eta_t) / kt
+            } else {
+                Vec3::zeros()
+            };
+        }
+        // rolling and twisting: elastic-plastic spring, Ai et al. (2011) model C
+        let mut rolling = old.rolling;
+        if self.settings.rolling && pair.rolling_resistance > 0.0 {
+            let kr = 2.25 * k_lin * (pair.rolling_resistance * pair.effective_radius).powi(2);
+            rolling -= (v[a].angular - v[b].angular) * (kr * dt);
+            let rcap = pair.rolling_resistance * pair.effective_radius * fn_;
+            let rn = rolling.norm();
+            if rn > rcap {
+                rolling *= if rn > 0.0 { rcap / rn } else { 0.0 };
+            }
+        } else {
+            rolling = Vec3::zeros();
+        }
+        Ok((n * fn_ + ft, rolling, History { xi, rolling }))
+    }
+
+    /// One explicit step: detection, forces, symplectic Euler.
+    pub fn step(&mut self, world: &mut World) -> Result<SmoothStats, SmoothError> {
+        world.validate_state()?;
+        let dt = self.settings.dt;
+        let mut contacts = std::mem::take(&mut self.contacts);
+        self.collision
+            .detect(&world.body_view(&[]), &mut contacts)?;
+        let nb = world.len();
+        self.force.clear();
+        self.force.resize(nb, Vec3::zeros());
+        self.torque.clear();
+        self.torque.resize(nb, Vec3::zeros());
+        let mut history = std::mem::take(&mut self.next_history);
+        history.clear();
+        let mut in_contact = 0;
+        for c in contacts.iter() {
+            if c.gap >= 0.0 {
+                continue;
+            }
+            in_contact += 1;
+            let old = self.history.get(&c.key).copied().unwrap_or_default();
+            let (f, m, h) = self.contact_force(world, c, old)?;
+            let (a, b) = (c.body_a(), c.body_b());
+            self.force[a] += f;
+            self.force[b] -= f;
+            self.torque[a] += c.arm_a.cross(&f) + m;
+            self.torque[b] -= c.arm_b.cross(&f) + m;
+            history.insert(c.key, h);
+        }
+        self.next_history = std::mem::replace(&mut self.history, history);
+        self.contacts = contacts;
+        let g = world.gravity;
+        let mut new_v = std::mem::take(&mut self.new_velocity);
+        new_v.clear();
+        new_v.extend_from_slice(world.velocities());
+        for i in 0..nb {
+            if let Some(mp) = world.mass_properties()[i] {
+                let inv = mp.inverse(&world.orientations()[i]);
+                let (uf, ut) = world.user_force(i);
+                new_v[i].linear += (g + (self.force[i] + uf) * inv.inv_mass) * dt;
+                new_v[i].angular += inv.inv_inertia * (self.torque[i] + ut) * dt;
+            }
+        }
+        if let Some(i) = new_v.iter().position(|v| {
+            !(v.linear.iter().all(|x| x.is_finite()) && v.angular.iter().all(|x| x.is_finite()))
+        }) {
+            return Err(StepError::NonFiniteVelocity {
+                stage: "smooth",
+                body: i,
+            }
+            .into());
+        }
+        let motions = world.motions().to_vec();
+        let (pos, ori, vel) = world.state_mut();
+        for i in 0..nb {
+            if motions[i] == Motion::Dynamic {
+                vel[i] = new_v[i];
+            }
+            if motions[i] != Motion::Static {
+                pos[i] += vel[i].linear * dt;
+                ori[i] = integrate_orientation(&ori[i], &vel[i].angular, dt);
+            }
+        }
+        self.new_velocity = new_v;
+        self.time += dt;
+        Ok(SmoothStats {
+            contacts: in_contact,
+            kinetic_energy: world.kinetic_energy(),
+            time: self.time,
+        })
+    }
+}
+
+/// Critical time step: for Hertz the Rayleigh time step
+/// `Δt_R = π r √(ρ/G) / (0.1631 ν + 0.8766)` of the smallest dynamic
+/// sphere (Li et al. 2005; the standard DEM estimate); for the linear law
+/// `2 √(m/(2k))`, the stability bound `ω Δt < 2` of symplectic Euler for two
+/// equal bodies, with the lightest dynamic body.
+pub fn critical_time_step(world: &World, law: &SmoothLaw) -> f64 {
+    let mut best = f64::INFINITY;
+    for i in 0..world.len() {
+        let Some(mp) = world.mass_properties()[i] else {
+            continue;
+        };
+        let mat = &world.materials[world.body_materials()[i]];
+        let dt = match law {
+            SmoothLaw::Hertz => {
+                let r = world.shapes()[i].curvature_radius();
+                let g = mat.youngs_modulus / (2.0 * (1.0 + mat.poisson_ratio));
+                std::f64::consts::PI * r * (mat.density / g).sqrt()
+                    / (0.1631 * mat.poisson_ratio + 0.8766)
+            }
+            SmoothLaw::Linear { stiffness } => 2.0 * (mp.mass / (2.0 * stiffness)).sqrt(),
+        };
+        best = best.min(dt);
+    }
+    best
+}
