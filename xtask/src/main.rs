@@ -4,6 +4,7 @@
 //! `--quick`, writes `summary.json`, CSV files and a `report.md` there, and
 //! prints progress to stderr.
 
+mod compatible;
 mod dem_vs_ndem;
 mod plot;
 mod report;
@@ -33,7 +34,8 @@ suites:
   verify      physics verification cases with known answers
   solvers     PGS, blocked PGS, Jacobi and APGD on problem snapshots
   warmstart column|pile   the warm-starting paper, sections 4.1 and 4.2
-  dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows";
+  dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows
+  compatible beam|cannonball   compatible contact dynamics";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -70,7 +72,7 @@ fn main() -> ExitCode {
         }
     }
     let folder = match (suite.as_str(), rest.first()) {
-        ("warmstart", Some(sub)) => format!("warmstart-{sub}"),
+        ("warmstart" | "compatible", Some(sub)) => format!("{suite}-{sub}"),
         _ => suite.clone(),
     };
     let out = out.unwrap_or_else(|| PathBuf::from("target/xtask").join(folder));
@@ -84,6 +86,14 @@ fn main() -> ExitCode {
         "verify" => verify::run(&opts),
         "solvers" => solvers::run(&opts),
         "dem-vs-ndem" => dem_vs_ndem::run(&opts),
+        "compatible" => match opts.args.first().map(String::as_str) {
+            Some("beam") => compatible::beam(&opts),
+            Some("cannonball") => compatible::cannonball(&opts),
+            _ => {
+                eprintln!("error: `cargo xtask compatible` needs beam or cannonball\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        },
         "warmstart" => match opts.args.first().map(String::as_str) {
             Some("column") => warmstart::column(&opts),
             Some("pile") => warmstart::pile(&opts),

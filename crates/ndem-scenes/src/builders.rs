@@ -330,6 +330,85 @@ pub fn box_packing(
     })
 }
 
+/// Parameters of [`cannonball`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CannonballSpec {
+    /// Spheres on a base edge (paper: 20, i.e. 2870 spheres).
+    pub base: usize,
+    /// Two species (Young's modulus 50 GPa and 5 GPa, assigned at random)
+    /// instead of one (50 GPa).
+    pub two_species: bool,
+    /// Seed of the species assignment.
+    pub seed: u64,
+}
+
+impl Default for CannonballSpec {
+    fn default() -> Self {
+        Self {
+            base: 20,
+            two_species: false,
+            seed: 1,
+        }
+    }
+}
+
+/// The compatible-contact-dynamics paper's cannonball stack: a square
+/// pyramid of spheres (d = 13 mm) with `base` spheres on a base edge, layer
+/// `k` resting in the pockets of layer `k − 1`; the base layer is fixed.
+/// Spheres start with gaps of 5 % of a radius and are frictionless; the
+/// fixed base layer is the "floor" whose reactions are measured.
+pub fn cannonball(spec: CannonballSpec) -> Result<Scene, SceneError> {
+    if spec.base < 2 {
+        return Err(SceneError::Invalid {
+            field: "base",
+            reason: "a pyramid needs at least 2 spheres on its base edge".into(),
+        });
+    }
+    let frictionless = |e: f64| Material {
+        youngs_modulus: e,
+        friction: 0.0,
+        rolling_resistance: 0.0,
+        ..Material::default()
+    };
+    let mut world = World::new(vec![frictionless(50e9), frictionless(5e9)], gravity())?;
+    let r = 0.5 * D;
+    let gap = 0.05 * r;
+    let s = 2.0 * r + gap;
+    let mut rng = Rng::new(spec.seed);
+    for k in 0..spec.base {
+        let n = spec.base - k;
+        // layer k sits in the pockets: offset s/2 in x and y, height s/√2
+        let z = r + k as f64 * s / std::f64::consts::SQRT_2;
+        let off = 0.5 * k as f64 * s;
+        for j in 0..n {
+            for i in 0..n {
+                let material = usize::from(spec.two_species && rng.uniform() < 0.5);
+                let p = Vec3::new(off + i as f64 * s, off + j as f64 * s, z);
+                let desc = if k == 0 {
+                    BodyDesc::fixed(Shape::sphere(r)?, material, p)
+                } else {
+                    BodyDesc::dynamic(Shape::sphere(r)?, material, p)
+                };
+                world.add_body(desc)?;
+            }
+        }
+    }
+    Ok(Scene {
+        name: "cannonball".into(),
+        world,
+        settings: StepSettings {
+            dt: 1e-3,
+            contact_rows: ndem_solve::ContactRows::Normal,
+            ..StepSettings::default()
+        },
+        emitters: Vec::new(),
+        duration: 0.5,
+        iterations: 200,
+        solver: SolverChoice::Pgs,
+        warm_start: WarmStartChoice::History,
+    })
+}
+
 /// Names of the built-in scenes.
 pub const BUILTIN: &[(&str, &str)] = &[
     (
@@ -345,6 +424,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "rotating drum D = 40d, width 7d, 0.25 rad/s, 4864 bi-disperse spheres, warm-starting paper 4.3",
     ),
     ("packing", "2000 polydisperse spheres settling in a box"),
+    (
+        "cannonball",
+        "square pyramid of 2870 frictionless spheres on a fixed base layer, compatible-CD paper",
+    ),
 ];
 
 /// A built-in scene by name.
@@ -354,6 +437,7 @@ pub fn builtin(name: &str) -> Result<Scene, SceneError> {
         "pile" => pile(PileSpec::default()),
         "drum" => drum(DrumSpec::default()),
         "packing" => box_packing(2000, 0.005, 0.0065, 0.12, 1),
+        "cannonball" => cannonball(CannonballSpec::default()),
         _ => Err(SceneError::Invalid {
             field: "scene",
             reason: format!(

@@ -23,6 +23,13 @@ pub enum SmoothLaw {
         /// `k_n` [N/m].
         stiffness: f64,
     },
+    /// Linear spring-dashpot whose stiffness follows the pair's effective
+    /// modulus, `k_n = E* L` (so that species of different Young's modulus
+    /// give different contact stiffnesses); tangential `2/7 k_n`.
+    LinearModulus {
+        /// The length `L` [m].
+        length: f64,
+    },
 }
 
 impl SmoothLaw {
@@ -30,7 +37,7 @@ impl SmoothLaw {
     pub fn exponent(&self) -> f64 {
         match self {
             SmoothLaw::Hertz => 1.5,
-            SmoothLaw::Linear { .. } => 1.0,
+            SmoothLaw::Linear { .. } | SmoothLaw::LinearModulus { .. } => 1.0,
         }
     }
 }

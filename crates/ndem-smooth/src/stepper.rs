@@ -246,20 +246,21 @@ impl SmoothStepper {
         let (kn, p) = match self.settings.law {
             SmoothLaw::Hertz => (pair.hertz_stiffness(), 1.5),
             SmoothLaw::Linear { stiffness } => (stiffness, 1.0),
+            SmoothLaw::LinearModulus { length } => (pair.effective_modulus * length, 1.0),
         };
         let eta = zeta * (m_eff * kn).sqrt();
         let fn_ = (kn * delta.powf(p) - eta * delta.powf(0.5 * (p - 1.0)) * un).max(0.0);
         // normal stiffness dF/dδ for the tangential and rolling springs
         let k_lin = match self.settings.law {
             SmoothLaw::Hertz => 1.5 * kn * delta.sqrt(),
-            SmoothLaw::Linear { stiffness } => stiffness,
+            SmoothLaw::Linear { .. } | SmoothLaw::LinearModulus { .. } => kn,
         };
         let kt = match self.settings.law {
             SmoothLaw::Hertz => {
                 let g_star = 1.0 / (shear_compliance(ma) + shear_compliance(mb));
                 8.0 * g_star * (pair.effective_radius * delta).sqrt()
             }
-            SmoothLaw::Linear { stiffness } => 2.0 / 7.0 * stiffness,
+            SmoothLaw::Linear { .. } | SmoothLaw::LinearModulus { .. } => 2.0 / 7.0 * kn,
         };
         // Cundall-Strack: keep the spring in the current tangent plane
         let mut xi = old.xi - n * n.dot(&old.xi);
@@ -374,7 +375,9 @@ impl SmoothStepper {
 /// `Δt_R = π r √(ρ/G) / (0.1631 ν + 0.8766)` of the smallest dynamic
 /// sphere (Li et al. 2005; the standard DEM estimate); for the linear law
 /// `2 √(m/(2k))`, the stability bound `ω Δt < 2` of symplectic Euler for two
-/// equal bodies, with the lightest dynamic body.
+/// equal bodies, with the lightest dynamic body (for `LinearModulus`, `k`
+/// of the body's material against itself; against a stiffer species the
+/// bound is smaller, so use a safety factor accordingly).
 pub fn critical_time_step(world: &World, law: &SmoothLaw) -> f64 {
     let mut best = f64::INFINITY;
     for i in 0..world.len() {
@@ -390,6 +393,12 @@ pub fn critical_time_step(world: &World, law: &SmoothLaw) -> f64 {
                     / (0.1631 * mat.poisson_ratio + 0.8766)
             }
             SmoothLaw::Linear { stiffness } => 2.0 * (mp.mass / (2.0 * stiffness)).sqrt(),
+            SmoothLaw::LinearModulus { length } => {
+                // stiffest pair: this material against itself
+                let e_star =
+                    mat.youngs_modulus / (2.0 * (1.0 - mat.poisson_ratio * mat.poisson_ratio));
+                2.0 * (mp.mass / (2.0 * e_star * length)).sqrt()
+            }
         };
         best = best.min(dt);
     }

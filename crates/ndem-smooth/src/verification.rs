@@ -126,7 +126,7 @@ pub fn restitution(e: f64, law: SmoothLaw) -> Result<CaseResult, SmoothError> {
             "DEM restitution e={e} ({})",
             match law {
                 SmoothLaw::Hertz => "Hertz",
-                SmoothLaw::Linear { .. } => "linear",
+                SmoothLaw::Linear { .. } | SmoothLaw::LinearModulus { .. } => "linear",
             }
         ),
         measured,

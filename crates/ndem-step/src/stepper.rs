@@ -576,6 +576,19 @@ impl Stepper {
             .warm_start
             .initialize(&problem, &self.history, &mut lambda, &mut vel)?;
         stats.warm_contacts = ws.warm;
+        if let Some(row) = lambda.iter().position(|x| !x.is_finite()) {
+            return Err(StepError::StageFailed {
+                stage: "warm start",
+                time: self.time,
+                source: ndem_solve::SolveError::NonFinite {
+                    field: "lambda0",
+                    index: row,
+                    value: lambda[row],
+                },
+            });
+        }
+        check_velocity(&vel, "warm start")?;
+        check_velocity(problem.free_velocity(), "free velocity")?;
         let report = self
             .solver
             .solve(&problem, &mut lambda, &mut vel)
