@@ -122,9 +122,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         }
     }
     progress.tick("DEM impact and restitution");
-    for n in [10, 50] {
+    for n in [10, 25] {
         cases.push(
-            ndem_smooth::verification::column(n, if n > 10 { 4.0 } else { 2.0 }).map_err(serr)?,
+            ndem_smooth::verification::column(n, if n > 10 { 6.0 } else { 2.0 }).map_err(serr)?,
         );
     }
     progress.tick("DEM column");

@@ -436,8 +436,12 @@ pub fn pile(opts: &SuiteOptions) -> SuiteResult<bool> {
     let results: Vec<SuiteResult<(f64, usize)>> = cases
         .par_iter()
         .map(|&(m, n)| {
-            let r =
-                run_pile(spec, rest, dt, n, m).map(|(s, _)| (height(&s), s.world.dynamic_count()));
+            let r = run_pile(spec, rest, dt, n, m)
+                .map(|(s, _)| (height(&s), s.world.dynamic_count()))
+                .map_err(|e| format!("pile run {} N_it={n}: {e}", m.name()));
+            if let Err(e) = &r {
+                eprintln!("[warmstart pile] FAILED {e}");
+            }
             counter.tick(&format!("{} N_it={n}", m.name()));
             r
         })
@@ -452,11 +456,6 @@ pub fn pile(opts: &SuiteOptions) -> SuiteResult<bool> {
         heights.resize(1 + methods.len() * grid.len(), h0);
     }
     let h_ref = heights[0].0;
-    if heights.len() < 1 + methods.len() * grid.len() {
-        // reference only (debugging aid): pad with the reference
-        let h0 = heights[0];
-        heights.resize(1 + methods.len() * grid.len(), h0);
-    }
     let mut csv = Vec::new();
     let mut table = String::from("| method | ");
     table.push_str(
