@@ -409,6 +409,190 @@ pub fn cannonball(spec: CannonballSpec) -> Result<Scene, SceneError> {
     })
 }
 
+/// The compatible-contact-dynamics paper's indeterminate beam: a rigid
+/// platform (2 m × 0.2 m × 0.1 m) of weight 10 N on three static box
+/// supports at x = −0.8, 0, 0.8 m, frictionless.
+pub fn beam() -> Result<Scene, SceneError> {
+    let material = Material {
+        friction: 0.0,
+        rolling_resistance: 0.0,
+        ..Material::default()
+    };
+    let mut world = World::new(vec![material], gravity())?;
+    let support = Vec3::new(0.05, 0.1, 0.05);
+    for x in [-0.8, 0.0, 0.8] {
+        world.add_body(BodyDesc::fixed(
+            Shape::cuboid(support)?,
+            0,
+            Vec3::new(x, 0.0, support.z),
+        ))?;
+    }
+    let he = Vec3::new(1.0, 0.1, 0.05);
+    let mut platform = BodyDesc::dynamic(
+        Shape::cuboid(he)?,
+        0,
+        Vec3::new(0.0, 0.0, 2.0 * support.z + he.z),
+    );
+    platform.mass = Some(ndem_math::MassProperties::solid_box(10.0 / G, he)?);
+    world.add_body(platform)?;
+    Ok(Scene {
+        name: "beam".into(),
+        world,
+        settings: StepSettings {
+            contact_rows: ndem_solve::ContactRows::Normal,
+            margin: 1e-4,
+            ..StepSettings::default()
+        },
+        emitters: Vec::new(),
+        duration: 1.0,
+        iterations: 100,
+        solver: SolverChoice::Pgs,
+        warm_start: WarmStartChoice::History,
+    })
+}
+
+/// A 3D column: spheres (d) on a square lattice `side × side × layers` in a
+/// box container of the same cross-section, with zero overlap.
+pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
+    if side == 0 || layers == 0 {
+        return Err(SceneError::Invalid {
+            field: "side",
+            reason: "need at least one sphere".into(),
+        });
+    }
+    let mut world = base_world(Material::default())?;
+    world.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z())?,
+        0,
+        Vec3::zeros(),
+    ))?;
+    let r = 0.5 * D;
+    let w = side as f64 * D;
+    for (n, p) in [
+        (Vec3::x(), Vec3::zeros()),
+        (-Vec3::x(), Vec3::new(w, 0.0, 0.0)),
+        (Vec3::y(), Vec3::zeros()),
+        (-Vec3::y(), Vec3::new(0.0, w, 0.0)),
+    ] {
+        world.add_body(BodyDesc::fixed(Shape::half_space(n)?, 0, p))?;
+    }
+    for k in 0..layers {
+        for j in 0..side {
+            for i in 0..side {
+                let p = Vec3::new(r + i as f64 * D, r + j as f64 * D, r + k as f64 * D);
+                world.add_body(BodyDesc::dynamic(Shape::sphere(r)?, 0, p))?;
+            }
+        }
+    }
+    Ok(Scene {
+        name: "column3d".into(),
+        world,
+        settings: StepSettings::default(),
+        emitters: Vec::new(),
+        duration: 3.0,
+        iterations: 100,
+        solver: SolverChoice::Pgs,
+        warm_start: WarmStartChoice::History,
+    })
+}
+
+/// Granular collapse: a packed block of spheres (d, `nx × ny × nz`
+/// lattice, slightly jittered) standing against a back wall between two
+/// side walls, with no front wall: it collapses onto the floor at t = 0.
+pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, SceneError> {
+    let mut world = base_world(Material::default())?;
+    world.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z())?,
+        0,
+        Vec3::zeros(),
+    ))?;
+    let w = ny as f64 * D;
+    for (n, p) in [
+        (Vec3::x(), Vec3::zeros()),
+        (Vec3::y(), Vec3::zeros()),
+        (-Vec3::y(), Vec3::new(0.0, w, 0.0)),
+    ] {
+        world.add_body(BodyDesc::fixed(Shape::half_space(n)?, 0, p))?;
+    }
+    let mut rng = Rng::new(seed);
+    let r = 0.5 * D;
+    let s = 1.01 * D;
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let p = Vec3::new(
+                    r + i as f64 * s,
+                    r + j as f64 * (w - D) / (ny.max(2) - 1) as f64,
+                    r + k as f64 * s,
+                ) + Vec3::new(rng.range(-0.004, 0.004), 0.0, 0.0) * D;
+                world.add_body(BodyDesc::dynamic(
+                    Shape::sphere(r * rng.range(0.97, 1.0))?,
+                    0,
+                    p,
+                ))?;
+            }
+        }
+    }
+    Ok(Scene {
+        name: "collapse".into(),
+        world,
+        settings: StepSettings::default(),
+        emitters: Vec::new(),
+        duration: 3.0,
+        iterations: 50,
+        solver: SolverChoice::Pgs,
+        warm_start: WarmStartChoice::History,
+    })
+}
+
+/// A conveyor: a static belt (box 1.5 m long, 0.1 m wide, top at 0.3 m)
+/// whose surface moves at `speed` along +x, fed by an emitter above its
+/// tail; particles pile on the belt, are carried and discharged at its head
+/// onto the floor.
+pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneError> {
+    let mut world = base_world(Material::default())?;
+    world.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z())?,
+        0,
+        Vec3::zeros(),
+    ))?;
+    let he = Vec3::new(0.75, 0.05, 0.01);
+    let mut belt = BodyDesc::fixed(Shape::cuboid(he)?, 0, Vec3::new(0.75, 0.0, 0.3 - he.z));
+    belt.surface_velocity = Vec3::new(speed, 0.0, 0.0);
+    world.add_body(belt)?;
+    // side boards keep the material on the belt
+    for y in [-0.06, 0.06] {
+        world.add_body(BodyDesc::fixed(
+            Shape::cuboid(Vec3::new(0.75, 0.005, 0.03))?,
+            0,
+            Vec3::new(0.75, y, 0.33),
+        ))?;
+    }
+    let emitter = Emitter {
+        centre: Vec3::new(0.1, 0.0, 0.3 + 8.0 * D),
+        radius: 2.0 * D,
+        particle_radius: (0.5 * D2, 0.5 * D),
+        bidisperse_fraction: 0.0,
+        material: 0,
+        rate: 100.0,
+        velocity: Vec3::new(0.0, 0.0, -1.0),
+        total: particles,
+        emitted: 0,
+        pending: 0.0,
+        rng: Rng::new(seed),
+    };
+    Ok(Scene {
+        name: "conveyor".into(),
+        world,
+        settings: StepSettings::default(),
+        emitters: vec![emitter],
+        duration: particles as f64 / 100.0 + 3.0,
+        iterations: 50,
+        solver: SolverChoice::Pgs,
+        warm_start: WarmStartChoice::History,
+    })
+}
+
 /// Names of the built-in scenes.
 pub const BUILTIN: &[(&str, &str)] = &[
     (
@@ -438,6 +622,10 @@ pub fn builtin(name: &str) -> Result<Scene, SceneError> {
         "drum" => drum(DrumSpec::default()),
         "packing" => box_packing(2000, 0.005, 0.0065, 0.12, 1),
         "cannonball" => cannonball(CannonballSpec::default()),
+        "beam" => beam(),
+        "column3d" => column3d(3, 20),
+        "collapse" => collapse(10, 6, 20, 1),
+        "conveyor" => conveyor(500, 0.5, 1),
         _ => Err(SceneError::Invalid {
             field: "scene",
             reason: format!(
