@@ -103,6 +103,16 @@ impl ContactSet {
         Self { contacts }
     }
 
+    /// Builds a set from contacts already sorted by key with unique keys
+    /// (checked; falls back to sorting otherwise).
+    pub fn from_sorted(contacts: Vec<ContactPoint>) -> Self {
+        if contacts.windows(2).all(|w| w[0].key < w[1].key) {
+            Self { contacts }
+        } else {
+            Self::from_contacts(contacts)
+        }
+    }
+
     /// Iterates the contacts in key order.
     pub fn iter(&self) -> std::slice::Iter<'_, ContactPoint> {
         self.contacts.iter()

@@ -76,14 +76,30 @@ impl MassProperties {
         Self::new(mass, Vec3::new(ix, ix, 0.5 * mass * r2))
     }
 
+    /// `true` when all principal moments are equal (spheres): the world
+    /// inertia is then `I 1` whatever the orientation.
+    pub fn is_isotropic(&self) -> bool {
+        let i = &self.principal_inertia;
+        i.x == i.y && i.y == i.z
+    }
+
     /// World-frame inertia tensor `R diag(I) Rᵀ` for orientation `q`.
     pub fn world_inertia(&self, q: &Quat) -> Mat3 {
+        if self.is_isotropic() {
+            return Mat3::identity() * self.principal_inertia.x;
+        }
         let r = q.to_rotation_matrix().into_inner();
         r * Mat3::from_diagonal(&self.principal_inertia) * r.transpose()
     }
 
     /// Inverse mass and world-frame inverse inertia for orientation `q`.
     pub fn inverse(&self, q: &Quat) -> InverseMass {
+        if self.is_isotropic() {
+            return InverseMass {
+                inv_mass: 1.0 / self.mass,
+                inv_inertia: Mat3::identity() * (1.0 / self.principal_inertia.x),
+            };
+        }
         let r = q.to_rotation_matrix().into_inner();
         let inv = Mat3::from_diagonal(&self.principal_inertia.map(|i| 1.0 / i));
         InverseMass {

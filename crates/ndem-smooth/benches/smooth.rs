@@ -20,7 +20,7 @@ fn packing() -> World {
     ))
     .unwrap();
     let r = 0.0065;
-    let s = 1.98 * r;
+    let s = 1.999 * r;
     let mut seed = 7u64;
     let mut rnd = move || {
         seed ^= seed << 13;
@@ -31,7 +31,7 @@ fn packing() -> World {
     for k in 0..16 {
         for j in 0..25 {
             for i in 0..25 {
-                let p = Vec3::new(i as f64 * s, j as f64 * s, 0.99 * r + k as f64 * s)
+                let p = Vec3::new(i as f64 * s, j as f64 * s, 0.9995 * r + k as f64 * s)
                     + Vec3::new(rnd(), rnd(), 0.0) * 0.005 * r;
                 w.add_body(BodyDesc::dynamic(Shape::sphere(r).unwrap(), 0, p))
                     .unwrap();
@@ -58,9 +58,14 @@ fn bench_smooth(c: &mut Criterion) {
     for _ in 0..20 {
         st.step(&mut world).unwrap();
     }
+    let before = st.rebuilds();
+    for _ in 0..200 {
+        st.step(&mut world).unwrap();
+    }
     eprintln!(
-        "{n} particles, {} contacts",
-        st.step(&mut world).unwrap().contacts
+        "{n} particles, {} contacts, {} detection passes in 200 steps",
+        st.step(&mut world).unwrap().contacts,
+        st.rebuilds() - before
     );
     group.throughput(Throughput::Elements(n as u64));
     group.bench_function(BenchmarkId::new("hertz-mindlin", n), |b| {

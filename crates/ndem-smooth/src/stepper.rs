@@ -58,6 +58,12 @@ pub struct SmoothSettings {
     pub safety: f64,
     /// Apply rolling resistance (elastic-plastic spring, Ai et al. 2011).
     pub rolling: bool,
+    /// Verlet skin as a fraction of the smallest sphere radius: detection
+    /// runs with this extra margin and only when some body has moved (or
+    /// turned, times its bounding radius) more than half the skin since;
+    /// in between, the narrow phase runs on the stored candidate pairs.
+    /// 0 detects every step.
+    pub skin: f64,
 }
 
 impl Default for SmoothSettings {
@@ -67,6 +73,7 @@ impl Default for SmoothSettings {
             law: SmoothLaw::Hertz,
             safety: 0.5,
             rolling: true,
+            skin: 0.2,
         }
     }
 }
@@ -123,6 +130,11 @@ pub struct SmoothStepper {
     zeta: Vec<(u64, f64, f64)>,
     pairs: Vec<((usize, usize, u64, u64), PairProperties)>,
     new_velocity: Vec<ndem_math::Velocity6>,
+    skin: f64,
+    candidates: Vec<(u32, u32)>,
+    reference: Vec<(Vec3, ndem_math::Quat)>,
+    raw: Vec<ndem_collide::narrow::RawContact>,
+    rebuilds: u64,
     force: Vec<Vec3>,
     torque: Vec<Vec3>,
     time: f64,
@@ -157,9 +169,33 @@ impl SmoothStepper {
                 safety: settings.safety,
             });
         }
+        if !(settings.skin.is_finite() && settings.skin >= 0.0) {
+            return Err(SmoothError::InvalidSettings {
+                field: "skin",
+                reason: "must be finite and >= 0",
+            });
+        }
+        let r_min = world
+            .shapes()
+            .iter()
+            .filter_map(|s| s.sphere_radius())
+            .fold(f64::INFINITY, f64::min);
+        let skin = if r_min.is_finite() {
+            settings.skin * r_min
+        } else {
+            0.0
+        };
         Ok(Self {
             settings,
-            collision: CollisionWorld::new(CollisionSettings::default())?,
+            collision: CollisionWorld::new(CollisionSettings {
+                margin: skin,
+                ..CollisionSettings::default()
+            })?,
+            skin,
+            candidates: Vec::new(),
+            reference: Vec::new(),
+            raw: Vec::new(),
+            rebuilds: 0,
             contacts: ContactSet::new(),
             history: KeyMap::default(),
             next_history: KeyMap::default(),
@@ -176,6 +212,11 @@ impl SmoothStepper {
     /// The critical time step estimate used by the check.
     pub fn critical_time_step(&self) -> f64 {
         self.critical
+    }
+
+    /// How many times the Verlet list was rebuilt (full detection passes).
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds
     }
 
     /// Simulated time.
@@ -298,13 +339,80 @@ impl SmoothStepper {
         Ok((n * fn_ + ft, rolling, History { xi, rolling }))
     }
 
+    /// Contacts for this step, through the Verlet candidate list.
+    fn find_contacts(
+        &mut self,
+        world: &World,
+        contacts: &mut ContactSet,
+    ) -> Result<(), SmoothError> {
+        let nb = world.len();
+        let moved = if self.reference.len() != nb || self.skin == 0.0 {
+            f64::INFINITY
+        } else {
+            (0..nb)
+                .map(|i| {
+                    let (x0, q0) = &self.reference[i];
+                    let turn = match world.shapes()[i] {
+                        // a sphere's geometry does not change when it turns
+                        ndem_collide::Shape::Sphere { .. } => 0.0,
+                        ref shape => world.orientations()[i].angle_to(q0) * shape.bounding_radius(),
+                    };
+                    (world.positions()[i] - x0).norm() + turn
+                })
+                .fold(0.0, f64::max)
+        };
+        if 2.0 * moved >= self.skin {
+            self.rebuilds += 1;
+            self.collision.detect(&world.body_view(&[]), contacts)?;
+            self.candidates.clear();
+            self.candidates
+                .extend(contacts.iter().map(|c| (c.key.body_a, c.key.body_b)));
+            self.candidates.dedup();
+            self.reference.clear();
+            self.reference
+                .extend((0..nb).map(|i| (world.positions()[i], world.orientations()[i])));
+        }
+        let mut out = Vec::with_capacity(self.candidates.len());
+        let placed = |i: usize| ndem_collide::narrow::Placed {
+            shape: &world.shapes()[i],
+            position: world.positions()[i],
+            orientation: world.orientations()[i],
+        };
+        for &(a, b) in &self.candidates {
+            let (a, b) = (a as usize, b as usize);
+            self.raw.clear();
+            if !ndem_collide::narrow::collide(&placed(a), &placed(b), 0.0, &mut self.raw) {
+                return Err(ndem_collide::CollideError::UnsupportedPair {
+                    body_a: a,
+                    body_b: b,
+                }
+                .into());
+            }
+            for r in &self.raw {
+                out.push(ContactPoint {
+                    key: ContactKey::new(a as u32, b as u32, r.feature),
+                    point: r.point,
+                    normal: r.normal,
+                    gap: r.gap,
+                    arm_a: r.point - world.positions()[a],
+                    arm_b: r.point - world.positions()[b],
+                    curvature: [
+                        world.shapes()[a].curvature_radius(),
+                        world.shapes()[b].curvature_radius(),
+                    ],
+                });
+            }
+        }
+        *contacts = ContactSet::from_sorted(out);
+        Ok(())
+    }
+
     /// One explicit step: detection, forces, symplectic Euler.
     pub fn step(&mut self, world: &mut World) -> Result<SmoothStats, SmoothError> {
         world.validate_state()?;
         let dt = self.settings.dt;
         let mut contacts = std::mem::take(&mut self.contacts);
-        self.collision
-            .detect(&world.body_view(&[]), &mut contacts)?;
+        self.find_contacts(world, &mut contacts)?;
         let nb = world.len();
         self.force.clear();
         self.force.resize(nb, Vec3::zeros());

@@ -43,7 +43,9 @@ pub struct StepSettings {
     pub impact_velocity: f64,
     /// Run the impact stage.
     pub impact_stage: bool,
-    /// PGS iterations of the impact stage.
+    /// PGS iterations of the impact stage (the papers give none; 20 sweeps
+    /// resolve isolated impacts exactly and cost less than the continuous
+    /// solve in a pile where impacts happen every step).
     pub impact_iterations: usize,
     /// Rows per contact.
     pub contact_rows: ContactRows,
@@ -63,7 +65,7 @@ impl Default for StepSettings {
             spook: SpookSettings::default(),
             impact_velocity: 0.05,
             impact_stage: true,
-            impact_iterations: 100,
+            impact_iterations: 20,
             contact_rows: ContactRows::NormalFrictionRolling,
             friction_set: FrictionSet::Box,
             margin: 0.0,
