@@ -8,10 +8,10 @@
 use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
 use crate::problem::{ContactProblem, project_contact};
-use crate::solver::{IterationRecord, Observer, SolveReport, Solver, Stopping};
+use crate::solver::{IterationClock, IterationRecord, Observer, SolveReport, Solver, Stopping};
 use ndem_math::Velocity6;
 use rayon::prelude::*;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Settings of [`ProjectedJacobi`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -167,8 +167,7 @@ impl Solver for ProjectedJacobi {
         observer: &mut dyn Observer,
     ) -> Result<SolveReport, SolveError> {
         problem.check_sizes(lambda, velocity)?;
-        let start = Instant::now();
-        let mut observer_time = Duration::ZERO;
+        let mut clock = IterationClock::start();
         self.prepare(problem);
         let m = problem.contact_rows().count();
         let omega = self.settings.relaxation;
@@ -242,17 +241,18 @@ impl Solver for ProjectedJacobi {
             self.rebuild_velocity(problem, lambda, velocity);
             iterations = it + 1;
             last = max_corr;
-            let t_obs = Instant::now();
-            observer.observe(&IterationRecord {
-                solver: "jacobi",
-                iteration: iterations,
-                elapsed: t_obs.duration_since(start) - observer_time,
-                problem,
-                lambda,
-                velocity: Some(velocity),
-                update: max_corr,
-            });
-            observer_time += t_obs.elapsed();
+            clock.observe(
+                observer,
+                IterationRecord {
+                    solver: "jacobi",
+                    iteration: iterations,
+                    elapsed: Duration::ZERO,
+                    problem,
+                    lambda,
+                    velocity: Some(velocity),
+                    update: max_corr,
+                },
+            );
             if self.settings.stopping.tolerance > 0.0
                 && max_corr <= self.settings.stopping.tolerance
             {

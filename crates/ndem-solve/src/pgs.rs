@@ -3,9 +3,11 @@
 use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
 use crate::problem::{Contact, ContactProblem, FrictionSet, project_contact};
-use crate::solver::{ContactOrder, IterationRecord, Observer, SolveReport, Solver, Stopping};
+use crate::solver::{
+    ContactOrder, IterationClock, IterationRecord, Observer, SolveReport, Solver, Stopping,
+};
 use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Row-wise or blocked Gauss-Seidel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -549,8 +551,7 @@ impl Solver for ProjectedGaussSeidel {
         observer: &mut dyn Observer,
     ) -> Result<SolveReport, SolveError> {
         problem.check_sizes(lambda, velocity)?;
-        let start = Instant::now();
-        let mut observer_time = Duration::ZERO;
+        let mut clock = IterationClock::start();
         self.prepare(problem);
         let m = problem.contact_rows().count();
         let set = problem.friction_set();
@@ -630,17 +631,18 @@ impl Solver for ProjectedGaussSeidel {
                     iteration: iterations,
                 });
             }
-            let t_obs = Instant::now();
-            observer.observe(&IterationRecord {
-                solver: name,
-                iteration: iterations,
-                elapsed: t_obs.duration_since(start) - observer_time,
-                problem,
-                lambda,
-                velocity: Some(velocity),
-                update: max_corr,
-            });
-            observer_time += t_obs.elapsed();
+            clock.observe(
+                observer,
+                IterationRecord {
+                    solver: name,
+                    iteration: iterations,
+                    elapsed: Duration::ZERO,
+                    problem,
+                    lambda,
+                    velocity: Some(velocity),
+                    update: max_corr,
+                },
+            );
             if self.settings.stopping.tolerance > 0.0
                 && max_corr <= self.settings.stopping.tolerance
             {

@@ -90,6 +90,29 @@ pub trait Observer {
     fn observe(&mut self, record: &IterationRecord<'_>);
 }
 
+/// Wall time of a solve excluding the time spent in its observer.
+pub(crate) struct IterationClock {
+    start: std::time::Instant,
+    observer_time: Duration,
+}
+
+impl IterationClock {
+    pub(crate) fn start() -> Self {
+        Self {
+            start: std::time::Instant::now(),
+            observer_time: Duration::ZERO,
+        }
+    }
+
+    /// Passes `record` (with its `elapsed` filled in) to `observer`.
+    pub(crate) fn observe(&mut self, observer: &mut dyn Observer, mut record: IterationRecord<'_>) {
+        let t = std::time::Instant::now();
+        record.elapsed = t.duration_since(self.start) - self.observer_time;
+        observer.observe(&record);
+        self.observer_time += t.elapsed();
+    }
+}
+
 /// An observer that does nothing.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoObserver;
