@@ -139,12 +139,12 @@ pub fn restitution(e: f64, law: SmoothLaw) -> Result<CaseResult, SmoothError> {
 }
 
 /// A 1D column of `n` spheres (Table 1 material) settled by the smooth DEM
-/// for `duration` seconds at 0.4 of the critical time step: ε_l against the
+/// for `duration` seconds at 0.2 of the critical time step: ε_l against the
 /// analytic Hertz height (tolerance 0.1 %).
 pub fn column(n: usize, duration: f64) -> Result<CaseResult, SmoothError> {
     let mut world = column_world(n)?;
     let crit = crate::stepper::critical_time_step(&world, &SmoothLaw::Hertz);
-    let dt = 0.4 * crit;
+    let dt = 0.2 * crit;
     let mut st = SmoothStepper::new(
         SmoothSettings {
             dt,
