@@ -163,11 +163,12 @@ impl Solver for Apgd {
             },
         )?;
         problem.velocity_from(lambda, velocity);
-        let residuals = if self.settings.final_residuals {
-            self.evaluator.stats(problem, lambda, Some(velocity))
-        } else {
-            Default::default()
-        };
+        let residuals = self.evaluator.stats_if(
+            self.settings.final_residuals,
+            problem,
+            lambda,
+            Some(velocity),
+        );
         Ok(SolveReport {
             solver: "apgd",
             iterations: report.iterations,

@@ -145,6 +145,22 @@ impl ResidualEvaluator {
         &self.rows
     }
 
+    /// [`Self::stats`] when `compute` is set, zeros otherwise (solvers'
+    /// optional final report).
+    pub fn stats_if(
+        &mut self,
+        compute: bool,
+        problem: &ContactProblem,
+        lambda: &[f64],
+        velocity: Option<&[Velocity6]>,
+    ) -> ResidualStats {
+        if compute {
+            self.stats(problem, lambda, velocity)
+        } else {
+            ResidualStats::default()
+        }
+    }
+
     /// Residual statistics of `λ` with velocity `v` (if `None`,
     /// `v = v* + M⁻¹Gᵀλ`).
     pub fn stats(

@@ -643,18 +643,17 @@ impl Solver for ProjectedGaussSeidel {
                     update: max_corr,
                 },
             );
-            if self.settings.stopping.tolerance > 0.0
-                && max_corr <= self.settings.stopping.tolerance
-            {
+            if self.settings.stopping.reached(max_corr) {
                 converged = true;
                 break;
             }
         }
-        let residuals = if self.settings.final_residuals {
-            self.evaluator.stats(problem, lambda, Some(velocity))
-        } else {
-            Default::default()
-        };
+        let residuals = self.evaluator.stats_if(
+            self.settings.final_residuals,
+            problem,
+            lambda,
+            Some(velocity),
+        );
         Ok(SolveReport {
             solver: name,
             iterations,

@@ -34,6 +34,12 @@ impl Stopping {
         }
     }
 
+    /// Whether a progress measure `update` meets the tolerance (never when
+    /// the tolerance is 0).
+    pub fn reached(&self, update: f64) -> bool {
+        self.tolerance > 0.0 && update <= self.tolerance
+    }
+
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), SolveError> {
         if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
