@@ -6,9 +6,11 @@
 
 mod compatible;
 mod dem_vs_ndem;
+mod drum;
 mod plot;
 mod report;
 mod solvers;
+mod triaxial;
 mod verify;
 mod warmstart;
 
@@ -33,7 +35,7 @@ const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR] [--particl
 suites:
   verify      physics verification cases with known answers
   solvers     PGS, blocked PGS, Jacobi and APGD on problem snapshots
-  warmstart column|pile   the warm-starting paper, sections 4.1 and 4.2
+  warmstart column|pile|drum|triaxial   the warm-starting paper, sections 4.1-4.4
   dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows
   compatible beam|cannonball   compatible contact dynamics";
 
@@ -97,8 +99,12 @@ fn main() -> ExitCode {
         "warmstart" => match opts.args.first().map(String::as_str) {
             Some("column") => warmstart::column(&opts),
             Some("pile") => warmstart::pile(&opts),
+            Some("drum") => drum::run(&opts),
+            Some("triaxial") => triaxial::run(&opts),
             _ => {
-                eprintln!("error: `cargo xtask warmstart` needs column or pile\n{USAGE}");
+                eprintln!(
+                    "error: `cargo xtask warmstart` needs column, pile, drum or triaxial\n{USAGE}"
+                );
                 return ExitCode::from(2);
             }
         },

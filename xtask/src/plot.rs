@@ -141,3 +141,64 @@ pub fn line_plot(path: &Path, axes: Axes<'_>, series: &[Series]) -> SuiteResult<
     root.present().map_err(|e| err(&e))?;
     Ok(())
 }
+
+/// A scalar field on a regular grid, cells `values[iz * nx + ix]` (`None`:
+/// empty cell, left white), coloured blue (low) to red (high) between
+/// `range.0` and `range.1`, with the extent `(x0, x1, z0, z1)` in metres.
+pub struct Field<'a> {
+    /// Title.
+    pub title: &'a str,
+    /// Cells along x.
+    pub nx: usize,
+    /// Cells along z.
+    pub nz: usize,
+    /// Cell values, row-major from the lowest z.
+    pub values: &'a [Option<f64>],
+    /// Physical extent `(x0, x1, z0, z1)`.
+    pub extent: (f64, f64, f64, f64),
+    /// Colour range.
+    pub range: (f64, f64),
+}
+
+/// Writes an SVG heat map of a field.
+pub fn heat_map(path: &Path, field: &Field<'_>) -> SuiteResult<()> {
+    let (x0, x1, z0, z1) = field.extent;
+    let root = SVGBackend::new(path, (640, 640)).into_drawing_area();
+    let err = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(field.title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, z0..z1)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("x [m]")
+        .y_desc("z [m]")
+        .draw()
+        .map_err(|e| err(&e))?;
+    let (dx, dz) = (
+        (x1 - x0) / field.nx as f64,
+        (z1 - z0) / field.nz as f64,
+    );
+    let (lo, hi) = field.range;
+    let colour = |v: f64| {
+        let t = ((v - lo) / (hi - lo)).clamp(0.0, 1.0);
+        RGBColor((255.0 * t) as u8, (80.0 * (1.0 - (2.0 * t - 1.0).abs())) as u8, (255.0 * (1.0 - t)) as u8)
+    };
+    let cells = (0..field.nz).flat_map(|iz| (0..field.nx).map(move |ix| (ix, iz)));
+    chart
+        .draw_series(cells.filter_map(|(ix, iz)| {
+            let v = field.values.get(iz * field.nx + ix).copied().flatten()?;
+            let (xa, za) = (x0 + ix as f64 * dx, z0 + iz as f64 * dz);
+            Some(Rectangle::new(
+                [(xa, za), (xa + dx, za + dz)],
+                colour(v).filled(),
+            ))
+        }))
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}

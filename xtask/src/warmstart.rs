@@ -30,7 +30,7 @@ pub enum Method {
 }
 
 impl Method {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Method::Cold => "cold",
             Method::History => "history",
@@ -40,7 +40,7 @@ impl Method {
         }
     }
 
-    fn policy(self) -> Box<dyn WarmStart> {
+    pub(crate) fn policy(self) -> Box<dyn WarmStart> {
         match self {
             Method::Cold => Box::new(ColdStart),
             Method::History => Box::new(HistoryWarmStart::default()),
@@ -57,7 +57,7 @@ impl Method {
     }
 }
 
-fn pgs(iterations: usize) -> SuiteResult<Box<ProjectedGaussSeidel>> {
+pub(crate) fn pgs(iterations: usize) -> SuiteResult<Box<ProjectedGaussSeidel>> {
     Ok(Box::new(
         ProjectedGaussSeidel::new(PgsSettings {
             stopping: Stopping::iterations(iterations),
@@ -68,15 +68,15 @@ fn pgs(iterations: usize) -> SuiteResult<Box<ProjectedGaussSeidel>> {
     ))
 }
 
-struct Counter {
+pub(crate) struct Counter {
     done: AtomicUsize,
     total: usize,
-    start: Instant,
+    pub(crate) start: Instant,
     label: &'static str,
 }
 
 impl Counter {
-    fn new(label: &'static str, total: usize) -> Self {
+    pub(crate) fn new(label: &'static str, total: usize) -> Self {
         eprintln!("[{label}] 0/{total}");
         Self {
             done: AtomicUsize::new(0),
@@ -85,7 +85,7 @@ impl Counter {
             label,
         }
     }
-    fn tick(&self, what: &str) {
+    pub(crate) fn tick(&self, what: &str) {
         let d = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         eprintln!(
             "[{}] {d}/{} {what} ({:.1} s)",

@@ -19,6 +19,8 @@ pub struct Bodies {
     pub fixed: Vec<bool>,
     /// Speculative distances (empty: none).
     pub sweep: Vec<f64>,
+    /// Collision groups (empty: none).
+    pub groups: Vec<u32>,
 }
 
 impl Bodies {
@@ -30,6 +32,7 @@ impl Bodies {
             orientations: Vec::new(),
             fixed: Vec::new(),
             sweep: Vec::new(),
+            groups: Vec::new(),
         }
     }
 
@@ -50,6 +53,7 @@ impl Bodies {
             orientations: &self.orientations,
             fixed: &self.fixed,
             sweep: &self.sweep,
+            groups: &self.groups,
         }
     }
 }

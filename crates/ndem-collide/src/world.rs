@@ -24,6 +24,10 @@ pub struct BodyView<'a> {
     /// margin of every pair the body is in, so that contacts that would
     /// close within a step are found before they overlap. Empty for none.
     pub sweep: &'a [f64],
+    /// Per-body collision group: two bodies of the same non-zero group are
+    /// never paired (the walls of a triaxial cell that overlap at their
+    /// edges, the parts of a machine). Empty: no groups.
+    pub groups: &'a [u32],
 }
 
 impl BodyView<'_> {
@@ -45,6 +49,13 @@ impl BodyView<'_> {
                 field: "sweep",
                 expected: n,
                 got: self.sweep.len(),
+            });
+        }
+        if !self.groups.is_empty() && self.groups.len() != n {
+            return Err(CollideError::DimensionMismatch {
+                field: "groups",
+                expected: n,
+                got: self.groups.len(),
             });
         }
         if let Some(i) = self
@@ -92,6 +103,20 @@ impl BodyView<'_> {
     #[inline]
     pub fn sweep_of(&self, i: usize) -> f64 {
         self.sweep.get(i).copied().unwrap_or(0.0)
+    }
+
+    /// Collision group of body `i` (0: none).
+    #[inline]
+    pub fn group_of(&self, i: usize) -> u32 {
+        self.groups.get(i).copied().unwrap_or(0)
+    }
+
+    /// `true` when bodies `i` and `j` share a non-zero collision group and
+    /// are therefore never paired.
+    #[inline]
+    pub fn same_group(&self, i: usize, j: usize) -> bool {
+        let g = self.group_of(i);
+        g != 0 && g == self.group_of(j)
     }
 
     fn placed(&self, i: usize) -> Placed<'_> {
@@ -149,6 +174,7 @@ struct Entry {
     radius: f64,
     sweep: f64,
     body: u32,
+    group: u32,
     fixed: bool,
 }
 
@@ -357,6 +383,7 @@ impl CollisionWorld {
                 radius: 0.0,
                 sweep: 0.0,
                 body: 0,
+                group: 0,
                 fixed: false,
             },
         );
@@ -372,6 +399,7 @@ impl CollisionWorld {
                 radius: bodies.shapes[i].sphere_radius().unwrap_or(0.0),
                 sweep: bodies.sweep_of(i),
                 body: i as u32,
+                group: bodies.group_of(i),
                 fixed: bodies.fixed[i],
             };
         }
@@ -395,12 +423,14 @@ impl CollisionWorld {
             let xi = bodies.positions[i as usize];
             let ri = bodies.shapes[i as usize].sphere_radius().unwrap_or(0.0);
             let fi = bodies.fixed[i as usize];
+            let gi = bodies.group_of(i as usize);
             let si = margin + bodies.sweep_of(i as usize);
             local.clear();
             let mut visit = |ents: &[Entry], check_cell: Option<[i64; 3]>| {
                 for ent in ents {
                     if ent.body <= i
                         || (fi && ent.fixed)
+                        || (gi != 0 && gi == ent.group)
                         || check_cell.is_some_and(|nc| ent.cell != nc)
                     {
                         continue;
@@ -498,7 +528,7 @@ impl CollisionWorld {
                 candidates.extend(self.particles.iter().map(|&p| p as usize));
             }
             for &p in &candidates {
-                if lfixed && bodies.fixed[p] {
+                if (lfixed && bodies.fixed[p]) || bodies.same_group(p, l) {
                     continue;
                 }
                 let x = bodies.positions[p];
@@ -527,7 +557,7 @@ impl CollisionWorld {
             // large against large (a = smaller index)
             for &m in &self.large[li + 1..] {
                 let m = m as usize;
-                if lfixed && bodies.fixed[m] {
+                if (lfixed && bodies.fixed[m]) || bodies.same_group(l, m) {
                     continue;
                 }
                 let (mlo, mhi) =

@@ -16,7 +16,7 @@ fn brute_force(bodies: &Bodies, margin: f64) -> ContactSet {
     let mut raw = Vec::new();
     for i in 0..n {
         for j in i + 1..n {
-            if v.fixed[i] && v.fixed[j] {
+            if (v.fixed[i] && v.fixed[j]) || v.same_group(i, j) {
                 continue;
             }
             let (a, b) = if !is_particle(i) && is_particle(j) {
@@ -99,6 +99,29 @@ proptest! {
     #[test]
     fn grid_with_walls_equals_brute_force(bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07), margin in 0.0f64..0.01) {
         prop_assert_eq!(detect(&bodies, margin, false), brute_force(&bodies, margin));
+    }
+
+    /// Collision groups remove exactly the pairs of one non-zero group:
+    /// grid equals brute force with groups, and equals the ungrouped set
+    /// filtered by group.
+    #[test]
+    fn collision_groups_remove_exactly_same_group_pairs(mut bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07), seed in any::<u64>()) {
+        let mut s = seed | 1;
+        bodies.groups = bodies.shapes.iter().map(|_| {
+            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+            (s % 3) as u32
+        }).collect();
+        let grouped = detect(&bodies, 0.002, false);
+        prop_assert_eq!(&grouped, &brute_force(&bodies, 0.002));
+        let view = bodies.view();
+        let mut ungrouped_bodies = bodies.clone();
+        ungrouped_bodies.groups.clear();
+        let filtered: Vec<ContactPoint> = detect(&ungrouped_bodies, 0.002, false)
+            .iter()
+            .filter(|c| !view.same_group(c.body_a(), c.body_b()))
+            .copied()
+            .collect();
+        prop_assert_eq!(grouped, ContactSet::from_contacts(filtered));
     }
 
     /// Keys in a set are unique and sorted; arms end at the contact point.

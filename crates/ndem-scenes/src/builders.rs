@@ -3,6 +3,7 @@
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::emitter::Emitter;
 use crate::rng::Rng;
+use crate::triaxial::TriaxialControl;
 use ndem_collide::{CollideError, Shape};
 use ndem_math::{Material, MathError, Quat, Vec3, Velocity6};
 use ndem_step::{BodyDesc, Motion, StepError, StepSettings, StepStats, Stepper, World};
@@ -62,6 +63,8 @@ pub struct Scene {
     pub solver: SolverChoice,
     /// Warm-start policy.
     pub warm_start: WarmStartChoice,
+    /// Servo of a triaxial cell (motor targets set before every step).
+    pub triaxial: Option<TriaxialControl>,
 }
 
 impl Scene {
@@ -69,6 +72,9 @@ impl Scene {
     pub fn step(&mut self, stepper: &mut Stepper) -> Result<StepStats, SceneError> {
         for e in &mut self.emitters {
             e.emit(&mut self.world, self.settings.dt)?;
+        }
+        if let Some(c) = &mut self.triaxial {
+            c.apply(&mut self.world, stepper.time())?;
         }
         Ok(stepper.step(&mut self.world)?)
     }
@@ -118,6 +124,7 @@ pub fn column(n: usize) -> Result<Scene, SceneError> {
         iterations: 100,
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
+        triaxial: None,
     })
 }
 
@@ -175,6 +182,7 @@ pub fn pile(spec: PileSpec) -> Result<Scene, SceneError> {
         iterations: 50,
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
+        triaxial: None,
     })
 }
 
@@ -264,6 +272,7 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
         iterations: 50,
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
+        triaxial: None,
     })
 }
 
@@ -327,6 +336,7 @@ pub fn box_packing(
         iterations: 50,
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
+        triaxial: None,
     })
 }
 
@@ -406,6 +416,7 @@ pub fn cannonball(spec: CannonballSpec) -> Result<Scene, SceneError> {
         iterations: 200,
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
+        triaxial: None,
     })
 }
 
@@ -448,6 +459,7 @@ pub fn beam() -> Result<Scene, SceneError> {
         iterations: 100,
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
+        triaxial: None,
     })
 }
 
@@ -493,6 +505,7 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
         iterations: 100,
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
+        triaxial: None,
     })
 }
 
@@ -542,6 +555,7 @@ pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, Sce
         iterations: 50,
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
+        triaxial: None,
     })
 }
 
@@ -590,6 +604,7 @@ pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneE
         iterations: 50,
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
+        triaxial: None,
     })
 }
 
@@ -612,6 +627,23 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "cannonball",
         "square pyramid of 2870 frictionless spheres on a fixed base layer, compatible-CD paper",
     ),
+    (
+        "beam",
+        "rigid platform of weight 10 N on three supports, compatible-CD paper",
+    ),
+    ("column3d", "3 x 3 columns of 20 spheres on a plane"),
+    (
+        "collapse",
+        "granular collapse: a 10 x 6 x 20 block of spheres falling onto the floor, model-reduction paper",
+    ),
+    (
+        "conveyor",
+        "500 spheres poured on a conveyor belt at 0.5 m/s, model-reduction paper",
+    ),
+    (
+        "triaxial",
+        "triaxial cell: 2000 bi-disperse spheres, six 100 kg walls on prismatic motors, 100 Pa then shear at 0.01 m/s, warm-starting paper 4.4",
+    ),
 ];
 
 /// A built-in scene by name.
@@ -626,6 +658,7 @@ pub fn builtin(name: &str) -> Result<Scene, SceneError> {
         "column3d" => column3d(3, 20),
         "collapse" => collapse(10, 6, 20, 1),
         "conveyor" => conveyor(500, 0.5, 1),
+        "triaxial" => crate::triaxial::triaxial(crate::triaxial::TriaxialSpec::default()),
         _ => Err(SceneError::Invalid {
             field: "scene",
             reason: format!(

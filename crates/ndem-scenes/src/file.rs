@@ -7,6 +7,7 @@ use crate::builders::{Scene, SceneError};
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::emitter::Emitter;
 use crate::rng::Rng;
+use crate::triaxial::TriaxialControl;
 use ndem_collide::Shape;
 use ndem_math::{ContactLaw, MassProperties, Material, Quat, SpookSettings, Vec3, Velocity6};
 use ndem_solve::{ContactRows, FrictionSet};
@@ -57,6 +58,9 @@ pub struct SceneFile {
     /// Emitters.
     #[serde(default)]
     pub emitters: Vec<EmitterSpec>,
+    /// Servo of a triaxial cell, if the scene is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triaxial: Option<TriaxialControl>,
     /// Outputs.
     #[serde(default)]
     pub output: OutputSpec,
@@ -210,6 +214,9 @@ pub struct BodySpec {
     /// Conveyor surface velocity [m/s].
     #[serde(default = "zero3")]
     pub surface_velocity: [f64; 3],
+    /// Collision group (0: none); bodies of one non-zero group never touch.
+    #[serde(default)]
+    pub collision_group: u32,
     /// Mass [kg] (dynamic; default from shape and density).
     #[serde(default)]
     pub mass: Option<f64>,
@@ -404,6 +411,7 @@ impl SceneFile {
                 orientation: quat(b.orientation),
                 velocity: Velocity6::new(v3(b.velocity), v3(b.angular_velocity)),
                 surface_velocity: v3(b.surface_velocity),
+                collision_group: b.collision_group,
             })?;
         }
         for j in &self.joints {
@@ -514,6 +522,7 @@ impl SceneFile {
             iterations: r.iterations,
             solver: r.solver,
             warm_start: r.warm_start,
+            triaxial: self.triaxial,
         })
     }
 
@@ -565,6 +574,7 @@ impl SceneFile {
                     velocity: a3(&d.velocity.linear),
                     angular_velocity: a3(&d.velocity.angular),
                     surface_velocity: a3(&d.surface_velocity),
+                    collision_group: d.collision_group,
                     mass: d.mass.map(|m| m.mass),
                     inertia: d.mass.map(|m| a3(&m.principal_inertia)),
                 }
@@ -656,6 +666,7 @@ impl SceneFile {
             bodies,
             joints,
             emitters,
+            triaxial: scene.triaxial,
             output: OutputSpec::default(),
         }
     }

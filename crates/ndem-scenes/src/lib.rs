@@ -20,8 +20,10 @@ pub mod emitter;
 pub mod file;
 pub mod measure;
 pub mod rng;
+pub mod triaxial;
 
 pub use builders::{Scene, SceneError};
 pub use choice::{SolverChoice, WarmStartChoice};
 pub use emitter::Emitter;
 pub use file::SceneFile;
+pub use triaxial::{TriaxialControl, TriaxialSpec, TriaxialState};

@@ -39,6 +39,9 @@ pub struct BodyDesc {
     /// velocity of this body's surface at its contacts (usually on a static
     /// body).
     pub surface_velocity: Vec3,
+    /// Collision group: bodies of the same non-zero group never touch
+    /// (walls of a triaxial cell overlapping at their edges). 0: none.
+    pub collision_group: u32,
 }
 
 impl BodyDesc {
@@ -53,6 +56,7 @@ impl BodyDesc {
             orientation: Quat::identity(),
             velocity: Velocity6::ZERO,
             surface_velocity: Vec3::zeros(),
+            collision_group: 0,
         }
     }
 
@@ -67,6 +71,12 @@ impl BodyDesc {
     /// Sets the orientation.
     pub fn with_orientation(mut self, q: Quat) -> Self {
         self.orientation = q;
+        self
+    }
+
+    /// Sets the collision group (0: none).
+    pub fn with_collision_group(mut self, group: u32) -> Self {
+        self.collision_group = group;
         self
     }
 
@@ -93,6 +103,7 @@ pub struct World {
     pub(crate) orientation: Vec<Quat>,
     pub(crate) velocity: Vec<Velocity6>,
     pub(crate) surface_velocity: Vec<Vec3>,
+    pub(crate) collision_group: Vec<u32>,
     pub(crate) force: Vec<Vec3>,
     pub(crate) torque: Vec<Vec3>,
     pub(crate) fixed: Vec<bool>,
@@ -122,6 +133,7 @@ impl World {
             orientation: Vec::new(),
             velocity: Vec::new(),
             surface_velocity: Vec::new(),
+            collision_group: Vec::new(),
             force: Vec::new(),
             torque: Vec::new(),
             fixed: Vec::new(),
@@ -196,6 +208,7 @@ impl World {
         self.orientation.push(desc.orientation);
         self.velocity.push(velocity);
         self.surface_velocity.push(desc.surface_velocity);
+        self.collision_group.push(desc.collision_group);
         self.force.push(Vec3::zeros());
         self.torque.push(Vec3::zeros());
         Ok(i)
@@ -277,6 +290,7 @@ impl World {
             orientation: self.orientation[i],
             velocity: self.velocity[i],
             surface_velocity: self.surface_velocity[i],
+            collision_group: self.collision_group[i],
         }
     }
 
@@ -329,6 +343,11 @@ impl World {
             orientations: &self.orientation,
             fixed: &self.fixed,
             sweep,
+            groups: if self.collision_group.iter().any(|&g| g != 0) {
+                &self.collision_group
+            } else {
+                &[]
+            },
         }
     }
 
