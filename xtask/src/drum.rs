@@ -186,25 +186,13 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let results: Vec<SuiteResult<DrumRun>> = cases
         .par_iter()
         .map(|&(m, n)| {
-            let r = continue_flow(
-                &scene, &start, m, n, transition, average, &spec, &cell_grid,
-            )
-            .map_err(|e| format!("drum {} N_it={n}: {e}", m.name()));
+            let r = continue_flow(&scene, &start, m, n, transition, average, &spec, &cell_grid)
+                .map_err(|e| format!("drum {} N_it={n}: {e}", m.name()));
             counter.tick(&format!("{} N_it={n}", m.name()));
             r
         })
         .collect();
-    let mut runs = Vec::new();
-    let mut failures = Vec::new();
-    for r in results {
-        match r {
-            Ok(x) => runs.push(x),
-            Err(e) => {
-                eprintln!("[warmstart drum] FAILED {e}");
-                failures.push(e);
-            }
-        }
-    }
+    let (mut runs, failures) = report::split_failures("warmstart drum", results);
     runs.sort_by_key(|r| (r.method.name(), r.iterations));
     let n_max = *grid_n.last().unwrap_or(&500);
     let reference = runs

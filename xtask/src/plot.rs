@@ -179,14 +179,15 @@ pub fn heat_map(path: &Path, field: &Field<'_>) -> SuiteResult<()> {
         .y_desc("z [m]")
         .draw()
         .map_err(|e| err(&e))?;
-    let (dx, dz) = (
-        (x1 - x0) / field.nx as f64,
-        (z1 - z0) / field.nz as f64,
-    );
+    let (dx, dz) = ((x1 - x0) / field.nx as f64, (z1 - z0) / field.nz as f64);
     let (lo, hi) = field.range;
     let colour = |v: f64| {
         let t = ((v - lo) / (hi - lo)).clamp(0.0, 1.0);
-        RGBColor((255.0 * t) as u8, (80.0 * (1.0 - (2.0 * t - 1.0).abs())) as u8, (255.0 * (1.0 - t)) as u8)
+        RGBColor(
+            (255.0 * t) as u8,
+            (80.0 * (1.0 - (2.0 * t - 1.0).abs())) as u8,
+            (255.0 * (1.0 - t)) as u8,
+        )
     };
     let cells = (0..field.nz).flat_map(|iz| (0..field.nx).map(move |ix| (ix, iz)));
     chart

@@ -35,6 +35,23 @@ pub fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> SuiteRes
     write(path, &s)
 }
 
+/// Splits the results of a batch of runs into the successes and the error
+/// messages of the failed runs (each also printed under `label`).
+pub fn split_failures<T>(label: &str, results: Vec<SuiteResult<T>>) -> (Vec<T>, Vec<String>) {
+    let mut ok = Vec::new();
+    let mut failures = Vec::new();
+    for r in results {
+        match r {
+            Ok(x) => ok.push(x),
+            Err(e) => {
+                eprintln!("[{label}] FAILED {e}");
+                failures.push(e);
+            }
+        }
+    }
+    (ok, failures)
+}
+
 /// Progress reporter on stderr.
 pub struct Progress {
     total: usize,

@@ -7,7 +7,7 @@
 use crate::SuiteOptions;
 use crate::plot::{Axes, Series, line_plot};
 use crate::report::{self, SuiteResult};
-use crate::warmstart::{Counter, Method, pgs};
+use crate::warmstart::{Counter, Method, pgs, required};
 use ndem_scenes::Scene;
 use ndem_scenes::triaxial::{TriaxialControl, TriaxialSpec, TriaxialState, triaxial};
 use ndem_solve::ImpulseHistory;
@@ -46,7 +46,9 @@ impl ShearRun {
 }
 
 fn control(scene: &Scene) -> SuiteResult<TriaxialControl> {
-    scene.triaxial.ok_or_else(|| "not a triaxial scene".to_string())
+    scene
+        .triaxial
+        .ok_or_else(|| "not a triaxial scene".to_string())
 }
 
 /// Consolidation under σ_h; returns the scene and stepper at shear start,
@@ -128,21 +130,6 @@ fn shear(
         series,
         wall_s: start.elapsed().as_secs_f64(),
     })
-}
-
-/// Smallest grid N_it from which the critical deviator stays within 10 %
-/// of the value at the largest N_it.
-fn level_off(grid: &[usize], values: &[f64]) -> Option<usize> {
-    let last = *values.last()?;
-    let mut ans = None;
-    for (i, &n) in grid.iter().enumerate().rev() {
-        if (values[i] - last).abs() <= 0.1 * last.abs() {
-            ans = Some(n);
-        } else {
-            break;
-        }
-    }
-    ans
 }
 
 /// `cargo xtask warmstart triaxial`.
@@ -235,17 +222,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             r
         })
         .collect();
-    let mut runs = Vec::new();
-    let mut failures = Vec::new();
-    for r in results {
-        match r {
-            Ok(run) => runs.push(run),
-            Err(e) => {
-                eprintln!("[warmstart triaxial] FAILED {e}");
-                failures.push(e);
-            }
-        }
-    }
+    let (runs, failures) = report::split_failures("warmstart triaxial", results);
     let mut csv = Vec::new();
     for r in &runs {
         for row in &r.series {
@@ -333,7 +310,11 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             ns.push(n);
         }
         critical_json.insert(m.name().into(), json!(entries));
-        levels.insert(m.name().into(), json!(level_off(&ns, &vals)));
+        // level-off: the smallest N_it from which the critical deviator
+        // stays within 10 % of the largest N_it's
+        let last = vals.last().copied().unwrap_or(f64::NAN);
+        let rel: Vec<f64> = vals.iter().map(|v| (v - last) / last).collect();
+        levels.insert(m.name().into(), json!(required(&ns, &rel, 0.1)));
         fig15.push(Series::line(m.name(), pts));
     }
     report::write_csv(
@@ -427,6 +408,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         failures,
     );
     report::write(&out.join("report.md"), &md)?;
-    println!("{table}\nlevel-off: {}", serde_json::to_string(&levels).unwrap_or_default());
+    println!(
+        "{table}\nlevel-off: {}",
+        serde_json::to_string(&levels).unwrap_or_default()
+    );
     Ok(failures.is_empty())
 }

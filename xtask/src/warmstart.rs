@@ -129,7 +129,7 @@ fn column_eps(n: usize, iterations: usize, method: Method) -> SuiteResult<f64> {
 }
 
 /// Fewest grid iterations from which `|ε_l|` stays within `eps`.
-fn required(grid: &[usize], errors: &[f64], eps: f64) -> Option<usize> {
+pub(crate) fn required(grid: &[usize], errors: &[f64], eps: f64) -> Option<usize> {
     let mut ans = None;
     for (i, &n) in grid.iter().enumerate().rev() {
         if errors[i].abs() <= eps {

@@ -166,11 +166,10 @@ impl TriaxialControl {
         let contacts = stepper.contact_forces();
         let pushed = |w: usize| {
             let k = w / 2;
-            let outward = if w % 2 == 0 { -1.0 } else { 1.0 };
+            let outward = if w.is_multiple_of(2) { -1.0 } else { 1.0 };
             outward * crate::measure::force_on_body(&contacts, self.walls[w])[k]
         };
-        let contact_stress =
-            [0, 1, 2].map(|k| 0.5 * (pushed(2 * k) + pushed(2 * k + 1)) / area[k]);
+        let contact_stress = [0, 1, 2].map(|k| 0.5 * (pushed(2 * k) + pushed(2 * k + 1)) / area[k]);
         let (axial, lateral, volumetric) = match self.shear_start_lengths {
             Some(l0) => (
                 1.0 - l[2] / l0[2],
