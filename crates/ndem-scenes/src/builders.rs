@@ -68,13 +68,28 @@ pub struct Scene {
 }
 
 impl Scene {
-    /// Runs the emitters, then one step.
+    /// Runs the emitters and the triaxial servo, then one step (only the
+    /// clock advances while emitters have not yet produced a body).
     pub fn step(&mut self, stepper: &mut Stepper) -> Result<StepStats, SceneError> {
         for e in &mut self.emitters {
             e.emit(&mut self.world, self.settings.dt)?;
         }
         if let Some(c) = &mut self.triaxial {
             c.apply(&mut self.world, stepper.time())?;
+        }
+        if self.world.dynamic_count() == 0 && !self.emitters_done() {
+            // nothing to simulate until the emitters produce a body: only
+            // the clock advances
+            let (time, step) = (
+                stepper.time() + self.settings.dt,
+                stepper.step_count() + 1,
+            );
+            stepper.set_clock(time, step);
+            return Ok(StepStats {
+                step,
+                time,
+                ..StepStats::default()
+            });
         }
         Ok(stepper.step(&mut self.world)?)
     }
