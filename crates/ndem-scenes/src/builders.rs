@@ -80,10 +80,7 @@ impl Scene {
         if self.world.dynamic_count() == 0 && !self.emitters_done() {
             // nothing to simulate until the emitters produce a body: only
             // the clock advances
-            let (time, step) = (
-                stepper.time() + self.settings.dt,
-                stepper.step_count() + 1,
-            );
+            let (time, step) = (stepper.time() + self.settings.dt, stepper.step_count() + 1);
             stepper.set_clock(time, step);
             return Ok(StepStats {
                 step,
