@@ -96,6 +96,28 @@ impl Counter {
     }
 }
 
+/// One solve of a problem snapshot: the method's warm start from
+/// `history`, then `iterations` PGS sweeps recorded in `observer`; returns
+/// the final λ and v.
+fn observed_solve(
+    problem: &ContactProblem,
+    history: &ImpulseHistory,
+    method: Method,
+    iterations: usize,
+    observer: &mut ResidualHistory,
+) -> SuiteResult<(Vec<f64>, Vec<ndem_math::Velocity6>)> {
+    let mut lam = vec![0.0; problem.len()];
+    let mut vel = problem.free_velocity().to_vec();
+    method
+        .policy()
+        .initialize(problem, history, &mut lam, &mut vel)
+        .map_err(|e| e.to_string())?;
+    pgs(iterations)?
+        .solve_observed(problem, &mut lam, &mut vel, observer)
+        .map_err(|e| format!("snapshot solve ({}): {e}", method.name()))?;
+    Ok((lam, vel))
+}
+
 /// Iteration grid: roughly geometric from 1 to `max`.
 fn iteration_grid(max: usize) -> Vec<usize> {
     let mut v = Vec::new();
@@ -277,15 +299,8 @@ pub fn column(opts: &SuiteOptions) -> SuiteResult<bool> {
     let mut fig4 = Vec::new();
     let mut fig4_csv = Vec::new();
     for m in [Method::Cold, Method::History] {
-        let mut lam = vec![0.0; problem.len()];
-        let mut vel = problem.free_velocity().to_vec();
-        m.policy()
-            .initialize(problem, &history, &mut lam, &mut vel)
-            .map_err(|e| e.to_string())?;
         let mut h = ResidualHistory::new();
-        pgs(100)?
-            .solve_observed(problem, &mut lam, &mut vel, &mut h)
-            .map_err(|e| e.to_string())?;
+        observed_solve(problem, &history, m, 100, &mut h)?;
         fig4.push(Series::line(
             m.name(),
             h.entries
@@ -540,15 +555,8 @@ pub fn pile(opts: &SuiteOptions) -> SuiteResult<bool> {
     let problem = problem.clone();
     let mut runs = Vec::new();
     for m in [Method::Cold, Method::History] {
-        let mut lam = vec![0.0; problem.len()];
-        let mut vel = problem.free_velocity().to_vec();
-        m.policy()
-            .initialize(&problem, &history, &mut lam, &mut vel)
-            .map_err(|e| e.to_string())?;
         let mut h = ResidualHistory::with_lambdas();
-        pgs(500)?
-            .solve_observed(&problem, &mut lam, &mut vel, &mut h)
-            .map_err(|e| format!("figure 7 solve ({}): {e}", m.name()))?;
+        observed_solve(&problem, &history, m, 500, &mut h)?;
         runs.push((m, h));
     }
     let reference_lambda = runs[0].1.lambdas.last().cloned().unwrap_or_default();
@@ -626,15 +634,8 @@ pub fn pile(opts: &SuiteOptions) -> SuiteResult<bool> {
         let hist = st2.history().clone();
         s2.step(&mut st2).map_err(|e| e.to_string())?;
         let (p2, _) = st2.last_problem().ok_or("no problem")?;
-        let mut lam = vec![0.0; p2.len()];
-        let mut vel = p2.free_velocity().to_vec();
-        m.policy()
-            .initialize(p2, &hist, &mut lam, &mut vel)
-            .map_err(|e| e.to_string())?;
         let mut h = ResidualHistory::new();
-        pgs(100)?
-            .solve_observed(p2, &mut lam, &mut vel, &mut h)
-            .map_err(|e| e.to_string())?;
+        let (lam, vel) = observed_solve(p2, &hist, m, 100, &mut h)?;
         fig8b.push(Series::line(
             m.name(),
             h.entries

@@ -77,7 +77,7 @@ impl Scene {
         if let Some(c) = &mut self.triaxial {
             c.apply(&mut self.world, stepper.time())?;
         }
-        if self.world.dynamic_count() == 0 && !self.emitters_done() {
+        if !self.emitters_done() && !self.world.motions().contains(&Motion::Dynamic) {
             // nothing to simulate until the emitters produce a body: only
             // the clock advances
             let (time, step) = (stepper.time() + self.settings.dt, stepper.step_count() + 1);
@@ -112,6 +112,25 @@ impl Scene {
 
 fn gravity() -> Vec3 {
     Vec3::new(0.0, 0.0, -G)
+}
+
+/// A floor (the plane z = 0) and four static walls (half-spaces) bounding
+/// `lo.x ≤ x ≤ hi.x`, `lo.y ≤ y ≤ hi.y`: an open-topped box.
+fn add_open_box(world: &mut World, lo: [f64; 2], hi: [f64; 2]) -> Result<(), SceneError> {
+    world.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z())?,
+        0,
+        Vec3::zeros(),
+    ))?;
+    for (n, p) in [
+        (Vec3::x(), Vec3::new(lo[0], 0.0, 0.0)),
+        (-Vec3::x(), Vec3::new(hi[0], 0.0, 0.0)),
+        (Vec3::y(), Vec3::new(0.0, lo[1], 0.0)),
+        (-Vec3::y(), Vec3::new(0.0, hi[1], 0.0)),
+    ] {
+        world.add_body(BodyDesc::fixed(Shape::half_space(n)?, 0, p))?;
+    }
+    Ok(())
 }
 
 fn base_world(material: Material) -> Result<World, SceneError> {
@@ -305,20 +324,8 @@ pub fn box_packing(
         });
     }
     let mut world = base_world(Material::default())?;
-    world.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        0,
-        Vec3::zeros(),
-    ))?;
     let h = 0.5 * side;
-    for (n_, p) in [
-        (Vec3::x(), Vec3::new(-h, 0.0, 0.0)),
-        (-Vec3::x(), Vec3::new(h, 0.0, 0.0)),
-        (Vec3::y(), Vec3::new(0.0, -h, 0.0)),
-        (-Vec3::y(), Vec3::new(0.0, h, 0.0)),
-    ] {
-        world.add_body(BodyDesc::fixed(Shape::half_space(n_)?, 0, p))?;
-    }
+    add_open_box(&mut world, [-h, -h], [h, h])?;
     let mut rng = Rng::new(seed);
     let s = 2.2 * r_max;
     let per_side = ((side - s) / s).floor().max(1.0) as usize;
@@ -485,21 +492,9 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
         });
     }
     let mut world = base_world(Material::default())?;
-    world.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        0,
-        Vec3::zeros(),
-    ))?;
     let r = 0.5 * D;
     let w = side as f64 * D;
-    for (n, p) in [
-        (Vec3::x(), Vec3::zeros()),
-        (-Vec3::x(), Vec3::new(w, 0.0, 0.0)),
-        (Vec3::y(), Vec3::zeros()),
-        (-Vec3::y(), Vec3::new(0.0, w, 0.0)),
-    ] {
-        world.add_body(BodyDesc::fixed(Shape::half_space(n)?, 0, p))?;
-    }
+    add_open_box(&mut world, [0.0, 0.0], [w, w])?;
     for k in 0..layers {
         for j in 0..side {
             for i in 0..side {
