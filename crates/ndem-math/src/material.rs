@@ -89,6 +89,13 @@ pub enum ContactLaw {
         /// Stiffness `k_n` [N/m].
         stiffness: f64,
     },
+    /// Rigid contact: no compliance (`ε_n = 0`, `Σ_n = 0`), the normal
+    /// constraint is the gap itself (`g = φ`, `e_H = 1`). This is the
+    /// "classic" contact dynamics of the compatible-contact-dynamics paper
+    /// (its eqs. 13-21, perfectly rigid bodies), kept on SPOOK's velocity
+    /// level: at rest the gap relaxes to zero with `Υ_n`, and the forces of
+    /// an over-coordinated packing are not unique.
+    Rigid,
 }
 
 impl ContactLaw {
@@ -96,7 +103,7 @@ impl ContactLaw {
     pub fn exponent(&self) -> f64 {
         match self {
             ContactLaw::Hertz => 1.25,
-            ContactLaw::Linear { .. } => 1.0,
+            ContactLaw::Linear { .. } | ContactLaw::Rigid => 1.0,
         }
     }
 }
@@ -201,9 +208,10 @@ impl SpookSettings {
 pub struct ContactParameters {
     /// Exponent `e_H` of the normal constraint.
     pub exponent: f64,
-    /// Normal stiffness `k_n` (N/m^{3/2} for Hertz, N/m for linear).
+    /// Normal stiffness `k_n` (N/m^{3/2} for Hertz, N/m for linear,
+    /// infinite for rigid).
     pub stiffness: f64,
-    /// Normal compliance `ε_n = e_H / k_n`.
+    /// Normal compliance `ε_n = e_H / k_n` (0 for rigid).
     pub epsilon_n: f64,
     /// Normal relaxation time `τ_n = max(n_s Δt, ε_n/γ_n)` [s].
     pub tau_n: f64,
@@ -241,12 +249,17 @@ impl ContactParameters {
         positive("dt", dt)?;
         settings.validate()?;
         let exponent = law.exponent();
-        let stiffness = match law {
-            ContactLaw::Hertz => pair.hertz_stiffness(),
-            ContactLaw::Linear { stiffness } => stiffness,
+        let (stiffness, epsilon_n) = match law {
+            ContactLaw::Hertz => {
+                let k = positive("stiffness", pair.hertz_stiffness())?;
+                (k, exponent / k)
+            }
+            ContactLaw::Linear { stiffness } => {
+                let k = positive("stiffness", stiffness)?;
+                (k, exponent / k)
+            }
+            ContactLaw::Rigid => (f64::INFINITY, 0.0),
         };
-        positive("stiffness", stiffness)?;
-        let epsilon_n = exponent / stiffness;
         let tau_n = (settings.relaxation_steps * dt).max(pair.damping / exponent);
         let upsilon_n = 1.0 / (1.0 + 4.0 * tau_n / dt);
         Ok(Self {
@@ -268,8 +281,12 @@ impl ContactParameters {
 
     /// The static normal force the regularized row produces at overlap `δ`
     /// (NOTES.md "Static check"): `s_n δ^{e_H}/ε_n = (e_H/ε_n) δ^{2e_H−1}`,
-    /// which equals `k_n δ^{3/2}` for Hertz.
+    /// which equals `k_n δ^{3/2}` for Hertz. A rigid contact has no static
+    /// overlap: any `δ > 0` gives an infinite force.
     pub fn static_force(&self, overlap: f64) -> f64 {
+        if self.epsilon_n == 0.0 {
+            return if overlap > 0.0 { f64::INFINITY } else { 0.0 };
+        }
         let s_n = self.exponent * overlap.powf(self.exponent - 1.0);
         s_n * overlap.powf(self.exponent) / self.epsilon_n
     }

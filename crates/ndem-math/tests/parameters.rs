@@ -86,6 +86,7 @@ fn static_check_reproduces_hertz_and_linear() {
             let expected = match law {
                 ContactLaw::Hertz => p.stiffness * delta.powf(1.5),
                 ContactLaw::Linear { stiffness } => stiffness * delta,
+                ContactLaw::Rigid => unreachable!("not in this loop"),
             };
             assert!(
                 rel(force, expected) < 1e-12,
@@ -245,5 +246,27 @@ fn csr_export_matches_rows() {
     let direct = jac.velocity(&va, &vb);
     for j in 0..6 {
         assert!((gv[j] - direct[j]).abs() < 1e-14);
+    }
+}
+
+/// Rigid contacts (the compatible-contact-dynamics paper's classic CD): no
+/// compliance, so Σ_n = 0 and the constraint is the gap itself.
+#[test]
+fn rigid_law_has_no_compliance() {
+    let m = Material::default();
+    let pair = PairProperties::combine(&m, 0.0065, &m, 0.0065).unwrap();
+    for dt in [1e-3, 5e-3] {
+        let p = ContactParameters::new(ContactLaw::Rigid, &pair, dt, &SpookSettings::default())
+            .unwrap();
+        assert_eq!(p.exponent, 1.0);
+        assert_eq!(p.epsilon_n, 0.0);
+        assert_eq!(p.sigma_n, 0.0);
+        assert_eq!(p.stiffness, f64::INFINITY);
+        // τ_n = n_s Δt without a dashpot, Υ_n = 1/(1 + 4 n_s) = 1/9
+        assert!((p.upsilon_n - 1.0 / 9.0).abs() < 1e-15);
+        assert_eq!(p.static_force(0.0), 0.0);
+        assert_eq!(p.static_force(1e-9), f64::INFINITY);
+        // friction and rolling rows keep their SPOOK compliance
+        assert_eq!(p.sigma_t, 1e-6 / dt);
     }
 }

@@ -88,9 +88,14 @@ pub struct RunSpec {
     /// Rows per contact: 1, 3 or 6.
     #[serde(default = "default_rows")]
     pub rows: usize,
-    /// Normal law: "hertz" or a linear stiffness [N/m].
+    /// Normal law: Hertz unless a linear stiffness [N/m] is given or
+    /// `rigid_contacts` is set.
     #[serde(default)]
     pub linear_stiffness: Option<f64>,
+    /// Rigid contacts (no compliance; the compatible-contact-dynamics
+    /// paper's classic CD). Excludes `linear_stiffness`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rigid_contacts: bool,
     /// Contact margin [m].
     #[serde(default)]
     pub margin: f64,
@@ -491,12 +496,20 @@ impl SceneFile {
             6 => ContactRows::NormalFrictionRolling,
             n => return Err(invalid("run.rows", format!("{n} is not 1, 3 or 6"))),
         };
+        let contact_law = match (r.linear_stiffness, r.rigid_contacts) {
+            (Some(_), true) => {
+                return Err(invalid(
+                    "run.rigid_contacts",
+                    "rigid contacts exclude run.linear_stiffness",
+                ));
+            }
+            (Some(stiffness), false) => ContactLaw::Linear { stiffness },
+            (None, true) => ContactLaw::Rigid,
+            (None, false) => ContactLaw::Hertz,
+        };
         let settings = StepSettings {
             dt: r.dt,
-            contact_law: match r.linear_stiffness {
-                Some(stiffness) => ContactLaw::Linear { stiffness },
-                None => ContactLaw::Hertz,
-            },
+            contact_law,
             spook: SpookSettings {
                 friction_compliance: r.friction_compliance,
                 rolling_compliance: r.rolling_compliance,
@@ -642,8 +655,9 @@ impl SceneFile {
                 rows: s.contact_rows.count(),
                 linear_stiffness: match s.contact_law {
                     ContactLaw::Linear { stiffness } => Some(stiffness),
-                    ContactLaw::Hertz => None,
+                    ContactLaw::Hertz | ContactLaw::Rigid => None,
                 },
+                rigid_contacts: s.contact_law == ContactLaw::Rigid,
                 margin: s.margin,
                 impact_velocity: s.impact_velocity,
                 impact_stage: s.impact_stage,

@@ -474,3 +474,43 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
     assert!(Joint::lock(&w, 0, 0, Vec3::zeros()).is_err());
     let _ = Quat::identity();
 }
+
+/// Rigid contacts: the pile comes to rest with (almost) no overlap and the
+/// floor and walls still carry its weight; a Hertz pile at the same settings
+/// overlaps by tens of micrometres.
+#[test]
+fn rigid_contacts_rest_without_overlap() {
+    let mut w = pile(5);
+    let settings = StepSettings {
+        contact_law: ndem_math::ContactLaw::Rigid,
+        ..StepSettings::default()
+    };
+    let mut st = Stepper::new(settings, pgs(100), Box::new(HistoryWarmStart::default())).unwrap();
+    let mut last = StepStats::default();
+    for _ in 0..600 {
+        last = st.step(&mut w).unwrap();
+    }
+    assert!(
+        last.kinetic_energy < 1e-6,
+        "kinetic energy {}",
+        last.kinetic_energy
+    );
+    let forces = st.contact_forces();
+    let deepest = forces.iter().map(|f| f.overlap).fold(0.0, f64::max);
+    assert!(deepest < 2e-6, "deepest overlap {deepest} m");
+    let weight: f64 = w
+        .mass_properties()
+        .iter()
+        .flatten()
+        .map(|m| m.mass * 9.81)
+        .sum();
+    let support: f64 = forces
+        .iter()
+        .filter(|f| f.key.body_b < 5)
+        .map(|f| f.force_on_a.z)
+        .sum();
+    assert!(
+        (support - weight).abs() < 1e-3 * weight,
+        "support {support} vs weight {weight}"
+    );
+}
