@@ -490,20 +490,37 @@ impl Stepper {
         let mut velocity = world.velocity.clone();
 
         // 3. impact stage
+        let impact_jacobian = |c: &ContactPoint, frame: &ContactFrame| {
+            ContactJacobian::new(*frame, &c.arm_a, &c.arm_b, 1.0)
+        };
+        // an impact: approaching faster than v_imp and closing the gap
+        // within this step
+        let impacting = |c: &ContactPoint, un: f64| {
+            un < -self.settings.impact_velocity && c.gap + un * dt <= 0.0
+        };
         let mut impacts = 0;
-        if self.settings.impact_stage && !contacts.is_empty() {
+        if self.settings.impact_stage {
+            // Counted first: most steps of a resting or slowly flowing
+            // packing have none, and then the stage costs nothing.
+            impacts = contacts
+                .iter()
+                .zip(&geo)
+                .filter(|(c, (frame, _))| {
+                    let un = impact_jacobian(c, frame)
+                        .velocity(&velocity[c.body_a()], &velocity[c.body_b()])[0];
+                    impacting(c, un)
+                })
+                .count();
+        }
+        if impacts > 0 {
             let mut problem = self.new_problem(world, velocity.clone())?;
             for (c, (frame, params)) in contacts.iter().zip(&geo) {
-                let jac = ContactJacobian::new(*frame, &c.arm_a, &c.arm_b, 1.0);
+                let jac = impact_jacobian(c, frame);
                 let (a, b) = (c.body_a(), c.body_b());
                 let un = jac.velocity(&velocity[a], &velocity[b])[0];
-                // an impact: approaching faster than v_imp and closing the
-                // gap within this step
-                let impacting = un < -self.settings.impact_velocity && c.gap + un * dt <= 0.0;
-                impacts += usize::from(impacting);
                 // non-impacting contacts: G_n v⁺ ≥ 0, or for a pair still
                 // apart, G_n v⁺ ≥ −φ/Δt (may close the gap, not more)
-                let b_n = if impacting {
+                let b_n = if impacting(c, un) {
                     params.restitution * un
                 } else {
                     c.gap.max(0.0) / dt
@@ -520,14 +537,12 @@ impl Stepper {
                     model: Default::default(),
                 })?;
             }
-            if impacts > 0 {
-                let mut lambda = vec![0.0; problem.len()];
-                let rep = self
-                    .impact_solver
-                    .solve(&problem, &mut lambda, &mut velocity)?;
-                stats.impact_iterations = rep.iterations;
-                check_velocity(&velocity, "impact")?;
-            }
+            let mut lambda = vec![0.0; problem.len()];
+            let rep = self
+                .impact_solver
+                .solve(&problem, &mut lambda, &mut velocity)?;
+            stats.impact_iterations = rep.iterations;
+            check_velocity(&velocity, "impact")?;
         }
         stats.impacts = impacts;
         times.impact = t.elapsed();
