@@ -203,3 +203,66 @@ pub fn heat_map(path: &Path, field: &Field<'_>) -> SuiteResult<()> {
     root.present().map_err(|e| err(&e))?;
     Ok(())
 }
+
+/// One contact of a force network seen from the side: the segment between
+/// the two body centres projected on the x-z plane and its normal force.
+#[derive(Debug, Clone, Copy)]
+pub struct ForceSegment {
+    /// `(x, z)` of body a's centre.
+    pub from: (f64, f64),
+    /// `(x, z)` of body b's centre.
+    pub to: (f64, f64),
+    /// Normal force [N] (≥ 0).
+    pub force: f64,
+}
+
+/// Writes an SVG force network: each contact a line whose width and
+/// darkness grow with its force, relative to `max_force` (shared between
+/// the images that are to be compared).
+pub fn force_network(
+    path: &Path,
+    title: &str,
+    segments: &[ForceSegment],
+    max_force: f64,
+) -> SuiteResult<()> {
+    let err = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
+    let (mut x0, mut x1, mut z0, mut z1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for s in segments {
+        for (x, z) in [s.from, s.to] {
+            (x0, x1, z0, z1) = (x0.min(x), x1.max(x), z0.min(z), z1.max(z));
+        }
+    }
+    if segments.is_empty() {
+        (x0, x1, z0, z1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    let pad = 0.05 * (x1 - x0).max(z1 - z0).max(1e-9);
+    let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((x0 - pad)..(x1 + pad), (z0 - pad)..(z1 + pad))
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("x [m]")
+        .y_desc("z [m]")
+        .draw()
+        .map_err(|e| err(&e))?;
+    let scale = if max_force > 0.0 { max_force } else { 1.0 };
+    chart
+        .draw_series(segments.iter().filter(|s| s.force > 0.0).map(|s| {
+            let t = (s.force / scale).clamp(0.0, 1.0);
+            let shade = (200.0 * (1.0 - t)) as u8;
+            let width = 1 + (7.0 * t).round() as u32;
+            PathElement::new(
+                vec![s.from, s.to],
+                RGBColor(shade, shade, 255).stroke_width(width),
+            )
+        }))
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}

@@ -212,6 +212,33 @@ impl SmoothStepper {
         &self.force
     }
 
+    /// Normal force [N] of each touching contact of the last step, `(contact,
+    /// f_n)` with `f_n = n · f` (spring and dashpot), evaluated with the
+    /// current velocities and the tangential history the step left. Not
+    /// used by `step`; for force networks of a settled packing.
+    pub fn normal_forces(
+        &mut self,
+        world: &World,
+    ) -> Result<Vec<(ContactPoint, f64)>, SmoothError> {
+        let contacts: Vec<ContactPoint> = self
+            .contacts
+            .iter()
+            .filter(|c| c.gap < 0.0)
+            .copied()
+            .collect();
+        let mut out = Vec::with_capacity(contacts.len());
+        for c in contacts {
+            let old = self
+                .history
+                .binary_search_by(|(k, _)| k.cmp(&c.key))
+                .map(|i| self.history[i].1)
+                .unwrap_or_default();
+            let (f, _, _) = self.contact_force(world, &c, old)?;
+            out.push((c, f.dot(&c.normal)));
+        }
+        Ok(out)
+    }
+
     fn zeta_for(&mut self, e: f64) -> f64 {
         let p = self.settings.law.exponent();
         if let Some(z) = self.zeta.iter().find(|z| z.0 == e.to_bits() && z.1 == p) {
