@@ -249,7 +249,7 @@ pub fn truss_forces(
         let apgd = ApgdSettings {
             stopping: Stopping {
                 max_iterations: settings.max_inner,
-                tolerance: omega.max(0.1 * settings.tolerance),
+                tolerance: omega,
             },
             ..ApgdSettings::default()
         };
@@ -276,7 +276,7 @@ pub fn truss_forces(
             omega = 0.1 / rho;
         }
         eta = eta.max(0.1 * settings.tolerance);
-        omega = omega.max(1e-3 * settings.tolerance);
+        omega = omega.max(0.1 * settings.tolerance);
     }
     Ok(TrussSolution {
         forces: f.iter().map(|x| x * fscale).collect(),
