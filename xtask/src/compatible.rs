@@ -7,6 +7,7 @@ use crate::report::{self, SuiteResult};
 use crate::warmstart::Counter;
 use ndem_math::{ContactLaw, Vec3};
 use ndem_scenes::builders::{self, CannonballSpec, Scene};
+use ndem_scenes::compatible::{StaticSolveSettings, static_solve};
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper};
 use ndem_solve::generate::beam_problem;
 use ndem_solve::*;
@@ -241,42 +242,20 @@ fn classic_cd(scene0: &Scene) -> SuiteResult<ClassicCd> {
             })
             .collect();
         if solver == "pgs" {
-            let (prob, lam) = st.last_problem().ok_or("no problem")?;
-            last = Some((prob.clone(), lam.to_vec(), scene));
+            last = Some(scene);
         }
     }
-    let (_, _, settled) = last.ok_or("no problem")?;
-    // Step 1 of compatible CD needs the CD solve of the *static* pile: a
-    // fixed number of sweeps on a rigid, over-coordinated packing leaves the
-    // pyramid creeping (residual velocities and accelerations that the truss
-    // would take for loads) and opens some contacts by fractions of a
-    // micrometre. So: the settled positions at rest (velocities zero), a
-    // contact margin of 1e-3 r so that touching pairs are in the network,
-    // no SPOOK position correction (Υ_n → 0), and a solve converged to a
-    // tight tolerance. Its velocity change is the static load; its forces
-    // are also the converged classic-CD (APGD) answer.
-    let mut snapshot = settled.clone();
-    for v in snapshot.world.state_mut().2 {
-        *v = ndem_math::Velocity6::ZERO;
-    }
-    snapshot.settings.margin = 1e-3 * 0.5 * builders::D;
-    snapshot.settings.spook.relaxation_steps = 1e12;
-    let apgd = Apgd::new(ApgdSettings {
-        stopping: Stopping {
-            max_iterations: 50_000,
-            tolerance: 1e-12,
-        },
-        ..Default::default()
-    })
-    .map_err(|e| e.to_string())?;
-    let mut st = Stepper::new(snapshot.settings, Box::new(apgd), Box::new(ColdStart))
-        .map_err(|e| e.to_string())?;
-    let stats = snapshot.step(&mut st).map_err(|e| e.to_string())?;
-    let forces = st.contact_forces();
-    let converged = base_reactions(&snapshot, |i| {
+    let settled = last.ok_or("no PGS run")?;
+    // Step 1 of compatible CD: the CD solve of the static pile (see
+    // `ndem_scenes::compatible` for why not the settled run's last step);
+    // its forces are also the converged classic-CD (APGD) answer.
+    let snap =
+        static_solve(&settled, &StaticSolveSettings::default()).map_err(|e| e.to_string())?;
+    let forces = snap.stepper.contact_forces();
+    let converged = base_reactions(&snap.scene, |i| {
         ndem_scenes::measure::force_on_body(&forces, i).z
     });
-    let (problem, lambda) = st.last_problem().ok_or("no problem")?;
+    let (problem, lambda, _) = snap.step_one().ok_or("no problem")?;
     Ok(ClassicCd {
         reactions,
         converged,
@@ -284,8 +263,8 @@ fn classic_cd(scene0: &Scene) -> SuiteResult<ClassicCd> {
         problem: problem.clone(),
         lambda: lambda.to_vec(),
         kinetic_energy: settled.world.kinetic_energy(),
-        scene: snapshot,
-        step1: (stats.iterations, stats.residuals.max),
+        step1: (snap.stats.iterations, snap.stats.residuals.max),
+        scene: snap.scene,
     })
 }
 

@@ -3,12 +3,12 @@
 //! a linear-spring DEM pile at rest, contact by contact, while rigid CD with
 //! PGS alone does not.
 
-use ndem_math::{ContactKey, ContactLaw, Velocity6};
+use ndem_math::{ContactKey, ContactLaw};
 use ndem_scenes::builders::{self, CannonballSpec, Scene};
+use ndem_scenes::compatible::{StaticSolveSettings, static_solve};
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper};
 use ndem_solve::{
-    Apgd, ApgdSettings, ColdStart, HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping,
-    TrussSettings, compatible_forces,
+    HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping, TrussSettings, compatible_forces,
 };
 use ndem_step::Stepper;
 use std::collections::BTreeMap;
@@ -70,30 +70,14 @@ fn truss_on_rigid_cd_reproduces_the_linear_spring_pile() {
         .collect();
 
     // step 1: rigid CD, then one converged solve of the static pile
-    let (mut rigid, pgs_run) = settle(scene, ContactLaw::Rigid);
+    let (rigid, pgs_run) = settle(scene, ContactLaw::Rigid);
     let pgs_forces: BTreeMap<ContactKey, f64> = pgs_run
         .contact_forces()
         .iter()
         .map(|f| (f.key, f.normal_force))
         .collect();
-    for v in rigid.world.state_mut().2 {
-        *v = Velocity6::ZERO;
-    }
-    rigid.settings.margin = 1e-3 * 0.5 * builders::D;
-    rigid.settings.spook.relaxation_steps = 1e12;
-    let apgd = Apgd::new(ApgdSettings {
-        stopping: Stopping {
-            max_iterations: 20_000,
-            tolerance: 1e-12,
-        },
-        ..ApgdSettings::default()
-    })
-    .unwrap();
-    let mut st = Stepper::new(rigid.settings, Box::new(apgd), Box::new(ColdStart)).unwrap();
-    rigid.step(&mut st).unwrap();
-    let (problem, lambda) = st.last_problem().unwrap();
-    let mut velocity = vec![Velocity6::ZERO; problem.body_count()];
-    problem.velocity_from(lambda, &mut velocity);
+    let snapshot = static_solve(&rigid, &StaticSolveSettings::default()).unwrap();
+    let (problem, _, velocity) = snapshot.step_one().unwrap();
     let stiffness = vec![1.0; problem.contacts().len()];
     let truss = compatible_forces(
         problem,
