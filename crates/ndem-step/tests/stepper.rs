@@ -66,6 +66,23 @@ fn pile(seed: u64) -> World {
     w
 }
 
+/// Weight of the pile of [`pile`] and the vertical force its floor and
+/// walls (bodies 0..5) carry.
+fn weight_and_support(w: &World, forces: &[ContactForce]) -> (f64, f64) {
+    let weight = w
+        .mass_properties()
+        .iter()
+        .flatten()
+        .map(|m| m.mass * 9.81)
+        .sum();
+    let support = forces
+        .iter()
+        .filter(|f| f.key.body_b < 5)
+        .map(|f| f.force_on_a.z)
+        .sum();
+    (weight, support)
+}
+
 #[test]
 fn same_scene_same_seed_bit_identical_after_500_steps() {
     let run = || {
@@ -140,18 +157,7 @@ fn pile_settles_and_history_is_used() {
     }
     // floor and walls (bodies 0..5) carry the weight of the pile (the walls
     // take a part through friction, the Janssen effect)
-    let weight: f64 = w
-        .mass_properties()
-        .iter()
-        .flatten()
-        .map(|m| m.mass * 9.81)
-        .sum();
-    let support: f64 = st
-        .contact_forces()
-        .iter()
-        .filter(|f| f.key.body_b < 5)
-        .map(|f| f.force_on_a.z)
-        .sum();
+    let (weight, support) = weight_and_support(&w, &st.contact_forces());
     assert!(
         (support - weight).abs() < 1e-3 * weight,
         "support {support} vs weight {weight}"
@@ -498,17 +504,7 @@ fn rigid_contacts_rest_without_overlap() {
     let forces = st.contact_forces();
     let deepest = forces.iter().map(|f| f.overlap).fold(0.0, f64::max);
     assert!(deepest < 2e-6, "deepest overlap {deepest} m");
-    let weight: f64 = w
-        .mass_properties()
-        .iter()
-        .flatten()
-        .map(|m| m.mass * 9.81)
-        .sum();
-    let support: f64 = forces
-        .iter()
-        .filter(|f| f.key.body_b < 5)
-        .map(|f| f.force_on_a.z)
-        .sum();
+    let (weight, support) = weight_and_support(&w, &forces);
     assert!(
         (support - weight).abs() < 1e-3 * weight,
         "support {support} vs weight {weight}"
