@@ -119,3 +119,26 @@ fn truss_on_rigid_cd_reproduces_the_linear_spring_pile() {
         "rigid CD (PGS) vs linear-spring DEM: {worst_pgs}"
     );
 }
+
+#[test]
+fn static_solve_rejects_a_bad_margin() {
+    let scene = builders::cannonball(CannonballSpec {
+        base: 2,
+        two_species: false,
+        seed: 1,
+    })
+    .unwrap();
+    for margin in [f64::NAN, -1e-6, f64::INFINITY] {
+        let settings = StaticSolveSettings {
+            margin,
+            ..StaticSolveSettings::default()
+        };
+        match static_solve(&scene, &settings) {
+            Err(ndem_scenes::SceneError::Invalid { field, .. }) => assert_eq!(field, "margin"),
+            other => panic!(
+                "margin {margin}: expected an invalid-field error, got {:?}",
+                other.err()
+            ),
+        }
+    }
+}
