@@ -450,7 +450,7 @@ pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
             rel_error(&f_comp, &f_dem),
         );
         table.push_str(&format!(
-            "| {name} | {} | {e_pgs:.3} | {e_apgd:.3} | {e_conv:.3} | {e_comp:.2e} | {dt:.2e} |\n",
+            "| {name} | {} | {e_pgs:.3} | {e_apgd:.3} | {e_conv:.2e} | {e_comp:.2e} | {dt:.2e} |\n",
             scene.world.dynamic_count()
         ));
         for j in 0..f_dem.len() {
@@ -462,7 +462,7 @@ pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
         }
         summary.push(json!({"contacts": name, "spheres": scene.world.dynamic_count(), "base_spheres": f_dem.len(),
             "relative_floor_error": {"pgs": e_pgs, "apgd": e_apgd, "apgd_converged_static": e_conv, "compatible": e_comp},
-            "compatible_over_best_classic": e_comp / e_pgs.min(e_apgd).min(e_conv),
+            "compatible_over_best_classic_run": e_comp / e_pgs.min(e_apgd),
             "truss": {"residual": sol.residual, "outer": sol.outer_iterations, "inner": sol.inner_iterations, "converged": sol.converged},
             "load_residual_acceleration_over_g": load_acceleration,
             "contacts_cd": prob.contacts().len(), "contacts_dem": dem_contacts.len(), "dem_dt": dt, "dem_settle_s": settle, "dem_kinetic_energy_J": dem_ke}));
