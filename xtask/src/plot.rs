@@ -160,25 +160,41 @@ pub struct Field<'a> {
     pub range: (f64, f64),
 }
 
+type XzChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// A white drawing area with a titled x-z chart in metres over the given
+/// ranges (shared by the cross-section plots).
+fn xz_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+    x: std::ops::Range<f64>,
+    z: std::ops::Range<f64>,
+) -> Result<XzChart<'a, 'b>, Box<dyn std::error::Error + 'a>> {
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x, z)?;
+    chart
+        .configure_mesh()
+        .x_desc("x [m]")
+        .y_desc("z [m]")
+        .draw()?;
+    Ok(chart)
+}
+
 /// Writes an SVG heat map of a field.
 pub fn heat_map(path: &Path, field: &Field<'_>) -> SuiteResult<()> {
     let (x0, x1, z0, z1) = field.extent;
     let root = SVGBackend::new(path, (640, 640)).into_drawing_area();
     let err = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(field.title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(x0..x1, z0..z1)
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("x [m]")
-        .y_desc("z [m]")
-        .draw()
-        .map_err(|e| err(&e))?;
+    let mut chart = xz_chart(&root, field.title, x0..x1, z0..z1).map_err(|e| err(&e))?;
     let (dx, dz) = ((x1 - x0) / field.nx as f64, (z1 - z0) / field.nz as f64);
     let (lo, hi) = field.range;
     let colour = |v: f64| {
@@ -237,19 +253,7 @@ pub fn force_network(
     }
     let pad = 0.05 * (x1 - x0).max(z1 - z0).max(1e-9);
     let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d((x0 - pad)..(x1 + pad), (z0 - pad)..(z1 + pad))
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("x [m]")
-        .y_desc("z [m]")
-        .draw()
+    let mut chart = xz_chart(&root, title, (x0 - pad)..(x1 + pad), (z0 - pad)..(z1 + pad))
         .map_err(|e| err(&e))?;
     let scale = if max_force > 0.0 { max_force } else { 1.0 };
     chart
