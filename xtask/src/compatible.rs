@@ -192,8 +192,8 @@ struct ClassicCd {
     converged: Vec<f64>,
     /// Per-contact normal forces `(a, b, f_n)`: PGS, APGD.
     contacts: [Vec<(usize, usize, f64)>; 2],
-    /// The last PGS problem, a converged solve of it (step 1 of compatible
-    /// CD), and the settled scene.
+    /// Step 1 of compatible CD: the static solve's problem and multipliers,
+    /// and its scene (the PGS-settled positions at rest).
     problem: ContactProblem,
     lambda: Vec<f64>,
     scene: Scene,
