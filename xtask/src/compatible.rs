@@ -192,10 +192,10 @@ struct ClassicCd {
     converged: Vec<f64>,
     /// Per-contact normal forces `(a, b, f_n)`: PGS, APGD.
     contacts: [Vec<(usize, usize, f64)>; 2],
-    /// Step 1 of compatible CD: the static solve's problem and multipliers,
-    /// and its scene (the PGS-settled positions at rest).
+    /// Step 1 of compatible CD: the static solve's problem and velocities
+    /// `v⁺`, and its scene (the PGS-settled positions at rest).
     problem: ContactProblem,
-    lambda: Vec<f64>,
+    velocity: Vec<ndem_math::Velocity6>,
     scene: Scene,
     /// Kinetic energy of the settled PGS scene [J].
     kinetic_energy: f64,
@@ -255,13 +255,13 @@ fn classic_cd(scene0: &Scene) -> SuiteResult<ClassicCd> {
     let converged = base_reactions(&snap.scene, |i| {
         ndem_scenes::measure::force_on_body(&forces, i).z
     });
-    let (problem, lambda, _) = snap.step_one().ok_or("no problem")?;
+    let (problem, _, velocity) = snap.step_one().ok_or("no problem")?;
     Ok(ClassicCd {
         reactions,
         converged,
         contacts: per_contact,
         problem: problem.clone(),
-        lambda: lambda.to_vec(),
+        velocity,
         kinetic_energy: settled.world.kinetic_energy(),
         step1: (snap.stats.iterations, snap.stats.residuals.max),
         scene: snap.scene,
@@ -393,8 +393,7 @@ pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
         } = dem?;
         // compatible CD on the last PGS step, stiffness of this model
         let (prob, scene) = (&cd.problem, &cd.scene);
-        let mut vel = vec![ndem_math::Velocity6::ZERO; prob.body_count()];
-        prob.velocity_from(&cd.lambda, &mut vel);
+        let vel = &cd.velocity;
         // residual acceleration in the load, relative to g: 0 at rest
         let g = scene.world.gravity;
         let load_acceleration = (0..prob.body_count())
@@ -415,7 +414,7 @@ pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
             .collect();
         let sol = compatible_forces(
             prob,
-            &vel,
+            vel,
             &k,
             &TrussSettings {
                 exponent: p,
