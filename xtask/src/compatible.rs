@@ -83,10 +83,7 @@ pub fn beam(opts: &SuiteOptions) -> SuiteResult<bool> {
         pgs_spread = pgs_spread.max(hi - lo);
     }
     let mut apgd = Apgd::new(ApgdSettings {
-        stopping: Stopping {
-            max_iterations: 5000,
-            tolerance: 1e-12,
-        },
+        stopping: Stopping::to_tolerance(5000, 1e-12),
         ..Default::default()
     })
     .map_err(|e| e.to_string())?;

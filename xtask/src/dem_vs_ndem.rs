@@ -79,7 +79,6 @@ fn run_ndem(
     let settings = StepSettings::default();
     let pgs = ProjectedGaussSeidel::new(PgsSettings {
         stopping: Stopping::iterations(iterations),
-        final_residuals: false,
         ..PgsSettings::default()
     })
     .map_err(|e| e.to_string())?;

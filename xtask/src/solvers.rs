@@ -107,7 +107,6 @@ fn solver(name: &str, iterations: usize) -> SuiteResult<Box<dyn Solver>> {
         "pgs" => Box::new(
             ProjectedGaussSeidel::new(PgsSettings {
                 stopping: stop,
-                final_residuals: false,
                 ..Default::default()
             })
             .map_err(e)?,
@@ -116,7 +115,6 @@ fn solver(name: &str, iterations: usize) -> SuiteResult<Box<dyn Solver>> {
             ProjectedGaussSeidel::new(PgsSettings {
                 stopping: stop,
                 variant: PgsVariant::Blocked,
-                final_residuals: false,
                 ..Default::default()
             })
             .map_err(e)?,
@@ -124,7 +122,6 @@ fn solver(name: &str, iterations: usize) -> SuiteResult<Box<dyn Solver>> {
         "jacobi" => Box::new(
             ProjectedJacobi::new(JacobiSettings {
                 stopping: stop,
-                final_residuals: false,
                 ..Default::default()
             })
             .map_err(e)?,
@@ -132,7 +129,6 @@ fn solver(name: &str, iterations: usize) -> SuiteResult<Box<dyn Solver>> {
         "apgd" => Box::new(
             Apgd::new(ApgdSettings {
                 stopping: stop,
-                final_residuals: false,
                 ..Default::default()
             })
             .map_err(e)?,

@@ -61,7 +61,6 @@ pub(crate) fn pgs(iterations: usize) -> SuiteResult<Box<ProjectedGaussSeidel>> {
     Ok(Box::new(
         ProjectedGaussSeidel::new(PgsSettings {
             stopping: Stopping::iterations(iterations),
-            final_residuals: false,
             ..PgsSettings::default()
         })
         .map_err(|e| e.to_string())?,
@@ -404,7 +403,6 @@ fn run_pile(
     };
     let solver = ProjectedGaussSeidel::new(PgsSettings {
         stopping,
-        final_residuals: false,
         ..PgsSettings::default()
     })
     .map_err(|e| e.to_string())?;

@@ -93,6 +93,12 @@ impl Scene {
 
     /// A stepper with the scene's settings, solver and warm start.
     pub fn stepper(&self) -> Result<Stepper, SceneError> {
+        if self.iterations == 0 {
+            return Err(SceneError::Invalid {
+                field: "run.iterations",
+                reason: "must be at least 1: no iteration produces no contact forces".into(),
+            });
+        }
         let solver = self
             .solver
             .build(self.iterations)

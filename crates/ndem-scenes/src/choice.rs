@@ -1,7 +1,7 @@
 //! Solver and warm-start choices of a scene, as data (scene files, CLI).
 
 use ndem_solve::{
-    Apgd, ApgdSettings, ColdStart, HistoryWarmStart, JacobiSettings, ModelWarmStart, PgsSettings,
+    Apgd, ApgdSettings, ColdStart, HistoryWarmStart, JacobiSettings, ModelWarmStart, PgsSettings, Safeguarded,
     PgsVariant, ProjectedGaussSeidel, ProjectedJacobi, SolveError, Solver, Stopping, WarmStart,
 };
 use serde::{Deserialize, Serialize};
@@ -67,8 +67,15 @@ pub enum WarmStartChoice {
     /// History with β = 0.85 on all rows and the velocity update.
     #[default]
     History,
-    /// Model-based.
+    /// Model-based (eqs. 9-11), kept only where it beats the cold start
+    /// ([`Safeguarded`]): stable on stiff materials.
     Model,
+    /// Model-based exactly as the paper's eqs. 9-11, unguarded (injects
+    /// energy on stiff materials; see docs/solvers.md).
+    ModelRaw,
+    /// History with the velocity update, kept only where it beats the cold
+    /// start ([`Safeguarded`]).
+    SafeguardedHistory,
 }
 
 impl WarmStartChoice {
@@ -77,7 +84,11 @@ impl WarmStartChoice {
         match self {
             WarmStartChoice::Cold => Box::new(ColdStart),
             WarmStartChoice::History => Box::new(HistoryWarmStart::default()),
-            WarmStartChoice::Model => Box::new(ModelWarmStart),
+            WarmStartChoice::Model => Box::new(Safeguarded::new(ModelWarmStart)),
+            WarmStartChoice::ModelRaw => Box::new(ModelWarmStart),
+            WarmStartChoice::SafeguardedHistory => {
+                Box::new(Safeguarded::new(HistoryWarmStart::default()))
+            }
         }
     }
 
@@ -87,6 +98,8 @@ impl WarmStartChoice {
             WarmStartChoice::Cold => "cold",
             WarmStartChoice::History => "history",
             WarmStartChoice::Model => "model",
+            WarmStartChoice::ModelRaw => "model-raw",
+            WarmStartChoice::SafeguardedHistory => "safeguarded-history",
         }
     }
 }

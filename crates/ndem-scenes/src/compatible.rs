@@ -30,10 +30,7 @@ impl Default for StaticSolveSettings {
     fn default() -> Self {
         Self {
             margin: 1e-3 * 0.5 * crate::builders::D,
-            stopping: Stopping {
-                max_iterations: 50_000,
-                tolerance: 1e-12,
-            },
+            stopping: Stopping::to_tolerance(50_000, 1e-12),
         }
     }
 }

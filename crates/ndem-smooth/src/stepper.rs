@@ -476,6 +476,8 @@ impl SmoothStepper {
             return Err(StepError::NonFiniteVelocity {
                 stage: "smooth",
                 body: i,
+                step: (self.time / dt).round() as u64 + 1,
+                time: self.time,
             }
             .into());
         }

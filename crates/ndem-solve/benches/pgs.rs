@@ -50,7 +50,6 @@ fn bench_pgs(c: &mut Criterion) {
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
             stopping: Stopping::iterations(SWEEPS),
             variant,
-            final_residuals: false,
             ..PgsSettings::default()
         })
         .unwrap();
@@ -89,7 +88,6 @@ fn bench_others(c: &mut Criterion) {
             Box::new(
                 Apgd::new(ApgdSettings {
                     stopping: Stopping::iterations(ITERS),
-                    final_residuals: false,
                     ..ApgdSettings::default()
                 })
                 .unwrap(),
@@ -98,7 +96,6 @@ fn bench_others(c: &mut Criterion) {
             Box::new(
                 ProjectedJacobi::new(JacobiSettings {
                     stopping: Stopping::iterations(ITERS),
-                    final_residuals: false,
                     parallel: label.ends_with("rayon"),
                     ..JacobiSettings::default()
                 })

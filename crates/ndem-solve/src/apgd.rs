@@ -26,62 +26,127 @@ use crate::problem::{ContactProblem, FrictionSet, project_pair};
 use crate::qp::{
     ApgdSettings, ApgdWorkspace, Projection, SmoothObjective, apgd_minimize, project_cone,
 };
-use crate::solver::{IterationRecord, Observer, SolveReport, Solver};
+use crate::solver::{IterationRecord, Observer, SolveReport, Solver, SolverStatus};
 use ndem_math::Velocity6;
 
-/// The contact QP as a [`SmoothObjective`].
-struct ContactQp<'a> {
+/// The contact QP in Jacobi-scaled variables `y = C⁻¹λ`, `C = diag(c_j)`,
+/// `c_j = D_jj^{-1/2}` (the two friction rows, and the two rolling rows,
+/// share `max(D)` so that their disk stays a disk): minimise
+/// `½ yᵀ (C N C) y + (C r)ᵀ y`. The scaled Hessian has a unit diagonal;
+/// unscaled, the diagonals of a granular problem span eight orders of
+/// magnitude (normal rows ≈ 1, rolling rows with γ_r = 1e-6 ≈ 1e7), and one
+/// global step `1/L` set by the stiffest rows leaves the normal rows
+/// nearly where they started.
+struct ScaledContactQp<'a> {
     problem: &'a ContactProblem,
     linear: &'a [f64],
+    scale: &'a [f64],
+    x: &'a mut Vec<f64>,
     scratch: &'a mut Vec<Velocity6>,
 }
 
-impl SmoothObjective for ContactQp<'_> {
+impl SmoothObjective for ScaledContactQp<'_> {
     fn dim(&self) -> usize {
         self.problem.len()
     }
-    fn value_gradient(&mut self, x: &[f64], grad: &mut [f64]) -> f64 {
-        self.problem.apply_operator(x, self.scratch, grad);
+    fn value_gradient(&mut self, y: &[f64], grad: &mut [f64]) -> f64 {
+        for i in 0..y.len() {
+            self.x[i] = self.scale[i] * y[i];
+        }
+        self.problem.apply_operator(self.x, self.scratch, grad);
         let mut f = 0.0;
-        for i in 0..x.len() {
-            f += x[i] * (0.5 * grad[i] + self.linear[i]);
-            grad[i] += self.linear[i];
+        for i in 0..y.len() {
+            f += self.x[i] * (0.5 * grad[i] + self.linear[i]);
+            grad[i] = self.scale[i] * (grad[i] + self.linear[i]);
         }
         f
     }
 }
 
-/// Projection onto the product of the contact sets (see module docs).
-pub struct ContactSetProjection<'a> {
-    /// The problem whose sets are used.
-    pub problem: &'a ContactProblem,
+/// Row scales `c_j` of [`ScaledContactQp`].
+fn jacobi_scales(problem: &ContactProblem, out: &mut Vec<f64>) {
+    out.resize(problem.len(), 0.0);
+    problem.diagonal(out);
+    let m = problem.contact_rows().count();
+    if problem.friction_set() == FrictionSet::Disk {
+        for d in out[..problem.generic_offset()].chunks_exact_mut(m) {
+            if m >= 3 {
+                let t = d[1].max(d[2]);
+                (d[1], d[2]) = (t, t);
+            }
+            if m >= 6 {
+                let r = d[3].max(d[4]);
+                (d[3], d[4]) = (r, r);
+            }
+        }
+    }
+    for d in out.iter_mut() {
+        *d = if *d > 0.0 && d.is_finite() {
+            1.0 / d.sqrt()
+        } else {
+            1.0
+        };
+    }
 }
 
-impl Projection for ContactSetProjection<'_> {
-    fn project(&self, x: &mut [f64]) {
+/// Projection onto the product of the contact sets in the scaled
+/// variables `y = C⁻¹λ`: with the disk set the (normal, friction) cone
+/// `‖λ_t‖ ≤ μ s_n λ_n` is the cone `‖y_t‖ ≤ μ s_n (c_n/c_t) y_n`, projected
+/// exactly (Euclidean in `y`); rolling rows and generic rows are clamped to
+/// their bounds given the projected normal; with the box set the papers'
+/// sequential clamp is applied to `λ = C y` (see module docs).
+struct ScaledSetProjection<'a> {
+    problem: &'a ContactProblem,
+    scale: &'a [f64],
+}
+
+impl Projection for ScaledSetProjection<'_> {
+    fn project(&self, y: &mut [f64]) {
         let p = self.problem;
+        let c = self.scale;
         match p.friction_set() {
-            FrictionSet::Box => p.project(x),
+            FrictionSet::Box => {
+                for i in 0..y.len() {
+                    y[i] *= c[i];
+                }
+                p.project(y);
+                for i in 0..y.len() {
+                    y[i] /= c[i];
+                }
+            }
             FrictionSet::Disk => {
                 let m = p.contact_rows().count();
-                for (c, lam) in p.contacts().iter().zip(x.chunks_exact_mut(m)) {
-                    let s = c.jacobian.normal_scale;
+                for (ci, (contact, lam)) in
+                    p.contacts().iter().zip(y.chunks_exact_mut(m)).enumerate()
+                {
+                    let k = ci * m;
+                    let s = contact.jacobian.normal_scale;
                     if m >= 3 {
                         let (n, t) = lam[..3].split_at_mut(1);
-                        project_cone(c.friction * s, &mut n[0], t);
+                        project_cone(contact.friction * s * c[k] / c[k + 1], &mut n[0], t);
                     } else {
                         lam[0] = lam[0].max(0.0);
                     }
                     if m >= 6 {
-                        let bound = c.rolling_arm * s * lam[0];
-                        project_pair(FrictionSet::Disk, bound, &mut lam[3..5]);
-                        lam[5] = lam[5].clamp(-bound, bound);
+                        let bound = contact.rolling_arm * s * c[k] * lam[0];
+                        project_pair(FrictionSet::Disk, bound / c[k + 3], &mut lam[3..5]);
+                        lam[5] = lam[5].clamp(-bound / c[k + 5], bound / c[k + 5]);
                     }
                 }
                 let off = p.generic_offset();
                 for i in 0..p.generic_rows().len() {
-                    let (lo, hi) = p.generic_bounds(i, x);
-                    x[off + i] = x[off + i].clamp(lo, hi);
+                    let k = off + i;
+                    let (lo, hi) = match p.generic_rows()[i].bounds {
+                        crate::RowBounds::Fixed { lower, upper } => (lower, upper),
+                        crate::RowBounds::Friction {
+                            normal_row,
+                            coefficient,
+                        } => {
+                            let n = (c[off + normal_row] * y[off + normal_row]).max(0.0);
+                            (-coefficient * n, coefficient * n)
+                        }
+                    };
+                    y[k] = y[k].clamp(lo / c[k], hi / c[k]);
                 }
             }
         }
@@ -94,6 +159,9 @@ pub struct Apgd {
     settings: ApgdSettings,
     workspace: ApgdWorkspace,
     linear: Vec<f64>,
+    scale: Vec<f64>,
+    scaled: Vec<f64>,
+    x: Vec<f64>,
     scratch: Vec<Velocity6>,
     evaluator: ResidualEvaluator,
 }
@@ -135,45 +203,70 @@ impl Solver for Apgd {
         observer: &mut dyn Observer,
     ) -> Result<SolveReport, SolveError> {
         problem.check_sizes(lambda, velocity)?;
+        if problem.is_empty() {
+            return Ok(SolveReport::empty("apgd"));
+        }
         self.linear.resize(problem.len(), 0.0);
         problem.linear_term(&mut self.linear);
         self.scratch.resize(problem.body_count(), Velocity6::ZERO);
-        let set = ContactSetProjection { problem };
-        let mut objective = ContactQp {
+        jacobi_scales(problem, &mut self.scale);
+        self.x.resize(problem.len(), 0.0);
+        let scale = &self.scale;
+        let set = ScaledSetProjection { problem, scale };
+        // the start as APGD sees it: projected onto the contact sets
+        self.scaled.clear();
+        self.scaled
+            .extend(lambda.iter().zip(scale.iter()).map(|(l, c)| l / c));
+        set.project(&mut self.scaled);
+        for i in 0..lambda.len() {
+            lambda[i] = scale[i] * self.scaled[i];
+        }
+        let initial_residual = self.evaluator.stats(problem, lambda, None).max;
+        let mut objective = ScaledContactQp {
             problem,
             linear: &self.linear,
+            scale,
+            x: &mut self.x,
             scratch: &mut self.scratch,
         };
+        let mut unscaled = vec![0.0; problem.len()];
         let report = apgd_minimize(
             &mut objective,
             &set,
-            lambda,
+            &mut self.scaled,
             &self.settings,
             &mut self.workspace,
-            &mut |k, x, res, elapsed| {
+            &mut |k, y, res, elapsed| {
+                for i in 0..y.len() {
+                    unscaled[i] = scale[i] * y[i];
+                }
                 observer.observe(&IterationRecord {
                     solver: "apgd",
                     iteration: k,
                     elapsed,
                     problem,
-                    lambda: x,
+                    lambda: &unscaled,
                     velocity: None,
                     update: res,
                 });
             },
         )?;
+        for i in 0..lambda.len() {
+            lambda[i] = scale[i] * self.scaled[i];
+        }
         problem.velocity_from(lambda, velocity);
-        let residuals = self.evaluator.stats_if(
-            self.settings.final_residuals,
-            problem,
-            lambda,
-            Some(velocity),
-        );
+        let residuals = self.evaluator.stats(problem, lambda, Some(velocity));
         Ok(SolveReport {
             solver: "apgd",
+            status: SolverStatus::judge(
+                residuals.max,
+                initial_residual,
+                self.settings.stopping.tolerance,
+                report.stalled,
+            ),
             iterations: report.iterations,
-            converged: report.converged,
             last_update: report.residual,
+            initial_residual,
             residuals,
         })
     }

@@ -247,10 +247,7 @@ pub fn truss_forces(
             w: vec![Velocity6::ZERO; nb],
         };
         let apgd = ApgdSettings {
-            stopping: Stopping {
-                max_iterations: settings.max_inner,
-                tolerance: omega,
-            },
+            stopping: Stopping::to_tolerance(settings.max_inner, omega),
             ..ApgdSettings::default()
         };
         let rep = apgd_minimize(&mut obj, &set, &mut f, &apgd, &mut ws, &mut |_, _, _, _| {})?;

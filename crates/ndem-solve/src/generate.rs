@@ -300,3 +300,113 @@ pub fn beam_problem(weight: f64) -> ContactProblem {
     }
     p
 }
+
+/// Parameters of [`skewed_contacts`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SkewedSpec {
+    /// Dynamic bodies (boxes with anisotropic, rotated inertia); body 0 is
+    /// a static ground.
+    pub bodies: usize,
+    /// Number of contacts (each dynamic body gets one ground contact first,
+    /// the rest join random pairs of bodies).
+    pub contacts: usize,
+    /// How far the tangent vectors are from an orthonormal frame: each
+    /// tangent is scaled by a factor in `[1 − skew, 1 + skew]` and tilted
+    /// towards the other tangent and the normal by up to `skew / 2`.
+    pub skew: f64,
+    /// Tangential free speed relative to the normal approach speed (values
+    /// above `μ` make contacts slide).
+    pub sliding: f64,
+    /// Rows per contact.
+    pub rows: ContactRows,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// Frictional contacts whose two tangent rows have different diagonals
+/// `D_t1 ≠ D_t2` and are coupled (`G_t1 M⁻¹ G_t2ᵀ ≠ 0`): rotated box-shaped
+/// bodies with lever arms off the normal and contact frames that are not
+/// orthonormal (as in problems given by matrices, e.g. FCLIB's). Bodies
+/// are pressed together (`G_n v* < 0`) and slide when `sliding > μ`.
+/// Disk friction set, `μ ∈ [0.3, 0.9]`, `Σ = 1e-3`..`1e-2` of the row
+/// diagonal order.
+pub fn skewed_contacts(spec: &SkewedSpec) -> ContactProblem {
+    let mut rng = SplitMix64(spec.seed);
+    let mut u = || uniform(&mut rng);
+    let nb = spec.bodies.max(1) + 1;
+    let mut inv = vec![InverseMass::INFINITE_MASS];
+    let mut vstar = vec![Velocity6::ZERO];
+    for _ in 1..nb {
+        let m = 0.5 + 2.0 * u();
+        let he = Vec3::new(0.05 + 0.3 * u(), 0.05 + 0.3 * u(), 0.05 + 0.3 * u());
+        let axis = Vec3::new(2.0 * u() - 1.0, 2.0 * u() - 1.0, 2.0 * u() - 1.0);
+        let q = ndem_math::Quat::from_scaled_axis(axis);
+        inv.push(
+            MassProperties::solid_box(m, he)
+                .expect("valid box")
+                .inverse(&q),
+        );
+        vstar.push(Velocity6::ZERO);
+    }
+    let mut p = ContactProblem::new(inv, vstar, spec.rows, FrictionSet::Disk, 1e-2)
+        .expect("valid bodies");
+    let n_contacts = spec.contacts.max(nb - 1);
+    let mut free = vec![Velocity6::ZERO; nb];
+    for k in 0..n_contacts {
+        let (a, b) = if k < nb - 1 {
+            (k + 1, 0)
+        } else {
+            let a = 1 + (rng_index(&mut u, nb - 1));
+            let mut b = rng_index(&mut u, nb);
+            if b == a {
+                b = 0;
+            }
+            (a, b)
+        };
+        let normal = Vec3::new(0.4 * u() - 0.2, 0.4 * u() - 0.2, 1.0).normalize();
+        let base = ContactFrame::from_unit_normal(normal);
+        let s = spec.skew;
+        let mut scale = || 1.0 + s * (2.0 * u() - 1.0);
+        let (s1, s2) = (scale(), scale());
+        let mut tilt = || 0.5 * s * (2.0 * u() - 1.0);
+        let t1 = (base.tangent1 + base.tangent2 * tilt() + base.normal * tilt()) * s1;
+        let t2 = (base.tangent2 + base.tangent1 * tilt() + base.normal * tilt()) * s2;
+        let frame = ContactFrame {
+            normal,
+            tangent1: t1,
+            tangent2: t2,
+        };
+        let arm = |u: &mut dyn FnMut() -> f64| {
+            Vec3::new(0.3 * u() - 0.15, 0.3 * u() - 0.15, -0.1 - 0.1 * u())
+        };
+        let arm_a = arm(&mut u);
+        let arm_b = -arm(&mut u);
+        let jac = ContactJacobian::new(frame, &arm_a, &arm_b, 0.8 + 0.4 * u());
+        // press a towards b along the normal, push it sideways
+        let approach = 0.5 + u();
+        let side = spec.sliding * approach;
+        let angle = 2.0 * std::f64::consts::PI * u();
+        free[a].linear += -normal * approach
+            + (base.tangent1 * angle.cos() + base.tangent2 * angle.sin()) * side;
+        let d = jac.diagonal(&p.inverse_mass()[a], &p.inverse_mass()[b]);
+        let sig = |dj: f64, u: &mut dyn FnMut() -> f64| dj * (1e-3 + 9e-3 * u());
+        let sigma = [sig(d[0], &mut u), sig(d[1].min(d[2]), &mut u), sig(d[3].min(d[4]), &mut u)];
+        p.push_contact(Contact {
+            bodies: [a as u32, b as u32],
+            key: ContactKey::new(a as u32, b as u32, k as u32),
+            jacobian: jac,
+            sigma,
+            rhs: [0.0; 6],
+            friction: 0.3 + 0.6 * u(),
+            rolling_arm: 0.01 + 0.05 * u(),
+            model: Default::default(),
+        })
+        .expect("valid contact");
+    }
+    p.free_velocity = free;
+    p
+}
+
+fn rng_index(u: &mut dyn FnMut() -> f64, n: usize) -> usize {
+    ((u() * n as f64) as usize).min(n - 1)
+}

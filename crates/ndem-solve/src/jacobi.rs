@@ -8,7 +8,10 @@
 use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
 use crate::problem::{ContactProblem, project_contact};
-use crate::solver::{IterationClock, IterationRecord, Observer, SolveReport, Solver, Stopping};
+use crate::problem::FrictionSet;
+use crate::solver::{
+    IterationClock, IterationRecord, Observer, SolveReport, Solver, SolverStatus, Stopping,
+};
 use ndem_math::Velocity6;
 use rayon::prelude::*;
 use std::time::Duration;
@@ -23,8 +26,6 @@ pub struct JacobiSettings {
     pub relaxation: f64,
     /// Run on rayon's thread pool (results are identical either way).
     pub parallel: bool,
-    /// Compute residual statistics of the result.
-    pub final_residuals: bool,
 }
 
 impl Default for JacobiSettings {
@@ -33,7 +34,6 @@ impl Default for JacobiSettings {
             stopping: Stopping::default(),
             relaxation: 0.3,
             parallel: false,
-            final_residuals: true,
         }
     }
 }
@@ -167,16 +167,22 @@ impl Solver for ProjectedJacobi {
         observer: &mut dyn Observer,
     ) -> Result<SolveReport, SolveError> {
         problem.check_sizes(lambda, velocity)?;
+        if problem.is_empty() {
+            return Ok(SolveReport::empty("jacobi"));
+        }
         let mut clock = IterationClock::start();
         self.prepare(problem);
+        let stopping = self.settings.stopping;
+        let mut stalled = false;
+        let mut next_check = 0;
         let m = problem.contact_rows().count();
         let omega = self.settings.relaxation;
         let set = problem.friction_set();
         let off = problem.generic_offset();
         // start from a consistent velocity
         self.rebuild_velocity(problem, lambda, velocity);
+        let initial_residual = self.evaluator.stats(problem, lambda, Some(velocity)).max;
         let mut iterations = 0;
-        let mut converged = false;
         let mut last = 0.0;
         for it in 0..self.settings.stopping.max_iterations {
             {
@@ -189,7 +195,7 @@ impl Solver for ProjectedJacobi {
                     let gv = c.jacobian.velocity(&vel[a], &vel[b]);
                     let base = ci * m;
                     for j in 0..m {
-                        let d = diag[base + j];
+                        let d = pair_step_diagonal(set, &diag[base..base + m], j);
                         let w = gv[j] + c.row_sigma(j) * lam_old[base + j] + c.rhs[j];
                         out[j] = if d > 0.0 {
                             lam_old[base + j] - omega * w / d
@@ -253,23 +259,46 @@ impl Solver for ProjectedJacobi {
                     update: max_corr,
                 },
             );
-            if self.settings.stopping.reached(max_corr) {
-                converged = true;
-                break;
+            // corrections are ω times the residual
+            if stopping.check_due(max_corr / omega) && iterations >= next_check {
+                let res = self.evaluator.stats(problem, lambda, Some(velocity)).max;
+                if res <= stopping.tolerance {
+                    break;
+                }
+                if max_corr / omega <= crate::pgs::STALL_FRACTION * stopping.tolerance {
+                    stalled = true;
+                    break;
+                }
+                next_check = iterations + 1 + iterations / 10;
             }
         }
-        let residuals = self.evaluator.stats_if(
-            self.settings.final_residuals,
-            problem,
-            lambda,
-            Some(velocity),
-        );
+        let residuals = self.evaluator.stats(problem, lambda, Some(velocity));
         Ok(SolveReport {
             solver: "jacobi",
+            status: SolverStatus::judge(
+                residuals.max,
+                initial_residual,
+                stopping.tolerance,
+                stalled,
+            ),
             iterations,
-            converged,
             last_update: last,
+            initial_residual,
             residuals,
         })
+    }
+}
+
+/// The diagonal that scales row `j`'s step. With the disk set the two
+/// friction rows (and the two rolling rows) share one step, `1/max(D_11,
+/// D_22)`, so that the fixed point of the projected pair step is Coulomb's
+/// law whatever the two diagonals (separate steps followed by a joint
+/// projection converge to a force that opposes `D⁻¹ w_t`, not `w_t`).
+#[inline]
+fn pair_step_diagonal(set: FrictionSet, diag: &[f64], j: usize) -> f64 {
+    match (set, j) {
+        (FrictionSet::Disk, 1 | 2) => diag[1].max(diag[2]),
+        (FrictionSet::Disk, 3 | 4) => diag[3].max(diag[4]),
+        _ => diag[j],
     }
 }

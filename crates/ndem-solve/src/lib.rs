@@ -31,6 +31,7 @@ pub mod compatible;
 pub mod error;
 pub mod generate;
 pub mod jacobi;
+mod local;
 pub mod metrics;
 pub mod pgs;
 pub mod problem;
@@ -46,16 +47,17 @@ pub use apgd::Apgd;
 pub use compatible::{TrussSettings, TrussSolution, compatible_forces, truss_forces};
 pub use error::SolveError;
 pub use jacobi::{JacobiSettings, ProjectedJacobi};
-pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats};
+pub use metrics::{coulomb_merit, ResidualEvaluator, ResidualHistory, ResidualStats};
 pub use pgs::{PgsSettings, PgsVariant, ProjectedGaussSeidel};
 pub use problem::{
     Contact, ContactModel, ContactProblem, ContactRows, FrictionSet, GenericRow, RowBounds,
 };
 pub use qp::{ApgdSettings, BoxConeSet, solve_qp};
 pub use solver::{
-    ContactOrder, IterationRecord, NoObserver, Observer, SolveReport, Solver, Stopping,
+    ContactOrder, DEFAULT_TOLERANCE, IterationRecord, NoObserver, Observer, SolveReport, Solver,
+    SolverStatus, Stopping,
 };
 pub use warm_start::{
-    ColdStart, HistoryWarmStart, ImpulseHistory, ModelWarmStart, StoredImpulse, WarmRows,
+    ColdStart, HistoryWarmStart, ImpulseHistory, ModelWarmStart, Safeguarded, StoredImpulse, WarmRows,
     WarmStart, WarmStartStats,
 };

@@ -343,3 +343,71 @@ impl Observer for ResidualHistory {
         }
     }
 }
+
+/// Coulomb merit of `λ` (the natural-map error with De Saxcé's modified
+/// velocity, as used by FCLIB and Siconos), for `v = v* + M⁻¹Gᵀλ`:
+///
+/// per contact, with the physical normal reaction `r_n = s_n λ_n`, the
+/// normal velocity `u_n = w_n / s_n`, `u_T = (w_t1, w_t2)` and
+/// `û = (u_n + μ‖u_T‖, u_T)`, the contact term is
+/// `r − P_K(r − û)` where `K = {‖r_T‖ ≤ μ r_n}` is the Coulomb cone in the
+/// contact's own coordinates. Rolling and twisting rows add
+/// `λ_r − Π(λ_r − w_r)` for their bound `μ_r R* r_n` (disk or box as the
+/// problem says), generic rows `λ − Π(λ − w)`. The result is
+/// `‖all terms‖₂ / (1 + ‖q‖₂)` with `q = G v* + b` in the same coordinates.
+///
+/// It is zero exactly when the contact part satisfies Coulomb's law
+/// (non-penetration complementarity and maximal dissipation on the disk);
+/// a box-friction solution generally scores above zero because the box is
+/// not Coulomb's cone.
+pub fn coulomb_merit(problem: &ContactProblem, lambda: &[f64]) -> f64 {
+    let n = problem.len();
+    let mut velocity = vec![Velocity6::ZERO; problem.body_count()];
+    problem.velocity_from(lambda, &mut velocity);
+    let mut w = vec![0.0; n];
+    problem.residual(lambda, &velocity, &mut w);
+    let mut q = vec![0.0; n];
+    problem.linear_term(&mut q);
+    let m = problem.contact_rows().count();
+    let set = problem.friction_set();
+    let mut err2 = 0.0;
+    let mut q2 = 0.0;
+    for (ci, c) in problem.contacts().iter().enumerate() {
+        let k = ci * m;
+        let s = c.jacobian.normal_scale;
+        let s_inv = if s > 0.0 { 1.0 / s } else { 0.0 };
+        let lam = &lambda[k..k + m];
+        let r_n = s * lam[0];
+        let u_n = w[k] * s_inv;
+        q2 += (q[k] * s_inv).powi(2);
+        if m == 1 {
+            err2 += (r_n - (r_n - u_n).max(0.0)).powi(2);
+            continue;
+        }
+        let (u1, u2) = (w[k + 1], w[k + 2]);
+        q2 += q[k + 1].powi(2) + q[k + 2].powi(2);
+        let u_hat_n = u_n + c.friction * (u1 * u1 + u2 * u2).sqrt();
+        let mut pa = r_n - u_hat_n;
+        let mut pt = [lam[1] - u1, lam[2] - u2];
+        crate::qp::project_cone(c.friction, &mut pa, &mut pt);
+        err2 += (r_n - pa).powi(2) + (lam[1] - pt[0]).powi(2) + (lam[2] - pt[1]).powi(2);
+        if m >= 6 {
+            let bound = c.rolling_arm * r_n.max(0.0);
+            let mut pr = [lam[3] - w[k + 3], lam[4] - w[k + 4]];
+            project_pair(set, bound, &mut pr);
+            let tw = (lam[5] - w[k + 5]).clamp(-bound, bound);
+            err2 += (lam[3] - pr[0]).powi(2) + (lam[4] - pr[1]).powi(2) + (lam[5] - tw).powi(2);
+            for j in 3..6 {
+                q2 += q[k + j].powi(2);
+            }
+        }
+    }
+    let off = problem.generic_offset();
+    for i in 0..problem.generic_rows().len() {
+        let k = off + i;
+        let (lo, hi) = problem.generic_bounds(i, lambda);
+        err2 += (lambda[k] - (lambda[k] - w[k]).clamp(lo, hi)).powi(2);
+        q2 += q[k].powi(2);
+    }
+    err2.sqrt() / (1.0 + q2.sqrt())
+}

@@ -1,10 +1,12 @@
 //! Projected Gauss-Seidel (warm-starting paper, Algorithm 1 and eqs. 3-6).
 
 use crate::SolveError;
+use crate::local::disk_qp;
 use crate::metrics::ResidualEvaluator;
 use crate::problem::{Contact, ContactProblem, FrictionSet, project_contact};
 use crate::solver::{
-    ContactOrder, IterationClock, IterationRecord, Observer, SolveReport, Solver, Stopping,
+    ContactOrder, IterationClock, IterationRecord, Observer, SolveReport, Solver, SolverStatus,
+    Stopping,
 };
 use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
 use std::time::Duration;
@@ -41,9 +43,6 @@ pub struct PgsSettings {
     pub order: ContactOrder,
     /// Over-relaxation factor ω in (0, 2); 1 is plain Gauss-Seidel.
     pub relaxation: f64,
-    /// Compute residual statistics of the result for the report (one extra
-    /// pass over the problem).
-    pub final_residuals: bool,
 }
 
 impl Default for PgsSettings {
@@ -53,7 +52,6 @@ impl Default for PgsSettings {
             variant: PgsVariant::RowWise,
             order: ContactOrder::Given,
             relaxation: 1.0,
-            final_residuals: true,
         }
     }
 }
@@ -81,7 +79,23 @@ pub struct ProjectedGaussSeidel {
     order: Vec<u32>,
     blocks: Vec<[f64; 36]>,
     isotropic: Vec<Option<f64>>,
+    shapes: Vec<ContactShape>,
     evaluator: ResidualEvaluator,
+}
+
+/// How the rows of one contact couple, decided once per solve.
+#[derive(Debug, Clone, Copy, Default)]
+struct ContactShape {
+    /// Rows are decoupled within {normal, friction} and {rolling,
+    /// twisting} and each pair's block is a multiple of the identity
+    /// (spheres and other isotropic bodies, arms along `n`, orthonormal
+    /// frame): candidates can share one velocity.
+    decoupled: bool,
+    /// `[a11, a12, a22]` of the friction pair's block `G_t M⁻¹ G_tᵀ + Σ_t`,
+    /// `None` when it is a multiple of the identity.
+    friction: Option<[f64; 3]>,
+    /// The same for the rolling pair.
+    rolling: Option<[f64; 3]>,
 }
 
 impl ProjectedGaussSeidel {
@@ -119,6 +133,14 @@ impl ProjectedGaussSeidel {
         self.settings
             .order
             .fill(problem.contacts().len(), &mut self.order);
+        let m = problem.contact_rows().count();
+        let inv = problem.inverse_mass();
+        self.shapes.clear();
+        for c in problem.contacts() {
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let iso = self.isotropic[a].is_some() && self.isotropic[b].is_some();
+            self.shapes.push(contact_shape(c, m, &inv[a], &inv[b], iso));
+        }
         if self.settings.variant == PgsVariant::Blocked {
             let m = problem.contact_rows().count();
             self.blocks.resize(problem.contacts().len(), [0.0; 36]);
@@ -207,6 +229,7 @@ fn isotropic_scalar(m: &InverseMass) -> Option<f64> {
 /// Local state of one contact during a row-wise pass.
 struct Local<'a, A: AngularResponse, B: AngularResponse> {
     c: &'a Contact,
+    shape: &'a ContactShape,
     inv_d: &'a [f64],
     omega: f64,
     mass_a: f64,
@@ -272,6 +295,19 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         if x > 0.0 { 1.0 / x } else { 0.0 }
     }
 
+    /// Residual `w_J = G_J v + Σ_J λ_J + b_J` of row `J`.
+    #[inline(always)]
+    fn residual<const J: usize>(&self, lam: &[f64]) -> f64 {
+        let c = self.c;
+        c.row_sigma(J) * lam[J] + c.rhs[J] + c.jacobian.row_velocity(J, &self.va, &self.vb)
+    }
+
+    /// The two friction rows (`J0 = 1`) or the two rolling rows (`J0 = 3`).
+    /// Box: one clamped row after the other. Disk: when the pair's block
+    /// is a multiple of the identity, the jointly projected step (exact);
+    /// otherwise the exact local solve over the disk ([`disk_qp`]), relaxed
+    /// by ω and projected. Either way the fixed point is Coulomb's law in
+    /// the rows' coordinates.
     #[inline(always)]
     fn pair<const J0: usize, const J1: usize>(
         &mut self,
@@ -287,7 +323,23 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
                 self.update::<J1>(lam, c1);
             }
             FrictionSet::Disk => {
-                let mut p = [self.candidate::<J0>(lam), self.candidate::<J1>(lam)];
+                let block = if J0 == 1 {
+                    self.shape.friction
+                } else {
+                    self.shape.rolling
+                };
+                let mut p = match block {
+                    None => [self.candidate::<J0>(lam), self.candidate::<J1>(lam)],
+                    Some(a) => {
+                        let x0 = [lam[J0], lam[J1]];
+                        let w = [self.residual::<J0>(lam), self.residual::<J1>(lam)];
+                        let x = disk_qp(a, x0, w, bound);
+                        [
+                            x0[0] + self.omega * (x[0] - x0[0]),
+                            x0[1] + self.omega * (x[1] - x0[1]),
+                        ]
+                    }
+                };
                 crate::problem::project_pair(set, bound, &mut p);
                 self.update::<J0>(lam, p[0]);
                 self.update::<J1>(lam, p[1]);
@@ -350,6 +402,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
 #[inline(always)]
 fn sweep_generic<A: AngularResponse, B: AngularResponse>(
     c: &Contact,
+    shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
     inv_d: &[f64],
@@ -362,6 +415,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
 ) -> (f64, bool) {
     let mut local = Local {
         c,
+        shape,
         inv_d,
         omega,
         mass_a,
@@ -373,7 +427,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
         max_corr: 0.0,
         finite: true,
     };
-    if decoupled {
+    if decoupled && shape.decoupled {
         local.sweep_decoupled(set, lam);
     } else {
         local.sweep(set, lam);
@@ -388,6 +442,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
 #[inline]
 fn sweep_contact_rows(
     c: &Contact,
+    shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
     inv_d: &[f64],
@@ -400,23 +455,22 @@ fn sweep_contact_rows(
 ) -> (f64, bool) {
     let (ma, mb) = (ia.inv_mass, ib.inv_mass);
     match iso {
-        [Some(sa), Some(sb)] => {
-            let decoupled = arms_along_normal(c);
-            sweep_generic(
+        [Some(sa), Some(sb)] => sweep_generic(
                 c,
+                shape,
                 set,
                 lam,
                 inv_d,
                 omega,
                 (ma, Isotropic(sa)),
                 (mb, Isotropic(sb)),
-                decoupled,
+                true,
                 va,
                 vb,
-            )
-        }
+            ),
         [Some(sa), None] => sweep_generic(
             c,
+            shape,
             set,
             lam,
             inv_d,
@@ -429,6 +483,7 @@ fn sweep_contact_rows(
         ),
         [None, Some(sb)] => sweep_generic(
             c,
+            shape,
             set,
             lam,
             inv_d,
@@ -441,6 +496,7 @@ fn sweep_contact_rows(
         ),
         [None, None] => sweep_generic(
             c,
+            shape,
             set,
             lam,
             inv_d,
@@ -455,13 +511,58 @@ fn sweep_contact_rows(
 }
 
 /// `true` when both lever arms are parallel to the normal (to round-off),
-/// i.e. `d × n = 0`, as for spheres.
-#[inline(always)]
+/// i.e. `d × n = 0`, as for spheres, and the frame is orthonormal.
 fn arms_along_normal(c: &Contact) -> bool {
     let j = &c.jacobian;
+    let f = &j.frame;
     let tol = 1e-24;
+    let unit = |u: &Vec3| (u.norm_squared() - 1.0).abs() <= 1e-12;
+    let orthogonal = |u: &Vec3, v: &Vec3| u.dot(v).abs() <= 1e-12;
     j.arm_cross_a[0].norm_squared() <= tol * j.arm_cross_a[1].norm_squared()
         && j.arm_cross_b[0].norm_squared() <= tol * j.arm_cross_b[1].norm_squared()
+        && unit(&f.normal)
+        && unit(&f.tangent1)
+        && unit(&f.tangent2)
+        && orthogonal(&f.normal, &f.tangent1)
+        && orthogonal(&f.normal, &f.tangent2)
+        && orthogonal(&f.tangent1, &f.tangent2)
+}
+
+/// The coupling of a contact's rows (see [`ContactShape`]).
+fn contact_shape(
+    c: &Contact,
+    m: usize,
+    ia: &InverseMass,
+    ib: &InverseMass,
+    isotropic: bool,
+) -> ContactShape {
+    if m == 1 {
+        return ContactShape::default();
+    }
+    let decoupled = isotropic && arms_along_normal(c);
+    if decoupled {
+        return ContactShape {
+            decoupled,
+            friction: None,
+            rolling: None,
+        };
+    }
+    let full = c.jacobian.block(ia, ib);
+    let pair = |j: usize| {
+        let a = [
+            full[(j, j)] + c.row_sigma(j),
+            full[(j, j + 1)],
+            full[(j + 1, j + 1)] + c.row_sigma(j + 1),
+        ];
+        let scale = a[0].abs() + a[2].abs();
+        let identity = a[1].abs() <= 1e-14 * scale && (a[0] - a[2]).abs() <= 1e-14 * scale;
+        (!identity).then_some(a)
+    };
+    ContactShape {
+        decoupled,
+        friction: pair(1),
+        rolling: if m >= 6 { pair(3) } else { None },
+    }
 }
 
 /// Row-wise sweeps a blocked update falls back to when the block step leaves
@@ -473,6 +574,7 @@ pub const BLOCK_INNER_SWEEPS: usize = 4;
 #[inline]
 fn sweep_contact_block(
     c: &Contact,
+    shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
     block_inv: &[f64; 36],
@@ -504,7 +606,8 @@ fn sweep_contact_block(
         let mut max_corr = 0.0f64;
         let mut finite = true;
         for _ in 0..BLOCK_INNER_SWEEPS {
-            let (corr, ok) = sweep_contact_rows(c, set, lam, inv_d, omega, ia, ib, iso, va, vb);
+            let (corr, ok) =
+                sweep_contact_rows(c, shape, set, lam, inv_d, omega, ia, ib, iso, va, vb);
             max_corr = max_corr.max(corr);
             finite &= ok;
         }
@@ -551,18 +654,24 @@ impl Solver for ProjectedGaussSeidel {
         observer: &mut dyn Observer,
     ) -> Result<SolveReport, SolveError> {
         problem.check_sizes(lambda, velocity)?;
+        let name = self.name();
+        if problem.is_empty() {
+            return Ok(SolveReport::empty(name));
+        }
         let mut clock = IterationClock::start();
         self.prepare(problem);
+        let initial_residual = self.evaluator.stats(problem, lambda, None).max;
         let m = problem.contact_rows().count();
         let set = problem.friction_set();
         let omega = self.settings.relaxation;
         let inv = problem.inverse_mass();
         let contacts = problem.contacts();
         let off = problem.generic_offset();
-        let name = self.name();
+        let stopping = self.settings.stopping;
         let mut iterations = 0;
-        let mut converged = false;
         let mut last_update = 0.0;
+        let mut stalled = false;
+        let mut next_check = 0;
         for it in 0..self.settings.stopping.max_iterations {
             let mut max_corr = 0.0f64;
             let mut finite = true;
@@ -576,10 +685,11 @@ impl Solver for ProjectedGaussSeidel {
                 let iso = [self.isotropic[a], self.isotropic[b]];
                 let (corr, ok) = match self.settings.variant {
                     PgsVariant::RowWise => sweep_contact_rows(
-                        c, set, lam, inv_d, omega, &inv[a], &inv[b], iso, &mut va, &mut vb,
+                        c, &self.shapes[ci], set, lam, inv_d, omega, &inv[a], &inv[b], iso, &mut va, &mut vb,
                     ),
                     PgsVariant::Blocked => sweep_contact_block(
                         c,
+                        &self.shapes[ci],
                         set,
                         lam,
                         &self.blocks[ci],
@@ -643,23 +753,37 @@ impl Solver for ProjectedGaussSeidel {
                     update: max_corr,
                 },
             );
-            if self.settings.stopping.reached(max_corr) {
-                converged = true;
-                break;
+            if stopping.check_due(max_corr) && iterations >= next_check {
+                // The sweep's own corrections are small: check the answer
+                // honestly (at v* + M⁻¹Gᵀλ), then stop if it is converged,
+                // or stalled when the sweep no longer moves anything.
+                if self.evaluator.stats(problem, lambda, None).max <= stopping.tolerance {
+                    break;
+                }
+                if max_corr <= STALL_FRACTION * stopping.tolerance {
+                    stalled = true;
+                    break;
+                }
+                next_check = iterations + 1 + iterations / 10;
             }
         }
-        let residuals = self.evaluator.stats_if(
-            self.settings.final_residuals,
-            problem,
-            lambda,
-            Some(velocity),
-        );
+        let residuals = self.evaluator.stats(problem, lambda, None);
         Ok(SolveReport {
             solver: name,
+            status: SolverStatus::judge(
+                residuals.max,
+                initial_residual,
+                stopping.tolerance,
+                stalled,
+            ),
             iterations,
-            converged,
             last_update,
+            initial_residual,
             residuals,
         })
     }
 }
+
+/// A Gauss-Seidel sweep whose largest correction is below this fraction of
+/// the tolerance while the residual is above it has stalled.
+pub const STALL_FRACTION: f64 = 1e-3;

@@ -698,3 +698,56 @@ fn check_nonneg(field: &'static str, index: usize, value: f64) -> Result<(), Sol
         })
     }
 }
+
+impl ContactProblem {
+    /// An upper estimate of the kinetic energy the rows can add to the
+    /// bodies, each row acting alone: `Σ_j ½ (|G_j v*| + |b_j|)² / (G_j M⁻¹ G_jᵀ)`.
+    /// A row alone drives its relative velocity from `G_j v*` to at most
+    /// `|b_j|` (its stabilisation, restitution, surface or motor target), so
+    /// it changes the kinetic energy of its effective mass
+    /// `1/(G_j M⁻¹ G_jᵀ)` by at most this much. Used by the stepper to
+    /// recognise a step that created energy no row could have supplied.
+    /// Rows on which no impulse acts (zero effective mass) count nothing.
+    /// The elastic energy of compliant contacts is accounted separately
+    /// ([`Self::elastic_energy`]).
+    pub fn row_energy_bound(&self) -> f64 {
+        let n = self.len();
+        let mut gv = vec![0.0; n];
+        self.jacobian_times(&self.free_velocity, &mut gv);
+        let mut diag = vec![0.0; n];
+        self.diagonal(&mut diag);
+        let m = self.rows.count();
+        let mut total = 0.0;
+        for (ci, c) in self.contacts.iter().enumerate() {
+            for j in 0..m {
+                let k = ci * m + j;
+                let d = diag[k] - c.row_sigma(j);
+                if d > 0.0 {
+                    total += 0.5 * (gv[k].abs() + c.rhs[j].abs()).powi(2) / d;
+                }
+            }
+        }
+        let off = self.generic_offset();
+        for (i, r) in self.generic.iter().enumerate() {
+            let d = diag[off + i] - r.sigma;
+            if d > 0.0 {
+                total += 0.5 * (gv[off + i].abs() + r.rhs.abs()).powi(2) / d;
+            }
+        }
+        total
+    }
+
+    /// Elastic energy stored in the overlaps of compliant contacts,
+    /// `Σ g²/(2 ε_n)` over contacts with `g < 0`: the integral of the
+    /// static force `s_n δ^{e_H}/ε_n` over the overlap (`(2/5) k_n δ^{5/2}`
+    /// for Hertz, `½ k_n δ²` for the linear law).
+    pub fn elastic_energy(&self) -> f64 {
+        let mut total = 0.0;
+        for c in &self.contacts {
+            if c.model.epsilon_n > 0.0 && c.model.g < 0.0 {
+                total += 0.5 * c.model.g * c.model.g / c.model.epsilon_n;
+            }
+        }
+        total
+    }
+}

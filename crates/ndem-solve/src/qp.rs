@@ -151,13 +151,13 @@ impl Projection for BoxConeSet {
 pub struct ApgdSettings {
     /// Iteration cap and tolerance on the projected-gradient residual.
     pub stopping: Stopping,
-    /// Restart momentum when `gᵀ(γ_{k+1} − γ_k) > 0` (O'Donoghue-Candès).
+    /// Gradient-based adaptive restart (O'Donoghue and Candès 2015): reset
+    /// the momentum when the generalized gradient `(y_k − γ_{k+1})/t_k`
+    /// makes an acute angle with the step `γ_{k+1} − γ_k`.
     pub adaptive_restart: bool,
     /// Factor applied to the Lipschitz estimate after each accepted step
     /// (lets the step grow; paper: 0.9).
     pub step_growth: f64,
-    /// Compute residual statistics of the result (contact problems).
-    pub final_residuals: bool,
 }
 
 impl Default for ApgdSettings {
@@ -166,7 +166,6 @@ impl Default for ApgdSettings {
             stopping: Stopping::default(),
             adaptive_restart: true,
             step_growth: 0.9,
-            final_residuals: true,
         }
     }
 }
@@ -190,12 +189,21 @@ impl ApgdSettings {
 pub struct ApgdReport {
     /// Iterations performed.
     pub iterations: usize,
-    /// Best projected-gradient residual (that of the returned iterate).
+    /// Projected-gradient residual of the returned iterate, at the fixed
+    /// reference step [`Self::reference_step`].
     pub residual: f64,
-    /// Whether the tolerance was met.
+    /// The same residual at the starting point.
+    pub initial_residual: f64,
+    /// Whether the residual is within the tolerance.
     pub converged: bool,
+    /// The iteration stopped moving (step collapsed) before converging.
+    pub stalled: bool,
     /// Final Lipschitz estimate.
     pub lipschitz: f64,
+    /// The step `s` of every residual `‖(x − Π(x − s∇f(x)))/s‖` in this
+    /// report: the inverse of the first Lipschitz estimate, fixed for the
+    /// whole run so that residuals of different iterates compare.
+    pub reference_step: f64,
 }
 
 /// APGD scratch, reusable across solves.
@@ -225,12 +233,44 @@ fn pg_residual(x: &[f64], g: &[f64], s: f64, set: &dyn Projection, tmp: &mut [f6
         .sqrt()
 }
 
-/// Callback after each APGD iteration: `(k, x_k, best residual, elapsed)`.
+/// Callback after each APGD iteration: `(k, x_k, residual of x_k, elapsed)`.
 pub type IterationCallback<'a> = dyn FnMut(usize, &[f64], f64, Duration) + 'a;
 
-/// Runs APGD from `x` (projected first), writing the best iterate back to
-/// `x`. `on_iteration(k, x_k, residual_k, elapsed)` is called after every
-/// iteration. See NOTES.md "APGD in brief".
+/// Lipschitz estimate of `∇f` from a slightly perturbed point (NOTES.md
+/// "APGD in brief"); leaves `∇f(x)` in `grad`.
+fn initial_lipschitz(
+    objective: &mut dyn SmoothObjective,
+    x: &[f64],
+    grad: &mut [f64],
+    probe: &mut [f64],
+    probe_grad: &mut [f64],
+) -> f64 {
+    let n = x.len();
+    objective.value_gradient(x, grad);
+    let scale = x.iter().fold(0.0f64, |a, b| a.max(b.abs())).max(1.0);
+    for i in 0..n {
+        probe[i] = x[i] + 1e-6 * scale * (1.0 + (i % 7) as f64 / 7.0);
+    }
+    objective.value_gradient(probe, probe_grad);
+    let num = (0..n)
+        .map(|i| (probe_grad[i] - grad[i]).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let den = (0..n).map(|i| (probe[i] - x[i]).powi(2)).sum::<f64>().sqrt();
+    if den > 0.0 && num > 0.0 && (num / den).is_finite() {
+        num / den
+    } else {
+        1.0
+    }
+}
+
+/// Runs APGD from `x` (projected first) and writes back the iterate with
+/// the smallest projected-gradient residual, every residual evaluated at
+/// the same reference step (the inverse of the first Lipschitz estimate),
+/// so the choice compares like with like. With a fixed budget this is the
+/// best iterate the run has seen, never one chosen by residuals at
+/// different step sizes. `on_iteration(k, x_k, residual_k, elapsed)` is
+/// called after every iteration. See NOTES.md "APGD in brief".
 pub fn apgd_minimize(
     objective: &mut dyn SmoothObjective,
     set: &dyn Projection,
@@ -263,50 +303,39 @@ pub fn apgd_minimize(
         v.resize(n, 0.0);
     }
     set.project(x);
-    ws.gamma.copy_from_slice(x);
-    ws.y.copy_from_slice(x);
-    ws.best.copy_from_slice(x);
     if n == 0 {
         return Ok(ApgdReport {
             iterations: 0,
             residual: 0.0,
+            initial_residual: 0.0,
             converged: true,
+            stalled: false,
             lipschitz: 0.0,
+            reference_step: 1.0,
         });
     }
-    // Lipschitz estimate from a perturbed point.
-    objective.value_gradient(&ws.gamma, &mut ws.grad_y);
-    let scale = ws.gamma.iter().fold(0.0f64, |a, b| a.max(b.abs())).max(1.0);
-    for i in 0..n {
-        ws.tmp[i] = ws.gamma[i] + 1e-6 * scale * (1.0 + (i % 7) as f64 / 7.0);
-    }
-    objective.value_gradient(&ws.tmp, &mut ws.grad_next);
-    let num: f64 = (0..n)
-        .map(|i| (ws.grad_next[i] - ws.grad_y[i]).powi(2))
-        .sum::<f64>()
-        .sqrt();
-    let den: f64 = (0..n)
-        .map(|i| (ws.tmp[i] - ws.gamma[i]).powi(2))
-        .sum::<f64>()
-        .sqrt();
-    let mut lip = if den > 0.0 && num > 0.0 {
-        num / den
-    } else {
-        1.0
-    };
-    let mut theta = 1.0f64;
-    let mut best_res = pg_residual(&ws.gamma, &ws.grad_y, 1.0 / lip, set, &mut ws.tmp);
-    if !best_res.is_finite() {
+    ws.gamma.copy_from_slice(x);
+    ws.y.copy_from_slice(x);
+    ws.best.copy_from_slice(x);
+    let mut lip = initial_lipschitz(objective, x, &mut ws.grad_y, &mut ws.tmp, &mut ws.grad_next);
+    let reference_step = 1.0 / lip;
+    let initial_residual = pg_residual(&ws.gamma, &ws.grad_y, reference_step, set, &mut ws.tmp);
+    if !initial_residual.is_finite() {
         return Err(SolveError::Diverged {
             solver: "apgd",
             row: 0,
             iteration: 0,
         });
     }
+    let tol = settings.stopping.tolerance;
+    let mut best_res = initial_residual;
+    let mut theta = 1.0f64;
     let mut iterations = 0;
-    let mut converged =
-        settings.stopping.tolerance > 0.0 && best_res <= settings.stopping.tolerance;
-    while !converged && iterations < settings.stopping.max_iterations {
+    let mut stalled = false;
+    while iterations < settings.stopping.max_iterations {
+        if settings.stopping.early_stop && best_res <= tol {
+            break;
+        }
         let fy = objective.value_gradient(&ws.y, &mut ws.grad_y);
         let mut fnext;
         loop {
@@ -324,36 +353,40 @@ pub fn apgd_minimize(
                 quad += d * d;
             }
             let bound = fy + lin + 0.5 * lip * quad;
-            if fnext <= bound + 1e-14 * fy.abs().max(fnext.abs())
-                || !fnext.is_finite()
-                || lip > 1e300
-            {
+            if fnext <= bound + 1e-14 * fy.abs().max(fnext.abs()) || !fnext.is_finite() {
+                break;
+            }
+            if lip > 1e300 {
+                stalled = true;
                 break;
             }
             lip *= 2.0;
         }
         if !fnext.is_finite() {
+            x.copy_from_slice(&ws.best);
             return Err(SolveError::Diverged {
                 solver: "apgd",
                 row: ws.next.iter().position(|v| !v.is_finite()).unwrap_or(0),
                 iteration: iterations + 1,
             });
         }
+        if stalled {
+            break;
+        }
         iterations += 1;
-        let res = pg_residual(&ws.next, &ws.grad_next, 1.0 / lip, set, &mut ws.tmp);
+        let res = pg_residual(&ws.next, &ws.grad_next, reference_step, set, &mut ws.tmp);
         if res < best_res {
             best_res = res;
             ws.best.copy_from_slice(&ws.next);
         }
         let theta_next = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
         let beta = theta * (1.0 - theta) / (theta * theta + theta_next);
-        let restart = settings.adaptive_restart && {
-            let mut s = 0.0;
-            for i in 0..n {
-                s += ws.grad_y[i] * (ws.next[i] - ws.gamma[i]);
-            }
-            s > 0.0
-        };
+        // gradient-mapping restart: (y − γ_{k+1})ᵀ(γ_{k+1} − γ_k) > 0
+        let restart = settings.adaptive_restart
+            && (0..n)
+                .map(|i| (ws.y[i] - ws.next[i]) * (ws.next[i] - ws.gamma[i]))
+                .sum::<f64>()
+                > 0.0;
         if restart {
             ws.y.copy_from_slice(&ws.next);
             theta = 1.0;
@@ -369,20 +402,20 @@ pub fn apgd_minimize(
         on_iteration(
             iterations,
             &ws.gamma,
-            best_res,
+            res,
             t_obs.duration_since(start) - observer_time,
         );
         observer_time += t_obs.elapsed();
-        if settings.stopping.tolerance > 0.0 && best_res <= settings.stopping.tolerance {
-            converged = true;
-        }
     }
     x.copy_from_slice(&ws.best);
     Ok(ApgdReport {
         iterations,
         residual: best_res,
-        converged,
+        initial_residual,
+        converged: best_res <= tol,
+        stalled: stalled && best_res > tol,
         lipschitz: lip,
+        reference_step,
     })
 }
 

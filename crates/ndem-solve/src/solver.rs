@@ -4,68 +4,171 @@ use crate::{ContactProblem, ResidualStats, SolveError};
 use ndem_math::Velocity6;
 use std::time::Duration;
 
-/// When an iterative solver stops.
+/// Default convergence tolerance on the largest row residual of the
+/// returned multipliers (see [`crate::ResidualStats`]): 1e-6 in velocity
+/// units (m/s for friction rows, rad/s for rolling rows, `s_n`·m/s for
+/// normal rows). At Δt = 5 ms it allows a position error of 5 nm per step.
+pub const DEFAULT_TOLERANCE: f64 = 1e-6;
+
+/// When an iterative solver stops, and when its answer counts as converged.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stopping {
     /// Iteration cap `N_it` (the papers run a fixed number of iterations).
+    /// Must be at least 1 for a problem with rows.
     pub max_iterations: usize,
-    /// Stop early when the solver's own progress measure (for PGS and
-    /// Jacobi the largest row correction `D_jj |Δλ_j|` of a sweep, for APGD
-    /// the projected-gradient residual) falls to or below this value
-    /// (velocity units, m/s). `0` disables early stopping.
+    /// The answer is [`SolverStatus::Converged`] when the largest row
+    /// residual of the returned `λ`, evaluated at `v = v* + M⁻¹Gᵀλ`, is at
+    /// most this value. Must be finite and > 0.
     pub tolerance: f64,
+    /// Stop before the cap once the answer has converged (the solver's own
+    /// progress measure is used to decide when to check). Off for the
+    /// papers' fixed-`N_it` runs.
+    pub early_stop: bool,
 }
 
 impl Default for Stopping {
     fn default() -> Self {
         Self {
             max_iterations: 100,
-            tolerance: 0.0,
+            tolerance: DEFAULT_TOLERANCE,
+            early_stop: true,
         }
     }
 }
 
 impl Stopping {
-    /// A fixed number of iterations, no early stop.
+    /// Exactly `n` iterations (the papers' `N_it`); the status still says
+    /// whether [`DEFAULT_TOLERANCE`] was met.
     pub fn iterations(n: usize) -> Self {
         Self {
             max_iterations: n,
-            tolerance: 0.0,
+            tolerance: DEFAULT_TOLERANCE,
+            early_stop: false,
         }
     }
 
-    /// Whether a progress measure `update` meets the tolerance (never when
-    /// the tolerance is 0).
-    pub fn reached(&self, update: f64) -> bool {
-        self.tolerance > 0.0 && update <= self.tolerance
+    /// At most `n` iterations, stopping as soon as the residual is at most
+    /// `tolerance`.
+    pub fn to_tolerance(n: usize, tolerance: f64) -> Self {
+        Self {
+            max_iterations: n,
+            tolerance,
+            early_stop: true,
+        }
+    }
+
+    /// Whether a progress measure `update` is small enough to check for
+    /// convergence.
+    pub fn check_due(&self, update: f64) -> bool {
+        self.early_stop && update <= self.tolerance
     }
 
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), SolveError> {
-        if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
+        if !(self.tolerance > 0.0 && self.tolerance.is_finite()) {
             return Err(SolveError::InvalidSettings {
                 field: "tolerance",
-                reason: "must be finite and >= 0",
+                reason: "must be finite and > 0",
+            });
+        }
+        if self.max_iterations == 0 {
+            return Err(SolveError::InvalidSettings {
+                field: "max_iterations",
+                reason: "must be at least 1",
             });
         }
         Ok(())
     }
 }
 
-/// What a solve did. Convergence failure is reported here
-/// (`converged = false`), not as an error.
+/// How a solve ended (in the spirit of Clarabel's `SolverStatus`). Only
+/// [`SolverStatus::Converged`] vouches for the answer; every other status
+/// returns the best multipliers the solver has, with honest residuals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SolverStatus {
+    /// The largest row residual of the returned `λ` is within the tolerance
+    /// (the default: the status of a problem without rows).
+    #[default]
+    Converged,
+    /// The iteration cap was reached with the residual above the tolerance.
+    IterationLimit,
+    /// The solver stopped making progress (its own update measure fell far
+    /// below the tolerance) while the residual stayed above it: a fixed
+    /// point of the iteration that is not a solution, or an inconsistent
+    /// starting velocity.
+    Stalled,
+    /// The returned residual is larger than the residual of the start.
+    Diverged,
+    /// The residual of the returned `λ` is not finite.
+    NumericalError,
+}
+
+impl SolverStatus {
+    /// Lower-case name for CSV and JSON output.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SolverStatus::Converged => "converged",
+            SolverStatus::IterationLimit => "iteration-limit",
+            SolverStatus::Stalled => "stalled",
+            SolverStatus::Diverged => "diverged",
+            SolverStatus::NumericalError => "numerical-error",
+        }
+    }
+
+    /// Status of an answer with final residual `residual` after a solve
+    /// that started at `initial` and ended by `stalled` or at the cap.
+    pub(crate) fn judge(residual: f64, initial: f64, tolerance: f64, stalled: bool) -> Self {
+        if !residual.is_finite() {
+            SolverStatus::NumericalError
+        } else if residual <= tolerance {
+            SolverStatus::Converged
+        } else if residual > initial {
+            SolverStatus::Diverged
+        } else if stalled {
+            SolverStatus::Stalled
+        } else {
+            SolverStatus::IterationLimit
+        }
+    }
+}
+
+/// What a solve did. Every residual here is evaluated for the returned
+/// `λ` at `v = v* + M⁻¹Gᵀλ`, never from a solver's internal state.
+/// Convergence failure is reported here ([`Self::status`]), not as an
+/// error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SolveReport {
     /// Solver name.
     pub solver: &'static str,
+    /// How the solve ended.
+    pub status: SolverStatus,
     /// Iterations performed.
     pub iterations: usize,
-    /// Whether the tolerance was met (always `false` with tolerance 0).
-    pub converged: bool,
     /// The solver's progress measure at the last iteration.
     pub last_update: f64,
+    /// Largest row residual of the starting `λ` (at `v* + M⁻¹Gᵀλ₀`).
+    pub initial_residual: f64,
     /// Residual statistics of the returned solution, by row kind.
     pub residuals: ResidualStats,
+}
+
+impl SolveReport {
+    /// `true` when the status is [`SolverStatus::Converged`].
+    pub fn converged(&self) -> bool {
+        self.status == SolverStatus::Converged
+    }
+
+    /// The report of a problem without rows: nothing to solve, converged.
+    pub(crate) fn empty(solver: &'static str) -> Self {
+        Self {
+            solver,
+            status: SolverStatus::Converged,
+            iterations: 0,
+            last_update: 0.0,
+            initial_residual: 0.0,
+            residuals: ResidualStats::default(),
+        }
+    }
 }
 
 /// One iteration as seen by an [`Observer`].
@@ -134,7 +237,11 @@ impl Observer for NoObserver {
 /// (warm-starting paper, eq. 8). On exit `lambda` is the solution and
 /// `velocity` equals `v* + M⁻¹Gᵀλ` for the returned `λ` (up to round-off),
 /// except for solvers that iterate on the velocity they were given (PGS),
-/// which return their running velocity.
+/// which return their running velocity; the report's residuals are always
+/// those of `v* + M⁻¹Gᵀλ`, so an inconsistent start shows there.
+///
+/// Errors are real failures (bad input, a non-finite iterate); an answer
+/// that is merely not converged is `Ok` with its [`SolverStatus`].
 pub trait Solver: Send {
     /// Short name for reports.
     fn name(&self) -> &'static str;

@@ -330,3 +330,60 @@ impl WarmStart for ModelWarmStart {
         Ok(stats)
     }
 }
+
+/// A warm start that cannot hurt: computes the wrapped policy's start and
+/// the cold start, evaluates both honestly (mean row residual at
+/// `v = v* + M⁻¹Gᵀλ₀`, [`crate::ResidualStats::mean`]) and keeps the better
+/// one. Costs two residual evaluations, about two sweeps.
+///
+/// Around [`ModelWarmStart`] this is a check of the model's own
+/// assumption: the static estimate `λ_n0 = −Δt g/ε_n` presumes the
+/// overlaps are those of static equilibrium. Where they are not (stiff
+/// materials at NDEM time steps, where an overlap error δ' becomes a force
+/// error `(3/2) k_n δ^{1/2} δ'` that the step cannot absorb: the explicit
+/// spring integration's stability limit `Δt < 2/ω` that NDEM exists to
+/// avoid), the forces do not balance, `v(λ₀)` is far from rest and the
+/// residual says so; the cold start is then kept.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Safeguarded<W> {
+    /// The wrapped policy.
+    pub inner: W,
+}
+
+impl<W: WarmStart> Safeguarded<W> {
+    /// Wraps `inner`.
+    pub fn new(inner: W) -> Self {
+        Self { inner }
+    }
+}
+
+impl<W: WarmStart> WarmStart for Safeguarded<W> {
+    fn name(&self) -> &'static str {
+        match self.inner.name() {
+            "history" => "safeguarded-history",
+            "model" => "safeguarded-model",
+            _ => "safeguarded",
+        }
+    }
+
+    fn initialize(
+        &self,
+        problem: &ContactProblem,
+        history: &ImpulseHistory,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+    ) -> Result<WarmStartStats, SolveError> {
+        let stats = self
+            .inner
+            .initialize(problem, history, lambda, velocity)?;
+        let mut evaluator = crate::ResidualEvaluator::new();
+        let warm = evaluator.stats(problem, lambda, None).mean;
+        let zero = vec![0.0; problem.len()];
+        let cold = evaluator.stats(problem, &zero, None).mean;
+        if warm <= cold {
+            Ok(stats)
+        } else {
+            ColdStart.initialize(problem, history, lambda, velocity)
+        }
+    }
+}

@@ -17,10 +17,7 @@ fn cold(p: &ContactProblem) -> (Vec<f64>, Vec<Velocity6>) {
 
 fn apgd(iterations: usize, tolerance: f64) -> Apgd {
     Apgd::new(ApgdSettings {
-        stopping: Stopping {
-            max_iterations: iterations,
-            tolerance,
-        },
+        stopping: Stopping::to_tolerance(iterations, tolerance),
         ..ApgdSettings::default()
     })
     .unwrap()
@@ -104,7 +101,7 @@ proptest! {
     fn apgd_matches_pgs_frictionless(problem in arb_packing(ContactRows::Normal, FrictionSet::Box)) {
         let exact = solve_frictionless(&problem).unwrap();
         let (mut l1, mut v1) = cold(&problem);
-        ProjectedGaussSeidel::new(PgsSettings { stopping: Stopping { max_iterations: 20_000, tolerance: 1e-13 }, ..Default::default() })
+        ProjectedGaussSeidel::new(PgsSettings { stopping: Stopping::to_tolerance(20_000, 1e-13), ..Default::default() })
             .unwrap().solve(&problem, &mut l1, &mut v1).unwrap();
         let (mut l2, mut v2) = cold(&problem);
         let rep = apgd(20_000, 1e-12).solve(&problem, &mut l2, &mut v2).unwrap();
@@ -139,19 +136,31 @@ proptest! {
         prop_assert!(dist <= 1e-3 * scale, "|l_apgd - l_clarabel| = {dist:e}, scale {scale:e}");
     }
 
-    /// APGD's best residual (reported to the observer) never increases.
+    /// With a fixed budget APGD returns the best iterate it has evaluated:
+    /// its residual (at the run's fixed reference step) is the minimum of
+    /// the start's and of every iterate the observer saw, and the report's
+    /// residual statistics equal an independent evaluation of the returned
+    /// λ at v* + M⁻¹Gᵀλ.
     #[test]
-    fn apgd_best_residual_is_monotone(problem in arb_packing(ContactRows::NormalFrictionRolling, FrictionSet::Disk)) {
+    fn apgd_returns_its_best_evaluated_iterate(problem in arb_packing(ContactRows::NormalFrictionRolling, FrictionSet::Disk), budget in 1usize..300) {
         struct Trace(Vec<f64>);
         impl Observer for Trace {
             fn observe(&mut self, r: &IterationRecord<'_>) { self.0.push(r.update); }
         }
         let (mut l, mut v) = cold(&problem);
         let mut t = Trace(Vec::new());
-        apgd(300, 0.0).solve_observed(&problem, &mut l, &mut v, &mut t).unwrap();
-        for w in t.0.windows(2) {
-            prop_assert!(w[1] <= w[0]);
+        let mut solver = Apgd::new(ApgdSettings { stopping: Stopping::iterations(budget), ..ApgdSettings::default() }).unwrap();
+        let rep = solver.solve_observed(&problem, &mut l, &mut v, &mut t).unwrap();
+        if problem.is_empty() {
+            prop_assert_eq!(rep.status, SolverStatus::Converged);
+            return Ok(());
         }
+        prop_assert_eq!(t.0.len(), rep.iterations);
+        let seen = t.0.iter().fold(f64::INFINITY, |a, &b| a.min(b));
+        prop_assert!(rep.last_update <= seen, "returned {} but saw {}", rep.last_update, seen);
+        prop_assert!(t.0.contains(&rep.last_update) || rep.last_update <= seen, "returned residual not among those evaluated");
+        let honest = ResidualEvaluator::new().stats(&problem, &l, None);
+        prop_assert_eq!(honest, rep.residuals);
     }
 
     /// Projected Jacobi converges on diagonally dominant problems (sparse
@@ -168,7 +177,7 @@ proptest! {
         let exact = solve_frictionless(&problem).unwrap();
         let run = |parallel: bool| {
             let mut j = ProjectedJacobi::new(JacobiSettings {
-                stopping: Stopping { max_iterations: 100_000, tolerance: 1e-13 },
+                stopping: Stopping::to_tolerance(100_000, 1e-13),
                 relaxation: 1.0,
                 parallel,
                 ..Default::default()
@@ -179,12 +188,32 @@ proptest! {
         };
         let (ls, vs, rep) = run(false);
         let (lp, vp, _) = run(true);
-        prop_assert!(rep.converged, "{rep:?}");
+        prop_assert!(rep.converged(), "{rep:?}");
         prop_assert!(ls.iter().zip(&lp).all(|(a, b)| a.to_bits() == b.to_bits()));
         prop_assert_eq!(vs, vp);
         let scale = max_abs(&exact).max(1e-12);
         for i in 0..exact.len() {
             prop_assert!((exact[i] - ls[i]).abs() <= 1e-6 * scale);
+        }
+    }
+
+    /// Projected Jacobi with its default ω = 0.3 on real packings (friction
+    /// and rolling rows, disk set): it does not converge within a budget
+    /// that PGS needs (see docs/solvers.md), but with a consistent start it
+    /// never reports more than it achieves: the reported residuals equal an
+    /// independent evaluation, and the mean residual after 50 sweeps is
+    /// below the start's on every packing whose start is not already a
+    /// solution.
+    #[test]
+    fn jacobi_on_packings_reduces_the_residual_and_reports_it(problem in arb_packing(ContactRows::NormalFrictionRolling, FrictionSet::Disk)) {
+        let mut j = ProjectedJacobi::new(JacobiSettings { stopping: Stopping::iterations(50), ..Default::default() }).unwrap();
+        let (mut l, mut v) = cold(&problem);
+        let start = ResidualEvaluator::new().stats(&problem, &l, None);
+        let rep = j.solve(&problem, &mut l, &mut v).unwrap();
+        let honest = ResidualEvaluator::new().stats(&problem, &l, None);
+        prop_assert_eq!(honest, rep.residuals);
+        if start.max > DEFAULT_TOLERANCE {
+            prop_assert!(rep.residuals.mean < start.mean, "mean {} -> {} ({:?})", start.mean, rep.residuals.mean, rep.status);
         }
     }
 
@@ -207,7 +236,7 @@ proptest! {
         let q: Vec<f64> = (0..n).map(|_| rnd()).collect();
         let mut x = vec![0.0; n];
         let rep = solve_qp(&mut a, &q, &BoxConeSet::nonnegative(n), &mut x, &ApgdSettings {
-            stopping: Stopping { max_iterations: 100_000, tolerance: 1e-11 }, ..Default::default()
+            stopping: Stopping::to_tolerance(100_000, 1e-11), ..Default::default()
         }).unwrap();
         prop_assert!(rep.converged, "{rep:?}");
         let g: Vec<f64> = (0..n).map(|i| a.row(i).col_indices().iter().zip(a.row(i).values()).map(|(&j, &v)| v * x[j]).sum::<f64>() + q[i]).collect();

@@ -19,10 +19,7 @@ fn solve_to(
 
 fn tight(variant: PgsVariant) -> PgsSettings {
     PgsSettings {
-        stopping: Stopping {
-            max_iterations: 30_000,
-            tolerance: 1e-11,
-        },
+        stopping: Stopping::to_tolerance(30_000, 1e-11),
         variant,
         ..PgsSettings::default()
     }
@@ -87,27 +84,6 @@ fn sets() -> impl Strategy<Value = FrictionSet> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
-    /// Where PGS converges, the solution satisfies its bounds exactly and
-    /// complementarity to tolerance, the running velocity is consistent, and
-    /// restarting from it changes nothing.
-    ///
-    /// PGS is not guaranteed to converge on the frictional MCP (the friction
-    /// bounds move with λ_n), so non-converged cases are discarded here and
-    /// the converged fraction is checked by
-    /// `pgs_converges_on_most_frictional_packings`.
-    #[test]
-    fn converged_pgs_satisfies_the_mcp(
-        (problem, variant) in (sets(), any::<bool>()).prop_flat_map(|(s, rolling)| {
-            let rows = if rolling { ContactRows::NormalFrictionRolling } else { ContactRows::NormalFriction };
-            (arb_packing(rows, s), variants())
-        })
-    ) {
-        let (mut lam, mut vel) = cold(&problem);
-        let rep = solve_to(&problem, tight(variant), &mut lam, &mut vel);
-        prop_assume!(rep.converged);
-        check_solution(&problem, variant, &rep, lam, vel)?;
-    }
-
     /// With friction off, PGS agrees with the dense principal-pivoting LCP
     /// solution within 1e-6 relative.
     #[test]
@@ -115,7 +91,7 @@ proptest! {
         let exact = solve_frictionless(&problem).unwrap();
         let (mut lam, mut vel) = cold(&problem);
         let rep = solve_to(&problem, tight(variant), &mut lam, &mut vel);
-        prop_assert!(rep.converged);
+        prop_assert!(rep.converged());
         let scale = exact.iter().fold(0.0f64, |a, &b| a.max(b.abs())).max(1e-300);
         for (a, b) in exact.iter().zip(&lam) {
             prop_assert!((a - b).abs() <= 1e-6 * scale, "{a} vs {b}");
@@ -128,8 +104,8 @@ proptest! {
     fn sparse_problems_match_dense_lcp(problem in arb_sparse_problem(0.05, 0.3)) {
         let exact = solve_frictionless(&problem).unwrap();
         let (mut lam, mut vel) = cold(&problem);
-        let rep = solve_to(&problem, PgsSettings { stopping: Stopping { max_iterations: 200_000, tolerance: 1e-12 }, ..PgsSettings::default() }, &mut lam, &mut vel);
-        prop_assert!(rep.converged, "{rep:?}");
+        let rep = solve_to(&problem, PgsSettings { stopping: Stopping::to_tolerance(200_000, 1e-12), ..PgsSettings::default() }, &mut lam, &mut vel);
+        prop_assert!(rep.converged(), "{rep:?}");
         let scale = exact.iter().fold(0.0f64, |a, &b| a.max(b.abs())).max(1e-12);
         for (a, b) in exact.iter().zip(&lam) {
             prop_assert!((a - b).abs() <= 1e-6 * scale, "{a} vs {b}");
@@ -380,10 +356,7 @@ fn bad_input_gives_typed_errors() {
     );
     assert!(
         ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping {
-                max_iterations: 1,
-                tolerance: f64::NAN
-            },
+            stopping: Stopping::to_tolerance(1, f64::NAN),
             ..PgsSettings::default()
         })
         .is_err()
@@ -438,6 +411,56 @@ fn from_sparse_reproduces_the_contact_operator() {
     );
 }
 
+/// Every generated frictional packing (the `arb_packing` strategy, 48
+/// cases drawn by proptest's deterministic runner; box and disk, row-wise
+/// and blocked, with and without rolling rows) is solved to 1e-11 within
+/// 30 000 sweeps and *reported*: a converged case must satisfy the MCP
+/// (bounds, residual, consistent velocity, a fixed point); a case that does
+/// not converge must say so (`IterationLimit` or `Stalled`, never
+/// `Converged`) with a reported residual equal to an independent
+/// evaluation. The converged fraction is printed and asserted at its
+/// measured value (45 of 48) minus a margin of 3 cases. Why the others are
+/// hard: docs/solvers.md, "PGS on frictional packings".
+#[test]
+fn pgs_on_generated_frictional_packings_converges_or_says_so() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = (sets(), any::<bool>(), variants()).prop_flat_map(|(s, rolling, v)| {
+        let rows = if rolling {
+            ContactRows::NormalFrictionRolling
+        } else {
+            ContactRows::NormalFriction
+        };
+        (arb_packing(rows, s), Just(v))
+    });
+    let cases = 48;
+    let mut converged = 0;
+    let mut statuses = std::collections::BTreeMap::new();
+    for _ in 0..cases {
+        let (problem, variant) = strategy.new_tree(&mut runner).unwrap().current();
+        let (mut lam, mut vel) = cold(&problem);
+        let rep = solve_to(&problem, tight(variant), &mut lam, &mut vel);
+        *statuses.entry(rep.status.name()).or_insert(0) += 1;
+        let honest = ResidualEvaluator::new().stats(&problem, &lam, None);
+        assert_eq!(honest, rep.residuals, "reported residuals are not the honest ones");
+        if rep.converged() {
+            converged += 1;
+            check_solution(&problem, variant, &rep, lam, vel).unwrap();
+        } else {
+            assert!(
+                matches!(rep.status, SolverStatus::IterationLimit | SolverStatus::Stalled),
+                "{rep:?}"
+            );
+            assert!(rep.residuals.max > 1e-11);
+        }
+    }
+    println!("PGS on generated frictional packings: {converged} of {cases} converged to 1e-11 in 30 000 sweeps; statuses {statuses:?}");
+    assert!(converged + 3 >= MEASURED_CONVERGED, "{converged} of {cases} converged");
+}
+
+const MEASURED_CONVERGED: usize = 45;
+
 /// PGS is not guaranteed to converge on frictional MCPs; on the seeded
 /// packings below (3×3×2 spheres, Table 1 parameters, six rows, both friction
 /// sets and both variants) at least 80 % reach a max row residual of 1e-11
@@ -460,13 +483,14 @@ fn pgs_converges_on_most_frictional_packings() {
                 let (mut lam, mut vel) = cold(&problem);
                 let rep = solve_to(&problem, tight(variant), &mut lam, &mut vel);
                 total += 1;
-                if rep.converged {
+                if rep.converged() {
                     converged += 1;
                     check_solution(&problem, variant, &rep, lam, vel).unwrap();
                 }
             }
         }
     }
+    println!("{converged} of {total} converged");
     assert!(
         converged * 100 >= 80 * total,
         "{converged} of {total} converged"

@@ -67,21 +67,44 @@ pub enum StepError {
         body_b: usize,
     },
     /// A solver failed in one stage of a step.
-    #[error("{stage} stage at t = {time} s: {source}")]
+    #[error("step {step} (t = {time} s), {stage} stage: {source}")]
     StageFailed {
         /// "impact" or "continuous".
         stage: &'static str,
+        /// Number of the step that failed (1 for the first).
+        step: u64,
         /// Simulated time at the start of the step.
         time: f64,
         /// The solver's error.
         source: SolveError,
     },
     /// The solve returned a non-finite velocity.
-    #[error("the {stage} stage produced a non-finite velocity for body {body}")]
+    #[error("step {step} (t = {time} s): the {stage} stage produced a non-finite velocity for body {body}")]
     NonFiniteVelocity {
-        /// "impact" or "continuous".
+        /// "impact", "warm start" or "continuous".
         stage: &'static str,
         /// Body index.
         body: usize,
+        /// Number of the step that failed.
+        step: u64,
+        /// Simulated time at the start of the step.
+        time: f64,
+    },
+    /// The step ended with more mechanical energy than the scene could have
+    /// supplied (see `StepSettings::energy_guard`): the bodies blew up.
+    #[error(
+        "step {step} (t = {time} s): the bodies blew up: kinetic plus gravitational energy went from {before:e} J to {after:e} J, above the {bound:e} J that the energy before the step (elastic included) and the scene's constraints and drives could supply"
+    )]
+    EnergyGrowth {
+        /// Number of the step that failed.
+        step: u64,
+        /// Simulated time at the start of the step.
+        time: f64,
+        /// Kinetic plus gravitational energy before the step [J].
+        before: f64,
+        /// The same after the step [J].
+        after: f64,
+        /// The bound it exceeded [J].
+        bound: f64,
     },
 }

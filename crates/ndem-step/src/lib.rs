@@ -12,12 +12,14 @@
 
 pub mod body;
 pub mod error;
+pub mod guard;
 pub mod joint;
 pub mod stepper;
 pub mod verification;
 
 pub use body::{BodyDesc, Motion, World};
 pub use error::StepError;
+pub use guard::ResidualCheck;
 pub use joint::{Joint, JointKind, Motor};
 pub use stepper::{
     ContactForce, ModelHooks, NoHooks, StageTimes, StepSettings, StepStats, Stepper,

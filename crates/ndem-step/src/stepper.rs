@@ -17,6 +17,7 @@
 //! All work is done on scratch copies; the world is written only when the
 //! whole step has succeeded, so a failed step leaves it unchanged.
 
+use crate::guard::{self, OverlapScale, ResidualCheck};
 use crate::{Motion, StepError, World};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactPoint, ContactSet};
 use ndem_math::jacobian::normal_row;
@@ -26,7 +27,7 @@ use ndem_math::{
 };
 use ndem_solve::{
     ColdStart, Contact, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, PgsSettings,
-    ProjectedGaussSeidel, ResidualStats, Solver, Stopping, WarmStart,
+    ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
 };
 use std::time::{Duration, Instant};
 
@@ -55,6 +56,12 @@ pub struct StepSettings {
     pub margin: f64,
     /// Use the rayon path of contact detection (results are identical).
     pub parallel_detection: bool,
+    /// When a continuous solve is flagged as too inaccurate for its rest
+    /// state to be physical ([`StepStats::unresolved`]).
+    pub residual_check: ResidualCheck,
+    /// Refuse a step that ends with more mechanical energy than the scene
+    /// could supply ([`StepError::EnergyGrowth`]); the world is restored.
+    pub energy_guard: bool,
 }
 
 impl Default for StepSettings {
@@ -70,6 +77,8 @@ impl Default for StepSettings {
             friction_set: FrictionSet::Box,
             margin: 0.0,
             parallel_detection: false,
+            residual_check: ResidualCheck::default(),
+            energy_guard: true,
         }
     }
 }
@@ -105,6 +114,13 @@ impl StepSettings {
                 });
             }
         }
+        if self.impact_stage && self.impact_iterations == 0 {
+            return Err(StepError::InvalidSettings {
+                field: "impact_iterations",
+                reason: "must be at least 1 when the impact stage is on",
+            });
+        }
+        self.residual_check.validate()?;
         self.spook.validate()?;
         Ok(())
     }
@@ -153,8 +169,15 @@ pub struct StepStats {
     pub impacts: usize,
     /// Iterations of the continuous solve.
     pub iterations: usize,
-    /// Whether the continuous solve met its tolerance.
-    pub converged: bool,
+    /// How the continuous solve ended.
+    pub status: SolverStatus,
+    /// The tolerance on the mean normal residual this step was checked
+    /// against ([`StepSettings::residual_check`]).
+    pub residual_tolerance: f64,
+    /// The mean normal residual exceeds [`Self::residual_tolerance`]: the
+    /// overlaps (and a rest state reached with them) are not the contact
+    /// law's.
+    pub unresolved: bool,
     /// Iterations of the impact solve (0 when skipped).
     pub impact_iterations: usize,
     /// Residuals of the continuous solve by row kind.
@@ -207,6 +230,7 @@ pub struct Stepper {
     sweep: Vec<f64>,
     time: f64,
     step: u64,
+    warned_unresolved: bool,
 }
 
 impl std::fmt::Debug for Stepper {
@@ -230,11 +254,7 @@ impl Stepper {
     ) -> Result<Self, StepError> {
         settings.validate()?;
         let impact_solver = ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping {
-                max_iterations: settings.impact_iterations,
-                tolerance: 1e-10,
-            },
-            final_residuals: false,
+            stopping: Stopping::to_tolerance(settings.impact_iterations.max(1), 1e-10),
             ..PgsSettings::default()
         })?;
         Ok(Self {
@@ -255,6 +275,7 @@ impl Stepper {
             sweep: Vec::new(),
             time: 0.0,
             step: 0,
+            warned_unresolved: false,
         })
     }
 
@@ -429,25 +450,54 @@ impl Stepper {
         times.detection = t.elapsed();
         let result = self.solve_step(world, &contacts, &mut times);
         self.contacts = contacts;
-        let (velocity, problem, lambda, mut stats) = result?;
+        let solved = result?;
+        let mut stats = solved.stats;
 
-        // 6. commit: velocities and positions
-        for i in 0..world.len() {
-            match world.motion[i] {
-                Motion::Dynamic => world.velocity[i] = velocity[i],
-                Motion::Kinematic | Motion::Static => {}
-            }
-            if world.motion[i] != Motion::Static {
-                let v = world.velocity[i];
-                world.position[i] += v.linear * dt;
-                world.orientation[i] = integrate_orientation(&world.orientation[i], &v.angular, dt);
+        // 6. commit velocities and positions, refused if energy appeared
+        // from nowhere (the world is then restored)
+        let energy_before = world.kinetic_energy() + world.potential_energy();
+        let elastic_before = solved.problem.elastic_energy();
+        let saved = (
+            world.position.clone(),
+            world.orientation.clone(),
+            world.velocity.clone(),
+        );
+        commit(world, &solved.velocity, dt);
+        if self.settings.energy_guard {
+            let mut problems = vec![&solved.problem];
+            problems.extend(solved.impact.as_ref());
+            let bound = guard::energy_bound(
+                world,
+                energy_before + elastic_before,
+                solved.problem.free_velocity(),
+                &problems,
+                dt,
+            );
+            let after = world.kinetic_energy() + world.potential_energy();
+            if let Err(e) =
+                guard::check_energy(self.step + 1, self.time, energy_before, after, bound)
+            {
+                (world.position, world.orientation, world.velocity) = saved;
+                return Err(e);
             }
         }
-        self.history.record(&problem, &lambda);
-        self.hooks.after_solve(world, &problem, &lambda);
-        self.problem = Some(problem);
-        self.lambda = lambda;
-        self.velocity = velocity;
+        if stats.unresolved && !self.warned_unresolved {
+            self.warned_unresolved = true;
+            tracing::warn!(
+                step = self.step + 1,
+                time = self.time,
+                residual = stats.residuals.normal.mean,
+                tolerance = stats.residual_tolerance,
+                status = stats.status.name(),
+                "contact solve not accurate enough: the mean normal residual leaves overlaps off the contact law, so a rest state reached now is not the physical one (more iterations, a smaller time step, or warm starting help); the `unresolved` column of the step statistics marks every such step"
+            );
+        }
+        self.history.record(&solved.problem, &solved.lambda);
+        self.hooks
+            .after_solve(world, &solved.problem, &solved.lambda);
+        self.problem = Some(solved.problem);
+        self.lambda = solved.lambda;
+        self.velocity = solved.velocity;
         self.time += dt;
         self.step += 1;
         stats.step = self.step;
@@ -460,13 +510,13 @@ impl Stepper {
         Ok(stats)
     }
 
-    #[allow(clippy::type_complexity)]
     fn solve_step(
         &mut self,
         world: &World,
         contacts: &ContactSet,
         times: &mut StageTimes,
-    ) -> Result<(Vec<Velocity6>, ContactProblem, Vec<f64>, StepStats), StepError> {
+    ) -> Result<SolvedStep, StepError> {
+        let (step, time) = (self.step + 1, self.time);
         let dt = self.settings.dt;
         let mut stats = StepStats {
             contacts: contacts.len(),
@@ -499,6 +549,7 @@ impl Stepper {
             un < -self.settings.impact_velocity && c.gap + un * dt <= 0.0
         };
         let mut impacts = 0;
+        let mut impact_problem = None;
         if self.settings.impact_stage {
             // Counted first: most steps of a resting or slowly flowing
             // packing have none, and then the stage costs nothing.
@@ -540,9 +591,16 @@ impl Stepper {
             let mut lambda = vec![0.0; problem.len()];
             let rep = self
                 .impact_solver
-                .solve(&problem, &mut lambda, &mut velocity)?;
+                .solve(&problem, &mut lambda, &mut velocity)
+                .map_err(|source| StepError::StageFailed {
+                    stage: "impact",
+                    step,
+                    time,
+                    source,
+                })?;
             stats.impact_iterations = rep.iterations;
-            check_velocity(&velocity, "impact")?;
+            check_velocity(&velocity, "impact", step, time)?;
+            impact_problem = Some(problem);
         }
         stats.impacts = impacts;
         times.impact = t.elapsed();
@@ -559,6 +617,7 @@ impl Stepper {
         }
         let mut problem = self.new_problem(world, free)?;
         let e_h = self.settings.contact_law.exponent();
+        let mut overlap_scale = OverlapScale::default();
         for (c, (frame, params)) in contacts.iter().zip(&geo) {
             let nr = normal_row(c.gap, e_h, self.settings.spook.overlap_floor);
             let jac = ContactJacobian::new(*frame, &c.arm_a, &c.arm_b, nr.scale);
@@ -566,6 +625,7 @@ impl Stepper {
             let gv_old = jac.velocity(&velocity[a], &velocity[b])[0];
             let mut contact =
                 Contact::spook([a as u32, b as u32], c.key, jac, nr.g, gv_old, params, dt);
+            overlap_scale.add(self.settings.contact_law, nr.g, params.upsilon_n, dt);
             if c.gap > 0.0 {
                 // Speculative contact (found through the margin or sweep):
                 // G_n v ≥ −φ/Δt lets the gap close within the step but not
@@ -596,7 +656,8 @@ impl Stepper {
         if let Some(row) = lambda.iter().position(|x| !x.is_finite()) {
             return Err(StepError::StageFailed {
                 stage: "warm start",
-                time: self.time,
+                step,
+                time,
                 source: ndem_solve::SolveError::NonFinite {
                     field: "lambda0",
                     index: row,
@@ -604,30 +665,76 @@ impl Stepper {
                 },
             });
         }
-        check_velocity(&vel, "warm start")?;
-        check_velocity(problem.free_velocity(), "free velocity")?;
+        check_velocity(&vel, "warm start", step, time)?;
+        check_velocity(problem.free_velocity(), "free velocity", step, time)?;
         let report = self
             .solver
             .solve(&problem, &mut lambda, &mut vel)
             .map_err(|source| StepError::StageFailed {
                 stage: "continuous",
-                time: self.time,
+                step,
+                time,
                 source,
             })?;
-        check_velocity(&vel, "continuous")?;
+        check_velocity(&vel, "continuous", step, time)?;
         stats.iterations = report.iterations;
-        stats.converged = report.converged;
+        stats.status = report.status;
         stats.residuals = report.residuals;
+        stats.residual_tolerance =
+            overlap_scale.tolerance(self.settings.residual_check, self.settings.contact_law);
+        stats.unresolved = problem.contacts().iter().len() > 0
+            && report.residuals.normal.mean > stats.residual_tolerance;
         times.continuous = t.elapsed();
-        Ok((vel, problem, lambda, stats))
+        Ok(SolvedStep {
+            velocity: vel,
+            problem,
+            lambda,
+            stats,
+            impact: impact_problem,
+        })
     }
 }
 
-fn check_velocity(v: &[Velocity6], stage: &'static str) -> Result<(), StepError> {
+fn check_velocity(
+    v: &[Velocity6],
+    stage: &'static str,
+    step: u64,
+    time: f64,
+) -> Result<(), StepError> {
     match v.iter().position(|x| {
         !(x.linear.iter().all(|c| c.is_finite()) && x.angular.iter().all(|c| c.is_finite()))
     }) {
-        Some(body) => Err(StepError::NonFiniteVelocity { stage, body }),
+        Some(body) => Err(StepError::NonFiniteVelocity {
+            stage,
+            body,
+            step,
+            time,
+        }),
         None => Ok(()),
+    }
+}
+
+/// What the two solve stages of a step produced.
+struct SolvedStep {
+    velocity: Vec<Velocity6>,
+    problem: ContactProblem,
+    lambda: Vec<f64>,
+    stats: StepStats,
+    impact: Option<ContactProblem>,
+}
+
+/// Stage 6: velocities of dynamic bodies, then `x ← x + Δt v`,
+/// `q ← exp(Δt ω/2) ⊗ q` for every moving body.
+fn commit(world: &mut World, velocity: &[Velocity6], dt: f64) {
+    for i in 0..world.len() {
+        match world.motion[i] {
+            Motion::Dynamic => world.velocity[i] = velocity[i],
+            Motion::Kinematic | Motion::Static => {}
+        }
+        if world.motion[i] != Motion::Static {
+            let v = world.velocity[i];
+            world.position[i] += v.linear * dt;
+            world.orientation[i] = integrate_orientation(&world.orientation[i], &v.angular, dt);
+        }
     }
 }

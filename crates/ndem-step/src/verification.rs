@@ -73,10 +73,14 @@ impl CaseResult {
 
 fn pgs(iterations: usize, tolerance: f64) -> Result<Box<ProjectedGaussSeidel>, StepError> {
     Ok(Box::new(ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping {
-            max_iterations: iterations,
-            tolerance,
-        },
+        stopping: Stopping::to_tolerance(iterations, tolerance),
+        ..PgsSettings::default()
+    })?))
+}
+
+fn pgs_fixed(iterations: usize) -> Result<Box<ProjectedGaussSeidel>, StepError> {
+    Ok(Box::new(ProjectedGaussSeidel::new(PgsSettings {
+        stopping: Stopping::iterations(iterations),
         ..PgsSettings::default()
     })?))
 }
@@ -299,7 +303,7 @@ pub fn column_error(
     let mut world = column_world(n)?;
     let settings = StepSettings::default();
     let steps = (duration / settings.dt).round() as usize;
-    let mut stepper = Stepper::new(settings, pgs(iterations, 0.0)?, warm_start)?;
+    let mut stepper = Stepper::new(settings, pgs_fixed(iterations)?, warm_start)?;
     for _ in 0..steps {
         stepper.step(&mut world)?;
     }
@@ -331,7 +335,7 @@ pub fn momentum_conservation() -> Result<(CaseResult, CaseResult), StepError> {
             margin: 0.01,
             ..StepSettings::default()
         },
-        pgs(100, 0.0)?,
+        pgs_fixed(100)?,
         Box::new(ColdStart),
     )?;
     let (p0, l0) = world.momentum();

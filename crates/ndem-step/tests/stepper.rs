@@ -3,7 +3,7 @@
 
 use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3, Velocity6};
-use ndem_solve::{
+use ndem_solve::{SolverStatus, 
     ColdStart, ContactProblem, HistoryWarmStart, IterationRecord, Observer, PgsSettings,
     ProjectedGaussSeidel, SolveError, SolveReport, Solver, Stopping,
 };
@@ -346,9 +346,10 @@ impl Solver for Broken {
         };
         Ok(SolveReport {
             solver: "broken",
+            status: SolverStatus::NumericalError,
             iterations: 1,
-            converged: false,
             last_update: f64::NAN,
+            initial_residual: f64::NAN,
             residuals: Default::default(),
         })
     }

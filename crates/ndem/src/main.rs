@@ -35,7 +35,7 @@ enum Command {
         #[arg(long)]
         iterations: Option<usize>,
         /// Warm-start policy.
-        #[arg(long = "warm-start", value_parser = ["cold", "history", "model"])]
+        #[arg(long = "warm-start", value_parser = ["cold", "history", "model", "model-raw", "safeguarded-history"])]
         warm_start: Option<String>,
     },
     /// Continue a run from a checkpoint file.
@@ -159,6 +159,8 @@ fn execute(cli: Cli) -> Result<(), String> {
                 s.warm_start = match x.as_str() {
                     "cold" => WarmStartChoice::Cold,
                     "model" => WarmStartChoice::Model,
+                    "model-raw" => WarmStartChoice::ModelRaw,
+                    "safeguarded-history" => WarmStartChoice::SafeguardedHistory,
                     _ => WarmStartChoice::History,
                 };
             }

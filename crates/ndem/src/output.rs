@@ -30,18 +30,20 @@ pub fn prepare_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Header of the statistics CSV.
-pub const STATS_HEADER: &str = "step,time,contacts,impacts,iterations,converged,warm_contacts,residual_normal_mean,residual_friction_mean,residual_rolling_mean,residual_max,kinetic_energy,potential_energy,momentum_x,momentum_y,momentum_z,t_detection_s,t_assembly_s,t_impact_s,t_continuous_s,t_total_s";
+pub const STATS_HEADER: &str = "step,time,contacts,impacts,iterations,status,unresolved,residual_tolerance,warm_contacts,residual_normal_mean,residual_friction_mean,residual_rolling_mean,residual_max,kinetic_energy,potential_energy,momentum_x,momentum_y,momentum_z,t_detection_s,t_assembly_s,t_impact_s,t_continuous_s,t_total_s";
 
 /// One CSV line of step statistics.
 pub fn stats_line(s: &StepStats) -> String {
     format!(
-        "{},{:e},{},{},{},{},{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e}",
+        "{},{:e},{},{},{},{},{},{:e},{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e}",
         s.step,
         s.time,
         s.contacts,
         s.impacts,
         s.iterations,
-        s.converged,
+        s.status.name(),
+        s.unresolved,
+        s.residual_tolerance,
         s.warm_contacts,
         s.residuals.normal.mean,
         s.residuals.friction.mean,

@@ -146,7 +146,20 @@ pub fn run_scene(
         write_frame(&mut frames, scene, stepper)?;
     }
     for k in 1..=options.steps {
-        let s = scene.step(stepper)?;
+        let s = match scene.step(stepper) {
+            Ok(s) => s,
+            Err(e) => {
+                // keep what the run produced up to the failed step: the
+                // statistics and the frame collections (no summary.json,
+                // which marks a finished run); checkpoints are untouched
+                if let Some(dir) = &options.out {
+                    output::write_atomic(&dir.join("stats.csv"), csv.as_bytes())
+                        .map_err(io(dir))?;
+                    frames.write_collections(dir).map_err(io(dir))?;
+                }
+                return Err(e.into());
+            }
+        };
         contacts_sum += s.contacts as u64;
         stage[0] += s.times.detection;
         stage[1] += s.times.assembly;

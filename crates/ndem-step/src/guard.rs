@@ -1,0 +1,189 @@
+//! Guards of the stepper: a step whose answer cannot be trusted is either
+//! refused (energy the step could not have supplied) or flagged (a contact
+//! solve whose residual leaves the rest state unphysical).
+
+use crate::{Motion, StepError, World};
+use ndem_math::{ContactLaw, Velocity6};
+use ndem_solve::{ContactProblem, DEFAULT_TOLERANCE};
+
+/// When the stepper flags a continuous solve as not accurate enough for
+/// its rest state to be the physical one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ResidualCheck {
+    /// Derived from the contact law. A residual `r` on a normal row is an
+    /// error `Δg = r Δt / (4 Υ_n)` in its constraint `g = −δ^{e_H}`
+    /// (NOTES.md "SPOOK step"), i.e. a relative overlap error
+    /// `Δδ/δ = r Δt / (4 Υ_n e_H |g|)`. The step is flagged when the mean
+    /// normal residual exceeds `relative_overlap · e_H · mean(4 Υ_n |g|) / Δt`
+    /// over the overlapping contacts. With rigid contacts, or when nothing
+    /// overlaps, [`DEFAULT_TOLERANCE`] is used.
+    FromContactLaw {
+        /// Allowed relative overlap error (default 0.1).
+        relative_overlap: f64,
+    },
+    /// Flag when the mean normal residual exceeds this value.
+    Absolute {
+        /// Tolerance on the mean normal-row residual.
+        tolerance: f64,
+    },
+}
+
+impl Default for ResidualCheck {
+    fn default() -> Self {
+        ResidualCheck::FromContactLaw {
+            relative_overlap: 0.1,
+        }
+    }
+}
+
+impl ResidualCheck {
+    /// Checks the fields.
+    pub fn validate(&self) -> Result<(), StepError> {
+        let (field, x) = match *self {
+            ResidualCheck::FromContactLaw { relative_overlap } => {
+                ("residual_check.relative_overlap", relative_overlap)
+            }
+            ResidualCheck::Absolute { tolerance } => ("residual_check.tolerance", tolerance),
+        };
+        if !(x.is_finite() && x > 0.0) {
+            return Err(StepError::InvalidSettings {
+                field,
+                reason: "must be finite and > 0",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Accumulates the contact-law tolerance of [`ResidualCheck::FromContactLaw`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct OverlapScale {
+    sum: f64,
+    count: usize,
+}
+
+impl OverlapScale {
+    /// Adds one contact with constraint value `g`, relaxation `Υ_n`.
+    pub(crate) fn add(&mut self, law: ContactLaw, g: f64, upsilon: f64, dt: f64) {
+        if g < 0.0 && !matches!(law, ContactLaw::Rigid) {
+            self.sum += 4.0 * upsilon * g.abs() / dt;
+            self.count += 1;
+        }
+    }
+
+    /// The tolerance on the mean normal residual for this step.
+    pub(crate) fn tolerance(&self, check: ResidualCheck, law: ContactLaw) -> f64 {
+        match check {
+            ResidualCheck::Absolute { tolerance } => tolerance,
+            ResidualCheck::FromContactLaw { relative_overlap } => {
+                if self.count == 0 {
+                    DEFAULT_TOLERANCE
+                } else {
+                    relative_overlap * law.exponent() * self.sum / self.count as f64
+                }
+            }
+        }
+    }
+}
+
+/// The most mechanical energy (kinetic plus gravitational) a step may end
+/// with, derived from the scene: the energy at the start including the
+/// elastic energy stored in the overlaps of compliant contacts
+/// ([`ContactProblem::elastic_energy`], which a rebound may return as
+/// motion), plus what every
+/// constraint row could add acting alone
+/// ([`ContactProblem::row_energy_bound`]), plus the work driven bodies can
+/// do in one step (a kinematic body, conveyor surface or motor moving at
+/// speed `V` can at most carry every dynamic body's weight over `V Δt` and
+/// reverse its momentum relative to `V`:
+/// `V Σ m_i (|g| Δt + 2|v*_i| + 2V)`), plus the work of external forces
+/// `Σ |f_i| (|v*_i| + drive) Δt`. It is a loose bound meant to catch a
+/// step that created energy from nothing (a diverged or garbage solve),
+/// not a conservation law.
+pub(crate) fn energy_bound(
+    world: &World,
+    energy_before: f64,
+    free: &[Velocity6],
+    problems: &[&ContactProblem],
+    dt: f64,
+) -> f64 {
+    let rows: f64 = problems.iter().map(|p| p.row_energy_bound()).sum();
+    let drive = drive_speed(world, problems);
+    let g = world.gravity.norm();
+    let mut driven = 0.0;
+    let mut external = 0.0;
+    for i in 0..world.len() {
+        if world.motion[i] != Motion::Dynamic {
+            continue;
+        }
+        if let Some(m) = &world.mass[i] {
+            let v = free[i].linear.norm();
+            driven += m.mass * (g * dt + 2.0 * v + 2.0 * drive);
+            external += (world.force[i].norm() * (v + drive)
+                + world.torque[i].norm() * free[i].angular.norm())
+                * dt;
+        }
+    }
+    let work = rows + drive * driven + external;
+    // round-off of the energy sums
+    let slack = 1e-12 * (energy_before.abs() + work) + 1e-300;
+    energy_before + work + slack
+}
+
+/// Largest speed at which a driven body (kinematic body, conveyor surface,
+/// motor or stabilisation target of a generic row) moves a contact or row.
+fn drive_speed(world: &World, problems: &[&ContactProblem]) -> f64 {
+    let mut speed = 0.0f64;
+    for p in problems {
+        for c in p.contacts() {
+            for body in c.bodies {
+                let b = body as usize;
+                if world.motion[b] == Motion::Kinematic {
+                    let v = world.velocity[b];
+                    let zero = Velocity6::ZERO;
+                    let (va, vb) = if b == c.bodies[0] as usize {
+                        (v, zero)
+                    } else {
+                        (zero, v)
+                    };
+                    let gv = c.jacobian.velocity(&va, &vb);
+                    let s = c.jacobian.normal_scale.max(f64::MIN_POSITIVE);
+                    let u = Velocity6::new(
+                        ndem_math::Vec3::new(gv[0] / s, gv[1], gv[2]),
+                        ndem_math::Vec3::zeros(),
+                    );
+                    speed = speed.max(u.linear.norm());
+                }
+            }
+            speed = speed.max(c.rhs[1].hypot(c.rhs[2]));
+        }
+        for r in p.generic_rows() {
+            let len = r.jacobian.linear_a.norm().max(r.jacobian.linear_b.norm());
+            if len > 0.0 {
+                speed = speed.max(r.rhs.abs() / len);
+            }
+        }
+    }
+    speed
+}
+
+/// Fails when the mechanical energy after a step exceeds its bound.
+pub(crate) fn check_energy(
+    step: u64,
+    time: f64,
+    before: f64,
+    after: f64,
+    bound: f64,
+) -> Result<(), StepError> {
+    if after.is_finite() && after <= bound {
+        Ok(())
+    } else {
+        Err(StepError::EnergyGrowth {
+            step,
+            time,
+            before,
+            after,
+            bound,
+        })
+    }
+}
