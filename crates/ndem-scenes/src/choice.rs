@@ -1,8 +1,9 @@
 //! Solver and warm-start choices of a scene, as data (scene files, CLI).
 
 use ndem_solve::{
-    Apgd, ApgdSettings, ColdStart, HistoryWarmStart, JacobiSettings, ModelWarmStart, PgsSettings, Safeguarded,
-    PgsVariant, ProjectedGaussSeidel, ProjectedJacobi, SolveError, Solver, Stopping, WarmStart,
+    Apgd, ApgdSettings, ColdStart, HistoryWarmStart, JacobiSettings, ModelWarmStart, PgsSettings,
+    PgsVariant, ProjectedGaussSeidel, ProjectedJacobi, Safeguarded, SolveError, Solver, Stopping,
+    WarmStart,
 };
 use serde::{Deserialize, Serialize};
 

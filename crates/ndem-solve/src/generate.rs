@@ -348,8 +348,8 @@ pub fn skewed_contacts(spec: &SkewedSpec) -> ContactProblem {
         );
         vstar.push(Velocity6::ZERO);
     }
-    let mut p = ContactProblem::new(inv, vstar, spec.rows, FrictionSet::Disk, 1e-2)
-        .expect("valid bodies");
+    let mut p =
+        ContactProblem::new(inv, vstar, spec.rows, FrictionSet::Disk, 1e-2).expect("valid bodies");
     let n_contacts = spec.contacts.max(nb - 1);
     let mut free = vec![Velocity6::ZERO; nb];
     for k in 0..n_contacts {
@@ -386,11 +386,15 @@ pub fn skewed_contacts(spec: &SkewedSpec) -> ContactProblem {
         let approach = 0.5 + u();
         let side = spec.sliding * approach;
         let angle = 2.0 * std::f64::consts::PI * u();
-        free[a].linear += -normal * approach
-            + (base.tangent1 * angle.cos() + base.tangent2 * angle.sin()) * side;
+        free[a].linear +=
+            -normal * approach + (base.tangent1 * angle.cos() + base.tangent2 * angle.sin()) * side;
         let d = jac.diagonal(&p.inverse_mass()[a], &p.inverse_mass()[b]);
         let sig = |dj: f64, u: &mut dyn FnMut() -> f64| dj * (1e-3 + 9e-3 * u());
-        let sigma = [sig(d[0], &mut u), sig(d[1].min(d[2]), &mut u), sig(d[3].min(d[4]), &mut u)];
+        let sigma = [
+            sig(d[0], &mut u),
+            sig(d[1].min(d[2]), &mut u),
+            sig(d[3].min(d[4]), &mut u),
+        ];
         p.push_contact(Contact {
             bodies: [a as u32, b as u32],
             key: ContactKey::new(a as u32, b as u32, k as u32),

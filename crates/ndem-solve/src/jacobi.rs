@@ -7,8 +7,8 @@
 
 use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
-use crate::problem::{ContactProblem, project_contact};
 use crate::problem::FrictionSet;
+use crate::problem::{ContactProblem, project_contact};
 use crate::solver::{
     IterationClock, IterationRecord, Observer, SolveReport, Solver, SolverStatus, Stopping,
 };

@@ -47,7 +47,7 @@ pub use apgd::Apgd;
 pub use compatible::{TrussSettings, TrussSolution, compatible_forces, truss_forces};
 pub use error::SolveError;
 pub use jacobi::{JacobiSettings, ProjectedJacobi};
-pub use metrics::{coulomb_merit, ResidualEvaluator, ResidualHistory, ResidualStats};
+pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats, coulomb_merit};
 pub use pgs::{PgsSettings, PgsVariant, ProjectedGaussSeidel};
 pub use problem::{
     Contact, ContactModel, ContactProblem, ContactRows, FrictionSet, GenericRow, RowBounds,
@@ -58,6 +58,6 @@ pub use solver::{
     SolverStatus, Stopping,
 };
 pub use warm_start::{
-    ColdStart, HistoryWarmStart, ImpulseHistory, ModelWarmStart, Safeguarded, StoredImpulse, WarmRows,
-    WarmStart, WarmStartStats,
+    ColdStart, HistoryWarmStart, ImpulseHistory, ModelWarmStart, Safeguarded, StoredImpulse,
+    WarmRows, WarmStart, WarmStartStats,
 };

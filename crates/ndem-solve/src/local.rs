@@ -22,7 +22,10 @@ pub(crate) fn disk_qp(a: [f64; 3], x0: [f64; 2], w: [f64; 2], radius: f64) -> [f
         return [0.0, 0.0];
     }
     let [a11, a12, a22] = a;
-    let b = [w[0] - a11 * x0[0] - a12 * x0[1], w[1] - a12 * x0[0] - a22 * x0[1]];
+    let b = [
+        w[0] - a11 * x0[0] - a12 * x0[1],
+        w[1] - a12 * x0[0] - a22 * x0[1],
+    ];
     let det = a11 * a22 - a12 * a12;
     let scale = a11.abs() + a22.abs();
     if det > 1e-14 * scale * scale {
@@ -83,7 +86,7 @@ pub(crate) fn disk_qp(a: [f64; 3], x0: [f64; 2], w: [f64; 2], radius: f64) -> [f
         }
         let slope = d / (norm * norm * norm);
         let mut next = nu - psi / slope;
-        if !(next > lo && next < hi) || !next.is_finite() {
+        if !(next > lo && next < hi && next.is_finite()) {
             next = 0.5 * (lo + hi);
         }
         if next == nu {
@@ -109,7 +112,10 @@ mod tests {
 
     /// Brute force over a fine polar grid of the disk.
     fn brute(a: [f64; 3], x0: [f64; 2], w: [f64; 2], r: f64) -> f64 {
-        let b = [w[0] - a[0] * x0[0] - a[1] * x0[1], w[1] - a[1] * x0[0] - a[2] * x0[1]];
+        let b = [
+            w[0] - a[0] * x0[0] - a[1] * x0[1],
+            w[1] - a[1] * x0[0] - a[2] * x0[1],
+        ];
         let f = |x: [f64; 2]| {
             0.5 * (a[0] * x[0] * x[0] + 2.0 * a[1] * x[0] * x[1] + a[2] * x[1] * x[1])
                 + b[0] * x[0]
@@ -136,7 +142,10 @@ mod tests {
         ];
         for (a, x0, w, r) in cases {
             let x = disk_qp(a, x0, w, r);
-            let b = [w[0] - a[0] * x0[0] - a[1] * x0[1], w[1] - a[1] * x0[0] - a[2] * x0[1]];
+            let b = [
+                w[0] - a[0] * x0[0] - a[1] * x0[1],
+                w[1] - a[1] * x0[0] - a[2] * x0[1],
+            ];
             let f = 0.5 * (a[0] * x[0] * x[0] + 2.0 * a[1] * x[0] * x[1] + a[2] * x[1] * x[1])
                 + b[0] * x[0]
                 + b[1] * x[1];
@@ -144,9 +153,15 @@ mod tests {
             // the grid's resolution bounds how much lower it can go
             assert!(f <= brute(a, x0, w, r) + 1e-9, "{f} for {a:?}");
             // KKT: residual at x is -ν x with ν ≥ 0 on the boundary
-            let g = [a[0] * x[0] + a[1] * x[1] + b[0], a[1] * x[0] + a[2] * x[1] + b[1]];
+            let g = [
+                a[0] * x[0] + a[1] * x[1] + b[0],
+                a[1] * x[0] + a[2] * x[1] + b[1],
+            ];
             let cross = g[0] * x[1] - g[1] * x[0];
-            assert!(cross.abs() <= 1e-12 * (1.0 + g[0].hypot(g[1])), "{g:?} {x:?}");
+            assert!(
+                cross.abs() <= 1e-12 * (1.0 + g[0].hypot(g[1])),
+                "{g:?} {x:?}"
+            );
             assert!(g[0] * x[0] + g[1] * x[1] <= 1e-12);
         }
     }

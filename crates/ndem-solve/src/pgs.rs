@@ -456,18 +456,18 @@ fn sweep_contact_rows(
     let (ma, mb) = (ia.inv_mass, ib.inv_mass);
     match iso {
         [Some(sa), Some(sb)] => sweep_generic(
-                c,
-                shape,
-                set,
-                lam,
-                inv_d,
-                omega,
-                (ma, Isotropic(sa)),
-                (mb, Isotropic(sb)),
-                true,
-                va,
-                vb,
-            ),
+            c,
+            shape,
+            set,
+            lam,
+            inv_d,
+            omega,
+            (ma, Isotropic(sa)),
+            (mb, Isotropic(sb)),
+            true,
+            va,
+            vb,
+        ),
         [Some(sa), None] => sweep_generic(
             c,
             shape,
@@ -685,7 +685,17 @@ impl Solver for ProjectedGaussSeidel {
                 let iso = [self.isotropic[a], self.isotropic[b]];
                 let (corr, ok) = match self.settings.variant {
                     PgsVariant::RowWise => sweep_contact_rows(
-                        c, &self.shapes[ci], set, lam, inv_d, omega, &inv[a], &inv[b], iso, &mut va, &mut vb,
+                        c,
+                        &self.shapes[ci],
+                        set,
+                        lam,
+                        inv_d,
+                        omega,
+                        &inv[a],
+                        &inv[b],
+                        iso,
+                        &mut va,
+                        &mut vb,
                     ),
                     PgsVariant::Blocked => sweep_contact_block(
                         c,

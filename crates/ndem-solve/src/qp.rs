@@ -256,7 +256,10 @@ fn initial_lipschitz(
         .map(|i| (probe_grad[i] - grad[i]).powi(2))
         .sum::<f64>()
         .sqrt();
-    let den = (0..n).map(|i| (probe[i] - x[i]).powi(2)).sum::<f64>().sqrt();
+    let den = (0..n)
+        .map(|i| (probe[i] - x[i]).powi(2))
+        .sum::<f64>()
+        .sqrt();
     if den > 0.0 && num > 0.0 && (num / den).is_finite() {
         num / den
     } else {

@@ -373,9 +373,7 @@ impl<W: WarmStart> WarmStart for Safeguarded<W> {
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> Result<WarmStartStats, SolveError> {
-        let stats = self
-            .inner
-            .initialize(problem, history, lambda, velocity)?;
+        let stats = self.inner.initialize(problem, history, lambda, velocity)?;
         let mut evaluator = crate::ResidualEvaluator::new();
         let warm = evaluator.stats(problem, lambda, None).mean;
         let zero = vec![0.0; problem.len()];

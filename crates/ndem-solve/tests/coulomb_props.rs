@@ -2,12 +2,10 @@
 //! frame and any row diagonals: contacts with non-orthonormal frames,
 //! anisotropic bodies and lever arms off the normal, pressed and sliding.
 
+use ndem_math::Velocity6;
 use ndem_solve::metrics::coulomb_merit;
 use ndem_solve::testing::{SkewedSpec, skewed_contacts};
-use ndem_solve::{
-    ContactRows, PgsSettings, PgsVariant, ProjectedGaussSeidel, Solver, Stopping,
-};
-use ndem_math::Velocity6;
+use ndem_solve::{ContactRows, PgsSettings, PgsVariant, ProjectedGaussSeidel, Solver, Stopping};
 use proptest::prelude::*;
 
 fn solve(problem: &ndem_solve::ContactProblem, variant: PgsVariant, sweeps: usize) -> f64 {

@@ -248,7 +248,15 @@ fn observer_sees_every_iteration_and_residual_falls() {
     let first = hist.entries[0].stats.mean;
     let last = hist.entries[199].stats.mean;
     assert!(last < 0.1 * first, "mean residual {first} -> {last}");
-    assert_eq!(hist.entries[199].stats, rep.residuals);
+    // the observer sees PGS's running velocity, the report evaluates
+    // v* + M⁻¹Gᵀλ afresh: equal to round-off (measured 2.4e-14 relative;
+    // tolerance 10x)
+    let (h, r) = (hist.entries[199].stats, rep.residuals);
+    let rel = ((h.mean - r.mean) / r.mean)
+        .abs()
+        .max(((h.max - r.max) / r.max).abs());
+    println!("observer vs honest report: relative difference {rel:e}");
+    assert!(rel <= 2.4e-13, "{h:?} vs {r:?}");
 }
 
 #[test]
@@ -419,7 +427,7 @@ fn from_sparse_reproduces_the_contact_operator() {
 /// not converge must say so (`IterationLimit` or `Stalled`, never
 /// `Converged`) with a reported residual equal to an independent
 /// evaluation. The converged fraction is printed and asserted at its
-/// measured value (45 of 48) minus a margin of 3 cases. Why the others are
+/// measured value (44 of 48) minus a margin of 3 cases. Why the others are
 /// hard: docs/solvers.md, "PGS on frictional packings".
 #[test]
 fn pgs_on_generated_frictional_packings_converges_or_says_so() {
@@ -443,23 +451,34 @@ fn pgs_on_generated_frictional_packings_converges_or_says_so() {
         let rep = solve_to(&problem, tight(variant), &mut lam, &mut vel);
         *statuses.entry(rep.status.name()).or_insert(0) += 1;
         let honest = ResidualEvaluator::new().stats(&problem, &lam, None);
-        assert_eq!(honest, rep.residuals, "reported residuals are not the honest ones");
+        assert_eq!(
+            honest, rep.residuals,
+            "reported residuals are not the honest ones"
+        );
         if rep.converged() {
             converged += 1;
             check_solution(&problem, variant, &rep, lam, vel).unwrap();
         } else {
             assert!(
-                matches!(rep.status, SolverStatus::IterationLimit | SolverStatus::Stalled),
+                matches!(
+                    rep.status,
+                    SolverStatus::IterationLimit | SolverStatus::Stalled
+                ),
                 "{rep:?}"
             );
             assert!(rep.residuals.max > 1e-11);
         }
     }
-    println!("PGS on generated frictional packings: {converged} of {cases} converged to 1e-11 in 30 000 sweeps; statuses {statuses:?}");
-    assert!(converged + 3 >= MEASURED_CONVERGED, "{converged} of {cases} converged");
+    println!(
+        "PGS on generated frictional packings: {converged} of {cases} converged to 1e-11 in 30 000 sweeps; statuses {statuses:?}"
+    );
+    assert!(
+        converged + 3 >= MEASURED_CONVERGED,
+        "{converged} of {cases} converged"
+    );
 }
 
-const MEASURED_CONVERGED: usize = 45;
+const MEASURED_CONVERGED: usize = 44;
 
 /// PGS is not guaranteed to converge on frictional MCPs; on the seeded
 /// packings below (3×3×2 spheres, Table 1 parameters, six rows, both friction
@@ -495,4 +514,43 @@ fn pgs_converges_on_most_frictional_packings() {
         converged * 100 >= 80 * total,
         "{converged} of {total} converged"
     );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// The safeguarded policy on sequences of perturbed problems (the
+    /// history of one packing applied to a compressed or relaxed copy, and
+    /// the model start): the start it hands the solver never has a larger
+    /// mean residual than the cold start, and it is the inner policy's
+    /// start whenever that one is no worse.
+    #[test]
+    fn safeguarded_start_is_never_worse_than_cold(
+        nx in 2usize..=4, nz in 2usize..=4, seed in any::<u64>(), dc in -5e-3f64..5e-3, model in any::<bool>()
+    ) {
+        let spec = PackingSpec { cells: [nx, 2, nz], compression: 0.01, seed, ..PackingSpec::default() };
+        let first = sphere_packing(&spec);
+        let second = sphere_packing(&PackingSpec { compression: (0.01 + dc).max(0.001), ..spec });
+        let (mut lam, mut vel) = cold(&first);
+        solve_to(&first, PgsSettings { stopping: Stopping::iterations(200), ..PgsSettings::default() }, &mut lam, &mut vel);
+        let mut history = ImpulseHistory::new();
+        history.record(&first, &lam);
+        let inner: Box<dyn WarmStart> = if model { Box::new(ModelWarmStart) } else { Box::new(HistoryWarmStart::default()) };
+        let (mut li, mut vi) = cold(&second);
+        inner.initialize(&second, &history, &mut li, &mut vi).unwrap();
+        let (mut ls, mut vs) = cold(&second);
+        let guarded: Box<dyn WarmStart> = if model { Box::new(Safeguarded::new(ModelWarmStart)) } else { Box::new(Safeguarded::new(HistoryWarmStart::default())) };
+        guarded.initialize(&second, &history, &mut ls, &mut vs).unwrap();
+        let mut ev = ResidualEvaluator::new();
+        let r_cold = ev.stats(&second, &vec![0.0; second.len()], None).mean;
+        let r_inner = ev.stats(&second, &li, None).mean;
+        let r_safe = ev.stats(&second, &ls, None).mean;
+        prop_assert!(r_safe <= r_cold, "safeguarded {r_safe:e} > cold {r_cold:e}");
+        if r_inner <= r_cold {
+            prop_assert_eq!(&ls, &li);
+        }
+        let mut v2 = vec![Velocity6::ZERO; second.body_count()];
+        second.velocity_from(&ls, &mut v2);
+        prop_assert_eq!(vs, v2);
+    }
 }

@@ -79,7 +79,9 @@ pub enum StepError {
         source: SolveError,
     },
     /// The solve returned a non-finite velocity.
-    #[error("step {step} (t = {time} s): the {stage} stage produced a non-finite velocity for body {body}")]
+    #[error(
+        "step {step} (t = {time} s): the {stage} stage produced a non-finite velocity for body {body}"
+    )]
     NonFiniteVelocity {
         /// "impact", "warm start" or "continuous".
         stage: &'static str,

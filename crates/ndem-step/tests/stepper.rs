@@ -3,9 +3,9 @@
 
 use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3, Velocity6};
-use ndem_solve::{SolverStatus, 
+use ndem_solve::{
     ColdStart, ContactProblem, HistoryWarmStart, IterationRecord, Observer, PgsSettings,
-    ProjectedGaussSeidel, SolveError, SolveReport, Solver, Stopping,
+    ProjectedGaussSeidel, SolveError, SolveReport, Solver, SolverStatus, Stopping,
 };
 use ndem_step::*;
 
