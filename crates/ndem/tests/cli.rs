@@ -298,3 +298,20 @@ fn list_names_every_builtin_scene() {
         assert!(text.contains(name));
     }
 }
+
+#[test]
+fn zero_iterations_is_refused_naming_the_field() {
+    let dir = tmp("zero-iterations");
+    let o = ndem(&[
+        "run",
+        "column",
+        "--iterations",
+        "0",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("run.iterations"), "{err}");
+}
