@@ -3,7 +3,7 @@
 use crate::SuiteOptions;
 use crate::report::{self, Progress, SuiteResult};
 use ndem_solve::{ColdStart, HistoryWarmStart};
-use ndem_step::verification::{self as v, CaseResult};
+use ndem_step::verification::{self as v, CaseKind, CaseResult};
 use serde_json::json;
 
 fn column_cases(n: usize, quick: bool) -> SuiteResult<Vec<CaseResult>> {
@@ -21,45 +21,44 @@ fn column_cases(n: usize, quick: bool) -> SuiteResult<Vec<CaseResult>> {
     }
     let mut out = Vec::new();
     for &(it, e) in &errors {
-        out.push(CaseResult {
-            name: format!("column N={n} N_it={it} (history)"),
-            measured: e,
-            expected: 0.0,
-            tolerance: f64::NAN,
-            absolute: true,
-            pass: e.is_finite(),
-            note: "eps_l = (l - l_Nit)/l, recorded".into(),
-        });
+        out.push(CaseResult::record(
+            format!("column N={n} N_it={it} (history)"),
+            e,
+            "eps_l = (l - l_Nit)/l",
+        ));
     }
     let (best_it, best) = *errors.last().expect("iterations");
-    out.push(CaseResult {
-        name: format!("column N={n} settled height (N_it={best_it})"),
-        measured: best,
-        expected: 0.0,
-        tolerance: 1e-3,
-        absolute: true,
-        pass: best.abs() <= 1e-3,
-        note: "|eps_l| <= 0.1 %".into(),
-    });
+    let (tol, source) = settled_tolerance(n, quick, false);
+    out.push(
+        CaseResult::absolute(
+            format!("column N={n} settled height (N_it={best_it})"),
+            best,
+            0.0,
+            tol,
+            "eps_l = (l - l_Nit)/l",
+        )
+        .because(source),
+    );
     let falling = errors
         .windows(2)
         .all(|w| w[1].1.abs() <= w[0].1.abs() * 1.0001 + 1e-9);
-    out.push(CaseResult {
-        name: format!("column N={n} eps_l falls with N_it"),
-        measured: if falling { 1.0 } else { 0.0 },
-        expected: 1.0,
-        tolerance: 0.0,
-        absolute: true,
-        pass: falling,
-        note: format!(
-            "|eps_l| at N_it = {}",
-            errors
-                .iter()
-                .map(|(i, e)| format!("{i}: {:.2e}", e.abs()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    });
+    out.push(
+        CaseResult::absolute(
+            format!("column N={n} eps_l falls with N_it"),
+            if falling { 1.0 } else { 0.0 },
+            1.0,
+            0.0,
+            format!(
+                "|eps_l| at N_it = {}",
+                errors
+                    .iter()
+                    .map(|(i, e)| format!("{i}: {:.2e}", e.abs()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+        .because("exact: a yes/no check"),
+    );
     // cold start with many iterations reaches the same height
     let cold = v::column_error(
         n,
@@ -68,19 +67,37 @@ fn column_cases(n: usize, quick: bool) -> SuiteResult<Vec<CaseResult>> {
         duration,
     )
     .map_err(|e| e.to_string())?;
-    out.push(CaseResult {
-        name: format!(
-            "column N={n} cold start N_it={}",
-            iterations.last().expect("it")
-        ),
-        measured: cold,
-        expected: 0.0,
-        tolerance: 1e-3,
-        absolute: true,
-        pass: cold.abs() <= 1e-3,
-        note: "|eps_l| <= 0.1 %".into(),
-    });
+    let (tol, source) = settled_tolerance(n, quick, true);
+    out.push(
+        CaseResult::absolute(
+            format!(
+                "column N={n} cold start N_it={}",
+                iterations.last().expect("it")
+            ),
+            cold,
+            0.0,
+            tol,
+            "eps_l = (l - l_Nit)/l",
+        )
+        .because(source),
+    );
     Ok(out)
+}
+
+/// Tolerance of the settled column height: 10x the error measured with
+/// the suite's own iteration counts (full: N_it = 3000 over 4 s; quick:
+/// N_it = 1000 over 2 s). The whole Hertz effect is 6.8e-3 (N = 10).
+fn settled_tolerance(n: usize, quick: bool, cold: bool) -> (f64, &'static str) {
+    match (n, quick, cold) {
+        (10, _, _) => (4.3e-15, "10x the measured 4.3e-16"),
+        (50, false, _) => (5.8e-12, "10x the measured 5.8e-13 (N_it = 3000)"),
+        (50, true, false) => (1.0e-6, "10x the measured 1.04e-7 (quick: N_it = 1000)"),
+        (50, true, true) => (1.0e-6, "10x the measured 9.96e-8 (quick: N_it = 1000)"),
+        _ => (
+            1e-3,
+            "0.1 % (paper's column criterion); not measured for this N",
+        ),
+    }
 }
 
 /// Runs the suite; `Ok(true)` when every case passes.
@@ -123,39 +140,47 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     }
     progress.tick("DEM impact and restitution");
     for n in [10, 25] {
-        cases.push(
-            ndem_smooth::verification::column(n, if n > 10 { 6.0 } else { 2.0 }).map_err(serr)?,
-        );
+        cases.push(ndem_smooth::verification::column(n).map_err(serr)?);
     }
     progress.tick("DEM column");
 
-    let mut table =
-        String::from("| case | measured | expected | tolerance | pass |\n|---|---|---|---|---|\n");
+    let mut table = String::from(
+        "| case | measured | expected | error | tolerance | result | tolerance from |\n|---|---|---|---|---|---|---|\n",
+    );
     let mut rows = Vec::new();
     for c in &cases {
-        let tol = if c.tolerance.is_nan() {
-            "(recorded)".to_string()
+        let record = c.kind == CaseKind::Record;
+        let tol = if record {
+            "-".to_string()
         } else if c.absolute {
             format!("±{:.1e}", c.tolerance)
         } else {
-            format!("±{:.1} %", 100.0 * c.tolerance)
+            format!("±{:.1e} rel.", c.tolerance)
+        };
+        let result = match (record, c.pass) {
+            (true, _) => "record",
+            (false, true) => "pass",
+            (false, false) => "FAIL",
+        };
+        let (expected, error) = if record {
+            ("-".to_string(), "-".to_string())
+        } else {
+            (format!("{:.6e}", c.expected), format!("{:.2e}", c.error()))
         };
         table.push_str(&format!(
-            "| {} | {:.6e} | {:.6e} | {} | {} |\n",
-            c.name,
-            c.measured,
-            c.expected,
-            tol,
-            if c.pass { "yes" } else { "NO" }
+            "| {} | {:.6e} | {} | {} | {} | {} | {} |\n",
+            c.name, c.measured, expected, error, tol, result, c.source
         ));
         rows.push(vec![
             format!("\"{}\"", c.name),
             format!("{:e}", c.measured),
             format!("{:e}", c.expected),
+            format!("{:e}", c.error()),
             format!("{:e}", c.tolerance),
             c.absolute.to_string(),
-            c.pass.to_string(),
+            result.to_string(),
             format!("\"{}\"", c.note),
+            format!("\"{}\"", c.source),
         ]);
     }
     let all = cases.iter().all(|c| c.pass);
@@ -166,10 +191,12 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             "case",
             "measured",
             "expected",
+            "error",
             "tolerance",
             "absolute",
-            "pass",
+            "result",
             "note",
+            "tolerance_source",
         ],
         &rows,
     )?;
@@ -182,6 +209,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             "name": c.name, "measured": c.measured, "expected": c.expected,
             "tolerance": if c.tolerance.is_nan() { serde_json::Value::Null } else { json!(c.tolerance) },
             "absolute": c.absolute, "pass": c.pass, "note": c.note,
+            "record": c.kind == CaseKind::Record, "error": c.error(), "tolerance_source": c.source,
         })).collect::<Vec<_>>(),
     });
     report::write(
@@ -190,7 +218,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     )?;
     let md = format!(
         "# cargo xtask verify{}\n\nEach case compares one measured number with its analytic value \
-         (see `crates/ndem-step/src/verification.rs` for the set-up and formula of each).\n\n{table}\n\
+         (see `crates/ndem-step/src/verification.rs` for the set-up and formula of each). `record` rows \
+         only record a value. Every tolerance is at most 10x the error the code achieves; the last \
+         column says where it comes from.\n\n{table}\n\
          All pass: **{}**. Wall time {:.1} s.\n",
         if opts.quick { " --quick" } else { "" },
         if all { "yes" } else { "no" },

@@ -11,8 +11,11 @@ use ndem_step::{BodyDesc, World};
 /// undamped, no friction, no gravity) at relative speed `v0`: measured
 /// contact duration and rebound ratio against Hertz's
 /// `t_c = 2.9432 δ_max / v0`, `δ_max = (5 m* v0² / (4 k_n))^{2/5}`
-/// (Johnson, Contact Mechanics, §11.4) and rebound 1. Δt = t_c/400;
-/// tolerance 2 %.
+/// (Johnson, Contact Mechanics, §11.4) and rebound 1. Δt = t_c/400.
+/// Tolerances: the duration to one step of the measurement (1/400, the
+/// resolution: the measured duration is a whole number of steps), the
+/// rebound to 1e-6 (10× the measured 1.0e-7 and 1.4e-7 of symplectic
+/// Euler's energy error).
 pub fn hertz_impact(v0: f64) -> Result<(CaseResult, CaseResult), SmoothError> {
     let material = Material {
         restitution: 1.0,
@@ -61,30 +64,33 @@ pub fn hertz_impact(v0: f64) -> Result<(CaseResult, CaseResult), SmoothError> {
     };
     let rebound = (world.velocities()[1].linear.x - world.velocities()[0].linear.x) / v0;
     Ok((
-        CaseResult {
-            name: format!("DEM Hertz impact duration, v0 = {v0} m/s"),
-            measured: duration,
-            expected: tc,
-            tolerance: 0.02,
-            absolute: false,
-            pass: (duration - tc).abs() <= 0.02 * tc,
-            note: "t_c = 2.9432 delta_max / v0".into(),
-        },
-        CaseResult {
-            name: format!("DEM Hertz impact rebound (undamped), v0 = {v0} m/s"),
-            measured: rebound,
-            expected: 1.0,
-            tolerance: 0.02,
-            absolute: false,
-            pass: (rebound - 1.0).abs() <= 0.02,
-            note: "relative separation speed / approach speed".into(),
-        },
+        CaseResult::relative(
+            format!("DEM Hertz impact duration, v0 = {v0} m/s"),
+            duration,
+            tc,
+            1.0 / 400.0,
+            "t_c = 2.9432 delta_max / v0",
+        )
+        .because("resolution: one step, dt = t_c/400"),
+        CaseResult::relative(
+            format!("DEM Hertz impact rebound (undamped), v0 = {v0} m/s"),
+            rebound,
+            1.0,
+            1e-6,
+            "relative separation speed / approach speed",
+        )
+        .because("10x the measured 1.0e-7 (v0 = 0.1) and 1.4e-7 (v0 = 1)"),
     ))
 }
 
 /// A sphere hitting a plane at 1 m/s (no gravity) with restitution `e`:
 /// the damping from [`crate::damping_for_restitution`] must reproduce `e`
-/// within 2 %, for the Hertz and the linear law.
+/// for the Hertz and the linear law. Tolerances (relative): the smaller of
+/// 2 % and 10× the measured error, which is 4.4e-3 (Hertz) and 1.7e-2
+/// (linear) at e = 0.18, 3.6e-5 and 1.0e-3 at e = 0.8: the damping map's
+/// inversion and the time discretization at Δt = t_crit/100 (the linear
+/// law at e = 0.18 is the largest, 1.7 %, a limit of the model kept in
+/// the table).
 pub fn restitution(e: f64, law: SmoothLaw) -> Result<CaseResult, SmoothError> {
     let material = Material {
         restitution: e,
@@ -121,27 +127,34 @@ pub fn restitution(e: f64, law: SmoothLaw) -> Result<CaseResult, SmoothError> {
         }
     }
     let measured = world.velocities()[1].linear.z;
-    Ok(CaseResult {
-        name: format!(
+    let hertz = matches!(law, SmoothLaw::Hertz);
+    // the smaller of 2 % and 10x the measured error (see above)
+    let (tolerance, source) = match (hertz, e >= 0.5) {
+        (true, false) => (0.02, "2 %, 4.6x the measured 4.4e-3"),
+        (false, false) => (0.02, "2 %, 1.2x the measured 1.7e-2"),
+        (true, true) => (3.6e-4, "10x the measured 3.6e-5"),
+        (false, true) => (1.0e-2, "10x the measured 1.0e-3"),
+    };
+    Ok(CaseResult::relative(
+        format!(
             "DEM restitution e={e} ({})",
-            match law {
-                SmoothLaw::Hertz => "Hertz",
-                SmoothLaw::Linear { .. } | SmoothLaw::LinearModulus { .. } => "linear",
-            }
+            if hertz { "Hertz" } else { "linear" }
         ),
         measured,
-        expected: e,
-        tolerance: 0.02,
-        absolute: false,
-        pass: (measured - e).abs() <= 0.02 * e,
-        note: "rebound speed / impact speed".into(),
-    })
+        e,
+        tolerance,
+        "rebound speed / impact speed",
+    )
+    .because(source))
 }
 
 /// A 1D column of `n` spheres (Table 1 material) settled by the smooth DEM
-/// for `duration` seconds at 0.2 of the critical time step: ε_l against the
-/// analytic Hertz height (tolerance 0.1 %).
-pub fn column(n: usize, duration: f64) -> Result<CaseResult, SmoothError> {
+/// for 2 s (`n ≤ 10`) or 6 s at 0.2 of the critical time step: ε_l against the
+/// analytic Hertz height. Tolerances 1.0e-12 (N = 10, 2 s) and 8.9e-8
+/// (N = 25, 6 s): 10× the measured 1.0e-13 and 8.9e-9 (the remaining
+/// oscillation of the damped column).
+pub fn column(n: usize) -> Result<CaseResult, SmoothError> {
+    let duration = if n <= 10 { 2.0 } else { 6.0 };
     let mut world = column_world(n)?;
     let crit = crate::stepper::critical_time_step(&world, &SmoothLaw::Hertz);
     let dt = 0.2 * crit;
@@ -158,13 +171,22 @@ pub fn column(n: usize, duration: f64) -> Result<CaseResult, SmoothError> {
     let r = 0.0065;
     let l = column_height(n, r, &world.materials[0], 9.81)?;
     let eps = (l - (world.positions()[n].z + r)) / l;
-    Ok(CaseResult {
-        name: format!("DEM column N={n} settled height"),
-        measured: eps,
-        expected: 0.0,
-        tolerance: 1e-3,
-        absolute: true,
-        pass: eps.abs() <= 1e-3,
-        note: "eps_l = (l - l_DEM)/l".into(),
-    })
+    let (tolerance, source) = match n {
+        10 => (1.0e-12, "10x the measured 1.0e-13 (N = 10, 2 s)"),
+        25 => (8.9e-8, "10x the measured 8.9e-9 (N = 25, 6 s)"),
+        // other sizes were not measured: the settled column must at least
+        // reach the 0.1 % the warm-starting paper's column asks for
+        _ => (
+            1e-3,
+            "0.1 % (paper's column criterion); not measured for this N",
+        ),
+    };
+    Ok(CaseResult::absolute(
+        format!("DEM column N={n} settled height"),
+        eps,
+        0.0,
+        tolerance,
+        "eps_l = (l - l_DEM)/l",
+    )
+    .because(source))
 }

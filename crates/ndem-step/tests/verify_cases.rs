@@ -36,7 +36,9 @@ fn two_sphere_collision_conserves_momentum() {
 #[test]
 fn column_of_ten_settles_to_hertz_height() {
     let converged = column_error(10, 500, Box::new(HistoryWarmStart::default()), 2.0).unwrap();
-    assert!(converged.abs() <= 1e-3, "eps_l = {converged}");
+    println!("eps_l(500 sweeps, 2 s) = {converged:e}");
+    // 10x the measured 2.4e-14; the whole Hertz effect is 6.8e-3
+    assert!(converged.abs() <= 2.4e-13, "eps_l = {converged}");
     let few = column_error(10, 5, Box::new(ColdStart), 2.0).unwrap();
     assert!(
         few.abs() > converged.abs(),
