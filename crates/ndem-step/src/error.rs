@@ -92,6 +92,27 @@ pub enum StepError {
         /// Simulated time at the start of the step.
         time: f64,
     },
+    /// Two bodies overlap by more than the smaller radius of curvature at
+    /// their contact: the contact law (Hertz or linear, a small-strain
+    /// model) no longer describes them; the bodies have passed through
+    /// each other (e.g. a load no contact stiffness can carry).
+    #[error(
+        "step {step} (t = {time} s): bodies {body_a} and {body_b} overlap by {overlap:e} m, more than the radius {radius:e} m at their contact: the contact law no longer holds (are the densities, loads or time step sensible?)"
+    )]
+    OverlapBeyondRadius {
+        /// Number of the step that failed.
+        step: u64,
+        /// Simulated time at the start of the step.
+        time: f64,
+        /// First body.
+        body_a: usize,
+        /// Second body.
+        body_b: usize,
+        /// Overlap `δ` [m].
+        overlap: f64,
+        /// The smaller radius of curvature [m].
+        radius: f64,
+    },
     /// The step ended with more mechanical energy than the scene could have
     /// supplied (see `StepSettings::energy_guard`): the bodies blew up.
     #[error(

@@ -533,6 +533,17 @@ impl Stepper {
                     body_b: b,
                 });
             }
+            let radius = c.curvature[0].min(c.curvature[1]);
+            if -c.gap > radius {
+                return Err(StepError::OverlapBeyondRadius {
+                    step,
+                    time,
+                    body_a: a,
+                    body_b: b,
+                    overlap: -c.gap,
+                    radius,
+                });
+            }
             let frame = ContactFrame::from_normal(&c.normal)?;
             let params = self.contact_parameters(world, c)?;
             geo.push((frame, params));

@@ -511,3 +511,69 @@ fn rigid_contacts_rest_without_overlap() {
         "support {support} vs weight {weight}"
     );
 }
+
+/// A solver that returns finite but absurd multipliers (every normal
+/// impulse 1e3 N s, as a diverged iteration might).
+struct Absurd;
+impl Solver for Absurd {
+    fn name(&self) -> &'static str {
+        "absurd"
+    }
+    fn solve_observed(
+        &mut self,
+        p: &ContactProblem,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+        _o: &mut dyn Observer,
+    ) -> Result<SolveReport, SolveError> {
+        let m = p.contact_rows().count();
+        lambda.fill(0.0);
+        for l in lambda[..p.generic_offset()].chunks_exact_mut(m) {
+            l[0] = 1e3;
+        }
+        p.velocity_from(lambda, velocity);
+        Ok(SolveReport {
+            solver: "absurd",
+            status: SolverStatus::IterationLimit,
+            iterations: 1,
+            last_update: 0.0,
+            initial_residual: 0.0,
+            residuals: Default::default(),
+        })
+    }
+    fn max_iterations(&self) -> usize {
+        1
+    }
+    fn set_max_iterations(&mut self, _n: usize) {}
+}
+
+/// A step that creates energy no constraint could supply is refused with
+/// the step number and time, and the world is left as it was.
+#[test]
+fn energy_from_nowhere_is_refused_and_the_world_kept() {
+    let mut w = pile(2);
+    let mut st = Stepper::with_pgs(StepSettings::default(), 50).unwrap();
+    for _ in 0..50 {
+        st.step(&mut w).unwrap();
+    }
+    st.set_solver(Box::new(Absurd));
+    let (pos, vel) = (w.positions().to_vec(), w.velocities().to_vec());
+    let err = st.step(&mut w).unwrap_err();
+    match err {
+        StepError::EnergyGrowth {
+            step,
+            time,
+            before,
+            after,
+            bound,
+        } => {
+            assert_eq!(step, 51);
+            assert!((time - 50.0 * StepSettings::default().dt).abs() < 1e-12);
+            assert!(after > bound && bound >= before, "{before} {after} {bound}");
+        }
+        e => panic!("expected EnergyGrowth, got {e}"),
+    }
+    assert_eq!(w.positions(), &pos[..]);
+    assert_eq!(w.velocities(), &vel[..]);
+    assert_eq!(st.step_count(), 50);
+}

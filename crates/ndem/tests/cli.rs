@@ -315,3 +315,62 @@ fn zero_iterations_is_refused_naming_the_field() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("run.iterations"), "{err}");
 }
+
+/// A column of spheres with density 1e300 kg/m³ on a 6 MPa Hertz contact
+/// (no contact stiffness can carry that load): the run stops with exit 2
+/// and one line naming the step and time, keeps its statistics, frames and
+/// checkpoints, and the last checkpoint resumes.
+#[test]
+fn blow_up_exits_2_naming_step_and_time_with_outputs_intact() {
+    let dir = tmp("blow-up");
+    let o = ndem(&["describe", "column", "--toml"]);
+    assert!(o.status.success());
+    let toml: String = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| !l.starts_with("mass = ") && !l.starts_with("inertia = "))
+        .map(|l| {
+            if l.starts_with("density = ") {
+                "density = 1e300".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let scene = dir.join("dense.toml");
+    std::fs::write(&scene, toml).unwrap();
+    let out = dir.join("out");
+    let o = ndem(&[
+        "run",
+        scene.to_str().unwrap(),
+        "--steps",
+        "100",
+        "--checkpoint-every",
+        "5",
+        "--frame-every",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let err: Vec<&str> = err.lines().filter(|l| !l.contains("WARN")).collect();
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert!(err[0].contains("step 8 (t = 0.035"), "{}", err[0]);
+    let stats = std::fs::read_to_string(out.join("stats.csv")).unwrap();
+    assert_eq!(stats.lines().count(), 1 + 7, "header and 7 steps");
+    assert!(!out.join("summary.json").exists());
+    assert!(out.join("particles.pvd").exists());
+    let cp = out.join("checkpoint_00000005.json");
+    let o = ndem(&[
+        "resume",
+        cp.to_str().unwrap(),
+        "--steps",
+        "2",
+        "--frame-every",
+        "0",
+        "--out",
+        dir.join("resumed").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
