@@ -76,7 +76,7 @@ fn run_ndem(
     column: Option<usize>,
 ) -> SuiteResult<(f64, f64)> {
     let mut world = scene.world.clone();
-    let settings = StepSettings::default();
+    let settings = StepSettings::papers();
     let pgs = ProjectedGaussSeidel::new(PgsSettings {
         stopping: Stopping::iterations(iterations),
         ..PgsSettings::default()

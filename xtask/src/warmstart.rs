@@ -196,8 +196,18 @@ pub fn column(opts: &SuiteOptions) -> SuiteResult<bool> {
         .collect();
     let mut eps_of = std::collections::BTreeMap::new();
     let mut csv = Vec::new();
+    // A run the stepper refused (a blow-up: energy from nowhere, bodies
+    // passing through each other, a diverged solve) is recorded as NaN with
+    // its message; `required` treats NaN as no evidence.
+    let mut refused = Vec::new();
     for ((n, m, it), r) in cases.iter().zip(results) {
-        let e = r?;
+        let e = match r {
+            Ok(e) => e,
+            Err(msg) => {
+                refused.push(format!("N_p = {n}, {}, N_it = {it}: {msg}", m.name()));
+                f64::NAN
+            }
+        };
         csv.push(vec![
             n.to_string(),
             m.name().into(),
@@ -340,6 +350,7 @@ pub fn column(opts: &SuiteOptions) -> SuiteResult<bool> {
         "required_iterations": summary_req,
         "speedup_cold_over_history": speedups,
         "speedup_note": "mean over N_p of N_it^eps(cold) / N_it^eps(history); keys are eps",
+        "refused_runs": refused,
         "paper": {"speedup": "about 3", "scaling": "N_it^eps roughly linear in N_p"},
         "wall_time_s": wall,
     });
@@ -354,10 +365,23 @@ pub fn column(opts: &SuiteOptions) -> SuiteResult<bool> {
          within ε (grid {:?}).\n\n{table}\n\nMean speed-up N_it^ε(cold)/N_it^ε(history) (key `speedup_cold_over_history` \
          in `summary.json`, by ε): {}.\n\nPaper: warm starting needs about 3× fewer iterations, and N_it^ε grows \
          almost linearly with N_p.\n\nFigures: `fig3_required_iterations_eps*.svg` (Fig. 3), `fig4_residual.svg` \
-         (Fig. 4). Data: `column_eps.csv`, `column_required.csv`, `fig4_residual.csv`. Wall time {wall:.0} s.\n",
+         (Fig. 4). Data: `column_eps.csv`, `column_required.csv`, `fig4_residual.csv`. Wall time {wall:.0} s.\n\n\
+         Runs the stepper refused (recorded as NaN, no evidence either way): {}\n",
         if opts.quick { " --quick" } else { "" },
         grid,
         serde_json::to_string(&speedups).unwrap_or_default(),
+        if refused.is_empty() {
+            "none.".to_string()
+        } else {
+            format!(
+                "\n\n{}",
+                refused
+                    .iter()
+                    .map(|r| format!("- {r}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )
+        },
     );
     report::write(&out.join("report.md"), &md)?;
     println!(

@@ -155,7 +155,7 @@ pub fn column(n: usize) -> Result<Scene, SceneError> {
     Ok(Scene {
         name: "column".into(),
         world: ndem_step::verification::column_world(n)?,
-        settings: StepSettings::default(),
+        settings: StepSettings::papers(),
         emitters: Vec::new(),
         duration: 3.0,
         iterations: 100,
@@ -213,7 +213,7 @@ pub fn pile(spec: PileSpec) -> Result<Scene, SceneError> {
     Ok(Scene {
         name: "pile".into(),
         world,
-        settings: StepSettings::default(),
+        settings: StepSettings::papers(),
         emitters: vec![emitter],
         duration: spec.particles as f64 / spec.rate + 10.0,
         iterations: 50,
@@ -303,7 +303,7 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
     Ok(Scene {
         name: "drum".into(),
         world,
-        settings: StepSettings::default(),
+        settings: StepSettings::papers(),
         emitters: Vec::new(),
         duration: 20.0,
         iterations: 50,
@@ -355,7 +355,7 @@ pub fn box_packing(
     Ok(Scene {
         name: "packing".into(),
         world,
-        settings: StepSettings::default(),
+        settings: StepSettings::papers(),
         emitters: Vec::new(),
         duration: 3.0,
         iterations: 50,
@@ -434,7 +434,7 @@ pub fn cannonball(spec: CannonballSpec) -> Result<Scene, SceneError> {
         settings: StepSettings {
             dt: 1e-3,
             contact_rows: ndem_solve::ContactRows::Normal,
-            ..StepSettings::default()
+            ..StepSettings::papers()
         },
         emitters: Vec::new(),
         duration: 0.5,
@@ -477,7 +477,7 @@ pub fn beam() -> Result<Scene, SceneError> {
         settings: StepSettings {
             contact_rows: ndem_solve::ContactRows::Normal,
             margin: 1e-4,
-            ..StepSettings::default()
+            ..StepSettings::papers()
         },
         emitters: Vec::new(),
         duration: 1.0,
@@ -512,7 +512,7 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
     Ok(Scene {
         name: "column3d".into(),
         world,
-        settings: StepSettings::default(),
+        settings: StepSettings::papers(),
         emitters: Vec::new(),
         duration: 3.0,
         iterations: 100,
@@ -562,7 +562,7 @@ pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, Sce
     Ok(Scene {
         name: "collapse".into(),
         world,
-        settings: StepSettings::default(),
+        settings: StepSettings::papers(),
         emitters: Vec::new(),
         duration: 3.0,
         iterations: 50,
@@ -611,7 +611,7 @@ pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneE
     Ok(Scene {
         name: "conveyor".into(),
         world,
-        settings: StepSettings::default(),
+        settings: StepSettings::papers(),
         emitters: vec![emitter],
         duration: particles as f64 / 100.0 + 3.0,
         iterations: 50,

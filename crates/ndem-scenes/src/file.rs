@@ -113,8 +113,10 @@ pub struct RunSpec {
     pub rolling_compliance: f64,
 }
 
+/// Scene files without `run.friction` get Coulomb's disk; the built-in
+/// reproductions of the papers write `friction = "box"` explicitly.
 fn default_friction() -> String {
-    "box".into()
+    "disk".into()
 }
 fn default_rows() -> usize {
     6

@@ -358,7 +358,7 @@ pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
     Ok(Scene {
         name: "triaxial".into(),
         world,
-        settings: StepSettings::default(),
+        settings: StepSettings::papers(),
         emitters: Vec::new(),
         duration: spec.consolidation_time + shear_time,
         iterations: 200,

@@ -116,14 +116,14 @@ pub enum StepError {
     /// The step ended with more mechanical energy than the scene could have
     /// supplied (see `StepSettings::energy_guard`): the bodies blew up.
     #[error(
-        "step {step} (t = {time} s): the bodies blew up: kinetic plus gravitational energy went from {before:e} J to {after:e} J, above the {bound:e} J that the energy before the step (elastic included) and the scene's constraints and drives could supply"
+        "step {step} (t = {time} s): the bodies blew up: kinetic plus gravitational energy went from {before:e} J to {after:e} J, above the {bound:e} J the scene may hold: the most it ever held (elastic energy included) plus all the work its constraints and drives could have supplied"
     )]
     EnergyGrowth {
         /// Number of the step that failed.
         step: u64,
         /// Simulated time at the start of the step.
         time: f64,
-        /// Kinetic plus gravitational energy before the step [J].
+        /// Kinetic, gravitational and elastic energy before the step [J].
         before: f64,
         /// The same after the step [J].
         after: f64,

@@ -87,10 +87,12 @@ impl OverlapScale {
 }
 
 /// The most mechanical energy (kinetic plus gravitational) a step may end
-/// with, derived from the scene: the energy at the start including the
-/// elastic energy stored in the overlaps of compliant contacts
+/// with, derived from the scene by passivity: the most energy the scene
+/// may hold at the start (`available`: the larger of what it holds now,
+/// elastic energy of compliant overlaps included
 /// ([`ContactProblem::elastic_energy`], which a rebound may return as
-/// motion), plus what every
+/// motion), and the previous step's bound, so that energy dissipated
+/// earlier is not held against a later step), plus what every
 /// constraint row could add acting alone
 /// ([`ContactProblem::row_energy_bound`]), plus the work driven bodies can
 /// do in one step (a kinematic body, conveyor surface or motor moving at

@@ -50,7 +50,10 @@ pub struct StepSettings {
     pub impact_iterations: usize,
     /// Rows per contact.
     pub contact_rows: ContactRows,
-    /// Friction set (box as in the papers, or disk).
+    /// Friction set: the disk (Coulomb's cone, the default) or the papers'
+    /// box, which makes friction depend on the tangent basis (a block
+    /// sliding along the basis diagonal sticks where Coulomb says it
+    /// slides); [`StepSettings::papers`] uses the box.
     pub friction_set: FrictionSet,
     /// Contact margin [m].
     pub margin: f64,
@@ -74,7 +77,7 @@ impl Default for StepSettings {
             impact_stage: true,
             impact_iterations: 20,
             contact_rows: ContactRows::NormalFrictionRolling,
-            friction_set: FrictionSet::Box,
+            friction_set: FrictionSet::Disk,
             margin: 0.0,
             parallel_detection: false,
             residual_check: ResidualCheck::default(),
@@ -84,6 +87,15 @@ impl Default for StepSettings {
 }
 
 impl StepSettings {
+    /// The warm-starting paper's settings (Table 1 and section 2): the
+    /// defaults with the papers' box friction, for reproductions.
+    pub fn papers() -> Self {
+        Self {
+            friction_set: FrictionSet::Box,
+            ..Self::default()
+        }
+    }
+
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), StepError> {
         if !(self.dt.is_finite() && self.dt > 0.0) {
@@ -231,6 +243,7 @@ pub struct Stepper {
     time: f64,
     step: u64,
     warned_unresolved: bool,
+    energy_budget: Option<f64>,
 }
 
 impl std::fmt::Debug for Stepper {
@@ -276,6 +289,7 @@ impl Stepper {
             time: 0.0,
             step: 0,
             warned_unresolved: false,
+            energy_budget: None,
         })
     }
 
@@ -316,10 +330,12 @@ impl Stepper {
     pub fn step_count(&self) -> u64 {
         self.step
     }
-    /// Restores time and step counter (checkpoint restart).
+    /// Restores time and step counter (checkpoint restart). The energy
+    /// budget of the guard starts afresh from the state of the next step.
     pub fn set_clock(&mut self, time: f64, step: u64) {
         self.time = time;
         self.step = step;
+        self.energy_budget = None;
     }
     /// Multipliers kept for warm starting.
     pub fn history(&self) -> &ImpulseHistory {
@@ -453,10 +469,12 @@ impl Stepper {
         let solved = result?;
         let mut stats = solved.stats;
 
-        // 6. commit velocities and positions, refused if energy appeared
-        // from nowhere (the world is then restored)
+        // 6. commit velocities and positions, refused if the scene would
+        // hold more energy than it ever had plus all the work supplied
+        // (passivity; the world is then restored)
         let energy_before = world.kinetic_energy() + world.potential_energy();
-        let elastic_before = solved.problem.elastic_energy();
+        let held = energy_before + solved.problem.elastic_energy();
+        let available = self.energy_budget.map_or(held, |b| b.max(held));
         let saved = (
             world.position.clone(),
             world.orientation.clone(),
@@ -468,18 +486,17 @@ impl Stepper {
             problems.extend(solved.impact.as_ref());
             let bound = guard::energy_bound(
                 world,
-                energy_before + elastic_before,
+                available,
                 solved.problem.free_velocity(),
                 &problems,
                 dt,
             );
             let after = world.kinetic_energy() + world.potential_energy();
-            if let Err(e) =
-                guard::check_energy(self.step + 1, self.time, energy_before, after, bound)
-            {
+            if let Err(e) = guard::check_energy(self.step + 1, self.time, held, after, bound) {
                 (world.position, world.orientation, world.velocity) = saved;
                 return Err(e);
             }
+            self.energy_budget = Some(bound);
         }
         if stats.unresolved && !self.warned_unresolved {
             self.warned_unresolved = true;
