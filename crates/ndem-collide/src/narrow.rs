@@ -337,7 +337,7 @@ fn parry_shape(shape: &Shape) -> Option<(Box<dyn ps::Shape>, Quat)> {
         Shape::HalfSpace { normal } => {
             (Box::new(ps::HalfSpace::new(convert::to_parry(normal))), id)
         }
-        Shape::Drum { .. } => return None,
+        Shape::Drum { .. } | Shape::Empty => return None,
     })
 }
 

@@ -46,6 +46,9 @@ pub enum Shape {
     TriMesh(TriMeshShape),
     /// A convex polyhedron.
     Convex(ConvexShape),
+    /// No collision geometry: the body never touches anything (a rigid
+    /// aggregate, which collides through its member bodies).
+    Empty,
 }
 
 /// A triangle mesh (parry3d-f64 inside).
@@ -231,7 +234,7 @@ impl Shape {
                 positive("radius", *radius)?;
                 positive("half_height", *half_height).map(|_| ())
             }
-            Shape::TriMesh(_) | Shape::Convex(_) => Ok(()),
+            Shape::TriMesh(_) | Shape::Convex(_) | Shape::Empty => Ok(()),
         }
     }
 
@@ -282,6 +285,7 @@ impl Shape {
                 let e = Vec3::repeat(c.bounding_radius);
                 (position - e, position + e)
             }
+            Shape::Empty => (*position, *position),
         }
     }
 
@@ -296,7 +300,7 @@ impl Shape {
                 half_height,
             } => radius.hypot(*half_height),
             Shape::Convex(c) => c.bounding_radius,
-            Shape::HalfSpace { .. } | Shape::Drum { .. } | Shape::TriMesh(_) => 0.0,
+            Shape::HalfSpace { .. } | Shape::Drum { .. } | Shape::TriMesh(_) | Shape::Empty => 0.0,
         }
     }
 
@@ -313,7 +317,9 @@ impl Shape {
             Shape::Box { half_extents } => half_extents.min(),
             Shape::Cylinder { radius, .. } => *radius,
             Shape::Convex(c) => c.bounding_radius,
-            Shape::HalfSpace { .. } | Shape::Drum { .. } | Shape::TriMesh(_) => f64::INFINITY,
+            Shape::HalfSpace { .. } | Shape::Drum { .. } | Shape::TriMesh(_) | Shape::Empty => {
+                f64::INFINITY
+            }
         }
     }
 }

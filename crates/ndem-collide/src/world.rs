@@ -314,6 +314,7 @@ impl CollisionWorld {
         for (i, s) in bodies.shapes.iter().enumerate() {
             match s.sphere_radius() {
                 Some(r) if r <= cutoff => self.particles.push(i as u32),
+                _ if matches!(s, Shape::Empty) => {}
                 _ => self.large.push(i as u32),
             }
         }

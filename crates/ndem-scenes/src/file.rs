@@ -194,6 +194,9 @@ pub enum ShapeSpec {
         /// Points.
         points: Vec<[f64; 3]>,
     },
+    /// No collision geometry (a rigid aggregate, which collides through
+    /// its members).
+    Empty,
 }
 
 /// `[[bodies]]`.
@@ -384,6 +387,7 @@ impl SceneFile {
                 ShapeSpec::Convex { points } => {
                     Shape::convex_hull(&points.iter().map(|v| v3(*v)).collect::<Vec<_>>())?
                 }
+                ShapeSpec::Empty => Shape::Empty,
             };
             let motion = match b.motion.as_str() {
                 "dynamic" => Motion::Dynamic,
@@ -574,6 +578,7 @@ impl SceneFile {
                     Shape::Convex(c) => ShapeSpec::Convex {
                         points: c.points().iter().map(a3).collect(),
                     },
+                    Shape::Empty => ShapeSpec::Empty,
                 };
                 BodySpec {
                     shape,

@@ -108,6 +108,7 @@ pub struct World {
     pub(crate) torque: Vec<Vec3>,
     pub(crate) fixed: Vec<bool>,
     pub(crate) joints: Vec<crate::Joint>,
+    pub(crate) membership: Vec<Option<crate::member::Membership>>,
 }
 
 impl World {
@@ -138,6 +139,7 @@ impl World {
             torque: Vec::new(),
             fixed: Vec::new(),
             joints: Vec::new(),
+            membership: Vec::new(),
         })
     }
 
@@ -211,6 +213,7 @@ impl World {
         self.collision_group.push(desc.collision_group);
         self.force.push(Vec3::zeros());
         self.torque.push(Vec3::zeros());
+        self.membership.push(None);
         Ok(i)
     }
 
@@ -222,11 +225,11 @@ impl World {
     pub fn is_empty(&self) -> bool {
         self.shapes.is_empty()
     }
-    /// Number of dynamic bodies.
+    /// Number of dynamic bodies that carry their own degrees of freedom
+    /// (free bodies and hosts; members are counted through their host).
     pub fn dynamic_count(&self) -> usize {
-        self.motion
-            .iter()
-            .filter(|m| **m == Motion::Dynamic)
+        (0..self.len())
+            .filter(|&i| self.motion[i] == Motion::Dynamic && self.membership[i].is_none())
             .count()
     }
     /// Positions.
@@ -329,6 +332,10 @@ impl World {
 
     /// Inverse mass block of a body at its current orientation.
     pub fn inverse_mass(&self, body: usize) -> InverseMass {
+        if self.membership[body].is_some() {
+            // a member has no degrees of freedom of its own
+            return InverseMass::INFINITE_MASS;
+        }
         match &self.mass[body] {
             Some(m) => m.inverse(&self.orientation[body]),
             None => InverseMass::INFINITE_MASS,
@@ -365,11 +372,12 @@ impl World {
         }));
     }
 
-    /// Kinetic energy `Σ ½ m v² + ½ ωᵀ I ω` of the dynamic bodies [J].
+    /// Kinetic energy `Σ ½ m v² + ½ ωᵀ I ω` of the dynamic bodies [J]
+    /// (members counted through their host).
     pub fn kinetic_energy(&self) -> f64 {
         (0..self.len())
             .filter_map(|i| {
-                let m = self.mass[i].as_ref()?;
+                let m = self.own_mass(i)?;
                 let v = &self.velocity[i];
                 let iw = m.world_inertia(&self.orientation[i]);
                 Some(
@@ -379,13 +387,21 @@ impl World {
             .sum()
     }
 
-    /// Gravitational potential energy `−Σ m g·x` of the dynamic bodies [J].
+    /// Gravitational potential energy `−Σ m g·x` of the dynamic bodies [J]
+    /// (members counted through their host).
     pub fn potential_energy(&self) -> f64 {
         (0..self.len())
-            .filter_map(|i| {
-                Some(-self.mass[i].as_ref()?.mass * self.gravity.dot(&self.position[i]))
-            })
+            .filter_map(|i| Some(-self.own_mass(i)?.mass * self.gravity.dot(&self.position[i])))
             .sum()
+    }
+
+    /// Mass properties of a body that carries its own degrees of freedom.
+    fn own_mass(&self, i: usize) -> Option<&MassProperties> {
+        if self.membership[i].is_some() {
+            None
+        } else {
+            self.mass[i].as_ref()
+        }
     }
 
     /// Total linear momentum and angular momentum about the origin of the
@@ -394,7 +410,7 @@ impl World {
         let mut p = Vec3::zeros();
         let mut l = Vec3::zeros();
         for i in 0..self.len() {
-            if let Some(m) = &self.mass[i] {
+            if let Some(m) = self.own_mass(i) {
                 let pi = self.velocity[i].linear * m.mass;
                 p += pi;
                 l += self.position[i].cross(&pi)

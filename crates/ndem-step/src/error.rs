@@ -57,6 +57,16 @@ pub enum StepError {
         /// Second body.
         body_b: usize,
     },
+    /// A body cannot become (or stop being) a member of a host.
+    #[error("body {member} cannot be a member of body {host}: {reason}")]
+    InvalidMembership {
+        /// The member.
+        member: usize,
+        /// The host (`usize::MAX` when not applicable).
+        host: usize,
+        /// Why.
+        reason: &'static str,
+    },
     /// A contact between two bodies that no impulse can move reached the
     /// solver (e.g. injected by a model hook).
     #[error("contact between bodies {body_a} and {body_b}, both of infinite mass")]

@@ -115,7 +115,7 @@ pub(crate) fn energy_bound(
     let mut driven = 0.0;
     let mut external = 0.0;
     for i in 0..world.len() {
-        if world.motion[i] != Motion::Dynamic {
+        if world.motion[i] != Motion::Dynamic || world.is_member(i) {
             continue;
         }
         if let Some(m) = &world.mass[i] {
@@ -188,4 +188,17 @@ pub(crate) fn check_energy(
             bound,
         })
     }
+}
+
+/// Gravitational potential energy after the position update
+/// `x + Δt v` (members counted through their hosts).
+pub(crate) fn potential_energy_after(world: &World, dt: f64) -> f64 {
+    (0..world.len())
+        .filter(|&i| !world.is_member(i) && world.motion[i] != Motion::Static)
+        .filter_map(|i| {
+            let m = world.mass[i].as_ref()?;
+            let x = world.position[i] + world.velocity[i].linear * dt;
+            Some(-m.mass * world.gravity.dot(&x))
+        })
+        .sum()
 }

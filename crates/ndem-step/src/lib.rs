@@ -14,6 +14,8 @@ pub mod body;
 pub mod error;
 pub mod guard;
 pub mod joint;
+pub mod member;
+mod stages;
 pub mod stepper;
 pub mod verification;
 
@@ -21,6 +23,7 @@ pub use body::{BodyDesc, Motion, World};
 pub use error::StepError;
 pub use guard::ResidualCheck;
 pub use joint::{Joint, JointKind, Motor};
+pub use member::Membership;
 pub use stepper::{
-    ContactForce, ModelHooks, NoHooks, StageTimes, StepSettings, StepStats, Stepper,
+    ContactForce, ModelHooks, NoHooks, SolvedView, StageTimes, StepSettings, StepStats, Stepper,
 };

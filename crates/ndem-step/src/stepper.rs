@@ -17,16 +17,13 @@
 //! All work is done on scratch copies; the world is written only when the
 //! whole step has succeeded, so a failed step leaves it unchanged.
 
-use crate::guard::{self, OverlapScale, ResidualCheck};
+use crate::guard::{self, ResidualCheck};
+use crate::stages;
 use crate::{Motion, StepError, World};
-use ndem_collide::{CollisionSettings, CollisionWorld, ContactPoint, ContactSet};
-use ndem_math::jacobian::normal_row;
-use ndem_math::{
-    ContactFrame, ContactJacobian, ContactKey, ContactLaw, ContactParameters, PairProperties,
-    SpookSettings, Vec3, Velocity6, integrate_orientation,
-};
+use ndem_collide::{CollisionSettings, CollisionWorld, ContactSet};
+use ndem_math::{ContactKey, ContactLaw, SpookSettings, Vec3, Velocity6, integrate_orientation};
 use ndem_solve::{
-    ColdStart, Contact, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, PgsSettings,
+    ColdStart, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, PgsSettings,
     ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
 };
 use std::time::{Duration, Instant};
@@ -138,14 +135,36 @@ impl StepSettings {
     }
 }
 
+/// What the merge hook sees after the continuous solve.
+#[derive(Debug, Clone, Copy)]
+pub struct SolvedView<'a> {
+    /// Contacts of this step (member contacts included).
+    pub contacts: &'a ContactSet,
+    /// The continuous-stage problem.
+    pub problem: &'a ContactProblem,
+    /// Its multipliers (impulses).
+    pub lambda: &'a [f64],
+    /// Contact-set index of each contact of `problem` (contacts inside one
+    /// host are not in the problem).
+    pub contact_index: &'a [usize],
+    /// Body velocities at the start of the step, `v_i`.
+    pub previous_velocity: &'a [Velocity6],
+    /// Time step.
+    pub dt: f64,
+}
+
 /// Hook points of the adaptive-model-reduction paper's Algorithm 1. The
 /// default methods do nothing.
 pub trait ModelHooks: Send {
-    /// Called after contact detection (model refinement: split aggregates).
+    /// After contact detection, before the impact stage (line 6: model
+    /// refinement, i.e. split aggregates). Positions are `x_i`, velocities
+    /// `v_i`.
     fn after_detection(&mut self, _world: &mut World, _contacts: &mut ContactSet) {}
-    /// Called after the continuous solve with its problem and multipliers
-    /// (model reduction: merge resting bodies).
-    fn after_solve(&mut self, _world: &World, _problem: &ContactProblem, _lambda: &[f64]) {}
+    /// After the continuous solve and the velocity update, before the
+    /// position update (lines 12-13: co-move, then model reduction, i.e.
+    /// merge resting bodies). Positions are `x_i`, velocities `v_{i+1}`
+    /// (members already co-moving with their hosts).
+    fn after_solve(&mut self, _world: &mut World, _solved: &SolvedView<'_>) {}
 }
 
 /// No model reduction.
@@ -164,6 +183,8 @@ pub struct StageTimes {
     pub impact: Duration,
     /// Warm start and continuous solve.
     pub continuous: Duration,
+    /// Model reduction (merge hook).
+    pub reduction: Duration,
     /// The whole step.
     pub total: Duration,
 }
@@ -175,8 +196,10 @@ pub struct StepStats {
     pub step: u64,
     /// Time at the end of the step [s].
     pub time: f64,
-    /// Number of contacts.
+    /// Contacts in the solve (contacts inside one host excluded).
     pub contacts: usize,
+    /// Contacts found by detection.
+    pub detected_contacts: usize,
     /// Contacts treated as impacts.
     pub impacts: usize,
     /// Iterations of the continuous solve.
@@ -244,6 +267,8 @@ pub struct Stepper {
     step: u64,
     warned_unresolved: bool,
     energy_budget: Option<f64>,
+    solver_contacts: Vec<stages::SolverContact>,
+    contact_index: Vec<usize>,
 }
 
 impl std::fmt::Debug for Stepper {
@@ -290,6 +315,8 @@ impl Stepper {
             step: 0,
             warned_unresolved: false,
             energy_budget: None,
+            solver_contacts: Vec::new(),
+            contact_index: Vec::new(),
         })
     }
 
@@ -364,7 +391,11 @@ impl Stepper {
         p.contacts()
             .iter()
             .zip(self.lambda.chunks_exact(m))
-            .zip(self.contacts.iter())
+            .zip(
+                self.contact_index
+                    .iter()
+                    .map(|&k| &self.contacts.as_slice()[k]),
+            )
             .map(|((c, lam), cp)| {
                 let (imp, _) = c.jacobian.world_impulses(lam);
                 ContactForce {
@@ -392,49 +423,21 @@ impl Stepper {
             .collect()
     }
 
-    fn contact_parameters(
-        &self,
-        world: &World,
-        c: &ContactPoint,
-    ) -> Result<ContactParameters, StepError> {
-        let (a, b) = (c.body_a(), c.body_b());
-        let pair = PairProperties::combine(
-            &world.materials[world.material[a]],
-            c.curvature[0],
-            &world.materials[world.material[b]],
-            c.curvature[1],
-        )?;
-        Ok(ContactParameters::new(
-            self.settings.contact_law,
-            &pair,
-            self.settings.dt,
-            &self.settings.spook,
-        )?)
-    }
-
-    /// Tangential right-hand side from conveyor surface velocities:
-    /// `b_t = t·s_a − t·s_b`.
-    fn surface_rhs(world: &World, c: &ContactPoint, frame: &ContactFrame) -> [f64; 2] {
-        let s = world.surface_velocity[c.body_a()] - world.surface_velocity[c.body_b()];
-        [frame.tangent1.dot(&s), frame.tangent2.dot(&s)]
-    }
-
-    fn new_problem(
-        &self,
-        world: &World,
-        free: Vec<Velocity6>,
-    ) -> Result<ContactProblem, StepError> {
-        let inv = (0..world.len()).map(|i| world.inverse_mass(i)).collect();
-        Ok(ContactProblem::new(
-            inv,
-            free,
-            self.settings.contact_rows,
-            self.settings.friction_set,
-            self.settings.dt,
-        )?)
-    }
-
-    /// Takes one step. On error the world is unchanged.
+    /// Takes one step (adaptive-model-reduction paper, Algorithm 1, which
+    /// extends the warm-starting paper's):
+    ///
+    /// 1. contact detection at `x_i`;
+    /// 2. model refinement (split) through [`ModelHooks::after_detection`];
+    /// 3. contact data, impact stage and continuous stage
+    ///    ([`Self::solve_stages`]);
+    /// 4. velocity update `v_{i+1}` and co-motion of members with their
+    ///    hosts, refused if the scene would gain energy from nowhere;
+    /// 5. model reduction (merge) through [`ModelHooks::after_solve`],
+    ///    seeing `x_i` and `v_{i+1}`;
+    /// 6. position update `x_{i+1} = x_i + Δt v_{i+1}` (members placed
+    ///    rigidly on their hosts).
+    ///
+    /// On error the world is unchanged.
     pub fn step(&mut self, world: &mut World) -> Result<StepStats, StepError> {
         let t_start = Instant::now();
         world.validate_state()?;
@@ -464,23 +467,29 @@ impl Stepper {
         // 2. model refinement
         self.hooks.after_detection(world, &mut contacts);
         times.detection = t.elapsed();
-        let result = self.solve_step(world, &contacts, &mut times);
-        self.contacts = contacts;
-        let solved = result?;
+        // 3. the two solve stages
+        let result = self.solve_stages(world, &contacts, &mut times);
+        let solved = match result {
+            Ok(s) => s,
+            Err(e) => {
+                self.contacts = contacts;
+                return Err(e);
+            }
+        };
         let mut stats = solved.stats;
 
-        // 6. commit velocities and positions, refused if the scene would
-        // hold more energy than it ever had plus all the work supplied
-        // (passivity; the world is then restored)
-        let energy_before = world.kinetic_energy() + world.potential_energy();
-        let held = energy_before + solved.problem.elastic_energy();
+        // 4. velocity update, refused if the scene would hold more energy
+        // than it ever had plus all the work supplied (passivity)
+        let held =
+            world.kinetic_energy() + world.potential_energy() + solved.problem.elastic_energy();
         let available = self.energy_budget.map_or(held, |b| b.max(held));
-        let saved = (
-            world.position.clone(),
-            world.orientation.clone(),
-            world.velocity.clone(),
-        );
-        commit(world, &solved.velocity, dt);
+        let previous_velocity = world.velocity.clone();
+        for i in 0..world.len() {
+            if world.motion[i] == Motion::Dynamic && !world.is_member(i) {
+                world.velocity[i] = solved.velocity[i];
+            }
+        }
+        world.co_move();
         if self.settings.energy_guard {
             let mut problems = vec![&solved.problem];
             problems.extend(solved.impact.as_ref());
@@ -491,9 +500,10 @@ impl Stepper {
                 &problems,
                 dt,
             );
-            let after = world.kinetic_energy() + world.potential_energy();
+            let after = world.kinetic_energy() + guard::potential_energy_after(world, dt);
             if let Err(e) = guard::check_energy(self.step + 1, self.time, held, after, bound) {
-                (world.position, world.orientation, world.velocity) = saved;
+                world.velocity = previous_velocity;
+                self.contacts = contacts;
                 return Err(e);
             }
             self.energy_budget = Some(bound);
@@ -510,10 +520,28 @@ impl Stepper {
             );
         }
         self.history.record(&solved.problem, &solved.lambda);
-        self.hooks
-            .after_solve(world, &solved.problem, &solved.lambda);
+
+        // 5. model reduction (merge), at x_i with v_{i+1}
+        let t = Instant::now();
+        self.hooks.after_solve(
+            world,
+            &SolvedView {
+                contacts: &contacts,
+                problem: &solved.problem,
+                lambda: &solved.lambda,
+                contact_index: &solved.contact_index,
+                previous_velocity: &previous_velocity,
+                dt,
+            },
+        );
+        times.reduction = t.elapsed();
+
+        // 6. position update
+        update_positions(world, dt);
+        self.contacts = contacts;
         self.problem = Some(solved.problem);
         self.lambda = solved.lambda;
+        self.contact_index = solved.contact_index;
         self.velocity = solved.velocity;
         self.time += dt;
         self.step += 1;
@@ -527,152 +555,54 @@ impl Stepper {
         Ok(stats)
     }
 
-    fn solve_step(
+    /// Contact data, impact stage and continuous stage of one step (all on
+    /// scratch copies; the world is not touched).
+    fn solve_stages(
         &mut self,
         world: &World,
         contacts: &ContactSet,
         times: &mut StageTimes,
     ) -> Result<SolvedStep, StepError> {
         let (step, time) = (self.step + 1, self.time);
-        let dt = self.settings.dt;
+        let settings = self.settings;
+        let t = Instant::now();
+        let mut solver_contacts = std::mem::take(&mut self.solver_contacts);
+        stages::contact_data(world, contacts, &settings, step, time, &mut solver_contacts)?;
         let mut stats = StepStats {
-            contacts: contacts.len(),
+            contacts: solver_contacts.len(),
+            detected_contacts: contacts.len(),
             ..StepStats::default()
         };
-        let t = Instant::now();
-        // Per-contact geometry and parameters, shared by both stages.
-        let mut geo = Vec::with_capacity(contacts.len());
-        for c in contacts.iter() {
-            let (a, b) = (c.body_a(), c.body_b());
-            if world.fixed[a] && world.fixed[b] {
-                return Err(StepError::InfiniteMassPair {
-                    body_a: a,
-                    body_b: b,
-                });
-            }
-            let radius = c.curvature[0].min(c.curvature[1]);
-            if -c.gap > radius {
-                return Err(StepError::OverlapBeyondRadius {
-                    step,
-                    time,
-                    body_a: a,
-                    body_b: b,
-                    overlap: -c.gap,
-                    radius,
-                });
-            }
-            let frame = ContactFrame::from_normal(&c.normal)?;
-            let params = self.contact_parameters(world, c)?;
-            geo.push((frame, params));
-        }
         let mut velocity = world.velocity.clone();
 
-        // 3. impact stage
-        let impact_jacobian = |c: &ContactPoint, frame: &ContactFrame| {
-            ContactJacobian::new(*frame, &c.arm_a, &c.arm_b, 1.0)
-        };
-        // an impact: approaching faster than v_imp and closing the gap
-        // within this step
-        let impacting = |c: &ContactPoint, un: f64| {
-            un < -self.settings.impact_velocity && c.gap + un * dt <= 0.0
-        };
-        let mut impacts = 0;
-        let mut impact_problem = None;
-        if self.settings.impact_stage {
-            // Counted first: most steps of a resting or slowly flowing
-            // packing have none, and then the stage costs nothing.
-            impacts = contacts
-                .iter()
-                .zip(&geo)
-                .filter(|(c, (frame, _))| {
-                    let un = impact_jacobian(c, frame)
-                        .velocity(&velocity[c.body_a()], &velocity[c.body_b()])[0];
-                    impacting(c, un)
-                })
-                .count();
-        }
-        if impacts > 0 {
-            let mut problem = self.new_problem(world, velocity.clone())?;
-            for (c, (frame, params)) in contacts.iter().zip(&geo) {
-                let jac = impact_jacobian(c, frame);
-                let (a, b) = (c.body_a(), c.body_b());
-                let un = jac.velocity(&velocity[a], &velocity[b])[0];
-                // non-impacting contacts: G_n v⁺ ≥ 0, or for a pair still
-                // apart, G_n v⁺ ≥ −φ/Δt (may close the gap, not more)
-                let b_n = if impacting(c, un) {
-                    params.restitution * un
-                } else {
-                    c.gap.max(0.0) / dt
-                };
-                let [st1, st2] = Self::surface_rhs(world, c, frame);
-                problem.push_contact(Contact {
-                    bodies: [a as u32, b as u32],
-                    key: c.key,
-                    jacobian: jac,
-                    sigma: [params.sigma_t, params.sigma_t, params.sigma_r],
-                    rhs: [b_n, st1, st2, 0.0, 0.0, 0.0],
-                    friction: params.friction,
-                    rolling_arm: params.rolling_arm,
-                    model: Default::default(),
-                })?;
+        // impact stage
+        let mut impact = None;
+        if settings.impact_stage {
+            let (impacts, problem) =
+                stages::impact_problem(world, &settings, contacts, &solver_contacts, &velocity)?;
+            stats.impacts = impacts;
+            if let Some(problem) = problem {
+                let mut lambda = vec![0.0; problem.len()];
+                let rep = self
+                    .impact_solver
+                    .solve(&problem, &mut lambda, &mut velocity)
+                    .map_err(|source| StepError::StageFailed {
+                        stage: "impact",
+                        step,
+                        time,
+                        source,
+                    })?;
+                stats.impact_iterations = rep.iterations;
+                check_velocity(&velocity, "impact", step, time)?;
+                impact = Some(problem);
             }
-            let mut lambda = vec![0.0; problem.len()];
-            let rep = self
-                .impact_solver
-                .solve(&problem, &mut lambda, &mut velocity)
-                .map_err(|source| StepError::StageFailed {
-                    stage: "impact",
-                    step,
-                    time,
-                    source,
-                })?;
-            stats.impact_iterations = rep.iterations;
-            check_velocity(&velocity, "impact", step, time)?;
-            impact_problem = Some(problem);
         }
-        stats.impacts = impacts;
         times.impact = t.elapsed();
 
-        // 4. continuous stage
+        // continuous stage
         let t = Instant::now();
-        let mut free = velocity.clone();
-        for i in 0..world.len() {
-            if let Some(m) = &world.mass[i] {
-                let inv = m.inverse(&world.orientation[i]);
-                free[i].linear += (world.gravity + world.force[i] * inv.inv_mass) * dt;
-                free[i].angular += inv.inv_inertia * world.torque[i] * dt;
-            }
-        }
-        let mut problem = self.new_problem(world, free)?;
-        let e_h = self.settings.contact_law.exponent();
-        let mut overlap_scale = OverlapScale::default();
-        for (c, (frame, params)) in contacts.iter().zip(&geo) {
-            let nr = normal_row(c.gap, e_h, self.settings.spook.overlap_floor);
-            let jac = ContactJacobian::new(*frame, &c.arm_a, &c.arm_b, nr.scale);
-            let (a, b) = (c.body_a(), c.body_b());
-            let gv_old = jac.velocity(&velocity[a], &velocity[b])[0];
-            let mut contact =
-                Contact::spook([a as u32, b as u32], c.key, jac, nr.g, gv_old, params, dt);
-            overlap_scale.add(self.settings.contact_law, nr.g, params.upsilon_n, dt);
-            if c.gap > 0.0 {
-                // Speculative contact (found through the margin or sweep):
-                // G_n v ≥ −φ/Δt lets the gap close within the step but not
-                // overlap. SPOOK's b_n = (4/Δt)Υφ − Υ G_n v_i would instead
-                // brake an approaching pair while it is still apart.
-                contact.rhs[0] = c.gap / dt;
-            }
-            let [st1, st2] = Self::surface_rhs(world, c, frame);
-            contact.rhs[1] = st1;
-            contact.rhs[2] = st2;
-            problem.push_contact(contact)?;
-        }
-        let mut rows = Vec::new();
-        for (j, joint) in world.joints.iter().enumerate() {
-            joint.rows(world, &velocity, j, dt, &mut rows);
-        }
-        for r in rows {
-            problem.push_row(r)?;
-        }
+        let (problem, overlap_scale) =
+            stages::continuous_problem(world, &settings, contacts, &solver_contacts, &velocity)?;
         times.assembly = t.elapsed();
         let t = Instant::now();
         let mut lambda = vec![0.0; problem.len()];
@@ -709,16 +639,19 @@ impl Stepper {
         stats.status = report.status;
         stats.residuals = report.residuals;
         stats.residual_tolerance =
-            overlap_scale.tolerance(self.settings.residual_check, self.settings.contact_law);
-        stats.unresolved = problem.contacts().iter().len() > 0
+            overlap_scale.tolerance(settings.residual_check, settings.contact_law);
+        stats.unresolved = !problem.contacts().is_empty()
             && report.residuals.normal.mean > stats.residual_tolerance;
         times.continuous = t.elapsed();
+        let contact_index = solver_contacts.iter().map(|s| s.set_index).collect();
+        self.solver_contacts = solver_contacts;
         Ok(SolvedStep {
             velocity: vel,
             problem,
             lambda,
             stats,
-            impact: impact_problem,
+            impact,
+            contact_index,
         })
     }
 }
@@ -749,20 +682,20 @@ struct SolvedStep {
     lambda: Vec<f64>,
     stats: StepStats,
     impact: Option<ContactProblem>,
+    /// Contact-set index of each contact of `problem`.
+    contact_index: Vec<usize>,
 }
 
-/// Stage 6: velocities of dynamic bodies, then `x ← x + Δt v`,
-/// `q ← exp(Δt ω/2) ⊗ q` for every moving body.
-fn commit(world: &mut World, velocity: &[Velocity6], dt: f64) {
+/// Stage 6: `x ← x + Δt v`, `q ← exp(Δt ω/2) ⊗ q` for every moving body
+/// that carries its own degrees of freedom, then members placed rigidly on
+/// their hosts.
+fn update_positions(world: &mut World, dt: f64) {
     for i in 0..world.len() {
-        match world.motion[i] {
-            Motion::Dynamic => world.velocity[i] = velocity[i],
-            Motion::Kinematic | Motion::Static => {}
-        }
-        if world.motion[i] != Motion::Static {
+        if world.motion[i] != Motion::Static && !world.is_member(i) {
             let v = world.velocity[i];
             world.position[i] += v.linear * dt;
             world.orientation[i] = integrate_orientation(&world.orientation[i], &v.angular, dt);
         }
     }
+    world.co_move();
 }

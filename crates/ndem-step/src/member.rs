@@ -1,0 +1,190 @@
+//! Bodies carried by a host body: the particles of a rigid aggregate
+//! (adaptive-model-reduction paper, section 2.4).
+//!
+//! A member keeps its shape, material and mass properties and still
+//! collides, but has no degrees of freedom of its own: it co-moves rigidly
+//! with its host (eqs. 11-13), its contacts act on the host with the lever
+//! arm from the host's centre of mass (the member's curvature kept), and
+//! contacts between two members of one host leave the solve. The host is
+//! an ordinary dynamic body (usually with [`ndem_collide::Shape::Empty`]),
+//! so joints, warm starting and output treat it like any other body.
+//!
+//! Invariant: energy, momentum and the solve count a member only through
+//! its host (its own mass is part of the host's).
+
+use crate::{Motion, StepError, World};
+use ndem_math::{MassProperties, Quat, Vec3, Velocity6};
+
+/// Where a member sits in its host.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Membership {
+    /// The host body.
+    pub host: usize,
+    /// Member centre in the host's body frame [m].
+    pub offset: Vec3,
+    /// Member orientation relative to the host: `q_member = q_host ⊗ q_rel`.
+    pub relative_orientation: Quat,
+}
+
+impl World {
+    /// The membership of `body`, if it is carried by a host.
+    pub fn membership(&self, body: usize) -> Option<&Membership> {
+        self.membership.get(body).and_then(Option::as_ref)
+    }
+
+    /// The host of `body`, if any.
+    pub fn host_of(&self, body: usize) -> Option<usize> {
+        self.membership(body).map(|m| m.host)
+    }
+
+    /// `true` when `body` is carried by a host.
+    pub fn is_member(&self, body: usize) -> bool {
+        self.membership(body).is_some()
+    }
+
+    /// The body that carries `body`'s degrees of freedom: its host, or
+    /// itself.
+    pub fn carrier(&self, body: usize) -> usize {
+        self.host_of(body).unwrap_or(body)
+    }
+
+    /// Makes `member` co-move with `host` from its current pose relative
+    /// to the host. Both must be dynamic, distinct, and neither already a
+    /// member; a body with joints cannot become a member (its joint rows
+    /// would have to be re-expressed on the host). Velocities are not
+    /// changed: set the host's velocity, then call [`World::co_move`].
+    pub fn attach(&mut self, member: usize, host: usize) -> Result<(), StepError> {
+        let n = self.len();
+        let bad = |reason: &'static str| StepError::InvalidMembership {
+            member,
+            host,
+            reason,
+        };
+        if member >= n || host >= n {
+            return Err(bad("no such body"));
+        }
+        if member == host {
+            return Err(bad("a body cannot host itself"));
+        }
+        if self.motion[member] != Motion::Dynamic || self.motion[host] != Motion::Dynamic {
+            return Err(bad("both bodies must be dynamic"));
+        }
+        if self.is_member(member) || self.is_member(host) {
+            return Err(bad("members cannot host or be attached twice"));
+        }
+        if self
+            .joints
+            .iter()
+            .any(|j| j.body_a == member || j.body_b == member)
+        {
+            return Err(bad("a body with joints cannot become a member"));
+        }
+        let qh = self.orientation[host];
+        let offset = qh.inverse() * (self.position[member] - self.position[host]);
+        let relative_orientation = qh.inverse() * self.orientation[member];
+        self.membership[member] = Some(Membership {
+            host,
+            offset,
+            relative_orientation,
+        });
+        Ok(())
+    }
+
+    /// Frees a member: it keeps its current (co-moving) pose and velocity
+    /// and becomes an independent dynamic body again.
+    pub fn detach(&mut self, member: usize) -> Result<(), StepError> {
+        match self.membership.get_mut(member) {
+            Some(m @ Some(_)) => {
+                *m = None;
+                Ok(())
+            }
+            _ => Err(StepError::InvalidMembership {
+                member,
+                host: usize::MAX,
+                reason: "not a member",
+            }),
+        }
+    }
+
+    /// Sets every member's pose and velocity from its host (eqs. 11-13):
+    /// `x_a = x_A + R_A r_a`, `q_a = q_A ⊗ q_rel`, `v_a = v_A + ω_A × (x_a − x_A)`,
+    /// `ω_a = ω_A`.
+    pub fn co_move(&mut self) {
+        for i in 0..self.len() {
+            if let Some(m) = self.membership[i] {
+                let (xh, qh, vh) = (
+                    self.position[m.host],
+                    self.orientation[m.host],
+                    self.velocity[m.host],
+                );
+                let r = qh * m.offset;
+                self.position[i] = xh + r;
+                self.orientation[i] = qh * m.relative_orientation;
+                self.velocity[i] = Velocity6::new(vh.linear + vh.angular.cross(&r), vh.angular);
+            }
+        }
+    }
+
+    /// Replaces a dynamic body's mass properties and orientation (the
+    /// principal frame of a new aggregate). Members' relative poses are
+    /// kept in world terms: call before [`World::attach`]ing them.
+    pub fn set_mass_properties(
+        &mut self,
+        body: usize,
+        mass: MassProperties,
+        orientation: Quat,
+    ) -> Result<(), StepError> {
+        if body >= self.len() || self.motion[body] != Motion::Dynamic {
+            return Err(StepError::InvalidSettings {
+                field: "body",
+                reason: "mass properties can only be set on an existing dynamic body",
+            });
+        }
+        let m = MassProperties::new(mass.mass, mass.principal_inertia)?;
+        if !orientation.coords.iter().all(|x| x.is_finite()) {
+            return Err(StepError::NonFiniteState {
+                field: "orientation",
+                body,
+            });
+        }
+        self.mass[body] = Some(m);
+        self.orientation[body] = orientation;
+        Ok(())
+    }
+
+    /// Turns a dynamic body without members into a static one with no mass
+    /// (a retired aggregate kept for reuse, so body indices stay stable),
+    /// or back: `Some(mass)` makes it dynamic with that mass.
+    pub fn set_active(
+        &mut self,
+        body: usize,
+        mass: Option<MassProperties>,
+    ) -> Result<(), StepError> {
+        if body >= self.len() || self.is_member(body) {
+            return Err(StepError::InvalidSettings {
+                field: "body",
+                reason: "no such body, or it is a member",
+            });
+        }
+        match mass {
+            Some(m) => {
+                self.mass[body] = Some(MassProperties::new(m.mass, m.principal_inertia)?);
+                self.motion[body] = Motion::Dynamic;
+                self.fixed[body] = false;
+            }
+            None => {
+                if self.membership.iter().flatten().any(|m| m.host == body) {
+                    return Err(StepError::InvalidSettings {
+                        field: "body",
+                        reason: "a body that hosts members cannot be deactivated",
+                    });
+                }
+                self.mass[body] = None;
+                self.motion[body] = Motion::Static;
+                self.fixed[body] = true;
+                self.velocity[body] = Velocity6::ZERO;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,242 @@
+//! The stages of one SPOOK step as functions of problem data: contact data
+//! (with member contacts mapped to their hosts), the impact-stage problem
+//! and the continuous-stage problem (warm-starting paper, Algorithm 1;
+//! adaptive-model-reduction paper, Algorithm 1 lines 5-10).
+
+use crate::guard::OverlapScale;
+use crate::{StepError, StepSettings, World};
+use ndem_collide::{ContactPoint, ContactSet};
+use ndem_math::jacobian::normal_row;
+use ndem_math::{
+    ContactFrame, ContactJacobian, ContactParameters, PairProperties, Vec3, Velocity6,
+};
+use ndem_solve::{Contact, ContactProblem};
+
+/// One contact as the solver sees it: between the bodies that carry the
+/// contacting bodies' degrees of freedom (a member's host), with lever arms
+/// from their centres.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SolverContact {
+    /// Index in the contact set.
+    pub set_index: usize,
+    /// Carrier bodies `[a, b]`.
+    pub bodies: [usize; 2],
+    /// Lever arm from carrier a's centre to the contact point.
+    pub arm_a: Vec3,
+    /// Lever arm from carrier b's centre to the contact point.
+    pub arm_b: Vec3,
+    /// Contact frame.
+    pub frame: ContactFrame,
+    /// Material parameters of the contacting bodies.
+    pub params: ContactParameters,
+}
+
+/// Contact data of the detected contacts (Algorithm 1, line 5). Contacts
+/// between two members of one host leave the solve (they stay in the
+/// contact set). Refuses overlaps beyond the contact's radius and contacts
+/// between two bodies no impulse can move.
+pub(crate) fn contact_data(
+    world: &World,
+    contacts: &ContactSet,
+    settings: &StepSettings,
+    step: u64,
+    time: f64,
+    out: &mut Vec<SolverContact>,
+) -> Result<(), StepError> {
+    out.clear();
+    for (k, c) in contacts.iter().enumerate() {
+        let (a, b) = (c.body_a(), c.body_b());
+        let radius = c.curvature[0].min(c.curvature[1]);
+        if -c.gap > radius {
+            return Err(StepError::OverlapBeyondRadius {
+                step,
+                time,
+                body_a: a,
+                body_b: b,
+                overlap: -c.gap,
+                radius,
+            });
+        }
+        let (ca, cb) = (world.carrier(a), world.carrier(b));
+        if ca == cb {
+            continue;
+        }
+        if world.fixed[ca] && world.fixed[cb] {
+            return Err(StepError::InfiniteMassPair {
+                body_a: ca,
+                body_b: cb,
+            });
+        }
+        out.push(SolverContact {
+            set_index: k,
+            bodies: [ca, cb],
+            arm_a: c.arm_a + (world.position[a] - world.position[ca]),
+            arm_b: c.arm_b + (world.position[b] - world.position[cb]),
+            frame: ContactFrame::from_normal(&c.normal)?,
+            params: contact_parameters(world, settings, c)?,
+        });
+    }
+    Ok(())
+}
+
+fn contact_parameters(
+    world: &World,
+    settings: &StepSettings,
+    c: &ContactPoint,
+) -> Result<ContactParameters, StepError> {
+    let (a, b) = (c.body_a(), c.body_b());
+    let pair = PairProperties::combine(
+        &world.materials[world.material[a]],
+        c.curvature[0],
+        &world.materials[world.material[b]],
+        c.curvature[1],
+    )?;
+    Ok(ContactParameters::new(
+        settings.contact_law,
+        &pair,
+        settings.dt,
+        &settings.spook,
+    )?)
+}
+
+/// Tangential right-hand side from conveyor surface velocities:
+/// `b_t = t·s_a − t·s_b`.
+fn surface_rhs(world: &World, c: &ContactPoint, frame: &ContactFrame) -> [f64; 2] {
+    let s = world.surface_velocity[c.body_a()] - world.surface_velocity[c.body_b()];
+    [frame.tangent1.dot(&s), frame.tangent2.dot(&s)]
+}
+
+/// An empty problem over the world's bodies.
+pub(crate) fn new_problem(
+    world: &World,
+    settings: &StepSettings,
+    free: Vec<Velocity6>,
+) -> Result<ContactProblem, StepError> {
+    let inv = (0..world.len()).map(|i| world.inverse_mass(i)).collect();
+    Ok(ContactProblem::new(
+        inv,
+        free,
+        settings.contact_rows,
+        settings.friction_set,
+        settings.dt,
+    )?)
+}
+
+/// An impact: approaching faster than `v_imp` and closing the gap within
+/// this step.
+fn impacting(settings: &StepSettings, gap: f64, un: f64) -> bool {
+    un < -settings.impact_velocity && gap + un * settings.dt <= 0.0
+}
+
+/// The impact-stage problem (Algorithm 1, lines 8-9), or `None` when no
+/// contact impacts (most steps of a resting or slowly flowing packing):
+/// `G_n v⁺ ≥ −e G_n v⁻` for impacting contacts, `G_n v⁺ ≥ 0` (or
+/// `≥ −φ/Δt` for pairs still apart) and `G v⁺ = 0` within the friction
+/// bounds for the rest; unit normal scaling, no warm start.
+pub(crate) fn impact_problem(
+    world: &World,
+    settings: &StepSettings,
+    contacts: &ContactSet,
+    solver_contacts: &[SolverContact],
+    velocity: &[Velocity6],
+) -> Result<(usize, Option<ContactProblem>), StepError> {
+    let jacobian = |s: &SolverContact| ContactJacobian::new(s.frame, &s.arm_a, &s.arm_b, 1.0);
+    let normal_velocity =
+        |s: &SolverContact| jacobian(s).velocity(&velocity[s.bodies[0]], &velocity[s.bodies[1]])[0];
+    let set = contacts.as_slice();
+    let impacts = solver_contacts
+        .iter()
+        .filter(|s| impacting(settings, set[s.set_index].gap, normal_velocity(s)))
+        .count();
+    if impacts == 0 {
+        return Ok((0, None));
+    }
+    let dt = settings.dt;
+    let mut problem = new_problem(world, settings, velocity.to_vec())?;
+    for s in solver_contacts {
+        let c = &set[s.set_index];
+        let un = normal_velocity(s);
+        let b_n = if impacting(settings, c.gap, un) {
+            s.params.restitution * un
+        } else {
+            c.gap.max(0.0) / dt
+        };
+        let [st1, st2] = surface_rhs(world, c, &s.frame);
+        let p = &s.params;
+        problem.push_contact(Contact {
+            bodies: s.bodies.map(|x| x as u32),
+            key: c.key,
+            jacobian: jacobian(s),
+            sigma: [p.sigma_t, p.sigma_t, p.sigma_r],
+            rhs: [b_n, st1, st2, 0.0, 0.0, 0.0],
+            friction: p.friction,
+            rolling_arm: p.rolling_arm,
+            model: Default::default(),
+        })?;
+    }
+    Ok((impacts, Some(problem)))
+}
+
+/// The continuous-stage SPOOK problem (Algorithm 1, line 10) with free
+/// velocity `v* = v⁺ + Δt M⁻¹ f_ext`, contacts, and joint rows; and the
+/// contact-law scale of its residual check.
+pub(crate) fn continuous_problem(
+    world: &World,
+    settings: &StepSettings,
+    contacts: &ContactSet,
+    solver_contacts: &[SolverContact],
+    velocity: &[Velocity6],
+) -> Result<(ContactProblem, OverlapScale), StepError> {
+    let dt = settings.dt;
+    let mut free = velocity.to_vec();
+    for i in 0..world.len() {
+        if world.is_member(i) {
+            continue;
+        }
+        if let Some(m) = &world.mass[i] {
+            let inv = m.inverse(&world.orientation[i]);
+            free[i].linear += (world.gravity + world.force[i] * inv.inv_mass) * dt;
+            free[i].angular += inv.inv_inertia * world.torque[i] * dt;
+        }
+    }
+    let mut problem = new_problem(world, settings, free)?;
+    let e_h = settings.contact_law.exponent();
+    let mut overlap_scale = OverlapScale::default();
+    let set = contacts.as_slice();
+    for s in solver_contacts {
+        let c = &set[s.set_index];
+        let nr = normal_row(c.gap, e_h, settings.spook.overlap_floor);
+        let jac = ContactJacobian::new(s.frame, &s.arm_a, &s.arm_b, nr.scale);
+        let [a, b] = s.bodies;
+        let gv_old = jac.velocity(&velocity[a], &velocity[b])[0];
+        let mut contact = Contact::spook(
+            s.bodies.map(|x| x as u32),
+            c.key,
+            jac,
+            nr.g,
+            gv_old,
+            &s.params,
+            dt,
+        );
+        overlap_scale.add(settings.contact_law, nr.g, s.params.upsilon_n, dt);
+        if c.gap > 0.0 {
+            // Speculative contact (found through the margin or sweep):
+            // G_n v ≥ −φ/Δt lets the gap close within the step but not
+            // overlap. SPOOK's b_n = (4/Δt)Υφ − Υ G_n v_i would instead
+            // brake an approaching pair while it is still apart.
+            contact.rhs[0] = c.gap / dt;
+        }
+        let [st1, st2] = surface_rhs(world, c, &s.frame);
+        contact.rhs[1] = st1;
+        contact.rhs[2] = st2;
+        problem.push_contact(contact)?;
+    }
+    let mut rows = Vec::new();
+    for (j, joint) in world.joints.iter().enumerate() {
+        joint.rows(world, velocity, j, dt, &mut rows);
+    }
+    for r in rows {
+        problem.push_row(r)?;
+    }
+    Ok((problem, overlap_scale))
+}
