@@ -57,6 +57,17 @@ pub enum StepError {
         /// Second body.
         body_b: usize,
     },
+    /// A model hook (e.g. model reduction) failed; the world may hold the
+    /// hook's changes up to the failure.
+    #[error("step {step}: model {stage} failed: {reason}")]
+    ModelHook {
+        /// "split" or "merge".
+        stage: &'static str,
+        /// Number of the step.
+        step: u64,
+        /// What failed.
+        reason: String,
+    },
     /// A body cannot become (or stop being) a member of a host.
     #[error("body {member} cannot be a member of body {host}: {reason}")]
     InvalidMembership {

@@ -155,16 +155,28 @@ pub struct SolvedView<'a> {
 
 /// Hook points of the adaptive-model-reduction paper's Algorithm 1. The
 /// default methods do nothing.
-pub trait ModelHooks: Send {
+pub trait ModelHooks: Send + std::any::Any {
     /// After contact detection, before the impact stage (line 6: model
     /// refinement, i.e. split aggregates). Positions are `x_i`, velocities
     /// `v_i`.
-    fn after_detection(&mut self, _world: &mut World, _contacts: &mut ContactSet) {}
+    fn after_detection(
+        &mut self,
+        _world: &mut World,
+        _contacts: &mut ContactSet,
+    ) -> Result<(), StepError> {
+        Ok(())
+    }
     /// After the continuous solve and the velocity update, before the
     /// position update (lines 12-13: co-move, then model reduction, i.e.
     /// merge resting bodies). Positions are `x_i`, velocities `v_{i+1}`
     /// (members already co-moving with their hosts).
-    fn after_solve(&mut self, _world: &mut World, _solved: &SolvedView<'_>) {}
+    fn after_solve(
+        &mut self,
+        _world: &mut World,
+        _solved: &SolvedView<'_>,
+    ) -> Result<(), StepError> {
+        Ok(())
+    }
 }
 
 /// No model reduction.
@@ -349,6 +361,12 @@ impl Stepper {
     pub fn set_hooks(&mut self, hooks: Box<dyn ModelHooks>) {
         self.hooks = hooks;
     }
+    /// The installed hooks as their concrete type (e.g. a model reducer,
+    /// for its statistics and explicit merge/split calls).
+    pub fn hooks_as<T: ModelHooks>(&mut self) -> Option<&mut T> {
+        let any: &mut dyn std::any::Any = self.hooks.as_mut();
+        any.downcast_mut::<T>()
+    }
     /// Simulated time [s].
     pub fn time(&self) -> f64 {
         self.time
@@ -465,7 +483,10 @@ impl Stepper {
             return Err(e.into());
         }
         // 2. model refinement
-        self.hooks.after_detection(world, &mut contacts);
+        if let Err(e) = self.hooks.after_detection(world, &mut contacts) {
+            self.contacts = contacts;
+            return Err(e);
+        }
         times.detection = t.elapsed();
         // 3. the two solve stages
         let result = self.solve_stages(world, &contacts, &mut times);
@@ -523,7 +544,7 @@ impl Stepper {
 
         // 5. model reduction (merge), at x_i with v_{i+1}
         let t = Instant::now();
-        self.hooks.after_solve(
+        let merged = self.hooks.after_solve(
             world,
             &SolvedView {
                 contacts: &contacts,
@@ -534,6 +555,10 @@ impl Stepper {
                 dt,
             },
         );
+        if let Err(e) = merged {
+            self.contacts = contacts;
+            return Err(e);
+        }
         times.reduction = t.elapsed();
 
         // 6. position update

@@ -1,0 +1,37 @@
+//! Typed errors of model reduction.
+
+use ndem_step::StepError;
+use thiserror::Error;
+
+/// Bad settings, bad bodies, or a failure of the world underneath.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ReduceError {
+    /// A setting is outside its range.
+    #[error("invalid reduction setting `{field}`: {reason}")]
+    InvalidSettings {
+        /// Setting name.
+        field: &'static str,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A body cannot take part in an aggregate.
+    #[error("body {body} cannot be merged: {reason}")]
+    NotMergeable {
+        /// Body index.
+        body: usize,
+        /// Why.
+        reason: &'static str,
+    },
+    /// No aggregate with this id.
+    #[error("no aggregate with id {0}")]
+    UnknownAggregate(usize),
+    /// The world refused a change.
+    #[error(transparent)]
+    Step(#[from] StepError),
+}
+
+impl From<ndem_math::MathError> for ReduceError {
+    fn from(e: ndem_math::MathError) -> Self {
+        ReduceError::Step(e.into())
+    }
+}

@@ -1,0 +1,545 @@
+//! The reducer: merge after the continuous solve, split after detection
+//! (adaptive-model-reduction paper, Algorithm 1, lines 6 and 13), and the
+//! explicit merge/split API that shares the same machinery.
+
+use crate::ReduceError;
+use crate::aggregate::aggregate_state;
+use crate::settings::ReductionSettings;
+use ndem_collide::{ContactPoint, ContactSet, Shape};
+use ndem_math::{Vec3, Velocity6};
+use ndem_step::{BodyDesc, ModelHooks, Motion, SolvedView, StepError, World};
+use std::time::{Duration, Instant};
+
+/// One rigid aggregate: the body that carries it and its members.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aggregate {
+    /// The aggregate body (shape [`Shape::Empty`]).
+    pub body: usize,
+    /// Member bodies, sorted.
+    pub members: Vec<usize>,
+}
+
+/// What reduction did in the last step.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ReductionStats {
+    /// Particles `N_p`: bodies that may take part in aggregates (dynamic,
+    /// with collision geometry, without joints), free or merged.
+    pub particles: usize,
+    /// Free particles.
+    pub free: usize,
+    /// Aggregates.
+    pub aggregates: usize,
+    /// Reduction level `h = 1 − Ñ_p/N_p` with `Ñ_p` = free particles plus
+    /// aggregates (paper, section 4).
+    pub level: f64,
+    /// Aggregates formed by merges this step.
+    pub merges: usize,
+    /// Members freed by splits this step.
+    pub split_members: usize,
+    /// Time spent in split (after detection).
+    pub split_time: Duration,
+    /// Time spent in merge (after the solve).
+    pub merge_time: Duration,
+}
+
+/// Adaptive model reduction as [`ModelHooks`] for the stepper. Install it
+/// with `Stepper::set_hooks(Box::new(reducer))`; reach it again with
+/// `Stepper::hooks_as::<Reducer>()`.
+#[derive(Debug, Clone)]
+pub struct Reducer {
+    settings: ReductionSettings,
+    aggregates: Vec<Option<Aggregate>>,
+    aggregate_of_body: Vec<Option<usize>>,
+    retired: Vec<usize>,
+    stats: ReductionStats,
+    parent: Vec<usize>,
+    step: u64,
+}
+
+impl Reducer {
+    /// A reducer with the given settings (validated).
+    pub fn new(settings: ReductionSettings) -> Result<Self, ReduceError> {
+        settings.validate()?;
+        Ok(Self {
+            settings,
+            aggregates: Vec::new(),
+            aggregate_of_body: Vec::new(),
+            retired: Vec::new(),
+            stats: ReductionStats::default(),
+            parent: Vec::new(),
+            step: 0,
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &ReductionSettings {
+        &self.settings
+    }
+
+    /// Statistics of the last step.
+    pub fn stats(&self) -> ReductionStats {
+        self.stats
+    }
+
+    /// The live aggregates with their ids.
+    pub fn aggregates(&self) -> impl Iterator<Item = (usize, &Aggregate)> {
+        self.aggregates
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| a.as_ref().map(|a| (i, a)))
+    }
+
+    /// The aggregate id whose body is `body`, if any.
+    pub fn aggregate_of_body(&self, body: usize) -> Option<usize> {
+        self.aggregate_of_body.get(body).copied().flatten()
+    }
+
+    /// The aggregate id of a member or aggregate body, if any.
+    pub fn aggregate_containing(&self, world: &World, body: usize) -> Option<usize> {
+        self.aggregate_of_body(world.carrier(body))
+    }
+
+    /// Whether `body` may take part in aggregates: dynamic, with collision
+    /// geometry, no joints, and not itself an aggregate body.
+    pub fn is_particle(&self, world: &World, body: usize) -> bool {
+        world.motions()[body] == Motion::Dynamic
+            && !matches!(world.shapes()[body], Shape::Empty)
+            && self.aggregate_of_body(body).is_none()
+            && !world
+                .joints()
+                .iter()
+                .any(|j| j.body_a == body || j.body_b == body)
+    }
+
+    /// Merges the given bodies (free particles, members or aggregate
+    /// bodies; members and aggregates bring all their members) into one
+    /// aggregate, whatever their contacts: the explicit API (a load on a
+    /// truck bed). Mass, linear and angular momentum are conserved.
+    pub fn merge_bodies(
+        &mut self,
+        world: &mut World,
+        bodies: &[usize],
+    ) -> Result<usize, ReduceError> {
+        let mut members = Vec::new();
+        let mut old = Vec::new();
+        for &b in bodies {
+            if b >= world.len() {
+                return Err(ReduceError::NotMergeable {
+                    body: b,
+                    reason: "no such body",
+                });
+            }
+            match self.aggregate_containing(world, b) {
+                Some(id) => old.push(id),
+                None if self.is_particle(world, b) => members.push(b),
+                None => {
+                    return Err(ReduceError::NotMergeable {
+                        body: b,
+                        reason: "not a dynamic body with geometry and without joints",
+                    });
+                }
+            }
+        }
+        old.sort_unstable();
+        old.dedup();
+        for &id in &old {
+            members.extend(self.dissolve(world, id)?);
+        }
+        members.sort_unstable();
+        members.dedup();
+        if members.len() < 2 {
+            return Err(ReduceError::NotMergeable {
+                body: members.first().copied().unwrap_or(0),
+                reason: "an aggregate has at least 2 bodies",
+            });
+        }
+        self.form(world, members)
+    }
+
+    /// Frees every member of aggregate `id` (each keeps its co-moving
+    /// velocity) and retires its body.
+    pub fn split(&mut self, world: &mut World, id: usize) -> Result<Vec<usize>, ReduceError> {
+        self.dissolve(world, id)
+    }
+
+    /// Detaches all members of `id`, retires its body; returns the members.
+    fn dissolve(&mut self, world: &mut World, id: usize) -> Result<Vec<usize>, ReduceError> {
+        let agg = self
+            .aggregates
+            .get_mut(id)
+            .and_then(Option::take)
+            .ok_or(ReduceError::UnknownAggregate(id))?;
+        world.co_move();
+        for &m in &agg.members {
+            world.detach(m)?;
+        }
+        world.set_active(agg.body, None)?;
+        self.aggregate_of_body[agg.body] = None;
+        self.retired.push(agg.body);
+        self.retired.sort_unstable_by(|a, b| b.cmp(a));
+        Ok(agg.members)
+    }
+
+    /// Forms one aggregate of free bodies `members` (sorted).
+    fn form(&mut self, world: &mut World, members: Vec<usize>) -> Result<usize, ReduceError> {
+        let state = aggregate_state(world, &members)?;
+        let body = match self.retired.pop() {
+            Some(b) => {
+                world.set_active(b, Some(state.mass))?;
+                world.set_mass_properties(b, state.mass, state.orientation)?;
+                world.set_position(b, state.position)?;
+                world.set_velocity(b, state.velocity)?;
+                b
+            }
+            None => {
+                let mut desc = BodyDesc::dynamic(Shape::Empty, 0, state.position);
+                desc.mass = Some(state.mass);
+                desc.orientation = state.orientation;
+                desc.velocity = state.velocity;
+                world.add_body(desc)?
+            }
+        };
+        for &m in &members {
+            world.attach(m, body)?;
+        }
+        world.co_move();
+        if self.aggregate_of_body.len() < world.len() {
+            self.aggregate_of_body.resize(world.len(), None);
+        }
+        let id = match self.aggregates.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                self.aggregates.push(None);
+                self.aggregates.len() - 1
+            }
+        };
+        self.aggregates[id] = Some(Aggregate { body, members });
+        self.aggregate_of_body[body] = Some(id);
+        Ok(id)
+    }
+
+    fn find(&mut self, mut i: usize) -> usize {
+        while self.parent[i] != i {
+            self.parent[i] = self.parent[self.parent[i]];
+            i = self.parent[i];
+        }
+        i
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            // the smaller index is the root: independent of visiting order
+            let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+            self.parent[hi] = lo;
+        }
+    }
+
+    /// Merge (paper, section 3.1): contacts whose relative velocity and
+    /// acceleration pass eqs. 26-28 join their carriers (free particles or
+    /// aggregates); each connected group with at least
+    /// `min_aggregate_size` particles becomes one aggregate.
+    fn merge_step(
+        &mut self,
+        world: &mut World,
+        solved: &SolvedView<'_>,
+    ) -> Result<(), ReduceError> {
+        let n = world.len();
+        self.parent.clear();
+        self.parent.extend(0..n);
+        let th = self.settings.merge;
+        let mut touched = vec![false; n];
+        for c in solved.contacts.iter() {
+            let (a, b) = (c.body_a(), c.body_b());
+            let (ca, cb) = (world.carrier(a), world.carrier(b));
+            if ca == cb || !self.is_node(world, ca) || !self.is_node(world, cb) {
+                continue;
+            }
+            let now = relative_motion(c, world.velocities(), a, b);
+            let before = relative_motion(c, solved.previous_velocity, a, b);
+            let acc = (now - before) / solved.dt;
+            let passes = now.normal >= -th.normal_incident
+                && now.normal <= th.normal_separating
+                && now.tangential <= th.tangential
+                && now.angular <= th.rolling
+                && acc.normal >= -th.normal_incident_acceleration
+                && acc.normal <= th.normal_separating_acceleration
+                && acc.tangential <= th.tangential_acceleration
+                && acc.angular <= th.rolling_acceleration;
+            if passes {
+                self.union(ca, cb);
+                touched[ca] = true;
+                touched[cb] = true;
+            }
+        }
+        // groups of nodes by root, in increasing order of their smallest node
+        let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+        let mut slot = vec![usize::MAX; n];
+        for i in 0..n {
+            if !touched[i] {
+                continue;
+            }
+            let r = self.find(i);
+            if slot[r] == usize::MAX {
+                slot[r] = groups.len();
+                groups.push((r, Vec::new()));
+            }
+            groups[slot[r]].1.push(i);
+        }
+        for (_, nodes) in groups {
+            if nodes.len() < 2 {
+                continue;
+            }
+            let size: usize = nodes
+                .iter()
+                .map(|&b| match self.aggregate_of_body(b) {
+                    Some(id) => self.aggregates[id].as_ref().map_or(0, |a| a.members.len()),
+                    None => 1,
+                })
+                .sum();
+            if size < self.settings.min_aggregate_size {
+                continue;
+            }
+            self.merge_bodies(world, &nodes)?;
+            self.stats.merges += 1;
+        }
+        Ok(())
+    }
+
+    /// A body the merge graph joins: a free particle outside every split
+    /// sensor (sensor regions stay resolved: the sensor would free it again
+    /// before the next solve), or an aggregate body.
+    fn is_node(&self, world: &World, body: usize) -> bool {
+        if self.aggregate_of_body(body).is_some() {
+            return true;
+        }
+        !world.is_member(body)
+            && self.is_particle(world, body)
+            && !self.settings.sensors.iter().any(|s| {
+                s.overlaps(
+                    &world.positions()[body],
+                    world.shapes()[body].bounding_radius(),
+                )
+            })
+    }
+
+    /// Split (paper, section 3.2): members hit by contact events (eqs.
+    /// 29-31, to depth `N_c-spl`) or inside a sensor are freed; the rest of
+    /// each affected aggregate is re-formed by its internal contact network.
+    fn split_step(&mut self, world: &mut World, contacts: &ContactSet) -> Result<(), ReduceError> {
+        let n = world.len();
+        let mut split = vec![false; n];
+        let mut seeds = Vec::new();
+        if let Some(cs) = self.settings.contact_split {
+            for c in contacts.iter() {
+                let (a, b) = (c.body_a(), c.body_b());
+                if !world.is_member(a) && !world.is_member(b) {
+                    continue;
+                }
+                if world.carrier(a) == world.carrier(b) {
+                    continue;
+                }
+                let u = relative_motion(c, world.velocities(), a, b);
+                let event = u.normal < -cs.impact
+                    || u.normal > cs.separation
+                    || u.tangential > cs.tangential
+                    || u.angular > cs.rolling;
+                if event {
+                    for m in [a, b] {
+                        if world.is_member(m) && !split[m] {
+                            split[m] = true;
+                            seeds.push(m);
+                        }
+                    }
+                }
+            }
+            // propagate along member-member contacts inside one aggregate
+            let mut frontier = seeds.clone();
+            for _ in 1..cs.depth {
+                let mut next = Vec::new();
+                for c in contacts.iter() {
+                    let (a, b) = (c.body_a(), c.body_b());
+                    if world.host_of(a).is_none() || world.host_of(a) != world.host_of(b) {
+                        continue;
+                    }
+                    let (fa, fb) = (
+                        frontier.binary_search(&a).is_ok(),
+                        frontier.binary_search(&b).is_ok(),
+                    );
+                    for (from, to) in [(fa, b), (fb, a)] {
+                        if from && !split[to] {
+                            split[to] = true;
+                            next.push(to);
+                        }
+                    }
+                }
+                next.sort_unstable();
+                frontier = next;
+                frontier.dedup();
+                if frontier.is_empty() {
+                    break;
+                }
+            }
+        }
+        for (i, flag) in split.iter_mut().enumerate() {
+            if !*flag
+                && world.is_member(i)
+                && self
+                    .settings
+                    .sensors
+                    .iter()
+                    .any(|s| s.overlaps(&world.positions()[i], world.shapes()[i].bounding_radius()))
+            {
+                *flag = true;
+            }
+        }
+        let mut affected: Vec<usize> = (0..n)
+            .filter(|&i| split[i])
+            .filter_map(|i| self.aggregate_containing(world, i))
+            .collect();
+        affected.sort_unstable();
+        affected.dedup();
+        for id in affected {
+            let members = self.dissolve(world, id)?;
+            let remaining: Vec<usize> = members.iter().copied().filter(|&m| !split[m]).collect();
+            self.stats.split_members += members.len() - remaining.len();
+            self.reform(world, &remaining, contacts)?;
+        }
+        Ok(())
+    }
+
+    /// Re-forms aggregates from `bodies` (free, sorted) by their mutual
+    /// contacts: each connected group of at least `min_aggregate_size`.
+    fn reform(
+        &mut self,
+        world: &mut World,
+        bodies: &[usize],
+        contacts: &ContactSet,
+    ) -> Result<(), ReduceError> {
+        if bodies.len() < self.settings.min_aggregate_size {
+            return Ok(());
+        }
+        let n = world.len();
+        self.parent.clear();
+        self.parent.extend(0..n);
+        for c in contacts.iter() {
+            let (a, b) = (c.body_a(), c.body_b());
+            if bodies.binary_search(&a).is_ok() && bodies.binary_search(&b).is_ok() {
+                self.union(a, b);
+            }
+        }
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut slot = std::collections::BTreeMap::new();
+        for &b in bodies {
+            let r = self.find(b);
+            let k = *slot.entry(r).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[k].push(b);
+        }
+        for g in groups {
+            if g.len() >= self.settings.min_aggregate_size {
+                self.form(world, g)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, world: &World) {
+        let particles = (0..world.len())
+            .filter(|&i| self.is_particle(world, i))
+            .count();
+        let free = (0..world.len())
+            .filter(|&i| self.is_particle(world, i) && !world.is_member(i))
+            .count();
+        let aggregates = self.aggregates.iter().flatten().count();
+        self.stats.particles = particles;
+        self.stats.free = free;
+        self.stats.aggregates = aggregates;
+        self.stats.level = if particles > 0 {
+            1.0 - (free + aggregates) as f64 / particles as f64
+        } else {
+            0.0
+        };
+    }
+}
+
+/// Relative motion at a contact: normal speed (positive separating),
+/// sliding speed, relative angular speed.
+#[derive(Debug, Clone, Copy)]
+struct RelativeMotion {
+    normal: f64,
+    tangential: f64,
+    angular: f64,
+}
+
+impl std::ops::Sub for RelativeMotion {
+    type Output = Self;
+    fn sub(self, o: Self) -> Self {
+        Self {
+            normal: self.normal - o.normal,
+            tangential: (self.tangential - o.tangential).abs(),
+            angular: (self.angular - o.angular).abs(),
+        }
+    }
+}
+
+impl std::ops::Div<f64> for RelativeMotion {
+    type Output = Self;
+    fn div(self, d: f64) -> Self {
+        Self {
+            normal: self.normal / d,
+            tangential: self.tangential / d,
+            angular: self.angular / d,
+        }
+    }
+}
+
+fn relative_motion(c: &ContactPoint, v: &[Velocity6], a: usize, b: usize) -> RelativeMotion {
+    let (va, vb) = (v[a], v[b]);
+    let u: Vec3 = va.linear + va.angular.cross(&c.arm_a) - vb.linear - vb.angular.cross(&c.arm_b);
+    let un = c.normal.dot(&u);
+    RelativeMotion {
+        normal: un,
+        tangential: (u - c.normal * un).norm(),
+        angular: (va.angular - vb.angular).norm(),
+    }
+}
+
+impl ModelHooks for Reducer {
+    fn after_detection(
+        &mut self,
+        world: &mut World,
+        contacts: &mut ContactSet,
+    ) -> Result<(), StepError> {
+        let t = Instant::now();
+        self.stats.split_members = 0;
+        self.stats.merges = 0;
+        self.step += 1;
+        self.split_step(world, contacts)
+            .map_err(|e| hook_error("split", self.step, e))?;
+        self.stats.split_time = t.elapsed();
+        Ok(())
+    }
+
+    fn after_solve(&mut self, world: &mut World, solved: &SolvedView<'_>) -> Result<(), StepError> {
+        let t = Instant::now();
+        self.merge_step(world, solved)
+            .map_err(|e| hook_error("merge", self.step, e))?;
+        self.count(world);
+        self.stats.merge_time = t.elapsed();
+        Ok(())
+    }
+}
+
+fn hook_error(stage: &'static str, step: u64, e: ReduceError) -> StepError {
+    match e {
+        ReduceError::Step(s) => s,
+        other => StepError::ModelHook {
+            stage,
+            step,
+            reason: other.to_string(),
+        },
+    }
+}

@@ -1,0 +1,328 @@
+//! Merge and split: conservation, co-motion, and scenes at rest.
+
+use ndem_collide::Shape;
+use ndem_math::{Material, Quat, Vec3, Velocity6};
+use ndem_reduce::*;
+use ndem_step::{BodyDesc, StepSettings, Stepper, World};
+use proptest::prelude::*;
+
+/// Relative difference of two vectors against a scale.
+fn rel(a: Vec3, b: Vec3, scale: f64) -> f64 {
+    (a - b).norm() / scale.max(1e-300)
+}
+
+/// Random spheres and boxes with random poses and velocities.
+fn random_world(n: usize, seed: u64) -> World {
+    let mut s = seed | 1;
+    let mut u = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+    w.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).unwrap(),
+        0,
+        Vec3::zeros(),
+    ))
+    .unwrap();
+    for i in 0..n {
+        let p = Vec3::new(u(), u(), u()) * 0.1;
+        let shape = if i % 3 == 2 {
+            Shape::cuboid(Vec3::new(0.004 + 0.004 * u(), 0.005, 0.006)).unwrap()
+        } else {
+            Shape::sphere(0.004 + 0.004 * u()).unwrap()
+        };
+        let mut d = BodyDesc::dynamic(shape, 0, p);
+        d.orientation = Quat::from_scaled_axis(Vec3::new(u(), u(), u()) * 3.0);
+        d.velocity = Velocity6::new(
+            Vec3::new(u() - 0.5, u() - 0.5, u() - 0.5),
+            Vec3::new(u() - 0.5, u() - 0.5, u() - 0.5) * 50.0,
+        );
+        w.add_body(d).unwrap();
+    }
+    w
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Merging any set of bodies and splitting them again conserves mass,
+    /// linear and angular momentum to 1e-12 relative; members co-move
+    /// exactly; merging the split bodies again under unchanged velocities
+    /// gives the same aggregate.
+    #[test]
+    fn merge_and_split_conserve_and_co_move(n in 2usize..12, seed in any::<u64>()) {
+        let mut w = random_world(n, seed);
+        let mass_before: f64 = w.mass_properties().iter().flatten().map(|m| m.mass).sum();
+        let (p0, l0) = w.momentum();
+        let bodies: Vec<usize> = (1..=n).collect();
+        let mut r = Reducer::new(ReductionSettings::default()).unwrap();
+        let id = r.merge_bodies(&mut w, &bodies).unwrap();
+        let agg = r.aggregates().find(|(i, _)| *i == id).unwrap().1.clone();
+        let (p1, l1) = w.momentum();
+        let m_agg = w.mass_properties()[agg.body].unwrap().mass;
+        prop_assert!((m_agg - mass_before).abs() <= 1e-12 * mass_before);
+        prop_assert!(rel(p1, p0, p0.norm()) <= 1e-12, "linear {p0} -> {p1}");
+        prop_assert!(rel(l1, l0, l0.norm()) <= 1e-12, "angular {l0} -> {l1}");
+        // co-motion: exact up to the round-off of x_m − x_A (members are
+        // placed at x_A + R_A r and moved with v_A + ω_A × R_A r)
+        let (xa, va) = (w.positions()[agg.body], w.velocities()[agg.body]);
+        for &m in &agg.members {
+            let r_m = w.positions()[m] - xa;
+            let v = w.velocities()[m];
+            let scale = va.linear.norm() + va.angular.norm() * r_m.norm();
+            prop_assert!(rel(v.linear, va.linear + va.angular.cross(&r_m), scale) <= 1e-15);
+            prop_assert_eq!(v.angular, va.angular);
+        }
+        let state = aggregate_state(&w, &agg.members).unwrap();
+        let freed = r.split(&mut w, id).unwrap();
+        prop_assert_eq!(&freed, &agg.members);
+        let (p2, l2) = w.momentum();
+        prop_assert!(rel(p2, p0, p0.norm()) <= 1e-12);
+        prop_assert!(rel(l2, l0, l0.norm()) <= 1e-12);
+        let id2 = r.merge_bodies(&mut w, &freed).unwrap();
+        let agg2 = r.aggregates().find(|(i, _)| *i == id2).unwrap().1.clone();
+        prop_assert_eq!(&agg2.members, &agg.members);
+        let again = aggregate_state(&w, &agg2.members).unwrap();
+        let scale = state.velocity.linear.norm() + state.velocity.angular.norm();
+        prop_assert!(rel(again.position, state.position, state.position.norm()) <= 1e-12);
+        prop_assert!(rel(again.velocity.linear, state.velocity.linear, scale) <= 1e-12);
+        prop_assert!(rel(again.velocity.angular, state.velocity.angular, scale) <= 1e-12);
+        prop_assert!((again.mass.mass - state.mass.mass).abs() <= 1e-12 * state.mass.mass);
+    }
+}
+
+#[test]
+fn bad_settings_are_typed_errors_naming_the_field() {
+    let mut s = ReductionSettings::default();
+    s.merge.tangential = -1.0;
+    assert!(matches!(
+        s.validate(),
+        Err(ReduceError::InvalidSettings {
+            field: "merge.tangential",
+            ..
+        })
+    ));
+    let mut s = ReductionSettings::default();
+    s.merge.rolling = f64::NAN;
+    assert!(matches!(
+        s.validate(),
+        Err(ReduceError::InvalidSettings {
+            field: "merge.rolling",
+            ..
+        })
+    ));
+    let s = ReductionSettings {
+        contact_split: Some(ContactSplit {
+            depth: 0,
+            ..ContactSplit::default()
+        }),
+        ..ReductionSettings::default()
+    };
+    assert!(matches!(
+        s.validate(),
+        Err(ReduceError::InvalidSettings {
+            field: "contact_split.depth",
+            ..
+        })
+    ));
+    let mut s = ReductionSettings::default();
+    s.sensors.push(SensorSplit {
+        shape: Shape::Sphere { radius: 0.0 },
+        position: Vec3::zeros(),
+        orientation: Quat::identity(),
+    });
+    assert!(matches!(
+        s.validate(),
+        Err(ReduceError::InvalidSettings {
+            field: "sensors.shape",
+            ..
+        })
+    ));
+    assert!(Reducer::new(s).is_err());
+}
+
+/// A column of 25 spheres (d = 13 mm, Table 1, Δt = 5 ms, 100 PGS sweeps,
+/// history warm start) settles for 1 s, then runs 2 s with the reducer:
+/// every sphere joins one aggregate (h = 1 − 1/25 = 0.96), it stays at rest,
+/// and the floor carries the same force as without reduction.
+#[test]
+fn resting_column_merges_and_stays_at_rest() {
+    let run = |reduce: bool| {
+        let mut scene = ndem_scenes_column();
+        let mut st = scene.1;
+        for _ in 0..200 {
+            st.step(&mut scene.0).unwrap();
+        }
+        if reduce {
+            st.set_hooks(Box::new(
+                Reducer::new(ReductionSettings::default()).unwrap(),
+            ));
+        }
+        let mut last = None;
+        for _ in 0..400 {
+            last = Some(st.step(&mut scene.0).unwrap());
+        }
+        let floor: f64 = st
+            .contact_forces()
+            .iter()
+            .filter(|f| f.key.body_b == 0 || f.key.body_a == 0)
+            .map(|f| f.normal_force)
+            .sum();
+        let level = st.hooks_as::<Reducer>().map(|r| r.stats().level);
+        (scene.0, last.unwrap(), floor, level)
+    };
+    let (w_full, s_full, f_full, _) = run(false);
+    let (w_red, s_red, f_red, level) = run(true);
+    let level = level.unwrap();
+    println!(
+        "column: h = {level}, KE {:e} J (full {:e}), floor force {f_red} N (full {f_full} N), top z {} (full {})",
+        s_red.kinetic_energy,
+        s_full.kinetic_energy,
+        w_red.positions()[25].z,
+        w_full.positions()[25].z
+    );
+    assert!(level >= 0.9, "h = {level}");
+    assert!(s_red.kinetic_energy < 1e-12);
+    let weight = 25.0 * w_full.mass_properties()[1].unwrap().mass * 9.81;
+    // measured: both equal the weight to 1e-15 relative; tolerance 10x
+    assert!(
+        (f_full - weight).abs() <= 1e-14 * weight,
+        "full {f_full} vs {weight}"
+    );
+    assert!(
+        (f_red - weight).abs() <= 1e-14 * weight,
+        "reduced {f_red} vs {weight}"
+    );
+}
+
+fn ndem_scenes_column() -> (World, Stepper) {
+    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+    w.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).unwrap(),
+        0,
+        Vec3::zeros(),
+    ))
+    .unwrap();
+    let r = 0.0065;
+    for i in 0..25 {
+        w.add_body(BodyDesc::dynamic(
+            Shape::sphere(r).unwrap(),
+            0,
+            Vec3::new(0.0, 0.0, r + 2.0 * r * i as f64),
+        ))
+        .unwrap();
+    }
+    let st = Stepper::new(
+        StepSettings::papers(),
+        Box::new(
+            ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
+                stopping: ndem_solve::Stopping::iterations(100),
+                ..Default::default()
+            })
+            .unwrap(),
+        ),
+        Box::new(ndem_solve::HistoryWarmStart::default()),
+    )
+    .unwrap();
+    (w, st)
+}
+
+/// The settled column merged into one aggregate.
+fn merged_column() -> (World, Stepper) {
+    let (mut w, mut st) = ndem_scenes_column();
+    for _ in 0..200 {
+        st.step(&mut w).unwrap();
+    }
+    st.set_hooks(Box::new(
+        Reducer::new(ReductionSettings::default()).unwrap(),
+    ));
+    for _ in 0..10 {
+        st.step(&mut w).unwrap();
+    }
+    assert_eq!(st.hooks_as::<Reducer>().unwrap().stats().aggregates, 1);
+    (w, st)
+}
+
+/// A sphere dropped on the merged column splits it locally by contact
+/// split (depth 2: the sphere hit and its neighbour) before the impact
+/// stage, the impact is resolved with the freed spheres (the ball
+/// rebounds), and, at rest again after the solve, the freed spheres merge
+/// back (the paper: "merged back with the aggregate if the merge condition
+/// is fulfilled after solving the impact and continuous MCP").
+#[test]
+fn dropped_sphere_splits_the_top_locally() {
+    let (mut w, mut st) = merged_column();
+    let r = 0.0065;
+    let top = w.positions()[25].z;
+    let ball = w
+        .add_body(BodyDesc::dynamic(
+            Shape::sphere(r).unwrap(),
+            0,
+            Vec3::new(0.0, 0.0, top + 2.0 * r + 0.05),
+        ))
+        .unwrap();
+    let mut split_at = None;
+    for k in 0..40 {
+        let before = w.velocities()[ball].linear.z;
+        let s = st.step(&mut w).unwrap();
+        let rs = st.hooks_as::<Reducer>().unwrap().stats();
+        if rs.split_members > 0 {
+            split_at = Some((
+                k,
+                rs.split_members,
+                before,
+                w.velocities()[ball].linear.z,
+                s.impacts,
+            ));
+            break;
+        }
+    }
+    let (k, freed, before, after, impacts) = split_at.expect("no split");
+    println!(
+        "split at step {k}: {freed} members freed, impacts {impacts}, ball v_z {before} -> {after}"
+    );
+    assert_eq!(freed, 2);
+    assert!(impacts >= 1);
+    assert!(before < -0.15 && after > 0.0, "{before} -> {after}");
+    let r = st.hooks_as::<Reducer>().unwrap();
+    let (_, agg) = r.aggregates().next().unwrap();
+    assert_eq!(agg.members, (1..=25).collect::<Vec<_>>());
+    assert!(!w.is_member(ball));
+}
+
+/// A sensor around the middle of the merged column frees exactly the
+/// members whose sphere reaches into it; the members below and above form
+/// two aggregates.
+#[test]
+fn sensor_frees_exactly_the_members_inside() {
+    let (mut w, mut st) = ndem_scenes_column();
+    for _ in 0..200 {
+        st.step(&mut w).unwrap();
+    }
+    let sensor = SensorSplit {
+        shape: Shape::sphere(0.02).unwrap(),
+        position: w.positions()[13],
+        orientation: Quat::identity(),
+    };
+    let expected: Vec<usize> = (1..=25)
+        .filter(|&i| sensor.overlaps(&w.positions()[i], 0.0065))
+        .collect();
+    let mut settings = ReductionSettings::default();
+    settings.sensors.push(sensor.clone());
+    let mut reducer = Reducer::new(settings).unwrap();
+    let members: Vec<usize> = (1..=25).collect();
+    reducer.merge_bodies(&mut w, &members).unwrap();
+    st.set_hooks(Box::new(reducer));
+    st.step(&mut w).unwrap();
+    let r = st.hooks_as::<Reducer>().unwrap();
+    let freed: Vec<usize> = (1..=25).filter(|&i| !w.is_member(i)).collect();
+    println!(
+        "sensor freed {freed:?}, expected {expected:?}; aggregates {}",
+        r.stats().aggregates
+    );
+    assert_eq!(freed, expected);
+    assert_eq!(r.stats().aggregates, 2);
+}
