@@ -1,0 +1,97 @@
+//! Overhead of model reduction per step on a resting packing of 10⁴
+//! spheres (25 × 25 × 16, d = 13 mm, Table 1, Δt = 5 ms, 40 PGS sweeps,
+//! history warm start):
+//!
+//! `cargo run --release -p ndem-reduce --example overhead`
+//!
+//! Prints the mean step time without reduction, the mean step time with
+//! every sphere merged, and the split and merge time inside the reduced
+//! step (minimum of three repeats of 20 steps each, interleaved).
+
+use ndem_collide::Shape;
+use ndem_math::{Material, Vec3};
+use ndem_reduce::{ReductionSettings, Reducer};
+use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_step::{BodyDesc, StepSettings, Stepper, World};
+use std::time::Instant;
+
+fn packing() -> (World, Stepper) {
+    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+    w.add_body(BodyDesc::fixed(Shape::half_space(Vec3::z()).unwrap(), 0, Vec3::zeros()))
+        .unwrap();
+    let r = 0.0065;
+    for k in 0..16 {
+        for j in 0..25 {
+            for i in 0..25 {
+                w.add_body(BodyDesc::dynamic(
+                    Shape::sphere(r).unwrap(),
+                    0,
+                    Vec3::new(2.0 * r * i as f64, 2.0 * r * j as f64, r + 2.0 * r * k as f64),
+                ))
+                .unwrap();
+            }
+        }
+    }
+    let pgs = ProjectedGaussSeidel::new(PgsSettings {
+        stopping: Stopping::iterations(40),
+        ..PgsSettings::default()
+    })
+    .unwrap();
+    let st = Stepper::new(
+        StepSettings::papers(),
+        Box::new(pgs),
+        Box::new(HistoryWarmStart::default()),
+    )
+    .unwrap();
+    (w, st)
+}
+
+fn main() {
+    let (mut w, mut st) = packing();
+    let t = Instant::now();
+    for _ in 0..100 {
+        st.step(&mut w).unwrap();
+    }
+    eprintln!("settled 100 steps in {:.1} s", t.elapsed().as_secs_f64());
+    let (mut w_red, mut st_red) = (w.clone(), packing().1);
+    st_red.set_history(st.history().clone());
+    st_red.set_clock(st.time(), st.step_count());
+    st_red.set_hooks(Box::new(Reducer::new(ReductionSettings::default()).unwrap()));
+    for _ in 0..5 {
+        st_red.step(&mut w_red).unwrap();
+    }
+    let steps = 20;
+    let (mut full, mut reduced, mut split, mut merge) = (f64::MAX, f64::MAX, f64::MAX, f64::MAX);
+    let mut level = 0.0;
+    let mut contacts = (0, 0);
+    for _ in 0..3 {
+        let t = Instant::now();
+        for _ in 0..steps {
+            contacts.0 = st.step(&mut w).unwrap().contacts;
+        }
+        full = full.min(t.elapsed().as_secs_f64() / steps as f64);
+        let t = Instant::now();
+        let (mut s, mut m) = (0.0, 0.0);
+        for _ in 0..steps {
+            contacts.1 = st_red.step(&mut w_red).unwrap().contacts;
+            let r = st_red.hooks_as::<Reducer>().unwrap().stats();
+            s += r.split_time.as_secs_f64();
+            m += r.merge_time.as_secs_f64();
+            level = r.level;
+        }
+        reduced = reduced.min(t.elapsed().as_secs_f64() / steps as f64);
+        split = split.min(s / steps as f64);
+        merge = merge.min(m / steps as f64);
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("particles 10000, h = {level:.4}, contacts in the solve: full {} reduced {}", contacts.0, contacts.1);
+    println!("step: full {:.2} ms, reduced {:.2} ms (speed-up {:.1})", full * 1e3, reduced * 1e3, full / reduced);
+    println!(
+        "reduction overhead in the reduced step: split {:.2} ms + merge {:.2} ms = {:.1} % of the reduced step, {:.1} % of the full step",
+        split * 1e3,
+        merge * 1e3,
+        100.0 * (split + merge) / reduced,
+        100.0 * (split + merge) / full
+    );
+    println!("load average: {}", load.trim());
+}
