@@ -10,15 +10,19 @@
 
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
-use ndem_reduce::{ReductionSettings, Reducer};
+use ndem_reduce::{Reducer, ReductionSettings};
 use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
 use ndem_step::{BodyDesc, StepSettings, Stepper, World};
 use std::time::Instant;
 
 fn packing() -> (World, Stepper) {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(Shape::half_space(Vec3::z()).unwrap(), 0, Vec3::zeros()))
-        .unwrap();
+    w.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).unwrap(),
+        0,
+        Vec3::zeros(),
+    ))
+    .unwrap();
     let r = 0.0065;
     for k in 0..16 {
         for j in 0..25 {
@@ -26,7 +30,11 @@ fn packing() -> (World, Stepper) {
                 w.add_body(BodyDesc::dynamic(
                     Shape::sphere(r).unwrap(),
                     0,
-                    Vec3::new(2.0 * r * i as f64, 2.0 * r * j as f64, r + 2.0 * r * k as f64),
+                    Vec3::new(
+                        2.0 * r * i as f64,
+                        2.0 * r * j as f64,
+                        r + 2.0 * r * k as f64,
+                    ),
                 ))
                 .unwrap();
             }
@@ -56,7 +64,9 @@ fn main() {
     let (mut w_red, mut st_red) = (w.clone(), packing().1);
     st_red.set_history(st.history().clone());
     st_red.set_clock(st.time(), st.step_count());
-    st_red.set_hooks(Box::new(Reducer::new(ReductionSettings::default()).unwrap()));
+    st_red.set_hooks(Box::new(
+        Reducer::new(ReductionSettings::default()).unwrap(),
+    ));
     for _ in 0..5 {
         st_red.step(&mut w_red).unwrap();
     }
@@ -84,8 +94,16 @@ fn main() {
         merge = merge.min(m / steps as f64);
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("particles 10000, h = {level:.4}, contacts in the solve: full {} reduced {}", contacts.0, contacts.1);
-    println!("step: full {:.2} ms, reduced {:.2} ms (speed-up {:.1})", full * 1e3, reduced * 1e3, full / reduced);
+    println!(
+        "particles 10000, h = {level:.4}, contacts in the solve: full {} reduced {}",
+        contacts.0, contacts.1
+    );
+    println!(
+        "step: full {:.2} ms, reduced {:.2} ms (speed-up {:.1})",
+        full * 1e3,
+        reduced * 1e3,
+        full / reduced
+    );
     println!(
         "reduction overhead in the reduced step: split {:.2} ms + merge {:.2} ms = {:.1} % of the reduced step, {:.1} % of the full step",
         split * 1e3,

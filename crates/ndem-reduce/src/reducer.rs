@@ -56,7 +56,57 @@ pub struct Reducer {
     step: u64,
 }
 
+/// The reducer's state between steps (for checkpoints): live aggregates
+/// by id and the retired aggregate bodies kept for reuse.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReducerState {
+    /// `(id, aggregate)` of the live aggregates.
+    pub aggregates: Vec<(usize, Aggregate)>,
+    /// Retired aggregate bodies, in the order they are reused (last first).
+    pub retired: Vec<usize>,
+}
+
 impl Reducer {
+    /// The state to checkpoint (the world's memberships are the other
+    /// half).
+    pub fn state(&self) -> ReducerState {
+        ReducerState {
+            aggregates: self.aggregates().map(|(i, a)| (i, a.clone())).collect(),
+            retired: self.retired.clone(),
+        }
+    }
+
+    /// A reducer continuing from `state` on a world whose memberships have
+    /// been restored; checks that they agree.
+    pub fn restore(
+        settings: ReductionSettings,
+        state: ReducerState,
+        world: &World,
+    ) -> Result<Self, ReduceError> {
+        let mut r = Self::new(settings)?;
+        r.aggregate_of_body = vec![None; world.len()];
+        for (id, agg) in state.aggregates {
+            if agg.body >= world.len()
+                || agg
+                    .members
+                    .iter()
+                    .any(|&m| world.host_of(m) != Some(agg.body))
+            {
+                return Err(ReduceError::NotMergeable {
+                    body: agg.body,
+                    reason: "checkpointed aggregate does not match the world's memberships",
+                });
+            }
+            if r.aggregates.len() <= id {
+                r.aggregates.resize(id + 1, None);
+            }
+            r.aggregate_of_body[agg.body] = Some(id);
+            r.aggregates[id] = Some(agg);
+        }
+        r.retired = state.retired;
+        Ok(r)
+    }
+
     /// A reducer with the given settings (validated).
     pub fn new(settings: ReductionSettings) -> Result<Self, ReduceError> {
         settings.validate()?;

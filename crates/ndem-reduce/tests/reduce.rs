@@ -332,8 +332,12 @@ fn sensor_frees_exactly_the_members_inside() {
 fn block() -> (World, Stepper) {
     let (_, st) = ndem_scenes_column();
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(Shape::half_space(Vec3::z()).unwrap(), 0, Vec3::zeros()))
-        .unwrap();
+    w.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).unwrap(),
+        0,
+        Vec3::zeros(),
+    ))
+    .unwrap();
     let r = 0.0065;
     for k in 0..3 {
         for j in 0..5 {
@@ -341,7 +345,11 @@ fn block() -> (World, Stepper) {
                 w.add_body(BodyDesc::dynamic(
                     Shape::sphere(r).unwrap(),
                     0,
-                    Vec3::new(2.0 * r * i as f64, 2.0 * r * j as f64, r + 2.0 * r * k as f64),
+                    Vec3::new(
+                        2.0 * r * i as f64,
+                        2.0 * r * j as f64,
+                        r + 2.0 * r * k as f64,
+                    ),
                 ))
                 .unwrap();
             }
@@ -359,7 +367,9 @@ fn resting_block_merges_stays_at_rest_and_replays_bit_identically() {
         for _ in 0..200 {
             st.step(&mut w).unwrap();
         }
-        st.set_hooks(Box::new(Reducer::new(ReductionSettings::default()).unwrap()));
+        st.set_hooks(Box::new(
+            Reducer::new(ReductionSettings::default()).unwrap(),
+        ));
         let mut ke = 0.0f64;
         for _ in 0..200 {
             ke = ke.max(st.step(&mut w).unwrap().kinetic_energy);

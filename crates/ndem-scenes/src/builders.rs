@@ -65,6 +65,8 @@ pub struct Scene {
     pub warm_start: WarmStartChoice,
     /// Servo of a triaxial cell (motor targets set before every step).
     pub triaxial: Option<TriaxialControl>,
+    /// Adaptive model reduction, if on.
+    pub reduction: Option<ndem_reduce::ReductionSettings>,
 }
 
 impl Scene {
@@ -103,11 +105,16 @@ impl Scene {
             .solver
             .build(self.iterations)
             .map_err(StepError::from)?;
-        Ok(Stepper::new(
-            self.settings,
-            solver,
-            self.warm_start.build(),
-        )?)
+        let mut stepper = Stepper::new(self.settings, solver, self.warm_start.build())?;
+        if let Some(r) = &self.reduction {
+            let reducer =
+                ndem_reduce::Reducer::new(r.clone()).map_err(|e| SceneError::Invalid {
+                    field: "reduction",
+                    reason: e.to_string(),
+                })?;
+            stepper.set_hooks(Box::new(reducer));
+        }
+        Ok(stepper)
     }
 
     /// `true` when every emitter has emitted all its particles.
@@ -162,6 +169,7 @@ pub fn column(n: usize) -> Result<Scene, SceneError> {
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
         triaxial: None,
+        reduction: None,
     })
 }
 
@@ -220,6 +228,7 @@ pub fn pile(spec: PileSpec) -> Result<Scene, SceneError> {
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
         triaxial: None,
+        reduction: None,
     })
 }
 
@@ -310,6 +319,7 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
         triaxial: None,
+        reduction: None,
     })
 }
 
@@ -362,6 +372,7 @@ pub fn box_packing(
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
         triaxial: None,
+        reduction: None,
     })
 }
 
@@ -442,6 +453,7 @@ pub fn cannonball(spec: CannonballSpec) -> Result<Scene, SceneError> {
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
         triaxial: None,
+        reduction: None,
     })
 }
 
@@ -485,6 +497,7 @@ pub fn beam() -> Result<Scene, SceneError> {
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
         triaxial: None,
+        reduction: None,
     })
 }
 
@@ -519,6 +532,7 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
         triaxial: None,
+        reduction: None,
     })
 }
 
@@ -569,6 +583,7 @@ pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, Sce
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
         triaxial: None,
+        reduction: None,
     })
 }
 
@@ -618,6 +633,7 @@ pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneE
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
         triaxial: None,
+        reduction: None,
     })
 }
 

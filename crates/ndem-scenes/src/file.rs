@@ -61,6 +61,9 @@ pub struct SceneFile {
     /// Servo of a triaxial cell, if the scene is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triaxial: Option<TriaxialControl>,
+    /// Adaptive model reduction (`[reduction]`; absent: off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduction: Option<crate::reduction::ReductionSpec>,
     /// Outputs.
     #[serde(default)]
     pub output: OutputSpec,
@@ -197,6 +200,66 @@ pub enum ShapeSpec {
     /// No collision geometry (a rigid aggregate, which collides through
     /// its members).
     Empty,
+}
+
+impl ShapeSpec {
+    /// The collision shape (checked).
+    pub fn to_shape(&self) -> Result<Shape, SceneError> {
+        Ok(match self {
+            ShapeSpec::Sphere { radius } => Shape::sphere(*radius)?,
+            ShapeSpec::HalfSpace { normal } => Shape::half_space(v3(*normal))?,
+            ShapeSpec::Box { half_extents } => Shape::cuboid(v3(*half_extents))?,
+            ShapeSpec::Cylinder {
+                radius,
+                half_height,
+            } => Shape::cylinder(*radius, *half_height)?,
+            ShapeSpec::Drum {
+                radius,
+                half_height,
+            } => Shape::drum(*radius, *half_height)?,
+            ShapeSpec::TriMesh { vertices, indices } => Shape::trimesh(
+                &vertices.iter().map(|v| v3(*v)).collect::<Vec<_>>(),
+                indices.clone(),
+            )?,
+            ShapeSpec::Convex { points } => {
+                Shape::convex_hull(&points.iter().map(|v| v3(*v)).collect::<Vec<_>>())?
+            }
+            ShapeSpec::Empty => Shape::Empty,
+        })
+    }
+
+    /// The spec of a shape.
+    pub fn of_shape(shape: &Shape) -> Self {
+        match shape {
+            Shape::Sphere { radius } => ShapeSpec::Sphere { radius: *radius },
+            Shape::HalfSpace { normal } => ShapeSpec::HalfSpace { normal: a3(normal) },
+            Shape::Box { half_extents } => ShapeSpec::Box {
+                half_extents: a3(half_extents),
+            },
+            Shape::Cylinder {
+                radius,
+                half_height,
+            } => ShapeSpec::Cylinder {
+                radius: *radius,
+                half_height: *half_height,
+            },
+            Shape::Drum {
+                radius,
+                half_height,
+            } => ShapeSpec::Drum {
+                radius: *radius,
+                half_height: *half_height,
+            },
+            Shape::TriMesh(m) => ShapeSpec::TriMesh {
+                vertices: m.vertices().iter().map(a3).collect(),
+                indices: m.indices(),
+            },
+            Shape::Convex(c) => ShapeSpec::Convex {
+                points: c.points().iter().map(a3).collect(),
+            },
+            Shape::Empty => ShapeSpec::Empty,
+        }
+    }
 }
 
 /// `[[bodies]]`.
@@ -368,27 +431,7 @@ impl SceneFile {
         }
         let mut world = World::new(materials, v3(self.gravity))?;
         for (i, b) in self.bodies.iter().enumerate() {
-            let shape = match &b.shape {
-                ShapeSpec::Sphere { radius } => Shape::sphere(*radius)?,
-                ShapeSpec::HalfSpace { normal } => Shape::half_space(v3(*normal))?,
-                ShapeSpec::Box { half_extents } => Shape::cuboid(v3(*half_extents))?,
-                ShapeSpec::Cylinder {
-                    radius,
-                    half_height,
-                } => Shape::cylinder(*radius, *half_height)?,
-                ShapeSpec::Drum {
-                    radius,
-                    half_height,
-                } => Shape::drum(*radius, *half_height)?,
-                ShapeSpec::TriMesh { vertices, indices } => Shape::trimesh(
-                    &vertices.iter().map(|v| v3(*v)).collect::<Vec<_>>(),
-                    indices.clone(),
-                )?,
-                ShapeSpec::Convex { points } => {
-                    Shape::convex_hull(&points.iter().map(|v| v3(*v)).collect::<Vec<_>>())?
-                }
-                ShapeSpec::Empty => Shape::Empty,
-            };
+            let shape = b.shape.to_shape()?;
             let motion = match b.motion.as_str() {
                 "dynamic" => Motion::Dynamic,
                 "kinematic" => Motion::Kinematic,
@@ -542,6 +585,10 @@ impl SceneFile {
             solver: r.solver,
             warm_start: r.warm_start,
             triaxial: self.triaxial,
+            reduction: match &self.reduction {
+                Some(r) => Some(r.to_settings()?),
+                None => None,
+            },
         })
     }
 
@@ -551,35 +598,7 @@ impl SceneFile {
         let bodies = (0..w.len())
             .map(|i| {
                 let d = w.body_desc(i);
-                let shape = match &d.shape {
-                    Shape::Sphere { radius } => ShapeSpec::Sphere { radius: *radius },
-                    Shape::HalfSpace { normal } => ShapeSpec::HalfSpace { normal: a3(normal) },
-                    Shape::Box { half_extents } => ShapeSpec::Box {
-                        half_extents: a3(half_extents),
-                    },
-                    Shape::Cylinder {
-                        radius,
-                        half_height,
-                    } => ShapeSpec::Cylinder {
-                        radius: *radius,
-                        half_height: *half_height,
-                    },
-                    Shape::Drum {
-                        radius,
-                        half_height,
-                    } => ShapeSpec::Drum {
-                        radius: *radius,
-                        half_height: *half_height,
-                    },
-                    Shape::TriMesh(m) => ShapeSpec::TriMesh {
-                        vertices: m.vertices().iter().map(a3).collect(),
-                        indices: m.indices(),
-                    },
-                    Shape::Convex(c) => ShapeSpec::Convex {
-                        points: c.points().iter().map(a3).collect(),
-                    },
-                    Shape::Empty => ShapeSpec::Empty,
-                };
+                let shape = ShapeSpec::of_shape(&d.shape);
                 BodySpec {
                     shape,
                     material: d.material,
@@ -688,6 +707,10 @@ impl SceneFile {
             joints,
             emitters,
             triaxial: scene.triaxial,
+            reduction: scene
+                .reduction
+                .as_ref()
+                .map(crate::reduction::ReductionSpec::from_settings),
             output: OutputSpec::default(),
         }
     }

@@ -20,6 +20,7 @@ pub mod compatible;
 pub mod emitter;
 pub mod file;
 pub mod measure;
+pub mod reduction;
 pub mod rng;
 pub mod triaxial;
 

@@ -365,6 +365,7 @@ pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
         triaxial: Some(control),
+        reduction: None,
     })
 }
 

@@ -90,6 +90,31 @@ impl World {
         Ok(())
     }
 
+    /// Restores a membership exactly as recorded (checkpoint restart); the
+    /// same checks as [`World::attach`].
+    pub fn restore_membership(
+        &mut self,
+        member: usize,
+        membership: Membership,
+    ) -> Result<(), StepError> {
+        let finite = membership.offset.iter().all(|x| x.is_finite())
+            && membership
+                .relative_orientation
+                .coords
+                .iter()
+                .all(|x| x.is_finite());
+        if !finite {
+            return Err(StepError::InvalidMembership {
+                member,
+                host: membership.host,
+                reason: "offset and orientation must be finite",
+            });
+        }
+        self.attach(member, membership.host)?;
+        self.membership[member] = Some(membership);
+        Ok(())
+    }
+
     /// Frees a member: it keeps its current (co-moving) pose and velocity
     /// and becomes an independent dynamic body again.
     pub fn detach(&mut self, member: usize) -> Result<(), StepError> {

@@ -26,14 +26,49 @@ pub struct Checkpoint {
     pub contacts: Vec<StoredContact>,
     /// Keyed generic rows: `(a, b, feature, λ)`.
     pub rows: Vec<(u32, u32, u32, f64)>,
+    /// Members of rigid aggregates: `(member, host, offset, relative
+    /// orientation [w, x, y, z])`.
+    #[serde(default)]
+    pub members: Vec<(usize, usize, [f64; 3], [f64; 4])>,
+    /// Live aggregates: `(id, body, members)`.
+    #[serde(default)]
+    pub aggregates: Vec<(usize, usize, Vec<usize>)>,
+    /// Retired aggregate bodies kept for reuse.
+    #[serde(default)]
+    pub retired_aggregates: Vec<usize>,
 }
 
 impl Checkpoint {
     /// Captures a scene and its stepper.
-    pub fn capture(scene: &Scene, stepper: &Stepper) -> Self {
+    pub fn capture(scene: &Scene, stepper: &mut Stepper) -> Self {
+        let w = &scene.world;
+        let members = (0..w.len())
+            .filter_map(|i| {
+                w.membership(i).map(|m| {
+                    let q = m.relative_orientation;
+                    (
+                        i,
+                        m.host,
+                        [m.offset.x, m.offset.y, m.offset.z],
+                        [q.w, q.i, q.j, q.k],
+                    )
+                })
+            })
+            .collect();
+        let reducer = stepper
+            .hooks_as::<ndem_reduce::Reducer>()
+            .map(|r| r.state())
+            .unwrap_or_default();
         let h = stepper.history();
         Self {
-            version: 1,
+            version: 2,
+            members,
+            aggregates: reducer
+                .aggregates
+                .into_iter()
+                .map(|(id, a)| (id, a.body, a.members))
+                .collect(),
+            retired_aggregates: reducer.retired,
             scene: SceneFile::from_scene(scene),
             time: stepper.time(),
             step: stepper.step_count(),
@@ -61,8 +96,45 @@ impl Checkpoint {
 
     /// Rebuilds the scene and a stepper ready to continue.
     pub fn restore(&self) -> Result<(Scene, Stepper), ndem_scenes::SceneError> {
-        let scene = self.scene.to_scene()?;
+        let mut scene = self.scene.to_scene()?;
+        for &(member, host, o, q) in &self.members {
+            let membership = ndem_step::Membership {
+                host,
+                offset: Vec3::new(o[0], o[1], o[2]),
+                relative_orientation: ndem_math::Quat::new_unchecked(nalgebra::Quaternion::new(
+                    q[0], q[1], q[2], q[3],
+                )),
+            };
+            scene
+                .world
+                .restore_membership(member, membership)
+                .map_err(ndem_scenes::SceneError::from)?;
+        }
         let mut stepper = scene.stepper()?;
+        if let Some(settings) = &scene.reduction {
+            let state = ndem_reduce::ReducerState {
+                aggregates: self
+                    .aggregates
+                    .iter()
+                    .map(|(id, body, members)| {
+                        (
+                            *id,
+                            ndem_reduce::Aggregate {
+                                body: *body,
+                                members: members.clone(),
+                            },
+                        )
+                    })
+                    .collect(),
+                retired: self.retired_aggregates.clone(),
+            };
+            let reducer = ndem_reduce::Reducer::restore(settings.clone(), state, &scene.world)
+                .map_err(|e| ndem_scenes::SceneError::Invalid {
+                    field: "checkpoint.aggregates",
+                    reason: e.to_string(),
+                })?;
+            stepper.set_hooks(Box::new(reducer));
+        }
         let mut h = ImpulseHistory::new();
         for &(a, b, f, n, t, r) in &self.contacts {
             h.insert(

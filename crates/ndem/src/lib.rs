@@ -9,6 +9,7 @@
 
 pub use ndem_collide as collide;
 pub use ndem_math as math;
+pub use ndem_reduce as reduce;
 pub use ndem_scenes as scenes;
 pub use ndem_solve as solve;
 pub use ndem_step as step;

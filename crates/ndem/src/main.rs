@@ -37,6 +37,10 @@ enum Command {
         /// Warm-start policy.
         #[arg(long = "warm-start", value_parser = ["cold", "history", "model", "model-raw", "safeguarded-history"])]
         warm_start: Option<String>,
+        /// Adaptive model reduction with the paper's thresholds (Table 2,
+        /// contact split), unless the scene file has a `[reduction]` table.
+        #[arg(long)]
+        reduce: bool,
     },
     /// Continue a run from a checkpoint file.
     Resume {
@@ -142,6 +146,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             solver,
             iterations,
             warm_start,
+            reduce,
         } => {
             let mut s = load(&scene)?;
             if let Some(x) = solver {
@@ -163,6 +168,9 @@ fn execute(cli: Cli) -> Result<(), String> {
                     "safeguarded-history" => WarmStartChoice::SafeguardedHistory,
                     _ => WarmStartChoice::History,
                 };
+            }
+            if reduce && s.reduction.is_none() {
+                s.reduction = Some(ndem::reduce::ReductionSettings::default());
             }
             let mut stepper = s.stepper().map_err(|e| e.to_string())?;
             go(&mut s, &mut stepper, &run)

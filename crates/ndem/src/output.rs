@@ -30,11 +30,13 @@ pub fn prepare_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Header of the statistics CSV.
-pub const STATS_HEADER: &str = "step,time,contacts,impacts,iterations,status,unresolved,residual_tolerance,warm_contacts,residual_normal_mean,residual_friction_mean,residual_rolling_mean,residual_max,kinetic_energy,potential_energy,momentum_x,momentum_y,momentum_z,t_detection_s,t_assembly_s,t_impact_s,t_continuous_s,t_total_s";
+pub const STATS_HEADER: &str = "step,time,contacts,impacts,iterations,status,unresolved,residual_tolerance,warm_contacts,residual_normal_mean,residual_friction_mean,residual_rolling_mean,residual_max,kinetic_energy,potential_energy,momentum_x,momentum_y,momentum_z,t_detection_s,t_assembly_s,t_impact_s,t_continuous_s,t_total_s,reduction_level,aggregates,merges,split_members,t_reduction_s";
 
-/// One CSV line of step statistics.
-pub fn stats_line(s: &StepStats) -> String {
-    format!(
+/// One CSV line of step statistics (reduction columns zero without a
+/// reducer).
+pub fn stats_line(s: &StepStats, r: Option<&ndem_reduce::ReductionStats>) -> String {
+    let r = r.copied().unwrap_or_default();
+    let line = format!(
         "{},{:e},{},{},{},{},{},{:e},{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e}",
         s.step,
         s.time,
@@ -59,6 +61,14 @@ pub fn stats_line(s: &StepStats) -> String {
         s.times.impact.as_secs_f64(),
         s.times.continuous.as_secs_f64(),
         s.times.total.as_secs_f64()
+    );
+    format!(
+        "{line},{:e},{},{},{},{:e}",
+        r.level,
+        r.aggregates,
+        r.merges,
+        r.split_members,
+        (r.split_time + r.merge_time).as_secs_f64()
     )
 }
 
@@ -137,6 +147,15 @@ pub fn particles_vtp(world: &World) -> String {
         "Int64",
         1,
         ids.iter().map(|i| i.to_string()),
+    );
+    // the body that carries each particle: its rigid aggregate, or -1
+    data_array(
+        &mut s,
+        "aggregate",
+        "Int64",
+        1,
+        ids.iter()
+            .map(|&i| world.host_of(i).map_or("-1".to_string(), |h| h.to_string())),
     );
     s.push_str("      </PointData>\n      <Verts>\n");
     data_array(

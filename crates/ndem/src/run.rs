@@ -73,6 +73,8 @@ pub struct RunSummary {
     pub frames: usize,
     /// Checkpoints written.
     pub checkpoints: Vec<String>,
+    /// Mean reduction level `h` over the run (0 without reduction).
+    pub mean_reduction_level: f64,
 }
 
 /// Stage totals.
@@ -127,6 +129,7 @@ pub fn run_scene(
     let mut checkpoints = Vec::new();
     let mut stage = [Duration::ZERO; 4];
     let mut contacts_sum = 0u64;
+    let mut level_sum = 0.0;
     let write_frame =
         |frames: &mut FrameLog, scene: &Scene, stepper: &Stepper| -> Result<(), RunError> {
             if let Some(dir) = &options.out {
@@ -165,7 +168,13 @@ pub fn run_scene(
         stage[1] += s.times.assembly;
         stage[2] += s.times.impact;
         stage[3] += s.times.continuous;
-        csv.push_str(&output::stats_line(&s));
+        let reduction = stepper
+            .hooks_as::<ndem_reduce::Reducer>()
+            .map(|r| r.stats());
+        if let Some(r) = &reduction {
+            level_sum += r.level;
+        }
+        csv.push_str(&output::stats_line(&s, reduction.as_ref()));
         csv.push('\n');
         if options.frame_every > 0 && k % options.frame_every == 0 {
             write_frame(&mut frames, scene, stepper)?;
@@ -227,6 +236,11 @@ pub fn run_scene(
         },
         frames: frames.frames.len(),
         checkpoints,
+        mean_reduction_level: if options.steps > 0 {
+            level_sum / options.steps as f64
+        } else {
+            0.0
+        },
     };
     if let Some(dir) = &options.out {
         output::write_atomic(&dir.join("stats.csv"), csv.as_bytes()).map_err(io(dir))?;

@@ -127,30 +127,47 @@ fn restart_continues_bit_identically() {
         )
         .unwrap();
     };
-    // a pile with an emitter: checkpoints must carry emitter and RNG state
-    let mut a = builders::pile(builders::PileSpec {
-        particles: 60,
-        rate: 200.0,
-        seed: 9,
-    })
-    .unwrap();
-    let mut sa = a.stepper().unwrap();
-    steps(&mut a, &mut sa, 200);
-    let cp = Checkpoint::capture(&a, &sa).to_json();
-    steps(&mut a, &mut sa, 150);
-    let (mut b, mut sb) = Checkpoint::from_json(&cp).unwrap().restore().unwrap();
-    steps(&mut b, &mut sb, 150);
-    assert_eq!(a.world.len(), b.world.len());
-    for (p, q) in a.world.positions().iter().zip(b.world.positions()) {
-        for k in 0..3 {
-            assert_eq!(p[k].to_bits(), q[k].to_bits());
+    // a pile with an emitter: checkpoints must carry emitter and RNG state,
+    // and with model reduction the aggregates and memberships
+    for reduce in [false, true] {
+        let mut a = builders::pile(builders::PileSpec {
+            particles: 60,
+            rate: 200.0,
+            seed: 9,
+        })
+        .unwrap();
+        if reduce {
+            a.reduction = Some(ndem::reduce::ReductionSettings::default());
         }
+        let mut sa = a.stepper().unwrap();
+        steps(&mut a, &mut sa, 300);
+        let cp = Checkpoint::capture(&a, &mut sa).to_json();
+        if reduce {
+            let level = sa
+                .hooks_as::<ndem::reduce::Reducer>()
+                .unwrap()
+                .stats()
+                .level;
+            println!("reduction level at the checkpoint: {level}");
+            assert!(level > 0.5, "nothing merged to test: h = {level}");
+        }
+        steps(&mut a, &mut sa, 150);
+        let (mut b, mut sb) = Checkpoint::from_json(&cp).unwrap().restore().unwrap();
+        steps(&mut b, &mut sb, 150);
+        assert_eq!(a.world.len(), b.world.len());
+        for (p, q) in a.world.positions().iter().zip(b.world.positions()) {
+            for k in 0..3 {
+                assert_eq!(p[k].to_bits(), q[k].to_bits());
+            }
+        }
+        for (p, q) in a.world.velocities().iter().zip(b.world.velocities()) {
+            assert_eq!(p.linear.map(f64::to_bits), q.linear.map(f64::to_bits));
+            assert_eq!(p.angular.map(f64::to_bits), q.angular.map(f64::to_bits));
+        }
+        assert_eq!(sa.time().to_bits(), sb.time().to_bits());
+        let hosts = |w: &ndem::step::World| (0..w.len()).map(|i| w.host_of(i)).collect::<Vec<_>>();
+        assert_eq!(hosts(&a.world), hosts(&b.world));
     }
-    for (p, q) in a.world.velocities().iter().zip(b.world.velocities()) {
-        assert_eq!(p.linear.map(f64::to_bits), q.linear.map(f64::to_bits));
-        assert_eq!(p.angular.map(f64::to_bits), q.angular.map(f64::to_bits));
-    }
-    assert_eq!(sa.time().to_bits(), sb.time().to_bits());
 }
 
 #[test]
@@ -373,4 +390,40 @@ fn blow_up_exits_2_naming_step_and_time_with_outputs_intact() {
         dir.join("resumed").to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// `ndem run column --reduce`: `stats.csv` shows the reduction level h(t)
+/// and the VTK frames mark each particle's aggregate.
+#[test]
+fn reduced_run_reports_h_and_writes_aggregate_ids() {
+    let dir = tmp("reduce");
+    let o = ndem(&[
+        "run",
+        "column",
+        "--reduce",
+        "--steps",
+        "300",
+        "--frame-every",
+        "300",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stats = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
+    let header: Vec<&str> = stats.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "reduction_level").unwrap();
+    let last: Vec<&str> = stats.lines().last().unwrap().split(',').collect();
+    let h: f64 = last[col].parse().unwrap();
+    assert!((h - 0.96).abs() < 1e-12, "h = {h}");
+    let frame = dir.join("frames").join("particles_00000300.vtp");
+    let text = std::fs::read_to_string(frame).unwrap();
+    let start = text.find("Name=\"aggregate\"").expect("aggregate array");
+    let values = &text[start..];
+    let values = &values[values.find('>').unwrap() + 1..values.find("</DataArray>").unwrap()];
+    let ids: Vec<i64> = values
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 25);
+    assert!(ids.iter().all(|&i| i == ids[0] && i > 25), "{ids:?}");
 }

@@ -1,0 +1,288 @@
+//! The `[reduction]` table of scene files: adaptive model reduction
+//! settings (adaptive-model-reduction paper, Table 2). Every field has the
+//! paper's value as default, so `[reduction]` alone switches reduction on
+//! with the paper's thresholds and contact split.
+
+use crate::SceneError;
+use crate::file::ShapeSpec;
+use ndem_math::{Quat, Vec3};
+use ndem_reduce::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit};
+use serde::{Deserialize, Serialize};
+
+/// `[reduction.merge]`: eqs. 26-28 and Table 2's acceleration thresholds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MergeSpec {
+    /// `ξ_nv^{i-mrg}` [m/s].
+    #[serde(with = "threshold")]
+    pub normal_incident: f64,
+    /// `ξ_nv^{s-mrg}` [m/s].
+    #[serde(with = "threshold")]
+    pub normal_separating: f64,
+    /// `ξ_tv^{mrg}` [m/s].
+    #[serde(with = "threshold")]
+    pub tangential: f64,
+    /// `ξ_rv^{mrg}` [rad/s].
+    #[serde(with = "threshold")]
+    pub rolling: f64,
+    /// `ξ_na^{i-mrg}` [m/s²].
+    #[serde(with = "threshold")]
+    pub normal_incident_acceleration: f64,
+    /// `ξ_na^{s-mrg}` [m/s²].
+    #[serde(with = "threshold")]
+    pub normal_separating_acceleration: f64,
+    /// `ξ_ta^{mrg}` [m/s²].
+    #[serde(with = "threshold")]
+    pub tangential_acceleration: f64,
+    /// `ξ_ra^{mrg}` [rad/s²].
+    #[serde(with = "threshold")]
+    pub rolling_acceleration: f64,
+}
+
+impl Default for MergeSpec {
+    fn default() -> Self {
+        let m = MergeThresholds::default();
+        Self {
+            normal_incident: m.normal_incident,
+            normal_separating: m.normal_separating,
+            tangential: m.tangential,
+            rolling: m.rolling,
+            normal_incident_acceleration: m.normal_incident_acceleration,
+            normal_separating_acceleration: m.normal_separating_acceleration,
+            tangential_acceleration: m.tangential_acceleration,
+            rolling_acceleration: m.rolling_acceleration,
+        }
+    }
+}
+
+/// `[reduction.contact_split]`: eqs. 29-31.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContactSplitSpec {
+    /// On or off.
+    pub enabled: bool,
+    /// `ξ_nv^{i-c}` [m/s].
+    #[serde(with = "threshold")]
+    pub impact: f64,
+    /// `ξ_nv^{s-c}` [m/s] (`inf`: off).
+    #[serde(with = "threshold")]
+    pub separation: f64,
+    /// `ξ_tv^c` [m/s].
+    #[serde(with = "threshold")]
+    pub tangential: f64,
+    /// `ξ_rv^c` [rad/s].
+    #[serde(with = "threshold")]
+    pub rolling: f64,
+    /// `N_c-spl`.
+    pub depth: usize,
+}
+
+impl Default for ContactSplitSpec {
+    fn default() -> Self {
+        let c = ContactSplit::default();
+        Self {
+            enabled: true,
+            impact: c.impact,
+            separation: c.separation,
+            tangential: c.tangential,
+            rolling: c.rolling,
+            depth: c.depth,
+        }
+    }
+}
+
+/// `[[reduction.sensors]]`: a split sensor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SensorSpec {
+    /// Sphere, box or cylinder.
+    pub shape: ShapeSpec,
+    /// Centre [m].
+    pub position: [f64; 3],
+    /// Orientation quaternion `[w, x, y, z]`.
+    #[serde(default = "identity")]
+    pub orientation: [f64; 4],
+}
+
+fn identity() -> [f64; 4] {
+    [1.0, 0.0, 0.0, 0.0]
+}
+
+/// `[reduction]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReductionSpec {
+    /// Merge thresholds.
+    pub merge: MergeSpec,
+    /// Contact split.
+    pub contact_split: ContactSplitSpec,
+    /// Split sensors.
+    pub sensors: Vec<SensorSpec>,
+    /// Fewest bodies in an aggregate.
+    pub min_aggregate_size: usize,
+}
+
+impl Default for ReductionSpec {
+    fn default() -> Self {
+        Self {
+            merge: MergeSpec::default(),
+            contact_split: ContactSplitSpec::default(),
+            sensors: Vec::new(),
+            min_aggregate_size: 2,
+        }
+    }
+}
+
+impl ReductionSpec {
+    /// The settings (validated: bad values are errors naming the field).
+    pub fn to_settings(&self) -> Result<ReductionSettings, SceneError> {
+        let m = &self.merge;
+        let c = &self.contact_split;
+        let mut sensors = Vec::new();
+        for s in &self.sensors {
+            let [w, x, y, z] = s.orientation;
+            sensors.push(SensorSplit {
+                shape: s.shape.to_shape().map_err(|_| SceneError::Invalid {
+                    field: "reduction.sensors.shape",
+                    reason: "degenerate sensor shape".into(),
+                })?,
+                position: Vec3::from(s.position),
+                orientation: Quat::from_quaternion(nalgebra::Quaternion::new(w, x, y, z)),
+            });
+        }
+        let settings = ReductionSettings {
+            merge: MergeThresholds {
+                normal_incident: m.normal_incident,
+                normal_separating: m.normal_separating,
+                tangential: m.tangential,
+                rolling: m.rolling,
+                normal_incident_acceleration: m.normal_incident_acceleration,
+                normal_separating_acceleration: m.normal_separating_acceleration,
+                tangential_acceleration: m.tangential_acceleration,
+                rolling_acceleration: m.rolling_acceleration,
+            },
+            contact_split: c.enabled.then_some(ContactSplit {
+                impact: c.impact,
+                separation: c.separation,
+                tangential: c.tangential,
+                rolling: c.rolling,
+                depth: c.depth,
+            }),
+            sensors,
+            min_aggregate_size: self.min_aggregate_size,
+        };
+        settings.validate().map_err(|e| match e {
+            ndem_reduce::ReduceError::InvalidSettings { field, reason } => SceneError::Invalid {
+                field: reduction_field(field),
+                reason: reason.into(),
+            },
+            other => SceneError::Invalid {
+                field: "reduction",
+                reason: other.to_string(),
+            },
+        })?;
+        Ok(settings)
+    }
+
+    /// The spec of `settings` (sensor shapes must be spheres, boxes or
+    /// cylinders).
+    pub fn from_settings(settings: &ReductionSettings) -> Self {
+        let m = settings.merge;
+        let c = settings.contact_split;
+        Self {
+            merge: MergeSpec {
+                normal_incident: m.normal_incident,
+                normal_separating: m.normal_separating,
+                tangential: m.tangential,
+                rolling: m.rolling,
+                normal_incident_acceleration: m.normal_incident_acceleration,
+                normal_separating_acceleration: m.normal_separating_acceleration,
+                tangential_acceleration: m.tangential_acceleration,
+                rolling_acceleration: m.rolling_acceleration,
+            },
+            contact_split: match c {
+                Some(c) => ContactSplitSpec {
+                    enabled: true,
+                    impact: c.impact,
+                    separation: c.separation,
+                    tangential: c.tangential,
+                    rolling: c.rolling,
+                    depth: c.depth,
+                },
+                None => ContactSplitSpec {
+                    enabled: false,
+                    ..ContactSplitSpec::default()
+                },
+            },
+            sensors: settings
+                .sensors
+                .iter()
+                .map(|s| SensorSpec {
+                    shape: ShapeSpec::of_shape(&s.shape),
+                    position: [s.position.x, s.position.y, s.position.z],
+                    orientation: [
+                        s.orientation.w,
+                        s.orientation.i,
+                        s.orientation.j,
+                        s.orientation.k,
+                    ],
+                })
+                .collect(),
+            min_aggregate_size: settings.min_aggregate_size,
+        }
+    }
+}
+
+/// `merge.tangential` → `reduction.merge.tangential` (the file's names).
+fn reduction_field(field: &'static str) -> &'static str {
+    match field {
+        "merge.normal_incident" => "reduction.merge.normal_incident",
+        "merge.normal_separating" => "reduction.merge.normal_separating",
+        "merge.tangential" => "reduction.merge.tangential",
+        "merge.rolling" => "reduction.merge.rolling",
+        "merge.normal_incident_acceleration" => "reduction.merge.normal_incident_acceleration",
+        "merge.normal_separating_acceleration" => "reduction.merge.normal_separating_acceleration",
+        "merge.tangential_acceleration" => "reduction.merge.tangential_acceleration",
+        "merge.rolling_acceleration" => "reduction.merge.rolling_acceleration",
+        "contact_split.impact" => "reduction.contact_split.impact",
+        "contact_split.separation" => "reduction.contact_split.separation",
+        "contact_split.tangential" => "reduction.contact_split.tangential",
+        "contact_split.rolling" => "reduction.contact_split.rolling",
+        "contact_split.depth" => "reduction.contact_split.depth",
+        "sensors.shape" => "reduction.sensors.shape",
+        "sensors.position" => "reduction.sensors.position",
+        "min_aggregate_size" => "reduction.min_aggregate_size",
+        _ => "reduction",
+    }
+}
+
+/// A threshold: a number, or `"inf"` for a test switched off (JSON, used
+/// by checkpoints, has no infinity; TOML's `inf` is also accepted).
+mod threshold {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if x.is_infinite() && *x > 0.0 {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_f64(*x)
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Value {
+        Number(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Number(x) => Ok(x),
+            Value::Text(t) if t == "inf" || t == "infinity" => Ok(f64::INFINITY),
+            Value::Text(t) => Err(serde::de::Error::custom(format!(
+                "`{t}` is not a number or \"inf\""
+            ))),
+        }
+    }
+}
