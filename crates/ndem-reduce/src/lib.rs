@@ -31,4 +31,4 @@ pub mod settings;
 pub use aggregate::{AggregateState, aggregate_state};
 pub use error::ReduceError;
 pub use reducer::{Aggregate, Reducer, ReducerState, ReductionStats};
-pub use settings::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit};
+pub use settings::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit, TrialSplit};

@@ -7,7 +7,10 @@ use crate::aggregate::aggregate_state;
 use crate::settings::ReductionSettings;
 use ndem_collide::{ContactPoint, ContactSet, Shape};
 use ndem_math::{Vec3, Velocity6};
-use ndem_step::{BodyDesc, ModelHooks, Motion, SolvedView, StepError, World};
+use ndem_solve::{
+    HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Solver, Stopping, WarmStart,
+};
+use ndem_step::{BodyDesc, DetectedView, ModelHooks, Motion, SolvedView, StepError, World};
 use std::time::{Duration, Instant};
 
 /// One rigid aggregate: the body that carries it and its members.
@@ -40,6 +43,8 @@ pub struct ReductionStats {
     pub split_time: Duration,
     /// Time spent in merge (after the solve).
     pub merge_time: Duration,
+    /// PGS sweeps of the trial solve this step (0: none).
+    pub trial_iterations: usize,
 }
 
 /// Adaptive model reduction as [`ModelHooks`] for the stepper. Install it
@@ -376,9 +381,18 @@ impl Reducer {
     /// Split (paper, section 3.2): members hit by contact events (eqs.
     /// 29-31, to depth `N_c-spl`) or inside a sensor are freed; the rest of
     /// each affected aggregate is re-formed by its internal contact network.
-    fn split_step(&mut self, world: &mut World, contacts: &ContactSet) -> Result<(), ReduceError> {
+    fn split_step(
+        &mut self,
+        world: &mut World,
+        contacts: &ContactSet,
+        detected: &DetectedView<'_>,
+    ) -> Result<(), ReduceError> {
         let n = world.len();
         let mut split = vec![false; n];
+        if self.aggregates.iter().all(Option::is_none) {
+            return Ok(());
+        }
+        self.trial_split(world, contacts, detected, &mut split)?;
         let mut seeds = Vec::new();
         if let Some(cs) = self.settings.contact_split {
             for c in contacts.iter() {
@@ -454,6 +468,91 @@ impl Reducer {
             let remaining: Vec<usize> = members.iter().copied().filter(|&m| !split[m]).collect();
             self.stats.split_members += members.len() - remaining.len();
             self.reform(world, &remaining, contacts)?;
+        }
+        Ok(())
+    }
+
+    /// Trial-solve split (see [`crate::TrialSplit`]): marks in `split` the
+    /// members the background solve of the unfolded model says to free.
+    fn trial_split(
+        &mut self,
+        world: &World,
+        contacts: &ContactSet,
+        detected: &DetectedView<'_>,
+        split: &mut [bool],
+    ) -> Result<(), ReduceError> {
+        let Some(ts) = self.settings.trial_split else {
+            return Ok(());
+        };
+        let (problem, index) = ndem_step::unfolded_problem(world, contacts, detected.settings)?;
+        if problem.is_empty() {
+            return Ok(());
+        }
+        let mut lambda = vec![0.0; problem.len()];
+        let mut v = vec![Velocity6::ZERO; problem.body_count()];
+        HistoryWarmStart::default()
+            .initialize(&problem, detected.history, &mut lambda, &mut v)
+            .map_err(StepError::from)?;
+        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+            stopping: Stopping::iterations(ts.iterations),
+            ..PgsSettings::default()
+        })
+        .map_err(StepError::from)?;
+        pgs.solve(&problem, &mut lambda, &mut v)
+            .map_err(StepError::from)?;
+        self.stats.trial_iterations = ts.iterations;
+        let set = contacts.as_slice();
+        let m = problem.contact_rows().count();
+        let dt = detected.settings.dt;
+        let n = world.len();
+        let mut force = vec![Vec3::zeros(); n];
+        let mut torque = vec![Vec3::zeros(); n];
+        let mut loaded = vec![false; n];
+        for ((c, lam), &k) in problem
+            .contacts()
+            .iter()
+            .zip(lambda.chunks_exact(m))
+            .zip(&index)
+        {
+            let (a, b) = (set[k].body_a(), set[k].body_b());
+            let (ia, ib) = c.jacobian.transpose_apply(lam);
+            force[a] += ia.linear / dt;
+            torque[a] += ia.angular / dt;
+            force[b] += ib.linear / dt;
+            torque[b] += ib.angular / dt;
+            if lam[0] > 0.0 {
+                loaded[a] = true;
+                loaded[b] = true;
+            }
+            if ts.velocity_test && (world.is_member(a) || world.is_member(b)) {
+                let u = relative_motion(&set[k], &v, a, b);
+                if u.normal < -ts.normal_incident
+                    || u.normal > ts.normal_separating
+                    || u.tangential > ts.tangential
+                    || u.angular > ts.rolling
+                {
+                    for x in [a, b] {
+                        split[x] |= world.is_member(x);
+                    }
+                }
+            }
+        }
+        for a in 0..n {
+            if !world.is_member(a) || !loaded[a] || split[a] {
+                continue;
+            }
+            let mass = world.mass_properties()[a].map_or(0.0, |p| p.mass);
+            let (fu, tu) = world.user_force(a);
+            let fe = world.gravity * mass + fu;
+            let balance = |e: Vec3, c: Vec3| {
+                let den = e.norm() + c.norm();
+                if den > 0.0 { (e + c).norm() / den } else { 0.0 }
+            };
+            if balance(fe, force[a]) >= ts.force_balance
+                || balance(tu, torque[a]) >= ts.torque_balance
+            {
+                split[a] = true;
+            }
         }
         Ok(())
     }
@@ -562,12 +661,14 @@ impl ModelHooks for Reducer {
         &mut self,
         world: &mut World,
         contacts: &mut ContactSet,
+        detected: &DetectedView<'_>,
     ) -> Result<(), StepError> {
         let t = Instant::now();
         self.stats.split_members = 0;
         self.stats.merges = 0;
+        self.stats.trial_iterations = 0;
         self.step += 1;
-        self.split_step(world, contacts)
+        self.split_step(world, contacts, detected)
             .map_err(|e| hook_error("split", self.step, e))?;
         self.stats.split_time = t.elapsed();
         Ok(())

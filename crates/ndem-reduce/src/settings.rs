@@ -78,6 +78,52 @@ impl Default for ContactSplit {
     }
 }
 
+/// Trial-solve split (paper, section 3.2.2, eqs. 32-36): a background PGS
+/// solve of the unfolded (full) model with `iterations` sweeps, warm
+/// started from the impulse history; members whose contacts leave the
+/// velocity bounds (if `velocity_test`) or whose force balance
+/// `|f_e + f_c| / (|f_e| + |f_c|)` reaches `force_balance` are split
+/// (the paper writes eqs. 35-36 as the condition to keep a member; λ is an
+/// impulse, so `f_c = (Gᵀλ)/Δt`). A member none of whose contacts carries
+/// a normal impulse in the trial is *unloaded* (a freely falling aggregate,
+/// whose members all score 1): the force test does not split it, since
+/// rigid co-motion is exact without internal forces.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrialSplit {
+    /// `N_it^tr`: PGS sweeps of the trial solve (paper 50 or 100).
+    pub iterations: usize,
+    /// `ξ_nv^{i-tr}` [m/s] (paper 2.6, possibly 0.26).
+    pub normal_incident: f64,
+    /// `ξ_nv^{s-tr}` [m/s] (paper 0.26).
+    pub normal_separating: f64,
+    /// `ξ_tv^{tr}` [m/s] (paper 0.26).
+    pub tangential: f64,
+    /// `ξ_rv^{tr}` [rad/s] (paper ∞).
+    pub rolling: f64,
+    /// `ξ_f^{tr}` (paper 0.15 or 0.25).
+    pub force_balance: f64,
+    /// `ξ_τ^{tr}` (paper ∞).
+    pub torque_balance: f64,
+    /// Apply the velocity tests (runs "fv"), or only force balance ("f").
+    pub velocity_test: bool,
+}
+
+impl Default for TrialSplit {
+    /// The paper's tr-150-50-fv run with ξ_f = 0.15.
+    fn default() -> Self {
+        Self {
+            iterations: 50,
+            normal_incident: 2.6,
+            normal_separating: 0.26,
+            tangential: 0.26,
+            rolling: f64::INFINITY,
+            force_balance: 0.15,
+            torque_balance: f64::INFINITY,
+            velocity_test: true,
+        }
+    }
+}
+
 /// A split sensor (paper, section 3.2.3): a transparent shape that frees
 /// every aggregate member whose centre lies inside it, grown by the
 /// member's bounding radius.
@@ -98,6 +144,8 @@ pub struct ReductionSettings {
     pub merge: MergeThresholds,
     /// Contact split, or `None` for off.
     pub contact_split: Option<ContactSplit>,
+    /// Trial-solve split, or `None` for off.
+    pub trial_split: Option<TrialSplit>,
     /// Split sensors.
     pub sensors: Vec<SensorSplit>,
     /// Fewest bodies in an aggregate (at least 2).
@@ -110,6 +158,7 @@ impl Default for ReductionSettings {
         Self {
             merge: MergeThresholds::default(),
             contact_split: Some(ContactSplit::default()),
+            trial_split: None,
             sensors: Vec::new(),
             min_aggregate_size: 2,
         }
@@ -162,6 +211,24 @@ impl ReductionSettings {
                 return Err(ReduceError::InvalidSettings {
                     field: "contact_split.depth",
                     reason: "must be at least 1 when contact split is on",
+                });
+            }
+        }
+        if let Some(t) = &self.trial_split {
+            for (field, x) in [
+                ("trial_split.normal_incident", t.normal_incident),
+                ("trial_split.normal_separating", t.normal_separating),
+                ("trial_split.tangential", t.tangential),
+                ("trial_split.rolling", t.rolling),
+                ("trial_split.force_balance", t.force_balance),
+                ("trial_split.torque_balance", t.torque_balance),
+            ] {
+                threshold(field, x)?;
+            }
+            if t.iterations == 0 {
+                return Err(ReduceError::InvalidSettings {
+                    field: "trial_split.iterations",
+                    reason: "must be at least 1 when trial split is on",
                 });
             }
         }

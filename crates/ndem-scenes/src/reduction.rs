@@ -6,7 +6,7 @@
 use crate::SceneError;
 use crate::file::ShapeSpec;
 use ndem_math::{Quat, Vec3};
-use ndem_reduce::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit};
+use ndem_reduce::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit, TrialSplit};
 use serde::{Deserialize, Serialize};
 
 /// `[reduction.merge]`: eqs. 26-28 and Table 2's acceleration thresholds.
@@ -91,6 +91,85 @@ impl Default for ContactSplitSpec {
     }
 }
 
+/// `[reduction.trial_split]`: eqs. 32-36 (off unless `enabled`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrialSplitSpec {
+    /// On or off.
+    pub enabled: bool,
+    /// `N_it^tr`.
+    pub iterations: usize,
+    /// `ξ_nv^{i-tr}` [m/s].
+    #[serde(with = "threshold")]
+    pub normal_incident: f64,
+    /// `ξ_nv^{s-tr}` [m/s].
+    #[serde(with = "threshold")]
+    pub normal_separating: f64,
+    /// `ξ_tv^{tr}` [m/s].
+    #[serde(with = "threshold")]
+    pub tangential: f64,
+    /// `ξ_rv^{tr}` [rad/s].
+    #[serde(with = "threshold")]
+    pub rolling: f64,
+    /// `ξ_f^{tr}`.
+    #[serde(with = "threshold")]
+    pub force_balance: f64,
+    /// `ξ_τ^{tr}`.
+    #[serde(with = "threshold")]
+    pub torque_balance: f64,
+    /// Velocity tests on ("fv") or off ("f").
+    pub velocity_test: bool,
+}
+
+impl Default for TrialSplitSpec {
+    fn default() -> Self {
+        let t = TrialSplit::default();
+        Self {
+            enabled: false,
+            iterations: t.iterations,
+            normal_incident: t.normal_incident,
+            normal_separating: t.normal_separating,
+            tangential: t.tangential,
+            rolling: t.rolling,
+            force_balance: t.force_balance,
+            torque_balance: t.torque_balance,
+            velocity_test: t.velocity_test,
+        }
+    }
+}
+
+impl TrialSplitSpec {
+    fn to_settings(self) -> Option<TrialSplit> {
+        self.enabled.then_some(TrialSplit {
+            iterations: self.iterations,
+            normal_incident: self.normal_incident,
+            normal_separating: self.normal_separating,
+            tangential: self.tangential,
+            rolling: self.rolling,
+            force_balance: self.force_balance,
+            torque_balance: self.torque_balance,
+            velocity_test: self.velocity_test,
+        })
+    }
+
+    fn of(t: Option<TrialSplit>) -> Self {
+        match t {
+            Some(t) => Self {
+                enabled: true,
+                iterations: t.iterations,
+                normal_incident: t.normal_incident,
+                normal_separating: t.normal_separating,
+                tangential: t.tangential,
+                rolling: t.rolling,
+                force_balance: t.force_balance,
+                torque_balance: t.torque_balance,
+                velocity_test: t.velocity_test,
+            },
+            None => Self::default(),
+        }
+    }
+}
+
 /// `[[reduction.sensors]]`: a split sensor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -116,6 +195,8 @@ pub struct ReductionSpec {
     pub merge: MergeSpec,
     /// Contact split.
     pub contact_split: ContactSplitSpec,
+    /// Trial-solve split.
+    pub trial_split: TrialSplitSpec,
     /// Split sensors.
     pub sensors: Vec<SensorSpec>,
     /// Fewest bodies in an aggregate.
@@ -127,6 +208,7 @@ impl Default for ReductionSpec {
         Self {
             merge: MergeSpec::default(),
             contact_split: ContactSplitSpec::default(),
+            trial_split: TrialSplitSpec::default(),
             sensors: Vec::new(),
             min_aggregate_size: 2,
         }
@@ -168,6 +250,7 @@ impl ReductionSpec {
                 rolling: c.rolling,
                 depth: c.depth,
             }),
+            trial_split: self.trial_split.to_settings(),
             sensors,
             min_aggregate_size: self.min_aggregate_size,
         };
@@ -214,6 +297,7 @@ impl ReductionSpec {
                     ..ContactSplitSpec::default()
                 },
             },
+            trial_split: TrialSplitSpec::of(settings.trial_split),
             sensors: settings
                 .sensors
                 .iter()
@@ -249,6 +333,13 @@ fn reduction_field(field: &'static str) -> &'static str {
         "contact_split.tangential" => "reduction.contact_split.tangential",
         "contact_split.rolling" => "reduction.contact_split.rolling",
         "contact_split.depth" => "reduction.contact_split.depth",
+        "trial_split.iterations" => "reduction.trial_split.iterations",
+        "trial_split.normal_incident" => "reduction.trial_split.normal_incident",
+        "trial_split.normal_separating" => "reduction.trial_split.normal_separating",
+        "trial_split.tangential" => "reduction.trial_split.tangential",
+        "trial_split.rolling" => "reduction.trial_split.rolling",
+        "trial_split.force_balance" => "reduction.trial_split.force_balance",
+        "trial_split.torque_balance" => "reduction.trial_split.torque_balance",
         "sensors.shape" => "reduction.sensors.shape",
         "sensors.position" => "reduction.sensors.position",
         "min_aggregate_size" => "reduction.min_aggregate_size",

@@ -24,6 +24,8 @@ pub use error::StepError;
 pub use guard::ResidualCheck;
 pub use joint::{Joint, JointKind, Motor};
 pub use member::Membership;
+pub use stages::unfolded_problem;
 pub use stepper::{
-    ContactForce, ModelHooks, NoHooks, SolvedView, StageTimes, StepSettings, StepStats, Stepper,
+    ContactForce, DetectedView, ModelHooks, NoHooks, SolvedView, StageTimes, StepSettings,
+    StepStats, Stepper,
 };

@@ -48,6 +48,20 @@ impl World {
         self.host_of(body).unwrap_or(body)
     }
 
+    /// `true` unless `body` is a host that carries members (in the unfolded
+    /// model such a host is replaced by its members).
+    pub fn aggregate_hosts_nothing(&self, body: usize) -> bool {
+        !self.membership.iter().flatten().any(|m| m.host == body)
+    }
+
+    /// Inverse mass of a body from its own mass properties, member or not.
+    pub fn own_inverse_mass(&self, body: usize) -> ndem_math::InverseMass {
+        match &self.mass[body] {
+            Some(m) => m.inverse(&self.orientation[body]),
+            None => ndem_math::InverseMass::INFINITE_MASS,
+        }
+    }
+
     /// Makes `member` co-move with `host` from its current pose relative
     /// to the host. Both must be dynamic, distinct, and neither already a
     /// member; a body with joints cannot become a member (its joint rows

@@ -12,6 +12,33 @@ use ndem_math::{
 };
 use ndem_solve::{Contact, ContactProblem};
 
+/// Which bodies carry degrees of freedom in a problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resolution {
+    /// Members move with their hosts (the reduced model).
+    Reduced,
+    /// Every body moves on its own, members included (the full model
+    /// behind a reduced one: model reduction's trial solve).
+    Unfolded,
+}
+
+impl Resolution {
+    fn carrier(self, world: &World, body: usize) -> usize {
+        match self {
+            Resolution::Reduced => world.carrier(body),
+            Resolution::Unfolded => body,
+        }
+    }
+
+    /// Whether `body` carries its own degrees of freedom.
+    fn moves(self, world: &World, body: usize) -> bool {
+        match self {
+            Resolution::Reduced => !world.is_member(body),
+            Resolution::Unfolded => world.aggregate_hosts_nothing(body),
+        }
+    }
+}
+
 /// One contact as the solver sees it: between the bodies that carry the
 /// contacting bodies' degrees of freedom (a member's host), with lever arms
 /// from their centres.
@@ -39,8 +66,8 @@ pub(crate) fn contact_data(
     world: &World,
     contacts: &ContactSet,
     settings: &StepSettings,
-    step: u64,
-    time: f64,
+    resolution: Resolution,
+    (step, time): (u64, f64),
     out: &mut Vec<SolverContact>,
 ) -> Result<(), StepError> {
     out.clear();
@@ -57,7 +84,7 @@ pub(crate) fn contact_data(
                 radius,
             });
         }
-        let (ca, cb) = (world.carrier(a), world.carrier(b));
+        let (ca, cb) = (resolution.carrier(world, a), resolution.carrier(world, b));
         if ca == cb {
             continue;
         }
@@ -110,9 +137,18 @@ fn surface_rhs(world: &World, c: &ContactPoint, frame: &ContactFrame) -> [f64; 2
 pub(crate) fn new_problem(
     world: &World,
     settings: &StepSettings,
+    resolution: Resolution,
     free: Vec<Velocity6>,
 ) -> Result<ContactProblem, StepError> {
-    let inv = (0..world.len()).map(|i| world.inverse_mass(i)).collect();
+    let inv = (0..world.len())
+        .map(|i| match resolution {
+            Resolution::Reduced => world.inverse_mass(i),
+            Resolution::Unfolded if !resolution.moves(world, i) => {
+                ndem_math::InverseMass::INFINITE_MASS
+            }
+            Resolution::Unfolded => world.own_inverse_mass(i),
+        })
+        .collect();
     Ok(ContactProblem::new(
         inv,
         free,
@@ -152,7 +188,7 @@ pub(crate) fn impact_problem(
         return Ok((0, None));
     }
     let dt = settings.dt;
-    let mut problem = new_problem(world, settings, velocity.to_vec())?;
+    let mut problem = new_problem(world, settings, Resolution::Reduced, velocity.to_vec())?;
     for s in solver_contacts {
         let c = &set[s.set_index];
         let un = normal_velocity(s);
@@ -183,6 +219,7 @@ pub(crate) fn impact_problem(
 pub(crate) fn continuous_problem(
     world: &World,
     settings: &StepSettings,
+    resolution: Resolution,
     contacts: &ContactSet,
     solver_contacts: &[SolverContact],
     velocity: &[Velocity6],
@@ -190,7 +227,7 @@ pub(crate) fn continuous_problem(
     let dt = settings.dt;
     let mut free = velocity.to_vec();
     for i in 0..world.len() {
-        if world.is_member(i) {
+        if !resolution.moves(world, i) {
             continue;
         }
         if let Some(m) = &world.mass[i] {
@@ -199,7 +236,7 @@ pub(crate) fn continuous_problem(
             free[i].angular += inv.inv_inertia * world.torque[i] * dt;
         }
     }
-    let mut problem = new_problem(world, settings, free)?;
+    let mut problem = new_problem(world, settings, resolution, free)?;
     let e_h = settings.contact_law.exponent();
     let mut overlap_scale = OverlapScale::default();
     let set = contacts.as_slice();
@@ -239,4 +276,39 @@ pub(crate) fn continuous_problem(
         problem.push_row(r)?;
     }
     Ok((problem, overlap_scale))
+}
+
+/// The continuous-stage problem of the unfolded model: every member moves
+/// on its own with its own mass (from its co-moving velocity), hosts that
+/// carry members are held fixed and out of the problem, contacts between
+/// members of one host are in it (adaptive-model-reduction paper, section
+/// 3.2.2: "projecting the reduced sub-space system back to the full
+/// resolution space", eqs. 11-13). Returns the problem and the contact-set
+/// index of each of its contacts. The impact stage is not run.
+pub fn unfolded_problem(
+    world: &World,
+    contacts: &ContactSet,
+    settings: &StepSettings,
+) -> Result<(ContactProblem, Vec<usize>), StepError> {
+    let mut solver_contacts = Vec::new();
+    contact_data(
+        world,
+        contacts,
+        settings,
+        Resolution::Unfolded,
+        (0, 0.0),
+        &mut solver_contacts,
+    )?;
+    let (problem, _) = continuous_problem(
+        world,
+        settings,
+        Resolution::Unfolded,
+        contacts,
+        &solver_contacts,
+        world.velocities(),
+    )?;
+    Ok((
+        problem,
+        solver_contacts.iter().map(|s| s.set_index).collect(),
+    ))
 }

@@ -153,6 +153,16 @@ pub struct SolvedView<'a> {
     pub dt: f64,
 }
 
+/// What the split hook sees after contact detection.
+#[derive(Debug, Clone, Copy)]
+pub struct DetectedView<'a> {
+    /// The stepper's settings (to build trial problems).
+    pub settings: &'a StepSettings,
+    /// Impulses of the last step by contact key (contacts inside a host
+    /// keep the impulses they had when they were last solved).
+    pub history: &'a ImpulseHistory,
+}
+
 /// Hook points of the adaptive-model-reduction paper's Algorithm 1. The
 /// default methods do nothing.
 pub trait ModelHooks: Send + std::any::Any {
@@ -163,6 +173,7 @@ pub trait ModelHooks: Send + std::any::Any {
         &mut self,
         _world: &mut World,
         _contacts: &mut ContactSet,
+        _detected: &DetectedView<'_>,
     ) -> Result<(), StepError> {
         Ok(())
     }
@@ -483,7 +494,11 @@ impl Stepper {
             return Err(e.into());
         }
         // 2. model refinement
-        if let Err(e) = self.hooks.after_detection(world, &mut contacts) {
+        let detected = DetectedView {
+            settings: &self.settings,
+            history: &self.history,
+        };
+        if let Err(e) = self.hooks.after_detection(world, &mut contacts, &detected) {
             self.contacts = contacts;
             return Err(e);
         }
@@ -540,7 +555,7 @@ impl Stepper {
                 "contact solve not accurate enough: the mean normal residual leaves overlaps off the contact law, so a rest state reached now is not the physical one (more iterations, a smaller time step, or warm starting help); the `unresolved` column of the step statistics marks every such step"
             );
         }
-        self.history.record(&solved.problem, &solved.lambda);
+        self.record_history(&contacts, &solved);
 
         // 5. model reduction (merge), at x_i with v_{i+1}
         let t = Instant::now();
@@ -580,6 +595,27 @@ impl Stepper {
         Ok(stats)
     }
 
+    /// Records this step's multipliers for warm starting. Contacts inside a
+    /// host (not solved) keep the impulse they had when last solved, so the
+    /// history survives merges and splits: a contact that leaves an
+    /// aggregate starts from its last impulse, not from zero.
+    fn record_history(&mut self, contacts: &ContactSet, solved: &SolvedStep) {
+        let mut solved_contact = vec![false; contacts.len()];
+        for &k in &solved.contact_index {
+            solved_contact[k] = true;
+        }
+        let kept: Vec<_> = contacts
+            .iter()
+            .zip(&solved_contact)
+            .filter(|(_, s)| !**s)
+            .filter_map(|(c, _)| self.history.get(&c.key).map(|i| (c.key, *i)))
+            .collect();
+        self.history.record(&solved.problem, &solved.lambda);
+        for (k, i) in kept {
+            self.history.insert(k, i);
+        }
+    }
+
     /// Contact data, impact stage and continuous stage of one step (all on
     /// scratch copies; the world is not touched).
     fn solve_stages(
@@ -592,7 +628,14 @@ impl Stepper {
         let settings = self.settings;
         let t = Instant::now();
         let mut solver_contacts = std::mem::take(&mut self.solver_contacts);
-        stages::contact_data(world, contacts, &settings, step, time, &mut solver_contacts)?;
+        stages::contact_data(
+            world,
+            contacts,
+            &settings,
+            stages::Resolution::Reduced,
+            (step, time),
+            &mut solver_contacts,
+        )?;
         let mut stats = StepStats {
             contacts: solver_contacts.len(),
             detected_contacts: contacts.len(),
@@ -626,8 +669,14 @@ impl Stepper {
 
         // continuous stage
         let t = Instant::now();
-        let (problem, overlap_scale) =
-            stages::continuous_problem(world, &settings, contacts, &solver_contacts, &velocity)?;
+        let (problem, overlap_scale) = stages::continuous_problem(
+            world,
+            &settings,
+            stages::Resolution::Reduced,
+            contacts,
+            &solver_contacts,
+            &velocity,
+        )?;
         times.assembly = t.elapsed();
         let t = Instant::now();
         let mut lambda = vec![0.0; problem.len()];
