@@ -206,7 +206,7 @@ pub struct StageTimes {
     pub impact: Duration,
     /// Warm start and continuous solve.
     pub continuous: Duration,
-    /// Model reduction (merge hook).
+    /// Model hooks: split (after detection) and merge (after the solve).
     pub reduction: Duration,
     /// The whole step.
     pub total: Duration,
@@ -494,6 +494,8 @@ impl Stepper {
             return Err(e.into());
         }
         // 2. model refinement
+        times.detection = t.elapsed();
+        let t = Instant::now();
         let detected = DetectedView {
             settings: &self.settings,
             history: &self.history,
@@ -502,7 +504,7 @@ impl Stepper {
             self.contacts = contacts;
             return Err(e);
         }
-        times.detection = t.elapsed();
+        let split_time = t.elapsed();
         // 3. the two solve stages
         let result = self.solve_stages(world, &contacts, &mut times);
         let solved = match result {
@@ -574,7 +576,7 @@ impl Stepper {
             self.contacts = contacts;
             return Err(e);
         }
-        times.reduction = t.elapsed();
+        times.reduction = split_time + t.elapsed();
 
         // 6. position update
         update_positions(world, dt);

@@ -88,6 +88,8 @@ pub struct StageSeconds {
     pub impact: f64,
     /// Continuous stage.
     pub continuous: f64,
+    /// Model reduction (split and merge).
+    pub reduction: f64,
 }
 
 fn io(dir: &std::path::Path) -> impl Fn(std::io::Error) -> RunError + '_ {
@@ -127,7 +129,7 @@ pub fn run_scene(
     csv.push('\n');
     let mut frames = FrameLog::default();
     let mut checkpoints = Vec::new();
-    let mut stage = [Duration::ZERO; 4];
+    let mut stage = [Duration::ZERO; 5];
     let mut contacts_sum = 0u64;
     let mut level_sum = 0.0;
     let write_frame =
@@ -168,6 +170,7 @@ pub fn run_scene(
         stage[1] += s.times.assembly;
         stage[2] += s.times.impact;
         stage[3] += s.times.continuous;
+        stage[4] += s.times.reduction;
         let reduction = stepper
             .hooks_as::<ndem_reduce::Reducer>()
             .map(|r| r.stats());
@@ -233,6 +236,7 @@ pub fn run_scene(
             assembly: stage[1].as_secs_f64(),
             impact: stage[2].as_secs_f64(),
             continuous: stage[3].as_secs_f64(),
+            reduction: stage[4].as_secs_f64(),
         },
         frames: frames.frames.len(),
         checkpoints,
