@@ -8,6 +8,7 @@ mod compatible;
 mod dem_vs_ndem;
 mod drum;
 mod plot;
+mod reduce;
 mod report;
 mod solvers;
 mod triaxial;
@@ -37,7 +38,8 @@ suites:
   solvers     PGS, blocked PGS, Jacobi and APGD on problem snapshots
   warmstart column|pile|drum|triaxial   the warm-starting paper, sections 4.1-4.4
   dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows
-  compatible beam|cannonball   compatible contact dynamics";
+  compatible beam|cannonball   compatible contact dynamics
+  reduce speedup   measured speed-up of model reduction against h";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -74,7 +76,7 @@ fn main() -> ExitCode {
         }
     }
     let folder = match (suite.as_str(), rest.first()) {
-        ("warmstart" | "compatible", Some(sub)) => format!("{suite}-{sub}"),
+        ("warmstart" | "compatible" | "reduce", Some(sub)) => format!("{suite}-{sub}"),
         _ => suite.clone(),
     };
     let out = out.unwrap_or_else(|| PathBuf::from("target/xtask").join(folder));
@@ -93,6 +95,13 @@ fn main() -> ExitCode {
             Some("cannonball") => compatible::cannonball(&opts),
             _ => {
                 eprintln!("error: `cargo xtask compatible` needs beam or cannonball\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        },
+        "reduce" => match opts.args.first().map(String::as_str) {
+            Some("speedup") => reduce::speedup(&opts),
+            _ => {
+                eprintln!("error: `cargo xtask reduce` needs speedup\n{USAGE}");
                 return ExitCode::from(2);
             }
         },

@@ -218,7 +218,12 @@ pub fn run_scene(
     let wall = start.elapsed().as_secs_f64();
     let summary = RunSummary {
         scene: scene.name.clone(),
-        particles: scene.world.dynamic_count(),
+        particles: (0..scene.world.len())
+            .filter(|&i| {
+                scene.world.motions()[i] == ndem_step::Motion::Dynamic
+                    && !matches!(scene.world.shapes()[i], ndem_collide::Shape::Empty)
+            })
+            .count(),
         steps: options.steps,
         time: stepper.time(),
         mean_contacts: if options.steps > 0 {

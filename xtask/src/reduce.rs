@@ -1,0 +1,312 @@
+//! `cargo xtask reduce speedup [--quick]`: the measured speed-up of
+//! adaptive model reduction against the full-resolution step, as a function
+//! of the reduction level h, beside the model-reduction paper's cost model
+//! (eq. 39: `S = 1/(δ + (1 − h)^{1+γ})`, γ = 1/3, δ = 0.01 and 0.1; the
+//! paper's speed-ups were modelled, never timed).
+//!
+//! Scene: a resting simple-cubic bed of spheres (d = 13 mm, Table 1 of the
+//! warm-starting paper, Hertz, Δt = 5 ms, PGS with N_it = 150 as in the
+//! model-reduction paper's runs, history warm start). h is controlled by
+//! split sensors over the top of the bed: the particles under them stay
+//! free, the rest merges. Each h is timed against the full model in the
+//! same run, interleaved, minimum of three repeats.
+
+use crate::SuiteOptions;
+use crate::plot::{self, Axes, Series};
+use crate::report::{self, Progress, SuiteResult};
+use ndem_collide::Shape;
+use ndem_math::{Material, Quat, Vec3};
+use ndem_reduce::{Reducer, ReductionSettings, SensorSplit};
+use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_step::{BodyDesc, StageTimes, StepSettings, Stepper, World};
+use serde_json::json;
+use std::time::Instant;
+
+const R: f64 = 0.0065;
+const ITERATIONS: usize = 150;
+
+fn bed(n: [usize; 3]) -> SuiteResult<World> {
+    let e = |e: ndem_step::StepError| e.to_string();
+    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).map_err(e)?;
+    w.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).map_err(|x| x.to_string())?,
+        0,
+        Vec3::zeros(),
+    ))
+    .map_err(e)?;
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                w.add_body(BodyDesc::dynamic(
+                    Shape::sphere(R).map_err(|x| x.to_string())?,
+                    0,
+                    Vec3::new(
+                        2.0 * R * i as f64,
+                        2.0 * R * j as f64,
+                        R + 2.0 * R * k as f64,
+                    ),
+                ))
+                .map_err(e)?;
+            }
+        }
+    }
+    Ok(w)
+}
+
+fn stepper() -> SuiteResult<Stepper> {
+    let pgs = ProjectedGaussSeidel::new(PgsSettings {
+        stopping: Stopping::iterations(ITERATIONS),
+        ..PgsSettings::default()
+    })
+    .map_err(|e| e.to_string())?;
+    Stepper::new(
+        StepSettings::papers(),
+        Box::new(pgs),
+        Box::new(HistoryWarmStart::default()),
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Sensors that keep about `free` particles of the top of the bed free:
+/// whole top layers, then rows of the next layer.
+fn sensors(n: [usize; 3], free: usize) -> Vec<SensorSplit> {
+    let layer = n[0] * n[1];
+    let (layers, rest) = (free / layer, free % layer);
+    let rows = rest / n[1];
+    let extent = |i: usize| 2.0 * R * i as f64;
+    let mut out = Vec::new();
+    let top = R + extent(n[2] - 1);
+    let eps = 0.25 * R;
+    if layers > 0 {
+        let z0 = top - extent(layers - 1);
+        let half = Vec3::new(extent(n[0]), extent(n[1]), 0.5 * (top - z0) + eps);
+        out.push(SensorSplit {
+            shape: Shape::Box { half_extents: half },
+            position: Vec3::new(extent(n[0]) / 2.0, extent(n[1]) / 2.0, 0.5 * (top + z0)),
+            orientation: Quat::identity(),
+        });
+    }
+    if rows > 0 && layers < n[2] {
+        let z = top - extent(layers);
+        let x1 = extent(rows - 1);
+        out.push(SensorSplit {
+            shape: Shape::Box {
+                half_extents: Vec3::new(0.5 * x1 + eps, extent(n[1]), eps),
+            },
+            position: Vec3::new(0.5 * x1, extent(n[1]) / 2.0, z),
+            orientation: Quat::identity(),
+        });
+    }
+    // sensors act on members whose sphere reaches into them: shrink the
+    // boxes by the radius so that only the intended particles count
+    for s in &mut out {
+        if let Shape::Box { half_extents } = &mut s.shape {
+            half_extents.z = (half_extents.z - R).max(0.1 * R);
+        }
+    }
+    out
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Timing {
+    total: f64,
+    times: [f64; 6],
+}
+
+fn time_steps(world: &mut World, st: &mut Stepper, steps: usize) -> SuiteResult<Timing> {
+    let mut t = Timing::default();
+    let start = Instant::now();
+    for _ in 0..steps {
+        let s = st.step(world).map_err(|e| e.to_string())?;
+        let StageTimes {
+            detection,
+            assembly,
+            impact,
+            continuous,
+            reduction,
+            ..
+        } = s.times;
+        for (k, d) in [detection, assembly, impact, continuous, reduction]
+            .into_iter()
+            .enumerate()
+        {
+            t.times[k] += d.as_secs_f64() / steps as f64;
+        }
+    }
+    t.total = start.elapsed().as_secs_f64() / steps as f64;
+    Ok(t)
+}
+
+/// `cargo xtask reduce speedup`.
+pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
+    report::prepare(&opts.out)?;
+    let n = if opts.quick {
+        [20, 20, 10]
+    } else {
+        [25, 25, 16]
+    };
+    let total = n[0] * n[1] * n[2];
+    let targets = [0.5, 0.7, 0.8, 0.9, 0.95, 0.98];
+    let (settle, steps, repeats) = if opts.quick { (40, 3, 3) } else { (60, 6, 3) };
+    let mut progress = Progress::new("reduce speedup", 1 + targets.len());
+    let mut world = bed(n)?;
+    let mut full = stepper()?;
+    for _ in 0..settle {
+        full.step(&mut world).map_err(|e| e.to_string())?;
+    }
+    progress.tick(&format!("{total} particles settled ({settle} steps)"));
+    let mut rows = Vec::new();
+    let mut measured = Vec::new();
+    for &h in &targets {
+        let free = (((1.0 - h) * total as f64).round() as usize).saturating_sub(1);
+        let settings = ReductionSettings {
+            sensors: sensors(n, free),
+            ..ReductionSettings::default()
+        };
+        let mut reduced_world = world.clone();
+        let mut reduced = stepper()?;
+        reduced.set_history(full.history().clone());
+        reduced.set_clock(full.time(), full.step_count());
+        reduced.set_hooks(Box::new(Reducer::new(settings).map_err(|e| e.to_string())?));
+        for _ in 0..3 {
+            reduced
+                .step(&mut reduced_world)
+                .map_err(|e| e.to_string())?;
+        }
+        let mut best_full = Timing {
+            total: f64::MAX,
+            ..Timing::default()
+        };
+        let mut best_red = best_full;
+        for _ in 0..repeats {
+            let f = time_steps(&mut world, &mut full, steps)?;
+            let r = time_steps(&mut reduced_world, &mut reduced, steps)?;
+            if f.total < best_full.total {
+                best_full = f;
+            }
+            if r.total < best_red.total {
+                best_red = r;
+            }
+        }
+        let stats = reduced
+            .hooks_as::<Reducer>()
+            .map(|r| r.stats())
+            .unwrap_or_default();
+        let speedup = best_full.total / best_red.total;
+        progress.tick(&format!(
+            "h = {:.3} (target {h}): full {:.1} ms, reduced {:.1} ms, speed-up {speedup:.1}",
+            stats.level,
+            best_full.total * 1e3,
+            best_red.total * 1e3
+        ));
+        rows.push(vec![
+            format!("{h}"),
+            format!("{:e}", stats.level),
+            stats.free.to_string(),
+            stats.aggregates.to_string(),
+            format!("{:e}", best_full.total),
+            format!("{:e}", best_red.total),
+            format!("{:e}", speedup),
+            format!("{:e}", best_red.times[0]),
+            format!("{:e}", best_red.times[1]),
+            format!("{:e}", best_red.times[3]),
+            format!("{:e}", best_red.times[4]),
+        ]);
+        measured.push((stats.level, speedup, best_full, best_red, stats));
+    }
+    report::write_csv(
+        &opts.out.join("speedup.csv"),
+        &[
+            "target_h",
+            "h",
+            "free",
+            "aggregates",
+            "t_full_s",
+            "t_reduced_s",
+            "speedup",
+            "reduced_detection_s",
+            "reduced_assembly_s",
+            "reduced_solve_s",
+            "reduced_reduction_s",
+        ],
+        &rows,
+    )?;
+    let model = |delta: f64| -> Vec<(f64, f64)> {
+        (0..=98)
+            .map(|i| {
+                let h = i as f64 / 100.0;
+                (h, 1.0 / (delta + (1.0 - h).powf(4.0 / 3.0)))
+            })
+            .collect()
+    };
+    plot::line_plot(
+        &opts.out.join("speedup.svg"),
+        Axes {
+            title: "Speed-up of model reduction against the full model",
+            x: "reduction level h",
+            y: "speed-up S (log10)",
+            log_x: false,
+            log_y: true,
+        },
+        &[
+            Series::markers(
+                "measured (ndem)",
+                measured.iter().map(|m| (m.0, m.1)).collect(),
+            ),
+            Series::line("paper eq. 39, δ = 0.01", model(0.01)),
+            Series::line("paper eq. 39, δ = 0.1", model(0.1)),
+        ],
+    )?;
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let mut table = String::from(
+        "| h | free | aggregates | full step [ms] | reduced step [ms] | speed-up | paper S (δ = 0.01) | reduced: detection / solve / reduction [ms] |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for (h, s, f, r, st) in &measured {
+        table.push_str(&format!(
+            "| {h:.3} | {} | {} | {:.1} | {:.2} | {s:.1} | {:.1} | {:.2} / {:.2} / {:.2} |\n",
+            st.free,
+            st.aggregates,
+            f.total * 1e3,
+            r.total * 1e3,
+            1.0 / (0.01 + (1.0 - h).powf(4.0 / 3.0)),
+            r.times[0] * 1e3,
+            r.times[3] * 1e3,
+            r.times[4] * 1e3,
+        ));
+    }
+    let summary = json!({
+        "suite": "reduce speedup",
+        "quick": opts.quick,
+        "particles": total,
+        "iterations": ITERATIONS,
+        "steps_per_timing": steps,
+        "repeats": repeats,
+        "load_average": load.trim(),
+        "points": measured.iter().map(|(h, s, f, r, st)| json!({
+            "h": h, "speedup": s, "t_full_s": f.total, "t_reduced_s": r.total,
+            "free": st.free, "aggregates": st.aggregates,
+            "reduced_times_s": {"detection": r.times[0], "assembly": r.times[1], "impact": r.times[2], "solve": r.times[3], "reduction": r.times[4]},
+        })).collect::<Vec<_>>(),
+        "paper_model": "S = 1/(delta + (1-h)^(4/3)); with delta = 0.01: 4.7 at h = 0.7, 35 at h = 0.95 (the paper quotes 5 and 50)",
+        "wall_time_s": progress.elapsed(),
+    });
+    report::write(
+        &opts.out.join("summary.json"),
+        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
+    )?;
+    let md = format!(
+        "# cargo xtask reduce speedup{}\n\nA resting simple-cubic bed of {total} spheres (d = 13 mm, Table 1, Hertz, Δt = 5 ms, \
+         PGS N_it = {ITERATIONS}, history warm start). The reduction level h is set by split sensors over the top of the bed \
+         (the particles under them stay free; the rest merges, contact split on). Each h is timed against the full model in the \
+         same run, interleaved, {steps} steps per timing, minimum of {repeats} repeats. Load average: {}.\n\n{table}\n\
+         Paper (model only, eq. 39 with γ = 1/3): S = 1/(δ + (1 − h)^{{4/3}}); with δ = 0.01 it gives 4.7 at h = 0.7 and 35 \
+         at h = 0.95, not the quoted 5 and 50 (50 needs δ ≈ 0.001). Plot: `speedup.svg`; data: `speedup.csv`.\n\n\
+         Where the time of a reduced step goes: contact detection still visits every particle (member contacts are the \
+         connectivity network for splitting), so at high h it dominates the reduced step.\n",
+        if opts.quick { " --quick" } else { "" },
+        load.trim()
+    );
+    report::write(&opts.out.join("report.md"), &md)?;
+    println!("{table}");
+    Ok(true)
+}
