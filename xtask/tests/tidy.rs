@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("ndem-collide", 1),
     ("ndem-solve", 1),
     ("ndem-step", 2),
+    ("ndem-fclib", 2),
     ("ndem-reduce", 3),
     ("ndem-smooth", 3),
     ("ndem-scenes", 4),

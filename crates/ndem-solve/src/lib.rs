@@ -32,6 +32,7 @@ pub mod error;
 pub mod generate;
 pub mod jacobi;
 mod local;
+pub mod local_problem;
 pub mod metrics;
 pub mod pgs;
 pub mod problem;
@@ -47,6 +48,7 @@ pub use apgd::Apgd;
 pub use compatible::{TrussSettings, TrussSolution, compatible_forces, truss_forces};
 pub use error::SolveError;
 pub use jacobi::{JacobiSettings, ProjectedJacobi};
+pub use local_problem::{GlobalProblem, LocalGaussSeidel, LocalProblem, LocalReport};
 pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats, coulomb_merit};
 pub use pgs::{PgsSettings, PgsVariant, ProjectedGaussSeidel};
 pub use problem::{
