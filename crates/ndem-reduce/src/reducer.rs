@@ -166,10 +166,22 @@ impl Reducer {
                 .any(|j| j.body_a == body || j.body_b == body)
     }
 
-    /// Merges the given bodies (free particles, members or aggregate
-    /// bodies; members and aggregates bring all their members) into one
-    /// aggregate, whatever their contacts: the explicit API (a load on a
-    /// truck bed). Mass, linear and angular momentum are conserved.
+    /// Whether the explicit API may merge `body`: any dynamic body with
+    /// geometry, joints allowed (an excavator bucket with its load: the
+    /// bucket's joint rows act on the aggregate). The automatic merge takes
+    /// only particles ([`Self::is_particle`]): merge conditions for
+    /// articulated bodies are not covered by the paper.
+    pub fn is_mergeable(&self, world: &World, body: usize) -> bool {
+        world.motions()[body] == Motion::Dynamic
+            && !matches!(world.shapes()[body], Shape::Empty)
+            && self.aggregate_of_body(body).is_none()
+    }
+
+    /// Merges the given bodies (free particles, elementary bodies with or
+    /// without joints, members or aggregate bodies; members and aggregates
+    /// bring all their members) into one aggregate, whatever their
+    /// contacts: the explicit API (a load on a truck bed, a bucket and its
+    /// load). Mass, linear and angular momentum are conserved.
     pub fn merge_bodies(
         &mut self,
         world: &mut World,
@@ -186,11 +198,11 @@ impl Reducer {
             }
             match self.aggregate_containing(world, b) {
                 Some(id) => old.push(id),
-                None if self.is_particle(world, b) => members.push(b),
+                None if self.is_mergeable(world, b) => members.push(b),
                 None => {
                     return Err(ReduceError::NotMergeable {
                         body: b,
-                        reason: "not a dynamic body with geometry and without joints",
+                        reason: "not a dynamic body with geometry",
                     });
                 }
             }
@@ -363,10 +375,22 @@ impl Reducer {
 
     /// A body the merge graph joins: a free particle outside every split
     /// sensor (sensor regions stay resolved: the sensor would free it again
-    /// before the next solve), or an aggregate body.
+    /// before the next solve), or an aggregate body without jointed
+    /// members.
     fn is_node(&self, world: &World, body: usize) -> bool {
-        if self.aggregate_of_body(body).is_some() {
-            return true;
+        if let Some(id) = self.aggregate_of_body(body) {
+            // an aggregate holding a jointed body (a bucket with its load,
+            // merged explicitly) is left to the explicit API: merged with a
+            // resting bed it would drag the bed with the machine, and no
+            // contact event could split them again
+            return self.aggregates[id].as_ref().is_some_and(|a| {
+                !a.members.iter().any(|&m| {
+                    world
+                        .joints()
+                        .iter()
+                        .any(|j| j.body_a == m || j.body_b == m)
+                })
+            });
         }
         !world.is_member(body)
             && self.is_particle(world, body)

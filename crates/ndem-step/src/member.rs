@@ -64,9 +64,10 @@ impl World {
 
     /// Makes `member` co-move with `host` from its current pose relative
     /// to the host. Both must be dynamic, distinct, and neither already a
-    /// member; a body with joints cannot become a member (its joint rows
-    /// would have to be re-expressed on the host). Velocities are not
-    /// changed: set the host's velocity, then call [`World::co_move`].
+    /// member. A member's joint rows are re-expressed on its host (an
+    /// excavator bucket merged with its load keeps its joints). Velocities
+    /// are not changed: set the host's velocity, then call
+    /// [`World::co_move`].
     pub fn attach(&mut self, member: usize, host: usize) -> Result<(), StepError> {
         let n = self.len();
         let bad = |reason: &'static str| StepError::InvalidMembership {
@@ -85,13 +86,6 @@ impl World {
         }
         if self.is_member(member) || self.is_member(host) {
             return Err(bad("members cannot host or be attached twice"));
-        }
-        if self
-            .joints
-            .iter()
-            .any(|j| j.body_a == member || j.body_b == member)
-        {
-            return Err(bad("a body with joints cannot become a member"));
         }
         let qh = self.orientation[host];
         let offset = qh.inverse() * (self.position[member] - self.position[host]);

@@ -272,7 +272,10 @@ pub(crate) fn continuous_problem(
     for (j, joint) in world.joints.iter().enumerate() {
         joint.rows(world, velocity, j, dt, &mut rows);
     }
-    for r in rows {
+    for mut r in rows {
+        if resolution == Resolution::Reduced && !carry_row(world, &mut r) {
+            continue;
+        }
         problem.push_row(r)?;
     }
     Ok((problem, overlap_scale))
@@ -311,4 +314,28 @@ pub fn unfolded_problem(
         problem,
         solver_contacts.iter().map(|s| s.set_index).collect(),
     ))
+}
+
+/// Re-expresses a joint row on the carriers of its bodies: a member `a` of
+/// host `h` moves with `v_a = v_h + ω_h × r`, `r = x_a − x_h`, so
+/// `l·v_a + k·ω_a = l·v_h + (k + r × l)·ω_h`. Returns `false` when both
+/// bodies are carried by the same host (the joint is then rigid inside the
+/// aggregate and leaves the solve).
+fn carry_row(world: &World, row: &mut ndem_solve::GenericRow) -> bool {
+    let [a, b] = row.bodies.map(|x| x as usize);
+    let (ca, cb) = (world.carrier(a), world.carrier(b));
+    if ca == cb {
+        return false;
+    }
+    let j = &mut row.jacobian;
+    if ca != a {
+        let r = world.position[a] - world.position[ca];
+        j.angular_a += r.cross(&j.linear_a);
+    }
+    if cb != b {
+        let r = world.position[b] - world.position[cb];
+        j.angular_b += r.cross(&j.linear_b);
+    }
+    row.bodies = [ca as u32, cb as u32];
+    true
 }
