@@ -455,3 +455,51 @@ impl LocalGaussSeidel {
         })
     }
 }
+
+impl LocalProblem {
+    /// The local form of a body-based problem with 3 rows per contact
+    /// (normal, two friction rows; no generic rows) and the disk friction
+    /// set: with `D = diag(s_n, 1, 1)` per contact, the reactions are
+    /// `r = D λ` (the physical normal impulse `s_n λ_n`), the velocities
+    /// `u = D⁻¹ w`, so `W = D⁻¹ (G M⁻¹ Gᵀ + Σ) D⁻¹` and
+    /// `q = D⁻¹ (G v* + b)`. Coulomb's law for `(r, u)` is the disk MCP of
+    /// the body-based problem.
+    pub fn from_contact_problem(p: &crate::ContactProblem) -> Result<Self, SolveError> {
+        if p.contact_rows() != crate::ContactRows::NormalFriction || !p.generic_rows().is_empty() {
+            return Err(SolveError::InvalidSettings {
+                field: "rows",
+                reason: "the local form needs 3 rows per contact and no generic rows",
+            });
+        }
+        let n = p.len();
+        let mut scratch = vec![ndem_math::Velocity6::ZERO; p.body_count()];
+        let mut col = vec![0.0; n];
+        let mut e = vec![0.0; n];
+        let scale: Vec<f64> = p
+            .contacts()
+            .iter()
+            .flat_map(|c| [c.jacobian.normal_scale, 1.0, 1.0])
+            .collect();
+        let mut coo = CooMatrix::new(n, n);
+        for j in 0..n {
+            e.fill(0.0);
+            e[j] = 1.0;
+            p.apply_operator(&e, &mut scratch, &mut col);
+            for (i, &v) in col.iter().enumerate() {
+                if v != 0.0 {
+                    coo.push(i, j, v / (scale[i] * scale[j]));
+                }
+            }
+        }
+        let mut q = vec![0.0; n];
+        p.linear_term(&mut q);
+        for (qi, s) in q.iter_mut().zip(&scale) {
+            *qi /= s;
+        }
+        let w = CsrMatrix::from(&coo);
+        let wt = w.transpose();
+        let w = (&w + &wt) * 0.5;
+        let mu = p.contacts().iter().map(|c| c.friction).collect();
+        Self::new(w, q, mu)
+    }
+}
