@@ -34,6 +34,7 @@ pub mod jacobi;
 mod local;
 pub mod local_problem;
 pub mod metrics;
+pub mod newton;
 pub mod pgs;
 pub mod problem;
 pub mod qp;
@@ -50,6 +51,7 @@ pub use error::SolveError;
 pub use jacobi::{JacobiSettings, ProjectedJacobi};
 pub use local_problem::{GlobalProblem, LocalGaussSeidel, LocalProblem, LocalReport};
 pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats, coulomb_merit};
+pub use newton::{NewtonSettings, SemismoothNewton};
 pub use pgs::{PgsSettings, PgsVariant, ProjectedGaussSeidel};
 pub use problem::{
     Contact, ContactModel, ContactProblem, ContactRows, FrictionSet, GenericRow, RowBounds,
