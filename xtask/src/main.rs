@@ -7,6 +7,7 @@
 mod compatible;
 mod dem_vs_ndem;
 mod drum;
+mod fclib;
 mod plot;
 mod reduce;
 mod report;
@@ -39,7 +40,8 @@ suites:
   warmstart column|pile|drum|triaxial   the warm-starting paper, sections 4.1-4.4
   dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows
   compatible beam|cannonball   compatible contact dynamics
-  reduce speedup   measured speed-up of model reduction against h";
+  reduce speedup   measured speed-up of model reduction against h
+  fclib [FILES...] every solver on FCLIB problems (default: the shared three)";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -98,6 +100,11 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        "fclib" => {
+            let mut o = opts.clone();
+            o.args.insert(0, "fclib".into());
+            fclib::run_suite(&o)
+        }
         "reduce" => match opts.args.first().map(String::as_str) {
             Some("speedup") => reduce::speedup(&opts),
             _ => {
