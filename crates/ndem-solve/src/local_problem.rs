@@ -121,6 +121,28 @@ impl LocalProblem {
         &self.mu
     }
 
+    /// Checks a starting `r` and returns its merit, or the report of a
+    /// problem without contacts (nothing to solve, converged).
+    pub(crate) fn start(&self, r: &[f64]) -> Result<Result<f64, LocalReport>, SolveError> {
+        if r.len() != 3 * self.contacts() {
+            return Err(SolveError::DimensionMismatch {
+                field: "r",
+                expected: 3 * self.contacts(),
+                got: r.len(),
+            });
+        }
+        let initial_merit = self.merit(r);
+        if self.contacts() == 0 {
+            return Ok(Err(LocalReport {
+                status: SolverStatus::Converged,
+                sweeps: 0,
+                merit: 0.0,
+                initial_merit,
+            }));
+        }
+        Ok(Ok(initial_merit))
+    }
+
     /// `u = W r + q`.
     pub fn velocity(&self, r: &[f64], u: &mut [f64]) {
         for (i, row) in self.w.row_iter().enumerate() {
@@ -336,22 +358,10 @@ impl LocalGaussSeidel {
     ) -> Result<LocalReport, SolveError> {
         self.stopping.validate()?;
         let n = p.contacts();
-        if r.len() != 3 * n {
-            return Err(SolveError::DimensionMismatch {
-                field: "r",
-                expected: 3 * n,
-                got: r.len(),
-            });
-        }
-        let initial_merit = p.merit(r);
-        if n == 0 {
-            return Ok(LocalReport {
-                status: SolverStatus::Converged,
-                sweeps: 0,
-                merit: 0.0,
-                initial_merit,
-            });
-        }
+        let initial_merit = match p.start(r)? {
+            Ok(merit) => merit,
+            Err(empty) => return Ok(empty),
+        };
         // the 3×3 diagonal blocks
         let blocks: Vec<[f64; 9]> = (0..n)
             .map(|c| {

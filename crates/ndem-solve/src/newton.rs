@@ -138,22 +138,10 @@ impl SemismoothNewton {
         st.stopping.validate()?;
         let n = p.contacts();
         let m = 3 * n;
-        if r.len() != m {
-            return Err(SolveError::DimensionMismatch {
-                field: "r",
-                expected: m,
-                got: r.len(),
-            });
-        }
-        let initial_merit = p.merit(r);
-        if n == 0 {
-            return Ok(LocalReport {
-                status: SolverStatus::Converged,
-                sweeps: 0,
-                merit: 0.0,
-                initial_merit,
-            });
-        }
+        let initial_merit = match p.start(r)? {
+            Ok(merit) => merit,
+            Err(empty) => return Ok(empty),
+        };
         let w = p.w();
         let rho: Vec<f64> = (0..n)
             .map(|c| {
