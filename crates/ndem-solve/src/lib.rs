@@ -28,6 +28,7 @@
 
 pub mod apgd;
 pub mod compatible;
+pub mod coulomb_apgd;
 pub mod error;
 pub mod generate;
 pub mod jacobi;
@@ -47,6 +48,7 @@ pub mod testing;
 
 pub use apgd::Apgd;
 pub use compatible::{TrussSettings, TrussSolution, compatible_forces, truss_forces};
+pub use coulomb_apgd::{CoulombApgd, CoulombApgdSettings};
 pub use error::SolveError;
 pub use jacobi::{JacobiSettings, ProjectedJacobi};
 pub use local_problem::{GlobalProblem, LocalGaussSeidel, LocalProblem, LocalReport};

@@ -1,0 +1,147 @@
+//! Coulomb answers from APGD: the fixed point on the De Saxcé shift
+//! (Acary, Cadoux, Lemaréchal, Malick 2011). APGD with the cone set solves
+//! Anitescu's convex relaxation (CCP), whose normal condition carries
+//! `u_N` where Coulomb's law has `û_N = u_N + μ‖u_T‖`. Solving the CCP with
+//! the normal right-hand side shifted by `s = μ‖u_T‖` (in the row's own
+//! scaling, `s_n μ‖w_T‖`), updating `s` from the answer and repeating
+//! gives, at a fixed point, a solution of Coulomb's law.
+
+use crate::metrics::coulomb_merit;
+use crate::problem::{ContactProblem, FrictionSet};
+use crate::qp::ApgdSettings;
+use crate::solver::{IterationRecord, Observer, SolveReport, Solver, SolverStatus, Stopping};
+use crate::{Apgd, ResidualEvaluator, SolveError};
+use ndem_math::Velocity6;
+
+/// Settings of [`CoulombApgd`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CoulombApgdSettings {
+    /// Outer (shift) iterations cap, and the tolerance on the Coulomb
+    /// merit ([`coulomb_merit`]).
+    pub stopping: Stopping,
+    /// APGD settings of each inner CCP solve.
+    pub inner: ApgdSettings,
+}
+
+impl Default for CoulombApgdSettings {
+    fn default() -> Self {
+        Self {
+            stopping: Stopping::to_tolerance(50, 1e-8),
+            inner: ApgdSettings {
+                stopping: Stopping::to_tolerance(20_000, 1e-12),
+                ..ApgdSettings::default()
+            },
+        }
+    }
+}
+
+/// APGD inside the De Saxcé fixed point, for the disk (cone) friction set.
+#[derive(Debug, Clone, Default)]
+pub struct CoulombApgd {
+    settings: CoulombApgdSettings,
+    inner: Apgd,
+    shifted: Option<ContactProblem>,
+    w: Vec<f64>,
+    evaluator: ResidualEvaluator,
+}
+
+impl CoulombApgd {
+    /// With the given settings (validated).
+    pub fn new(settings: CoulombApgdSettings) -> Result<Self, SolveError> {
+        settings.stopping.validate()?;
+        Ok(Self {
+            settings,
+            inner: Apgd::new(settings.inner)?,
+            ..Self::default()
+        })
+    }
+}
+
+impl Solver for CoulombApgd {
+    fn name(&self) -> &'static str {
+        "apgd-coulomb"
+    }
+
+    fn max_iterations(&self) -> usize {
+        self.settings.stopping.max_iterations
+    }
+
+    fn set_max_iterations(&mut self, n: usize) {
+        self.settings.stopping.max_iterations = n;
+    }
+
+    fn solve_observed(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+        observer: &mut dyn Observer,
+    ) -> Result<SolveReport, SolveError> {
+        problem.check_sizes(lambda, velocity)?;
+        if problem.friction_set() != FrictionSet::Disk || problem.contact_rows().count() < 3 {
+            return Err(SolveError::InvalidSettings {
+                field: "friction_set",
+                reason: "the De Saxcé fixed point needs the disk (cone) set and friction rows",
+            });
+        }
+        if problem.is_empty() {
+            return Ok(SolveReport::empty("apgd-coulomb"));
+        }
+        let initial = self.evaluator.stats(problem, lambda, None).max;
+        let initial_merit = coulomb_merit(problem, lambda);
+        let tol = self.settings.stopping.tolerance;
+        let m = problem.contact_rows().count();
+        let shifted = self.shifted.get_or_insert_with(|| problem.clone());
+        shifted.clone_from(problem);
+        let mut merit = initial_merit;
+        let mut best = (merit, lambda.to_vec());
+        let mut outer = 0;
+        while outer < self.settings.stopping.max_iterations && merit > tol {
+            // s = μ‖w_T‖ at the current answer, on the normal rows' scale
+            self.w.resize(problem.len(), 0.0);
+            problem.velocity_from(lambda, velocity);
+            problem.residual(lambda, velocity, &mut self.w);
+            for (ci, (c, sc)) in problem
+                .contacts()
+                .iter()
+                .zip(shifted.contacts.iter_mut())
+                .enumerate()
+            {
+                let k = ci * m;
+                let wt = self.w[k + 1].hypot(self.w[k + 2]);
+                sc.rhs[0] = c.rhs[0] + c.jacobian.normal_scale * c.friction * wt;
+            }
+            problem.velocity_from(lambda, velocity);
+            self.inner.solve(shifted, lambda, velocity)?;
+            outer += 1;
+            merit = coulomb_merit(problem, lambda);
+            if merit < best.0 {
+                best.0 = merit;
+                best.1.copy_from_slice(lambda);
+            }
+            observer.observe(&IterationRecord {
+                solver: "apgd-coulomb",
+                iteration: outer,
+                elapsed: std::time::Duration::ZERO,
+                problem,
+                lambda,
+                velocity: None,
+                update: merit,
+            });
+        }
+        if merit > best.0 {
+            lambda.copy_from_slice(&best.1);
+            merit = best.0;
+        }
+        problem.velocity_from(lambda, velocity);
+        let residuals = self.evaluator.stats(problem, lambda, Some(velocity));
+        Ok(SolveReport {
+            solver: "apgd-coulomb",
+            status: SolverStatus::judge(merit, initial_merit, tol, false),
+            iterations: outer,
+            last_update: merit,
+            initial_residual: initial,
+            residuals,
+        })
+    }
+}
