@@ -7,7 +7,7 @@
 use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
-use ndem_solve::{LocalGaussSeidel, LocalProblem, SemismoothNewton, Stopping};
+use ndem_solve::{LocalApgd, LocalGaussSeidel, LocalProblem, SemismoothNewton, Stopping};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -26,6 +26,7 @@ enum Method {
     Nsgs,
     Pgs,
     Newton,
+    Apgd,
 }
 
 impl Method {
@@ -34,6 +35,7 @@ impl Method {
             Method::Nsgs => "nsgs (exact local solve)",
             Method::Pgs => "pgs (one pass per contact)",
             Method::Newton => "semismooth newton",
+            Method::Apgd => "apgd + De Saxcé fixed point",
         }
     }
 }
@@ -63,6 +65,7 @@ fn run(p: &LocalProblem, method: Method, cap: usize) -> SuiteResult<Run> {
         }
         .solve(p, &mut r, &mut record),
         Method::Newton => SemismoothNewton::default().solve(p, &mut r, &mut record),
+        Method::Apgd => LocalApgd::default().solve(p, &mut r, &mut record),
     }
     .map_err(|e| e.to_string())?;
     Ok(Run {
@@ -98,7 +101,7 @@ pub fn run_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
             .collect()
     };
     let cap = if opts.quick { 2000 } else { 20_000 };
-    let methods = [Method::Nsgs, Method::Pgs, Method::Newton];
+    let methods = [Method::Nsgs, Method::Pgs, Method::Newton, Method::Apgd];
     let mut progress = Progress::new("fclib", files.len() * methods.len());
     let mut rows = Vec::new();
     let mut table = String::from(
@@ -217,7 +220,7 @@ pub fn run_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
     )?;
     let md = format!(
         "# cargo xtask fclib{}\n\nEach problem solved from a cold start by every solver (sweep cap {cap}; Newton 100 \
-         iterations). Merit: FCLIB's Coulomb natural-map error with De Saxcé's modified velocity, \
+         iterations; APGD 50 outer fixed-point iterations of up to 20 000 inner ones). Merit: FCLIB's Coulomb natural-map error with De Saxcé's modified velocity, \
          E = ‖r − P_K(r − û)‖/(1 + ‖q‖).\n\n{table}\n\
          Siconos 4.4's NSGS (exact local solves) from `../shared/fclib/README.md`. Plots: `merit_vs_time.svg`, \
          `performance_profile.svg` (Dolan-Moré, merit 1e-8). Data: `traces.csv`, `summary.json`.\n",

@@ -236,3 +236,23 @@ fn newton_on_the_shared_problems() {
         }
     }
 }
+
+/// APGD inside the De Saxcé fixed point on the local problems: Coulomb to
+/// 1e-8 on Box_Stacks (measured 2.9e-9, 6 outer iterations) and on the
+/// rank-deficient LMGC problem (5.8e-9, 4), where Newton stops at 1.6e-6.
+/// (Spheres: 8.1e-9 after 41 outer iterations, 10 s in release; in
+/// `cargo xtask fclib`, not here.)
+#[test]
+fn apgd_fixed_point_on_the_shared_problems() {
+    use ndem_solve::{LocalApgd, SolverStatus};
+    for f in [FILES[0], FILES[2]] {
+        let p = read(&shared(f)).unwrap().to_local().unwrap();
+        let mut r = vec![0.0; 3 * p.contacts()];
+        let rep = LocalApgd::default()
+            .solve(&p, &mut r, &mut |_, _| {})
+            .unwrap();
+        println!("{f}: {rep:?}");
+        assert_eq!(rep.status, SolverStatus::Converged);
+        assert!(rep.merit <= 1e-8);
+    }
+}

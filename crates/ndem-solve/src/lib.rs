@@ -51,7 +51,7 @@ pub use compatible::{TrussSettings, TrussSolution, compatible_forces, truss_forc
 pub use coulomb_apgd::{CoulombApgd, CoulombApgdSettings};
 pub use error::SolveError;
 pub use jacobi::{JacobiSettings, ProjectedJacobi};
-pub use local_problem::{GlobalProblem, LocalGaussSeidel, LocalProblem, LocalReport};
+pub use local_problem::{GlobalProblem, LocalApgd, LocalGaussSeidel, LocalProblem, LocalReport};
 pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats, coulomb_merit};
 pub use newton::{NewtonSettings, SemismoothNewton};
 pub use pgs::{PgsSettings, PgsVariant, ProjectedGaussSeidel};
