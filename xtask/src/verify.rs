@@ -140,7 +140,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     }
     progress.tick("DEM impact and restitution");
     for n in [10, 25] {
-        cases.push(ndem_smooth::verification::column(n).map_err(serr)?);
+        cases.push(
+            ndem_smooth::verification::column(n, if n > 10 { 6.0 } else { 2.0 }).map_err(serr)?,
+        );
     }
     progress.tick("DEM column");
 

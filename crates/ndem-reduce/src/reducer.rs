@@ -316,10 +316,13 @@ impl Reducer {
         self.parent.extend(0..n);
         let th = self.settings.merge;
         let mut touched = vec![false; n];
+        // once per step: which bodies the merge graph joins (an aggregate's
+        // test visits its members, so not once per contact)
+        let node: Vec<bool> = (0..n).map(|b| self.is_node(world, b)).collect();
         for c in solved.contacts.iter() {
             let (a, b) = (c.body_a(), c.body_b());
             let (ca, cb) = (world.carrier(a), world.carrier(b));
-            if ca == cb || !self.is_node(world, ca) || !self.is_node(world, cb) {
+            if ca == cb || !node[ca] || !node[cb] {
                 continue;
             }
             let now = relative_motion(c, world.velocities(), a, b);
@@ -383,14 +386,13 @@ impl Reducer {
             // merged explicitly) is left to the explicit API: merged with a
             // resting bed it would drag the bed with the machine, and no
             // contact event could split them again
-            return self.aggregates[id].as_ref().is_some_and(|a| {
-                !a.members.iter().any(|&m| {
-                    world
-                        .joints()
+            let joints = world.joints();
+            return joints.is_empty()
+                || self.aggregates[id].as_ref().is_some_and(|a| {
+                    !a.members
                         .iter()
-                        .any(|j| j.body_a == m || j.body_b == m)
-                })
-            });
+                        .any(|&m| joints.iter().any(|j| j.body_a == m || j.body_b == m))
+                });
         }
         !world.is_member(body)
             && self.is_particle(world, body)

@@ -41,7 +41,27 @@ pub struct MergeSpec {
 
 impl Default for MergeSpec {
     fn default() -> Self {
-        let m = MergeThresholds::default();
+        MergeThresholds::default().into()
+    }
+}
+
+impl From<MergeThresholds> for MergeSpec {
+    fn from(m: MergeThresholds) -> Self {
+        Self {
+            normal_incident: m.normal_incident,
+            normal_separating: m.normal_separating,
+            tangential: m.tangential,
+            rolling: m.rolling,
+            normal_incident_acceleration: m.normal_incident_acceleration,
+            normal_separating_acceleration: m.normal_separating_acceleration,
+            tangential_acceleration: m.tangential_acceleration,
+            rolling_acceleration: m.rolling_acceleration,
+        }
+    }
+}
+
+impl From<MergeSpec> for MergeThresholds {
+    fn from(m: MergeSpec) -> Self {
         Self {
             normal_incident: m.normal_incident,
             normal_separating: m.normal_separating,
@@ -79,15 +99,32 @@ pub struct ContactSplitSpec {
 
 impl Default for ContactSplitSpec {
     fn default() -> Self {
-        let c = ContactSplit::default();
+        Self::of(Some(ContactSplit::default()))
+    }
+}
+
+impl ContactSplitSpec {
+    fn of(c: Option<ContactSplit>) -> Self {
+        let enabled = c.is_some();
+        let c = c.unwrap_or_default();
         Self {
-            enabled: true,
+            enabled,
             impact: c.impact,
             separation: c.separation,
             tangential: c.tangential,
             rolling: c.rolling,
             depth: c.depth,
         }
+    }
+
+    fn to_settings(self) -> Option<ContactSplit> {
+        self.enabled.then_some(ContactSplit {
+            impact: self.impact,
+            separation: self.separation,
+            tangential: self.tangential,
+            rolling: self.rolling,
+            depth: self.depth,
+        })
     }
 }
 
@@ -123,18 +160,7 @@ pub struct TrialSplitSpec {
 
 impl Default for TrialSplitSpec {
     fn default() -> Self {
-        let t = TrialSplit::default();
-        Self {
-            enabled: false,
-            iterations: t.iterations,
-            normal_incident: t.normal_incident,
-            normal_separating: t.normal_separating,
-            tangential: t.tangential,
-            rolling: t.rolling,
-            force_balance: t.force_balance,
-            torque_balance: t.torque_balance,
-            velocity_test: t.velocity_test,
-        }
+        Self::of(None)
     }
 }
 
@@ -153,19 +179,18 @@ impl TrialSplitSpec {
     }
 
     fn of(t: Option<TrialSplit>) -> Self {
-        match t {
-            Some(t) => Self {
-                enabled: true,
-                iterations: t.iterations,
-                normal_incident: t.normal_incident,
-                normal_separating: t.normal_separating,
-                tangential: t.tangential,
-                rolling: t.rolling,
-                force_balance: t.force_balance,
-                torque_balance: t.torque_balance,
-                velocity_test: t.velocity_test,
-            },
-            None => Self::default(),
+        let enabled = t.is_some();
+        let t = t.unwrap_or_default();
+        Self {
+            enabled,
+            iterations: t.iterations,
+            normal_incident: t.normal_incident,
+            normal_separating: t.normal_separating,
+            tangential: t.tangential,
+            rolling: t.rolling,
+            force_balance: t.force_balance,
+            torque_balance: t.torque_balance,
+            velocity_test: t.velocity_test,
         }
     }
 }
@@ -218,8 +243,6 @@ impl Default for ReductionSpec {
 impl ReductionSpec {
     /// The settings (validated: bad values are errors naming the field).
     pub fn to_settings(&self) -> Result<ReductionSettings, SceneError> {
-        let m = &self.merge;
-        let c = &self.contact_split;
         let mut sensors = Vec::new();
         for s in &self.sensors {
             let [w, x, y, z] = s.orientation;
@@ -233,23 +256,8 @@ impl ReductionSpec {
             });
         }
         let settings = ReductionSettings {
-            merge: MergeThresholds {
-                normal_incident: m.normal_incident,
-                normal_separating: m.normal_separating,
-                tangential: m.tangential,
-                rolling: m.rolling,
-                normal_incident_acceleration: m.normal_incident_acceleration,
-                normal_separating_acceleration: m.normal_separating_acceleration,
-                tangential_acceleration: m.tangential_acceleration,
-                rolling_acceleration: m.rolling_acceleration,
-            },
-            contact_split: c.enabled.then_some(ContactSplit {
-                impact: c.impact,
-                separation: c.separation,
-                tangential: c.tangential,
-                rolling: c.rolling,
-                depth: c.depth,
-            }),
+            merge: self.merge.into(),
+            contact_split: self.contact_split.to_settings(),
             trial_split: self.trial_split.to_settings(),
             sensors,
             min_aggregate_size: self.min_aggregate_size,
@@ -270,33 +278,9 @@ impl ReductionSpec {
     /// The spec of `settings` (sensor shapes must be spheres, boxes or
     /// cylinders).
     pub fn from_settings(settings: &ReductionSettings) -> Self {
-        let m = settings.merge;
-        let c = settings.contact_split;
         Self {
-            merge: MergeSpec {
-                normal_incident: m.normal_incident,
-                normal_separating: m.normal_separating,
-                tangential: m.tangential,
-                rolling: m.rolling,
-                normal_incident_acceleration: m.normal_incident_acceleration,
-                normal_separating_acceleration: m.normal_separating_acceleration,
-                tangential_acceleration: m.tangential_acceleration,
-                rolling_acceleration: m.rolling_acceleration,
-            },
-            contact_split: match c {
-                Some(c) => ContactSplitSpec {
-                    enabled: true,
-                    impact: c.impact,
-                    separation: c.separation,
-                    tangential: c.tangential,
-                    rolling: c.rolling,
-                    depth: c.depth,
-                },
-                None => ContactSplitSpec {
-                    enabled: false,
-                    ..ContactSplitSpec::default()
-                },
-            },
+            merge: settings.merge.into(),
+            contact_split: ContactSplitSpec::of(settings.contact_split),
             trial_split: TrialSplitSpec::of(settings.trial_split),
             sensors: settings
                 .sensors

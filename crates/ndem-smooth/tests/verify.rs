@@ -44,7 +44,7 @@ fn damping_map_is_monotone_and_inverts() {
 
 #[test]
 fn column_settles_to_hertz_height() {
-    let c = column(10).unwrap();
+    let c = column(10, 1.5).unwrap();
     assert!(c.pass, "{c:?}");
 }
 

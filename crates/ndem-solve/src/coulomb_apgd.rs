@@ -6,6 +6,7 @@
 //! scaling, `s_n μ‖w_T‖`), updating `s` from the answer and repeating
 //! gives, at a fixed point, a solution of Coulomb's law.
 
+use crate::local_problem::BestIterate;
 use crate::metrics::coulomb_merit;
 use crate::problem::{ContactProblem, FrictionSet};
 use crate::qp::ApgdSettings;
@@ -94,7 +95,7 @@ impl Solver for CoulombApgd {
         let shifted = self.shifted.get_or_insert_with(|| problem.clone());
         shifted.clone_from(problem);
         let mut merit = initial_merit;
-        let mut best = (merit, lambda.to_vec());
+        let mut best = BestIterate::new(merit, lambda);
         let mut outer = 0;
         while outer < self.settings.stopping.max_iterations && merit > tol {
             // s = μ‖w_T‖ at the current answer, on the normal rows' scale
@@ -115,10 +116,7 @@ impl Solver for CoulombApgd {
             self.inner.solve(shifted, lambda, velocity)?;
             outer += 1;
             merit = coulomb_merit(problem, lambda);
-            if merit < best.0 {
-                best.0 = merit;
-                best.1.copy_from_slice(lambda);
-            }
+            best.offer(merit, lambda);
             observer.observe(&IterationRecord {
                 solver: "apgd-coulomb",
                 iteration: outer,
@@ -129,10 +127,7 @@ impl Solver for CoulombApgd {
                 update: merit,
             });
         }
-        if merit > best.0 {
-            lambda.copy_from_slice(&best.1);
-            merit = best.0;
-        }
+        let merit = best.restore(merit, lambda);
         problem.velocity_from(lambda, velocity);
         let residuals = self.evaluator.stats(problem, lambda, Some(velocity));
         Ok(SolveReport {

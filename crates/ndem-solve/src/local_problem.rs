@@ -577,7 +577,7 @@ impl LocalApgd {
         let mut y: Vec<f64> = r.iter().zip(&scale).map(|(x, c)| x / c).collect();
         let mut linear = vec![0.0; m];
         let mut tmp = vec![0.0; m];
-        let mut best = (initial_merit, r.to_vec());
+        let mut best = BestIterate::new(initial_merit, r);
         let mut merit = initial_merit;
         let mut outer = 0;
         while outer < self.stopping.max_iterations && merit > self.stopping.tolerance {
@@ -613,21 +613,53 @@ impl LocalApgd {
             }
             outer += 1;
             merit = p.merit(r);
-            if merit < best.0 {
-                best.0 = merit;
-                best.1.copy_from_slice(r);
-            }
+            best.offer(merit, r);
             on_iteration(outer, r);
         }
-        if merit > best.0 {
-            r.copy_from_slice(&best.1);
-            merit = best.0;
-        }
+        let merit = best.restore(merit, r);
         Ok(LocalReport {
             status: SolverStatus::judge(merit, initial_merit, self.stopping.tolerance, false),
             sweeps: outer,
             merit,
             initial_merit,
         })
+    }
+}
+
+/// The iterate with the smallest merit seen so far, for solvers that roll
+/// back to it (Newton, the De Saxcé fixed points): their iterations lower
+/// another function than the merit they are judged on.
+#[derive(Debug, Clone)]
+pub(crate) struct BestIterate {
+    merit: f64,
+    x: Vec<f64>,
+}
+
+impl BestIterate {
+    /// Starts from `x` with `merit`.
+    pub(crate) fn new(merit: f64, x: &[f64]) -> Self {
+        Self {
+            merit,
+            x: x.to_vec(),
+        }
+    }
+
+    /// Keeps `x` if its merit is the smallest so far.
+    pub(crate) fn offer(&mut self, merit: f64, x: &[f64]) {
+        if merit < self.merit {
+            self.merit = merit;
+            self.x.copy_from_slice(x);
+        }
+    }
+
+    /// Writes the best iterate back to `x` when `merit` (that of `x`) is
+    /// worse, and returns the merit of what `x` now holds.
+    pub(crate) fn restore(&self, merit: f64, x: &mut [f64]) -> f64 {
+        if merit > self.merit {
+            x.copy_from_slice(&self.x);
+            self.merit
+        } else {
+            merit
+        }
     }
 }

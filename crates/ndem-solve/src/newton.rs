@@ -16,7 +16,7 @@
 //! iterates are worse), and the status is judged on that merit.
 
 use crate::SolveError;
-use crate::local_problem::{LocalProblem, LocalReport};
+use crate::local_problem::{BestIterate, LocalProblem, LocalReport};
 use crate::solver::{SolverStatus, Stopping};
 use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMat, Triplet};
@@ -157,7 +157,7 @@ impl SemismoothNewton {
         // the best iterate by the Coulomb merit: Newton decreases ½‖Φ‖²,
         // which need not decrease the merit (rank-deficient W); the answer
         // rolls back to the best iterate seen
-        let mut best = (initial_merit, r.to_vec());
+        let mut best = BestIterate::new(initial_merit, r);
         let mut iterations = 0;
         let mut stalled = false;
         // J is singular wherever W is rank deficient on the active set (a
@@ -254,16 +254,10 @@ impl SemismoothNewton {
             iterations += 1;
             theta = residual(p, r, &mut u, &mut phi, &rho, Some((&mut ja, &mut jb)));
             merit = p.merit(r);
-            if merit < best.0 {
-                best.0 = merit;
-                best.1.copy_from_slice(r);
-            }
+            best.offer(merit, r);
             on_iteration(iterations, r);
         }
-        if merit > best.0 {
-            r.copy_from_slice(&best.1);
-            merit = best.0;
-        }
+        let merit = best.restore(merit, r);
         Ok(LocalReport {
             status: SolverStatus::judge(merit, initial_merit, st.stopping.tolerance, stalled),
             sweeps: iterations,

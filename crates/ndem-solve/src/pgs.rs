@@ -528,25 +528,25 @@ fn contact_shape(
 /// Most row-wise passes of one blocked contact update.
 pub const BLOCK_INNER_SWEEPS: usize = 10;
 
-/// One blocked (exact local) update of one contact, see
-/// [`PgsVariant::Blocked`].
+/// Updates one contact: `passes` row-wise passes over its rows, stopping
+/// early once a pass no longer changes anything (1 pass: row-wise PGS;
+/// [`BLOCK_INNER_SWEEPS`]: the blocked variant's exact local solve).
 #[inline]
-fn sweep_contact_block(
+fn sweep_contact(
     c: &Contact,
     shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
     inv_d: &[f64],
     omega: f64,
-    ia: &InverseMass,
-    ib: &InverseMass,
+    (ia, ib): (&InverseMass, &InverseMass),
     iso: [Option<f64>; 2],
-    va: &mut Velocity6,
-    vb: &mut Velocity6,
+    (va, vb): (&mut Velocity6, &mut Velocity6),
+    passes: usize,
 ) -> (f64, bool) {
     let mut max_corr = 0.0f64;
     let mut finite = true;
-    for _ in 0..BLOCK_INNER_SWEEPS {
+    for _ in 0..passes {
         let (corr, ok) = sweep_contact_rows(c, shape, set, lam, inv_d, omega, ia, ib, iso, va, vb);
         finite &= ok;
         let done = corr <= 1e-15 * max_corr || corr == 0.0;
@@ -600,6 +600,10 @@ impl Solver for ProjectedGaussSeidel {
         let mut last_update = 0.0;
         let mut stalled = false;
         let mut next_check = 0;
+        let passes = match self.settings.variant {
+            PgsVariant::RowWise => 1,
+            PgsVariant::Blocked => BLOCK_INNER_SWEEPS,
+        };
         for it in 0..self.settings.stopping.max_iterations {
             let mut max_corr = 0.0f64;
             let mut finite = true;
@@ -611,34 +615,18 @@ impl Solver for ProjectedGaussSeidel {
                 let lam = &mut lambda[ci * m..ci * m + m];
                 let inv_d = &self.inv_diag[ci * m..ci * m + m];
                 let iso = [self.isotropic[a], self.isotropic[b]];
-                let (corr, ok) = match self.settings.variant {
-                    PgsVariant::RowWise => sweep_contact_rows(
-                        c,
-                        &self.shapes[ci],
-                        set,
-                        lam,
-                        inv_d,
-                        omega,
-                        &inv[a],
-                        &inv[b],
-                        iso,
-                        &mut va,
-                        &mut vb,
-                    ),
-                    PgsVariant::Blocked => sweep_contact_block(
-                        c,
-                        &self.shapes[ci],
-                        set,
-                        lam,
-                        inv_d,
-                        omega,
-                        &inv[a],
-                        &inv[b],
-                        iso,
-                        &mut va,
-                        &mut vb,
-                    ),
-                };
+                let (corr, ok) = sweep_contact(
+                    c,
+                    &self.shapes[ci],
+                    set,
+                    lam,
+                    inv_d,
+                    omega,
+                    (&inv[a], &inv[b]),
+                    iso,
+                    (&mut va, &mut vb),
+                    passes,
+                );
                 velocity[a] = va;
                 velocity[b] = vb;
                 max_corr = max_corr.max(corr);

@@ -27,6 +27,9 @@ pub struct StoredImpulse {
 pub struct ImpulseHistory {
     contacts: HashMap<ContactKey, StoredImpulse>,
     rows: HashMap<ContactKey, f64>,
+    /// Impulses of contacts that are out of the solve for now (inside a
+    /// rigid aggregate), kept across records; see [`Self::hold`].
+    held: HashMap<ContactKey, StoredImpulse>,
 }
 
 impl ImpulseHistory {
@@ -63,7 +66,22 @@ impl ImpulseHistory {
 
     /// Stored impulse of a contact.
     pub fn get(&self, key: &ContactKey) -> Option<&StoredImpulse> {
-        self.contacts.get(key)
+        self.contacts.get(key).or_else(|| self.held.get(key))
+    }
+
+    /// Replaces the held set by `keys`: contacts leaving the solve for now
+    /// (inside a rigid aggregate) keep the impulse they last had (from the
+    /// last record, or from the previous hold) across later records, which
+    /// forget every contact they are not given. Call it when the set of such
+    /// contacts changes, not every step.
+    pub fn hold(&mut self, keys: impl IntoIterator<Item = ContactKey>) {
+        let mut held = HashMap::new();
+        for k in keys {
+            if let Some(i) = self.get(&k) {
+                held.insert(k, *i);
+            }
+        }
+        self.held = held;
     }
 
     /// Stored multiplier of a keyed generic row.
@@ -91,9 +109,16 @@ impl ImpulseHistory {
         self.contacts.is_empty() && self.rows.is_empty()
     }
 
-    /// Stored contacts, sorted by key (deterministic order, for checkpoints).
+    /// Stored contacts, held ones included, sorted by key (deterministic
+    /// order, for checkpoints).
     pub fn sorted_contacts(&self) -> Vec<(ContactKey, StoredImpulse)> {
-        let mut v: Vec<_> = self.contacts.iter().map(|(k, s)| (*k, *s)).collect();
+        let mut v: Vec<_> = self
+            .held
+            .iter()
+            .filter(|(k, _)| !self.contacts.contains_key(k))
+            .chain(&self.contacts)
+            .map(|(k, s)| (*k, *s))
+            .collect();
         v.sort_by_key(|(k, _)| *k);
         v
     }

@@ -109,6 +109,7 @@ pub struct World {
     pub(crate) fixed: Vec<bool>,
     pub(crate) joints: Vec<crate::Joint>,
     pub(crate) membership: Vec<Option<crate::member::Membership>>,
+    pub(crate) membership_version: u64,
 }
 
 impl World {
@@ -140,6 +141,7 @@ impl World {
             fixed: Vec::new(),
             joints: Vec::new(),
             membership: Vec::new(),
+            membership_version: 0,
         })
     }
 

@@ -32,6 +32,12 @@ impl World {
         self.membership.get(body).and_then(Option::as_ref)
     }
 
+    /// A counter that changes whenever a membership is made or undone, so
+    /// that per-membership data can be rebuilt only when needed.
+    pub fn membership_version(&self) -> u64 {
+        self.membership_version
+    }
+
     /// The host of `body`, if any.
     pub fn host_of(&self, body: usize) -> Option<usize> {
         self.membership(body).map(|m| m.host)
@@ -46,12 +52,6 @@ impl World {
     /// itself.
     pub fn carrier(&self, body: usize) -> usize {
         self.host_of(body).unwrap_or(body)
-    }
-
-    /// `true` unless `body` is a host that carries members (in the unfolded
-    /// model such a host is replaced by its members).
-    pub fn aggregate_hosts_nothing(&self, body: usize) -> bool {
-        !self.membership.iter().flatten().any(|m| m.host == body)
     }
 
     /// Inverse mass of a body from its own mass properties, member or not.
@@ -95,6 +95,7 @@ impl World {
             offset,
             relative_orientation,
         });
+        self.membership_version += 1;
         Ok(())
     }
 
@@ -129,6 +130,7 @@ impl World {
         match self.membership.get_mut(member) {
             Some(m @ Some(_)) => {
                 *m = None;
+                self.membership_version += 1;
                 Ok(())
             }
             _ => Err(StepError::InvalidMembership {

@@ -14,19 +14,23 @@ use ndem_solve::{Contact, ContactProblem};
 
 /// Which bodies carry degrees of freedom in a problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Resolution {
+pub(crate) enum Resolution<'a> {
     /// Members move with their hosts (the reduced model).
     Reduced,
     /// Every body moves on its own, members included (the full model
-    /// behind a reduced one: model reduction's trial solve).
-    Unfolded,
+    /// behind a reduced one: model reduction's trial solve); `hosts[i]`
+    /// marks the hosts, which are out of the problem.
+    Unfolded {
+        /// Whether each body hosts members.
+        hosts: &'a [bool],
+    },
 }
 
-impl Resolution {
+impl Resolution<'_> {
     fn carrier(self, world: &World, body: usize) -> usize {
         match self {
             Resolution::Reduced => world.carrier(body),
-            Resolution::Unfolded => body,
+            Resolution::Unfolded { .. } => body,
         }
     }
 
@@ -34,7 +38,7 @@ impl Resolution {
     fn moves(self, world: &World, body: usize) -> bool {
         match self {
             Resolution::Reduced => !world.is_member(body),
-            Resolution::Unfolded => world.aggregate_hosts_nothing(body),
+            Resolution::Unfolded { hosts } => !hosts[body],
         }
     }
 }
@@ -66,7 +70,7 @@ pub(crate) fn contact_data(
     world: &World,
     contacts: &ContactSet,
     settings: &StepSettings,
-    resolution: Resolution,
+    resolution: Resolution<'_>,
     (step, time): (u64, f64),
     out: &mut Vec<SolverContact>,
 ) -> Result<(), StepError> {
@@ -137,16 +141,16 @@ fn surface_rhs(world: &World, c: &ContactPoint, frame: &ContactFrame) -> [f64; 2
 pub(crate) fn new_problem(
     world: &World,
     settings: &StepSettings,
-    resolution: Resolution,
+    resolution: Resolution<'_>,
     free: Vec<Velocity6>,
 ) -> Result<ContactProblem, StepError> {
     let inv = (0..world.len())
         .map(|i| match resolution {
             Resolution::Reduced => world.inverse_mass(i),
-            Resolution::Unfolded if !resolution.moves(world, i) => {
+            Resolution::Unfolded { .. } if !resolution.moves(world, i) => {
                 ndem_math::InverseMass::INFINITE_MASS
             }
-            Resolution::Unfolded => world.own_inverse_mass(i),
+            Resolution::Unfolded { .. } => world.own_inverse_mass(i),
         })
         .collect();
     Ok(ContactProblem::new(
@@ -219,7 +223,7 @@ pub(crate) fn impact_problem(
 pub(crate) fn continuous_problem(
     world: &World,
     settings: &StepSettings,
-    resolution: Resolution,
+    resolution: Resolution<'_>,
     contacts: &ContactSet,
     solver_contacts: &[SolverContact],
     velocity: &[Velocity6],
@@ -293,19 +297,26 @@ pub fn unfolded_problem(
     contacts: &ContactSet,
     settings: &StepSettings,
 ) -> Result<(ContactProblem, Vec<usize>), StepError> {
+    let mut hosts = vec![false; world.len()];
+    for i in 0..world.len() {
+        if let Some(h) = world.host_of(i) {
+            hosts[h] = true;
+        }
+    }
+    let resolution = Resolution::Unfolded { hosts: &hosts };
     let mut solver_contacts = Vec::new();
     contact_data(
         world,
         contacts,
         settings,
-        Resolution::Unfolded,
+        resolution,
         (0, 0.0),
         &mut solver_contacts,
     )?;
     let (problem, _) = continuous_problem(
         world,
         settings,
-        Resolution::Unfolded,
+        resolution,
         contacts,
         &solver_contacts,
         world.velocities(),

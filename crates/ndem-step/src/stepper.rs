@@ -292,6 +292,7 @@ pub struct Stepper {
     energy_budget: Option<f64>,
     solver_contacts: Vec<stages::SolverContact>,
     contact_index: Vec<usize>,
+    held_version: Option<u64>,
 }
 
 impl std::fmt::Debug for Stepper {
@@ -340,6 +341,7 @@ impl Stepper {
             energy_budget: None,
             solver_contacts: Vec::new(),
             contact_index: Vec::new(),
+            held_version: None,
         })
     }
 
@@ -400,6 +402,7 @@ impl Stepper {
     /// Replaces the warm-start history (checkpoint restart).
     pub fn set_history(&mut self, history: ImpulseHistory) {
         self.history = history;
+        self.held_version = None;
     }
     /// Contacts of the last step.
     pub fn contacts(&self) -> &ContactSet {
@@ -557,7 +560,7 @@ impl Stepper {
                 "contact solve not accurate enough: the mean normal residual leaves overlaps off the contact law, so a rest state reached now is not the physical one (more iterations, a smaller time step, or warm starting help); the `unresolved` column of the step statistics marks every such step"
             );
         }
-        self.record_history(&contacts, &solved);
+        self.record_history(world, &contacts, &solved);
 
         // 5. model reduction (merge), at x_i with v_{i+1}
         let t = Instant::now();
@@ -600,22 +603,25 @@ impl Stepper {
     /// Records this step's multipliers for warm starting. Contacts inside a
     /// host (not solved) keep the impulse they had when last solved, so the
     /// history survives merges and splits: a contact that leaves an
-    /// aggregate starts from its last impulse, not from zero.
-    fn record_history(&mut self, contacts: &ContactSet, solved: &SolvedStep) {
-        let mut solved_contact = vec![false; contacts.len()];
-        for &k in &solved.contact_index {
-            solved_contact[k] = true;
+    /// aggregate starts from its last impulse, not from zero. The held set
+    /// is rebuilt only when memberships changed (a merge or split), since
+    /// a resting aggregate can hold most contacts of a scene.
+    fn record_history(&mut self, world: &World, contacts: &ContactSet, solved: &SolvedStep) {
+        let version = world.membership_version();
+        if self.held_version != Some(version) {
+            let mut solved_contact = vec![false; contacts.len()];
+            for &k in &solved.contact_index {
+                solved_contact[k] = true;
+            }
+            let internal = contacts
+                .iter()
+                .zip(&solved_contact)
+                .filter(|(_, s)| !**s)
+                .map(|(c, _)| c.key);
+            self.history.hold(internal);
+            self.held_version = Some(version);
         }
-        let kept: Vec<_> = contacts
-            .iter()
-            .zip(&solved_contact)
-            .filter(|(_, s)| !**s)
-            .filter_map(|(c, _)| self.history.get(&c.key).map(|i| (c.key, *i)))
-            .collect();
         self.history.record(&solved.problem, &solved.lambda);
-        for (k, i) in kept {
-            self.history.insert(k, i);
-        }
     }
 
     /// Contact data, impact stage and continuous stage of one step (all on

@@ -140,7 +140,9 @@ fn restart_continues_bit_identically() {
             a.reduction = Some(ndem::reduce::ReductionSettings::default());
         }
         let mut sa = a.stepper().unwrap();
-        steps(&mut a, &mut sa, 300);
+        // without reduction as before (200 steps); with it, long enough for
+        // aggregates to exist at the checkpoint
+        steps(&mut a, &mut sa, if reduce { 300 } else { 200 });
         let cp = Checkpoint::capture(&a, &mut sa).to_json();
         if reduce {
             let level = sa
