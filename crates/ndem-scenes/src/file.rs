@@ -11,7 +11,7 @@ use crate::triaxial::TriaxialControl;
 use ndem_collide::Shape;
 use ndem_math::{ContactLaw, MassProperties, Material, Quat, SpookSettings, Vec3, Velocity6};
 use ndem_solve::{ContactRows, FrictionSet};
-use ndem_step::{BodyDesc, Joint, JointKind, Motion, Motor, StepSettings, World};
+use ndem_step::{BodyDesc, Drive, Joint, JointKind, Motion, Motor, StepSettings, World};
 use serde::{Deserialize, Serialize};
 
 fn v3(a: [f64; 3]) -> Vec3 {
@@ -317,9 +317,16 @@ pub struct JointSpec {
     /// Prismatic axis in a's frame.
     #[serde(default)]
     pub axis: Option<[f64; 3]>,
-    /// Motor target speed [m/s] (prismatic).
+    /// Motor target speed [m/s or rad/s] (prismatic, hinge, actuator).
     #[serde(default)]
     pub motor_speed: Option<f64>,
+    /// Position-drive target [m or rad] (hinge, actuator), instead of
+    /// `motor_speed`.
+    #[serde(default)]
+    pub drive_target: Option<f64>,
+    /// Length of an undriven actuator [m].
+    #[serde(default)]
+    pub rest_length: Option<f64>,
     /// Motor force bound [N].
     #[serde(default)]
     pub motor_max_force: Option<f64>,
@@ -335,6 +342,12 @@ pub enum JointKindSpec {
     Lock,
     /// Prismatic.
     Prismatic,
+    /// Hinge (revolute).
+    Hinge,
+    /// Ball (spherical).
+    Ball,
+    /// Massless linear actuator between the anchors.
+    Actuator,
 }
 
 /// `[[emitters]]`.
@@ -469,27 +482,7 @@ impl SceneFile {
             })?;
         }
         for j in &self.joints {
-            let kind = match j.kind {
-                JointKindSpec::Lock => JointKind::Lock,
-                JointKindSpec::Prismatic => JointKind::Prismatic {
-                    axis: v3(j.axis.ok_or_else(|| {
-                        invalid("joints.axis", "a prismatic joint needs an axis")
-                    })?),
-                    motor: match (j.motor_speed, j.motor_max_force) {
-                        (Some(target_speed), Some(max_force)) => Some(Motor {
-                            target_speed,
-                            max_force,
-                        }),
-                        (None, None) => None,
-                        _ => {
-                            return Err(invalid(
-                                "joints.motor",
-                                "give motor_speed and motor_max_force together",
-                            ));
-                        }
-                    },
-                },
-            };
+            let kind = joint_kind(j)?;
             world.add_joint(Joint {
                 body_a: j.body_a,
                 body_b: j.body_b,
@@ -623,24 +616,36 @@ impl SceneFile {
             .joints()
             .iter()
             .map(|j| {
-                let (axis, motor) = match j.kind {
-                    JointKind::Lock => (None, None),
-                    JointKind::Prismatic { axis, motor } => (Some(a3(&axis)), motor),
+                let (kind, axis, rest_length) = match j.kind {
+                    JointKind::Lock => (JointKindSpec::Lock, None, None),
+                    JointKind::Ball => (JointKindSpec::Ball, None, None),
+                    JointKind::Prismatic { axis, .. } => {
+                        (JointKindSpec::Prismatic, Some(a3(&axis)), None)
+                    }
+                    JointKind::Hinge { axis, .. } => (JointKindSpec::Hinge, Some(a3(&axis)), None),
+                    JointKind::Actuator { rest_length, .. } => {
+                        (JointKindSpec::Actuator, None, Some(rest_length))
+                    }
                 };
+                let drive = j.drive();
                 JointSpec {
-                    kind: if axis.is_some() {
-                        JointKindSpec::Prismatic
-                    } else {
-                        JointKindSpec::Lock
-                    },
+                    kind,
                     body_a: j.body_a,
                     body_b: j.body_b,
                     anchor_a: a3(&j.anchor_a),
                     anchor_b: a3(&j.anchor_b),
                     relative_orientation: a4(&j.relative_orientation),
                     axis,
-                    motor_speed: motor.map(|m| m.target_speed),
-                    motor_max_force: motor.map(|m| m.max_force),
+                    motor_speed: match drive {
+                        Some(Drive::Speed(m)) => Some(m.target_speed),
+                        _ => None,
+                    },
+                    drive_target: match drive {
+                        Some(Drive::Position { target, .. }) => Some(target),
+                        _ => None,
+                    },
+                    rest_length,
+                    motor_max_force: drive.map(|d| d.max_force()),
                     compliance: j.compliance,
                 }
             })
@@ -714,4 +719,54 @@ impl SceneFile {
             output: OutputSpec::default(),
         }
     }
+}
+
+/// The joint kind of a `[[joints]]` entry, with its drive.
+fn joint_kind(j: &JointSpec) -> Result<JointKind, SceneError> {
+    let axis = || {
+        j.axis
+            .map(|a| Vec3::new(a[0], a[1], a[2]))
+            .ok_or_else(|| invalid("joints.axis", "a prismatic or hinge joint needs an axis"))
+    };
+    let drive = match (j.motor_speed, j.drive_target, j.motor_max_force) {
+        (Some(target_speed), None, Some(max_force)) => Some(Drive::Speed(Motor {
+            target_speed,
+            max_force,
+        })),
+        (None, Some(target), Some(max_force)) => Some(Drive::Position { target, max_force }),
+        (None, None, None) => None,
+        _ => {
+            return Err(invalid(
+                "joints.motor_max_force",
+                "give motor_max_force with exactly one of motor_speed and drive_target",
+            ));
+        }
+    };
+    Ok(match j.kind {
+        JointKindSpec::Lock => JointKind::Lock,
+        JointKindSpec::Ball => JointKind::Ball,
+        JointKindSpec::Prismatic => JointKind::Prismatic {
+            axis: axis()?,
+            motor: match drive {
+                None => None,
+                Some(Drive::Speed(m)) => Some(m),
+                Some(Drive::Position { .. }) => {
+                    return Err(invalid(
+                        "joints.drive_target",
+                        "prismatic joints take speed motors only",
+                    ));
+                }
+            },
+        },
+        JointKindSpec::Hinge => JointKind::Hinge {
+            axis: axis()?,
+            drive,
+        },
+        JointKindSpec::Actuator => JointKind::Actuator {
+            drive,
+            rest_length: j.rest_length.ok_or_else(|| {
+                invalid("joints.rest_length", "an actuator needs its rest length")
+            })?,
+        },
+    })
 }

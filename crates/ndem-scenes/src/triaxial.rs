@@ -129,7 +129,10 @@ impl TriaxialControl {
             let joint = &mut world.joints_mut()[j];
             match &mut joint.kind {
                 JointKind::Prismatic { motor: m, .. } => *m = Some(motor),
-                JointKind::Lock => {
+                JointKind::Lock
+                | JointKind::Ball
+                | JointKind::Hinge { .. }
+                | JointKind::Actuator { .. } => {
                     return Err(SceneError::Invalid {
                         field: "triaxial.joints",
                         reason: format!("joint {j} is not prismatic"),
@@ -144,23 +147,13 @@ impl TriaxialControl {
     pub fn measure(&self, world: &World, stepper: &Stepper) -> TriaxialState {
         let l = self.lengths(world);
         let area = [l[1] * l[2], l[0] * l[2], l[0] * l[1]];
-        let forces = stepper.joint_forces();
-        // generic rows are the joints' rows in joint order; a motor row is
-        // the last row of its joint
-        let mut motor_row = Vec::with_capacity(world.joints().len());
-        let mut offset = 0;
-        for j in world.joints() {
-            offset += j.row_count();
-            motor_row.push(offset - 1);
-        }
+        let reactions = stepper.joint_reactions(world);
         let inward = |w: usize| -> f64 {
-            let j = self.joints[w];
-            // the joint force is reported on body a (the anchor); the wall
-            // (body b) feels its negative along the inward axis
-            motor_row
-                .get(j)
-                .and_then(|&r| forces.get(r))
-                .map_or(f64::NAN, |f| -f)
+            // the drive force pushes the wall (body b) along +axis, inward
+            reactions
+                .get(self.joints[w])
+                .and_then(|r| r.drive_force)
+                .unwrap_or(f64::NAN)
         };
         let stress = [0, 1, 2].map(|k| 0.5 * (inward(2 * k) + inward(2 * k + 1)) / area[k]);
         let contacts = stepper.contact_forces();

@@ -145,17 +145,11 @@ impl World {
         })
     }
 
-    /// Adds a joint (built with [`crate::Joint::lock`] or
-    /// [`crate::Joint::prismatic`]); returns its index.
+    /// Adds a joint (built with [`crate::Joint::lock`],
+    /// [`crate::Joint::hinge`], [`crate::Joint::actuator`] and the like)
+    /// after [`crate::Joint::validate`]; returns its index.
     pub fn add_joint(&mut self, joint: crate::Joint) -> Result<usize, StepError> {
-        let (a, b) = (joint.body_a, joint.body_b);
-        if a >= self.len() || b >= self.len() || a == b {
-            return Err(StepError::InvalidJoint {
-                joint: self.joints.len(),
-                body_a: a,
-                body_b: b,
-            });
-        }
+        joint.validate(self.joints.len(), self.len())?;
         self.joints.push(joint);
         Ok(self.joints.len() - 1)
     }
@@ -166,8 +160,30 @@ impl World {
     }
 
     /// Mutable access to the joints (e.g. to change a motor's target).
+    /// Prefer [`World::set_joint_drive`], which checks the new drive.
     pub fn joints_mut(&mut self) -> &mut [crate::Joint] {
         &mut self.joints
+    }
+
+    /// Replaces the drive of joint `joint` after checking it (a dig cycle's
+    /// next target, say).
+    pub fn set_joint_drive(
+        &mut self,
+        joint: usize,
+        drive: Option<crate::Drive>,
+    ) -> Result<(), StepError> {
+        let count = self.joints.len();
+        self.joints
+            .get_mut(joint)
+            .ok_or(StepError::InvalidSettings {
+                field: "joint",
+                reason: "no joint with this index",
+            })
+            .map(|j| {
+                let _ = count;
+                j
+            })?
+            .set_drive(drive)
     }
 
     /// Adds a body after checking it; returns its index.

@@ -1,21 +1,79 @@
-//! Bilateral joints and motors, added to the same contact problem as
-//! generic rows (warm-starting paper, section 5: the excavator; section 4.4:
-//! walls on prismatic motors).
+//! Bilateral joints, drives and linear actuators, added to the same
+//! contact problem as generic rows (warm-starting paper, section 5: the
+//! excavator, "10 bodies, 8 joints, 3 linear actuators and one rotational
+//! motor"; section 4.4: walls on prismatic motors).
+//!
+//! Every row follows SPOOK (NOTES.md "SPOOK step"):
+//! `b = (4/Δt) Υ g − Υ G v`, `Σ = (4/Δt²) ε Υ`, `Υ = 1/(1 + 4τ/Δt)`,
+//! `τ = 2Δt`, with `g` the constraint value whose rate is `G v`.
+//! Rows carry keys `joint << 4 | row` so that warm starting and
+//! [`crate::Stepper::joint_reactions`] find them; the drive row is row
+//! [`DRIVE_ROW`].
 
 use crate::{StepError, World};
 use ndem_math::{ContactKey, JacobianRow, Quat, RowKind, Vec3, Velocity6};
 use ndem_solve::{GenericRow, RowBounds};
 
-/// A linear motor on a prismatic joint: drives the speed of body b relative
-/// to body a along the joint axis towards `target_speed`, with a force no
-/// larger than `max_force` in magnitude. A motor whose target speed cannot be
-/// reached acts as a constant force `max_force` (force control).
+/// Row number (in a joint's keys) of the drive row.
+pub const DRIVE_ROW: u32 = 15;
+
+/// A velocity-driven motor: drives the joint coordinate's rate towards
+/// `target_speed` with a force no larger than `max_force` in magnitude. A
+/// motor whose target speed cannot be reached acts as a constant force
+/// `max_force` (force control).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Motor {
-    /// Target speed of b relative to a along the axis [m/s].
+    /// Target rate of the joint coordinate [m/s or rad/s].
     pub target_speed: f64,
-    /// Force bound [N] (≥ 0).
+    /// Force bound [N, or N·m for a hinge] (≥ 0).
     pub max_force: f64,
+}
+
+/// How a drive acts on its joint's coordinate (the prismatic displacement,
+/// the hinge angle, or the actuator's length).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Drive {
+    /// Velocity-driven motor.
+    Speed(Motor),
+    /// Position-driven motor (a servo): holds the coordinate at `target`
+    /// with SPOOK stiffness `1/compliance`, with a force no larger than
+    /// `max_force`.
+    Position {
+        /// Target coordinate [m or rad].
+        target: f64,
+        /// Force bound [N or N·m] (≥ 0).
+        max_force: f64,
+    },
+}
+
+impl Drive {
+    fn validate(&self) -> Result<(), StepError> {
+        let (target, max_force) = match *self {
+            Drive::Speed(m) => (m.target_speed, m.max_force),
+            Drive::Position { target, max_force } => (target, max_force),
+        };
+        if !(max_force.is_finite() && max_force >= 0.0) {
+            return Err(StepError::InvalidSettings {
+                field: "drive.max_force",
+                reason: "must be finite and >= 0",
+            });
+        }
+        if !target.is_finite() {
+            return Err(StepError::InvalidSettings {
+                field: "drive.target",
+                reason: "must be finite",
+            });
+        }
+        Ok(())
+    }
+
+    /// The force bound.
+    pub fn max_force(&self) -> f64 {
+        match *self {
+            Drive::Speed(m) => m.max_force,
+            Drive::Position { max_force, .. } => max_force,
+        }
+    }
 }
 
 /// The kind of a joint.
@@ -23,13 +81,34 @@ pub struct Motor {
 pub enum JointKind {
     /// All six relative degrees of freedom locked.
     Lock,
-    /// Relative translation along one axis free (or motor driven); the
-    /// other five locked.
+    /// Relative translation along one axis free (or driven); the other five
+    /// locked. Coordinate: displacement of b's anchor from a's along the
+    /// axis [m].
     Prismatic {
         /// Joint axis in body a's frame (unit).
         axis: Vec3,
-        /// Optional motor along the axis.
+        /// Optional speed motor along the axis.
         motor: Option<Motor>,
+    },
+    /// Relative rotation about one axis free (or driven); the anchors
+    /// coincide. Coordinate: rotation angle of b relative to a about the
+    /// axis, from the pose at creation [rad], in (−π, π].
+    Hinge {
+        /// Joint axis in body a's frame (unit).
+        axis: Vec3,
+        /// Optional drive about the axis.
+        drive: Option<Drive>,
+    },
+    /// The anchors coincide; rotation free (three rows).
+    Ball,
+    /// A massless linear actuator (a hydraulic cylinder with ball ends)
+    /// between the anchors: one row on their distance. Coordinate: the
+    /// distance `L = |p_a − p_b|` [m]. Without a drive it is a rigid rod.
+    Actuator {
+        /// Optional drive of the length.
+        drive: Option<Drive>,
+        /// Length held when undriven [m] (the length at creation).
+        rest_length: f64,
     },
 }
 
@@ -49,16 +128,28 @@ pub struct Joint {
     pub anchor_b: Vec3,
     /// Relative orientation `q_a⁻¹ q_b` to keep.
     pub relative_orientation: Quat,
-    /// Compliance ε of the locked rows [m/N] (SPOOK regularization; small).
+    /// Compliance ε of the locked rows and of position drives [m/N]
+    /// (SPOOK regularization; small).
     pub compliance: f64,
 }
 
+fn unit_axis(axis: Vec3) -> Result<Vec3, StepError> {
+    let n = axis.norm();
+    if !(n.is_finite() && n > 0.0) {
+        return Err(StepError::InvalidSettings {
+            field: "axis",
+            reason: "must be a finite non-zero direction",
+        });
+    }
+    Ok(axis / n)
+}
+
 impl Joint {
-    fn new(
+    fn between(
         world: &World,
         a: usize,
         b: usize,
-        anchor: Vec3,
+        (anchor_a, anchor_b): (Vec3, Vec3),
         kind: JointKind,
     ) -> Result<Self, StepError> {
         if a >= world.len() || b >= world.len() || a == b {
@@ -68,13 +159,19 @@ impl Joint {
                 body_b: b,
             });
         }
+        if !(anchor_a.iter().chain(anchor_b.iter())).all(|x| x.is_finite()) {
+            return Err(StepError::InvalidSettings {
+                field: "anchor",
+                reason: "must be finite",
+            });
+        }
         let (qa, qb) = (world.orientation[a], world.orientation[b]);
         Ok(Self {
             body_a: a,
             body_b: b,
             kind,
-            anchor_a: qa.inverse() * (anchor - world.position[a]),
-            anchor_b: qb.inverse() * (anchor - world.position[b]),
+            anchor_a: qa.inverse() * (anchor_a - world.position[a]),
+            anchor_b: qb.inverse() * (anchor_b - world.position[b]),
             relative_orientation: qa.inverse() * qb,
             compliance: 1e-10,
         })
@@ -83,7 +180,7 @@ impl Joint {
     /// A lock joint holding a and b in their current relative pose, anchored
     /// at the world point `anchor`.
     pub fn lock(world: &World, a: usize, b: usize, anchor: Vec3) -> Result<Self, StepError> {
-        Self::new(world, a, b, anchor, JointKind::Lock)
+        Self::between(world, a, b, (anchor, anchor), JointKind::Lock)
     }
 
     /// A prismatic joint along the world direction `axis` (as it is now).
@@ -95,41 +192,182 @@ impl Joint {
         axis: Vec3,
         motor: Option<Motor>,
     ) -> Result<Self, StepError> {
-        let n = axis.norm();
-        if !(n.is_finite() && n > 0.0) {
+        let axis = unit_axis(axis)?;
+        if let Some(m) = motor {
+            Drive::Speed(m).validate()?;
+        }
+        let kind = |local_axis| JointKind::Prismatic {
+            axis: local_axis,
+            motor,
+        };
+        let mut joint = Self::between(world, a, b, (anchor, anchor), kind(Vec3::zeros()))?;
+        joint.kind = kind(world.orientation[a].inverse() * axis);
+        Ok(joint)
+    }
+
+    /// A hinge about the world direction `axis` through `anchor` (as it is
+    /// now), optionally driven.
+    pub fn hinge(
+        world: &World,
+        a: usize,
+        b: usize,
+        anchor: Vec3,
+        axis: Vec3,
+        drive: Option<Drive>,
+    ) -> Result<Self, StepError> {
+        let axis = unit_axis(axis)?;
+        if let Some(d) = drive {
+            d.validate()?;
+        }
+        let kind = |local_axis| JointKind::Hinge {
+            axis: local_axis,
+            drive,
+        };
+        let mut joint = Self::between(world, a, b, (anchor, anchor), kind(Vec3::zeros()))?;
+        joint.kind = kind(world.orientation[a].inverse() * axis);
+        Ok(joint)
+    }
+
+    /// A ball joint at the world point `anchor`.
+    pub fn ball(world: &World, a: usize, b: usize, anchor: Vec3) -> Result<Self, StepError> {
+        Self::between(world, a, b, (anchor, anchor), JointKind::Ball)
+    }
+
+    /// A linear actuator from the world point `anchor_a` on a to
+    /// `anchor_b` on b (at least 1 mm apart), optionally driven.
+    pub fn actuator(
+        world: &World,
+        a: usize,
+        b: usize,
+        (anchor_a, anchor_b): (Vec3, Vec3),
+        drive: Option<Drive>,
+    ) -> Result<Self, StepError> {
+        if let Some(d) = drive {
+            d.validate()?;
+        }
+        if !((anchor_a - anchor_b).norm() >= 1e-3) {
             return Err(StepError::InvalidSettings {
-                field: "axis",
-                reason: "must be a finite non-zero direction",
+                field: "anchor_b",
+                reason: "an actuator's anchors must be at least 1 mm apart",
             });
         }
-        if let Some(m) = motor
-            && !(m.max_force.is_finite() && m.max_force >= 0.0 && m.target_speed.is_finite())
-        {
-            {
-                return Err(StepError::InvalidSettings {
-                    field: "motor",
-                    reason: "target speed must be finite and max force finite and >= 0",
-                });
-            }
-        }
-        let local_axis = world.orientation[a].inverse() * (axis / n);
-        Self::new(
+        Self::between(
             world,
             a,
             b,
-            anchor,
-            JointKind::Prismatic {
-                axis: local_axis,
-                motor,
+            (anchor_a, anchor_b),
+            JointKind::Actuator {
+                drive,
+                rest_length: (anchor_a - anchor_b).norm(),
             },
         )
     }
 
+    /// Checks a joint's fields (also for joints built field by field, as
+    /// scene files do): distinct bodies, finite anchors, finite positive
+    /// compliance, unit axes, valid drives.
+    pub fn validate(&self, joint: usize, body_count: usize) -> Result<(), StepError> {
+        let (a, b) = (self.body_a, self.body_b);
+        if a >= body_count || b >= body_count || a == b {
+            return Err(StepError::InvalidJoint {
+                joint,
+                body_a: a,
+                body_b: b,
+            });
+        }
+        let finite = |v: &Vec3| v.iter().all(|x| x.is_finite());
+        if !(finite(&self.anchor_a) && finite(&self.anchor_b)) {
+            return Err(StepError::InvalidSettings {
+                field: "anchor",
+                reason: "must be finite",
+            });
+        }
+        if !(self.compliance.is_finite() && self.compliance > 0.0) {
+            return Err(StepError::InvalidSettings {
+                field: "compliance",
+                reason: "must be finite and > 0",
+            });
+        }
+        if let JointKind::Prismatic { axis, .. } | JointKind::Hinge { axis, .. } = self.kind
+            && !((axis.norm() - 1.0).abs() < 1e-9)
+        {
+            return Err(StepError::InvalidSettings {
+                field: "axis",
+                reason: "must be a unit vector",
+            });
+        }
+        if let JointKind::Actuator { rest_length, .. } = self.kind
+            && !(rest_length.is_finite() && rest_length > 0.0)
+        {
+            return Err(StepError::InvalidSettings {
+                field: "rest_length",
+                reason: "must be finite and > 0",
+            });
+        }
+        if let Some(d) = self.drive() {
+            d.validate()?;
+        }
+        Ok(())
+    }
+
+    /// The drive of this joint, if any.
+    pub fn drive(&self) -> Option<Drive> {
+        match self.kind {
+            JointKind::Prismatic { motor, .. } => motor.map(Drive::Speed),
+            JointKind::Hinge { drive, .. } | JointKind::Actuator { drive, .. } => drive,
+            JointKind::Lock | JointKind::Ball => None,
+        }
+    }
+
+    /// Replaces the drive (e.g. a dig cycle's next target). Errors on a
+    /// joint kind without a drive row or an invalid drive.
+    pub fn set_drive(&mut self, new: Option<Drive>) -> Result<(), StepError> {
+        if let Some(d) = new {
+            d.validate()?;
+        }
+        match &mut self.kind {
+            JointKind::Hinge { drive, .. } | JointKind::Actuator { drive, .. } => *drive = new,
+            JointKind::Prismatic { motor, .. } => match new {
+                None => *motor = None,
+                Some(Drive::Speed(m)) => *motor = Some(m),
+                Some(Drive::Position { .. }) => {
+                    return Err(StepError::InvalidSettings {
+                        field: "drive",
+                        reason: "prismatic joints take speed motors only",
+                    });
+                }
+            },
+            JointKind::Lock | JointKind::Ball => {
+                return Err(StepError::InvalidSettings {
+                    field: "drive",
+                    reason: "lock and ball joints have no drive",
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The joint coordinate in the world's current state: prismatic
+    /// displacement, hinge angle or actuator length (`None` for lock and
+    /// ball joints).
+    pub fn coordinate(&self, world: &World) -> Option<f64> {
+        let pose = JointPose::new(self, world);
+        match self.kind {
+            JointKind::Prismatic { axis, .. } => Some(-(pose.qa * axis).dot(&pose.separation)),
+            JointKind::Hinge { axis, .. } => Some(pose.hinge_angle(pose.qa * axis)),
+            JointKind::Actuator { .. } => Some(pose.separation.norm()),
+            JointKind::Lock | JointKind::Ball => None,
+        }
+    }
+
     /// Number of rows this joint adds.
     pub fn row_count(&self) -> usize {
+        let drive = usize::from(self.drive().is_some());
         match self.kind {
             JointKind::Lock => 6,
-            JointKind::Prismatic { motor, .. } => 5 + usize::from(motor.is_some()),
+            JointKind::Prismatic { .. } | JointKind::Hinge { .. } => 5 + drive,
+            JointKind::Ball => 3,
+            JointKind::Actuator { .. } => 1,
         }
     }
 
@@ -145,89 +383,210 @@ impl Joint {
         dt: f64,
         out: &mut Vec<GenericRow>,
     ) {
-        let (a, b) = (self.body_a, self.body_b);
-        let (xa, xb) = (world.position[a], world.position[b]);
+        let pose = JointPose::new(self, world);
+        let rows = RowBuilder {
+            bodies: [self.body_a, self.body_b],
+            velocity: [velocity[self.body_a], velocity[self.body_b]],
+            key_base: (joint as u32) << 4,
+            dt,
+            compliance: self.compliance,
+        };
+        let sep = pose.separation;
+        let basis = [Vec3::x(), Vec3::y(), Vec3::z()];
+        let translational = |out: &mut Vec<GenericRow>, axes: &[Vec3]| {
+            for (k, e) in axes.iter().enumerate() {
+                out.push(rows.locked(k as u32, pose.linear(*e), e.dot(&sep)));
+            }
+        };
+        let rotational = |out: &mut Vec<GenericRow>, axes: &[Vec3], error: &Vec3| {
+            for (k, e) in axes.iter().enumerate() {
+                out.push(rows.locked(3 + k as u32, pose.angular(*e), -e.dot(error)));
+            }
+        };
+        match self.kind {
+            JointKind::Lock => {
+                translational(out, &basis);
+                rotational(out, &basis, &pose.rotation_error());
+            }
+            JointKind::Ball => translational(out, &basis),
+            JointKind::Prismatic { axis, motor } => {
+                let u = pose.qa * axis;
+                let f = ndem_math::ContactFrame::from_unit_normal(u);
+                translational(out, &[f.tangent1, f.tangent2]);
+                rotational(out, &basis, &pose.rotation_error());
+                if let Some(m) = motor {
+                    // G v = −ds/dt (kept from the triaxial cell's walls), so
+                    // G v + b = 0 holds ds/dt at the target speed
+                    out.push(rows.speed(pose.linear(u), m.target_speed, m.max_force));
+                }
+            }
+            JointKind::Hinge { axis, drive } => {
+                let u = pose.qa * axis;
+                let f = ndem_math::ContactFrame::from_unit_normal(u);
+                translational(out, &basis);
+                let ub = pose.qb * (self.relative_orientation.inverse() * axis);
+                rotational(out, &[f.tangent1, f.tangent2], &u.cross(&ub));
+                if let Some(d) = drive {
+                    out.push(rows.drive(d, pose.angular(-u), pose.hinge_angle(u)));
+                }
+            }
+            JointKind::Actuator { drive, rest_length } => {
+                let length = sep.norm();
+                let u = if length > 0.0 {
+                    sep / length
+                } else {
+                    Vec3::x()
+                };
+                match drive {
+                    Some(d) => out.push(rows.drive(d, pose.linear(u), length)),
+                    // a rigid rod at its creation length
+                    None => out.push(rows.locked(0, pose.linear(u), length - rest_length)),
+                }
+            }
+        }
+    }
+}
+
+/// Positions, orientations and anchors of a joint's two bodies.
+struct JointPose {
+    qa: Quat,
+    qb: Quat,
+    /// World lever arms of the anchors.
+    arm_a: Vec3,
+    arm_b: Vec3,
+    /// `p_a − p_b`, the anchors' separation.
+    separation: Vec3,
+    /// `q_a q_rel` (b's orientation at rest relative to a).
+    target_b: Quat,
+}
+
+impl JointPose {
+    fn new(joint: &Joint, world: &World) -> Self {
+        let (a, b) = (joint.body_a, joint.body_b);
         let (qa, qb) = (world.orientation[a], world.orientation[b]);
-        let (va, vb) = (velocity[a], velocity[b]);
-        let da = qa * self.anchor_a;
-        let db = qb * self.anchor_b;
-        let sep = xa + da - xb - db;
-        let target_b = qa * self.relative_orientation;
-        let theta = (qb * target_b.inverse()).scaled_axis();
-        let tau = 2.0 * dt;
-        let upsilon = 1.0 / (1.0 + 4.0 * tau / dt);
-        let sigma = 4.0 / (dt * dt) * self.compliance * upsilon;
-        let key = |k: usize| {
-            ContactKey::new(
-                a as u32,
-                b as u32,
-                0x8000_0000 | ((joint as u32) << 4) | k as u32,
-            )
-        };
-        let mut push = |k: usize,
-                        jac: JacobianRow,
-                        g: f64,
-                        bounds: RowBounds,
-                        rhs_override: Option<f64>,
-                        sigma: f64| {
-            let gv = jac.dot(&va, &vb);
-            let rhs = rhs_override.unwrap_or(4.0 / dt * upsilon * g - upsilon * gv);
-            out.push(GenericRow {
-                bodies: [a as u32, b as u32],
-                jacobian: jac,
-                sigma,
-                rhs,
-                bounds,
-                kind: RowKind::Bilateral,
-                key: Some(key(k)),
-            });
-        };
-        let free = RowBounds::Fixed {
-            lower: f64::NEG_INFINITY,
-            upper: f64::INFINITY,
-        };
-        let lin = |e: Vec3| JacobianRow {
+        let arm_a = qa * joint.anchor_a;
+        let arm_b = qb * joint.anchor_b;
+        Self {
+            qa,
+            qb,
+            arm_a,
+            arm_b,
+            separation: world.position[a] + arm_a - world.position[b] - arm_b,
+            target_b: qa * joint.relative_orientation,
+        }
+    }
+
+    /// Rotation vector of b's excess rotation over its rest pose (world).
+    fn rotation_error(&self) -> Vec3 {
+        (self.qb * self.target_b.inverse()).scaled_axis()
+    }
+
+    /// Angle of b's excess rotation about the unit axis `u`, in (−π, π].
+    fn hinge_angle(&self, u: Vec3) -> f64 {
+        let r = self.qb * self.target_b.inverse();
+        let q = r.quaternion();
+        let angle = 2.0 * q.imag().dot(&u).atan2(q.w);
+        if angle > std::f64::consts::PI {
+            angle - 2.0 * std::f64::consts::PI
+        } else if angle <= -std::f64::consts::PI {
+            angle + 2.0 * std::f64::consts::PI
+        } else {
+            angle
+        }
+    }
+
+    /// Row with `G v = e·(ṗ_a − ṗ_b)` at the anchors.
+    fn linear(&self, e: Vec3) -> JacobianRow {
+        JacobianRow {
             linear_a: e,
-            angular_a: da.cross(&e),
+            angular_a: self.arm_a.cross(&e),
             linear_b: -e,
-            angular_b: -db.cross(&e),
-        };
-        let ang = |e: Vec3| JacobianRow {
+            angular_b: -self.arm_b.cross(&e),
+        }
+    }
+
+    /// Row with `G v = e·(ω_a − ω_b)`.
+    fn angular(&self, e: Vec3) -> JacobianRow {
+        JacobianRow {
             linear_a: Vec3::zeros(),
             angular_a: e,
             linear_b: Vec3::zeros(),
             angular_b: -e,
-        };
-        let (translational, axis, motor) = match self.kind {
-            JointKind::Lock => (vec![Vec3::x(), Vec3::y(), Vec3::z()], None, None),
-            JointKind::Prismatic { axis, motor } => {
-                let u = qa * axis;
-                let f = ndem_math::ContactFrame::from_unit_normal(u);
-                (vec![f.tangent1, f.tangent2], Some(u), motor)
+        }
+    }
+}
+
+/// Builds a joint's SPOOK rows.
+struct RowBuilder {
+    bodies: [usize; 2],
+    velocity: [Velocity6; 2],
+    key_base: u32,
+    dt: f64,
+    compliance: f64,
+}
+
+impl RowBuilder {
+    fn key(&self, k: u32) -> ContactKey {
+        ContactKey::new(
+            self.bodies[0] as u32,
+            self.bodies[1] as u32,
+            0x8000_0000 | self.key_base | k,
+        )
+    }
+
+    /// SPOOK's Υ and Σ for compliance `ε`.
+    fn spook(&self, epsilon: f64) -> (f64, f64) {
+        let tau = 2.0 * self.dt;
+        let upsilon = 1.0 / (1.0 + 4.0 * tau / self.dt);
+        (upsilon, 4.0 / (self.dt * self.dt) * epsilon * upsilon)
+    }
+
+    fn row(&self, k: u32, jacobian: JacobianRow, sigma: f64, rhs: f64, bound: f64) -> GenericRow {
+        GenericRow {
+            bodies: self.bodies.map(|x| x as u32),
+            jacobian,
+            sigma,
+            rhs,
+            bounds: RowBounds::Fixed {
+                lower: -bound,
+                upper: bound,
+            },
+            kind: RowKind::Bilateral,
+            key: Some(self.key(k)),
+        }
+    }
+
+    /// A locked row with constraint value `g` (whose rate is `G v`).
+    fn locked(&self, k: u32, jacobian: JacobianRow, g: f64) -> GenericRow {
+        let (upsilon, sigma) = self.spook(self.compliance);
+        let gv = jacobian.dot(&self.velocity[0], &self.velocity[1]);
+        let rhs = 4.0 / self.dt * upsilon * g - upsilon * gv;
+        self.row(k, jacobian, sigma, rhs, f64::INFINITY)
+    }
+
+    /// A speed motor row: `G v + rhs = 0` within `±max_force Δt`.
+    fn speed(&self, jacobian: JacobianRow, rhs: f64, max_force: f64) -> GenericRow {
+        self.row(
+            DRIVE_ROW,
+            jacobian,
+            1e-12 / self.dt,
+            rhs,
+            max_force * self.dt,
+        )
+    }
+
+    /// A drive row on coordinate `s` with `G v = ds/dt`.
+    fn drive(&self, drive: Drive, jacobian: JacobianRow, s: f64) -> GenericRow {
+        match drive {
+            Drive::Speed(m) => self.speed(jacobian, -m.target_speed, m.max_force),
+            Drive::Position { target, max_force } => {
+                let mut row = self.locked(DRIVE_ROW, jacobian, s - target);
+                row.bounds = RowBounds::Fixed {
+                    lower: -max_force * self.dt,
+                    upper: max_force * self.dt,
+                };
+                row
             }
-        };
-        let mut k = 0;
-        for e in translational {
-            push(k, lin(e), e.dot(&sep), free, None, sigma);
-            k += 1;
-        }
-        for e in [Vec3::x(), Vec3::y(), Vec3::z()] {
-            push(k, ang(e), -e.dot(&theta), free, None, sigma);
-            k += 1;
-        }
-        if let (Some(u), Some(m)) = (axis, motor) {
-            let bound = m.max_force * dt;
-            push(
-                k,
-                lin(u),
-                0.0,
-                RowBounds::Fixed {
-                    lower: -bound,
-                    upper: bound,
-                },
-                Some(m.target_speed),
-                1e-12 / dt,
-            );
         }
     }
 }

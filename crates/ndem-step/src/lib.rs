@@ -22,10 +22,10 @@ pub mod verification;
 pub use body::{BodyDesc, Motion, World};
 pub use error::StepError;
 pub use guard::ResidualCheck;
-pub use joint::{Joint, JointKind, Motor};
+pub use joint::{DRIVE_ROW, Drive, Joint, JointKind, Motor};
 pub use member::Membership;
 pub use stages::unfolded_problem;
 pub use stepper::{
-    ContactForce, DetectedView, ModelHooks, NoHooks, SolvedView, StageTimes, StepSettings,
-    StepStats, Stepper,
+    ContactForce, DetectedView, JointReaction, ModelHooks, NoHooks, SolvedView, StageTimes,
+    StepSettings, StepStats, Stepper,
 };

@@ -271,6 +271,17 @@ pub struct ContactForce {
     pub overlap: f64,
 }
 
+/// Forces of one joint in the last step ([`Stepper::joint_reactions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct JointReaction {
+    /// Force on body a [N], world frame.
+    pub force: Vec3,
+    /// Torque on body a about its carrier's centre [N·m], world frame.
+    pub torque: Vec3,
+    /// Drive force along the joint coordinate [N or N·m], if driven.
+    pub drive_force: Option<f64>,
+}
+
 /// The SPOOK stepper. Solver and warm-start policy are trait objects that
 /// can be swapped between steps.
 pub struct Stepper {
@@ -453,6 +464,42 @@ impl Stepper {
             .iter()
             .map(|l| l / self.settings.dt)
             .collect()
+    }
+
+    /// Per-joint forces of the last step (joint order), from the rows'
+    /// multipliers `λ/Δt`: the total force and torque the joint applies to
+    /// body a (world frame, torque about the centre of a's carrier), and
+    /// the drive's force along its coordinate (positive: pushing the
+    /// coordinate up; an actuator's positive force extends it).
+    pub fn joint_reactions(&self, world: &World) -> Vec<JointReaction> {
+        let mut out = vec![JointReaction::default(); world.joints().len()];
+        let Some(p) = &self.problem else {
+            return out;
+        };
+        let dt = self.settings.dt;
+        let off = p.generic_offset();
+        for (i, r) in p.generic_rows().iter().enumerate() {
+            let Some(key) = r.key else { continue };
+            let feature = key.feature;
+            if feature & 0x8000_0000 == 0 {
+                continue;
+            }
+            let joint = ((feature & 0x7fff_ffff) >> 4) as usize;
+            let Some(reaction) = out.get_mut(joint) else {
+                continue;
+            };
+            let force = self.lambda[off + i] / dt;
+            reaction.force += r.jacobian.linear_a * force;
+            reaction.torque += r.jacobian.angular_a * force;
+            if feature & 0xf == crate::joint::DRIVE_ROW {
+                let sign = match world.joints()[joint].kind {
+                    crate::JointKind::Prismatic { .. } => -1.0,
+                    _ => 1.0,
+                };
+                reaction.drive_force = Some(sign * force);
+            }
+        }
+        out
     }
 
     /// Takes one step (adaptive-model-reduction paper, Algorithm 1, which
