@@ -1,9 +1,9 @@
 //! Solver and warm-start choices of a scene, as data (scene files, CLI).
 
 use ndem_solve::{
-    Apgd, ApgdSettings, ColdStart, HistoryWarmStart, JacobiSettings, ModelWarmStart, PgsSettings,
-    PgsVariant, ProjectedGaussSeidel, ProjectedJacobi, Safeguarded, SolveError, Solver, Stopping,
-    WarmStart,
+    Apgd, ApgdSettings, ColdStart, HistoryWarmStart, JacobiSettings, JointRows, ModelWarmStart,
+    PgsSettings, PgsVariant, ProjectedGaussSeidel, ProjectedJacobi, Safeguarded, SolveError,
+    Solver, Stopping, WarmStart,
 };
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +16,9 @@ pub enum SolverChoice {
     Pgs,
     /// Blocked projected Gauss-Seidel.
     PgsBlocked,
+    /// Row-wise PGS for contacts with a direct solve of the joint rows
+    /// each sweep (the warm-starting paper's split solver for machines).
+    PgsDirect,
     /// Projected Jacobi (parallel).
     Jacobi,
     /// Accelerated projected gradient descent.
@@ -36,6 +39,11 @@ impl SolverChoice {
                 variant: PgsVariant::Blocked,
                 ..PgsSettings::default()
             })?),
+            SolverChoice::PgsDirect => Box::new(ProjectedGaussSeidel::new(PgsSettings {
+                stopping,
+                joints: JointRows::Direct,
+                ..PgsSettings::default()
+            })?),
             SolverChoice::Jacobi => Box::new(ProjectedJacobi::new(JacobiSettings {
                 stopping,
                 parallel: true,
@@ -53,6 +61,7 @@ impl SolverChoice {
         match self {
             SolverChoice::Pgs => "pgs",
             SolverChoice::PgsBlocked => "pgs-blocked",
+            SolverChoice::PgsDirect => "pgs-direct",
             SolverChoice::Jacobi => "jacobi",
             SolverChoice::Apgd => "apgd",
         }

@@ -414,3 +414,105 @@ pub fn skewed_contacts(spec: &SkewedSpec) -> ContactProblem {
 fn rng_index(u: &mut dyn FnMut() -> f64, n: usize) -> usize {
     ((u() * n as f64) as usize).min(n - 1)
 }
+
+/// Parameters of [`joint_tree`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TreeSpec {
+    /// Number of moving bodies (body 0 is the static ground).
+    pub bodies: usize,
+    /// Masses are drawn log-uniformly in `[1, mass_ratio]` kg.
+    pub mass_ratio: f64,
+    /// Bilateral rows between each body and its parent (1 to 6).
+    pub rows_per_joint: usize,
+    /// Fraction of rows with finite bounds `±bound` (force-limited drives).
+    pub bounded_fraction: f64,
+    /// Bound of the bounded rows.
+    pub bound: f64,
+    /// Regularization Σ of every row (> 0 keeps the block positive definite).
+    pub sigma: f64,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl Default for TreeSpec {
+    fn default() -> Self {
+        Self {
+            bodies: 6,
+            mass_ratio: 1e3,
+            rows_per_joint: 5,
+            bounded_fraction: 0.0,
+            bound: 0.5,
+            sigma: 1e-6,
+            seed: 1,
+        }
+    }
+}
+
+/// A random tree of rigid bodies (each body's parent is a random earlier
+/// body or the static ground) joined by random bilateral rows (kind
+/// [`RowKind::Bilateral`], as joint rows are), some force-limited: the
+/// problem class of the split solver's direct block.
+pub fn joint_tree(spec: &TreeSpec) -> ContactProblem {
+    let mut rng = SplitMix64(spec.seed);
+    let nb = spec.bodies.max(1) + 1;
+    let mut inv = vec![InverseMass::INFINITE_MASS];
+    let mut vstar = vec![Velocity6::ZERO];
+    for _ in 1..nb {
+        let m = spec.mass_ratio.max(1.0).powf(uniform(&mut rng));
+        let he =
+            Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)).map(|x| 0.2 + x);
+        let axis = Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng))
+            .map(|x| 2.0 * x - 1.0);
+        let q = ndem_math::Quat::from_scaled_axis(axis);
+        inv.push(
+            MassProperties::solid_box(m, he)
+                .expect("valid box")
+                .inverse(&q),
+        );
+        let v: Vec<f64> = (0..6).map(|_| 2.0 * uniform(&mut rng) - 1.0).collect();
+        vstar.push(Velocity6::from_slice(&v));
+    }
+    let mut problem = ContactProblem::new(
+        inv,
+        vstar,
+        ContactRows::NormalFrictionRolling,
+        FrictionSet::Box,
+        2.5e-3,
+    )
+    .expect("valid bodies");
+    let random_vec = |rng: &mut SplitMix64| Vec3::from_fn(|_, _| 2.0 * uniform(rng) - 1.0);
+    for child in 1..nb {
+        let parent = (rng.next() as usize) % child;
+        for _ in 0..spec.rows_per_joint.clamp(1, 6) {
+            let linear = random_vec(&mut rng);
+            let arm_a = random_vec(&mut rng);
+            let arm_b = random_vec(&mut rng);
+            let jacobian = ndem_math::JacobianRow {
+                linear_a: linear,
+                angular_a: arm_a.cross(&linear) + 0.3 * random_vec(&mut rng),
+                linear_b: -linear,
+                angular_b: -arm_b.cross(&linear),
+            };
+            let bound = if uniform(&mut rng) < spec.bounded_fraction {
+                spec.bound
+            } else {
+                f64::INFINITY
+            };
+            problem
+                .push_row(crate::problem::GenericRow {
+                    bodies: [child as u32, parent as u32],
+                    jacobian,
+                    sigma: spec.sigma,
+                    rhs: 2.0 * uniform(&mut rng) - 1.0,
+                    bounds: RowBounds::Fixed {
+                        lower: -bound,
+                        upper: bound,
+                    },
+                    kind: RowKind::Bilateral,
+                    key: None,
+                })
+                .expect("valid row");
+        }
+    }
+    problem
+}

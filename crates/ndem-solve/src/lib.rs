@@ -29,6 +29,7 @@
 pub mod apgd;
 pub mod compatible;
 pub mod coulomb_apgd;
+mod direct;
 pub mod error;
 pub mod generate;
 pub mod jacobi;
@@ -54,7 +55,7 @@ pub use jacobi::{JacobiSettings, ProjectedJacobi};
 pub use local_problem::{GlobalProblem, LocalApgd, LocalGaussSeidel, LocalProblem, LocalReport};
 pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats, coulomb_merit};
 pub use newton::{NewtonSettings, SemismoothNewton};
-pub use pgs::{PgsSettings, PgsVariant, ProjectedGaussSeidel};
+pub use pgs::{JointRows, PgsSettings, PgsVariant, ProjectedGaussSeidel};
 pub use problem::{
     Contact, ContactModel, ContactProblem, ContactRows, FrictionSet, GenericRow, RowBounds,
 };

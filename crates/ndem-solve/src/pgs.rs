@@ -1,6 +1,7 @@
 //! Projected Gauss-Seidel (warm-starting paper, Algorithm 1 and eqs. 3-6).
 
 use crate::SolveError;
+use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
 use crate::metrics::ResidualEvaluator;
 use crate::problem::{Contact, ContactProblem, FrictionSet};
@@ -44,6 +45,26 @@ pub struct PgsSettings {
     pub order: ContactOrder,
     /// Over-relaxation factor ω in (0, 2); 1 is plain Gauss-Seidel.
     pub relaxation: f64,
+    /// How bilateral rows (joints, drives) are solved.
+    pub joints: JointRows,
+}
+
+/// How [`ProjectedGaussSeidel`] treats a problem's bilateral rows (generic
+/// rows of kind [`ndem_math::RowKind::Bilateral`] with fixed bounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JointRows {
+    /// Row by row like every other row (the papers' PGS). A chain of heavy
+    /// bodies needs many sweeps: 25 sweeps let a 10-body chain of 5 t sag
+    /// by centimetres (`tests/split.rs`).
+    #[default]
+    Iterative,
+    /// The warm-starting paper's split solver (section 5): every sweep
+    /// ends with an exact block solve of the bilateral rows with the
+    /// contacts held (sparse Cholesky of `G_J M⁻¹ G_Jᵀ + Σ_J`, an active set
+    /// for force-limited drives). If that matrix is not positive definite
+    /// (a joint row with `Σ = 0` in a redundant loop), the solve falls
+    /// back to [`JointRows::Iterative`] and says so in its report's name.
+    Direct,
 }
 
 impl Default for PgsSettings {
@@ -53,6 +74,7 @@ impl Default for PgsSettings {
             variant: PgsVariant::RowWise,
             order: ContactOrder::Given,
             relaxation: 1.0,
+            joints: JointRows::Iterative,
         }
     }
 }
@@ -81,6 +103,7 @@ pub struct ProjectedGaussSeidel {
     isotropic: Vec<Option<f64>>,
     shapes: Vec<ContactShape>,
     evaluator: ResidualEvaluator,
+    block: JointBlock,
 }
 
 /// How the rows of one contact couple, decided once per solve.
@@ -560,9 +583,11 @@ fn sweep_contact(
 
 impl Solver for ProjectedGaussSeidel {
     fn name(&self) -> &'static str {
-        match self.settings.variant {
-            PgsVariant::RowWise => "pgs",
-            PgsVariant::Blocked => "pgs-blocked",
+        match (self.settings.variant, self.settings.joints) {
+            (PgsVariant::RowWise, JointRows::Iterative) => "pgs",
+            (PgsVariant::Blocked, JointRows::Iterative) => "pgs-blocked",
+            (PgsVariant::RowWise, JointRows::Direct) => "pgs+direct",
+            (PgsVariant::Blocked, JointRows::Direct) => "pgs-blocked+direct",
         }
     }
 
@@ -582,12 +607,13 @@ impl Solver for ProjectedGaussSeidel {
         observer: &mut dyn Observer,
     ) -> Result<SolveReport, SolveError> {
         problem.check_sizes(lambda, velocity)?;
-        let name = self.name();
+        let mut name = self.name();
         if problem.is_empty() {
             return Ok(SolveReport::empty(name));
         }
         let mut clock = IterationClock::start();
         self.prepare(problem);
+        let mut direct = self.settings.joints == JointRows::Direct && self.block.prepare(problem);
         let initial_residual = self.evaluator.stats(problem, lambda, None).max;
         let m = problem.contact_rows().count();
         let set = problem.friction_set();
@@ -633,6 +659,9 @@ impl Solver for ProjectedGaussSeidel {
                 finite &= ok;
             }
             for (i, r) in problem.generic_rows().iter().enumerate() {
+                if direct && is_direct(r) {
+                    continue;
+                }
                 let k = off + i;
                 let [a, b] = r.bodies.map(|x| x as usize);
                 let w = r.jacobian.dot(&velocity[a], &velocity[b]) + r.sigma * lambda[k] + r.rhs;
@@ -653,6 +682,18 @@ impl Solver for ProjectedGaussSeidel {
                     );
                     if self.inv_diag[k] > 0.0 {
                         max_corr = max_corr.max(delta.abs() / self.inv_diag[k]);
+                    }
+                }
+            }
+            if direct {
+                match self.block.step(problem, lambda, velocity) {
+                    Ok(update) => max_corr = max_corr.max(update),
+                    Err(NotPositiveDefinite) => {
+                        direct = false;
+                        name = match self.settings.variant {
+                            PgsVariant::RowWise => "pgs (direct joints failed: iterative)",
+                            PgsVariant::Blocked => "pgs-blocked (direct joints failed: iterative)",
+                        };
                     }
                 }
             }

@@ -61,3 +61,28 @@ pub fn arb_sparse_problem(
         })
     })
 }
+
+/// Random joint trees ([`joint_tree`]): 1 to 8 moving bodies, masses over
+/// up to five decades, 1 to 6 rows per joint, up to half of them
+/// force-limited.
+pub fn arb_joint_tree() -> impl Strategy<Value = ContactProblem> {
+    (
+        1usize..=8,
+        0.0f64..5.0,
+        1usize..=6,
+        0.0f64..0.5,
+        0.05f64..2.0,
+        any::<u64>(),
+    )
+        .prop_map(|(bodies, decades, rows, bounded, bound, seed)| {
+            joint_tree(&TreeSpec {
+                bodies,
+                mass_ratio: 10f64.powf(decades),
+                rows_per_joint: rows,
+                bounded_fraction: bounded,
+                bound,
+                sigma: 1e-6,
+                seed,
+            })
+        })
+}

@@ -29,7 +29,7 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
         /// Solver for the continuous stage.
-        #[arg(long, value_parser = ["pgs", "pgs-blocked", "jacobi", "apgd"])]
+        #[arg(long, value_parser = ["pgs", "pgs-blocked", "pgs-direct", "jacobi", "apgd"])]
         solver: Option<String>,
         /// Iterations per step (N_it).
         #[arg(long)]
@@ -153,8 +153,10 @@ fn execute(cli: Cli) -> Result<(), String> {
                 s.solver = match x.as_str() {
                     "pgs" => SolverChoice::Pgs,
                     "pgs-blocked" => SolverChoice::PgsBlocked,
+                    "pgs-direct" => SolverChoice::PgsDirect,
                     "jacobi" => SolverChoice::Jacobi,
-                    _ => SolverChoice::Apgd,
+                    "apgd" => SolverChoice::Apgd,
+                    other => return Err(format!("unknown solver {other}").into()),
                 };
             }
             if let Some(n) = iterations {
