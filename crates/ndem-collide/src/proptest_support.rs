@@ -143,3 +143,31 @@ pub fn sphere_cloud_with_walls(
             b
         })
 }
+
+/// A triangle soup of 1 to `max_triangles` triangles in the cube
+/// `[-1, 1]³` (edges at least 0.05 long and not nearly collinear), as a
+/// [`Shape::TriMesh`].
+pub fn arb_trimesh(max_triangles: usize) -> impl Strategy<Value = Shape> {
+    let corner = || [-1.0..1.0f64, -1.0..1.0f64, -1.0..1.0f64];
+    prop::collection::vec((corner(), corner(), corner()), 1..max_triangles.max(2)).prop_map(
+        |tris| {
+            let mut vertices = Vec::new();
+            let mut indices = Vec::new();
+            for (a, b, c) in tris {
+                let [a, b, c] = [a, b, c].map(|p| Vec3::new(p[0], p[1], p[2]));
+                let area = (b - a).cross(&(c - a)).norm();
+                if area < 0.05 || (b - a).norm() < 0.05 || (c - a).norm() < 0.05 {
+                    continue;
+                }
+                let base = vertices.len() as u32;
+                vertices.extend([a, b, c]);
+                indices.push([base, base + 1, base + 2]);
+            }
+            if indices.is_empty() {
+                vertices = vec![Vec3::zeros(), Vec3::x(), Vec3::y()];
+                indices.push([0, 1, 2]);
+            }
+            Shape::trimesh(&vertices, indices).expect("non-degenerate triangles")
+        },
+    )
+}

@@ -171,6 +171,22 @@ impl Shape {
                 reason: format!("index {bad} out of range for {} vertices", vertices.len()),
             });
         }
+        let scale = vertices
+            .iter()
+            .map(|v| v.norm())
+            .fold(0.0, f64::max)
+            .max(f64::MIN_POSITIVE);
+        for (k, t) in indices.iter().enumerate() {
+            let [a, b, c] = t.map(|i| vertices[i as usize]);
+            // zero area (repeated or collinear vertices) relative to the
+            // mesh's size: no normal, and parry's projections misbehave
+            if (b - a).cross(&(c - a)).norm() <= 1e-12 * scale * scale {
+                return Err(CollideError::InvalidGeometry {
+                    what: "triangle mesh",
+                    reason: format!("triangle {k} ({t:?}) is degenerate (zero area)"),
+                });
+            }
+        }
         let verts = vertices.iter().map(convert::to_parry).collect();
         let mesh = ps::TriMesh::new(verts, indices).map_err(|e| CollideError::InvalidGeometry {
             what: "triangle mesh",

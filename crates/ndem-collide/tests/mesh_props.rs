@@ -1,0 +1,140 @@
+//! Sphere against triangle mesh (the excavator's bucket) against a
+//! brute-force reference: every triangle's closest point by Ericson's
+//! Voronoi-region method (*Real-Time Collision Detection*, 2005, section
+//! 5.1.5), written here independently of parry's projection.
+
+use ndem_collide::narrow::{self, Placed, RawContact};
+use ndem_collide::proptest_support::arb_trimesh;
+use ndem_collide::{CollideError, Shape};
+use ndem_math::proptest_support::rotation;
+use ndem_math::{Quat, Vec3};
+use proptest::prelude::*;
+
+/// Closest point of triangle `abc` to `p`.
+fn closest_on_triangle(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> Vec3 {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return a;
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return b;
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        return a + ab * (d1 / (d1 - d3));
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return c;
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        return a + ac * (d2 / (d2 - d6));
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
+    }
+    let denom = 1.0 / (va + vb + vc);
+    a + ab * (vb * denom) + ac * (vc * denom)
+}
+
+/// `(closest point, gap)` of every triangle within the margin, world frame.
+fn brute_force(
+    mesh: &Shape,
+    pose: (Vec3, Quat),
+    centre: Vec3,
+    radius: f64,
+    margin: f64,
+) -> Vec<(Vec3, f64)> {
+    let Shape::TriMesh(m) = mesh else {
+        panic!("a mesh")
+    };
+    let (vertices, indices) = (m.vertices(), m.indices());
+    let mut out: Vec<(Vec3, f64)> = Vec::new();
+    for t in indices {
+        let [a, b, c] = t.map(|i| pose.0 + pose.1 * vertices[i as usize]);
+        let q = closest_on_triangle(centre, a, b, c);
+        let gap = (centre - q).norm() - radius;
+        if gap <= margin {
+            out.push((q, gap));
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Every triangle the reference finds within the margin has a contact
+    /// with the same gap, at the same closest point (the contact point
+    /// lies half the gap along the normal from it), with the normal from
+    /// that point to the centre; and no other contact exists. Triangles
+    /// sharing a closest point (an edge or vertex) give one contact.
+    /// Largest differences seen over 256 cases (156 contacts): 1.0e-15 m
+    /// in the gap, 9.6e-16 m in the point, 1.8e-14 in the normal; the
+    /// bounds are ten times those.
+    #[test]
+    fn sphere_mesh_contacts_equal_the_brute_force_reference(
+        mesh in arb_trimesh(12),
+        position in [-0.5..0.5f64, -0.5..0.5f64, -0.5..0.5f64],
+        orientation in rotation(),
+        centre in [-1.2..1.2f64, -1.2..1.2f64, -1.2..1.2f64],
+        radius in 0.05..0.6f64,
+        margin in prop::sample::select(vec![0.0, 0.02]),
+    ) {
+        let pose = (Vec3::new(position[0], position[1], position[2]), orientation);
+        let centre = pose.0 + Vec3::new(centre[0], centre[1], centre[2]);
+        let sphere = Shape::sphere(radius).unwrap();
+        let a = Placed { shape: &sphere, position: centre, orientation: Quat::identity() };
+        let b = Placed { shape: &mesh, position: pose.0, orientation: pose.1 };
+        let mut found: Vec<RawContact> = Vec::new();
+        prop_assert!(narrow::collide(&a, &b, margin, &mut found));
+        let mut expected = brute_force(&mesh, pose, centre, radius, margin);
+        // one contact per distinct closest point
+        let mut distinct: Vec<(Vec3, f64)> = Vec::new();
+        for e in expected.drain(..) {
+            if !distinct.iter().any(|d| (d.0 - e.0).norm() <= 1e-9 * radius) {
+                distinct.push(e);
+            }
+        }
+        prop_assert_eq!(found.len(), distinct.len(), "found {:?}, expected {:?}", found, distinct);
+        for (q, gap) in &distinct {
+            let hit = found.iter().find(|c| {
+                let on_mesh = c.point - c.normal * (0.5 * c.gap);
+                (on_mesh - q).norm() <= 1e-14
+            });
+            prop_assert!(hit.is_some(), "no contact at {:?}", q);
+            let c = hit.unwrap();
+            prop_assert!((c.gap - gap).abs() <= 1e-14, "gap {} vs {}", c.gap, gap);
+            let d = centre - q;
+            if d.norm() > 1e-9 {
+                prop_assert!((c.normal - d.normalize()).norm() <= 2e-13);
+            }
+        }
+    }
+}
+
+#[test]
+fn degenerate_triangles_are_typed_errors() {
+    let v = [
+        Vec3::zeros(),
+        Vec3::x(),
+        Vec3::new(2.0, 0.0, 0.0),
+        Vec3::y(),
+    ];
+    for bad in [[0u32, 1, 2], [0, 0, 3]] {
+        match Shape::trimesh(&v, vec![[0, 1, 3], bad]) {
+            Err(CollideError::InvalidGeometry { what, reason }) => {
+                assert_eq!(what, "triangle mesh");
+                assert!(reason.contains("triangle 1"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(Shape::trimesh(&v, vec![[0, 1, 3]]).is_ok());
+}
