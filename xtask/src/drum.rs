@@ -297,6 +297,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
                     values: &r.field,
                     extent: (-radius, radius, -radius, radius),
                     range: (0.0, 1.0),
+                    vertical: "z [m]",
                 },
             )?;
             for (c, v) in r.field.iter().enumerate() {

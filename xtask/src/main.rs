@@ -7,6 +7,7 @@
 mod compatible;
 mod dem_vs_ndem;
 mod drum;
+mod excavator;
 mod fclib;
 mod plot;
 mod reduce;
@@ -41,7 +42,8 @@ suites:
   dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows
   compatible beam|cannonball   compatible contact dynamics
   reduce speedup   measured speed-up of model reduction against h
-  fclib [FILES...] every solver on FCLIB problems (default: the shared three)";
+  fclib [FILES...] every solver on FCLIB problems (default: the shared three)
+  excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -90,6 +92,7 @@ fn main() -> ExitCode {
     };
     let result = match suite.as_str() {
         "verify" => verify::run(&opts),
+        "excavator" => excavator::run(&opts),
         "solvers" => solvers::run(&opts),
         "dem-vs-ndem" => dem_vs_ndem::run(&opts),
         "compatible" => match opts.args.first().map(String::as_str) {

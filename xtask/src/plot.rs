@@ -158,6 +158,8 @@ pub struct Field<'a> {
     pub extent: (f64, f64, f64, f64),
     /// Colour range.
     pub range: (f64, f64),
+    /// Label of the vertical axis.
+    pub vertical: &'a str,
 }
 
 type XzChart<'a, 'b> = ChartContext<
@@ -173,6 +175,7 @@ fn xz_chart<'a, 'b>(
     title: &str,
     x: std::ops::Range<f64>,
     z: std::ops::Range<f64>,
+    vertical: &str,
 ) -> Result<XzChart<'a, 'b>, Box<dyn std::error::Error + 'a>> {
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(root)
@@ -184,7 +187,7 @@ fn xz_chart<'a, 'b>(
     chart
         .configure_mesh()
         .x_desc("x [m]")
-        .y_desc("z [m]")
+        .y_desc(vertical)
         .draw()?;
     Ok(chart)
 }
@@ -194,7 +197,8 @@ pub fn heat_map(path: &Path, field: &Field<'_>) -> SuiteResult<()> {
     let (x0, x1, z0, z1) = field.extent;
     let root = SVGBackend::new(path, (640, 640)).into_drawing_area();
     let err = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
-    let mut chart = xz_chart(&root, field.title, x0..x1, z0..z1).map_err(|e| err(&e))?;
+    let mut chart =
+        xz_chart(&root, field.title, x0..x1, z0..z1, field.vertical).map_err(|e| err(&e))?;
     let (dx, dz) = ((x1 - x0) / field.nx as f64, (z1 - z0) / field.nz as f64);
     let (lo, hi) = field.range;
     let colour = |v: f64| {
@@ -253,7 +257,13 @@ pub fn force_network(
     }
     let pad = 0.05 * (x1 - x0).max(z1 - z0).max(1e-9);
     let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
-    let mut chart = xz_chart(&root, title, (x0 - pad)..(x1 + pad), (z0 - pad)..(z1 + pad))
+    let mut chart = xz_chart(
+        &root,
+        title,
+        (x0 - pad)..(x1 + pad),
+        (z0 - pad)..(z1 + pad),
+        "z [m]",
+    )
         .map_err(|e| err(&e))?;
     let scale = if max_force > 0.0 { max_force } else { 1.0 };
     chart

@@ -262,6 +262,69 @@ impl Shape {
         }
     }
 
+    /// The surface as triangles in the body frame, for output (boxes,
+    /// cylinders as 24-sided prisms, triangle meshes, convex hulls);
+    /// `None` for spheres (drawn as points), half-spaces, drums and empty
+    /// shapes.
+    pub fn surface_triangles(&self) -> Option<(Vec<Vec3>, Vec<[u32; 3]>)> {
+        match self {
+            Shape::Box { half_extents: h } => {
+                let vertices = (0..8)
+                    .map(|k| {
+                        Vec3::new(
+                            if k & 1 == 0 { -h.x } else { h.x },
+                            if k & 2 == 0 { -h.y } else { h.y },
+                            if k & 4 == 0 { -h.z } else { h.z },
+                        )
+                    })
+                    .collect();
+                let quads = [
+                    [0, 2, 3, 1],
+                    [4, 5, 7, 6],
+                    [0, 1, 5, 4],
+                    [2, 6, 7, 3],
+                    [0, 4, 6, 2],
+                    [1, 3, 7, 5],
+                ];
+                let indices = quads
+                    .iter()
+                    .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
+                    .collect();
+                Some((vertices, indices))
+            }
+            Shape::Cylinder {
+                radius,
+                half_height,
+            } => {
+                const SIDES: u32 = 24;
+                let mut vertices = Vec::new();
+                for k in 0..SIDES {
+                    let a = std::f64::consts::TAU * f64::from(k) / f64::from(SIDES);
+                    for z in [-half_height, *half_height] {
+                        vertices.push(Vec3::new(radius * a.cos(), radius * a.sin(), z));
+                    }
+                }
+                vertices.push(Vec3::new(0.0, 0.0, -half_height));
+                vertices.push(Vec3::new(0.0, 0.0, *half_height));
+                let (bottom, top) = (2 * SIDES, 2 * SIDES + 1);
+                let mut indices = Vec::new();
+                for k in 0..SIDES {
+                    let (a, b) = (2 * k, 2 * ((k + 1) % SIDES));
+                    indices.extend([[a, b, b + 1], [a, b + 1, a + 1], [bottom, b, a], [top, a + 1, b + 1]]);
+                }
+                Some((vertices, indices))
+            }
+            Shape::TriMesh(m) => Some((m.vertices(), m.indices())),
+            Shape::Convex(c) => {
+                let (points, indices) = c.hull.to_trimesh();
+                Some((points.iter().map(convert::from_parry).collect(), indices))
+            }
+            Shape::Sphere { .. } | Shape::HalfSpace { .. } | Shape::Drum { .. } | Shape::Empty => {
+                None
+            }
+        }
+    }
+
     /// World-frame axis-aligned bounding box `(min, max)` of the solid;
     /// infinite for half-spaces and drums.
     pub fn aabb(&self, position: &Vec3, orientation: &Quat) -> (Vec3, Vec3) {

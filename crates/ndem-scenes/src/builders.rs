@@ -67,6 +67,9 @@ pub struct Scene {
     pub triaxial: Option<TriaxialControl>,
     /// Adaptive model reduction, if on.
     pub reduction: Option<ndem_reduce::ReductionSettings>,
+    /// Position targets of driven joints over time (a machine's control
+    /// signal), applied before every step.
+    pub schedule: Option<crate::schedule::DriveSchedule>,
 }
 
 impl Scene {
@@ -78,6 +81,9 @@ impl Scene {
         }
         if let Some(c) = &mut self.triaxial {
             c.apply(&mut self.world, stepper.time())?;
+        }
+        if let Some(s) = &self.schedule {
+            s.apply(&mut self.world, stepper.time() + self.settings.dt)?;
         }
         if !self.emitters_done() && !self.world.motions().contains(&Motion::Dynamic) {
             // nothing to simulate until the emitters produce a body: only
@@ -170,6 +176,7 @@ pub fn column(n: usize) -> Result<Scene, SceneError> {
         warm_start: WarmStartChoice::History,
         triaxial: None,
         reduction: None,
+        schedule: None,
     })
 }
 
@@ -229,6 +236,7 @@ pub fn pile(spec: PileSpec) -> Result<Scene, SceneError> {
         warm_start: WarmStartChoice::History,
         triaxial: None,
         reduction: None,
+        schedule: None,
     })
 }
 
@@ -320,6 +328,7 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
         warm_start: WarmStartChoice::History,
         triaxial: None,
         reduction: None,
+        schedule: None,
     })
 }
 
@@ -373,6 +382,7 @@ pub fn box_packing(
         warm_start: WarmStartChoice::History,
         triaxial: None,
         reduction: None,
+        schedule: None,
     })
 }
 
@@ -454,6 +464,7 @@ pub fn cannonball(spec: CannonballSpec) -> Result<Scene, SceneError> {
         warm_start: WarmStartChoice::History,
         triaxial: None,
         reduction: None,
+        schedule: None,
     })
 }
 
@@ -498,6 +509,7 @@ pub fn beam() -> Result<Scene, SceneError> {
         warm_start: WarmStartChoice::History,
         triaxial: None,
         reduction: None,
+        schedule: None,
     })
 }
 
@@ -533,6 +545,7 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
         warm_start: WarmStartChoice::History,
         triaxial: None,
         reduction: None,
+        schedule: None,
     })
 }
 
@@ -584,6 +597,7 @@ pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, Sce
         warm_start: WarmStartChoice::History,
         triaxial: None,
         reduction: None,
+        schedule: None,
     })
 }
 
@@ -634,6 +648,7 @@ pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneE
         warm_start: WarmStartChoice::History,
         triaxial: None,
         reduction: None,
+        schedule: None,
     })
 }
 
@@ -670,6 +685,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "500 spheres poured on a conveyor belt at 0.5 m/s, model-reduction paper",
     ),
     (
+        "excavator",
+        "a 50 t excavator digging a 3 m trench of 1e4 spheres (25-100 mm) with cylinders and a slewing motor, warm-starting paper 5 (paper scale: cargo xtask excavator)",
+    ),
+    (
         "triaxial",
         "triaxial cell: 2000 bi-disperse spheres, six 100 kg walls on prismatic motors, 100 Pa then shear at 0.01 m/s, warm-starting paper 4.4",
     ),
@@ -688,6 +707,7 @@ pub fn builtin(name: &str) -> Result<Scene, SceneError> {
         "collapse" => collapse(10, 6, 20, 1),
         "conveyor" => conveyor(500, 0.5, 1),
         "triaxial" => crate::triaxial::triaxial(crate::triaxial::TriaxialSpec::default()),
+        "excavator" => crate::excavator::excavator(crate::excavator::ExcavatorSpec::quick()),
         _ => Err(SceneError::Invalid {
             field: "scene",
             reason: format!(

@@ -64,6 +64,9 @@ pub struct SceneFile {
     /// Adaptive model reduction (`[reduction]`; absent: off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reduction: Option<crate::reduction::ReductionSpec>,
+    /// Position targets of driven joints over time (`[schedule]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<crate::schedule::DriveSchedule>,
     /// Outputs.
     #[serde(default)]
     pub output: OutputSpec,
@@ -568,6 +571,13 @@ impl SceneFile {
         if !(r.duration.is_finite() && r.duration >= 0.0) {
             return Err(invalid("run.duration", "must be finite and >= 0"));
         }
+        let schedule = match &self.schedule {
+            Some(s) => {
+                s.validate(&world)?;
+                Some(s.clone())
+            }
+            None => None,
+        };
         Ok(Scene {
             name: self.name.clone(),
             world,
@@ -582,6 +592,7 @@ impl SceneFile {
                 Some(r) => Some(r.to_settings()?),
                 None => None,
             },
+            schedule,
         })
     }
 
@@ -716,6 +727,7 @@ impl SceneFile {
                 .reduction
                 .as_ref()
                 .map(crate::reduction::ReductionSpec::from_settings),
+            schedule: scene.schedule.clone(),
             output: OutputSpec::default(),
         }
     }

@@ -18,14 +18,17 @@ pub mod builders;
 pub mod choice;
 pub mod compatible;
 pub mod emitter;
+pub mod excavator;
 pub mod file;
 pub mod measure;
 pub mod reduction;
 pub mod rng;
+pub mod schedule;
 pub mod triaxial;
 
 pub use builders::{Scene, SceneError};
 pub use choice::{SolverChoice, WarmStartChoice};
 pub use emitter::Emitter;
 pub use file::SceneFile;
+pub use schedule::DriveSchedule;
 pub use triaxial::{TriaxialControl, TriaxialSpec, TriaxialState};

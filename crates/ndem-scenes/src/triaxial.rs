@@ -358,6 +358,7 @@ pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
         solver: SolverChoice::Pgs,
         warm_start: WarmStartChoice::History,
         triaxial: Some(control),
+        schedule: None,
         reduction: None,
     })
 }

@@ -242,11 +242,73 @@ pub fn contacts_vtp(world: &World, forces: &[ContactForce]) -> String {
     s
 }
 
+/// VTK XML PolyData of the bodies with a surface (machine parts, boxes,
+/// meshes, cylinders, convex hulls; not spheres, half-spaces or drums):
+/// their triangles in world coordinates at the current pose, with the body
+/// id as cell data, so that ParaView shows the machine beside the
+/// particles. `None` when the scene has no such body.
+pub fn bodies_vtp(world: &World) -> Option<String> {
+    let mut points: Vec<ndem_math::Vec3> = Vec::new();
+    let mut triangles: Vec<[usize; 3]> = Vec::new();
+    let mut owner = Vec::new();
+    for i in 0..world.len() {
+        let Some((vertices, indices)) = world.shapes()[i].surface_triangles() else {
+            continue;
+        };
+        let (p, q) = (world.positions()[i], world.orientations()[i]);
+        let base = points.len();
+        points.extend(vertices.iter().map(|v| p + q * v));
+        for t in indices {
+            triangles.push(t.map(|k| base + k as usize));
+            owner.push(i);
+        }
+    }
+    if triangles.is_empty() {
+        return None;
+    }
+    let (n, m) = (points.len(), triangles.len());
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <PolyData>\n    <Piece NumberOfPoints=\"{n}\" NumberOfVerts=\"0\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"{m}\">\n      <Points>"
+    );
+    data_array(
+        &mut s,
+        "position",
+        "Float64",
+        3,
+        points.iter().map(|p| format!("{:e} {:e} {:e}", p.x, p.y, p.z)),
+    );
+    s.push_str("      </Points>\n      <CellData Scalars=\"body_id\">\n");
+    data_array(&mut s, "body_id", "Int64", 1, owner.iter().map(|i| i.to_string()));
+    s.push_str("      </CellData>\n      <Polys>\n");
+    data_array(
+        &mut s,
+        "connectivity",
+        "Int64",
+        1,
+        triangles
+            .iter()
+            .map(|t| format!("{} {} {}", t[0], t[1], t[2])),
+    );
+    data_array(
+        &mut s,
+        "offsets",
+        "Int64",
+        1,
+        (1..=m).map(|k| (3 * k).to_string()),
+    );
+    s.push_str("      </Polys>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
+    Some(s)
+}
+
 /// The frames written so far, for the `.pvd` collections.
 #[derive(Debug, Clone, Default)]
 pub struct FrameLog {
     /// `(time, particles file, contacts file)` relative to the output folder.
     pub frames: Vec<(f64, PathBuf, PathBuf)>,
+    /// `(time, bodies file)` of the frames that have surface bodies.
+    pub bodies: Vec<(f64, PathBuf)>,
 }
 
 impl FrameLog {
@@ -264,17 +326,32 @@ impl FrameLog {
         write_atomic(&dir.join(&p), particles_vtp(world).as_bytes())?;
         write_atomic(&dir.join(&c), contacts_vtp(world, forces).as_bytes())?;
         self.frames.push((time, p, c));
+        if let Some(bodies) = bodies_vtp(world) {
+            let b = PathBuf::from(format!("frames/bodies_{step:08}.vtp"));
+            write_atomic(&dir.join(&b), bodies.as_bytes())?;
+            self.bodies.push((time, b));
+        }
         Ok(())
     }
 
-    /// Writes `particles.pvd` and `contacts.pvd`.
+    /// Writes `particles.pvd` and `contacts.pvd` (and `bodies.pvd` when
+    /// the scene has surface bodies).
     pub fn write_collections(&self, dir: &Path) -> std::io::Result<()> {
-        for (name, pick) in [("particles.pvd", 0), ("contacts.pvd", 1)] {
+        let particles: Vec<(f64, &PathBuf)> = self.frames.iter().map(|(t, p, _)| (*t, p)).collect();
+        let contacts: Vec<(f64, &PathBuf)> = self.frames.iter().map(|(t, _, c)| (*t, c)).collect();
+        let bodies: Vec<(f64, &PathBuf)> = self.bodies.iter().map(|(t, b)| (*t, b)).collect();
+        for (name, files) in [
+            ("particles.pvd", particles),
+            ("contacts.pvd", contacts),
+            ("bodies.pvd", bodies),
+        ] {
+            if name == "bodies.pvd" && files.is_empty() {
+                continue;
+            }
             let mut s = String::from(
                 "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n  <Collection>\n",
             );
-            for (t, p, c) in &self.frames {
-                let f = if pick == 0 { p } else { c };
+            for (t, f) in files {
                 let _ = writeln!(
                     s,
                     "    <DataSet timestep=\"{t:e}\" part=\"0\" file=\"{}\"/>",

@@ -1,0 +1,103 @@
+//! The excavator scene: structure, dig cycle and bad input.
+
+use ndem_scenes::DriveSchedule;
+use ndem_scenes::SceneError;
+use ndem_scenes::excavator::{ExcavatorSpec, excavator_with_machine};
+use ndem_step::JointKind;
+
+#[test]
+fn quick_excavator_has_the_papers_structure() {
+    let (scene, machine) = excavator_with_machine(ExcavatorSpec::quick()).unwrap();
+    let w = &scene.world;
+    let particles = w.len() - machine.first_particle;
+    assert!((9_000..11_000).contains(&particles), "{particles} particles");
+    let mass: f64 = machine
+        .bodies
+        .iter()
+        .map(|&b| w.mass_properties()[b].unwrap().mass)
+        .sum();
+    assert_eq!(mass, 50e3);
+    let kinds: Vec<&str> = w
+        .joints()
+        .iter()
+        .map(|j| match j.kind {
+            JointKind::Lock => "lock",
+            JointKind::Hinge { .. } => "hinge",
+            JointKind::Actuator { .. } => "actuator",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["lock", "hinge", "hinge", "hinge", "hinge", "actuator", "actuator", "actuator"]
+    );
+    // diameters within [25, 100] mm
+    for s in &w.shapes()[machine.first_particle..] {
+        let d = 2.0 * s.sphere_radius().unwrap();
+        assert!((0.025..=0.1).contains(&d), "{d}");
+    }
+    let phases: Vec<&str> = machine.schedule.phases.iter().map(String::as_str).collect();
+    assert_eq!(
+        phases,
+        ["settle", "start", "approach", "penetrate", "drag", "curl", "lift", "swing", "dump", "hold"]
+    );
+    // the schedule starts at the machine's own pose
+    for (k, &j) in machine.schedule.joints.iter().enumerate() {
+        let now = w.joints()[j].coordinate(w).unwrap();
+        assert!((now - machine.schedule.targets[0][k]).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn paper_excavator_has_about_1e5_particles() {
+    let (scene, machine) = excavator_with_machine(ExcavatorSpec::paper()).unwrap();
+    let particles = scene.world.len() - machine.first_particle;
+    assert!((95_000..110_000).contains(&particles), "{particles}");
+}
+
+#[test]
+fn bad_dig_cycle_and_spec_are_typed_errors() {
+    let (scene, machine) = excavator_with_machine(ExcavatorSpec::quick()).unwrap();
+    let mut unsorted: DriveSchedule = machine.schedule.clone();
+    unsorted.times.swap(3, 4);
+    match unsorted.validate(&scene.world) {
+        Err(SceneError::Invalid { field, .. }) => assert_eq!(field, "schedule.times"),
+        other => panic!("{other:?}"),
+    }
+    let mut negative = machine.schedule.clone();
+    negative.max_force[1] = -1.0;
+    match negative.validate(&scene.world) {
+        Err(SceneError::Invalid { field, .. }) => assert_eq!(field, "schedule.max_force"),
+        other => panic!("{other:?}"),
+    }
+    let mut lock = machine.schedule.clone();
+    lock.joints[0] = 0; // the base's lock joint has no drive
+    match lock.validate(&scene.world) {
+        Err(SceneError::Invalid { field, .. }) => assert_eq!(field, "schedule.joints"),
+        other => panic!("{other:?}"),
+    }
+    let wide = ExcavatorSpec {
+        trench: [3.0, 1.0, 0.45],
+        ..ExcavatorSpec::quick()
+    };
+    match excavator_with_machine(wide) {
+        Err(SceneError::Invalid { field, .. }) => assert_eq!(field, "excavator.trench"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn schedule_interpolates_linearly_and_holds_at_the_ends() {
+    let (_, machine) = excavator_with_machine(ExcavatorSpec::quick()).unwrap();
+    let s = &machine.schedule;
+    let (t2, t3) = (s.times[2], s.times[3]);
+    let mid = s.targets_at(0.5 * (t2 + t3));
+    for k in 0..s.joints.len() {
+        let expect = 0.5 * (s.targets[2][k] + s.targets[3][k]);
+        assert!((mid[k] - expect).abs() < 1e-12);
+    }
+    assert_eq!(s.targets_at(-1.0), s.targets[0]);
+    assert_eq!(s.targets_at(1e9), *s.targets.last().unwrap());
+    assert_eq!(s.phase_at(0.5 * (t2 + t3)), "penetrate");
+    assert_eq!(s.phase_at(1e9), "hold");
+}
