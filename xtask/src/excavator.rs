@@ -16,7 +16,9 @@ use crate::SuiteOptions;
 use crate::plot::{self, Axes, Field, Series};
 use crate::report::{self, Progress, SuiteResult};
 use ndem_scenes::WarmStartChoice;
-use ndem_scenes::excavator::{ExcavatorSpec, HeightMap, Machine, bucket_fill, excavator_with_machine};
+use ndem_scenes::excavator::{
+    ExcavatorSpec, HeightMap, Machine, bucket_fill, excavator_with_machine,
+};
 use ndem_solve::SolverStatus;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -44,23 +46,45 @@ struct Run {
     statuses: BTreeMap<&'static str, usize>,
     steps: usize,
     mean_contacts: f64,
+    /// Mean reduction level h over the cycle (0 without reduction).
+    mean_level: f64,
+}
+
+/// One run's choices.
+#[derive(Clone, Copy)]
+struct RunChoice {
+    name: &'static str,
+    warm: WarmStartChoice,
+    reduce: bool,
 }
 
 fn simulate(
     spec: ExcavatorSpec,
-    warm: WarmStartChoice,
-    name: &'static str,
+    choice: RunChoice,
     until: Option<f64>,
 ) -> SuiteResult<(Run, Machine)> {
+    let name = choice.name;
     let (mut scene, machine) = excavator_with_machine(spec).map_err(|e| e.to_string())?;
-    scene.warm_start = warm;
+    scene.warm_start = choice.warm;
+    if choice.reduce {
+        scene.reduction = Some(ndem_reduce::ReductionSettings::default());
+    }
     let mut stepper = scene.stepper().map_err(|e| e.to_string())?;
     let dt = scene.settings.dt;
     let duration = until.unwrap_or(scene.duration);
     let steps = (duration / dt).round() as usize;
     let schedule = machine.schedule.clone();
-    let phase_index = |t: f64| schedule.times.partition_point(|&x| x <= t).saturating_sub(1);
-    let lift_end = schedule.times[schedule.phases.iter().position(|p| p == "lift").unwrap_or(0)];
+    let phase_index = |t: f64| {
+        schedule
+            .times
+            .partition_point(|&x| x <= t)
+            .saturating_sub(1)
+    };
+    let lift_end = schedule.times[schedule
+        .phases
+        .iter()
+        .position(|p| p == "lift")
+        .unwrap_or(0)];
     let mut forces = Vec::with_capacity(steps);
     let mut before = None;
     let mut fill_after_lift = (0, 0.0, 0.0);
@@ -68,10 +92,13 @@ fn simulate(
     let mut stage_seconds: BTreeMap<&'static str, f64> = BTreeMap::new();
     let mut statuses: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut contacts = 0usize;
+    let (mut level_sum, mut level_steps) = (0.0, 0usize);
     let start = Instant::now();
     let mut last_report = Instant::now();
     for k in 0..steps {
-        let st = scene.step(&mut stepper).map_err(|e| format!("{name}: {e}"))?;
+        let st = scene
+            .step(&mut stepper)
+            .map_err(|e| format!("{name}: {e}"))?;
         let r = stepper.joint_reactions(&scene.world);
         let drive = |j: usize| r[j].drive_force.unwrap_or(f64::NAN);
         forces.push([
@@ -92,6 +119,12 @@ fn simulate(
             *stage_seconds.entry(stage).or_default() += d.as_secs_f64();
         }
         *statuses.entry(st.status.name()).or_default() += 1;
+        if st.time > spec.settle_time
+            && let Some(r) = stepper.hooks_as::<ndem_reduce::Reducer>()
+        {
+            level_sum += r.stats().level;
+            level_steps += 1;
+        }
         contacts += st.contacts;
         if before.is_none() && st.time >= spec.settle_time - 0.5 * dt {
             before = Some(HeightMap::measure(&scene.world, &machine, CELL));
@@ -134,6 +167,7 @@ fn simulate(
             statuses,
             steps,
             mean_contacts: contacts as f64 / steps.max(1) as f64,
+            mean_level: level_sum / level_steps.max(1) as f64,
         },
         machine,
     ))
@@ -166,7 +200,12 @@ fn heights_csv(path: &std::path::Path, map: &HeightMap) -> SuiteResult<()> {
     report::write_csv(path, &["x_m", "y_m", "height_m"], &rows)
 }
 
-fn height_plot(path: &std::path::Path, title: &str, map: &HeightMap, depth: f64) -> SuiteResult<()> {
+fn height_plot(
+    path: &std::path::Path,
+    title: &str,
+    map: &HeightMap,
+    depth: f64,
+) -> SuiteResult<()> {
     plot::heat_map(
         path,
         &Field {
@@ -195,20 +234,42 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         ExcavatorSpec::paper()
     };
     let timing = opts.args.iter().any(|a| a == "timing");
-    let runs_wanted: Vec<(WarmStartChoice, &'static str)> = if timing {
-        vec![(WarmStartChoice::History, "warm")]
+    let reduce = opts.args.iter().any(|a| a == "reduce");
+    let choice = |name, warm, reduce| RunChoice { name, warm, reduce };
+    let runs_wanted: Vec<RunChoice> = if timing {
+        vec![choice("warm", WarmStartChoice::History, false)]
+    } else if reduce {
+        vec![
+            choice("warm", WarmStartChoice::History, false),
+            choice("warm-reduced", WarmStartChoice::History, true),
+        ]
     } else {
-        vec![(WarmStartChoice::Cold, "cold"), (WarmStartChoice::History, "warm")]
+        vec![
+            choice("cold", WarmStartChoice::Cold, false),
+            choice("warm", WarmStartChoice::History, false),
+        ]
     };
     let until = timing.then_some(spec.settle_time + 1.0);
     let mut progress = Progress::new("excavator", runs_wanted.len());
+    // the cold and warm runs share nothing: one thread each (their wall
+    // times then include the other's load; `timing` runs alone)
+    let results: Vec<SuiteResult<(Run, Machine)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = runs_wanted
+            .iter()
+            .map(|&c| scope.spawn(move || simulate(spec, c, until)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("a run panicked".into())))
+            .collect()
+    });
     let mut runs = Vec::new();
     let mut machine = None;
-    for (warm, name) in runs_wanted {
-        let (run, m) = simulate(spec, warm, name, until)?;
+    for result in results {
+        let (run, m) = result?;
         progress.tick(&format!(
-            "{name}: {} particles, {:.1} s simulated in {:.0} s",
-            run.particles, run.simulated, run.wall
+            "{}: {} particles, {:.1} s simulated in {:.0} s",
+            run.name, run.particles, run.simulated, run.wall
         ));
         machine = Some(m);
         runs.push(run);
@@ -219,20 +280,41 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let side_strip = move |_x: f64, y: f64| y.abs() > half_bucket + 0.1;
     let mut per_run = Vec::new();
     for run in &runs {
-        let header = ["t_s", "phase", "slew_torque_Nm", "boom_N", "arm_N", "bucket_N"];
+        let header = [
+            "t_s",
+            "phase",
+            "slew_torque_Nm",
+            "boom_N",
+            "arm_N",
+            "bucket_N",
+        ];
         let rows: Vec<Vec<String>> = run
             .forces
             .iter()
             .map(|r| {
                 let mut row = vec![format!("{:.4}", r[0])];
-                row.push(machine.schedule.phases[(r[1] as usize + 1).min(machine.schedule.phases.len() - 1)].clone());
+                row.push(
+                    machine.schedule.phases
+                        [(r[1] as usize + 1).min(machine.schedule.phases.len() - 1)]
+                    .clone(),
+                );
                 row.extend(r[2..].iter().map(|x| format!("{x:.6e}")));
                 row
             })
             .collect();
-        report::write_csv(&opts.out.join(format!("forces_{}.csv", run.name)), &header, &rows)?;
-        heights_csv(&opts.out.join(format!("heights_{}_before.csv", run.name)), &run.before)?;
-        heights_csv(&opts.out.join(format!("heights_{}_after.csv", run.name)), &run.after)?;
+        report::write_csv(
+            &opts.out.join(format!("forces_{}.csv", run.name)),
+            &header,
+            &rows,
+        )?;
+        heights_csv(
+            &opts.out.join(format!("heights_{}_before.csv", run.name)),
+            &run.before,
+        )?;
+        heights_csv(
+            &opts.out.join(format!("heights_{}_after.csv", run.name)),
+            &run.after,
+        )?;
         height_plot(
             &opts.out.join(format!("heights_{}_before.svg", run.name)),
             &format!("surface height before digging, {} start [m]", run.name),
@@ -246,6 +328,18 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             depth,
         )?;
         let (lowered, raised) = run.before.changes(&run.after);
+        // fraction of steps each drive spent at its force limit
+        let saturated: Vec<f64> = (0..4)
+            .map(|k| {
+                let limit = machine.schedule.max_force[k];
+                let at = run
+                    .forces
+                    .iter()
+                    .filter(|r| r[2 + k].abs() >= 0.999 * limit)
+                    .count();
+                at as f64 / run.forces.len().max(1) as f64
+            })
+            .collect();
         let undisturbed_before = run.before.mean_where(|_, _| true);
         let undisturbed_after = run.after.mean_where(side_strip);
         per_run.push(json!({
@@ -258,6 +352,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             "stage_s": run.stage_seconds,
             "statuses": run.statuses,
             "mean_contacts": run.mean_contacts,
+            "mean_reduction_level": run.mean_level,
+            "fraction_of_steps_at_force_limit": {"slew": saturated[0], "boom": saturated[1], "arm": saturated[2], "bucket": saturated[3]},
             "bed_height_after_settling_m": undisturbed_before,
             "side_strip_height_at_end_m": undisturbed_after,
             "volume_lowered_m3": lowered,
@@ -274,7 +370,12 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     }
     let series: Vec<Series> = runs
         .iter()
-        .map(|r| Series::line(format!("{} start", r.name), r.forces.iter().map(|f| (f[0], f[4] / 1e3)).collect()))
+        .map(|r| {
+            Series::line(
+                format!("{} start", r.name),
+                r.forces.iter().map(|f| (f[0], f[4] / 1e3)).collect(),
+            )
+        })
         .collect();
     plot::line_plot(
         &opts.out.join("arm_cylinder_force.svg"),
@@ -286,7 +387,19 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         },
         &series,
     )?;
-    let comparison = if runs.len() == 2 {
+    let comparison = if reduce && runs.len() == 2 {
+        let (full, reduced) = (&runs[0], &runs[1]);
+        let drag = |r: &Run| phase_mean(r, &machine, "drag", 4);
+        let (fl, _) = full.before.changes(&full.after);
+        let (rl, _) = reduced.before.changes(&reduced.after);
+        Some(json!({
+            "speed_up_full_over_reduced_wall": full.wall / reduced.wall,
+            "mean_reduction_level": reduced.mean_level,
+            "drag_force_reduced_over_full": drag(reduced) / drag(full),
+            "lowered_volume_reduced_over_full": rl / fl,
+            "bucket_fill_after_lift_reduced_over_full": reduced.fill_after_lift.2 / full.fill_after_lift.2,
+        }))
+    } else if runs.len() == 2 {
         let (c, w) = (&runs[0], &runs[1]);
         let drag = |r: &Run| phase_mean(r, &machine, "drag", 4);
         let bed = |r: &Run| r.before.mean_where(|_, _| true);
@@ -305,6 +418,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         "suite": "excavator",
         "quick": opts.quick,
         "timing_only": timing,
+        "reduction_comparison": reduce,
         "trench_m": spec.trench,
         "dt_s": 2.5e-3,
         "iterations": 25,
@@ -319,6 +433,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             "wall_per_simulated_s": "about 100 s on a 6-core Xeon X5690",
         },
         "load_average": load.trim(),
+        "note": if timing { "one run alone" } else { "cold and warm ran concurrently on the 2 cores: wall times include each other's load" },
     });
     report::write(
         &opts.out.join("summary.json"),
@@ -336,7 +451,10 @@ fn report_md(summary: &serde_json::Value) -> String {
         "Trench {} m, Δt = 2.5 ms, N_it = 25, PGS for the particles with the direct block for the machine. Load: {}.\n",
         summary["trench_m"], summary["load_average"]
     );
-    let _ = writeln!(s, "| run | particles | wall s per simulated s | bed height after settling [m] | lowered volume [m³] | raised [m³] | bucket fill after lift [kg] | arm cylinder mean force in drag [kN] | statuses |");
+    let _ = writeln!(
+        s,
+        "| run | particles | wall s per simulated s | bed height after settling [m] | lowered volume [m³] | raised [m³] | bucket fill after lift [kg] | arm cylinder mean force in drag [kN] | statuses |"
+    );
     let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
     for r in summary["runs"].as_array().into_iter().flatten() {
         let _ = writeln!(
@@ -345,16 +463,53 @@ fn report_md(summary: &serde_json::Value) -> String {
             r["run"].as_str().unwrap_or(""),
             r["particles"],
             r["wall_per_simulated_s"].as_f64().unwrap_or(f64::NAN),
-            r["bed_height_after_settling_m"].as_f64().unwrap_or(f64::NAN),
+            r["bed_height_after_settling_m"]
+                .as_f64()
+                .unwrap_or(f64::NAN),
             r["volume_lowered_m3"].as_f64().unwrap_or(f64::NAN),
             r["volume_raised_m3"].as_f64().unwrap_or(f64::NAN),
-            r["bucket_fill_after_lift"]["kg"].as_f64().unwrap_or(f64::NAN),
-            r["arm_cylinder_mean_force_N"]["drag"].as_f64().unwrap_or(f64::NAN) / 1e3,
+            r["bucket_fill_after_lift"]["kg"]
+                .as_f64()
+                .unwrap_or(f64::NAN),
+            r["arm_cylinder_mean_force_N"]["drag"]
+                .as_f64()
+                .unwrap_or(f64::NAN)
+                / 1e3,
             r["statuses"]
         );
     }
-    let _ = writeln!(s, "\n## Against the paper\n");
     let c = &summary["cold_vs_warm"];
+    if summary["reduction_comparison"].as_bool() == Some(true) {
+        let _ = writeln!(s, "\n## Model reduction (model-reduction paper, Fig. 1)\n");
+        let _ = writeln!(s, "| quantity | reduced / full |\n|---|---|");
+        for (label, key) in [
+            (
+                "wall time speed-up (full / reduced)",
+                "speed_up_full_over_reduced_wall",
+            ),
+            ("mean reduction level h", "mean_reduction_level"),
+            (
+                "drag-phase arm cylinder force",
+                "drag_force_reduced_over_full",
+            ),
+            ("lowered volume", "lowered_volume_reduced_over_full"),
+            (
+                "bucket fill after lift",
+                "bucket_fill_after_lift_reduced_over_full",
+            ),
+        ] {
+            let _ = writeln!(
+                s,
+                "| {label} | {:.3} |",
+                c[key].as_f64().unwrap_or(f64::NAN)
+            );
+        }
+        return s;
+    }
+    if summary["timing_only"].as_bool() == Some(true) {
+        return s;
+    }
+    let _ = writeln!(s, "\n## Against the paper\n");
     let _ = writeln!(s, "| quantity | paper | ours |\n|---|---|---|");
     let _ = writeln!(
         s,
@@ -364,12 +519,17 @@ fn report_md(summary: &serde_json::Value) -> String {
     let _ = writeln!(
         s,
         "| undisturbed height difference (bed height after settling, relative to the bed depth) | 10 % | {:.2} % |",
-        100.0 * c["bed_height_difference_relative"].as_f64().unwrap_or(f64::NAN)
+        100.0
+            * c["bed_height_difference_relative"]
+                .as_f64()
+                .unwrap_or(f64::NAN)
     );
     let _ = writeln!(
         s,
         "| displaced (lowered) volume, warm / cold | differ by at least 30 % | {:.3} |",
-        c["lowered_volume_warm_over_cold"].as_f64().unwrap_or(f64::NAN)
+        c["lowered_volume_warm_over_cold"]
+            .as_f64()
+            .unwrap_or(f64::NAN)
     );
     let _ = writeln!(
         s,

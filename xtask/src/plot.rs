@@ -264,7 +264,7 @@ pub fn force_network(
         (z0 - pad)..(z1 + pad),
         "z [m]",
     )
-        .map_err(|e| err(&e))?;
+    .map_err(|e| err(&e))?;
     let scale = if max_force > 0.0 { max_force } else { 1.0 };
     chart
         .draw_series(segments.iter().filter(|s| s.force > 0.0).map(|s| {

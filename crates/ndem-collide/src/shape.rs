@@ -310,7 +310,12 @@ impl Shape {
                 let mut indices = Vec::new();
                 for k in 0..SIDES {
                     let (a, b) = (2 * k, 2 * ((k + 1) % SIDES));
-                    indices.extend([[a, b, b + 1], [a, b + 1, a + 1], [bottom, b, a], [top, a + 1, b + 1]]);
+                    indices.extend([
+                        [a, b, b + 1],
+                        [a, b + 1, a + 1],
+                        [bottom, b, a],
+                        [top, a + 1, b + 1],
+                    ]);
                 }
                 Some((vertices, indices))
             }

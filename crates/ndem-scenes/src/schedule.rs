@@ -3,8 +3,11 @@
 //! excavation cycle by a pre-programmed control signal to the actuators").
 //!
 //! A table of times and, per driven joint, target coordinates (actuator
-//! lengths in m, hinge angles in rad); between rows the targets are
-//! interpolated linearly, after the last row they hold. Before every step
+//! lengths in m, hinge angles in rad); between rows the targets follow
+//! the smoothstep `3τ² − 2τ³` (τ the fraction of the segment), so that
+//! each segment starts and ends at rest and the drives never face a jump
+//! in target speed (a linear ramp's corners ask a servo for unbounded
+//! force); after the last row they hold. Before every step
 //! [`DriveSchedule::apply`] sets each joint's position drive.
 
 use crate::builders::SceneError;
@@ -44,8 +47,15 @@ impl DriveSchedule {
                 format!("{} bounds for {n} joints", self.max_force.len()),
             ));
         }
-        if let Some(f) = self.max_force.iter().find(|f| !(f.is_finite() && **f >= 0.0)) {
-            return Err(invalid("schedule.max_force", format!("{f} is not finite and >= 0")));
+        if let Some(f) = self
+            .max_force
+            .iter()
+            .find(|f| !(f.is_finite() && **f >= 0.0))
+        {
+            return Err(invalid(
+                "schedule.max_force",
+                format!("{f} is not finite and >= 0"),
+            ));
         }
         if self.times.is_empty() {
             return Err(invalid("schedule.times", "no rows".into()));
@@ -65,7 +75,12 @@ impl DriveSchedule {
             if !(w[0].is_finite() && w[1].is_finite() && w[1] > w[0]) {
                 return Err(invalid(
                     "schedule.times",
-                    format!("row {}: time {} does not follow {} (must increase)", k + 1, w[1], w[0]),
+                    format!(
+                        "row {}: time {} does not follow {} (must increase)",
+                        k + 1,
+                        w[1],
+                        w[0]
+                    ),
                 ));
             }
         }
@@ -78,9 +93,10 @@ impl DriveSchedule {
             }
         }
         for &j in &self.joints {
-            let joint = world.joints().get(j).ok_or_else(|| {
-                invalid("schedule.joints", format!("joint {j} does not exist"))
-            })?;
+            let joint = world
+                .joints()
+                .get(j)
+                .ok_or_else(|| invalid("schedule.joints", format!("joint {j} does not exist")))?;
             let mut probe = *joint;
             probe
                 .set_drive(Some(Drive::Position {
@@ -92,7 +108,7 @@ impl DriveSchedule {
         Ok(())
     }
 
-    /// Targets at `time` (linear between rows, held outside).
+    /// Targets at `time` (smoothstep between rows, held outside).
     pub fn targets_at(&self, time: f64) -> Vec<f64> {
         let t = &self.times;
         let k = t.partition_point(|&x| x <= time);
@@ -102,7 +118,8 @@ impl DriveSchedule {
         if k == t.len() {
             return self.targets[k - 1].clone();
         }
-        let s = (time - t[k - 1]) / (t[k] - t[k - 1]);
+        let tau = (time - t[k - 1]) / (t[k] - t[k - 1]);
+        let s = tau * tau * (3.0 - 2.0 * tau);
         self.targets[k - 1]
             .iter()
             .zip(&self.targets[k])

@@ -10,7 +10,10 @@ fn quick_excavator_has_the_papers_structure() {
     let (scene, machine) = excavator_with_machine(ExcavatorSpec::quick()).unwrap();
     let w = &scene.world;
     let particles = w.len() - machine.first_particle;
-    assert!((9_000..11_000).contains(&particles), "{particles} particles");
+    assert!(
+        (9_000..11_000).contains(&particles),
+        "{particles} particles"
+    );
     let mass: f64 = machine
         .bodies
         .iter()
@@ -29,7 +32,9 @@ fn quick_excavator_has_the_papers_structure() {
         .collect();
     assert_eq!(
         kinds,
-        ["lock", "hinge", "hinge", "hinge", "hinge", "actuator", "actuator", "actuator"]
+        [
+            "lock", "hinge", "hinge", "hinge", "hinge", "actuator", "actuator", "actuator"
+        ]
     );
     // diameters within [25, 100] mm
     for s in &w.shapes()[machine.first_particle..] {
@@ -39,7 +44,18 @@ fn quick_excavator_has_the_papers_structure() {
     let phases: Vec<&str> = machine.schedule.phases.iter().map(String::as_str).collect();
     assert_eq!(
         phases,
-        ["settle", "start", "approach", "penetrate", "drag", "curl", "lift", "swing", "dump", "hold"]
+        [
+            "settle",
+            "start",
+            "approach",
+            "penetrate",
+            "drag",
+            "curl",
+            "lift",
+            "swing",
+            "dump",
+            "hold"
+        ]
     );
     // the schedule starts at the machine's own pose
     for (k, &j) in machine.schedule.joints.iter().enumerate() {
@@ -87,14 +103,23 @@ fn bad_dig_cycle_and_spec_are_typed_errors() {
 }
 
 #[test]
-fn schedule_interpolates_linearly_and_holds_at_the_ends() {
+fn schedule_interpolates_smoothly_and_holds_at_the_ends() {
     let (_, machine) = excavator_with_machine(ExcavatorSpec::quick()).unwrap();
     let s = &machine.schedule;
     let (t2, t3) = (s.times[2], s.times[3]);
-    let mid = s.targets_at(0.5 * (t2 + t3));
-    for k in 0..s.joints.len() {
-        let expect = 0.5 * (s.targets[2][k] + s.targets[3][k]);
-        assert!((mid[k] - expect).abs() < 1e-12);
+    // smoothstep: halfway at the middle, 15.625 % at a quarter, and
+    // the rows' own targets at the rows
+    let at = |fraction: f64| s.targets_at(t2 + fraction * (t3 - t2));
+    for (fraction, weight) in [(0.5, 0.5), (0.25, 0.15625), (0.0, 0.0)] {
+        let got = at(fraction);
+        for k in 0..s.joints.len() {
+            let expect = s.targets[2][k] + weight * (s.targets[3][k] - s.targets[2][k]);
+            assert!(
+                (got[k] - expect).abs() < 1e-12,
+                "{fraction}: {} vs {expect}",
+                got[k]
+            );
+        }
     }
     assert_eq!(s.targets_at(-1.0), s.targets[0]);
     assert_eq!(s.targets_at(1e9), *s.targets.last().unwrap());

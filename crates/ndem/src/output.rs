@@ -277,10 +277,18 @@ pub fn bodies_vtp(world: &World) -> Option<String> {
         "position",
         "Float64",
         3,
-        points.iter().map(|p| format!("{:e} {:e} {:e}", p.x, p.y, p.z)),
+        points
+            .iter()
+            .map(|p| format!("{:e} {:e} {:e}", p.x, p.y, p.z)),
     );
     s.push_str("      </Points>\n      <CellData Scalars=\"body_id\">\n");
-    data_array(&mut s, "body_id", "Int64", 1, owner.iter().map(|i| i.to_string()));
+    data_array(
+        &mut s,
+        "body_id",
+        "Int64",
+        1,
+        owner.iter().map(|i| i.to_string()),
+    );
     s.push_str("      </CellData>\n      <Polys>\n");
     data_array(
         &mut s,
