@@ -4,6 +4,7 @@
 //! `--quick`, writes `summary.json`, CSV files and a `report.md` there, and
 //! prints progress to stderr.
 
+mod collapse;
 mod compatible;
 mod dem_vs_ndem;
 mod drum;
@@ -41,7 +42,7 @@ suites:
   warmstart column|pile|drum|triaxial   the warm-starting paper, sections 4.1-4.4
   dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows
   compatible beam|cannonball   compatible contact dynamics
-  reduce speedup   measured speed-up of model reduction against h
+  reduce speedup|collapse   model reduction: measured speed-up against h; the granular collapse
   fclib [FILES...] every solver on FCLIB problems (default: the shared three)
   excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)";
 
@@ -110,8 +111,9 @@ fn main() -> ExitCode {
         }
         "reduce" => match opts.args.first().map(String::as_str) {
             Some("speedup") => reduce::speedup(&opts),
+            Some("collapse") => collapse::collapse(&opts),
             _ => {
-                eprintln!("error: `cargo xtask reduce` needs speedup\n{USAGE}");
+                eprintln!("error: `cargo xtask reduce` needs speedup or collapse\n{USAGE}");
                 return ExitCode::from(2);
             }
         },

@@ -16,6 +16,7 @@
 
 pub mod builders;
 pub mod choice;
+pub mod collapse;
 pub mod compatible;
 pub mod emitter;
 pub mod excavator;

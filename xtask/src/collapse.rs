@@ -1,0 +1,291 @@
+//! `cargo xtask reduce collapse [--quick]`: the adaptive-model-reduction
+//! paper's granular collapse (section 4, Table 3, Figs. 6, 9-11). One bed
+//! is settled (PGS, N_it = 150), then four runs start from it with the
+//! gate raised: ref-500 and ref-150 (full resolution), tr-150-50-f and
+//! tr-150-50-fv (model reduction with the background trial solve of 50
+//! sweeps, force balance, and force and velocity tests). θ_collapse is
+//! read at 2 s after the gate opens; h(t) and θ(t) are recorded.
+
+use crate::SuiteOptions;
+use crate::plot::{self, Axes, Series};
+use crate::report::{self, Progress, SuiteResult};
+use ndem_reduce::{Reducer, ReductionSettings, TrialSplit};
+use ndem_scenes::collapse::{CollapseCube, CollapseSpec, collapse_cube, surface_angle};
+use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_step::{Stepper, World};
+use serde_json::json;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+/// The paper's Table 3 collapse row: `(run, θ [°])`.
+const PAPER: [(&str, f64); 4] = [
+    ("ref-500", 36.2),
+    ("ref-150", 29.9),
+    ("tr-150-50-f", 37.5),
+    ("tr-150-50-fv", 34.0),
+];
+
+struct Outcome {
+    name: &'static str,
+    /// `(t, θ, h)` every 0.05 s after the gate opens.
+    trace: Vec<(f64, f64, f64)>,
+    theta: f64,
+    mean_level: f64,
+    wall: f64,
+    steps: usize,
+}
+
+fn stepper(iterations: usize, settings: ndem_step::StepSettings) -> SuiteResult<Stepper> {
+    let pgs = ProjectedGaussSeidel::new(PgsSettings {
+        stopping: Stopping::iterations(iterations),
+        ..PgsSettings::default()
+    })
+    .map_err(|e| e.to_string())?;
+    Stepper::new(
+        settings,
+        Box::new(pgs),
+        Box::new(HistoryWarmStart::default()),
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Particles without any contact (the paper discards those that leave
+/// the contact network).
+fn detached(world: &World, stepper: &Stepper) -> Vec<bool> {
+    let mut touched = vec![false; world.len()];
+    for c in stepper.contacts().iter() {
+        touched[c.body_a()] = true;
+        touched[c.body_b()] = true;
+    }
+    touched.iter().map(|t| !t).collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    name: &'static str,
+    iterations: usize,
+    reduction: Option<ReductionSettings>,
+    settled: &World,
+    cube: CollapseCube,
+    settings: ndem_step::StepSettings,
+    seconds: f64,
+) -> SuiteResult<Outcome> {
+    let mut world = settled.clone();
+    cube.open(&mut world, 1.0).map_err(|e| e.to_string())?;
+    let mut st = stepper(iterations, settings)?;
+    if let Some(r) = reduction {
+        st.set_hooks(Box::new(Reducer::new(r).map_err(|e| e.to_string())?));
+    }
+    let steps = (seconds / settings.dt).round() as usize;
+    let every = (0.05 / settings.dt).round() as usize;
+    let mut trace = Vec::new();
+    let (mut level_sum, mut theta) = (0.0, f64::NAN);
+    let start = Instant::now();
+    for k in 1..=steps {
+        st.step(&mut world).map_err(|e| format!("{name}: {e}"))?;
+        let level = st.hooks_as::<Reducer>().map_or(0.0, |r| r.stats().level);
+        level_sum += level;
+        if k % every == 0 || k == steps {
+            theta = surface_angle(&world, cube.first_particle, &detached(&world, &st));
+            trace.push((k as f64 * settings.dt, theta, level));
+        }
+    }
+    Ok(Outcome {
+        name,
+        trace,
+        theta,
+        mean_level: level_sum / steps.max(1) as f64,
+        wall: start.elapsed().as_secs_f64(),
+        steps,
+    })
+}
+
+/// Runs the suite.
+pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
+    report::prepare(&opts.out)?;
+    let spec = if opts.quick {
+        CollapseSpec {
+            particles: 1000,
+            side: 9.5,
+            ..CollapseSpec::default()
+        }
+    } else {
+        CollapseSpec::default()
+    };
+    let (settle_time, seconds) = (1.5, 2.0);
+    let mut progress = Progress::new("reduce collapse", 5);
+    let (scene, cube) = collapse_cube(spec).map_err(|e| e.to_string())?;
+    let settings = scene.settings;
+    let mut world = scene.world;
+    let mut settle = stepper(150, settings)?;
+    for _ in 0..(settle_time / settings.dt).round() as usize {
+        settle
+            .step(&mut world)
+            .map_err(|e| format!("settling: {e}"))?;
+    }
+    let kinetic = world.kinetic_energy();
+    progress.tick(&format!(
+        "{} particles settled for {settle_time} s (kinetic energy {kinetic:.2e} J)",
+        spec.particles
+    ));
+    let trial = |velocity_test| ReductionSettings {
+        contact_split: None,
+        trial_split: Some(TrialSplit {
+            iterations: 50,
+            velocity_test,
+            ..TrialSplit::default()
+        }),
+        ..ReductionSettings::default()
+    };
+    let plan: [(&'static str, usize, Option<ReductionSettings>); 4] = [
+        ("ref-500", 500, None),
+        ("ref-150", 150, None),
+        ("tr-150-50-f", 150, Some(trial(false))),
+        ("tr-150-50-fv", 150, Some(trial(true))),
+    ];
+    // two runs at a time, one per core
+    let mut outcomes = Vec::new();
+    for pair in plan.chunks(2) {
+        let results: Vec<SuiteResult<Outcome>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = pair
+                .iter()
+                .map(|(name, it, red)| {
+                    let (world, red) = (&world, red.clone());
+                    scope.spawn(move || run(name, *it, red, world, cube, settings, seconds))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("a run panicked".into())))
+                .collect()
+        });
+        for r in results {
+            let o = r?;
+            progress.tick(&format!(
+                "{}: θ = {:.1}°, mean h = {:.2}, {:.0} s",
+                o.name, o.theta, o.mean_level, o.wall
+            ));
+            outcomes.push(o);
+        }
+    }
+    let mut rows = Vec::new();
+    for o in &outcomes {
+        for (t, theta, h) in &o.trace {
+            rows.push(vec![
+                o.name.to_string(),
+                format!("{t:.3}"),
+                format!("{theta:.3}"),
+                format!("{h:.4}"),
+            ]);
+        }
+    }
+    report::write_csv(
+        &opts.out.join("collapse.csv"),
+        &["run", "t_s", "theta_deg", "h"],
+        &rows,
+    )?;
+    let series = |f: fn(&(f64, f64, f64)) -> f64| -> Vec<Series> {
+        outcomes
+            .iter()
+            .map(|o| Series::line(o.name, o.trace.iter().map(|p| (p.0, f(p))).collect()))
+            .collect()
+    };
+    plot::line_plot(
+        &opts.out.join("theta.svg"),
+        Axes {
+            title: "top-surface angle during the collapse (paper Fig. 10)",
+            x: "t after the gate opens [s]",
+            y: "θ [°]",
+            ..Axes::default()
+        },
+        &series(|p| p.1),
+    )?;
+    plot::line_plot(
+        &opts.out.join("level.svg"),
+        Axes {
+            title: "reduction level h(t) (paper Fig. 11)",
+            x: "t after the gate opens [s]",
+            y: "h",
+            ..Axes::default()
+        },
+        &series(|p| p.2),
+    )?;
+    let reference = outcomes
+        .iter()
+        .find(|o| o.name == "ref-150")
+        .map(|o| (o.theta, o.wall));
+    let runs: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| {
+            let paper = PAPER.iter().find(|p| p.0 == o.name).map(|p| p.1);
+            json!({
+                "run": o.name,
+                "theta_deg": o.theta,
+                "paper_theta_deg": paper,
+                "theta_minus_ref150_deg": reference.map(|r| o.theta - r.0),
+                "mean_reduction_level": o.mean_level,
+                "wall_s": o.wall,
+                "steps": o.steps,
+                "speed_up_over_ref150": reference.map(|r| r.1 / o.wall),
+            })
+        })
+        .collect();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let summary = json!({
+        "suite": "reduce-collapse",
+        "quick": opts.quick,
+        "particles": spec.particles,
+        "cube_side_d": spec.side,
+        "linear_stiffness_N_per_m": spec.stiffness,
+        "dt_s": settings.dt,
+        "settle_s": settle_time,
+        "kinetic_energy_after_settling_J": kinetic,
+        "seconds_after_opening": seconds,
+        "runs": runs,
+        "paper_h": "0 % (ref), 50-100 % (tr)",
+        "load_average": load.trim(),
+        "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
+    });
+    report::write(
+        &opts.out.join("summary.json"),
+        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
+    )?;
+    let mut md = String::new();
+    let _ = writeln!(md, "# Granular collapse (model-reduction paper, Table 3)\n");
+    let _ = writeln!(
+        md,
+        "{} bi-disperse particles, cube {}d, linear k_n = {} N/m, Δt = {} s; θ at {seconds} s after the gate opens. Load: {}.\n",
+        spec.particles,
+        spec.side,
+        spec.stiffness,
+        settings.dt,
+        load.trim()
+    );
+    let _ = writeln!(
+        md,
+        "| run | θ ours [°] | θ paper [°] | θ − θ(ref-150) [°] | mean h | wall [s] | speed-up over ref-150 |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    for r in &runs {
+        let _ = writeln!(
+            md,
+            "| {} | {:.1} | {} | {:+.1} | {:.2} | {:.0} | {:.2} |",
+            r["run"].as_str().unwrap_or(""),
+            r["theta_deg"].as_f64().unwrap_or(f64::NAN),
+            r["paper_theta_deg"]
+                .as_f64()
+                .map_or("-".into(), |x| format!("{x:.1}")),
+            r["theta_minus_ref150_deg"].as_f64().unwrap_or(f64::NAN),
+            r["mean_reduction_level"].as_f64().unwrap_or(f64::NAN),
+            r["wall_s"].as_f64().unwrap_or(f64::NAN),
+            r["speed_up_over_ref150"].as_f64().unwrap_or(f64::NAN),
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nPlots: `theta.svg` (Fig. 10), `level.svg` (Fig. 11). Data: `collapse.csv`."
+    );
+    report::write(&opts.out.join("report.md"), &md)?;
+    progress.tick("written");
+    Ok(true)
+}
