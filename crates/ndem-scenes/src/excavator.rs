@@ -154,7 +154,7 @@ impl ExcavatorSpec {
         positive("excavator.density", self.density)?;
         positive("excavator.youngs_modulus", self.youngs_modulus)?;
         positive("excavator.cycle_time", self.cycle_time)?;
-        if !(self.diameter[1] >= self.diameter[0]) {
+        if self.diameter[1].is_nan() || self.diameter[1] < self.diameter[0] {
             return Err(SceneError::Invalid {
                 field: "excavator.diameter",
                 reason: "max below min".into(),

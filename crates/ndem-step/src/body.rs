@@ -172,16 +172,11 @@ impl World {
         joint: usize,
         drive: Option<crate::Drive>,
     ) -> Result<(), StepError> {
-        let count = self.joints.len();
         self.joints
             .get_mut(joint)
             .ok_or(StepError::InvalidSettings {
                 field: "joint",
                 reason: "no joint with this index",
-            })
-            .map(|j| {
-                let _ = count;
-                j
             })?
             .set_drive(drive)
     }

@@ -245,7 +245,8 @@ impl Joint {
         if let Some(d) = drive {
             d.validate()?;
         }
-        if !((anchor_a - anchor_b).norm() >= 1e-3) {
+        let apart = (anchor_a - anchor_b).norm();
+        if apart.is_nan() || apart < 1e-3 {
             return Err(StepError::InvalidSettings {
                 field: "anchor_b",
                 reason: "an actuator's anchors must be at least 1 mm apart",
@@ -289,7 +290,7 @@ impl Joint {
             });
         }
         if let JointKind::Prismatic { axis, .. } | JointKind::Hinge { axis, .. } = self.kind
-            && !((axis.norm() - 1.0).abs() < 1e-9)
+            && ((axis.norm() - 1.0).abs() >= 1e-9 || axis.norm().is_nan())
         {
             return Err(StepError::InvalidSettings {
                 field: "axis",

@@ -156,7 +156,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                     "pgs-direct" => SolverChoice::PgsDirect,
                     "jacobi" => SolverChoice::Jacobi,
                     "apgd" => SolverChoice::Apgd,
-                    other => return Err(format!("unknown solver {other}").into()),
+                    other => return Err(format!("unknown solver {other}")),
                 };
             }
             if let Some(n) = iterations {
