@@ -113,7 +113,7 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         CollapseSpec::default()
     };
     let (settle_time, seconds) = (1.5, 2.0);
-    let mut progress = Progress::new("reduce collapse", 5);
+    let mut progress = Progress::new("reduce collapse", 6);
     let (scene, cube) = collapse_cube(spec).map_err(|e| e.to_string())?;
     let settings = scene.settings;
     let mut world = scene.world;

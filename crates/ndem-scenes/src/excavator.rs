@@ -611,7 +611,7 @@ fn dig_cycle(
             .collect()
     };
     let mut times = vec![0.0, spec.settle_time];
-    let mut phases = vec!["settle".to_string(), "start".to_string()];
+    let mut phases = vec!["initial".to_string(), "settle".to_string()];
     let start_targets = {
         let mut t = vec![0.0];
         t.extend(lengths(start));

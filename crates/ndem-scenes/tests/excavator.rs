@@ -45,8 +45,8 @@ fn quick_excavator_has_the_papers_structure() {
     assert_eq!(
         phases,
         [
+            "initial",
             "settle",
-            "start",
             "approach",
             "penetrate",
             "drag",

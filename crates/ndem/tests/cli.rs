@@ -107,6 +107,24 @@ fn every_builtin_scene_round_trips_through_its_file_and_runs() {
         );
         check_xml(&std::fs::read_to_string(out.join("frames/contacts_00000003.vtp")).unwrap());
         check_xml(&std::fs::read_to_string(out.join("particles.pvd")).unwrap());
+        // bodies with a surface (machine parts, boxes, meshes) get their
+        // own frames: well formed, one polygon per surface triangle
+        let triangles: usize = rebuilt
+            .world
+            .shapes()
+            .iter()
+            .filter_map(|s| s.surface_triangles())
+            .map(|(_, t)| t.len())
+            .sum();
+        let bodies = out.join("frames/bodies_00000003.vtp");
+        if triangles > 0 {
+            let vtp = std::fs::read_to_string(&bodies).unwrap();
+            check_xml(&vtp);
+            assert_eq!(attr(&vtp, "NumberOfPolys"), triangles, "{name}");
+            check_xml(&std::fs::read_to_string(out.join("bodies.pvd")).unwrap());
+        } else {
+            assert!(!bodies.exists(), "{name}");
+        }
         let _ = std::fs::remove_dir_all(dir);
     }
 }
