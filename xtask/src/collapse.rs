@@ -100,6 +100,53 @@ fn run(
     })
 }
 
+/// Writes the θ(t) and h(t) CSV and plots.
+fn write_traces(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
+    let mut rows = Vec::new();
+    for o in outcomes {
+        for (t, theta, h) in &o.trace {
+            rows.push(vec![
+                o.name.to_string(),
+                format!("{t:.3}"),
+                format!("{theta:.3}"),
+                format!("{h:.4}"),
+            ]);
+        }
+    }
+    report::write_csv(
+        &opts.out.join("collapse.csv"),
+        &["run", "t_s", "theta_deg", "h"],
+        &rows,
+    )?;
+    let series = |f: fn(&(f64, f64, f64)) -> f64| -> Vec<Series> {
+        outcomes
+            .iter()
+            .map(|o| Series::line(o.name, o.trace.iter().map(|p| (p.0, f(p))).collect()))
+            .collect()
+    };
+    plot::line_plot(
+        &opts.out.join("theta.svg"),
+        Axes {
+            title: "top-surface angle during the collapse (paper Fig. 10)",
+            x: "t after the gate opens [s]",
+            y: "θ [°]",
+            ..Axes::default()
+        },
+        &series(|p| p.1),
+    )?;
+    plot::line_plot(
+        &opts.out.join("level.svg"),
+        Axes {
+            title: "reduction level h(t) (paper Fig. 11)",
+            x: "t after the gate opens [s]",
+            y: "h",
+            ..Axes::default()
+        },
+        &series(|p| p.2),
+    )?;
+    Ok(())
+}
+
 /// Runs the suite.
 pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
     report::prepare(&opts.out)?;
@@ -168,48 +215,7 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
             outcomes.push(o);
         }
     }
-    let mut rows = Vec::new();
-    for o in &outcomes {
-        for (t, theta, h) in &o.trace {
-            rows.push(vec![
-                o.name.to_string(),
-                format!("{t:.3}"),
-                format!("{theta:.3}"),
-                format!("{h:.4}"),
-            ]);
-        }
-    }
-    report::write_csv(
-        &opts.out.join("collapse.csv"),
-        &["run", "t_s", "theta_deg", "h"],
-        &rows,
-    )?;
-    let series = |f: fn(&(f64, f64, f64)) -> f64| -> Vec<Series> {
-        outcomes
-            .iter()
-            .map(|o| Series::line(o.name, o.trace.iter().map(|p| (p.0, f(p))).collect()))
-            .collect()
-    };
-    plot::line_plot(
-        &opts.out.join("theta.svg"),
-        Axes {
-            title: "top-surface angle during the collapse (paper Fig. 10)",
-            x: "t after the gate opens [s]",
-            y: "θ [°]",
-            ..Axes::default()
-        },
-        &series(|p| p.1),
-    )?;
-    plot::line_plot(
-        &opts.out.join("level.svg"),
-        Axes {
-            title: "reduction level h(t) (paper Fig. 11)",
-            x: "t after the gate opens [s]",
-            y: "h",
-            ..Axes::default()
-        },
-        &series(|p| p.2),
-    )?;
+    write_traces(opts, &outcomes)?;
     let reference = outcomes
         .iter()
         .find(|o| o.name == "ref-150")

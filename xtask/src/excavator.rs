@@ -225,6 +225,104 @@ fn height_plot(
     )
 }
 
+/// Writes one run's CSV files and height maps; returns its summary entry.
+fn run_outputs(
+    opts: &SuiteOptions,
+    run: &Run,
+    machine: &Machine,
+    spec: &ExcavatorSpec,
+) -> SuiteResult<serde_json::Value> {
+    let depth = machine.trench.1;
+    let half_bucket = 0.5 * spec.machine.bucket_width;
+    let side_strip = move |_x: f64, y: f64| y.abs() > half_bucket + 0.1;
+    let header = [
+        "t_s",
+        "phase",
+        "slew_torque_Nm",
+        "boom_N",
+        "arm_N",
+        "bucket_N",
+    ];
+    let rows: Vec<Vec<String>> = run
+        .forces
+        .iter()
+        .map(|r| {
+            let mut row = vec![format!("{:.4}", r[0])];
+            row.push(
+                machine.schedule.phases[(r[1] as usize + 1).min(machine.schedule.phases.len() - 1)]
+                    .clone(),
+            );
+            row.extend(r[2..].iter().map(|x| format!("{x:.6e}")));
+            row
+        })
+        .collect();
+    report::write_csv(
+        &opts.out.join(format!("forces_{}.csv", run.name)),
+        &header,
+        &rows,
+    )?;
+    heights_csv(
+        &opts.out.join(format!("heights_{}_before.csv", run.name)),
+        &run.before,
+    )?;
+    heights_csv(
+        &opts.out.join(format!("heights_{}_after.csv", run.name)),
+        &run.after,
+    )?;
+    height_plot(
+        &opts.out.join(format!("heights_{}_before.svg", run.name)),
+        &format!("surface height before digging, {} start [m]", run.name),
+        &run.before,
+        depth,
+    )?;
+    height_plot(
+        &opts.out.join(format!("heights_{}_after.svg", run.name)),
+        &format!("surface height at the end, {} start [m]", run.name),
+        &run.after,
+        depth,
+    )?;
+    let (lowered, raised) = run.before.changes(&run.after);
+    // fraction of steps each drive spent at its force limit
+    let saturated: Vec<f64> = (0..4)
+        .map(|k| {
+            let limit = machine.schedule.max_force[k];
+            let at = run
+                .forces
+                .iter()
+                .filter(|r| r[2 + k].abs() >= 0.999 * limit)
+                .count();
+            at as f64 / run.forces.len().max(1) as f64
+        })
+        .collect();
+    let undisturbed_before = run.before.mean_where(|_, _| true);
+    let undisturbed_after = run.after.mean_where(side_strip);
+    Ok(json!({
+        "run": run.name,
+        "particles": run.particles,
+        "steps": run.steps,
+        "simulated_s": run.simulated,
+        "wall_s": run.wall,
+        "wall_per_simulated_s": run.wall / run.simulated,
+        "stage_s": run.stage_seconds,
+        "statuses": run.statuses,
+        "mean_contacts": run.mean_contacts,
+        "mean_reduction_level": run.mean_level,
+        "fraction_of_steps_at_force_limit": {"slew": saturated[0], "boom": saturated[1], "arm": saturated[2], "bucket": saturated[3]},
+        "bed_height_after_settling_m": undisturbed_before,
+        "side_strip_height_at_end_m": undisturbed_after,
+        "volume_lowered_m3": lowered,
+        "volume_raised_m3": raised,
+        "bucket_fill_after_lift": {"particles": run.fill_after_lift.0, "solid_m3": run.fill_after_lift.1, "kg": run.fill_after_lift.2},
+        "bucket_fill_max": {"particles": run.fill_max.0, "solid_m3": run.fill_max.1, "kg": run.fill_max.2},
+        "arm_cylinder_mean_force_N": {
+            "penetrate": phase_mean(run, machine, "penetrate", 4),
+            "drag": phase_mean(run, machine, "drag", 4),
+            "curl": phase_mean(run, machine, "curl", 4),
+            "lift": phase_mean(run, machine, "lift", 4),
+        },
+    }))
+}
+
 /// Runs the suite.
 pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     report::prepare(&opts.out)?;
@@ -276,98 +374,10 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     }
     let machine = machine.ok_or("no run")?;
     let depth = machine.trench.1;
-    let half_bucket = 0.5 * spec.machine.bucket_width;
-    let side_strip = move |_x: f64, y: f64| y.abs() > half_bucket + 0.1;
-    let mut per_run = Vec::new();
-    for run in &runs {
-        let header = [
-            "t_s",
-            "phase",
-            "slew_torque_Nm",
-            "boom_N",
-            "arm_N",
-            "bucket_N",
-        ];
-        let rows: Vec<Vec<String>> = run
-            .forces
-            .iter()
-            .map(|r| {
-                let mut row = vec![format!("{:.4}", r[0])];
-                row.push(
-                    machine.schedule.phases
-                        [(r[1] as usize + 1).min(machine.schedule.phases.len() - 1)]
-                    .clone(),
-                );
-                row.extend(r[2..].iter().map(|x| format!("{x:.6e}")));
-                row
-            })
-            .collect();
-        report::write_csv(
-            &opts.out.join(format!("forces_{}.csv", run.name)),
-            &header,
-            &rows,
-        )?;
-        heights_csv(
-            &opts.out.join(format!("heights_{}_before.csv", run.name)),
-            &run.before,
-        )?;
-        heights_csv(
-            &opts.out.join(format!("heights_{}_after.csv", run.name)),
-            &run.after,
-        )?;
-        height_plot(
-            &opts.out.join(format!("heights_{}_before.svg", run.name)),
-            &format!("surface height before digging, {} start [m]", run.name),
-            &run.before,
-            depth,
-        )?;
-        height_plot(
-            &opts.out.join(format!("heights_{}_after.svg", run.name)),
-            &format!("surface height at the end, {} start [m]", run.name),
-            &run.after,
-            depth,
-        )?;
-        let (lowered, raised) = run.before.changes(&run.after);
-        // fraction of steps each drive spent at its force limit
-        let saturated: Vec<f64> = (0..4)
-            .map(|k| {
-                let limit = machine.schedule.max_force[k];
-                let at = run
-                    .forces
-                    .iter()
-                    .filter(|r| r[2 + k].abs() >= 0.999 * limit)
-                    .count();
-                at as f64 / run.forces.len().max(1) as f64
-            })
-            .collect();
-        let undisturbed_before = run.before.mean_where(|_, _| true);
-        let undisturbed_after = run.after.mean_where(side_strip);
-        per_run.push(json!({
-            "run": run.name,
-            "particles": run.particles,
-            "steps": run.steps,
-            "simulated_s": run.simulated,
-            "wall_s": run.wall,
-            "wall_per_simulated_s": run.wall / run.simulated,
-            "stage_s": run.stage_seconds,
-            "statuses": run.statuses,
-            "mean_contacts": run.mean_contacts,
-            "mean_reduction_level": run.mean_level,
-            "fraction_of_steps_at_force_limit": {"slew": saturated[0], "boom": saturated[1], "arm": saturated[2], "bucket": saturated[3]},
-            "bed_height_after_settling_m": undisturbed_before,
-            "side_strip_height_at_end_m": undisturbed_after,
-            "volume_lowered_m3": lowered,
-            "volume_raised_m3": raised,
-            "bucket_fill_after_lift": {"particles": run.fill_after_lift.0, "solid_m3": run.fill_after_lift.1, "kg": run.fill_after_lift.2},
-            "bucket_fill_max": {"particles": run.fill_max.0, "solid_m3": run.fill_max.1, "kg": run.fill_max.2},
-            "arm_cylinder_mean_force_N": {
-                "penetrate": phase_mean(run, &machine, "penetrate", 4),
-                "drag": phase_mean(run, &machine, "drag", 4),
-                "curl": phase_mean(run, &machine, "curl", 4),
-                "lift": phase_mean(run, &machine, "lift", 4),
-            },
-        }));
-    }
+    let per_run = runs
+        .iter()
+        .map(|run| run_outputs(opts, run, &machine, &spec))
+        .collect::<SuiteResult<Vec<_>>>()?;
     let series: Vec<Series> = runs
         .iter()
         .map(|r| {
