@@ -31,6 +31,14 @@ pub enum MathError {
         /// Human-readable admissible range, e.g. `"(-1, 0.5)"`.
         range: &'static str,
     },
+    /// A value the chosen model needs is not given.
+    #[error("`{field}` is needed by {by} but not given")]
+    Missing {
+        /// Name of the field.
+        field: &'static str,
+        /// What needs it.
+        by: &'static str,
+    },
     /// A vector that must have unit (or non-zero) length does not.
     #[error("`{field}` must be a non-zero direction")]
     ZeroDirection {

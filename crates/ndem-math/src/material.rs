@@ -28,6 +28,11 @@ pub struct Material {
     pub rolling_resistance: f64,
     /// Hertz dashpot time `c` [s] in `f = k_n (δ^{3/2} + c δ^{1/2} δ̇)`.
     pub damping: f64,
+    /// Linear normal stiffness `k_n` [N/m] of a contact between two bodies
+    /// of this material, used by [`ContactLaw::LinearPerMaterial`] (the
+    /// model-reduction paper's Table 1 gives k_n = 3 kN/m). `None`: the
+    /// material has no linear stiffness.
+    pub linear_stiffness: Option<f64>,
 }
 
 impl Default for Material {
@@ -40,6 +45,7 @@ impl Default for Material {
             friction: 0.91,
             rolling_resistance: 0.32,
             damping: 0.0,
+            linear_stiffness: None,
         }
     }
 }
@@ -68,6 +74,9 @@ impl Material {
         non_negative("friction", self.friction)?;
         non_negative("rolling_resistance", self.rolling_resistance)?;
         non_negative("damping", self.damping)?;
+        if let Some(k) = self.linear_stiffness {
+            positive("linear_stiffness", k)?;
+        }
         Ok(())
     }
 
@@ -89,6 +98,11 @@ pub enum ContactLaw {
         /// Stiffness `k_n` [N/m].
         stiffness: f64,
     },
+    /// Linear spring `f = k_n δ` with `k_n` from the two materials'
+    /// [`Material::linear_stiffness`]: two half-contacts of stiffness
+    /// `2k_a` and `2k_b` in series, `k_n = 2 k_a k_b / (k_a + k_b)` (so a
+    /// contact within one material has that material's `k_n`); `e_H = 1`.
+    LinearPerMaterial,
     /// Rigid contact: no compliance (`ε_n = 0`, `Σ_n = 0`), the normal
     /// constraint is the gap itself (`g = φ`, `e_H = 1`). This is the
     /// "classic" contact dynamics of the compatible-contact-dynamics paper
@@ -103,7 +117,7 @@ impl ContactLaw {
     pub fn exponent(&self) -> f64 {
         match self {
             ContactLaw::Hertz => 1.25,
-            ContactLaw::Linear { .. } | ContactLaw::Rigid => 1.0,
+            ContactLaw::Linear { .. } | ContactLaw::LinearPerMaterial | ContactLaw::Rigid => 1.0,
         }
     }
 }
@@ -125,6 +139,9 @@ pub struct PairProperties {
     pub rolling_resistance: f64,
     /// Dashpot time: the larger of the two.
     pub damping: f64,
+    /// Linear stiffness `2 k_a k_b / (k_a + k_b)` when both materials have
+    /// one ([`ContactLaw::LinearPerMaterial`]).
+    pub linear_stiffness: Option<f64>,
 }
 
 impl PairProperties {
@@ -157,6 +174,10 @@ impl PairProperties {
                 .rolling_resistance
                 .min(material_b.rolling_resistance),
             damping: material_a.damping.max(material_b.damping),
+            linear_stiffness: match (material_a.linear_stiffness, material_b.linear_stiffness) {
+                (Some(a), Some(b)) => Some(2.0 * a * b / (a + b)),
+                _ => None,
+            },
         })
     }
 
@@ -256,6 +277,14 @@ impl ContactParameters {
             }
             ContactLaw::Linear { stiffness } => {
                 let k = positive("stiffness", stiffness)?;
+                (k, exponent / k)
+            }
+            ContactLaw::LinearPerMaterial => {
+                let k = pair.linear_stiffness.ok_or(MathError::Missing {
+                    field: "linear_stiffness",
+                    by: "the per-material linear contact law (both materials need it)",
+                })?;
+                let k = positive("linear_stiffness", k)?;
                 (k, exponent / k)
             }
             ContactLaw::Rigid => (f64::INFINITY, 0.0),

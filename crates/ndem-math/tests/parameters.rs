@@ -86,7 +86,9 @@ fn static_check_reproduces_hertz_and_linear() {
             let expected = match law {
                 ContactLaw::Hertz => p.stiffness * delta.powf(1.5),
                 ContactLaw::Linear { stiffness } => stiffness * delta,
-                ContactLaw::Rigid => unreachable!("not in this loop"),
+                ContactLaw::LinearPerMaterial | ContactLaw::Rigid => {
+                    unreachable!("not in this loop")
+                }
             };
             assert!(
                 rel(force, expected) < 1e-12,
@@ -268,5 +270,51 @@ fn rigid_law_has_no_compliance() {
         assert_eq!(p.static_force(1e-9), f64::INFINITY);
         // friction and rolling rows keep their SPOOK compliance
         assert_eq!(p.sigma_t, 1e-6 / dt);
+    }
+}
+
+/// Per-material linear stiffness (model-reduction paper, Table 1: k_n =
+/// 3 kN/m): a contact within one material has that material's k_n, two
+/// materials combine as half-contacts in series, 2 k_a k_b / (k_a + k_b);
+/// the static check gives the force k_n δ; a material without the
+/// stiffness is a typed error naming the field.
+#[test]
+fn per_material_linear_stiffness() {
+    let soft = Material {
+        linear_stiffness: Some(3e3),
+        ..Material::default()
+    };
+    let stiff = Material {
+        linear_stiffness: Some(9e3),
+        ..Material::default()
+    };
+    let dt = 5e-3;
+    let spook = SpookSettings::default();
+    for (a, b, k) in [
+        (&soft, &soft, 3e3),
+        (&soft, &stiff, 4.5e3),
+        (&stiff, &stiff, 9e3),
+    ] {
+        let pair = PairProperties::combine(a, 0.0065, b, 0.005).unwrap();
+        let p = ContactParameters::new(ContactLaw::LinearPerMaterial, &pair, dt, &spook).unwrap();
+        assert!(rel(p.stiffness, k) < 1e-15, "{} vs {k}", p.stiffness);
+        let same =
+            ContactParameters::new(ContactLaw::Linear { stiffness: k }, &pair, dt, &spook).unwrap();
+        assert_eq!(p, same);
+        assert!(rel(p.static_force(2e-4), k * 2e-4) < 1e-12);
+    }
+    let plain = Material::default();
+    let pair = PairProperties::combine(&soft, 0.0065, &plain, 0.0065).unwrap();
+    match ContactParameters::new(ContactLaw::LinearPerMaterial, &pair, dt, &spook) {
+        Err(MathError::Missing { field, .. }) => assert_eq!(field, "linear_stiffness"),
+        other => panic!("{other:?}"),
+    }
+    let bad = Material {
+        linear_stiffness: Some(-1.0),
+        ..Material::default()
+    };
+    match bad.validate() {
+        Err(MathError::NonPositive { field, .. }) => assert_eq!(field, "linear_stiffness"),
+        other => panic!("{other:?}"),
     }
 }

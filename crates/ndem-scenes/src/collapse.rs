@@ -28,7 +28,8 @@ pub struct CollapseSpec {
     pub side: f64,
     /// Fraction of small (10 mm) particles.
     pub small_fraction: f64,
-    /// Linear normal stiffness k_n [N/m] (paper 3 kN/m).
+    /// Linear normal stiffness k_n [N/m] of particles and walls, as each
+    /// material's own (`ContactLaw::LinearPerMaterial`; paper 3 kN/m).
     pub stiffness: f64,
     /// Gate speed when raised [m/s].
     pub gate_speed: f64,
@@ -87,11 +88,14 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
             reason: "the cube must be wider than 2 d and hold particles".into(),
         });
     }
-    let particle = Material::default();
+    let particle = Material {
+        linear_stiffness: Some(spec.stiffness),
+        ..Material::default()
+    };
     let frictionless = Material {
         friction: 0.0,
         rolling_resistance: 0.0,
-        ..Material::default()
+        ..particle
     };
     let mut world = World::new(vec![particle, frictionless], Vec3::new(0.0, 0.0, -G))?;
     let side = spec.side * D;
@@ -136,9 +140,7 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
         world.add_body(BodyDesc::dynamic(Shape::sphere(0.5 * d)?, 0, p))?;
     }
     let settings = StepSettings {
-        contact_law: ContactLaw::Linear {
-            stiffness: spec.stiffness,
-        },
+        contact_law: ContactLaw::LinearPerMaterial,
         ..StepSettings::papers()
     };
     let scene = Scene {

@@ -102,6 +102,11 @@ pub struct RunSpec {
     /// paper's classic CD). Excludes `linear_stiffness`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rigid_contacts: bool,
+    /// Linear contacts with each material's own `linear_stiffness` (the
+    /// model-reduction paper's k_n per material). Excludes
+    /// `linear_stiffness` and `rigid_contacts`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_material_stiffness: bool,
     /// Contact margin [m].
     #[serde(default)]
     pub margin: f64,
@@ -153,6 +158,10 @@ pub struct MaterialSpec {
     /// Dashpot time c [s].
     #[serde(default)]
     pub damping: f64,
+    /// Linear normal stiffness k_n [N/m] of contacts within this material
+    /// (`run.per_material_stiffness`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_stiffness: Option<f64>,
 }
 
 /// A body's shape.
@@ -440,6 +449,7 @@ impl SceneFile {
                 friction: m.friction,
                 rolling_resistance: m.rolling_resistance,
                 damping: m.damping,
+                linear_stiffness: m.linear_stiffness,
             })
             .collect();
         if materials.is_empty() {
@@ -541,16 +551,27 @@ impl SceneFile {
             6 => ContactRows::NormalFrictionRolling,
             n => return Err(invalid("run.rows", format!("{n} is not 1, 3 or 6"))),
         };
-        let contact_law = match (r.linear_stiffness, r.rigid_contacts) {
-            (Some(_), true) => {
+        let contact_law = match (
+            r.linear_stiffness,
+            r.rigid_contacts,
+            r.per_material_stiffness,
+        ) {
+            (Some(_), true, _) => {
                 return Err(invalid(
                     "run.rigid_contacts",
                     "rigid contacts exclude run.linear_stiffness",
                 ));
             }
-            (Some(stiffness), false) => ContactLaw::Linear { stiffness },
-            (None, true) => ContactLaw::Rigid,
-            (None, false) => ContactLaw::Hertz,
+            (Some(_), _, true) | (_, true, true) => {
+                return Err(invalid(
+                    "run.per_material_stiffness",
+                    "excludes run.linear_stiffness and run.rigid_contacts",
+                ));
+            }
+            (None, false, true) => ContactLaw::LinearPerMaterial,
+            (Some(stiffness), false, false) => ContactLaw::Linear { stiffness },
+            (None, true, false) => ContactLaw::Rigid,
+            (None, false, false) => ContactLaw::Hertz,
         };
         let settings = StepSettings {
             dt: r.dt,
@@ -697,9 +718,10 @@ impl SceneFile {
                 rows: s.contact_rows.count(),
                 linear_stiffness: match s.contact_law {
                     ContactLaw::Linear { stiffness } => Some(stiffness),
-                    ContactLaw::Hertz | ContactLaw::Rigid => None,
+                    ContactLaw::Hertz | ContactLaw::Rigid | ContactLaw::LinearPerMaterial => None,
                 },
                 rigid_contacts: s.contact_law == ContactLaw::Rigid,
+                per_material_stiffness: s.contact_law == ContactLaw::LinearPerMaterial,
                 margin: s.margin,
                 impact_velocity: s.impact_velocity,
                 impact_stage: s.impact_stage,
@@ -717,6 +739,7 @@ impl SceneFile {
                     friction: m.friction,
                     rolling_resistance: m.rolling_resistance,
                     damping: m.damping,
+                    linear_stiffness: m.linear_stiffness,
                 })
                 .collect(),
             bodies,

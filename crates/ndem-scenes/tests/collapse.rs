@@ -2,9 +2,9 @@
 
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
-use ndem_scenes::SceneError;
 use ndem_scenes::builders::D;
 use ndem_scenes::collapse::{CollapseSpec, collapse_cube, surface_angle};
+use ndem_scenes::{SceneError, SceneFile};
 use ndem_step::{BodyDesc, World};
 
 #[test]
@@ -59,5 +59,30 @@ fn surface_angle_of_a_known_slope() {
         let theta = surface_angle(&w, first, &detached);
         println!("{degrees}: error {:e}", theta - degrees);
         assert!((theta - degrees).abs() < 1e-13, "{degrees}: {theta}");
+    }
+}
+
+/// The per-material stiffness survives the scene file.
+#[test]
+fn per_material_stiffness_round_trips_through_the_scene_file() {
+    let (scene, _) = collapse_cube(CollapseSpec {
+        particles: 20,
+        ..CollapseSpec::default()
+    })
+    .unwrap();
+    let file = SceneFile::from_scene(&scene);
+    let text = file.to_toml().unwrap();
+    assert!(text.contains("per_material_stiffness = true"), "{text}");
+    assert!(text.contains("linear_stiffness = 3000.0"));
+    let back = SceneFile::from_toml(&text).unwrap().to_scene().unwrap();
+    assert_eq!(back.settings.contact_law, scene.settings.contact_law);
+    assert_eq!(back.world.materials, scene.world.materials);
+    let clash = text.replace(
+        "per_material_stiffness = true",
+        "per_material_stiffness = true\nrigid_contacts = true",
+    );
+    match SceneFile::from_toml(&clash).unwrap().to_scene() {
+        Err(SceneError::Invalid { field, .. }) => assert_eq!(field, "run.per_material_stiffness"),
+        other => panic!("{:?}", other.map(|_| ())),
     }
 }
