@@ -363,8 +363,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     });
     let mut runs = Vec::new();
     let mut machine = None;
-    for result in results {
-        let (run, m) = result?;
+    let (results, failures) = report::split_failures("excavator", results);
+    for (run, m) in results {
         progress.tick(&format!(
             "{}: {} particles, {:.1} s simulated in {:.0} s",
             run.name, run.particles, run.simulated, run.wall
@@ -372,7 +372,13 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         machine = Some(m);
         runs.push(run);
     }
-    let machine = machine.ok_or("no run")?;
+    let machine = match machine {
+        Some(m) => m,
+        None => {
+            let (_, m) = excavator_with_machine(spec).map_err(|e| e.to_string())?;
+            m
+        }
+    };
     let depth = machine.trench.1;
     let per_run = runs
         .iter()
@@ -397,7 +403,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         },
         &series,
     )?;
-    let comparison = if reduce && runs.len() == 2 {
+    let comparison = if !failures.is_empty() {
+        None
+    } else if reduce && runs.len() == 2 {
         let (full, reduced) = (&runs[0], &runs[1]);
         let drag = |r: &Run| phase_mean(r, &machine, "drag", 4);
         let (fl, _) = full.before.changes(&full.after);
@@ -435,6 +443,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         "solver": "pgs-direct",
         "schedule": {"phases": machine.schedule.phases, "times_s": machine.schedule.times},
         "runs": per_run,
+        "failed_runs": failures,
         "cold_vs_warm": comparison,
         "paper": {
             "drag_force_warm_over_cold": "almost 1.5 (8-10 s)",
@@ -450,7 +459,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
     )?;
     report::write(&opts.out.join("report.md"), &report_md(&summary))?;
-    Ok(true)
+    Ok(failures.is_empty())
 }
 
 fn report_md(summary: &serde_json::Value) -> String {
@@ -489,6 +498,9 @@ fn report_md(summary: &serde_json::Value) -> String {
         );
     }
     let c = &summary["cold_vs_warm"];
+    for f in summary["failed_runs"].as_array().into_iter().flatten() {
+        let _ = writeln!(s, "\n**Failed run**: {}", f.as_str().unwrap_or(""));
+    }
     if summary["reduction_comparison"].as_bool() == Some(true) {
         let _ = writeln!(s, "\n## Model reduction (model-reduction paper, Fig. 1)\n");
         let _ = writeln!(s, "| quantity | reduced / full |\n|---|---|");
