@@ -76,8 +76,9 @@ proptest! {
     /// that point to the centre; and no other contact exists. Triangles
     /// sharing a closest point (an edge or vertex) give one contact.
     /// Largest differences seen over 256 cases (156 contacts): 1.0e-15 m
-    /// in the gap, 9.6e-16 m in the point, 1.8e-14 in the normal; the
-    /// bounds are ten times those.
+    /// in the gap, 9.6e-16 m in the point (bounds ten times those); the
+    /// normal's error grows as the centre nears the triangle (9.5e-13 at
+    /// 0.25 mm) and is bounded relative to ε (1 + |p|)/|p − q|.
     #[test]
     fn sphere_mesh_contacts_equal_the_brute_force_reference(
         mesh in arb_trimesh(12),
@@ -113,7 +114,12 @@ proptest! {
             prop_assert!((c.gap - gap).abs() <= 1e-14, "gap {} vs {}", c.gap, gap);
             let d = centre - q;
             if d.norm() > 1e-9 {
-                prop_assert!((c.normal - d.normalize()).norm() <= 2e-13);
+                // the normal (p − q)/|p − q| loses digits as the centre
+                // nears the triangle: its error is about
+                // ε (1 + |p|)/|p − q|, measured at most 0.82 times that
+                let e = (c.normal - d.normalize()).norm();
+                let scale = f64::EPSILON * (1.0 + centre.norm()) / d.norm();
+                prop_assert!(e <= 8.0 * scale, "normal error {e:e}, {:e} of ε(1+|p|)/|p−q|", e / scale);
             }
         }
     }
