@@ -68,8 +68,19 @@ fn simulate(
     let name = choice.name;
     let (mut scene, machine) = excavator_with_machine(spec).map_err(|e| e.to_string())?;
     scene.warm_start = choice.warm;
+    let bucket = machine.bodies[4];
     if choice.reduce {
-        scene.reduction = Some(ndem_reduce::ReductionSettings::default());
+        // a sensor that moves with the bucket keeps the material around
+        // it resolved (radius: the bucket's length plus 0.1 m)
+        let radius = spec.machine.bucket_length + 0.1;
+        scene.reduction = Some(ndem_reduce::ReductionSettings {
+            sensors: vec![ndem_reduce::SensorSplit {
+                shape: ndem_collide::Shape::sphere(radius).map_err(|e| e.to_string())?,
+                position: scene.world.positions()[bucket],
+                orientation: ndem_math::Quat::identity(),
+            }],
+            ..ndem_reduce::ReductionSettings::default()
+        });
     }
     let mut stepper = scene.stepper().map_err(|e| e.to_string())?;
     let dt = scene.settings.dt;
@@ -100,6 +111,11 @@ fn simulate(
     let mut failure = None;
     let mut done = 0;
     for k in 0..steps {
+        if let Some(r) = stepper.hooks_as::<ndem_reduce::Reducer>() {
+            let at = scene.world.positions()[bucket];
+            r.move_sensor(0, at, ndem_math::Quat::identity())
+                .map_err(|e| e.to_string())?;
+        }
         let st = match scene.step(&mut stepper) {
             Ok(st) => st,
             Err(e) => {

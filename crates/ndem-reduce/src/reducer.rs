@@ -126,9 +126,41 @@ impl Reducer {
         })
     }
 
-    /// The settings.
+    /// The settings (as constructed but for sensor poses moved by
+    /// [`Reducer::move_sensor`]).
     pub fn settings(&self) -> &ReductionSettings {
         &self.settings
+    }
+
+    /// Moves sensor `index` (a sensor that follows a machine part, e.g. a
+    /// region around an excavator's bucket, so that the material ahead of
+    /// it is resolved before it arrives). Errors on a missing sensor or a
+    /// non-finite pose.
+    pub fn move_sensor(
+        &mut self,
+        index: usize,
+        position: ndem_math::Vec3,
+        orientation: ndem_math::Quat,
+    ) -> Result<(), ReduceError> {
+        if !(position.iter().all(|x| x.is_finite())
+            && orientation.coords.iter().all(|x| x.is_finite()))
+        {
+            return Err(ReduceError::InvalidSettings {
+                field: "sensors.position",
+                reason: "must be finite",
+            });
+        }
+        let sensor = self
+            .settings
+            .sensors
+            .get_mut(index)
+            .ok_or(ReduceError::InvalidSettings {
+                field: "sensors",
+                reason: "no sensor with this index",
+            })?;
+        sensor.position = position;
+        sensor.orientation = orientation;
+        Ok(())
     }
 
     /// Statistics of the last step.
