@@ -328,6 +328,58 @@ fn sensor_frees_exactly_the_members_inside() {
     assert_eq!(r.stats().aggregates, 2);
 }
 
+/// A sensor moved with `Reducer::move_sensor` (one that follows a machine
+/// part) frees the members at its new place, exactly, and a bad index or
+/// pose is a typed error.
+#[test]
+fn moved_sensor_frees_the_members_at_its_new_place() {
+    let (mut w, mut st) = ndem_scenes_column();
+    for _ in 0..200 {
+        st.step(&mut w).unwrap();
+    }
+    let sensor = SensorSplit {
+        shape: Shape::sphere(0.02).unwrap(),
+        position: Vec3::new(10.0, 10.0, 10.0),
+        orientation: Quat::identity(),
+    };
+    let mut settings = ReductionSettings::default();
+    settings.sensors.push(sensor.clone());
+    let mut reducer = Reducer::new(settings).unwrap();
+    assert!(
+        reducer
+            .move_sensor(1, Vec3::zeros(), Quat::identity())
+            .is_err()
+    );
+    assert!(
+        reducer
+            .move_sensor(0, Vec3::new(f64::NAN, 0.0, 0.0), Quat::identity())
+            .is_err()
+    );
+    let members: Vec<usize> = (1..=25).collect();
+    reducer.merge_bodies(&mut w, &members).unwrap();
+    st.set_hooks(Box::new(reducer));
+    // far away: nothing splits
+    st.step(&mut w).unwrap();
+    assert!((1..=25).all(|i| w.is_member(i)));
+    // moved onto sphere 7: the members inside are freed
+    let at = w.positions()[7];
+    st.hooks_as::<Reducer>()
+        .unwrap()
+        .move_sensor(0, at, Quat::identity())
+        .unwrap();
+    let moved = SensorSplit {
+        position: at,
+        ..sensor
+    };
+    let expected: Vec<usize> = (1..=25)
+        .filter(|&i| moved.overlaps(&w.positions()[i], 0.0065))
+        .collect();
+    st.step(&mut w).unwrap();
+    let freed: Vec<usize> = (1..=25).filter(|&i| !w.is_member(i)).collect();
+    assert!(!expected.is_empty());
+    assert_eq!(freed, expected);
+}
+
 /// A 5×5×3 block of spheres (d = 13 mm, Table 1) settled on a floor.
 fn block() -> (World, Stepper) {
     let (_, st) = ndem_scenes_column();
