@@ -208,9 +208,13 @@ proptest! {
         let low = smallest_eigenvalue(&a);
         let scale = exact.norm().max(r.norm() / low);
         let allowed = condition_number(&a) * f64::EPSILON * scale + tolerance / low;
-        // largest error seen over 4 × 128 cases: 5.4e-4 of that bound
+        // The bound is the a priori one: a residual just under the
+        // tolerance can leave an error up to tolerance/λ_min(A), and
+        // sampling rarely reaches it. Largest seen: 8.0e-3 of it (a CI run
+        // drew that case after 4 × 128 local cases had stayed below
+        // 5.4e-4, so a sampled fraction is not used as the bound).
         let error = difference(&lambda, &exact);
-        prop_assert!(error <= 5e-3 * allowed, "error {error:e}, a priori bound {allowed:e}");
+        prop_assert!(error <= allowed, "error {error:e}, a priori bound {allowed:e}");
     }
 }
 
