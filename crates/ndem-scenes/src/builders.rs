@@ -129,6 +129,19 @@ impl Scene {
     }
 }
 
+/// A scene parameter that must be finite and positive; the error names
+/// the field.
+pub(crate) fn positive(field: &'static str, x: f64) -> Result<(), SceneError> {
+    if x.is_finite() && x > 0.0 {
+        Ok(())
+    } else {
+        Err(SceneError::Invalid {
+            field,
+            reason: format!("must be finite and > 0, got {x}"),
+        })
+    }
+}
+
 fn gravity() -> Vec3 {
     Vec3::new(0.0, 0.0, -G)
 }

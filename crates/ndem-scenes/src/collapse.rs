@@ -12,7 +12,7 @@
 //! (a channel of width 15d), so the collapse is a plane flow whose angle
 //! is read on the channel's centre line; the gate rises at 1 m/s.
 
-use crate::builders::{D, D2, G, Scene, SceneError};
+use crate::builders::{D, D2, G, Scene, SceneError, positive};
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::rng::Rng;
 use ndem_collide::Shape;
@@ -76,12 +76,7 @@ impl CollapseCube {
 /// the model-reduction paper's Table 1 (linear k_n, e = 0.18, μ_t = 0.91,
 /// μ_r = 0.32, ρ = 3700 kg/m³, Δt = 5 ms, γ_t = γ_r = 1e-6).
 pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneError> {
-    if !(spec.stiffness.is_finite() && spec.stiffness > 0.0) {
-        return Err(SceneError::Invalid {
-            field: "collapse.stiffness",
-            reason: format!("{} must be finite and > 0", spec.stiffness),
-        });
-    }
+    positive("collapse.stiffness", spec.stiffness)?;
     if !(spec.side > 2.0 && spec.side.is_finite()) || spec.particles == 0 {
         return Err(SceneError::Invalid {
             field: "collapse.side",

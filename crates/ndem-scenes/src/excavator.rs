@@ -18,7 +18,7 @@
 //! The machine and the trench's walls share a collision group: the
 //! machine only touches particles.
 
-use crate::builders::{G, Scene, SceneError};
+use crate::builders::{G, Scene, SceneError, positive};
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::rng::Rng;
 use crate::schedule::DriveSchedule;
@@ -136,16 +136,6 @@ impl ExcavatorSpec {
     }
 
     fn validate(&self) -> Result<(), SceneError> {
-        let positive = |field: &'static str, x: f64| {
-            if x.is_finite() && x > 0.0 {
-                Ok(())
-            } else {
-                Err(SceneError::Invalid {
-                    field,
-                    reason: format!("{x} must be finite and > 0"),
-                })
-            }
-        };
         for x in self.trench {
             positive("excavator.trench", x)?;
         }

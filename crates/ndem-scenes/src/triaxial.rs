@@ -10,7 +10,7 @@
 //! 100 kg end wall (≈ 30 kPa on its area) would dwarf the applied stress,
 //! so the paper's numbers only make sense without gravity.
 
-use crate::builders::{D, D2, Scene, SceneError};
+use crate::builders::{D, D2, Scene, SceneError, positive};
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::rng::Rng;
 use ndem_collide::Shape;
@@ -230,16 +230,6 @@ impl Default for TriaxialSpec {
 /// body, no gravity. Consolidation under σ_h for `consolidation_time`, then
 /// shear at the axial speed.
 pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
-    let positive = |field: &'static str, x: f64| {
-        if x.is_finite() && x > 0.0 {
-            Ok(())
-        } else {
-            Err(SceneError::Invalid {
-                field,
-                reason: format!("must be finite and > 0, got {x}"),
-            })
-        }
-    };
     positive("confining_pressure", spec.confining_pressure)?;
     positive("wall_mass", spec.wall_mass)?;
     positive("youngs_modulus", spec.youngs_modulus)?;

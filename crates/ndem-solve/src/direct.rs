@@ -46,7 +46,9 @@ pub(crate) struct JointBlock {
     /// Factors by active set (`true`: fixed at a bound).
     factors: Vec<(Vec<bool>, Llt<usize, f64>)>,
     residual: Vec<f64>,
+    /// The block's multipliers during a step.
     delta: Vec<f64>,
+    scratch: Scratch,
 }
 
 impl std::fmt::Debug for JointBlock {
@@ -68,6 +70,7 @@ impl Clone for JointBlock {
             factors: Vec::new(),
             residual: self.residual.clone(),
             delta: self.delta.clone(),
+            scratch: Scratch::default(),
         }
     }
 }
@@ -173,7 +176,6 @@ impl JointBlock {
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> Result<f64, NotPositiveDefinite> {
-        let n = self.rows.len();
         let off = problem.generic_offset();
         let generic = problem.generic_rows();
         for (k, &i) in self.rows.iter().enumerate() {
@@ -181,82 +183,20 @@ impl JointBlock {
             let [a, b] = r.bodies.map(|x| x as usize);
             self.residual[k] =
                 r.jacobian.dot(&velocity[a], &velocity[b]) + r.sigma * lambda[off + i] + r.rhs;
+            // the block's current multipliers
+            self.delta[k] = lambda[off + i];
         }
-        // x − λ (in `delta`) and the gradient g = w + A (x − λ); x starts
-        // at λ clamped to the bounds
-        let mut gradient = self.residual.clone();
-        for k in 0..n {
-            let (lo, hi) = self.bounds[k];
-            let l = lambda[off + self.rows[k]];
-            self.delta[k] = l.clamp(lo, hi) - l;
-        }
-        self.add_product(&self.delta.clone(), 1.0, &mut gradient);
-        let x = |this: &Self, k: usize| lambda[off + this.rows[k]] + this.delta[k];
-        let mut at = vec![Bound::Free; n];
-        for k in 0..n {
-            let (lo, hi) = self.bounds[k];
-            if x(self, k) >= hi && gradient[k] < 0.0 {
-                at[k] = Bound::Upper;
-            } else if x(self, k) <= lo && gradient[k] > 0.0 {
-                at[k] = Bound::Lower;
-            }
-        }
-        let mut direction = vec![0.0; n];
-        for _ in 0..3 * n + 10 {
-            self.newton_direction(&at, &gradient, &mut direction)?;
-            let moves = direction.iter().any(|&p| p != 0.0);
-            if moves {
-                // ratio test against the free rows' bounds
-                let (mut alpha, mut blocking) = (1.0f64, None);
-                for k in 0..n {
-                    let p = direction[k];
-                    if at[k] != Bound::Free || p == 0.0 {
-                        continue;
-                    }
-                    let (lo, hi) = self.bounds[k];
-                    let (room, side) = if p > 0.0 {
-                        (hi - x(self, k), Bound::Upper)
-                    } else {
-                        (lo - x(self, k), Bound::Lower)
-                    };
-                    let reach = (room / p).max(0.0);
-                    if reach < alpha {
-                        alpha = reach;
-                        blocking = Some((k, side));
-                    }
-                }
-                for k in 0..n {
-                    self.delta[k] += alpha * direction[k];
-                }
-                self.add_product(&direction, alpha, &mut gradient);
-                if let Some((k, side)) = blocking {
-                    let (lo, hi) = self.bounds[k];
-                    // land exactly on the bound
-                    let l = lambda[off + self.rows[k]];
-                    self.delta[k] = if side == Bound::Upper { hi } else { lo } - l;
-                    at[k] = side;
-                    continue;
-                }
-            }
-            // stationary on the free rows: release the most wrongly held row
-            let release = (0..n)
-                .filter_map(|k| match at[k] {
-                    Bound::Upper if gradient[k] > 0.0 => Some((k, gradient[k])),
-                    Bound::Lower if gradient[k] < 0.0 => Some((k, -gradient[k])),
-                    _ => None,
-                })
-                .max_by(|a, b| a.1.total_cmp(&b.1));
-            match release {
-                Some((k, _)) => at[k] = Bound::Free,
-                None => break,
-            }
-        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let solved = self.active_set(&mut scratch);
+        self.scratch = scratch;
+        solved?;
+        // `delta` holds the block's new multipliers: apply the change
         let inv = problem.inverse_mass();
         let mut largest = 0.0f64;
         for (k, &i) in self.rows.iter().enumerate() {
             let (lo, hi) = self.bounds[k];
             let l = &mut lambda[off + i];
-            let new = (*l + self.delta[k]).clamp(lo, hi);
+            let new = self.delta[k].clamp(lo, hi);
             let d = new - *l;
             if d == 0.0 {
                 continue;
@@ -272,6 +212,82 @@ impl JointBlock {
         Ok(largest)
     }
 
+    /// The active-set iteration of [`Self::step`]: on entry `residual`
+    /// holds `w` at the current multipliers `λ`, which `delta` holds; on
+    /// exit `delta` holds the new multipliers `x`.
+    fn active_set(&mut self, s: &mut Scratch) -> Result<(), NotPositiveDefinite> {
+        let n = self.rows.len();
+        s.resize(n);
+        // x starts at λ clamped to the bounds; gradient g = w + A (x − λ)
+        for k in 0..n {
+            let (lo, hi) = self.bounds[k];
+            let l = self.delta[k];
+            s.x[k] = l.clamp(lo, hi);
+            s.step[k] = s.x[k] - l;
+            s.gradient[k] = self.residual[k];
+        }
+        add_product(&self.matrix, &s.step, 1.0, &mut s.gradient);
+        for k in 0..n {
+            let (lo, hi) = self.bounds[k];
+            s.at[k] = if s.x[k] >= hi && s.gradient[k] < 0.0 {
+                Bound::Upper
+            } else if s.x[k] <= lo && s.gradient[k] > 0.0 {
+                Bound::Lower
+            } else {
+                Bound::Free
+            };
+        }
+        for _ in 0..3 * n + 10 {
+            self.newton_direction(s)?;
+            if s.step.iter().any(|&p| p != 0.0) {
+                // ratio test against the free rows' bounds
+                let (mut alpha, mut blocking) = (1.0f64, None);
+                for k in 0..n {
+                    let p = s.step[k];
+                    if s.at[k] != Bound::Free || p == 0.0 {
+                        continue;
+                    }
+                    let (lo, hi) = self.bounds[k];
+                    let (room, side) = if p > 0.0 {
+                        (hi - s.x[k], Bound::Upper)
+                    } else {
+                        (lo - s.x[k], Bound::Lower)
+                    };
+                    let reach = (room / p).max(0.0);
+                    if reach < alpha {
+                        alpha = reach;
+                        blocking = Some((k, side));
+                    }
+                }
+                for k in 0..n {
+                    s.x[k] += alpha * s.step[k];
+                }
+                add_product(&self.matrix, &s.step, alpha, &mut s.gradient);
+                if let Some((k, side)) = blocking {
+                    // land exactly on the bound
+                    let (lo, hi) = self.bounds[k];
+                    s.x[k] = if side == Bound::Upper { hi } else { lo };
+                    s.at[k] = side;
+                    continue;
+                }
+            }
+            // stationary on the free rows: release the most wrongly held row
+            let release = (0..n)
+                .filter_map(|k| match s.at[k] {
+                    Bound::Upper if s.gradient[k] > 0.0 => Some((k, s.gradient[k])),
+                    Bound::Lower if s.gradient[k] < 0.0 => Some((k, -s.gradient[k])),
+                    _ => None,
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            match release {
+                Some((k, _)) => s.at[k] = Bound::Free,
+                None => break,
+            }
+        }
+        self.delta.copy_from_slice(&s.x);
+        Ok(())
+    }
+
     fn diagonal(&self, k: usize) -> f64 {
         self.matrix[k]
             .iter()
@@ -279,52 +295,43 @@ impl JointBlock {
             .map_or(0.0, |e| e.1)
     }
 
-    /// `y += alpha A x`.
-    fn add_product(&self, x: &[f64], alpha: f64, y: &mut [f64]) {
-        for (k, row) in self.matrix.iter().enumerate() {
-            y[k] += alpha * row.iter().map(|&(c, v)| v * x[c]).sum::<f64>();
-        }
-    }
-
-    /// The equality-constrained Newton step: `p = 0` on held rows and
-    /// `A_FF p_F = −g_F` on the free ones.
-    fn newton_direction(
-        &mut self,
-        at: &[Bound],
-        gradient: &[f64],
-        direction: &mut [f64],
-    ) -> Result<(), NotPositiveDefinite> {
+    /// The equality-constrained Newton step into `s.step`: zero on held
+    /// rows and `A_FF p_F = −g_F` on the free ones.
+    fn newton_direction(&mut self, s: &mut Scratch) -> Result<(), NotPositiveDefinite> {
         let n = self.rows.len();
-        let fixed: Vec<bool> = at.iter().map(|b| *b != Bound::Free).collect();
-        direction.iter_mut().for_each(|p| *p = 0.0);
-        let free: Vec<usize> = (0..n).filter(|&k| !fixed[k]).collect();
-        if free.is_empty() {
+        s.step.iter_mut().for_each(|p| *p = 0.0);
+        s.free.clear();
+        s.free.extend((0..n).filter(|&k| s.at[k] == Bound::Free));
+        if s.free.is_empty() {
             return Ok(());
         }
-        let mut position = vec![usize::MAX; n];
-        for (p, &k) in free.iter().enumerate() {
-            position[k] = p;
+        s.position.iter_mut().for_each(|p| *p = usize::MAX);
+        for (p, &k) in s.free.iter().enumerate() {
+            s.position[k] = p;
         }
-        let rhs = faer::Mat::<f64>::from_fn(free.len(), 1, |p, _| -gradient[free[p]]);
-        let factor = self.factor(&fixed, &free, &position)?;
+        let rhs = faer::Mat::<f64>::from_fn(s.free.len(), 1, |p, _| -s.gradient[s.free[p]]);
+        let factor = self.factor(&s.at, &s.free, &s.position)?;
         let x = factor.solve(&rhs);
-        for (p, &k) in free.iter().enumerate() {
+        for (p, &k) in s.free.iter().enumerate() {
             let v = x[(p, 0)];
             if !v.is_finite() {
                 return Err(NotPositiveDefinite);
             }
-            direction[k] = v;
+            s.step[k] = v;
         }
         Ok(())
     }
 
+    /// The Cholesky factor of `A_FF` for the free rows of `at`, computed
+    /// once per active set and solve.
     fn factor(
         &mut self,
-        fixed: &[bool],
+        at: &[Bound],
         free: &[usize],
         position: &[usize],
     ) -> Result<&Llt<usize, f64>, NotPositiveDefinite> {
-        if let Some(i) = self.factors.iter().position(|(f, _)| f == fixed) {
+        let same = |f: &Vec<bool>| f.iter().zip(at).all(|(h, b)| *h == (*b != Bound::Free));
+        if let Some(i) = self.factors.iter().position(|(f, _)| same(f)) {
             return Ok(&self.factors[i].1);
         }
         let mut triplets = Vec::new();
@@ -342,8 +349,38 @@ impl JointBlock {
         let llt = matrix
             .sp_cholesky(faer::Side::Lower)
             .map_err(|_| NotPositiveDefinite)?;
-        self.factors.push((fixed.to_vec(), llt));
+        let held = at.iter().map(|b| *b != Bound::Free).collect();
+        self.factors.push((held, llt));
         Ok(&self.factors.last().expect("just pushed").1)
+    }
+}
+
+/// `y += alpha A x` for `A` stored by rows.
+fn add_product(matrix: &[Vec<(usize, f64)>], x: &[f64], alpha: f64, y: &mut [f64]) {
+    for (k, row) in matrix.iter().enumerate() {
+        y[k] += alpha * row.iter().map(|&(c, v)| v * x[c]).sum::<f64>();
+    }
+}
+
+/// Work vectors of the active-set iteration, kept between sweeps so that
+/// a sweep does not allocate after the first.
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    x: Vec<f64>,
+    step: Vec<f64>,
+    gradient: Vec<f64>,
+    at: Vec<Bound>,
+    free: Vec<usize>,
+    position: Vec<usize>,
+}
+
+impl Scratch {
+    fn resize(&mut self, n: usize) {
+        self.x.resize(n, 0.0);
+        self.step.resize(n, 0.0);
+        self.gradient.resize(n, 0.0);
+        self.at.resize(n, Bound::Free);
+        self.position.resize(n, usize::MAX);
     }
 }
 

@@ -71,6 +71,23 @@ fn uniform(rng: &mut SplitMix64) -> f64 {
     (rng.next() >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// A box of mass `m` with half extents in `[floor, floor + 1)`, a random
+/// orientation and a random free velocity (components in `[−1, 1)`): its
+/// world inverse mass and velocity, drawn in that order.
+fn random_box_body(rng: &mut SplitMix64, m: f64, floor: f64) -> (InverseMass, Velocity6) {
+    let he = Vec3::new(uniform(rng), uniform(rng), uniform(rng)).map(|x| floor + x);
+    let axis = Vec3::new(uniform(rng), uniform(rng), uniform(rng)).map(|x| 2.0 * x - 1.0);
+    let q = ndem_math::Quat::from_scaled_axis(axis);
+    let inverse = MassProperties::solid_box(m, he)
+        .expect("valid box")
+        .inverse(&q);
+    let mut v = [0.0; 6];
+    for x in &mut v {
+        *x = 2.0 * uniform(rng) - 1.0;
+    }
+    (inverse, Velocity6::from_slice(&v))
+}
+
 /// Builds the contact problem of a sphere packing on a ground plane (body 0,
 /// infinite mass, the plane `z = 0`). Contacts are generated in lattice
 /// order, which is cache friendly.
@@ -204,21 +221,9 @@ pub fn random_sparse_problem(spec: &SparseSpec) -> ContactProblem {
     let mut vstar = vec![Velocity6::ZERO];
     for _ in 1..nb {
         let m = 0.5 + 2.0 * uniform(&mut rng);
-        let he =
-            Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)).map(|x| 0.1 + x);
-        let axis = Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng))
-            .map(|x| 2.0 * x - 1.0);
-        let q = ndem_math::Quat::from_scaled_axis(axis);
-        inv.push(
-            MassProperties::solid_box(m, he)
-                .expect("valid box")
-                .inverse(&q),
-        );
-        let mut v = [0.0; 6];
-        for x in &mut v {
-            *x = 2.0 * uniform(&mut rng) - 1.0;
-        }
-        vstar.push(Velocity6::from_slice(&v));
+        let (i, v) = random_box_body(&mut rng, m, 0.1);
+        inv.push(i);
+        vstar.push(v);
     }
     let mut coo = CooMatrix::new(spec.rows, 6 * nb);
     let mut sigma = Vec::new();
@@ -459,18 +464,9 @@ pub fn joint_tree(spec: &TreeSpec) -> ContactProblem {
     let mut vstar = vec![Velocity6::ZERO];
     for _ in 1..nb {
         let m = spec.mass_ratio.max(1.0).powf(uniform(&mut rng));
-        let he =
-            Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)).map(|x| 0.2 + x);
-        let axis = Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng))
-            .map(|x| 2.0 * x - 1.0);
-        let q = ndem_math::Quat::from_scaled_axis(axis);
-        inv.push(
-            MassProperties::solid_box(m, he)
-                .expect("valid box")
-                .inverse(&q),
-        );
-        let v: Vec<f64> = (0..6).map(|_| 2.0 * uniform(&mut rng) - 1.0).collect();
-        vstar.push(Velocity6::from_slice(&v));
+        let (i, v) = random_box_body(&mut rng, m, 0.2);
+        inv.push(i);
+        vstar.push(v);
     }
     let mut problem = ContactProblem::new(
         inv,

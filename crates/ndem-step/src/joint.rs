@@ -145,13 +145,9 @@ fn unit_axis(axis: Vec3) -> Result<Vec3, StepError> {
 }
 
 impl Joint {
-    fn between(
-        world: &World,
-        a: usize,
-        b: usize,
-        (anchor_a, anchor_b): (Vec3, Vec3),
-        kind: JointKind,
-    ) -> Result<Self, StepError> {
+    /// Body indices that exist and differ (checked before they index the
+    /// world).
+    fn check_bodies(world: &World, a: usize, b: usize) -> Result<(), StepError> {
         if a >= world.len() || b >= world.len() || a == b {
             return Err(StepError::InvalidJoint {
                 joint: world.joints.len(),
@@ -159,14 +155,22 @@ impl Joint {
                 body_b: b,
             });
         }
-        if !(anchor_a.iter().chain(anchor_b.iter())).all(|x| x.is_finite()) {
-            return Err(StepError::InvalidSettings {
-                field: "anchor",
-                reason: "must be finite",
-            });
-        }
+        Ok(())
+    }
+
+    /// A joint of `kind` keeping a and b in their current relative pose,
+    /// with world anchors `(anchor_a, anchor_b)`, checked by
+    /// [`Joint::validate`].
+    fn between(
+        world: &World,
+        a: usize,
+        b: usize,
+        (anchor_a, anchor_b): (Vec3, Vec3),
+        kind: JointKind,
+    ) -> Result<Self, StepError> {
+        Self::check_bodies(world, a, b)?;
         let (qa, qb) = (world.orientation[a], world.orientation[b]);
-        Ok(Self {
+        let joint = Self {
             body_a: a,
             body_b: b,
             kind,
@@ -174,7 +178,24 @@ impl Joint {
             anchor_b: qb.inverse() * (anchor_b - world.position[b]),
             relative_orientation: qa.inverse() * qb,
             compliance: 1e-10,
-        })
+        };
+        joint.validate(world.joints.len(), world.len())?;
+        Ok(joint)
+    }
+
+    /// A joint about the world direction `axis` through `anchor`: `kind`
+    /// receives the axis in a's frame.
+    fn about_axis(
+        world: &World,
+        (a, b): (usize, usize),
+        anchor: Vec3,
+        axis: Vec3,
+        kind: impl FnOnce(Vec3) -> JointKind,
+    ) -> Result<Self, StepError> {
+        let axis = unit_axis(axis)?;
+        Self::check_bodies(world, a, b)?;
+        let local_axis = world.orientation[a].inverse() * axis;
+        Self::between(world, a, b, (anchor, anchor), kind(local_axis))
     }
 
     /// A lock joint holding a and b in their current relative pose, anchored
@@ -192,17 +213,10 @@ impl Joint {
         axis: Vec3,
         motor: Option<Motor>,
     ) -> Result<Self, StepError> {
-        let axis = unit_axis(axis)?;
-        if let Some(m) = motor {
-            Drive::Speed(m).validate()?;
-        }
-        let kind = |local_axis| JointKind::Prismatic {
-            axis: local_axis,
+        Self::about_axis(world, (a, b), anchor, axis, |axis| JointKind::Prismatic {
+            axis,
             motor,
-        };
-        let mut joint = Self::between(world, a, b, (anchor, anchor), kind(Vec3::zeros()))?;
-        joint.kind = kind(world.orientation[a].inverse() * axis);
-        Ok(joint)
+        })
     }
 
     /// A hinge about the world direction `axis` through `anchor` (as it is
@@ -215,17 +229,10 @@ impl Joint {
         axis: Vec3,
         drive: Option<Drive>,
     ) -> Result<Self, StepError> {
-        let axis = unit_axis(axis)?;
-        if let Some(d) = drive {
-            d.validate()?;
-        }
-        let kind = |local_axis| JointKind::Hinge {
-            axis: local_axis,
+        Self::about_axis(world, (a, b), anchor, axis, |axis| JointKind::Hinge {
+            axis,
             drive,
-        };
-        let mut joint = Self::between(world, a, b, (anchor, anchor), kind(Vec3::zeros()))?;
-        joint.kind = kind(world.orientation[a].inverse() * axis);
-        Ok(joint)
+        })
     }
 
     /// A ball joint at the world point `anchor`.
@@ -242,11 +249,8 @@ impl Joint {
         (anchor_a, anchor_b): (Vec3, Vec3),
         drive: Option<Drive>,
     ) -> Result<Self, StepError> {
-        if let Some(d) = drive {
-            d.validate()?;
-        }
-        let apart = (anchor_a - anchor_b).norm();
-        if apart.is_nan() || apart < 1e-3 {
+        let rest_length = (anchor_a - anchor_b).norm();
+        if rest_length.is_nan() || rest_length < 1e-3 {
             return Err(StepError::InvalidSettings {
                 field: "anchor_b",
                 reason: "an actuator's anchors must be at least 1 mm apart",
@@ -257,10 +261,7 @@ impl Joint {
             a,
             b,
             (anchor_a, anchor_b),
-            JointKind::Actuator {
-                drive,
-                rest_length: (anchor_a - anchor_b).norm(),
-            },
+            JointKind::Actuator { drive, rest_length },
         )
     }
 
