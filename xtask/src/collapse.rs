@@ -9,9 +9,9 @@
 use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
+use crate::runs::{history_stepper, in_pairs};
 use ndem_reduce::{Reducer, ReductionSettings, TrialSplit};
 use ndem_scenes::collapse::{CollapseCube, CollapseSpec, collapse_cube, surface_angle};
-use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
 use ndem_step::{Stepper, World};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -33,20 +33,6 @@ struct Outcome {
     mean_level: f64,
     wall: f64,
     steps: usize,
-}
-
-fn stepper(iterations: usize, settings: ndem_step::StepSettings) -> SuiteResult<Stepper> {
-    let pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(iterations),
-        ..PgsSettings::default()
-    })
-    .map_err(|e| e.to_string())?;
-    Stepper::new(
-        settings,
-        Box::new(pgs),
-        Box::new(HistoryWarmStart::default()),
-    )
-    .map_err(|e| e.to_string())
 }
 
 /// Particles without any contact (the paper discards those that leave
@@ -72,7 +58,7 @@ fn run(
 ) -> SuiteResult<Outcome> {
     let mut world = settled.clone();
     cube.open(&mut world, 1.0).map_err(|e| e.to_string())?;
-    let mut st = stepper(iterations, settings)?;
+    let mut st = history_stepper(iterations, settings)?;
     if let Some(r) = reduction {
         st.set_hooks(Box::new(Reducer::new(r).map_err(|e| e.to_string())?));
     }
@@ -164,7 +150,7 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
     let (scene, cube) = collapse_cube(spec).map_err(|e| e.to_string())?;
     let settings = scene.settings;
     let mut world = scene.world;
-    let mut settle = stepper(150, settings)?;
+    let mut settle = history_stepper(150, settings)?;
     for _ in 0..(settle_time / settings.dt).round() as usize {
         settle
             .step(&mut world)
@@ -191,30 +177,19 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         ("tr-150-50-fv", 150, Some(trial(true))),
     ];
     // two runs at a time, one per core
-    let mut outcomes = Vec::new();
-    for pair in plan.chunks(2) {
-        let results: Vec<SuiteResult<Outcome>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = pair
-                .iter()
-                .map(|(name, it, red)| {
-                    let (world, red) = (&world, red.clone());
-                    scope.spawn(move || run(name, *it, red, world, cube, settings, seconds))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err("a run panicked".into())))
-                .collect()
-        });
-        for r in results {
-            let o = r?;
-            progress.tick(&format!(
-                "{}: θ = {:.1}°, mean h = {:.2}, {:.0} s",
-                o.name, o.theta, o.mean_level, o.wall
-            ));
-            outcomes.push(o);
-        }
-    }
+    let results = in_pairs(
+        &plan,
+        |(name, it, red)| run(name, *it, red.clone(), &world, cube, settings, seconds),
+        |r| {
+            if let Ok(o) = r {
+                progress.tick(&format!(
+                    "{}: θ = {:.1}°, mean h = {:.2}, {:.0} s",
+                    o.name, o.theta, o.mean_level, o.wall
+                ));
+            }
+        },
+    );
+    let outcomes = results.into_iter().collect::<SuiteResult<Vec<_>>>()?;
     write_traces(opts, &outcomes)?;
     let reference = outcomes
         .iter()

@@ -7,6 +7,7 @@
 use crate::SuiteOptions;
 use crate::plot::{Axes, Field, Series, heat_map, line_plot};
 use crate::report::{self, SuiteResult};
+use crate::runs::mean_sd;
 use crate::warmstart::{Counter, Method, pgs};
 use ndem_math::Vec3;
 use ndem_scenes::builders::{D, DrumSpec, drum};
@@ -44,13 +45,6 @@ impl Grid {
         (ix >= 0.0 && iz >= 0.0 && ix < self.n as f64 && iz < self.n as f64)
             .then(|| iz as usize * self.n + ix as usize)
     }
-}
-
-fn mean_sd(v: &[f64]) -> (f64, f64) {
-    let n = v.len().max(1) as f64;
-    let m = v.iter().sum::<f64>() / n;
-    let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n).sqrt();
-    (m, sd)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -133,6 +127,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     if let Some(n) = opts.particles {
         spec.particles = n;
     }
+    // `cargo xtask warmstart drum frictionless-caps`: the model-reduction
+    // paper's end caps (μ_t = μ_r = 0) on the warm-starting drum
+    spec.frictionless_caps = opts.args.iter().any(|a| a == "frictionless-caps");
     let (spin_up, transition, average) = (8.0, 1.0, 2.0);
     let grid_n: Vec<usize> = if opts.quick {
         vec![10, 30, 100, 500]
@@ -322,7 +319,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let summary = json!({
         "suite": "warmstart drum", "quick": opts.quick,
         "particles": spec.particles, "diameter_d": spec.diameter_d, "width_d": spec.width_d,
-        "omega_rad_s": spec.omega, "dt": dt,
+        "omega_rad_s": spec.omega, "dt": dt, "frictionless_caps": spec.frictionless_caps,
         "spin_up_s": spin_up, "transition_s": transition, "average_s": average,
         "plug_threshold": PLUG, "reference": {"method": "cold", "n_it": n_max, "plug_fraction": reference},
         "iteration_grid": grid_n,
@@ -337,7 +334,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     )?;
     let md = format!(
         "# cargo xtask warmstart drum{}\n\nWarm-starting paper, section 4.3. Drum D = {}d, width {}d, Ω = {} rad/s, {} \
-         bi-disperse spheres (13 and 10 mm, equal numbers), Table 1 material, Δt = 5 ms. The flow is established over \
+         bi-disperse spheres (13 and 10 mm, equal numbers), Table 1 material, Δt = 5 ms, {} end caps. The flow is established over \
          {spin_up} s (N_it = 100, history); each case then continues from that state for a {transition} s transition and is \
          averaged over {average} s (every step).\n\nPlug zone: v_r = |v − Ω × r|/(RΩ) ≤ {PLUG}; ε_plug = (N_plug^ref − N_plug)/N_p \
          against cold N_it = {n_max} (eq. 14). Dynamic angle of repose from the centre-of-mass displacement.\n\n{table}\n\
@@ -349,6 +346,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         spec.width_d,
         spec.omega,
         spec.particles,
+        if spec.frictionless_caps { "frictionless" } else { "frictional (particle material)" },
         failures,
     );
     report::write(&out.join("report.md"), &md)?;

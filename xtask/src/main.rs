@@ -6,12 +6,15 @@
 
 mod collapse;
 mod compatible;
+mod conveyor;
 mod dem_vs_ndem;
 mod drum;
 mod excavator;
 mod fclib;
 mod plot;
 mod reduce;
+mod reduce_drum;
+mod runs;
 mod report;
 mod solvers;
 mod triaxial;
@@ -39,10 +42,10 @@ const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR] [--particl
 suites:
   verify      physics verification cases with known answers
   solvers     PGS, blocked PGS, Jacobi and APGD on problem snapshots
-  warmstart column|pile|drum|triaxial   the warm-starting paper, sections 4.1-4.4
+  warmstart column|pile|drum [frictionless-caps]|triaxial   the warm-starting paper, sections 4.1-4.4
   dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows
   compatible beam|cannonball   compatible contact dynamics
-  reduce speedup|collapse   model reduction: measured speed-up against h; the granular collapse
+  reduce speedup|collapse|drum|conveyor   model reduction: measured speed-up against h; the paper's collapse, drum and conveyor
   fclib [FILES...] every solver on FCLIB problems (default: the shared three)
   excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)";
 
@@ -81,7 +84,7 @@ fn main() -> ExitCode {
         }
     }
     let folder = match (suite.as_str(), rest.first()) {
-        ("warmstart" | "compatible" | "reduce", Some(sub)) => format!("{suite}-{sub}"),
+        ("warmstart" | "compatible" | "reduce", Some(_)) => format!("{suite}-{}", rest.join("-")),
         _ => suite.clone(),
     };
     let out = out.unwrap_or_else(|| PathBuf::from("target/xtask").join(folder));
@@ -112,8 +115,10 @@ fn main() -> ExitCode {
         "reduce" => match opts.args.first().map(String::as_str) {
             Some("speedup") => reduce::speedup(&opts),
             Some("collapse") => collapse::collapse(&opts),
+            Some("drum") => reduce_drum::drum_suite(&opts),
+            Some("conveyor") => conveyor::conveyor_suite(&opts),
             _ => {
-                eprintln!("error: `cargo xtask reduce` needs speedup or collapse\n{USAGE}");
+                eprintln!("error: `cargo xtask reduce` needs speedup, collapse, drum or conveyor\n{USAGE}");
                 return ExitCode::from(2);
             }
         },

@@ -84,6 +84,17 @@ impl Progress {
         );
     }
 
+    /// A progress message inside the current item.
+    pub fn note(&self, what: &str) {
+        eprintln!(
+            "[{}] {}/{} … {what} ({:.1} s)",
+            self.label,
+            self.done,
+            self.total,
+            self.start.elapsed().as_secs_f64()
+        );
+    }
+
     /// Seconds since the start.
     pub fn elapsed(&self) -> f64 {
         self.start.elapsed().as_secs_f64()

@@ -5,7 +5,7 @@ use crate::emitter::Emitter;
 use crate::rng::Rng;
 use crate::triaxial::TriaxialControl;
 use ndem_collide::{CollideError, Shape};
-use ndem_math::{Material, MathError, Quat, Vec3, Velocity6};
+use ndem_math::{ContactLaw, Material, MathError, Quat, Vec3, Velocity6};
 use ndem_step::{BodyDesc, Motion, StepError, StepSettings, StepStats, Stepper, World};
 use thiserror::Error;
 
@@ -228,6 +228,7 @@ pub fn pile(spec: PileSpec) -> Result<Scene, SceneError> {
     let emitter = Emitter {
         centre: Vec3::new(0.0, 0.0, 20.0 * D),
         radius: 1.5 * D,
+        rectangle: None,
         particle_radius: (0.5 * D, 0.5 * D),
         bidisperse_fraction: 0.0,
         material: 0,
@@ -264,6 +265,14 @@ pub struct DrumSpec {
     pub diameter_d: f64,
     /// Drum width in units of d (paper: 7).
     pub width_d: f64,
+    /// Frictionless end caps (the model-reduction paper's drum): the caps
+    /// are two static planes of a material with μ_t = μ_r = 0. `false`:
+    /// the caps belong to the drum and have the particles' material.
+    pub frictionless_caps: bool,
+    /// Linear normal stiffness k_n [N/m] of particles and drum as each
+    /// material's own (`ContactLaw::LinearPerMaterial`; the model-reduction
+    /// paper's Table 1: 3 kN/m). `None`: Hertz (warm-starting paper).
+    pub linear_stiffness: Option<f64>,
     /// Seed.
     pub seed: u64,
 }
@@ -275,7 +284,23 @@ impl Default for DrumSpec {
             omega: 0.25,
             diameter_d: 40.0,
             width_d: 7.0,
+            frictionless_caps: false,
+            linear_stiffness: None,
             seed: 1,
+        }
+    }
+}
+
+impl DrumSpec {
+    /// The model-reduction paper's drum (section 4, Table 1): Ω = 0.5 rad/s,
+    /// frictionless end caps, linear k_n = 3 kN/m; D = 40d, width 7d and
+    /// 4864 bi-disperse particles as in the warm-starting paper's drum.
+    pub fn model_reduction() -> Self {
+        Self {
+            omega: 0.5,
+            frictionless_caps: true,
+            linear_stiffness: Some(3e3),
+            ..Self::default()
         }
     }
 }
@@ -283,15 +308,42 @@ impl Default for DrumSpec {
 /// Rotating drum (section 4.3): a kinematic drum of diameter 40d and width
 /// 7d rotating at Ω about the world y axis (centre at the origin), filled
 /// with bi-disperse particles (d and d₂, equal numbers) placed on a lattice
-/// in its lower part.
+/// in its lower part. With `frictionless_caps` the drum's own caps are
+/// moved out of reach by one d and two static frictionless planes close
+/// it at `y = ±width/2` (material 1); the caps' velocity is tangential to
+/// them, so without friction a static plane acts as a rotating cap.
 pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
-    let mut world = base_world(Material::default())?;
+    if let Some(k) = spec.linear_stiffness {
+        positive("drum.linear_stiffness", k)?;
+    }
+    let particle = Material {
+        linear_stiffness: spec.linear_stiffness,
+        ..Material::default()
+    };
+    let caps = Material {
+        friction: 0.0,
+        rolling_resistance: 0.0,
+        ..particle
+    };
+    let mut world = World::new(vec![particle, caps], gravity())?;
     let radius = 0.5 * spec.diameter_d * D;
     let half_width = 0.5 * spec.width_d * D;
+    let shell_half_width = if spec.frictionless_caps {
+        for (normal, y) in [(Vec3::y(), -half_width), (-Vec3::y(), half_width)] {
+            world.add_body(BodyDesc::fixed(
+                Shape::half_space(normal)?,
+                1,
+                Vec3::new(0.0, y, 0.0),
+            ))?;
+        }
+        half_width + D
+    } else {
+        half_width
+    };
     // drum axis (body z) along world y
     let q = Quat::from_axis_angle(&Vec3::x_axis(), -std::f64::consts::FRAC_PI_2);
-    let mut desc =
-        BodyDesc::fixed(Shape::drum(radius, half_width)?, 0, Vec3::zeros()).with_orientation(q);
+    let mut desc = BodyDesc::fixed(Shape::drum(radius, shell_half_width)?, 0, Vec3::zeros())
+        .with_orientation(q);
     desc.motion = Motion::Kinematic;
     desc.velocity = Velocity6::new(Vec3::zeros(), Vec3::new(0.0, spec.omega, 0.0));
     world.add_body(desc)?;
@@ -330,10 +382,18 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
             reason: format!("only {placed} particles fit in the drum"),
         });
     }
+    let settings = StepSettings {
+        contact_law: if spec.linear_stiffness.is_some() {
+            ContactLaw::LinearPerMaterial
+        } else {
+            StepSettings::papers().contact_law
+        },
+        ..StepSettings::papers()
+    };
     Ok(Scene {
         name: "drum".into(),
         world,
-        settings: StepSettings::papers(),
+        settings,
         emitters: Vec::new(),
         duration: 20.0,
         iterations: 50,
@@ -640,6 +700,7 @@ pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneE
     let emitter = Emitter {
         centre: Vec3::new(0.1, 0.0, 0.3 + 8.0 * D),
         radius: 2.0 * D,
+        rectangle: None,
         particle_radius: (0.5 * D2, 0.5 * D),
         bidisperse_fraction: 0.0,
         material: 0,

@@ -189,15 +189,5 @@ pub fn surface_angle(world: &World, first_particle: usize, detached: &[bool]) ->
         .filter(|b| b.1 >= 0.15 * highest && b.1 <= 0.85 * highest)
         .map(|b| ((b.0 as f64 + 0.5) * D, b.1))
         .collect();
-    if slope.len() < 3 {
-        return f64::NAN;
-    }
-    let n = slope.len() as f64;
-    let (mx, mz) = (
-        slope.iter().map(|s| s.0).sum::<f64>() / n,
-        slope.iter().map(|s| s.1).sum::<f64>() / n,
-    );
-    let sxz: f64 = slope.iter().map(|s| (s.0 - mx) * (s.1 - mz)).sum();
-    let sxx: f64 = slope.iter().map(|s| (s.0 - mx).powi(2)).sum();
-    (sxz / sxx).abs().atan().to_degrees()
+    crate::measure::fitted_inclination(&slope)
 }

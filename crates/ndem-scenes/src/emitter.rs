@@ -6,7 +6,7 @@ use ndem_collide::Shape;
 use ndem_math::{Vec3, Velocity6};
 use ndem_step::{BodyDesc, StepError, World};
 
-/// Emits spheres at random points of a horizontal disk, at a fixed rate,
+/// Emits spheres at random points of a horizontal disk or rectangle, at a fixed rate,
 /// until `total` have been emitted. A candidate that would overlap a body
 /// already near the source is skipped (retried next step), so emission
 /// never creates overlaps.
@@ -14,8 +14,12 @@ use ndem_step::{BodyDesc, StepError, World};
 pub struct Emitter {
     /// Centre of the source disk.
     pub centre: Vec3,
-    /// Radius of the source disk [m].
+    /// Radius of the source disk [m] (unused with `rectangle`).
     pub radius: f64,
+    /// Half extents `(along x, along y)` [m] of a rectangular source
+    /// centred on `centre` (the model-reduction paper's conveyor feeds from
+    /// a 15d × 4d area); `None`: the disk of `radius`.
+    pub rectangle: Option<(f64, f64)>,
     /// Particle radii: uniform in `[r_min, r_max]`; or, with
     /// `bidisperse_fraction > 0`, `r_min` with that probability and `r_max`
     /// otherwise.
@@ -61,9 +65,18 @@ impl Emitter {
                 self.rng
                     .range(self.particle_radius.0, self.particle_radius.1)
             };
-            let rho = (self.radius - r).max(0.0) * self.rng.uniform().sqrt();
-            let phi = self.rng.range(0.0, std::f64::consts::TAU);
-            let p = self.centre + Vec3::new(rho * phi.cos(), rho * phi.sin(), 0.0);
+            let offset = match self.rectangle {
+                Some((hx, hy)) => {
+                    let (ax, ay) = ((hx - r).max(0.0), (hy - r).max(0.0));
+                    Vec3::new(self.rng.range(-ax, ax), self.rng.range(-ay, ay), 0.0)
+                }
+                None => {
+                    let rho = (self.radius - r).max(0.0) * self.rng.uniform().sqrt();
+                    let phi = self.rng.range(0.0, std::f64::consts::TAU);
+                    Vec3::new(rho * phi.cos(), rho * phi.sin(), 0.0)
+                }
+            };
+            let p = self.centre + offset;
             let clear = (0..world.len()).all(|i| match world.shapes()[i].sphere_radius() {
                 Some(ri) => (world.positions()[i] - p).norm() > ri + r,
                 None => true,

@@ -369,7 +369,11 @@ pub struct EmitterSpec {
     /// Centre of the source disk.
     pub centre: [f64; 3],
     /// Radius of the source disk.
+    #[serde(default)]
     pub radius: f64,
+    /// Half extents `[x, y]` of a rectangular source (instead of the disk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rectangle: Option<[f64; 2]>,
     /// Smallest particle radius.
     pub radius_min: f64,
     /// Largest particle radius.
@@ -519,9 +523,25 @@ impl SceneFile {
                 if e.material >= world.materials.len() {
                     return Err(invalid("emitters.material", "unknown material"));
                 }
+                match e.rectangle {
+                    Some(h) if !h.iter().all(|x| x.is_finite() && *x > 0.0) => {
+                        return Err(invalid(
+                            "emitters.rectangle",
+                            "half extents must be finite and > 0",
+                        ));
+                    }
+                    None if !(e.radius.is_finite() && e.radius >= 0.0) => {
+                        return Err(invalid(
+                            "emitters.radius",
+                            "a disk source needs a finite radius >= 0",
+                        ));
+                    }
+                    _ => {}
+                }
                 Ok(Emitter {
                     centre: v3(e.centre),
                     radius: e.radius,
+                    rectangle: e.rectangle.map(|h| (h[0], h[1])),
                     particle_radius: (e.radius_min, e.radius_max),
                     bidisperse_fraction: e.bidisperse_fraction,
                     material: e.material,
@@ -688,6 +708,7 @@ impl SceneFile {
             .map(|e| EmitterSpec {
                 centre: a3(&e.centre),
                 radius: e.radius,
+                rectangle: e.rectangle.map(|(x, y)| [x, y]),
                 radius_min: e.particle_radius.0,
                 radius_max: e.particle_radius.1,
                 bidisperse_fraction: e.bidisperse_fraction,

@@ -18,6 +18,7 @@ pub mod builders;
 pub mod choice;
 pub mod collapse;
 pub mod compatible;
+pub mod conveyor;
 pub mod emitter;
 pub mod excavator;
 pub mod file;

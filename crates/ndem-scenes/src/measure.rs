@@ -160,3 +160,54 @@ pub fn dynamic_angle_of_repose(world: &World, centre: Vec3) -> f64 {
     let c = c / m - centre;
     c.x.abs().atan2(-c.z).to_degrees()
 }
+
+/// Inclination [degrees] of the least-squares line through `points`
+/// `(x, z)`: `atan |slope|`. `NaN` for fewer than three points or when all
+/// share one `x`.
+pub fn fitted_inclination(points: &[(f64, f64)]) -> f64 {
+    if points.len() < 3 {
+        return f64::NAN;
+    }
+    let n = points.len() as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mz = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxz: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - mz)).sum();
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    if sxx <= 0.0 {
+        return f64::NAN;
+    }
+    (sxz / sxx).abs().atan().to_degrees()
+}
+
+/// The surface inclination of the material in a drum rotating about the
+/// world y axis through `centre` [degrees] (model-reduction paper, section
+/// 4: the mean inclination of the surface over a section of width D/2
+/// through the drum's centre). The spheres that move (free particles and
+/// aggregate members) are binned along x in bins of width `bin` over
+/// `|x − x_c| ≤ D/4`; the highest sphere top in a bin is the surface there,
+/// and the angle is the inclination of the least-squares line through
+/// those points ([`fitted_inclination`]).
+pub fn drum_surface_angle(world: &World, centre: Vec3, diameter: f64, bin: f64) -> f64 {
+    let quarter = 0.25 * diameter;
+    let bins = (2.0 * quarter / bin).round().max(1.0) as usize;
+    let mut top = vec![f64::NEG_INFINITY; bins];
+    for i in 0..world.len() {
+        let moving = world.motions()[i] == Motion::Dynamic || world.is_member(i);
+        let Some(r) = world.shapes()[i].sphere_radius().filter(|_| moving) else {
+            continue;
+        };
+        let p = world.positions()[i] - centre;
+        if p.x.abs() > quarter {
+            continue;
+        }
+        let k = (((p.x + quarter) / bin) as usize).min(bins - 1);
+        top[k] = top[k].max(p.z + r);
+    }
+    let points: Vec<(f64, f64)> = top
+        .iter()
+        .enumerate()
+        .filter(|(_, z)| z.is_finite())
+        .map(|(k, &z)| ((k as f64 + 0.5) * bin - quarter, z))
+        .collect();
+    fitted_inclination(&points)
+}

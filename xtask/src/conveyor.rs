@@ -1,0 +1,478 @@
+//! `cargo xtask reduce conveyor [--quick]`: the adaptive-model-reduction
+//! paper's conveyor (section 4, Table 3, Figs. 7-8). The belt fills at
+//! full resolution (N_it = 150) until the heap discharges steadily; three
+//! runs then continue from that state: ref-500 and ref-150 (full
+//! resolution) and cs-150 (contact split and a sensor over the belt's
+//! head, where the material leaves the belt). Each run reports the heap's
+//! angle of repose θ_conv across the belt's mid-length
+//! ([`conveyor::heap_angle`]), the discharge profile 15d below the belt,
+//! and h(t), averaged over the last part of the run.
+
+use crate::SuiteOptions;
+use crate::plot::{self, Axes, Series};
+use crate::report::{self, Progress, SuiteResult};
+use crate::runs::{history_stepper, in_pairs, mean_sd};
+use ndem_collide::Shape;
+use ndem_math::{Quat, Vec3};
+use ndem_reduce::{Reducer, ReductionSettings, SensorSplit};
+use ndem_scenes::Scene;
+use ndem_scenes::builders::D;
+use ndem_scenes::conveyor::{self, ConveyorBelt, ConveyorSpec};
+use ndem_solve::ImpulseHistory;
+use ndem_step::{Motion, Stepper};
+use serde_json::json;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+/// The paper's Table 3 conveyor rows: `(run, θ [°], ± [°], h)`.
+const PAPER: [(&str, f64, f64, Option<f64>); 3] = [
+    ("ref-500", 41.5, 0.7, None),
+    ("ref-150", 40.6, 0.5, None),
+    ("cs-150", 40.3, 0.8, Some(0.85)),
+];
+
+/// Sampling interval [s].
+const SAMPLE: f64 = 0.05;
+
+/// Discharge-profile bins: 1d wide from 5d behind the head to 25d past it.
+const PROFILE: (f64, f64) = (-5.0, 25.0);
+
+struct Start {
+    scene: Scene,
+    history: ImpulseHistory,
+    time: f64,
+    step: u64,
+    parked: usize,
+}
+
+struct Sample {
+    t: f64,
+    theta: f64,
+    level: f64,
+    /// Particles in play (not retired).
+    particles: usize,
+}
+
+struct Outcome {
+    name: &'static str,
+    trace: Vec<Sample>,
+    theta: (f64, f64),
+    level: (f64, f64),
+    particles: f64,
+    /// Particles per second discharged over the head in the window.
+    discharge_rate: f64,
+    /// Particles per second that left over the belt's sides or tail.
+    spill_rate: f64,
+    /// Crossings per bin (1d along x past the head), per second.
+    profile: Vec<f64>,
+    wall: f64,
+    steps: usize,
+}
+
+fn in_play(world: &ndem_step::World, first: usize) -> usize {
+    (first..world.len())
+        .filter(|&i| world.motions()[i] == Motion::Dynamic || world.is_member(i))
+        .count()
+}
+
+/// One step of the conveyor: the scene (emitter, solve) and then the
+/// particles that fell past the measuring plane are retired.
+fn step(
+    scene: &mut Scene,
+    st: &mut Stepper,
+    belt: &ConveyorBelt,
+    parked: &mut usize,
+) -> SuiteResult<Vec<Vec3>> {
+    scene.step(st).map_err(|e| e.to_string())?;
+    belt.retire_discharged(&mut scene.world, parked)
+        .map_err(|e| e.to_string())
+}
+
+/// The sensor over the head of the belt: a box 6d along the belt, across
+/// its full width and 16d high above it, so the material is resolved
+/// where it leaves the belt (separation split is off in the paper's
+/// settings, so nothing else would split an aggregate tipping over the
+/// edge).
+fn head_sensor(belt: &ConveyorBelt) -> SensorSplit {
+    SensorSplit {
+        shape: Shape::Box {
+            half_extents: Vec3::new(3.0 * D, 0.5 * belt.width + D, 8.0 * D),
+        },
+        position: Vec3::new(belt.length, 0.0, belt.top + 8.0 * D),
+        orientation: Quat::identity(),
+    }
+}
+
+fn run(
+    name: &'static str,
+    iterations: usize,
+    reduction: Option<ReductionSettings>,
+    (start, belt): (&Start, &ConveyorBelt),
+    (seconds, average): (f64, f64),
+) -> SuiteResult<Outcome> {
+    let mut scene = start.scene.clone();
+    let mut parked = start.parked;
+    let dt = scene.settings.dt;
+    let mut st = history_stepper(iterations, scene.settings)?;
+    st.set_history(start.history.clone());
+    st.set_clock(start.time, start.step);
+    if let Some(r) = reduction {
+        st.set_hooks(Box::new(Reducer::new(r).map_err(|e| e.to_string())?));
+    }
+    let steps = (seconds / dt).round() as usize;
+    let every = (SAMPLE / dt).round() as usize;
+    let bins = (PROFILE.1 - PROFILE.0) as usize;
+    let mut profile = vec![0.0; bins];
+    let (mut discharged, mut spilled) = (0usize, 0usize);
+    let mut trace = Vec::new();
+    let clock = Instant::now();
+    for k in 1..=steps {
+        let crossed =
+            step(&mut scene, &mut st, belt, &mut parked).map_err(|e| format!("{name}: {e}"))?;
+        let t = k as f64 * dt;
+        if t > seconds - average {
+            for p in crossed {
+                if p.x > belt.length - 1.0 * D {
+                    discharged += 1;
+                    let b = ((p.x - belt.length) / D - PROFILE.0).floor();
+                    if b >= 0.0 && b < bins as f64 {
+                        profile[b as usize] += 1.0 / average;
+                    }
+                } else {
+                    spilled += 1;
+                }
+            }
+        }
+        if k % every == 0 {
+            trace.push(Sample {
+                t,
+                theta: conveyor::heap_angle(&scene.world, belt),
+                level: st.hooks_as::<Reducer>().map_or(0.0, |r| r.stats().level),
+                particles: in_play(&scene.world, belt.first_particle),
+            });
+        }
+    }
+    let window: Vec<&Sample> = trace.iter().filter(|s| s.t > seconds - average).collect();
+    let thetas: Vec<f64> = window
+        .iter()
+        .map(|s| s.theta)
+        .filter(|x| x.is_finite())
+        .collect();
+    let levels: Vec<f64> = window.iter().map(|s| s.level).collect();
+    let counts: Vec<f64> = window.iter().map(|s| s.particles as f64).collect();
+    Ok(Outcome {
+        name,
+        theta: mean_sd(&thetas),
+        level: mean_sd(&levels),
+        particles: mean_sd(&counts).0,
+        discharge_rate: discharged as f64 / average,
+        spill_rate: spilled as f64 / average,
+        profile,
+        trace,
+        wall: clock.elapsed().as_secs_f64(),
+        steps,
+    })
+}
+
+/// Fills the belt at full resolution until `fill` seconds.
+fn fill(
+    mut scene: Scene,
+    belt: &ConveyorBelt,
+    seconds: f64,
+    progress: &mut Progress,
+) -> SuiteResult<Start> {
+    let mut st = history_stepper(150, scene.settings)?;
+    let mut parked = 0;
+    let steps = (seconds / scene.settings.dt).round() as usize;
+    for k in 1..=steps {
+        step(&mut scene, &mut st, belt, &mut parked).map_err(|e| format!("filling: {e}"))?;
+        if k % (steps / 4).max(1) == 0 && k < steps {
+            progress.note(&format!(
+                "filling: t = {:.1} s, {} particles in play, {parked} discharged",
+                st.time(),
+                in_play(&scene.world, belt.first_particle)
+            ));
+        }
+    }
+    Ok(Start {
+        history: st.history().clone(),
+        time: st.time(),
+        step: st.step_count(),
+        parked,
+        scene,
+    })
+}
+
+/// Runs the suite.
+pub fn conveyor_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
+    report::prepare(&opts.out)?;
+    let spec = if opts.quick {
+        ConveyorSpec {
+            length_d: 30.0,
+            width_d: 28.0,
+            rate: 600.0,
+            source_d: (4.0, 9.0),
+            source_from_tail_d: 10.0,
+            ..ConveyorSpec::default()
+        }
+    } else {
+        ConveyorSpec::default()
+    };
+    let (fill_s, seconds, average) = if opts.quick {
+        (8.0, 4.0, 3.0)
+    } else {
+        (15.0, 8.0, 6.0)
+    };
+    let mut progress = Progress::new("reduce conveyor", 5);
+    let (scene, belt) = conveyor::conveyor_belt(spec).map_err(|e| e.to_string())?;
+    let start = fill(scene, &belt, fill_s, &mut progress)?;
+    progress.tick(&format!(
+        "belt filled for {fill_s} s: {} particles in play, {} discharged",
+        in_play(&start.scene.world, belt.first_particle),
+        start.parked
+    ));
+    let cs = ReductionSettings {
+        sensors: vec![head_sensor(&belt)],
+        ..ReductionSettings::default()
+    };
+    let plan: [(&'static str, usize, Option<ReductionSettings>); 3] = [
+        ("ref-500", 500, None),
+        ("ref-150", 150, None),
+        ("cs-150", 150, Some(cs)),
+    ];
+    let results = in_pairs(
+        &plan,
+        |(name, it, red)| run(name, *it, red.clone(), (&start, &belt), (seconds, average)),
+        |r| match r {
+            Ok(o) => progress.tick(&format!(
+                "{}: θ = {:.1} ± {:.1}°, h = {:.2}, {:.0} particles, discharge {:.0}/s, {:.0} s",
+                o.name, o.theta.0, o.theta.1, o.level.0, o.particles, o.discharge_rate, o.wall
+            )),
+            Err(e) => progress.tick(&format!("failed: {e}")),
+        },
+    );
+    let (outcomes, failures) = report::split_failures("reduce conveyor", results);
+    write_plots(opts, &outcomes)?;
+    write_summary(opts, &spec, &belt, &outcomes, &failures, (fill_s, seconds, average))?;
+    progress.tick("written");
+    Ok(failures.is_empty())
+}
+
+fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
+    let mut rows = Vec::new();
+    for o in outcomes {
+        for s in &o.trace {
+            rows.push(vec![
+                o.name.to_string(),
+                format!("{:.3}", s.t),
+                format!("{:.3}", s.theta),
+                format!("{:.4}", s.level),
+                s.particles.to_string(),
+            ]);
+        }
+    }
+    report::write_csv(
+        &opts.out.join("conveyor.csv"),
+        &["run", "t_s", "theta_deg", "h", "particles"],
+        &rows,
+    )?;
+    let mut prof_rows = Vec::new();
+    for o in outcomes {
+        for (b, v) in o.profile.iter().enumerate() {
+            prof_rows.push(vec![
+                o.name.to_string(),
+                format!("{}", PROFILE.0 + b as f64 + 0.5),
+                format!("{v:e}"),
+            ]);
+        }
+    }
+    report::write_csv(
+        &opts.out.join("discharge.csv"),
+        &["run", "x_past_head_d", "particles_per_s"],
+        &prof_rows,
+    )?;
+    let line = |f: fn(&Sample) -> f64| -> Vec<Series> {
+        outcomes
+            .iter()
+            .map(|o| Series::line(o.name, o.trace.iter().map(|s| (s.t, f(s))).collect()))
+            .collect()
+    };
+    plot::line_plot(
+        &opts.out.join("theta.svg"),
+        Axes {
+            title: "heap angle θ_conv across the belt's mid-length",
+            x: "t after filling [s]",
+            y: "θ [°]",
+            ..Axes::default()
+        },
+        &line(|s| s.theta),
+    )?;
+    plot::line_plot(
+        &opts.out.join("level.svg"),
+        Axes {
+            title: "reduction level h(t) (paper: about 0.85 steady)",
+            x: "t after filling [s]",
+            y: "h",
+            ..Axes::default()
+        },
+        &line(|s| s.level),
+    )?;
+    plot::line_plot(
+        &opts.out.join("discharge.svg"),
+        Axes {
+            title: "discharge profile 15d below the belt (paper Fig. 8)",
+            x: "x past the belt's head [d]",
+            y: "particles per s per d",
+            ..Axes::default()
+        },
+        &outcomes
+            .iter()
+            .map(|o| {
+                Series::line(
+                    o.name,
+                    o.profile
+                        .iter()
+                        .enumerate()
+                        .map(|(b, v)| (PROFILE.0 + b as f64 + 0.5, *v))
+                        .collect(),
+                )
+            })
+            .collect::<Vec<_>>(),
+    )?;
+    let index = |name: &str| PAPER.iter().position(|p| p.0 == name).unwrap_or(0) as f64 + 1.0;
+    plot::line_plot(
+        &opts.out.join("angle_by_run.svg"),
+        Axes {
+            title: "θ_conv per run: 1 ref-500, 2 ref-150, 3 cs-150",
+            x: "run",
+            y: "θ [°]",
+            ..Axes::default()
+        },
+        &[
+            Series::markers(
+                "ndem (mean over the window)",
+                outcomes.iter().map(|o| (index(o.name), o.theta.0)).collect(),
+            ),
+            Series::markers(
+                "paper Table 3",
+                PAPER
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (i as f64 + 1.0, p.1))
+                    .collect(),
+            ),
+        ],
+    )
+}
+
+fn write_summary(
+    opts: &SuiteOptions,
+    spec: &ConveyorSpec,
+    belt: &ConveyorBelt,
+    outcomes: &[Outcome],
+    failures: &[String],
+    (fill_s, seconds, average): (f64, f64, f64),
+) -> SuiteResult<()> {
+    let reference = outcomes
+        .iter()
+        .find(|o| o.name == "ref-150")
+        .map(|o| (o.theta.0, o.wall));
+    let runs: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| {
+            let paper = PAPER.iter().find(|p| p.0 == o.name);
+            json!({
+                "run": o.name,
+                "theta_deg": o.theta.0,
+                "theta_sd_deg": o.theta.1,
+                "paper_theta_deg": paper.map(|p| p.1),
+                "paper_theta_sd_deg": paper.map(|p| p.2),
+                "theta_minus_ref150_deg": reference.map(|r| o.theta.0 - r.0),
+                "mean_reduction_level": o.level.0,
+                "paper_reduction_level": paper.and_then(|p| p.3),
+                "mean_particles_in_play": o.particles,
+                "discharge_rate_per_s": o.discharge_rate,
+                "spill_rate_per_s": o.spill_rate,
+                "wall_s": o.wall,
+                "steps": o.steps,
+                "speed_up_over_ref150": reference.map(|r| r.1 / o.wall),
+            })
+        })
+        .collect();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let summary = json!({
+        "suite": "reduce-conveyor",
+        "quick": opts.quick,
+        "belt_length_d": spec.length_d,
+        "belt_width_d": spec.width_d,
+        "belt_speed_m_s": spec.speed,
+        "emission_rate_per_s": spec.rate,
+        "source_d": [spec.source_d.0, spec.source_d.1],
+        "source_height_m": spec.source_height,
+        "discharge_level_m": belt.discharge_level(),
+        "fill_s": fill_s,
+        "run_s": seconds,
+        "average_over_last_s": average,
+        "runs": runs,
+        "failed_runs": failures,
+        "load_average": load.trim(),
+        "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
+    });
+    report::write(
+        &opts.out.join("summary.json"),
+        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
+    )?;
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# Conveyor (model-reduction paper, Table 3){}\n",
+        if opts.quick { ", --quick" } else { "" }
+    );
+    let _ = writeln!(
+        md,
+        "Belt {}d × {}d at {} m/s, source {}d along × {}d across, {} m above the belt, {} particles/s offered \
+         (the emitter never emits into occupied space), d = 13 mm, linear k_n = 3 kN/m, Δt = 5 ms. Filled at \
+         N_it = 150 for {fill_s} s, then each run for {seconds} s; θ_conv, h and the discharge profile over the last \
+         {average} s. Load: {}.\n",
+        spec.length_d,
+        spec.width_d,
+        spec.speed,
+        spec.source_d.0,
+        spec.source_d.1,
+        spec.source_height,
+        spec.rate,
+        load.trim()
+    );
+    let _ = writeln!(
+        md,
+        "| run | θ ours [°] | θ paper [°] | θ − θ(ref-150) [°] | h ours | h paper | particles | discharge [1/s] | wall [s] | speed-up over ref-150 |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
+    for o in outcomes {
+        let paper = PAPER.iter().find(|p| p.0 == o.name);
+        let _ = writeln!(
+            md,
+            "| {} | {:.1} ± {:.1} | {} | {:+.1} | {:.2} ± {:.2} | {} | {:.0} | {:.0} | {:.0} | {:.2} |",
+            o.name,
+            o.theta.0,
+            o.theta.1,
+            paper.map_or("-".into(), |p| format!("{:.1} ± {:.1}", p.1, p.2)),
+            reference.map_or(f64::NAN, |r| o.theta.0 - r.0),
+            o.level.0,
+            o.level.1,
+            paper
+                .and_then(|p| p.3)
+                .map_or("0".into(), |h| format!("{h:.2}")),
+            o.particles,
+            o.discharge_rate,
+            o.wall,
+            reference.map_or(f64::NAN, |r| r.1 / o.wall),
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nFailed runs: {failures:?}\n\nPlots: `theta.svg`, `level.svg`, `discharge.svg` (Fig. 8), `angle_by_run.svg`. \
+         Data: `conveyor.csv`, `discharge.csv`."
+    );
+    report::write(&opts.out.join("report.md"), &md)
+}

@@ -1,0 +1,380 @@
+//! `cargo xtask reduce drum [--quick]`: the adaptive-model-reduction
+//! paper's rotating drum (section 4, Table 3, Fig. 12). The drum (D = 40d,
+//! width 7d, Ω = 0.5 rad/s, 4864 bi-disperse spheres, frictionless end
+//! caps, Table 1 with linear k_n = 3 kN/m) turns one revolution at full
+//! resolution (N_it = 150); five runs then continue from that state:
+//! ref-500 and ref-150 (full resolution), cs-150 (contact split and a
+//! sensor at the lift height), tr-150-50-f and tr-150-50-fv (background
+//! trial solve of 50 sweeps: force balance, and force and velocity). The
+//! surface angle is read over the central D/2 of the drum
+//! ([`measure::drum_surface_angle`]) every 0.05 s and averaged, with the
+//! reduction level h, over the last part of each run.
+
+use crate::SuiteOptions;
+use crate::plot::{self, Axes, Series};
+use crate::report::{self, Progress, SuiteResult};
+use crate::runs::{history_stepper, in_pairs, mean_sd};
+use ndem_collide::Shape;
+use ndem_math::{Quat, Vec3};
+use ndem_reduce::{Reducer, ReductionSettings, SensorSplit, TrialSplit};
+use ndem_scenes::builders::{D, DrumSpec, drum};
+use ndem_scenes::{Scene, measure};
+use ndem_solve::ImpulseHistory;
+use ndem_step::Motion;
+use serde_json::json;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+/// The paper's Table 3 drum rows: `(run, θ [°], ± [°], h (mean, ±))`.
+const PAPER: [(&str, f64, f64, Option<(f64, f64)>); 5] = [
+    ("ref-500", 44.0, 3.0, None),
+    ("ref-150", 43.0, 2.0, None),
+    ("cs-150", 49.0, 5.0, Some((0.7, 0.1))),
+    ("tr-150-50-f", 44.0, 3.0, Some((0.4, 0.1))),
+    ("tr-150-50-fv", 45.0, 2.0, Some((0.4, 0.1))),
+];
+
+/// Sampling interval of θ and h [s].
+const SAMPLE: f64 = 0.05;
+
+/// The state every run continues from.
+struct Start {
+    scene: Scene,
+    history: ImpulseHistory,
+    time: f64,
+    step: u64,
+}
+
+struct Outcome {
+    name: &'static str,
+    /// `(t, θ, h)` every [`SAMPLE`] s after the start.
+    trace: Vec<(f64, f64, f64)>,
+    theta: (f64, f64),
+    level: (f64, f64),
+    wall: f64,
+    steps: usize,
+}
+
+/// The sensor at the lift height: where the material carried up by the
+/// wall reaches its highest point. The wall lifts on the side where
+/// `Ω × r` points up (x < 0 for Ω > 0 about +y); the sensor is a box 8d
+/// high and wide across the drum's full width, centred on the highest
+/// particle of that side after the first revolution.
+fn lift_sensor(start: &Start, spec: &DrumSpec) -> SensorSplit {
+    let w = &start.scene.world;
+    let side = -spec.omega.signum();
+    let top = (0..w.len())
+        .filter(|&i| w.motions()[i] == Motion::Dynamic && w.positions()[i].x * side > 0.0)
+        .map(|i| w.positions()[i])
+        .fold(Vec3::new(0.0, 0.0, f64::NEG_INFINITY), |a, p| {
+            if p.z > a.z { p } else { a }
+        });
+    SensorSplit {
+        shape: Shape::Box {
+            half_extents: Vec3::new(4.0 * D, 0.5 * spec.width_d * D + D, 4.0 * D),
+        },
+        position: Vec3::new(top.x, 0.0, top.z),
+        orientation: Quat::identity(),
+    }
+}
+
+fn plan(sensor: SensorSplit) -> [(&'static str, usize, Option<ReductionSettings>); 5] {
+    let trial = |velocity_test| ReductionSettings {
+        contact_split: None,
+        trial_split: Some(TrialSplit {
+            iterations: 50,
+            velocity_test,
+            ..TrialSplit::default()
+        }),
+        ..ReductionSettings::default()
+    };
+    let contact_and_sensor = ReductionSettings {
+        sensors: vec![sensor],
+        ..ReductionSettings::default()
+    };
+    [
+        ("ref-500", 500, None),
+        ("ref-150", 150, None),
+        ("cs-150", 150, Some(contact_and_sensor)),
+        ("tr-150-50-f", 150, Some(trial(false))),
+        ("tr-150-50-fv", 150, Some(trial(true))),
+    ]
+}
+
+fn run(
+    name: &'static str,
+    iterations: usize,
+    reduction: Option<ReductionSettings>,
+    start: &Start,
+    spec: &DrumSpec,
+    (seconds, average): (f64, f64),
+) -> SuiteResult<Outcome> {
+    let mut scene = start.scene.clone();
+    let settings = scene.settings;
+    let mut st = history_stepper(iterations, settings)?;
+    st.set_history(start.history.clone());
+    st.set_clock(start.time, start.step);
+    if let Some(r) = reduction {
+        st.set_hooks(Box::new(Reducer::new(r).map_err(|e| e.to_string())?));
+    }
+    let diameter = spec.diameter_d * D;
+    let steps = (seconds / settings.dt).round() as usize;
+    let every = (SAMPLE / settings.dt).round() as usize;
+    let mut trace = Vec::new();
+    let clock = Instant::now();
+    for k in 1..=steps {
+        scene
+            .step(&mut st)
+            .map_err(|e| format!("{name}: {e}"))?;
+        if k % every == 0 {
+            let level = st.hooks_as::<Reducer>().map_or(0.0, |r| r.stats().level);
+            let theta = measure::drum_surface_angle(&scene.world, Vec3::zeros(), diameter, D);
+            trace.push((k as f64 * settings.dt, theta, level));
+        }
+    }
+    let window: Vec<&(f64, f64, f64)> = trace
+        .iter()
+        .filter(|p| p.0 > seconds - average && p.1.is_finite())
+        .collect();
+    let column = |f: fn(&(f64, f64, f64)) -> f64| window.iter().map(|p| f(p)).collect::<Vec<_>>();
+    Ok(Outcome {
+        name,
+        theta: mean_sd(&column(|p| p.1)),
+        level: mean_sd(&column(|p| p.2)),
+        trace,
+        wall: clock.elapsed().as_secs_f64(),
+        steps,
+    })
+}
+
+fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
+    let mut rows = Vec::new();
+    for o in outcomes {
+        for (t, theta, h) in &o.trace {
+            rows.push(vec![
+                o.name.to_string(),
+                format!("{t:.3}"),
+                format!("{theta:.3}"),
+                format!("{h:.4}"),
+            ]);
+        }
+    }
+    report::write_csv(
+        &opts.out.join("drum.csv"),
+        &["run", "t_s", "theta_deg", "h"],
+        &rows,
+    )?;
+    let series = |f: fn(&(f64, f64, f64)) -> f64| -> Vec<Series> {
+        outcomes
+            .iter()
+            .map(|o| Series::line(o.name, o.trace.iter().map(|p| (p.0, f(p))).collect()))
+            .collect()
+    };
+    plot::line_plot(
+        &opts.out.join("theta.svg"),
+        Axes {
+            title: "drum surface angle over the central D/2",
+            x: "t after the first revolution [s]",
+            y: "θ [°]",
+            ..Axes::default()
+        },
+        &series(|p| p.1),
+    )?;
+    plot::line_plot(
+        &opts.out.join("level.svg"),
+        Axes {
+            title: "reduction level h(t)",
+            x: "t after the first revolution [s]",
+            y: "h",
+            ..Axes::default()
+        },
+        &series(|p| p.2),
+    )?;
+    let index = |name: &str| PAPER.iter().position(|p| p.0 == name).unwrap_or(0) as f64 + 1.0;
+    plot::line_plot(
+        &opts.out.join("angle_by_run.svg"),
+        Axes {
+            title: "θ per run: 1 ref-500, 2 ref-150, 3 cs-150, 4 tr-150-50-f, 5 tr-150-50-fv",
+            x: "run",
+            y: "θ [°]",
+            ..Axes::default()
+        },
+        &[
+            Series::markers(
+                "ndem (mean over the window)",
+                outcomes.iter().map(|o| (index(o.name), o.theta.0)).collect(),
+            ),
+            Series::markers(
+                "paper Table 3",
+                PAPER
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (i as f64 + 1.0, p.1))
+                    .collect(),
+            ),
+        ],
+    )
+}
+
+/// Runs the suite.
+pub fn drum_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
+    report::prepare(&opts.out)?;
+    let mut spec = if opts.quick {
+        // same fill fraction as the paper's drum, smaller drum
+        DrumSpec {
+            particles: 1250,
+            diameter_d: 24.0,
+            width_d: 5.0,
+            ..DrumSpec::model_reduction()
+        }
+    } else {
+        DrumSpec::model_reduction()
+    };
+    if let Some(n) = opts.particles {
+        spec.particles = n;
+    }
+    let revolution = 2.0 * std::f64::consts::PI / spec.omega.abs();
+    let (seconds, average) = if opts.quick { (4.0, 3.0) } else { (8.0, 6.0) };
+    let mut progress = Progress::new("reduce drum", 7);
+    let mut scene = drum(spec).map_err(|e| e.to_string())?;
+    let mut spin = history_stepper(150, scene.settings)?;
+    for _ in 0..(revolution / scene.settings.dt).round() as usize {
+        scene
+            .step(&mut spin)
+            .map_err(|e| format!("first revolution: {e}"))?;
+    }
+    let start = Start {
+        history: spin.history().clone(),
+        time: spin.time(),
+        step: spin.step_count(),
+        scene,
+    };
+    let sensor = lift_sensor(&start, &spec);
+    progress.tick(&format!(
+        "{} particles, one revolution ({revolution:.2} s); lift sensor at x = {:.3}, z = {:.3} m",
+        spec.particles, sensor.position.x, sensor.position.z
+    ));
+    let plan = plan(sensor.clone());
+    // two runs at a time, one per core
+    let results = in_pairs(
+        &plan,
+        |(name, it, red)| run(name, *it, red.clone(), &start, &spec, (seconds, average)),
+        |r| match r {
+            Ok(o) => progress.tick(&format!(
+                "{}: θ = {:.1} ± {:.1}°, h = {:.2} ± {:.2}, {:.0} s",
+                o.name, o.theta.0, o.theta.1, o.level.0, o.level.1, o.wall
+            )),
+            Err(e) => progress.tick(&format!("failed: {e}")),
+        },
+    );
+    let (outcomes, failures) = report::split_failures("reduce drum", results);
+    write_plots(opts, &outcomes)?;
+    write_summary(opts, &spec, &sensor, &outcomes, &failures, (seconds, average))?;
+    progress.tick("written");
+    Ok(failures.is_empty())
+}
+
+fn write_summary(
+    opts: &SuiteOptions,
+    spec: &DrumSpec,
+    sensor: &SensorSplit,
+    outcomes: &[Outcome],
+    failures: &[String],
+    (seconds, average): (f64, f64),
+) -> SuiteResult<()> {
+    let reference = outcomes
+        .iter()
+        .find(|o| o.name == "ref-150")
+        .map(|o| (o.theta.0, o.wall));
+    let runs: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| {
+            let paper = PAPER.iter().find(|p| p.0 == o.name);
+            json!({
+                "run": o.name,
+                "theta_deg": o.theta.0,
+                "theta_sd_deg": o.theta.1,
+                "paper_theta_deg": paper.map(|p| p.1),
+                "paper_theta_sd_deg": paper.map(|p| p.2),
+                "theta_minus_ref150_deg": reference.map(|r| o.theta.0 - r.0),
+                "mean_reduction_level": o.level.0,
+                "reduction_level_sd": o.level.1,
+                "paper_reduction_level": paper.and_then(|p| p.3).map(|h| h.0),
+                "wall_s": o.wall,
+                "steps": o.steps,
+                "speed_up_over_ref150": reference.map(|r| r.1 / o.wall),
+            })
+        })
+        .collect();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let summary = json!({
+        "suite": "reduce-drum",
+        "quick": opts.quick,
+        "particles": spec.particles,
+        "diameter_d": spec.diameter_d,
+        "width_d": spec.width_d,
+        "omega_rad_s": spec.omega,
+        "frictionless_caps": spec.frictionless_caps,
+        "linear_stiffness_N_per_m": spec.linear_stiffness,
+        "run_s": seconds,
+        "average_over_last_s": average,
+        "lift_sensor_position_m": [sensor.position.x, sensor.position.y, sensor.position.z],
+        "runs": runs,
+        "failed_runs": failures,
+        "load_average": load.trim(),
+        "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
+    });
+    report::write(
+        &opts.out.join("summary.json"),
+        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
+    )?;
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# Rotating drum (model-reduction paper, Table 3){}\n",
+        if opts.quick { ", --quick" } else { "" }
+    );
+    let _ = writeln!(
+        md,
+        "{} bi-disperse particles, D = {}d, width {}d, Ω = {} rad/s, frictionless end caps, linear k_n = 3 kN/m, \
+         Δt = 5 ms. One revolution at N_it = 150, then each run for {seconds} s; θ (surface over the central D/2) and h \
+         averaged over the last {average} s (mean ± sd of samples every {SAMPLE} s). Lift sensor (cs-150): box 8d × 8d \
+         at x = {:.3} m, z = {:.3} m. Load: {}.\n",
+        spec.particles,
+        spec.diameter_d,
+        spec.width_d,
+        spec.omega,
+        sensor.position.x,
+        sensor.position.z,
+        load.trim()
+    );
+    let _ = writeln!(
+        md,
+        "| run | θ ours [°] | θ paper [°] | θ − θ(ref-150) [°] | h ours | h paper | wall [s] | speed-up over ref-150 |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
+    for o in outcomes {
+        let paper = PAPER.iter().find(|p| p.0 == o.name);
+        let _ = writeln!(
+            md,
+            "| {} | {:.1} ± {:.1} | {} | {:+.1} | {:.2} ± {:.2} | {} | {:.0} | {:.2} |",
+            o.name,
+            o.theta.0,
+            o.theta.1,
+            paper.map_or("-".into(), |p| format!("{:.0} ± {:.0}", p.1, p.2)),
+            reference.map_or(f64::NAN, |r| o.theta.0 - r.0),
+            o.level.0,
+            o.level.1,
+            paper
+                .and_then(|p| p.3)
+                .map_or("0".into(), |h| format!("{:.1} ± {:.1}", h.0, h.1)),
+            o.wall,
+            reference.map_or(f64::NAN, |r| r.1 / o.wall),
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nFailed runs: {failures:?}\n\nPlots: `theta.svg`, `level.svg`, `angle_by_run.svg`. Data: `drum.csv`."
+    );
+    report::write(&opts.out.join("report.md"), &md)
+}
