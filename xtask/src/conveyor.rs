@@ -48,6 +48,8 @@ struct Start {
 struct Sample {
     t: f64,
     theta: f64,
+    /// Upstream face angle along the belt [°].
+    face: f64,
     level: f64,
     /// Particles in play (not retired).
     particles: usize,
@@ -57,6 +59,7 @@ struct Outcome {
     name: &'static str,
     trace: Vec<Sample>,
     theta: (f64, f64),
+    face: (f64, f64),
     level: (f64, f64),
     particles: f64,
     /// Particles per second discharged over the head in the window.
@@ -147,6 +150,7 @@ fn run(
             trace.push(Sample {
                 t,
                 theta: conveyor::heap_angle(&scene.world, belt),
+                face: conveyor::upstream_face_angle(&scene.world, belt),
                 level: st.hooks_as::<Reducer>().map_or(0.0, |r| r.stats().level),
                 particles: in_play(&scene.world, belt.first_particle),
             });
@@ -158,11 +162,17 @@ fn run(
         .map(|s| s.theta)
         .filter(|x| x.is_finite())
         .collect();
+    let faces: Vec<f64> = window
+        .iter()
+        .map(|s| s.face)
+        .filter(|x| x.is_finite())
+        .collect();
     let levels: Vec<f64> = window.iter().map(|s| s.level).collect();
     let counts: Vec<f64> = window.iter().map(|s| s.particles as f64).collect();
     Ok(Outcome {
         name,
         theta: mean_sd(&thetas),
+        face: mean_sd(&faces),
         level: mean_sd(&levels),
         particles: mean_sd(&counts).0,
         discharge_rate: discharged as f64 / average,
@@ -253,7 +263,14 @@ pub fn conveyor_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
     );
     let (outcomes, failures) = report::split_failures("reduce conveyor", results);
     write_plots(opts, &outcomes)?;
-    write_summary(opts, &spec, &belt, &outcomes, &failures, (fill_s, seconds, average))?;
+    write_summary(
+        opts,
+        &spec,
+        &belt,
+        &outcomes,
+        &failures,
+        (fill_s, seconds, average),
+    )?;
     progress.tick("written");
     Ok(failures.is_empty())
 }
@@ -266,6 +283,7 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
                 o.name.to_string(),
                 format!("{:.3}", s.t),
                 format!("{:.3}", s.theta),
+                format!("{:.3}", s.face),
                 format!("{:.4}", s.level),
                 s.particles.to_string(),
             ]);
@@ -273,7 +291,14 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
     }
     report::write_csv(
         &opts.out.join("conveyor.csv"),
-        &["run", "t_s", "theta_deg", "h", "particles"],
+        &[
+            "run",
+            "t_s",
+            "theta_deg",
+            "upstream_face_deg",
+            "h",
+            "particles",
+        ],
         &rows,
     )?;
     let mut prof_rows = Vec::new();
@@ -351,7 +376,10 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
         &[
             Series::markers(
                 "ndem (mean over the window)",
-                outcomes.iter().map(|o| (index(o.name), o.theta.0)).collect(),
+                outcomes
+                    .iter()
+                    .map(|o| (index(o.name), o.theta.0))
+                    .collect(),
             ),
             Series::markers(
                 "paper Table 3",
@@ -385,6 +413,8 @@ fn write_summary(
                 "run": o.name,
                 "theta_deg": o.theta.0,
                 "theta_sd_deg": o.theta.1,
+                "upstream_face_deg": o.face.0,
+                "upstream_face_sd_deg": o.face.1,
                 "paper_theta_deg": paper.map(|p| p.1),
                 "paper_theta_sd_deg": paper.map(|p| p.2),
                 "theta_minus_ref150_deg": reference.map(|r| o.theta.0 - r.0),
@@ -445,17 +475,19 @@ fn write_summary(
     );
     let _ = writeln!(
         md,
-        "| run | θ ours [°] | θ paper [°] | θ − θ(ref-150) [°] | h ours | h paper | particles | discharge [1/s] | wall [s] | speed-up over ref-150 |"
+        "| run | θ ours (across) [°] | upstream face [°] | θ paper [°] | θ − θ(ref-150) [°] | h ours | h paper | particles | discharge [1/s] | wall [s] | speed-up over ref-150 |"
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
     for o in outcomes {
         let paper = PAPER.iter().find(|p| p.0 == o.name);
         let _ = writeln!(
             md,
-            "| {} | {:.1} ± {:.1} | {} | {:+.1} | {:.2} ± {:.2} | {} | {:.0} | {:.0} | {:.0} | {:.2} |",
+            "| {} | {:.1} ± {:.1} | {:.1} ± {:.1} | {} | {:+.1} | {:.2} ± {:.2} | {} | {:.0} | {:.0} | {:.0} | {:.2} |",
             o.name,
             o.theta.0,
             o.theta.1,
+            o.face.0,
+            o.face.1,
             paper.map_or("-".into(), |p| format!("{:.1} ± {:.1}", p.1, p.2)),
             reference.map_or(f64::NAN, |r| o.theta.0 - r.0),
             o.level.0,
@@ -471,7 +503,9 @@ fn write_summary(
     }
     let _ = writeln!(
         md,
-        "\nFailed runs: {failures:?}\n\nPlots: `theta.svg`, `level.svg`, `discharge.svg` (Fig. 8), `angle_by_run.svg`. \
+        "\nθ (across): the heap's flanks across the belt at mid-length; upstream face: the slope the heap forms \
+         against the belt's motion on the centre line (the other reading of the paper's \"mid-section\"). The \
+         paper's θ is compared with the first.\n\nFailed runs: {failures:?}\n\nPlots: `theta.svg`, `level.svg`, `discharge.svg` (Fig. 8), `angle_by_run.svg`. \
          Data: `conveyor.csv`, `discharge.csv`."
     );
     report::write(&opts.out.join("report.md"), &md)

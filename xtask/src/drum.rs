@@ -346,7 +346,11 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         spec.width_d,
         spec.omega,
         spec.particles,
-        if spec.frictionless_caps { "frictionless" } else { "frictional (particle material)" },
+        if spec.frictionless_caps {
+            "frictionless"
+        } else {
+            "frictional (particle material)"
+        },
         failures,
     );
     report::write(&out.join("report.md"), &md)?;

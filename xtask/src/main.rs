@@ -14,8 +14,8 @@ mod fclib;
 mod plot;
 mod reduce;
 mod reduce_drum;
-mod runs;
 mod report;
+mod runs;
 mod solvers;
 mod triaxial;
 mod verify;
@@ -118,7 +118,9 @@ fn main() -> ExitCode {
             Some("drum") => reduce_drum::drum_suite(&opts),
             Some("conveyor") => conveyor::conveyor_suite(&opts),
             _ => {
-                eprintln!("error: `cargo xtask reduce` needs speedup, collapse, drum or conveyor\n{USAGE}");
+                eprintln!(
+                    "error: `cargo xtask reduce` needs speedup, collapse, drum or conveyor\n{USAGE}"
+                );
                 return ExitCode::from(2);
             }
         },

@@ -14,10 +14,11 @@
 use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
-use crate::runs::history_stepper;
+use crate::runs::{history_stepper, stepper_stopping};
 use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3};
 use ndem_reduce::{Reducer, ReductionSettings, SensorSplit};
+use ndem_solve::{DEFAULT_TOLERANCE, SolverStatus, Stopping};
 use ndem_step::{BodyDesc, StageTimes, StepSettings, Stepper, World};
 use serde_json::json;
 use std::time::Instant;
@@ -53,9 +54,21 @@ fn bed(n: [usize; 3]) -> SuiteResult<World> {
     Ok(w)
 }
 
-fn stepper() -> SuiteResult<Stepper> {
-    history_stepper(ITERATIONS, StepSettings::papers())
+/// The papers' fixed N_it, or with `tolerance` PGS stopping at that
+/// residual (at most [`MAX_ITERATIONS`] sweeps): equal accuracy for the
+/// full and the reduced model instead of equal work per contact.
+fn stepper(tolerance: Option<f64>) -> SuiteResult<Stepper> {
+    match tolerance {
+        None => history_stepper(ITERATIONS, StepSettings::papers()),
+        Some(t) => stepper_stopping(
+            Stopping::to_tolerance(MAX_ITERATIONS, t),
+            StepSettings::papers(),
+        ),
+    }
 }
+
+/// Sweep cap of the equal-accuracy runs.
+const MAX_ITERATIONS: usize = 3000;
 
 /// Sensors that keep about `free` particles of the top of the bed free:
 /// whole top layers, then rows of the next layer.
@@ -103,6 +116,10 @@ struct Timing {
     times: [f64; 6],
     /// Contacts in the solve in the last timed step.
     contacts: usize,
+    /// Mean PGS sweeps per step.
+    iterations: f64,
+    /// Steps whose solve did not reach the tolerance.
+    unconverged: usize,
 }
 
 fn time_steps(world: &mut World, st: &mut Stepper, steps: usize) -> SuiteResult<Timing> {
@@ -111,6 +128,10 @@ fn time_steps(world: &mut World, st: &mut Stepper, steps: usize) -> SuiteResult<
     for _ in 0..steps {
         let s = st.step(world).map_err(|e| e.to_string())?;
         t.contacts = s.contacts;
+        t.iterations += s.iterations as f64 / steps as f64;
+        if s.status != SolverStatus::Converged {
+            t.unconverged += 1;
+        }
         let StageTimes {
             detection,
             assembly,
@@ -133,6 +154,13 @@ fn time_steps(world: &mut World, st: &mut Stepper, steps: usize) -> SuiteResult<
 /// `cargo xtask reduce speedup`.
 pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     report::prepare(&opts.out)?;
+    // `cargo xtask reduce speedup tolerance`: both models solve to the
+    // default residual tolerance instead of the papers' fixed N_it
+    let tolerance = opts
+        .args
+        .iter()
+        .any(|a| a == "tolerance")
+        .then_some(DEFAULT_TOLERANCE);
     let n = if opts.quick {
         [20, 20, 10]
     } else {
@@ -143,7 +171,7 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     let (settle, steps, repeats) = if opts.quick { (40, 3, 3) } else { (60, 6, 3) };
     let mut progress = Progress::new("reduce speedup", 1 + targets.len());
     let mut world = bed(n)?;
-    let mut full = stepper()?;
+    let mut full = stepper(tolerance)?;
     for _ in 0..settle {
         full.step(&mut world).map_err(|e| e.to_string())?;
     }
@@ -157,7 +185,7 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
             ..ReductionSettings::default()
         };
         let mut reduced_world = world.clone();
-        let mut reduced = stepper()?;
+        let mut reduced = stepper(tolerance)?;
         reduced.set_history(full.history().clone());
         reduced.set_clock(full.time(), full.step_count());
         reduced.set_hooks(Box::new(Reducer::new(settings).map_err(|e| e.to_string())?));
@@ -213,6 +241,9 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
             best_full.contacts.to_string(),
             best_red.contacts.to_string(),
             floor.to_string(),
+            format!("{:.1}", best_full.iterations),
+            format!("{:.1}", best_red.iterations),
+            (best_full.unconverged + best_red.unconverged).to_string(),
         ]);
         measured.push((stats.level, speedup, best_full, best_red, stats, floor));
     }
@@ -233,6 +264,9 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
             "full_solve_contacts",
             "reduced_solve_contacts",
             "reduced_floor_contacts",
+            "full_sweeps_per_step",
+            "reduced_sweeps_per_step",
+            "unconverged_steps",
         ],
         &rows,
     )?;
@@ -264,11 +298,11 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     )?;
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let mut table = String::from(
-        "| h | free | aggregates | full step [ms] | reduced step [ms] | speed-up | contacts in solve: full / reduced (floor) | contact ratio | paper S (δ = 0.01) | reduced: detection / solve / reduction [ms] |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "| h | free | aggregates | full step [ms] | reduced step [ms] | speed-up | contacts in solve: full / reduced (floor) | contact ratio | sweeps per step: full / reduced | paper S (δ = 0.01) | reduced: detection / solve / reduction [ms] |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (h, s, f, r, st, floor) in &measured {
         table.push_str(&format!(
-            "| {h:.3} | {} | {} | {:.1} | {:.2} | {s:.1} | {} / {} ({floor}) | {:.1} | {:.1} | {:.2} / {:.2} / {:.2} |\n",
+            "| {h:.3} | {} | {} | {:.1} | {:.2} | {s:.1} | {} / {} ({floor}) | {:.1} | {:.0} / {:.0} | {:.1} | {:.2} / {:.2} / {:.2} |\n",
             st.free,
             st.aggregates,
             f.total * 1e3,
@@ -276,6 +310,8 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
             f.contacts,
             r.contacts,
             f.contacts as f64 / r.contacts.max(1) as f64,
+            f.iterations,
+            r.iterations,
             1.0 / (0.01 + (1.0 - h).powf(4.0 / 3.0)),
             r.times[0] * 1e3,
             r.times[3] * 1e3,
@@ -286,13 +322,17 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
         "suite": "reduce speedup",
         "quick": opts.quick,
         "particles": total,
-        "iterations": ITERATIONS,
+        "iterations": if tolerance.is_some() { json!(null) } else { json!(ITERATIONS) },
+        "tolerance": tolerance,
+        "max_iterations_at_tolerance": tolerance.map(|_| MAX_ITERATIONS),
         "steps_per_timing": steps,
         "repeats": repeats,
         "load_average": load.trim(),
         "points": measured.iter().map(|(h, s, f, r, st, floor)| json!({
             "h": h, "speedup": s, "t_full_s": f.total, "t_reduced_s": r.total,
             "full_solve_contacts": f.contacts, "reduced_solve_contacts": r.contacts, "reduced_floor_contacts": floor,
+            "full_sweeps_per_step": f.iterations, "reduced_sweeps_per_step": r.iterations,
+            "unconverged_steps": f.unconverged + r.unconverged,
             "free": st.free, "aggregates": st.aggregates,
             "reduced_times_s": {"detection": r.times[0], "assembly": r.times[1], "impact": r.times[2], "solve": r.times[3], "reduction": r.times[4]},
         })).collect::<Vec<_>>(),
@@ -305,7 +345,7 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     )?;
     let md = format!(
         "# cargo xtask reduce speedup{}\n\nA resting simple-cubic bed of {total} spheres (d = 13 mm, Table 1, Hertz, Δt = 5 ms, \
-         PGS N_it = {ITERATIONS}, history warm start). The reduction level h is set by split sensors over the top of the bed \
+         {}, history warm start). The reduction level h is set by split sensors over the top of the bed \
          (the particles under them stay free; the rest merges, contact split on). Each h is timed against the full model in the \
          same run, interleaved, {steps} steps per timing, minimum of {repeats} repeats. Load average: {}.\n\n{table}\n\
          Paper (model only, eq. 39 with γ = 1/3): S = 1/(δ + (1 − h)^{{4/3}}); with δ = 0.01 it gives 4.7 at h = 0.7 and 35 \
@@ -317,6 +357,12 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
          bottom particle, ∝ N^(2/3)) in the solve. Contact detection still visits every particle (member contacts are \
          the connectivity network for splitting) but costs a few per cent.\n",
         if opts.quick { " --quick" } else { "" },
+        match tolerance {
+            None => format!("PGS N_it = {ITERATIONS}"),
+            Some(t) => format!(
+                "PGS to the residual tolerance {t:e} (at most {MAX_ITERATIONS} sweeps; equal accuracy)"
+            ),
+        },
         load.trim()
     );
     report::write(&opts.out.join("report.md"), &md)?;

@@ -123,9 +123,7 @@ fn run(
     let mut trace = Vec::new();
     let clock = Instant::now();
     for k in 1..=steps {
-        scene
-            .step(&mut st)
-            .map_err(|e| format!("{name}: {e}"))?;
+        scene.step(&mut st).map_err(|e| format!("{name}: {e}"))?;
         if k % every == 0 {
             let level = st.hooks_as::<Reducer>().map_or(0.0, |r| r.stats().level);
             let theta = measure::drum_surface_angle(&scene.world, Vec3::zeros(), diameter, D);
@@ -202,7 +200,10 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
         &[
             Series::markers(
                 "ndem (mean over the window)",
-                outcomes.iter().map(|o| (index(o.name), o.theta.0)).collect(),
+                outcomes
+                    .iter()
+                    .map(|o| (index(o.name), o.theta.0))
+                    .collect(),
             ),
             Series::markers(
                 "paper Table 3",
@@ -269,7 +270,14 @@ pub fn drum_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
     );
     let (outcomes, failures) = report::split_failures("reduce drum", results);
     write_plots(opts, &outcomes)?;
-    write_summary(opts, &spec, &sensor, &outcomes, &failures, (seconds, average))?;
+    write_summary(
+        opts,
+        &spec,
+        &sensor,
+        &outcomes,
+        &failures,
+        (seconds, average),
+    )?;
     progress.tick("written");
     Ok(failures.is_empty())
 }

@@ -9,8 +9,14 @@ use ndem_step::{StepSettings, Stepper};
 /// A stepper with PGS at exactly `iterations` sweeps (the papers' N_it)
 /// and history warm starting.
 pub(crate) fn history_stepper(iterations: usize, settings: StepSettings) -> SuiteResult<Stepper> {
+    stepper_stopping(Stopping::iterations(iterations), settings)
+}
+
+/// A stepper with PGS stopping as `stopping` says and history warm
+/// starting.
+pub(crate) fn stepper_stopping(stopping: Stopping, settings: StepSettings) -> SuiteResult<Stepper> {
     let pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(iterations),
+        stopping,
         ..PgsSettings::default()
     })
     .map_err(|e| e.to_string())?;

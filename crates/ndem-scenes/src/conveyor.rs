@@ -83,6 +83,8 @@ pub struct ConveyorBelt {
     pub width: f64,
     /// Height of the belt surface [m].
     pub top: f64,
+    /// x of the source centre [m].
+    pub source_x: f64,
 }
 
 impl ConveyorBelt {
@@ -175,53 +177,103 @@ pub fn conveyor_belt(spec: ConveyorSpec) -> Result<(Scene, ConveyorBelt), SceneE
             length,
             width,
             top: BELT_TOP,
+            source_x: spec.source_from_tail_d * D,
         },
     ))
 }
 
-/// The heap's angle of repose on the belt, θ_conv [degrees]: the
-/// particles in a slab 4d thick across the belt's mid-length are binned
-/// across the belt (bins of 1d); the highest sphere top per bin is the
-/// surface. Bins whose surface is within 1.5d of the belt (particles lying
-/// on the belt, which the paper excludes) or above 85 % of the heap's
-/// height (its flat crest under the source) are left out, a line is
-/// fitted to each flank ([`fitted_inclination`]) and θ is the mean of the
-/// two flanks (either alone when the other has fewer than three bins;
-/// `NaN` when both do).
-pub fn heap_angle(world: &World, belt: &ConveyorBelt) -> f64 {
-    let bins = (belt.width / D).ceil().max(1.0) as usize;
+/// Highest sphere top above the belt per bin of width d along `axis`
+/// (0: x, 1: y) for the particles whose other horizontal coordinate lies
+/// in `slab`; bins start at `origin`. `NEG_INFINITY` for empty bins.
+fn surface(
+    world: &World,
+    belt: &ConveyorBelt,
+    axis: usize,
+    (origin, bins): (f64, usize),
+    slab: (f64, f64),
+) -> Vec<f64> {
     let mut top = vec![f64::NEG_INFINITY; bins];
-    for (i, p) in world.positions().iter().enumerate().skip(belt.first_particle) {
+    for (i, p) in world
+        .positions()
+        .iter()
+        .enumerate()
+        .skip(belt.first_particle)
+    {
         let Some(r) = world.shapes()[i].sphere_radius() else {
             continue;
         };
-        if (p.x - 0.5 * belt.length).abs() > 2.0 * D || p.z < belt.top {
+        let across = p[1 - axis];
+        if across < slab.0 || across > slab.1 || p.z < belt.top {
             continue;
         }
-        let k = ((p.y + 0.5 * belt.width) / D).floor();
+        let k = ((p[axis] - origin) / D).floor();
         if k < 0.0 || k >= bins as f64 {
             continue;
         }
         let k = k as usize;
         top[k] = top[k].max(p.z + r - belt.top);
     }
+    top
+}
+
+/// Line fit to the surface bins `(coordinate, height)` whose height lies
+/// between 1.5d (particles lying on the belt, which the paper excludes)
+/// and 85 % of the highest (the heap's crest under the source).
+fn flank_angle(points: impl Iterator<Item = (f64, f64)>, highest: f64) -> f64 {
+    let kept: Vec<(f64, f64)> = points
+        .filter(|&(_, z)| z.is_finite() && z >= 1.5 * D && z <= 0.85 * highest)
+        .collect();
+    fitted_inclination(&kept)
+}
+
+/// The heap's angle of repose across the belt, θ_conv [degrees]: the
+/// particles in a slab 4d thick at the belt's mid-length are binned across
+/// the belt (bins of 1d); the highest sphere top per bin is the surface.
+/// A line is fitted to each flank ([`flank_angle`]) and θ is the mean of
+/// the two flanks (either alone when the other has fewer than three bins;
+/// `NaN` when both do).
+pub fn heap_angle(world: &World, belt: &ConveyorBelt) -> f64 {
+    let bins = (belt.width / D).ceil().max(1.0) as usize;
+    let mid = 0.5 * belt.length;
+    let top = surface(
+        world,
+        belt,
+        1,
+        (-0.5 * belt.width, bins),
+        (mid - 2.0 * D, mid + 2.0 * D),
+    );
     let highest = top.iter().copied().fold(0.0, f64::max);
-    let flank = |left: bool| -> f64 {
-        let points: Vec<(f64, f64)> = top
-            .iter()
-            .enumerate()
-            .map(|(k, &z)| ((k as f64 + 0.5) * D - 0.5 * belt.width, z))
-            .filter(|&(y, z)| {
-                (y < 0.0) == left && z >= 1.5 * D && z <= 0.85 * highest && z.is_finite()
-            })
-            .collect();
-        fitted_inclination(&points)
+    let side = |left: bool| {
+        flank_angle(
+            top.iter()
+                .enumerate()
+                .map(|(k, &z)| ((k as f64 + 0.5) * D - 0.5 * belt.width, z))
+                .filter(|&(y, _)| (y < 0.0) == left),
+            highest,
+        )
     };
-    match (flank(true), flank(false)) {
+    match (side(true), side(false)) {
         (a, b) if a.is_finite() && b.is_finite() => 0.5 * (a + b),
         (a, _) if a.is_finite() => a,
         (_, b) => b,
     }
+}
+
+/// The heap's upstream face along the belt [degrees]: particles in a slab
+/// 4d wide on the belt's centre line, binned along x (bins of 1d) from
+/// the tail to the source centre; a line is fitted to the face as in
+/// [`flank_angle`]. This is the slope the material forms against the
+/// belt's motion, the other reading of the paper's "mid-section".
+pub fn upstream_face_angle(world: &World, belt: &ConveyorBelt) -> f64 {
+    let bins = (belt.source_x / D).floor().max(1.0) as usize;
+    let top = surface(world, belt, 0, (0.0, bins), (-2.0 * D, 2.0 * D));
+    let highest = top.iter().copied().fold(0.0, f64::max);
+    flank_angle(
+        top.iter()
+            .enumerate()
+            .map(|(k, &z)| ((k as f64 + 0.5) * D, z)),
+        highest,
+    )
 }
 
 impl ConveyorBelt {

@@ -63,7 +63,10 @@ fn model_reduction_drum_has_frictionless_caps() {
     };
     let scene = drum(spec).unwrap();
     let w = &scene.world;
-    assert_eq!(scene.settings.contact_law, ndem_math::ContactLaw::LinearPerMaterial);
+    assert_eq!(
+        scene.settings.contact_law,
+        ndem_math::ContactLaw::LinearPerMaterial
+    );
     // planes at y = ±2d, drum shell reaching 3d
     let caps: Vec<usize> = (0..w.len())
         .filter(|&i| matches!(w.shapes()[i], Shape::HalfSpace { .. }))
