@@ -194,7 +194,7 @@ struct ClassicCd {
     problem: ContactProblem,
     velocity: Vec<ndem_math::Velocity6>,
     scene: Scene,
-    /// Kinetic energy of the settled PGS scene [J].
+    /// Kinetic energy of the settled PGS scene \[J\].
     kinetic_energy: f64,
     /// What the converged step-1 solve took: iterations and its largest
     /// residual.

@@ -31,7 +31,7 @@ const PAPER: [(&str, f64, f64, Option<f64>); 3] = [
     ("cs-150", 40.3, 0.8, Some(0.85)),
 ];
 
-/// Sampling interval [s].
+/// Sampling interval \[s\].
 const SAMPLE: f64 = 0.05;
 
 /// Discharge-profile bins: 1d wide from 5d behind the head to 25d past it.

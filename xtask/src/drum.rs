@@ -127,9 +127,10 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     if let Some(n) = opts.particles {
         spec.particles = n;
     }
-    // `cargo xtask warmstart drum frictionless-caps`: the model-reduction
-    // paper's end caps (μ_t = μ_r = 0) on the warm-starting drum
-    spec.frictionless_caps = opts.args.iter().any(|a| a == "frictionless-caps");
+    // frictionless end caps by default (the model-reduction paper's, and
+    // what the evidence supports: docs/theory.md); `cargo xtask warmstart
+    // drum frictional-caps` gives the caps the particles' material
+    spec.frictionless_caps = !opts.args.iter().any(|a| a == "frictional-caps");
     let (spin_up, transition, average) = (8.0, 1.0, 2.0);
     let grid_n: Vec<usize> = if opts.quick {
         vec![10, 30, 100, 500]

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-/// Height-map cell [m].
+/// Height-map cell \[m\].
 const CELL: f64 = 0.1;
 
 /// What one run measured.

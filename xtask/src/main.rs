@@ -42,7 +42,7 @@ const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR] [--particl
 suites:
   verify      physics verification cases with known answers
   solvers     PGS, blocked PGS, Jacobi and APGD on problem snapshots
-  warmstart column|pile|drum [frictionless-caps]|triaxial   the warm-starting paper, sections 4.1-4.4
+  warmstart column|pile|drum [frictional-caps]|triaxial   the warm-starting paper, sections 4.1-4.4
   dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows
   compatible beam|cannonball   compatible contact dynamics
   reduce speedup|collapse|drum|conveyor   model reduction: measured speed-up against h; the paper's collapse, drum and conveyor

@@ -232,7 +232,7 @@ pub struct ForceSegment {
     pub from: (f64, f64),
     /// `(x, z)` of body b's centre.
     pub to: (f64, f64),
-    /// Normal force [N] (≥ 0).
+    /// Normal force \[N\] (≥ 0).
     pub force: f64,
 }
 

@@ -34,7 +34,7 @@ const PAPER: [(&str, f64, f64, Option<(f64, f64)>); 5] = [
     ("tr-150-50-fv", 45.0, 2.0, Some((0.4, 0.1))),
 ];
 
-/// Sampling interval of θ and h [s].
+/// Sampling interval of θ and h \[s\].
 const SAMPLE: f64 = 0.05;
 
 /// The state every run continues from.

@@ -7,11 +7,11 @@ use ndem_math::{ContactKey, Vec3};
 pub struct ContactPoint {
     /// Persistent identity: body pair plus feature id.
     pub key: ContactKey,
-    /// Contact point (midway between the two surfaces) [m].
+    /// Contact point (midway between the two surfaces) \[m\].
     pub point: Vec3,
     /// Unit normal from b to a.
     pub normal: Vec3,
-    /// Signed gap `φ` [m], negative when overlapping.
+    /// Signed gap `φ` \[m\], negative when overlapping.
     pub gap: f64,
     /// Lever arm `d_a` from the centre of a to the point.
     pub arm_a: Vec3,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 pub enum Shape {
     /// A sphere of the given radius centred at the body origin.
     Sphere {
-        /// Radius [m].
+        /// Radius \[m\].
         radius: f64,
     },
     /// The half-space below a plane through the body origin with the given
@@ -23,23 +23,23 @@ pub enum Shape {
     },
     /// A solid box centred at the origin.
     Box {
-        /// Half extents along the body axes [m].
+        /// Half extents along the body axes \[m\].
         half_extents: Vec3,
     },
     /// A solid cylinder with its axis along body z, centred at the origin.
     Cylinder {
-        /// Radius [m].
+        /// Radius \[m\].
         radius: f64,
-        /// Half height [m].
+        /// Half height \[m\].
         half_height: f64,
     },
     /// The inside of a hollow cylinder with end caps (a drum): bodies inside
     /// touch its curved wall (feature 0) and its caps at `z = ±h`
     /// (features 1 and 2). Axis along body z.
     Drum {
-        /// Inner radius [m].
+        /// Inner radius \[m\].
         radius: f64,
-        /// Half of the inner width [m].
+        /// Half of the inner width \[m\].
         half_height: f64,
     },
     /// A static triangle mesh (conveyors, buckets, arbitrary geometry).

@@ -20,7 +20,7 @@ pub struct BodyView<'a> {
     /// `true` for bodies that no contact can move (static or kinematic);
     /// pairs of two such bodies are not reported.
     pub fixed: &'a [bool],
-    /// Per-body speculative distance [m] (e.g. `Δt |v|`), added to the
+    /// Per-body speculative distance \[m\] (e.g. `Δt |v|`), added to the
     /// margin of every pair the body is in, so that contacts that would
     /// close within a step are found before they overlap. Empty for none.
     pub sweep: &'a [f64],
@@ -131,7 +131,7 @@ impl BodyView<'_> {
 /// Settings of [`CollisionWorld`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CollisionSettings {
-    /// Contact margin [m]: pairs with gap up to this value are reported
+    /// Contact margin \[m\]: pairs with gap up to this value are reported
     /// (with a positive gap), so that approaching contacts enter the solve
     /// before they overlap.
     pub margin: f64,

@@ -5,7 +5,7 @@ use crate::{Mat3, MathError, Quat, Vec3, error::positive};
 /// Mass and body-frame (principal) inertia of a rigid body.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MassProperties {
-    /// Mass `m` [kg].
+    /// Mass `m` \[kg\].
     pub mass: f64,
     /// Principal moments of inertia in the body frame [kg m²].
     pub principal_inertia: Vec3,

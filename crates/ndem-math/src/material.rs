@@ -15,7 +15,7 @@ use crate::{
 pub struct Material {
     /// Mass density `ρ` [kg/m³].
     pub density: f64,
-    /// Young's modulus `E` [Pa].
+    /// Young's modulus `E` \[Pa\].
     pub youngs_modulus: f64,
     /// Poisson ratio `ν`, in (−1, 0.5).
     pub poisson_ratio: f64,
@@ -26,7 +26,7 @@ pub struct Material {
     /// Rolling resistance coefficient `μ_r` ≥ 0 (dimensionless; the torque
     /// bound is `μ_r R* f_n`).
     pub rolling_resistance: f64,
-    /// Hertz dashpot time `c` [s] in `f = k_n (δ^{3/2} + c δ^{1/2} δ̇)`.
+    /// Hertz dashpot time `c` \[s\] in `f = k_n (δ^{3/2} + c δ^{1/2} δ̇)`.
     pub damping: f64,
     /// Linear normal stiffness `k_n` [N/m] of a contact between two bodies
     /// of this material, used by [`ContactLaw::LinearPerMaterial`] (the
@@ -126,10 +126,10 @@ impl ContactLaw {
 /// combined surface coefficients.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PairProperties {
-    /// Effective radius `R*`, `1/R* = 1/r_a + 1/r_b` [m] (a flat body has
+    /// Effective radius `R*`, `1/R* = 1/r_a + 1/r_b` \[m\] (a flat body has
     /// infinite radius, so `R* = r` against a plane).
     pub effective_radius: f64,
-    /// Effective modulus `E*`, `1/E* = (1−ν_a²)/E_a + (1−ν_b²)/E_b` [Pa].
+    /// Effective modulus `E*`, `1/E* = (1−ν_a²)/E_a + (1−ν_b²)/E_b` \[Pa\].
     pub effective_modulus: f64,
     /// Restitution: the smaller of the two.
     pub restitution: f64,
@@ -196,7 +196,7 @@ pub struct SpookSettings {
     pub rolling_compliance: f64,
     /// Relaxation steps `n_s` in `τ_n = max(n_s Δt, ε_n/γ_n)` (paper: 2).
     pub relaxation_steps: f64,
-    /// Overlap floor `δ₀` [m] for the Hertz row scaling `s_n` (NOTES.md
+    /// Overlap floor `δ₀` \[m\] for the Hertz row scaling `s_n` (NOTES.md
     /// "Pitfall"); only keeps `s_n > 0` at `δ → 0`.
     pub overlap_floor: f64,
 }
@@ -234,7 +234,7 @@ pub struct ContactParameters {
     pub stiffness: f64,
     /// Normal compliance `ε_n = e_H / k_n` (0 for rigid).
     pub epsilon_n: f64,
-    /// Normal relaxation time `τ_n = max(n_s Δt, ε_n/γ_n)` [s].
+    /// Normal relaxation time `τ_n = max(n_s Δt, ε_n/γ_n)` \[s\].
     pub tau_n: f64,
     /// `Σ_n = (4/Δt²) ε_n / (1 + 4 τ_n/Δt)`.
     pub sigma_n: f64,
@@ -250,7 +250,7 @@ pub struct ContactParameters {
     pub gamma_r: f64,
     /// Friction coefficient `μ_t`.
     pub friction: f64,
-    /// Rolling torque arm `μ_r R*` [m].
+    /// Rolling torque arm `μ_r R*` \[m\].
     pub rolling_arm: f64,
     /// Restitution `e`.
     pub restitution: f64,

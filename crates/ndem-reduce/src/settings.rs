@@ -131,7 +131,7 @@ impl Default for TrialSplit {
 pub struct SensorSplit {
     /// Sensor geometry (a sphere, box or cylinder).
     pub shape: Shape,
-    /// Centre [m].
+    /// Centre \[m\].
     pub position: Vec3,
     /// Orientation.
     pub orientation: Quat,

@@ -39,9 +39,9 @@ impl From<MathError> for SceneError {
 
 /// Standard gravity [m/s²].
 pub const G: f64 = 9.81;
-/// The warm-starting paper's particle diameter d [m].
+/// The warm-starting paper's particle diameter d \[m\].
 pub const D: f64 = 0.013;
-/// The second (bi-disperse) diameter d₂ [m].
+/// The second (bi-disperse) diameter d₂ \[m\].
 pub const D2: f64 = 0.010;
 
 /// A world with its step settings, emitters and default run length.
@@ -55,7 +55,7 @@ pub struct Scene {
     pub settings: StepSettings,
     /// Emitters, run before every step.
     pub emitters: Vec<Emitter>,
-    /// Default simulated duration [s].
+    /// Default simulated duration \[s\].
     pub duration: f64,
     /// Default iterations per step (N_it).
     pub iterations: usize,
@@ -265,9 +265,10 @@ pub struct DrumSpec {
     pub diameter_d: f64,
     /// Drum width in units of d (paper: 7).
     pub width_d: f64,
-    /// Frictionless end caps (the model-reduction paper's drum): the caps
-    /// are two static planes of a material with μ_t = μ_r = 0. `false`:
-    /// the caps belong to the drum and have the particles' material.
+    /// Frictionless end caps (the model-reduction paper's drum; the
+    /// default, see docs/theory.md for the evidence): the caps are two
+    /// static planes of a material with μ_t = μ_r = 0. `false`: the caps
+    /// belong to the drum and have the particles' material.
     pub frictionless_caps: bool,
     /// Linear normal stiffness k_n [N/m] of particles and drum as each
     /// material's own (`ContactLaw::LinearPerMaterial`; the model-reduction
@@ -284,7 +285,7 @@ impl Default for DrumSpec {
             omega: 0.25,
             diameter_d: 40.0,
             width_d: 7.0,
-            frictionless_caps: false,
+            frictionless_caps: true,
             linear_stiffness: None,
             seed: 1,
         }
@@ -298,7 +299,6 @@ impl DrumSpec {
     pub fn model_reduction() -> Self {
         Self {
             omega: 0.5,
-            frictionless_caps: true,
             linear_stiffness: Some(3e3),
             ..Self::default()
         }
@@ -738,7 +738,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     (
         "drum",
-        "rotating drum D = 40d, width 7d, 0.25 rad/s, 4864 bi-disperse spheres, warm-starting paper 4.3",
+        "rotating drum D = 40d, width 7d, 0.25 rad/s, 4864 bi-disperse spheres, frictionless end caps, warm-starting paper 4.3",
     ),
     ("packing", "2000 polydisperse spheres settling in a box"),
     (

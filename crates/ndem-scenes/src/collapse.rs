@@ -57,7 +57,7 @@ pub struct CollapseCube {
     pub gate: usize,
     /// First particle body index.
     pub first_particle: usize,
-    /// Cube side [m].
+    /// Cube side \[m\].
     pub side: f64,
 }
 
@@ -161,7 +161,7 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
     ))
 }
 
-/// The top-surface angle of a collapsed plane pile [degrees]: the
+/// The top-surface angle of a collapsed plane pile \[degrees\]: the
 /// particles are binned along x (bins of one large diameter) over the
 /// channel, the highest particle top per bin is the surface, and a line
 /// is fitted by least squares to the surface points whose height lies

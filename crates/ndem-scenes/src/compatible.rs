@@ -19,7 +19,7 @@ use ndem_step::{StepError, StepStats, Stepper};
 /// Settings of [`static_solve`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StaticSolveSettings {
-    /// Contact margin [m]: pairs closer than this are in the network
+    /// Contact margin \[m\]: pairs closer than this are in the network
     /// (choose it far below the gaps of pairs that should not touch).
     pub margin: f64,
     /// APGD iteration cap and projected-gradient tolerance.

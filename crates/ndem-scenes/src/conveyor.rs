@@ -41,7 +41,7 @@ pub struct ConveyorSpec {
     /// Source size `(along the belt, across it)` in units of d (paper
     /// 15d × 4d; 4d along, 15d across here).
     pub source_d: (f64, f64),
-    /// Height of the source above the belt [m] (paper 0.1).
+    /// Height of the source above the belt \[m\] (paper 0.1).
     pub source_height: f64,
     /// Distance of the source centre from the belt's tail, in units of d.
     pub source_from_tail_d: f64,
@@ -77,13 +77,13 @@ pub struct ConveyorBelt {
     pub belt: usize,
     /// Index of the first emitted particle.
     pub first_particle: usize,
-    /// Belt length [m]; the tail is at x = 0, the head at x = length.
+    /// Belt length \[m\]; the tail is at x = 0, the head at x = length.
     pub length: f64,
-    /// Belt width [m], centred on y = 0.
+    /// Belt width \[m\], centred on y = 0.
     pub width: f64,
-    /// Height of the belt surface [m].
+    /// Height of the belt surface \[m\].
     pub top: f64,
-    /// x of the source centre [m].
+    /// x of the source centre \[m\].
     pub source_x: f64,
 }
 
@@ -95,7 +95,7 @@ impl ConveyorBelt {
     }
 }
 
-/// Height of the belt surface above the floor [m].
+/// Height of the belt surface above the floor \[m\].
 const BELT_TOP: f64 = 0.5;
 
 /// Builds the conveyor (see the module docs) with the paper's Table 1:
@@ -226,10 +226,10 @@ fn flank_angle(points: impl Iterator<Item = (f64, f64)>, highest: f64) -> f64 {
     fitted_inclination(&kept)
 }
 
-/// The heap's angle of repose across the belt, θ_conv [degrees]: the
+/// The heap's angle of repose across the belt, θ_conv \[degrees\]: the
 /// particles in a slab 4d thick at the belt's mid-length are binned across
 /// the belt (bins of 1d); the highest sphere top per bin is the surface.
-/// A line is fitted to each flank ([`flank_angle`]) and θ is the mean of
+/// A line is fitted to each flank (see `flank_angle`) and θ is the mean of
 /// the two flanks (either alone when the other has fewer than three bins;
 /// `NaN` when both do).
 pub fn heap_angle(world: &World, belt: &ConveyorBelt) -> f64 {
@@ -259,10 +259,10 @@ pub fn heap_angle(world: &World, belt: &ConveyorBelt) -> f64 {
     }
 }
 
-/// The heap's upstream face along the belt [degrees]: particles in a slab
+/// The heap's upstream face along the belt \[degrees\]: particles in a slab
 /// 4d wide on the belt's centre line, binned along x (bins of 1d) from
 /// the tail to the source centre; a line is fitted to the face as in
-/// [`flank_angle`]. This is the slope the material forms against the
+/// `flank_angle`. This is the slope the material forms against the
 /// belt's motion, the other reading of the paper's "mid-section".
 pub fn upstream_face_angle(world: &World, belt: &ConveyorBelt) -> f64 {
     let bins = (belt.source_x / D).floor().max(1.0) as usize;

@@ -14,9 +14,9 @@ use ndem_step::{BodyDesc, StepError, World};
 pub struct Emitter {
     /// Centre of the source disk.
     pub centre: Vec3,
-    /// Radius of the source disk [m] (unused with `rectangle`).
+    /// Radius of the source disk \[m\] (unused with `rectangle`).
     pub radius: f64,
-    /// Half extents `(along x, along y)` [m] of a rectangular source
+    /// Half extents `(along x, along y)` \[m\] of a rectangular source
     /// centred on `centre` (the model-reduction paper's conveyor feeds from
     /// a 15d × 4d area); `None`: the disk of `radius`.
     pub rectangle: Option<(f64, f64)>,

@@ -37,19 +37,19 @@ pub const MACHINE_GROUP: u32 = 7;
 /// of it, faster than an operator would).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MachineSpec {
-    /// Boom length, foot pin to nose pin [m].
+    /// Boom length, foot pin to nose pin \[m\].
     pub boom_length: f64,
-    /// Arm length, nose pin to bucket pin [m].
+    /// Arm length, nose pin to bucket pin \[m\].
     pub arm_length: f64,
-    /// Bucket pin to teeth [m].
+    /// Bucket pin to teeth \[m\].
     pub bucket_length: f64,
-    /// Bucket inner width [m].
+    /// Bucket inner width \[m\].
     pub bucket_width: f64,
-    /// Depth of the bucket's scoop (lip length and side height) [m].
+    /// Depth of the bucket's scoop (lip length and side height) \[m\].
     pub bucket_depth: f64,
-    /// Masses [kg]: base, cab, boom, arm, bucket.
+    /// Masses \[kg\]: base, cab, boom, arm, bucket.
     pub masses: [f64; 5],
-    /// Force bounds of the boom, arm and bucket cylinders [N].
+    /// Force bounds of the boom, arm and bucket cylinders \[N\].
     pub cylinder_force: [f64; 3],
     /// Torque bound of the slewing motor [N m].
     pub slew_torque: f64,
@@ -73,16 +73,16 @@ impl Default for MachineSpec {
 /// Parameters of [`excavator`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExcavatorSpec {
-    /// Trench length (x, away from the machine), width and depth [m].
+    /// Trench length (x, away from the machine), width and depth \[m\].
     pub trench: [f64; 3],
     /// Distance from the machine's slewing axis to the trench's near
-    /// edge [m].
+    /// edge \[m\].
     pub trench_offset: f64,
-    /// Particle diameters, uniform in `[min, max]` [m].
+    /// Particle diameters, uniform in `[min, max]` \[m\].
     pub diameter: [f64; 2],
     /// Particle density [kg/m³].
     pub density: f64,
-    /// Particles' Young's modulus [Pa] (the paper gives none; 1 GPa, a
+    /// Particles' Young's modulus \[Pa\] (the paper gives none; 1 GPa, a
     /// crushed-rock contact stiffness: under the bucket's 1e3 N per
     /// contact the Hertz overlap of a 25 mm sphere is 0.6 mm, where the
     /// granular papers' 6 MPa would give 17 mm, its whole radius).
@@ -94,9 +94,9 @@ pub struct ExcavatorSpec {
     pub friction: [f64; 2],
     /// Solid fraction the trench is filled to (sets the particle count).
     pub fill_fraction: f64,
-    /// Settling time before the cycle starts [s].
+    /// Settling time before the cycle starts \[s\].
     pub settle_time: f64,
-    /// Duration of the dig cycle [s] (its phases scale with it).
+    /// Duration of the dig cycle \[s\] (its phases scale with it).
     pub cycle_time: f64,
     /// The machine.
     pub machine: MachineSpec,
@@ -195,9 +195,9 @@ pub struct BucketFrame {
     pub tip: Vec3,
     /// Unit mouth normal (pointing out of the scoop).
     pub mouth: Vec3,
-    /// Scoop depth along the mouth normal [m].
+    /// Scoop depth along the mouth normal \[m\].
     pub depth: f64,
-    /// Half width [m].
+    /// Half width \[m\].
     pub half_width: f64,
 }
 
@@ -701,11 +701,11 @@ pub struct HeightMap {
     pub nx: usize,
     /// Cells along y.
     pub ny: usize,
-    /// Cell side [m].
+    /// Cell side \[m\].
     pub cell: f64,
     /// Lower corner `(x0, y0)`.
     pub origin: (f64, f64),
-    /// Heights `values[iy * nx + ix]` [m] (`None`: no particle).
+    /// Heights `values[iy * nx + ix]` \[m\] (`None`: no particle).
     pub values: Vec<Option<f64>>,
 }
 
@@ -767,7 +767,7 @@ impl HeightMap {
         )
     }
 
-    /// Volumes `(lowered, raised)` [m³] between this map (before) and
+    /// Volumes `(lowered, raised)` \[m³\] between this map (before) and
     /// `after`: the sums of the height drops and rises over cells with a
     /// value in both, times the cell area (bulk volume, voids included).
     pub fn changes(&self, after: &HeightMap) -> (f64, f64) {

@@ -76,9 +76,9 @@ pub struct SceneFile {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSpec {
-    /// Time step Δt [s].
+    /// Time step Δt \[s\].
     pub dt: f64,
-    /// Simulated duration [s].
+    /// Simulated duration \[s\].
     pub duration: f64,
     /// Solver iterations per step N_it.
     pub iterations: usize,
@@ -107,7 +107,7 @@ pub struct RunSpec {
     /// `linear_stiffness` and `rigid_contacts`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_material_stiffness: bool,
-    /// Contact margin [m].
+    /// Contact margin \[m\].
     #[serde(default)]
     pub margin: f64,
     /// Impact threshold v_imp [m/s].
@@ -145,7 +145,7 @@ fn default_gamma() -> f64 {
 pub struct MaterialSpec {
     /// ρ [kg/m³].
     pub density: f64,
-    /// E [Pa].
+    /// E \[Pa\].
     pub youngs_modulus: f64,
     /// ν.
     pub poisson_ratio: f64,
@@ -155,7 +155,7 @@ pub struct MaterialSpec {
     pub friction: f64,
     /// μ_r.
     pub rolling_resistance: f64,
-    /// Dashpot time c [s].
+    /// Dashpot time c \[s\].
     #[serde(default)]
     pub damping: f64,
     /// Linear normal stiffness k_n [N/m] of contacts within this material
@@ -170,7 +170,7 @@ pub struct MaterialSpec {
 pub enum ShapeSpec {
     /// Sphere.
     Sphere {
-        /// Radius [m].
+        /// Radius \[m\].
         radius: f64,
     },
     /// Half-space with outward normal (body frame) through the body origin.
@@ -180,21 +180,21 @@ pub enum ShapeSpec {
     },
     /// Box.
     Box {
-        /// Half extents [m].
+        /// Half extents \[m\].
         half_extents: [f64; 3],
     },
     /// Solid cylinder along body z.
     Cylinder {
-        /// Radius [m].
+        /// Radius \[m\].
         radius: f64,
-        /// Half height [m].
+        /// Half height \[m\].
         half_height: f64,
     },
     /// Inside of a capped hollow cylinder along body z.
     Drum {
-        /// Radius [m].
+        /// Radius \[m\].
         radius: f64,
-        /// Half height [m].
+        /// Half height \[m\].
         half_height: f64,
     },
     /// Triangle mesh.
@@ -285,7 +285,7 @@ pub struct BodySpec {
     pub material: usize,
     /// "dynamic", "kinematic" or "static".
     pub motion: String,
-    /// Position [m].
+    /// Position \[m\].
     pub position: [f64; 3],
     /// Orientation quaternion [w, x, y, z].
     #[serde(default = "identity4")]
@@ -302,7 +302,7 @@ pub struct BodySpec {
     /// Collision group (0: none); bodies of one non-zero group never touch.
     #[serde(default)]
     pub collision_group: u32,
-    /// Mass [kg] (dynamic; default from shape and density).
+    /// Mass \[kg\] (dynamic; default from shape and density).
     #[serde(default)]
     pub mass: Option<f64>,
     /// Principal inertia [kg m²] (with `mass`).
@@ -336,10 +336,10 @@ pub struct JointSpec {
     /// `motor_speed`.
     #[serde(default)]
     pub drive_target: Option<f64>,
-    /// Length of an undriven actuator [m].
+    /// Length of an undriven actuator \[m\].
     #[serde(default)]
     pub rest_length: Option<f64>,
-    /// Motor force bound [N].
+    /// Motor force bound \[N\].
     #[serde(default)]
     pub motor_max_force: Option<f64>,
     /// Compliance of the locked rows [m/N].

@@ -73,7 +73,7 @@ pub fn coordination_number(world: &World, forces: &[ContactForce]) -> f64 {
     ends as f64 / dynamic as f64
 }
 
-/// Total force exerted on body `body` by all contacts [N].
+/// Total force exerted on body `body` by all contacts \[N\].
 pub fn force_on_body(forces: &[ContactForce], body: usize) -> Vec3 {
     forces
         .iter()
@@ -161,7 +161,7 @@ pub fn dynamic_angle_of_repose(world: &World, centre: Vec3) -> f64 {
     c.x.abs().atan2(-c.z).to_degrees()
 }
 
-/// Inclination [degrees] of the least-squares line through `points`
+/// Inclination \[degrees\] of the least-squares line through `points`
 /// `(x, z)`: `atan |slope|`. `NaN` for fewer than three points or when all
 /// share one `x`.
 pub fn fitted_inclination(points: &[(f64, f64)]) -> f64 {
@@ -180,7 +180,7 @@ pub fn fitted_inclination(points: &[(f64, f64)]) -> f64 {
 }
 
 /// The surface inclination of the material in a drum rotating about the
-/// world y axis through `centre` [degrees] (model-reduction paper, section
+/// world y axis through `centre` \[degrees\] (model-reduction paper, section
 /// 4: the mean inclination of the surface over a section of width D/2
 /// through the drum's centre). The spheres that move (free particles and
 /// aggregate members) are binned along x in bins of width `bin` over

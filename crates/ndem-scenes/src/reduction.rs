@@ -201,7 +201,7 @@ impl TrialSplitSpec {
 pub struct SensorSpec {
     /// Sphere, box or cylinder.
     pub shape: ShapeSpec,
-    /// Centre [m].
+    /// Centre \[m\].
     pub position: [f64; 3],
     /// Orientation quaternion `[w, x, y, z]`.
     #[serde(default = "identity")]

@@ -25,7 +25,7 @@ pub struct DriveSchedule {
     pub max_force: Vec<f64>,
     /// Names of the rows' phases (for reports), one per row.
     pub phases: Vec<String>,
-    /// Row times [s], strictly increasing.
+    /// Row times \[s\], strictly increasing.
     pub times: Vec<f64>,
     /// Targets per row, one per joint.
     pub targets: Vec<Vec<f64>>,

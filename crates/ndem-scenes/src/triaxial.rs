@@ -32,18 +32,18 @@ pub struct TriaxialControl {
     /// Their prismatic joints (anchor → wall, axis pointing into the
     /// sample), same order.
     pub joints: [usize; 6],
-    /// Half thickness of every wall [m].
+    /// Half thickness of every wall \[m\].
     pub wall_half_thickness: f64,
-    /// Hydrostatic (confining) stress σ_h [Pa] (paper: 100 Pa).
+    /// Hydrostatic (confining) stress σ_h \[Pa\] (paper: 100 Pa).
     pub confining_pressure: f64,
     /// Inward speed of each end wall during shear [m/s] (paper: 0.01).
     pub axial_speed: f64,
-    /// Force bound of the end-wall motors during shear [N].
+    /// Force bound of the end-wall motors during shear \[N\].
     pub axial_force_limit: f64,
     /// Inward target speed of force-controlled motors [m/s]; never reached,
     /// so their force saturates at σ_h A (force control).
     pub servo_speed: f64,
-    /// Simulated time at which shear starts [s].
+    /// Simulated time at which shear starts \[s\].
     pub shear_start_time: f64,
     /// Sample lengths [L_x, L_y, L_z] when shear started; set by
     /// [`TriaxialControl::apply`].
@@ -53,17 +53,17 @@ pub struct TriaxialControl {
 /// One measurement of a triaxial cell.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TriaxialState {
-    /// Inner sample lengths [L_x, L_y, L_z] [m].
+    /// Inner sample lengths [L_x, L_y, L_z] \[m\].
     pub lengths: [f64; 3],
-    /// Wall stresses [σ_x, σ_y, σ_z] [Pa]: mean inward motor force of the
+    /// Wall stresses [σ_x, σ_y, σ_z] \[Pa\]: mean inward motor force of the
     /// two walls of an axis over the current cross-section.
     pub stress: [f64; 3],
     /// Wall stresses from the contact forces on the walls (mean outward
     /// normal force of the two walls of an axis over the cross-section)
-    /// [Pa]: equals [`TriaxialState::stress`] in equilibrium; the
+    /// \[Pa\]: equals [`TriaxialState::stress`] in equilibrium; the
     /// difference is the walls' inertia.
     pub contact_stress: [f64; 3],
-    /// Deviator σ_z − σ_h [Pa].
+    /// Deviator σ_z − σ_h \[Pa\].
     pub deviator: f64,
     /// Axial strain 1 − L_z / L_z0 (0 before shear).
     pub axial_strain: f64,
@@ -190,15 +190,15 @@ pub struct TriaxialSpec {
     /// Number of particles (not given in the paper; bi-disperse d and d₂,
     /// equal numbers).
     pub particles: usize,
-    /// Hydrostatic stress σ_h [Pa] (paper: 100).
+    /// Hydrostatic stress σ_h \[Pa\] (paper: 100).
     pub confining_pressure: f64,
-    /// Mass of each wall [kg] (paper: 100).
+    /// Mass of each wall \[kg\] (paper: 100).
     pub wall_mass: f64,
-    /// Young's modulus [Pa] (paper: 60 MPa for this test).
+    /// Young's modulus \[Pa\] (paper: 60 MPa for this test).
     pub youngs_modulus: f64,
     /// Inward speed of each end wall during shear [m/s] (paper: 0.01).
     pub axial_speed: f64,
-    /// Duration of the hydrostatic consolidation [s].
+    /// Duration of the hydrostatic consolidation \[s\].
     pub consolidation_time: f64,
     /// Initial solid fraction of the random loose sample.
     pub initial_fraction: f64,

@@ -27,7 +27,7 @@ pub enum SmoothLaw {
     /// modulus, `k_n = E* L` (so that species of different Young's modulus
     /// give different contact stiffnesses); tangential `2/7 k_n`.
     LinearModulus {
-        /// The length `L` [m].
+        /// The length `L` \[m\].
         length: f64,
     },
 }

@@ -49,7 +49,7 @@ impl From<ndem_math::MathError> for SmoothError {
 /// Settings of the smooth stepper.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SmoothSettings {
-    /// Time step [s].
+    /// Time step \[s\].
     pub dt: f64,
     /// Normal law.
     pub law: SmoothLaw,
@@ -84,9 +84,9 @@ impl Default for SmoothSettings {
 pub struct SmoothStats {
     /// Contacts in overlap.
     pub contacts: usize,
-    /// Kinetic energy after the step [J].
+    /// Kinetic energy after the step \[J\].
     pub kinetic_energy: f64,
-    /// Time at the end of the step [s].
+    /// Time at the end of the step \[s\].
     pub time: f64,
 }
 
@@ -207,12 +207,12 @@ impl SmoothStepper {
         &self.contacts
     }
 
-    /// Total contact force on each body in the last step [N].
+    /// Total contact force on each body in the last step \[N\].
     pub fn contact_forces(&self) -> &[Vec3] {
         &self.force
     }
 
-    /// Normal force [N] of each touching contact of the last step, `(contact,
+    /// Normal force \[N\] of each touching contact of the last step, `(contact,
     /// f_n)` with `f_n = n · f` (spring and dashpot), evaluated with the
     /// current velocities and the tangential history the step left. Not
     /// used by `step`; for force networks of a settled packing.

@@ -50,7 +50,7 @@ impl Default for TrussSettings {
 /// Result of the truss solve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrussSolution {
-    /// Normal force per contact [N] (problem order).
+    /// Normal force per contact \[N\] (problem order).
     pub forces: Vec<f64>,
     /// Relative equilibrium residual `‖Jᵀf − F‖/‖F‖`.
     pub residual: f64,
@@ -288,7 +288,7 @@ pub fn truss_forces(
 /// matching `velocity` are a contact-dynamics solution of `problem` (any
 /// solver, step 1); the load is `M(v⁺ − v*)/Δt` on the dynamic bodies
 /// (bodies with finite mass), and the returned forces are the compatible
-/// normal forces [N] per contact.
+/// normal forces \[N\] per contact.
 pub fn compatible_forces(
     problem: &ContactProblem,
     velocity: &[Velocity6],

@@ -22,7 +22,7 @@ use ndem_math::{
 pub struct PackingSpec {
     /// Lattice size in x, y (horizontal) and z (layers).
     pub cells: [usize; 3],
-    /// Nominal radius [m].
+    /// Nominal radius \[m\].
     pub radius: f64,
     /// Radii are drawn uniformly in `[r, (1 + polydispersity) r]`.
     pub polydispersity: f64,
@@ -38,7 +38,7 @@ pub struct PackingSpec {
     pub rows: ContactRows,
     /// Friction set.
     pub friction_set: FrictionSet,
-    /// Time step [s].
+    /// Time step \[s\].
     pub dt: f64,
     /// Particle material.
     pub material: Material,
@@ -264,7 +264,7 @@ pub fn random_sparse_problem(spec: &SparseSpec) -> ContactProblem {
 }
 
 /// The compatible-contact-dynamics paper's beam: a rigid platform (a box
-/// 2 m × 0.2 m × 0.1 m) of weight `weight` [N] resting on three supports at
+/// 2 m × 0.2 m × 0.1 m) of weight `weight` \[N\] resting on three supports at
 /// x = −0.8, 0, 0.8 m (static body 0, features 0, 1, 2), frictionless, with
 /// unit-scaled normal rows, tiny regularization and zero gap. Body 1 is the
 /// platform; `dt` = 10 ms.

@@ -19,7 +19,7 @@
 //! * [`metrics`]: residuals by row kind, natural-map error, relative
 //!   multiplier error (eq. 13), histograms, and the [`ResidualHistory`]
 //!   observer.
-//! * [`reference`]: a dense principal-pivoting LCP solver for small
+//! * [`reference`](mod@reference): a dense principal-pivoting LCP solver for small
 //!   frictionless problems (tests).
 //!
 //! Invariant: solvers see only problem data (inverse masses, free

@@ -88,7 +88,7 @@ pub struct Contact {
     pub rhs: [f64; 6],
     /// Friction coefficient `μ_t`.
     pub friction: f64,
-    /// Rolling torque arm `μ_r R*` [m].
+    /// Rolling torque arm `μ_r R*` \[m\].
     pub rolling_arm: f64,
     /// Data for model-based warm starting.
     pub model: ContactModel,

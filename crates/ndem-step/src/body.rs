@@ -385,7 +385,7 @@ impl World {
         }));
     }
 
-    /// Kinetic energy `Σ ½ m v² + ½ ωᵀ I ω` of the dynamic bodies [J]
+    /// Kinetic energy `Σ ½ m v² + ½ ωᵀ I ω` of the dynamic bodies \[J\]
     /// (members counted through their host).
     pub fn kinetic_energy(&self) -> f64 {
         (0..self.len())
@@ -400,7 +400,7 @@ impl World {
             .sum()
     }
 
-    /// Gravitational potential energy `−Σ m g·x` of the dynamic bodies [J]
+    /// Gravitational potential energy `−Σ m g·x` of the dynamic bodies \[J\]
     /// (members counted through their host).
     pub fn potential_energy(&self) -> f64 {
         (0..self.len())

@@ -129,9 +129,9 @@ pub enum StepError {
         body_a: usize,
         /// Second body.
         body_b: usize,
-        /// Overlap `δ` [m].
+        /// Overlap `δ` \[m\].
         overlap: f64,
-        /// The smaller radius of curvature [m].
+        /// The smaller radius of curvature \[m\].
         radius: f64,
     },
     /// The step ended with more mechanical energy than the scene could have
@@ -144,11 +144,11 @@ pub enum StepError {
         step: u64,
         /// Simulated time at the start of the step.
         time: f64,
-        /// Kinetic, gravitational and elastic energy before the step [J].
+        /// Kinetic, gravitational and elastic energy before the step \[J\].
         before: f64,
-        /// The same after the step [J].
+        /// The same after the step \[J\].
         after: f64,
-        /// The bound it exceeded [J].
+        /// The bound it exceeded \[J\].
         bound: f64,
     },
 }

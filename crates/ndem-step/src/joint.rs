@@ -83,7 +83,7 @@ pub enum JointKind {
     Lock,
     /// Relative translation along one axis free (or driven); the other five
     /// locked. Coordinate: displacement of b's anchor from a's along the
-    /// axis [m].
+    /// axis \[m\].
     Prismatic {
         /// Joint axis in body a's frame (unit).
         axis: Vec3,
@@ -92,7 +92,7 @@ pub enum JointKind {
     },
     /// Relative rotation about one axis free (or driven); the anchors
     /// coincide. Coordinate: rotation angle of b relative to a about the
-    /// axis, from the pose at creation [rad], in (−π, π].
+    /// axis, from the pose at creation \[rad\], in (−π, π].
     Hinge {
         /// Joint axis in body a's frame (unit).
         axis: Vec3,
@@ -103,11 +103,11 @@ pub enum JointKind {
     Ball,
     /// A massless linear actuator (a hydraulic cylinder with ball ends)
     /// between the anchors: one row on their distance. Coordinate: the
-    /// distance `L = |p_a − p_b|` [m]. Without a drive it is a rigid rod.
+    /// distance `L = |p_a − p_b|` \[m\]. Without a drive it is a rigid rod.
     Actuator {
         /// Optional drive of the length.
         drive: Option<Drive>,
-        /// Length held when undriven [m] (the length at creation).
+        /// Length held when undriven \[m\] (the length at creation).
         rest_length: f64,
     },
 }

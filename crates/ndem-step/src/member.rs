@@ -20,7 +20,7 @@ use ndem_math::{MassProperties, Quat, Vec3, Velocity6};
 pub struct Membership {
     /// The host body.
     pub host: usize,
-    /// Member centre in the host's body frame [m].
+    /// Member centre in the host's body frame \[m\].
     pub offset: Vec3,
     /// Member orientation relative to the host: `q_member = q_host ⊗ q_rel`.
     pub relative_orientation: Quat,

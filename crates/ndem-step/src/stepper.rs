@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 /// Settings of a [`Stepper`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepSettings {
-    /// Time step `Δt` [s] (paper: 5 ms).
+    /// Time step `Δt` \[s\] (paper: 5 ms).
     pub dt: f64,
     /// Normal force law (Hertz by default).
     pub contact_law: ContactLaw,
@@ -52,7 +52,7 @@ pub struct StepSettings {
     /// sliding along the basis diagonal sticks where Coulomb says it
     /// slides); [`StepSettings::papers`] uses the box.
     pub friction_set: FrictionSet,
-    /// Contact margin [m].
+    /// Contact margin \[m\].
     pub margin: f64,
     /// Use the rayon path of contact detection (results are identical).
     pub parallel_detection: bool,
@@ -217,7 +217,7 @@ pub struct StageTimes {
 pub struct StepStats {
     /// Step index (1 for the first step).
     pub step: u64,
-    /// Time at the end of the step [s].
+    /// Time at the end of the step \[s\].
     pub time: f64,
     /// Contacts in the solve (contacts inside one host excluded).
     pub contacts: usize,
@@ -242,9 +242,9 @@ pub struct StepStats {
     pub residuals: ResidualStats,
     /// Contacts warm started from history.
     pub warm_contacts: usize,
-    /// Kinetic energy after the step [J].
+    /// Kinetic energy after the step \[J\].
     pub kinetic_energy: f64,
-    /// Potential energy after the step [J].
+    /// Potential energy after the step \[J\].
     pub potential_energy: f64,
     /// Linear momentum after the step.
     pub momentum: Vec3,
@@ -263,18 +263,18 @@ pub struct ContactForce {
     pub point: Vec3,
     /// Normal (from b to a).
     pub normal: Vec3,
-    /// Normal force magnitude `s_n λ_n / Δt` [N].
+    /// Normal force magnitude `s_n λ_n / Δt` \[N\].
     pub normal_force: f64,
-    /// Total force on body a (normal plus friction) [N].
+    /// Total force on body a (normal plus friction) \[N\].
     pub force_on_a: Vec3,
-    /// Overlap `δ` (0 when apart) [m].
+    /// Overlap `δ` (0 when apart) \[m\].
     pub overlap: f64,
 }
 
 /// Forces of one joint in the last step ([`Stepper::joint_reactions`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct JointReaction {
-    /// Force on body a [N], world frame.
+    /// Force on body a \[N\], world frame.
     pub force: Vec3,
     /// Torque on body a about its carrier's centre [N·m], world frame.
     pub torque: Vec3,
@@ -391,7 +391,7 @@ impl Stepper {
         let any: &mut dyn std::any::Any = self.hooks.as_mut();
         any.downcast_mut::<T>()
     }
-    /// Simulated time [s].
+    /// Simulated time \[s\].
     pub fn time(&self) -> f64 {
         self.time
     }
@@ -508,7 +508,7 @@ impl Stepper {
     /// 1. contact detection at `x_i`;
     /// 2. model refinement (split) through [`ModelHooks::after_detection`];
     /// 3. contact data, impact stage and continuous stage
-    ///    ([`Self::solve_stages`]);
+    ///    (`solve_stages`);
     /// 4. velocity update `v_{i+1}` and co-motion of members with their
     ///    hosts, refused if the scene would gain energy from nowhere;
     /// 5. model reduction (merge) through [`ModelHooks::after_solve`],

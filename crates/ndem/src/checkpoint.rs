@@ -18,7 +18,7 @@ pub struct Checkpoint {
     pub version: u32,
     /// The scene in its current state.
     pub scene: SceneFile,
-    /// Simulated time [s].
+    /// Simulated time \[s\].
     pub time: f64,
     /// Steps taken.
     pub step: u64,

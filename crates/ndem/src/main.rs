@@ -66,7 +66,7 @@ struct RunArgs {
     /// Number of steps (default: the scene's duration).
     #[arg(long, conflicts_with = "time")]
     steps: Option<u64>,
-    /// Simulated time to run [s].
+    /// Simulated time to run \[s\].
     #[arg(long)]
     time: Option<f64>,
     /// Output folder (default: target/ndem/<scene>).

@@ -53,7 +53,7 @@ pub struct RunSummary {
     pub particles: usize,
     /// Steps taken in this run.
     pub steps: u64,
-    /// Simulated time at the end [s].
+    /// Simulated time at the end \[s\].
     pub time: f64,
     /// Mean number of contacts per step.
     pub mean_contacts: f64,
@@ -63,11 +63,11 @@ pub struct RunSummary {
     pub warm_start: String,
     /// Iterations per step.
     pub iterations: usize,
-    /// Wall time [s].
+    /// Wall time \[s\].
     pub wall_time_s: f64,
     /// Steps per second of wall time.
     pub steps_per_second: f64,
-    /// Total time per stage [s].
+    /// Total time per stage \[s\].
     pub stage_times_s: StageSeconds,
     /// Frames written.
     pub frames: usize,
