@@ -327,12 +327,6 @@ impl World {
         Ok(())
     }
 
-    /// Mutable velocity of a body without checks (tests of error handling).
-    #[doc(hidden)]
-    pub fn velocity_mut_for_test(&mut self, body: usize) -> &mut Velocity6 {
-        &mut self.velocity[body]
-    }
-
     /// Sets the user force and torque on a body (applied every step until
     /// changed), in addition to gravity.
     pub fn set_force(&mut self, body: usize, force: Vec3, torque: Vec3) -> Result<(), StepError> {
@@ -433,8 +427,22 @@ impl World {
         (p, l)
     }
 
-    /// Checks that every body's state is finite.
+    /// Checks that every body's state is finite, that every material is
+    /// valid and that every body's material exists (`materials` is a public
+    /// field: a caller may have edited it since the bodies were added).
     pub fn validate_state(&self) -> Result<(), StepError> {
+        for m in &self.materials {
+            m.validate()?;
+        }
+        for (i, &material) in self.material.iter().enumerate() {
+            if material >= self.materials.len() {
+                return Err(StepError::UnknownMaterial {
+                    body: i,
+                    material,
+                    count: self.materials.len(),
+                });
+            }
+        }
         for i in 0..self.len() {
             check_vec("position", i, &self.position[i])?;
             check_vec("velocity", i, &self.velocity[i].linear)?;

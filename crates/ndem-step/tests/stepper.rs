@@ -381,7 +381,7 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
     for _ in 0..20 {
         st.step(&mut w).unwrap();
     }
-    w.velocity_mut_for_test(10).linear.x = f64::NAN;
+    w.state_mut().2[10].linear.x = f64::NAN;
     let before = w.clone();
     assert!(matches!(
         st.step(&mut w),
@@ -394,6 +394,17 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
         format!("{:?}", w.positions()),
         format!("{:?}", before.positions())
     );
+    // materials edited after the bodies were added: typed errors, no panic
+    let mut w = pile(1);
+    let mut st = Stepper::with_pgs(StepSettings::default(), 10).unwrap();
+    w.materials[0].friction = -1.0;
+    let e = st.step(&mut w).err().unwrap();
+    assert!(e.to_string().contains("friction"), "{e}");
+    w.materials.clear();
+    assert!(matches!(
+        st.step(&mut w),
+        Err(StepError::UnknownMaterial { count: 0, .. })
+    ));
     // a solver that produces NaN: typed error, state kept
     let mut w = pile(2);
     let mut st = Stepper::new(
