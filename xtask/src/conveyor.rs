@@ -4,8 +4,9 @@
 //! runs then continue from that state: ref-500 and ref-150 (full
 //! resolution) and cs-150 (contact split and a sensor over the belt's
 //! head, where the material leaves the belt). Each run reports the heap's
-//! angle of repose θ_conv across the belt's mid-length
-//! ([`conveyor::heap_angle`]), the discharge profile 15d below the belt,
+//! angle of repose θ_conv on its upstream face
+//! ([`conveyor::upstream_face_angle`]), the carried heap's flanks across
+//! the belt ([`conveyor::heap_angle`]), the discharge profile 15d below the belt,
 //! and h(t), averaged over the last part of the run.
 
 use crate::SuiteOptions;
@@ -47,9 +48,10 @@ struct Start {
 
 struct Sample {
     t: f64,
+    /// θ_conv: the heap's upstream face along the belt [°].
     theta: f64,
-    /// Upstream face angle along the belt [°].
-    face: f64,
+    /// The carried heap's flanks across the belt (surcharge angle) [°].
+    flank: f64,
     level: f64,
     /// Particles in play (not retired).
     particles: usize,
@@ -59,7 +61,7 @@ struct Outcome {
     name: &'static str,
     trace: Vec<Sample>,
     theta: (f64, f64),
-    face: (f64, f64),
+    flank: (f64, f64),
     level: (f64, f64),
     particles: f64,
     /// Particles per second discharged over the head in the window.
@@ -149,8 +151,8 @@ fn run(
         if k % every == 0 {
             trace.push(Sample {
                 t,
-                theta: conveyor::heap_angle(&scene.world, belt),
-                face: conveyor::upstream_face_angle(&scene.world, belt),
+                theta: conveyor::upstream_face_angle(&scene.world, belt),
+                flank: conveyor::heap_angle(&scene.world, belt),
                 level: st.hooks_as::<Reducer>().map_or(0.0, |r| r.stats().level),
                 particles: in_play(&scene.world, belt.first_particle),
             });
@@ -162,9 +164,9 @@ fn run(
         .map(|s| s.theta)
         .filter(|x| x.is_finite())
         .collect();
-    let faces: Vec<f64> = window
+    let flanks: Vec<f64> = window
         .iter()
-        .map(|s| s.face)
+        .map(|s| s.flank)
         .filter(|x| x.is_finite())
         .collect();
     let levels: Vec<f64> = window.iter().map(|s| s.level).collect();
@@ -172,7 +174,7 @@ fn run(
     Ok(Outcome {
         name,
         theta: mean_sd(&thetas),
-        face: mean_sd(&faces),
+        flank: mean_sd(&flanks),
         level: mean_sd(&levels),
         particles: mean_sd(&counts).0,
         discharge_rate: discharged as f64 / average,
@@ -283,7 +285,7 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
                 o.name.to_string(),
                 format!("{:.3}", s.t),
                 format!("{:.3}", s.theta),
-                format!("{:.3}", s.face),
+                format!("{:.3}", s.flank),
                 format!("{:.4}", s.level),
                 s.particles.to_string(),
             ]);
@@ -294,8 +296,8 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
         &[
             "run",
             "t_s",
-            "theta_deg",
-            "upstream_face_deg",
+            "theta_upstream_face_deg",
+            "flank_across_deg",
             "h",
             "particles",
         ],
@@ -325,7 +327,7 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
     plot::line_plot(
         &opts.out.join("theta.svg"),
         Axes {
-            title: "heap angle θ_conv across the belt's mid-length",
+            title: "θ_conv: the heap's upstream face along the belt",
             x: "t after filling [s]",
             y: "θ [°]",
             ..Axes::default()
@@ -413,8 +415,8 @@ fn write_summary(
                 "run": o.name,
                 "theta_deg": o.theta.0,
                 "theta_sd_deg": o.theta.1,
-                "upstream_face_deg": o.face.0,
-                "upstream_face_sd_deg": o.face.1,
+                "flank_across_deg": o.flank.0,
+                "flank_across_sd_deg": o.flank.1,
                 "paper_theta_deg": paper.map(|p| p.1),
                 "paper_theta_sd_deg": paper.map(|p| p.2),
                 "theta_minus_ref150_deg": reference.map(|r| o.theta.0 - r.0),
@@ -475,7 +477,7 @@ fn write_summary(
     );
     let _ = writeln!(
         md,
-        "| run | θ ours (across) [°] | upstream face [°] | θ paper [°] | θ − θ(ref-150) [°] | h ours | h paper | particles | discharge [1/s] | wall [s] | speed-up over ref-150 |"
+        "| run | θ_conv ours (upstream face) [°] | flanks across the belt [°] | θ paper [°] | θ − θ(ref-150) [°] | h ours | h paper | particles | discharge [1/s] | wall [s] | speed-up over ref-150 |"
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
     for o in outcomes {
@@ -486,8 +488,8 @@ fn write_summary(
             o.name,
             o.theta.0,
             o.theta.1,
-            o.face.0,
-            o.face.1,
+            o.flank.0,
+            o.flank.1,
             paper.map_or("-".into(), |p| format!("{:.1} ± {:.1}", p.1, p.2)),
             reference.map_or(f64::NAN, |r| o.theta.0 - r.0),
             o.level.0,
@@ -503,9 +505,10 @@ fn write_summary(
     }
     let _ = writeln!(
         md,
-        "\nθ (across): the heap's flanks across the belt at mid-length; upstream face: the slope the heap forms \
-         against the belt's motion on the centre line (the other reading of the paper's \"mid-section\"). The \
-         paper's θ is compared with the first.\n\nFailed runs: {failures:?}\n\nPlots: `theta.svg`, `level.svg`, `discharge.svg` (Fig. 8), `angle_by_run.svg`. \
+        "\nθ_conv: the slope the heap forms against the belt's motion under the source (the pile's angle of repose, \
+         on a vertical section along the belt); flanks: the carried heap's sides across the belt at mid-length (the \
+         conveyor's surcharge angle, the other reading of the paper's \"mid-section\"). The paper's θ is compared \
+         with the first.\n\nFailed runs: {failures:?}\n\nPlots: `theta.svg`, `level.svg`, `discharge.svg` (Fig. 8), `angle_by_run.svg`. \
          Data: `conveyor.csv`, `discharge.csv`."
     );
     report::write(&opts.out.join("report.md"), &md)

@@ -85,6 +85,8 @@ pub struct ConveyorBelt {
     pub top: f64,
     /// x of the source centre \[m\].
     pub source_x: f64,
+    /// Half of the source's width across the belt \[m\].
+    pub source_half_width: f64,
 }
 
 impl ConveyorBelt {
@@ -178,6 +180,7 @@ pub fn conveyor_belt(spec: ConveyorSpec) -> Result<(Scene, ConveyorBelt), SceneE
             width,
             top: BELT_TOP,
             source_x: spec.source_from_tail_d * D,
+            source_half_width: 0.5 * spec.source_d.1 * D,
         },
     ))
 }
@@ -226,12 +229,14 @@ fn flank_angle(points: impl Iterator<Item = (f64, f64)>, highest: f64) -> f64 {
     fitted_inclination(&kept)
 }
 
-/// The heap's angle of repose across the belt, θ_conv \[degrees\]: the
-/// particles in a slab 4d thick at the belt's mid-length are binned across
-/// the belt (bins of 1d); the highest sphere top per bin is the surface.
-/// A line is fitted to each flank (see `flank_angle`) and θ is the mean of
-/// the two flanks (either alone when the other has fewer than three bins;
-/// `NaN` when both do).
+/// The carried heap's flank angle across the belt (a conveyor's
+/// surcharge angle) \[degrees\]: the particles in a slab 4d thick at the
+/// belt's mid-length are binned across the belt (bins of 1d); the highest
+/// sphere top per bin is the surface. A line is fitted to each flank (see
+/// `flank_angle`) and the angle is the mean of the two flanks (either
+/// alone when the other has fewer than three bins; `NaN` when both do).
+/// One reading of the model-reduction paper's θ_conv; the other, which
+/// agrees with its values, is [`upstream_face_angle`].
 pub fn heap_angle(world: &World, belt: &ConveyorBelt) -> f64 {
     let bins = (belt.width / D).ceil().max(1.0) as usize;
     let mid = 0.5 * belt.length;
@@ -259,14 +264,17 @@ pub fn heap_angle(world: &World, belt: &ConveyorBelt) -> f64 {
     }
 }
 
-/// The heap's upstream face along the belt \[degrees\]: particles in a slab
-/// 4d wide on the belt's centre line, binned along x (bins of 1d) from
-/// the tail to the source centre; a line is fitted to the face as in
-/// `flank_angle`. This is the slope the material forms against the
-/// belt's motion, the other reading of the paper's "mid-section".
+/// The heap's upstream face along the belt \[degrees\]: particles in a
+/// slab under the source (its width across the belt less 1.5d on each
+/// side, at least 4d), binned along x (bins of 1d) from the tail to the
+/// source centre; the highest sphere top per bin is the face, and a line
+/// is fitted to it as in `flank_angle`. This is the pile's angle of
+/// repose against the belt's motion, θ_conv of the model-reduction paper
+/// (section 4) read on a vertical section along the belt.
 pub fn upstream_face_angle(world: &World, belt: &ConveyorBelt) -> f64 {
     let bins = (belt.source_x / D).floor().max(1.0) as usize;
-    let top = surface(world, belt, 0, (0.0, bins), (-2.0 * D, 2.0 * D));
+    let half = (belt.source_half_width - 1.5 * D).max(2.0 * D);
+    let top = surface(world, belt, 0, (0.0, bins), (-half, half));
     let highest = top.iter().copied().fold(0.0, f64::max);
     flank_angle(
         top.iter()

@@ -19,6 +19,7 @@ fn belt(width_d: f64) -> ConveyorBelt {
         width: width_d * D,
         top: 0.5,
         source_x: 12.0 * D,
+        source_half_width: 7.5 * D,
     }
 }
 
