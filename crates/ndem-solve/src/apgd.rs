@@ -180,6 +180,13 @@ impl Apgd {
     pub fn settings(&self) -> &ApgdSettings {
         &self.settings
     }
+
+    /// Replaces the settings (validated).
+    pub fn set_settings(&mut self, settings: ApgdSettings) -> Result<(), SolveError> {
+        settings.validate()?;
+        self.settings = settings;
+        Ok(())
+    }
 }
 
 impl Solver for Apgd {

@@ -21,6 +21,12 @@ pub trait SmoothObjective {
 pub trait Projection {
     /// Projects `x` onto the set in place.
     fn project(&self, x: &mut [f64]);
+    /// Checks that the set is well formed in `dim` dimensions (called by
+    /// [`solve_qp`] before it projects anything). The default accepts.
+    fn validate(&self, dim: usize) -> Result<(), SolveError> {
+        let _ = dim;
+        Ok(())
+    }
 }
 
 /// A symmetric positive semidefinite operator `x ↦ A x`.
@@ -135,6 +141,62 @@ pub fn project_cone(mu: f64, a: &mut f64, t: &mut [f64]) {
 }
 
 impl Projection for BoxConeSet {
+    /// `lower` and `upper` of length `dim`, not NaN, `lower ≤ upper`; each
+    /// cone `(start, len, μ)` inside `0..dim`, `len ≥ 1`, `μ` finite and
+    /// ≥ 0, cones not overlapping.
+    fn validate(&self, dim: usize) -> Result<(), SolveError> {
+        for (field, v) in [("lower", &self.lower), ("upper", &self.upper)] {
+            if v.len() != dim {
+                return Err(SolveError::DimensionMismatch {
+                    field,
+                    expected: dim,
+                    got: v.len(),
+                });
+            }
+            if let Some(i) = v.iter().position(|x| x.is_nan()) {
+                return Err(SolveError::NonFinite {
+                    field,
+                    index: i,
+                    value: f64::NAN,
+                });
+            }
+        }
+        if let Some(i) = (0..dim).find(|&i| self.lower[i] > self.upper[i]) {
+            return Err(SolveError::OutOfRange {
+                field: "lower",
+                index: i,
+                value: self.lower[i],
+                range: "(-inf, upper]",
+            });
+        }
+        let mut covered = vec![false; dim];
+        for (c, &(start, len, mu)) in self.cones.iter().enumerate() {
+            if !(mu.is_finite() && mu >= 0.0) {
+                return Err(SolveError::OutOfRange {
+                    field: "cones.mu",
+                    index: c,
+                    value: mu,
+                    range: "[0, inf)",
+                });
+            }
+            let end = start.checked_add(len).filter(|&e| len >= 1 && e <= dim);
+            let Some(end) = end else {
+                return Err(SolveError::InvalidSettings {
+                    field: "cones",
+                    reason: "a cone must have at least one entry and lie inside the dimension",
+                });
+            };
+            if covered[start..end].iter().any(|&x| x) {
+                return Err(SolveError::InvalidSettings {
+                    field: "cones",
+                    reason: "cones overlap",
+                });
+            }
+            covered[start..end].iter_mut().for_each(|x| *x = true);
+        }
+        Ok(())
+    }
+
     fn project(&self, x: &mut [f64]) {
         for i in 0..x.len() {
             x[i] = x[i].clamp(self.lower[i], self.upper[i]);
@@ -431,13 +493,17 @@ pub fn solve_qp(
     x: &mut [f64],
     settings: &ApgdSettings,
 ) -> Result<ApgdReport, SolveError> {
-    if operator.dim() != linear.len() {
-        return Err(SolveError::DimensionMismatch {
-            field: "linear",
-            expected: operator.dim(),
-            got: linear.len(),
-        });
+    for (field, got) in [("linear", linear.len()), ("x", x.len())] {
+        if operator.dim() != got {
+            return Err(SolveError::DimensionMismatch {
+                field,
+                expected: operator.dim(),
+                got,
+            });
+        }
     }
+    set.validate(operator.dim())?;
+    settings.validate()?;
     let mut obj = Quadratic { operator, linear };
     apgd_minimize(
         &mut obj,

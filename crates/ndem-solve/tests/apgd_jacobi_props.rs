@@ -304,3 +304,66 @@ fn jacobi_on_packings_reports_what_it_does() {
 /// Measured: 2 of 48 (the other 46 end `Diverged`, one `Converged`).
 /// The runner is deterministic, so no margin is needed.
 const MEASURED_JACOBI_REDUCED: usize = 2;
+
+/// A malformed box-cone set gives a typed error naming its field instead
+/// of a panic in `clamp` or an out-of-range cone slice.
+#[test]
+fn solve_qp_rejects_malformed_sets() {
+    let mut coo = CooMatrix::new(3, 3);
+    for i in 0..3 {
+        coo.push(i, i, 2.0);
+    }
+    let q = [-1.0, 0.5, 0.2];
+    let settings = ApgdSettings::default();
+    let bad = |set: BoxConeSet| {
+        let mut a = CsrMatrix::from(&coo);
+        let mut x = vec![0.0; 3];
+        solve_qp(&mut a, &q, &set, &mut x, &settings)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let ok = BoxConeSet::nonnegative(3);
+    let mut s = ok.clone();
+    s.lower[1] = 2.0;
+    s.upper[1] = 1.0;
+    assert!(bad(s).contains("`lower` entry 1"));
+    let mut s = ok.clone();
+    s.upper[2] = f64::NAN;
+    assert!(bad(s).contains("`upper` entry 2"));
+    let mut s = ok.clone();
+    s.lower.pop();
+    assert!(bad(s).contains("`lower` has length 2"));
+    let mut s = ok.clone();
+    s.cones = vec![(1, 3, 0.5)];
+    assert!(bad(s).contains("`cones`"));
+    let mut s = ok.clone();
+    s.cones = vec![(0, 2, 0.5), (1, 2, 0.5)];
+    assert!(bad(s).contains("overlap"));
+    let mut s = ok.clone();
+    s.cones = vec![(0, 3, -0.1)];
+    assert!(bad(s).contains("`cones.mu`"));
+    // the well-formed set solves: x = max(0, -q/2) per entry (APGD stops at
+    // its default tolerance: measured error 1.4e-7 in x[0], exact zeros;
+    // bound 1e-6)
+    let mut a = CsrMatrix::from(&coo);
+    let mut x = vec![0.0; 3];
+    solve_qp(&mut a, &q, &ok, &mut x, &settings).unwrap();
+    assert!(
+        (x[0] - 0.5).abs() < 1e-6 && x[1].abs() < 1e-9 && x[2].abs() < 1e-9,
+        "{x:?}"
+    );
+}
+
+/// APGD's settings can be replaced after construction, validated.
+#[test]
+fn apgd_settings_can_be_replaced() {
+    let mut s = Apgd::new(ApgdSettings::default()).unwrap();
+    let mut new = ApgdSettings::default();
+    new.stopping.max_iterations = 7;
+    s.set_settings(new).unwrap();
+    assert_eq!(s.settings().stopping.max_iterations, 7);
+    new.step_growth = f64::NAN;
+    assert!(s.set_settings(new).is_err());
+    assert_eq!(s.settings().stopping.max_iterations, 7);
+}
