@@ -21,7 +21,7 @@
 use crate::builders::{D, G, Scene, SceneError, positive};
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::emitter::Emitter;
-use crate::measure::fitted_inclination;
+use crate::measure::{fitted_inclination, fitted_plane_inclination};
 use crate::rng::Rng;
 use ndem_collide::Shape;
 use ndem_math::{ContactLaw, Material, Vec3};
@@ -264,24 +264,48 @@ pub fn heap_angle(world: &World, belt: &ConveyorBelt) -> f64 {
     }
 }
 
-/// The heap's upstream face along the belt \[degrees\]: particles in a
-/// slab under the source (its width across the belt less 1.5d on each
-/// side, at least 4d), binned along x (bins of 1d) from the tail to the
-/// source centre; the highest sphere top per bin is the face, and a line
-/// is fitted to it as in `flank_angle`. This is the pile's angle of
-/// repose against the belt's motion, θ_conv of the model-reduction paper
-/// (section 4) read on a vertical section along the belt.
+/// The heap's upstream face \[degrees\]: the pile's angle of repose
+/// against the belt's motion, θ_conv of the model-reduction paper (section
+/// 4). The particles under the source (across the belt: the source's
+/// width less 1.5d on each side, at least 4d; along it: from the tail to
+/// the source centre) are binned in cells of 1d × 1d; the highest sphere
+/// top per cell is the surface there. Cells within 1.5d of the belt
+/// (particles lying on it) or above 85 % of the highest (the crest) are
+/// left out, and the angle is the inclination of the least-squares plane
+/// through the rest ([`fitted_plane_inclination`]); a plane over the whole
+/// face averages out the single bumps a line per section would follow.
 pub fn upstream_face_angle(world: &World, belt: &ConveyorBelt) -> f64 {
-    let bins = (belt.source_x / D).floor().max(1.0) as usize;
+    let nx = (belt.source_x / D).floor().max(1.0) as usize;
     let half = (belt.source_half_width - 1.5 * D).max(2.0 * D);
-    let top = surface(world, belt, 0, (0.0, bins), (-half, half));
+    let ny = (2.0 * half / D).ceil().max(1.0) as usize;
+    let mut top = vec![f64::NEG_INFINITY; nx * ny];
+    for (i, p) in world
+        .positions()
+        .iter()
+        .enumerate()
+        .skip(belt.first_particle)
+    {
+        let Some(r) = world.shapes()[i].sphere_radius() else {
+            continue;
+        };
+        let (kx, ky) = ((p.x / D).floor(), ((p.y + half) / D).floor());
+        if kx < 0.0 || ky < 0.0 || kx >= nx as f64 || ky >= ny as f64 || p.z < belt.top {
+            continue;
+        }
+        let k = ky as usize * nx + kx as usize;
+        top[k] = top[k].max(p.z + r - belt.top);
+    }
     let highest = top.iter().copied().fold(0.0, f64::max);
-    flank_angle(
-        top.iter()
-            .enumerate()
-            .map(|(k, &z)| ((k as f64 + 0.5) * D, z)),
-        highest,
-    )
+    let points: Vec<(f64, f64, f64)> = top
+        .iter()
+        .enumerate()
+        .filter(|(_, z)| z.is_finite() && **z >= 1.5 * D && **z <= 0.85 * highest)
+        .map(|(k, &z)| {
+            let (kx, ky) = (k % nx, k / nx);
+            ((kx as f64 + 0.5) * D, (ky as f64 + 0.5) * D - half, z)
+        })
+        .collect();
+    fitted_plane_inclination(&points)
 }
 
 impl ConveyorBelt {

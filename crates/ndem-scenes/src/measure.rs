@@ -211,3 +211,32 @@ pub fn drum_surface_angle(world: &World, centre: Vec3, diameter: f64, bin: f64) 
         .collect();
     fitted_inclination(&points)
 }
+
+/// Inclination [degrees] of the least-squares plane `z = a + b x + c y`
+/// through `points` `(x, y, z)`: `atan √(b² + c²)`, the steepest slope of
+/// the plane. `NaN` for fewer than three points or when the points do not
+/// span the plane (collinear in x-y).
+pub fn fitted_plane_inclination(points: &[(f64, f64, f64)]) -> f64 {
+    if points.len() < 3 {
+        return f64::NAN;
+    }
+    let n = points.len() as f64;
+    let mean = |f: fn(&(f64, f64, f64)) -> f64| points.iter().map(f).sum::<f64>() / n;
+    let (mx, my, mz) = (mean(|p| p.0), mean(|p| p.1), mean(|p| p.2));
+    let (mut sxx, mut sxy, mut syy, mut sxz, mut syz) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for p in points {
+        let (x, y, z) = (p.0 - mx, p.1 - my, p.2 - mz);
+        sxx += x * x;
+        sxy += x * y;
+        syy += y * y;
+        sxz += x * z;
+        syz += y * z;
+    }
+    let det = sxx * syy - sxy * sxy;
+    if det <= 1e-12 * (sxx * syy).max(f64::MIN_POSITIVE) {
+        return f64::NAN;
+    }
+    let b = (sxz * syy - syz * sxy) / det;
+    let c = (syz * sxx - sxz * sxy) / det;
+    b.hypot(c).atan().to_degrees()
+}

@@ -235,3 +235,22 @@ fn the_belt_carries_the_heap_at_its_speed() {
     println!("{} resting on the belt, mean speed {mean}", resting.len());
     assert!((mean - spec.speed).abs() < 5e-6 * spec.speed, "{mean}");
 }
+
+/// The plane fit returns the steepest slope of a known plane with slopes
+/// along both axes, and NaN when the points do not span a plane.
+/// Measured error 0; bound 1e-13° (round-off of the normal equations).
+#[test]
+fn plane_inclination_of_a_known_plane() {
+    use ndem_scenes::measure::fitted_plane_inclination;
+    let (b, c) = (0.3, 0.4);
+    let pts: Vec<(f64, f64, f64)> = (0..6)
+        .flat_map(|i| (0..5).map(move |j| (i as f64 * 0.013, j as f64 * 0.013)))
+        .map(|(x, y)| (x, y, 0.2 + b * x + c * y))
+        .collect();
+    let theta = fitted_plane_inclination(&pts);
+    let exact = 0.5f64.atan().to_degrees();
+    println!("plane: error {:e}", theta - exact);
+    assert!((theta - exact).abs() < 1e-13, "{theta}");
+    let line: Vec<(f64, f64, f64)> = (0..6).map(|i| (i as f64, 2.0 * i as f64, 1.0)).collect();
+    assert!(fitted_plane_inclination(&line).is_nan());
+}
