@@ -174,7 +174,7 @@ impl Solver for ProjectedJacobi {
         self.prepare(problem);
         let stopping = self.settings.stopping;
         let mut stalled = false;
-        let mut next_check = 0;
+        let mut schedule = crate::solver::CheckSchedule::new();
         let m = problem.contact_rows().count();
         let omega = self.settings.relaxation;
         let set = problem.friction_set();
@@ -260,7 +260,7 @@ impl Solver for ProjectedJacobi {
                 },
             );
             // corrections are ω times the residual
-            if stopping.check_due(max_corr / omega) && iterations >= next_check {
+            if schedule.due(&stopping, max_corr / omega, iterations) {
                 let res = self.evaluator.stats(problem, lambda, Some(velocity)).max;
                 if res <= stopping.tolerance {
                     break;
@@ -269,7 +269,7 @@ impl Solver for ProjectedJacobi {
                     stalled = true;
                     break;
                 }
-                next_check = iterations + 1 + iterations / 10;
+                schedule.failed(iterations);
             }
         }
         let residuals = self.evaluator.stats(problem, lambda, Some(velocity));

@@ -6,8 +6,8 @@ use crate::local::disk_qp;
 use crate::metrics::ResidualEvaluator;
 use crate::problem::{Contact, ContactProblem, FrictionSet};
 use crate::solver::{
-    ContactOrder, IterationClock, IterationRecord, Observer, SolveReport, Solver, SolverStatus,
-    Stopping,
+    CheckSchedule, ContactOrder, IterationClock, IterationRecord, Observer, SolveReport, Solver,
+    SolverStatus, Stopping,
 };
 use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
 use std::time::Duration;
@@ -625,7 +625,7 @@ impl Solver for ProjectedGaussSeidel {
         let mut iterations = 0;
         let mut last_update = 0.0;
         let mut stalled = false;
-        let mut next_check = 0;
+        let mut schedule = CheckSchedule::new();
         let passes = match self.settings.variant {
             PgsVariant::RowWise => 1,
             PgsVariant::Blocked => BLOCK_INNER_SWEEPS,
@@ -719,10 +719,10 @@ impl Solver for ProjectedGaussSeidel {
                     update: max_corr,
                 },
             );
-            if stopping.check_due(max_corr) && iterations >= next_check {
-                // The sweep's own corrections are small: check the answer
-                // honestly (at v* + M⁻¹Gᵀλ), then stop if it is converged,
-                // or stalled when the sweep no longer moves anything.
+            if schedule.due(&stopping, max_corr, iterations) {
+                // Check the answer honestly (at v* + M⁻¹Gᵀλ), then stop if
+                // it is converged, or stalled when the sweep no longer
+                // moves anything.
                 if self.evaluator.stats(problem, lambda, None).max <= stopping.tolerance {
                     break;
                 }
@@ -730,7 +730,7 @@ impl Solver for ProjectedGaussSeidel {
                     stalled = true;
                     break;
                 }
-                next_check = iterations + 1 + iterations / 10;
+                schedule.failed(iterations);
             }
         }
         let residuals = self.evaluator.stats(problem, lambda, None);
