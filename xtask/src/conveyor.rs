@@ -13,14 +13,12 @@ use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
 use crate::runs::{history_stepper, in_pairs, mean_sd};
-use ndem_collide::Shape;
-use ndem_math::{Quat, Vec3};
-use ndem_reduce::{Reducer, ReductionSettings, SensorSplit};
+use ndem_math::Vec3;
+use ndem_reduce::{Reducer, ReductionSettings};
 use ndem_scenes::Scene;
-use ndem_scenes::builders::D;
-use ndem_scenes::conveyor::{self, ConveyorBelt, ConveyorSpec};
+use ndem_scenes::conveyor::{self, ConveyorBelt, ConveyorSpec, DischargeProfile};
 use ndem_solve::ImpulseHistory;
-use ndem_step::{Motion, Stepper};
+use ndem_step::Stepper;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -68,16 +66,10 @@ struct Outcome {
     discharge_rate: f64,
     /// Particles per second that left over the belt's sides or tail.
     spill_rate: f64,
-    /// Crossings per bin (1d along x past the head), per second.
-    profile: Vec<f64>,
+    /// `(x past the head [d], crossings per second per d)`.
+    profile: Vec<(f64, f64)>,
     wall: f64,
     steps: usize,
-}
-
-fn in_play(world: &ndem_step::World, first: usize) -> usize {
-    (first..world.len())
-        .filter(|&i| world.motions()[i] == Motion::Dynamic || world.is_member(i))
-        .count()
 }
 
 /// One step of the conveyor: the scene (emitter, solve) and then the
@@ -91,21 +83,6 @@ fn step(
     scene.step(st).map_err(|e| e.to_string())?;
     belt.retire_discharged(&mut scene.world, parked)
         .map_err(|e| e.to_string())
-}
-
-/// The sensor over the head of the belt: a box 6d along the belt, across
-/// its full width and 16d high above it, so the material is resolved
-/// where it leaves the belt (separation split is off in the paper's
-/// settings, so nothing else would split an aggregate tipping over the
-/// edge).
-fn head_sensor(belt: &ConveyorBelt) -> SensorSplit {
-    SensorSplit {
-        shape: Shape::Box {
-            half_extents: Vec3::new(3.0 * D, 0.5 * belt.width + D, 8.0 * D),
-        },
-        position: Vec3::new(belt.length, 0.0, belt.top + 8.0 * D),
-        orientation: Quat::identity(),
-    }
 }
 
 fn run(
@@ -126,9 +103,7 @@ fn run(
     }
     let steps = (seconds / dt).round() as usize;
     let every = (SAMPLE / dt).round() as usize;
-    let bins = (PROFILE.1 - PROFILE.0) as usize;
-    let mut profile = vec![0.0; bins];
-    let (mut discharged, mut spilled) = (0usize, 0usize);
+    let mut profile = DischargeProfile::new(PROFILE.0, PROFILE.1);
     let mut trace = Vec::new();
     let clock = Instant::now();
     for k in 1..=steps {
@@ -136,17 +111,7 @@ fn run(
             step(&mut scene, &mut st, belt, &mut parked).map_err(|e| format!("{name}: {e}"))?;
         let t = k as f64 * dt;
         if t > seconds - average {
-            for p in crossed {
-                if p.x > belt.length - 1.0 * D {
-                    discharged += 1;
-                    let b = ((p.x - belt.length) / D - PROFILE.0).floor();
-                    if b >= 0.0 && b < bins as f64 {
-                        profile[b as usize] += 1.0 / average;
-                    }
-                } else {
-                    spilled += 1;
-                }
-            }
+            profile.record(belt, &crossed);
         }
         if k % every == 0 {
             trace.push(Sample {
@@ -154,7 +119,7 @@ fn run(
                 theta: conveyor::upstream_face_angle(&scene.world, belt),
                 flank: conveyor::heap_angle(&scene.world, belt),
                 level: st.hooks_as::<Reducer>().map_or(0.0, |r| r.stats().level),
-                particles: in_play(&scene.world, belt.first_particle),
+                particles: belt.particles_in_play(&scene.world),
             });
         }
     }
@@ -177,9 +142,9 @@ fn run(
         flank: mean_sd(&flanks),
         level: mean_sd(&levels),
         particles: mean_sd(&counts).0,
-        discharge_rate: discharged as f64 / average,
-        spill_rate: spilled as f64 / average,
-        profile,
+        discharge_rate: profile.discharged as f64 / average,
+        spill_rate: profile.spilled as f64 / average,
+        profile: profile.rates(average),
         trace,
         wall: clock.elapsed().as_secs_f64(),
         steps,
@@ -202,7 +167,7 @@ fn fill(
             progress.note(&format!(
                 "filling: t = {:.1} s, {} particles in play, {parked} discharged",
                 st.time(),
-                in_play(&scene.world, belt.first_particle)
+                belt.particles_in_play(&scene.world)
             ));
         }
     }
@@ -240,11 +205,11 @@ pub fn conveyor_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
     let start = fill(scene, &belt, fill_s, &mut progress)?;
     progress.tick(&format!(
         "belt filled for {fill_s} s: {} particles in play, {} discharged",
-        in_play(&start.scene.world, belt.first_particle),
+        belt.particles_in_play(&start.scene.world),
         start.parked
     ));
     let cs = ReductionSettings {
-        sensors: vec![head_sensor(&belt)],
+        sensors: vec![belt.head_sensor()],
         ..ReductionSettings::default()
     };
     // ref-150 and cs-150 run side by side, so their wall times share the
@@ -307,12 +272,8 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
     )?;
     let mut prof_rows = Vec::new();
     for o in outcomes {
-        for (b, v) in o.profile.iter().enumerate() {
-            prof_rows.push(vec![
-                o.name.to_string(),
-                format!("{}", PROFILE.0 + b as f64 + 0.5),
-                format!("{v:e}"),
-            ]);
+        for (x, v) in &o.profile {
+            prof_rows.push(vec![o.name.to_string(), format!("{x}"), format!("{v:e}")]);
         }
     }
     report::write_csv(
@@ -356,16 +317,7 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
         },
         &outcomes
             .iter()
-            .map(|o| {
-                Series::line(
-                    o.name,
-                    o.profile
-                        .iter()
-                        .enumerate()
-                        .map(|(b, v)| (PROFILE.0 + b as f64 + 0.5, *v))
-                        .collect(),
-                )
-            })
+            .map(|o| Series::line(o.name, o.profile.clone()))
             .collect::<Vec<_>>(),
     )?;
     let index = |name: &str| PAPER.iter().position(|p| p.0 == name).unwrap_or(0) as f64 + 1.0;

@@ -14,24 +14,36 @@ use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
 use crate::runs::{history_stepper, in_pairs, mean_sd};
-use ndem_collide::Shape;
-use ndem_math::{Quat, Vec3};
+use ndem_math::Vec3;
 use ndem_reduce::{Reducer, ReductionSettings, SensorSplit, TrialSplit};
 use ndem_scenes::builders::{D, DrumSpec, drum};
+use ndem_scenes::reduction::drum_lift_sensor;
 use ndem_scenes::{Scene, measure};
 use ndem_solve::ImpulseHistory;
-use ndem_step::Motion;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-/// The paper's Table 3 drum rows: `(run, θ [°], ± [°], h (mean, ±))`.
-const PAPER: [(&str, f64, f64, Option<(f64, f64)>); 5] = [
-    ("ref-500", 44.0, 3.0, None),
-    ("ref-150", 43.0, 2.0, None),
-    ("cs-150", 49.0, 5.0, Some((0.7, 0.1))),
-    ("tr-150-50-f", 44.0, 3.0, Some((0.4, 0.1))),
-    ("tr-150-50-fv", 45.0, 2.0, Some((0.4, 0.1))),
+/// A row of the paper's Table 3 for the drum.
+struct PaperRow {
+    run: &'static str,
+    /// θ and its spread [°].
+    theta: (f64, f64),
+    /// Reduction level h and its spread (`None`: reference run).
+    level: Option<(f64, f64)>,
+}
+
+const fn row(run: &'static str, theta: (f64, f64), level: Option<(f64, f64)>) -> PaperRow {
+    PaperRow { run, theta, level }
+}
+
+/// The paper's Table 3 drum rows.
+const PAPER: [PaperRow; 5] = [
+    row("ref-500", (44.0, 3.0), None),
+    row("ref-150", (43.0, 2.0), None),
+    row("cs-150", (49.0, 5.0), Some((0.7, 0.1))),
+    row("tr-150-50-f", (44.0, 3.0), Some((0.4, 0.1))),
+    row("tr-150-50-fv", (45.0, 2.0), Some((0.4, 0.1))),
 ];
 
 /// Sampling interval of θ and h \[s\].
@@ -53,29 +65,6 @@ struct Outcome {
     level: (f64, f64),
     wall: f64,
     steps: usize,
-}
-
-/// The sensor at the lift height: where the material carried up by the
-/// wall reaches its highest point. The wall lifts on the side where
-/// `Ω × r` points up (x < 0 for Ω > 0 about +y); the sensor is a box 8d
-/// high and wide across the drum's full width, centred on the highest
-/// particle of that side after the first revolution.
-fn lift_sensor(start: &Start, spec: &DrumSpec) -> SensorSplit {
-    let w = &start.scene.world;
-    let side = -spec.omega.signum();
-    let top = (0..w.len())
-        .filter(|&i| w.motions()[i] == Motion::Dynamic && w.positions()[i].x * side > 0.0)
-        .map(|i| w.positions()[i])
-        .fold(Vec3::new(0.0, 0.0, f64::NEG_INFINITY), |a, p| {
-            if p.z > a.z { p } else { a }
-        });
-    SensorSplit {
-        shape: Shape::Box {
-            half_extents: Vec3::new(4.0 * D, 0.5 * spec.width_d * D + D, 4.0 * D),
-        },
-        position: Vec3::new(top.x, 0.0, top.z),
-        orientation: Quat::identity(),
-    }
 }
 
 fn plan(sensor: SensorSplit) -> [(&'static str, usize, Option<ReductionSettings>); 5] {
@@ -191,7 +180,7 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
         },
         &series(|p| p.2),
     )?;
-    let index = |name: &str| PAPER.iter().position(|p| p.0 == name).unwrap_or(0) as f64 + 1.0;
+    let index = |name: &str| PAPER.iter().position(|p| p.run == name).unwrap_or(0) as f64 + 1.0;
     plot::line_plot(
         &opts.out.join("angle_by_run.svg"),
         Axes {
@@ -213,7 +202,7 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
                 PAPER
                     .iter()
                     .enumerate()
-                    .map(|(i, p)| (i as f64 + 1.0, p.1))
+                    .map(|(i, p)| (i as f64 + 1.0, p.theta.0))
                     .collect(),
             ),
         ],
@@ -253,7 +242,8 @@ pub fn drum_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
         step: spin.step_count(),
         scene,
     };
-    let sensor = lift_sensor(&start, &spec);
+    let sensor = drum_lift_sensor(&start.scene.world, &spec)
+        .ok_or("no particle on the drum's lifting side")?;
     progress.tick(&format!(
         "{} particles, one revolution ({revolution:.2} s); lift sensor at x = {:.3}, z = {:.3} m",
         spec.particles, sensor.position.x, sensor.position.z
@@ -300,17 +290,17 @@ fn write_summary(
     let runs: Vec<serde_json::Value> = outcomes
         .iter()
         .map(|o| {
-            let paper = PAPER.iter().find(|p| p.0 == o.name);
+            let paper = PAPER.iter().find(|p| p.run == o.name);
             json!({
                 "run": o.name,
                 "theta_deg": o.theta.0,
                 "theta_sd_deg": o.theta.1,
-                "paper_theta_deg": paper.map(|p| p.1),
-                "paper_theta_sd_deg": paper.map(|p| p.2),
+                "paper_theta_deg": paper.map(|p| p.theta.0),
+                "paper_theta_sd_deg": paper.map(|p| p.theta.1),
                 "theta_minus_ref150_deg": reference.map(|r| o.theta.0 - r.0),
                 "mean_reduction_level": o.level.0,
                 "reduction_level_sd": o.level.1,
-                "paper_reduction_level": paper.and_then(|p| p.3).map(|h| h.0),
+                "paper_reduction_level": paper.and_then(|p| p.level).map(|h| h.0),
                 "wall_s": o.wall,
                 "steps": o.steps,
                 "speed_up_over_ref150": reference.map(|r| r.1 / o.wall),
@@ -365,19 +355,22 @@ fn write_summary(
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     for o in outcomes {
-        let paper = PAPER.iter().find(|p| p.0 == o.name);
+        let paper = PAPER.iter().find(|p| p.run == o.name);
         let _ = writeln!(
             md,
             "| {} | {:.1} ± {:.1} | {} | {:+.1} | {:.2} ± {:.2} | {} | {:.0} | {:.2} |",
             o.name,
             o.theta.0,
             o.theta.1,
-            paper.map_or("-".into(), |p| format!("{:.0} ± {:.0}", p.1, p.2)),
+            paper.map_or("-".into(), |p| format!(
+                "{:.0} ± {:.0}",
+                p.theta.0, p.theta.1
+            )),
             reference.map_or(f64::NAN, |r| o.theta.0 - r.0),
             o.level.0,
             o.level.1,
             paper
-                .and_then(|p| p.3)
+                .and_then(|p| p.level)
                 .map_or("0".into(), |h| format!("{:.1} ± {:.1}", h.0, h.1)),
             o.wall,
             reference.map_or(f64::NAN, |r| r.1 / o.wall),

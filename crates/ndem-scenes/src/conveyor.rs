@@ -24,7 +24,8 @@ use crate::emitter::Emitter;
 use crate::measure::{fitted_inclination, fitted_plane_inclination};
 use crate::rng::Rng;
 use ndem_collide::Shape;
-use ndem_math::{ContactLaw, Material, Vec3};
+use ndem_math::{ContactLaw, Material, Quat, Vec3};
+use ndem_reduce::SensorSplit;
 use ndem_step::{BodyDesc, StepSettings, World};
 
 /// Parameters of [`conveyor_belt`].
@@ -94,6 +95,83 @@ impl ConveyorBelt {
     /// (paper).
     pub fn discharge_level(&self) -> f64 {
         self.top - 15.0 * D
+    }
+
+    /// The split sensor over the belt's head: a box 6d along the belt,
+    /// across its full width and 16d high above it, so the material is
+    /// resolved where it leaves the belt (the paper switches separation
+    /// split off, so nothing else would split an aggregate tipping over
+    /// the edge).
+    pub fn head_sensor(&self) -> SensorSplit {
+        SensorSplit {
+            shape: Shape::Box {
+                half_extents: Vec3::new(3.0 * D, 0.5 * self.width + D, 8.0 * D),
+            },
+            position: Vec3::new(self.length, 0.0, self.top + 8.0 * D),
+            orientation: Quat::identity(),
+        }
+    }
+
+    /// Emitted particles still in play (free or aggregate members, not
+    /// retired).
+    pub fn particles_in_play(&self, world: &World) -> usize {
+        (self.first_particle..world.len())
+            .filter(|&i| world.motions()[i] == ndem_step::Motion::Dynamic || world.is_member(i))
+            .count()
+    }
+}
+
+/// The discharge profile (model-reduction paper, Fig. 8): where the
+/// particles retired by [`ConveyorBelt::retire_discharged`] crossed the
+/// measuring plane, in bins of 1d along the belt axis from `from_d` to
+/// `to_d` past the head. Particles found more than 1d behind the head left
+/// over the belt's sides or tail and are counted apart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DischargeProfile {
+    /// First bin edge, in d past the head.
+    pub from_d: f64,
+    /// Counts per bin.
+    pub counts: Vec<usize>,
+    /// Particles discharged over the head (in a bin or not).
+    pub discharged: usize,
+    /// Particles that left over the sides or the tail.
+    pub spilled: usize,
+}
+
+impl DischargeProfile {
+    /// An empty profile with bins of 1d over `[from_d, to_d)`.
+    pub fn new(from_d: f64, to_d: f64) -> Self {
+        Self {
+            from_d,
+            counts: vec![0; (to_d - from_d).ceil().max(0.0) as usize],
+            discharged: 0,
+            spilled: 0,
+        }
+    }
+
+    /// Adds crossing points.
+    pub fn record(&mut self, belt: &ConveyorBelt, crossed: &[Vec3]) {
+        for p in crossed {
+            if p.x <= belt.length - D {
+                self.spilled += 1;
+                continue;
+            }
+            self.discharged += 1;
+            let b = ((p.x - belt.length) / D - self.from_d).floor();
+            if b >= 0.0 && b < self.counts.len() as f64 {
+                self.counts[b as usize] += 1;
+            }
+        }
+    }
+
+    /// `(bin centre in d past the head, particles per second per d)` over
+    /// a recording of `seconds`.
+    pub fn rates(&self, seconds: f64) -> Vec<(f64, f64)> {
+        self.counts
+            .iter()
+            .enumerate()
+            .map(|(b, &c)| (self.from_d + b as f64 + 0.5, c as f64 / seconds))
+            .collect()
     }
 }
 

@@ -361,3 +361,31 @@ mod threshold {
         }
     }
 }
+
+/// The model-reduction paper's drum sensor "at the lift height" (section
+/// 4): where the material carried up by the drum wall reaches its highest
+/// point. The wall lifts on the side where `Ω × r` points up (x < 0 for
+/// Ω > 0 about +y, the drum of [`crate::builders::drum`]); the sensor is a
+/// box 8d × 8d across the drum's full width, centred on the highest
+/// dynamic body on that side of `world` (call it once the flow is
+/// established). `None` when no dynamic body is on that side.
+pub fn drum_lift_sensor(
+    world: &ndem_step::World,
+    spec: &crate::builders::DrumSpec,
+) -> Option<SensorSplit> {
+    use crate::builders::D;
+    let side = -spec.omega.signum();
+    let top = (0..world.len())
+        .filter(|&i| {
+            world.motions()[i] == ndem_step::Motion::Dynamic && world.positions()[i].x * side > 0.0
+        })
+        .map(|i| world.positions()[i])
+        .max_by(|a, b| a.z.total_cmp(&b.z))?;
+    Some(SensorSplit {
+        shape: ndem_collide::Shape::Box {
+            half_extents: Vec3::new(4.0 * D, 0.5 * spec.width_d * D + D, 4.0 * D),
+        },
+        position: Vec3::new(top.x, 0.0, top.z),
+        orientation: Quat::identity(),
+    })
+}

@@ -254,3 +254,27 @@ fn plane_inclination_of_a_known_plane() {
     let line: Vec<(f64, f64, f64)> = (0..6).map(|i| (i as f64, 2.0 * i as f64, 1.0)).collect();
     assert!(fitted_plane_inclination(&line).is_nan());
 }
+
+/// The discharge profile bins crossings by 1d past the head and counts
+/// the ones behind the head as spilled.
+#[test]
+fn discharge_profile_bins_crossings_past_the_head() {
+    let b = belt(36.0);
+    let mut p = ndem_scenes::conveyor::DischargeProfile::new(-5.0, 25.0);
+    let at = |d: f64| Vec3::new(b.length + d * D, 0.0, 0.0);
+    p.record(&b, &[at(2.5), at(2.7), at(-0.5), at(30.0), at(-3.0)]);
+    assert_eq!(p.discharged, 4);
+    assert_eq!(p.spilled, 1);
+    let rates = p.rates(2.0);
+    assert_eq!(rates.len(), 30);
+    assert_eq!(rates[7], (2.5, 1.0)); // bin [2, 3): two crossings in 2 s
+    assert_eq!(rates[4], (-0.5, 0.5));
+    assert_eq!(rates.iter().map(|r| r.1).sum::<f64>(), 1.5); // 30d is past the last bin
+    // the head sensor sits over the head, across the whole belt
+    let s = b.head_sensor();
+    assert_eq!(s.position.x, b.length);
+    let Shape::Box { half_extents } = s.shape else {
+        panic!("box sensor")
+    };
+    assert!(half_extents.y > 0.5 * b.width);
+}

@@ -112,3 +112,40 @@ fn drum_stiffness_must_be_positive() {
     let e = drum(spec).err().unwrap().to_string();
     assert!(e.contains("drum.linear_stiffness"), "{e}");
 }
+
+/// The lift sensor sits on the side where the wall moves up (x < 0 for
+/// Ω > 0 about +y), at the highest particle there; none without particles.
+#[test]
+fn drum_lift_sensor_is_on_the_lifting_side() {
+    use ndem_scenes::reduction::drum_lift_sensor;
+    let spec = DrumSpec {
+        particles: 200,
+        diameter_d: 16.0,
+        width_d: 4.0,
+        ..DrumSpec::model_reduction()
+    };
+    let scene = drum(spec).unwrap();
+    let s = drum_lift_sensor(&scene.world, &spec).unwrap();
+    assert!(s.position.x < 0.0);
+    let highest = (0..scene.world.len())
+        .filter(|&i| {
+            scene.world.motions()[i] == ndem_step::Motion::Dynamic
+                && scene.world.positions()[i].x < 0.0
+        })
+        .map(|i| scene.world.positions()[i].z)
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(s.position.z, highest);
+    let reversed = DrumSpec {
+        omega: -spec.omega,
+        ..spec
+    };
+    assert!(
+        drum_lift_sensor(&scene.world, &reversed)
+            .unwrap()
+            .position
+            .x
+            > 0.0
+    );
+    let empty = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+    assert!(drum_lift_sensor(&empty, &spec).is_none());
+}
