@@ -212,7 +212,7 @@ pub fn drum_surface_angle(world: &World, centre: Vec3, diameter: f64, bin: f64) 
     fitted_inclination(&points)
 }
 
-/// Inclination [degrees] of the least-squares plane `z = a + b x + c y`
+/// Inclination \[degrees\] of the least-squares plane `z = a + b x + c y`
 /// through `points` `(x, y, z)`: `atan √(b² + c²)`, the steepest slope of
 /// the plane. `NaN` for fewer than three points or when the points do not
 /// span the plane (collinear in x-y).
