@@ -30,7 +30,11 @@ impl ContactFrame {
         Ok(Self::from_unit_normal(normal / len))
     }
 
-    /// Builds the frame from a unit normal (no checks).
+    /// Builds the frame from a unit normal, without checks: the caller
+    /// guarantees `|n| = 1` (the stepper's joint axes are checked by
+    /// `Joint::validate` before every step, and collision normals are
+    /// normalised by the collider). For a direction from user input use
+    /// [`ContactFrame::from_normal`], which checks and normalises.
     pub fn from_unit_normal(n: Vec3) -> Self {
         let sign = 1.0f64.copysign(n.z);
         let a = -1.0 / (sign + n.z);

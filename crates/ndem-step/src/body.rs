@@ -428,11 +428,16 @@ impl World {
     }
 
     /// Checks that every body's state is finite, that every material is
-    /// valid and that every body's material exists (`materials` is a public
-    /// field: a caller may have edited it since the bodies were added).
+    /// valid, that every body's material exists and that every joint is
+    /// valid (`materials` is a public field and [`World::joints_mut`] hands
+    /// out the joints: a caller may have edited either since the bodies
+    /// and joints were added).
     pub fn validate_state(&self) -> Result<(), StepError> {
         for m in &self.materials {
             m.validate()?;
+        }
+        for (k, j) in self.joints.iter().enumerate() {
+            j.validate(k, self.len())?;
         }
         for (i, &material) in self.material.iter().enumerate() {
             if material >= self.materials.len() {

@@ -408,3 +408,25 @@ fn heavy_load_on_light_links_needs_the_direct_block() {
     assert!(pgs > 0.1, "PGS {pgs:e}");
     assert!(pgs_100 > 1.0, "PGS {pgs_100:e}");
 }
+
+/// A joint edited through `joints_mut` after it was added is checked again
+/// before the next step: a prismatic axis that is no longer a unit vector
+/// gives a typed error naming `axis`, not a silently skewed joint frame.
+#[test]
+fn joints_edited_after_adding_are_checked_before_a_step() {
+    let (mut w, ground) = world();
+    let b = link(&mut w, 10.0, Vec3::repeat(0.1), Vec3::new(0.0, 0.0, 1.0));
+    let j = Joint::prismatic(&w, ground, b, Vec3::new(0.0, 0.0, 1.0), Vec3::z(), None).unwrap();
+    w.add_joint(j).unwrap();
+    let mut st = stepper(0.005, 20, JointRows::Iterative, false);
+    st.step(&mut w).unwrap();
+    if let JointKind::Prismatic { axis, .. } = &mut w.joints_mut()[0].kind {
+        *axis = Vec3::new(0.0, 0.0, 2.0);
+    }
+    let e = st
+        .step(&mut w)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("axis"), "{e}");
+}
