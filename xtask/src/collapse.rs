@@ -7,9 +7,10 @@
 //! read at 2 s after the gate opens; h(t) and θ(t) are recorded.
 
 use crate::SuiteOptions;
-use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
-use crate::runs::{history_stepper, in_pairs};
+use crate::runs::{
+    Samples, TraceTitles, history_stepper, in_pairs, theta_and_level_plots, trace_csv,
+};
 use ndem_reduce::{Reducer, ReductionSettings, TrialSplit};
 use ndem_scenes::collapse::{CollapseCube, CollapseSpec, collapse_cube, surface_angle};
 use ndem_step::{Stepper, World};
@@ -88,49 +89,17 @@ fn run(
 
 /// Writes the θ(t) and h(t) CSV and plots.
 fn write_traces(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
-    let mut rows = Vec::new();
-    for o in outcomes {
-        for (t, theta, h) in &o.trace {
-            rows.push(vec![
-                o.name.to_string(),
-                format!("{t:.3}"),
-                format!("{theta:.3}"),
-                format!("{h:.4}"),
-            ]);
-        }
-    }
-    report::write_csv(
-        &opts.out.join("collapse.csv"),
-        &["run", "t_s", "theta_deg", "h"],
-        &rows,
-    )?;
-    let series = |f: fn(&(f64, f64, f64)) -> f64| -> Vec<Series> {
-        outcomes
-            .iter()
-            .map(|o| Series::line(o.name, o.trace.iter().map(|p| (p.0, f(p))).collect()))
-            .collect()
-    };
-    plot::line_plot(
-        &opts.out.join("theta.svg"),
-        Axes {
-            title: "top-surface angle during the collapse (paper Fig. 10)",
-            x: "t after the gate opens [s]",
-            y: "θ [°]",
-            ..Axes::default()
+    let runs: Vec<(&str, Samples)> = outcomes.iter().map(|o| (o.name, o.trace.clone())).collect();
+    trace_csv(&opts.out.join("collapse.csv"), &runs)?;
+    theta_and_level_plots(
+        &opts.out,
+        &runs,
+        &TraceTitles {
+            theta: "top-surface angle during the collapse (paper Fig. 10)",
+            level: "reduction level h(t) (paper Fig. 11)",
+            time: "t after the gate opens [s]",
         },
-        &series(|p| p.1),
-    )?;
-    plot::line_plot(
-        &opts.out.join("level.svg"),
-        Axes {
-            title: "reduction level h(t) (paper Fig. 11)",
-            x: "t after the gate opens [s]",
-            y: "h",
-            ..Axes::default()
-        },
-        &series(|p| p.2),
-    )?;
-    Ok(())
+    )
 }
 
 /// Runs the suite.

@@ -12,7 +12,10 @@
 use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
-use crate::runs::{history_stepper, in_pairs, mean_sd};
+use crate::runs::{
+    Samples, TraceTitles, angle_by_run_plot, history_stepper, in_pairs, mean_sd,
+    theta_and_level_plots,
+};
 use ndem_math::Vec3;
 use ndem_reduce::{Reducer, ReductionSettings};
 use ndem_scenes::Scene;
@@ -281,31 +284,23 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
         &["run", "x_past_head_d", "particles_per_s"],
         &prof_rows,
     )?;
-    let line = |f: fn(&Sample) -> f64| -> Vec<Series> {
-        outcomes
-            .iter()
-            .map(|o| Series::line(o.name, o.trace.iter().map(|s| (s.t, f(s))).collect()))
-            .collect()
-    };
-    plot::line_plot(
-        &opts.out.join("theta.svg"),
-        Axes {
-            title: "θ_conv: the heap's upstream face along the belt",
-            x: "t after filling [s]",
-            y: "θ [°]",
-            ..Axes::default()
+    let runs: Vec<(&str, Samples)> = outcomes
+        .iter()
+        .map(|o| {
+            (
+                o.name,
+                o.trace.iter().map(|s| (s.t, s.theta, s.level)).collect(),
+            )
+        })
+        .collect();
+    theta_and_level_plots(
+        &opts.out,
+        &runs,
+        &TraceTitles {
+            theta: "θ_conv: the heap's upstream face along the belt",
+            level: "reduction level h(t) (paper: about 0.85 steady)",
+            time: "t after filling [s]",
         },
-        &line(|s| s.theta),
-    )?;
-    plot::line_plot(
-        &opts.out.join("level.svg"),
-        Axes {
-            title: "reduction level h(t) (paper: about 0.85 steady)",
-            x: "t after filling [s]",
-            y: "h",
-            ..Axes::default()
-        },
-        &line(|s| s.level),
     )?;
     plot::line_plot(
         &opts.out.join("discharge.svg"),
@@ -320,32 +315,13 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
             .map(|o| Series::line(o.name, o.profile.clone()))
             .collect::<Vec<_>>(),
     )?;
-    let index = |name: &str| PAPER.iter().position(|p| p.0 == name).unwrap_or(0) as f64 + 1.0;
-    plot::line_plot(
+    let paper: Vec<(&str, f64)> = PAPER.iter().map(|p| (p.0, p.1)).collect();
+    let ours: Vec<(&str, f64)> = outcomes.iter().map(|o| (o.name, o.theta.0)).collect();
+    angle_by_run_plot(
         &opts.out.join("angle_by_run.svg"),
-        Axes {
-            title: "θ_conv per run: 1 ref-500, 2 ref-150, 3 cs-150",
-            x: "run",
-            y: "θ [°]",
-            ..Axes::default()
-        },
-        &[
-            Series::markers(
-                "ndem (mean over the window)",
-                outcomes
-                    .iter()
-                    .map(|o| (index(o.name), o.theta.0))
-                    .collect(),
-            ),
-            Series::markers(
-                "paper Table 3",
-                PAPER
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| (i as f64 + 1.0, p.1))
-                    .collect(),
-            ),
-        ],
+        "θ_conv per run: 1 ref-500, 2 ref-150, 3 cs-150",
+        &paper,
+        &ours,
     )
 }
 

@@ -11,9 +11,11 @@
 //! reduction level h, over the last part of each run.
 
 use crate::SuiteOptions;
-use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
-use crate::runs::{history_stepper, in_pairs, mean_sd};
+use crate::runs::{
+    Samples, TraceTitles, angle_by_run_plot, history_stepper, in_pairs, mean_sd,
+    theta_and_level_plots, trace_csv,
+};
 use ndem_math::Vec3;
 use ndem_reduce::{Reducer, ReductionSettings, SensorSplit, TrialSplit};
 use ndem_scenes::builders::{D, DrumSpec, drum};
@@ -138,74 +140,24 @@ fn run(
 }
 
 fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
-    let mut rows = Vec::new();
-    for o in outcomes {
-        for (t, theta, h) in &o.trace {
-            rows.push(vec![
-                o.name.to_string(),
-                format!("{t:.3}"),
-                format!("{theta:.3}"),
-                format!("{h:.4}"),
-            ]);
-        }
-    }
-    report::write_csv(
-        &opts.out.join("drum.csv"),
-        &["run", "t_s", "theta_deg", "h"],
-        &rows,
-    )?;
-    let series = |f: fn(&(f64, f64, f64)) -> f64| -> Vec<Series> {
-        outcomes
-            .iter()
-            .map(|o| Series::line(o.name, o.trace.iter().map(|p| (p.0, f(p))).collect()))
-            .collect()
-    };
-    plot::line_plot(
-        &opts.out.join("theta.svg"),
-        Axes {
-            title: "drum surface angle over the central D/2",
-            x: "t after the first revolution [s]",
-            y: "θ [°]",
-            ..Axes::default()
+    let runs: Vec<(&str, Samples)> = outcomes.iter().map(|o| (o.name, o.trace.clone())).collect();
+    trace_csv(&opts.out.join("drum.csv"), &runs)?;
+    theta_and_level_plots(
+        &opts.out,
+        &runs,
+        &TraceTitles {
+            theta: "drum surface angle over the central D/2",
+            level: "reduction level h(t)",
+            time: "t after the first revolution [s]",
         },
-        &series(|p| p.1),
     )?;
-    plot::line_plot(
-        &opts.out.join("level.svg"),
-        Axes {
-            title: "reduction level h(t)",
-            x: "t after the first revolution [s]",
-            y: "h",
-            ..Axes::default()
-        },
-        &series(|p| p.2),
-    )?;
-    let index = |name: &str| PAPER.iter().position(|p| p.run == name).unwrap_or(0) as f64 + 1.0;
-    plot::line_plot(
+    let paper: Vec<(&str, f64)> = PAPER.iter().map(|p| (p.run, p.theta.0)).collect();
+    let ours: Vec<(&str, f64)> = outcomes.iter().map(|o| (o.name, o.theta.0)).collect();
+    angle_by_run_plot(
         &opts.out.join("angle_by_run.svg"),
-        Axes {
-            title: "θ per run: 1 ref-500, 2 ref-150, 3 cs-150, 4 tr-150-50-f, 5 tr-150-50-fv",
-            x: "run",
-            y: "θ [°]",
-            ..Axes::default()
-        },
-        &[
-            Series::markers(
-                "ndem (mean over the window)",
-                outcomes
-                    .iter()
-                    .map(|o| (index(o.name), o.theta.0))
-                    .collect(),
-            ),
-            Series::markers(
-                "paper Table 3",
-                PAPER
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| (i as f64 + 1.0, p.theta.0))
-                    .collect(),
-            ),
-        ],
+        "θ per run: 1 ref-500, 2 ref-150, 3 cs-150, 4 tr-150-50-f, 5 tr-150-50-fv",
+        &paper,
+        &ours,
     )
 }
 

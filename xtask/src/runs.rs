@@ -2,9 +2,11 @@
 //! stepper, mean and spread of samples, and running a plan of runs two at
 //! a time (one per core).
 
-use crate::report::SuiteResult;
+use crate::plot::{self, Axes, Series};
+use crate::report::{self, SuiteResult};
 use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
 use ndem_step::{StepSettings, Stepper};
+use std::path::Path;
 
 /// A stepper with PGS at exactly `iterations` sweeps (the papers' N_it)
 /// and history warm starting.
@@ -68,4 +70,102 @@ pub(crate) fn in_pairs<P: Sync, T: Send>(
         }
     }
     out
+}
+
+/// One run's `(t, θ, h)` samples, as the model-reduction suites record them.
+pub(crate) type Samples = Vec<(f64, f64, f64)>;
+
+/// Titles of the θ(t) and h(t) plots.
+pub(crate) struct TraceTitles<'a> {
+    pub theta: &'a str,
+    pub level: &'a str,
+    /// Label of the time axis.
+    pub time: &'a str,
+}
+
+/// Writes `theta.svg` (θ(t)) and `level.svg` (h(t)) in `out`, one line per
+/// run.
+pub(crate) fn theta_and_level_plots(
+    out: &Path,
+    runs: &[(&str, Samples)],
+    titles: &TraceTitles<'_>,
+) -> SuiteResult<()> {
+    let series = |f: fn(&(f64, f64, f64)) -> f64| -> Vec<Series> {
+        runs.iter()
+            .map(|(name, s)| Series::line(*name, s.iter().map(|p| (p.0, f(p))).collect()))
+            .collect()
+    };
+    for (file, title, y, f) in [
+        (
+            "theta.svg",
+            titles.theta,
+            "θ [°]",
+            (|p: &(f64, f64, f64)| p.1) as fn(&_) -> f64,
+        ),
+        ("level.svg", titles.level, "h", |p: &(f64, f64, f64)| p.2),
+    ] {
+        plot::line_plot(
+            &out.join(file),
+            Axes {
+                title,
+                x: titles.time,
+                y,
+                ..Axes::default()
+            },
+            &series(f),
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes the `(run, t, θ, h)` samples of every run as a CSV.
+pub(crate) fn trace_csv(path: &Path, runs: &[(&str, Samples)]) -> SuiteResult<()> {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .flat_map(|(name, s)| {
+            s.iter().map(move |(t, theta, h)| {
+                vec![
+                    name.to_string(),
+                    format!("{t:.3}"),
+                    format!("{theta:.3}"),
+                    format!("{h:.4}"),
+                ]
+            })
+        })
+        .collect();
+    report::write_csv(path, &["run", "t_s", "theta_deg", "h"], &rows)
+}
+
+/// `angle_by_run.svg`: our mean θ per run beside the paper's, runs placed
+/// at 1, 2, … in the order of `paper` `(run, θ)`.
+pub(crate) fn angle_by_run_plot(
+    path: &Path,
+    title: &str,
+    paper: &[(&str, f64)],
+    ours: &[(&str, f64)],
+) -> SuiteResult<()> {
+    let index = |name: &str| paper.iter().position(|p| p.0 == name).unwrap_or(0) as f64 + 1.0;
+    plot::line_plot(
+        path,
+        Axes {
+            title,
+            x: "run",
+            y: "θ [°]",
+            ..Axes::default()
+        },
+        &[
+            Series::markers(
+                "ndem (mean over the window)",
+                ours.iter().map(|o| (index(o.0), o.1)).collect(),
+            ),
+            Series::markers(
+                "paper Table 3",
+                paper
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (i as f64 + 1.0, p.1))
+                    .collect(),
+            ),
+        ],
+    )
 }

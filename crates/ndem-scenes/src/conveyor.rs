@@ -263,77 +263,90 @@ pub fn conveyor_belt(spec: ConveyorSpec) -> Result<(Scene, ConveyorBelt), SceneE
     ))
 }
 
-/// Highest sphere top above the belt per bin of width d along `axis`
-/// (0: x, 1: y) for the particles whose other horizontal coordinate lies
-/// in `slab`; bins start at `origin`. `NEG_INFINITY` for empty bins.
-fn surface(
-    world: &World,
-    belt: &ConveyorBelt,
-    axis: usize,
-    (origin, bins): (f64, usize),
-    slab: (f64, f64),
-) -> Vec<f64> {
-    let mut top = vec![f64::NEG_INFINITY; bins];
-    for (i, p) in world
-        .positions()
-        .iter()
-        .enumerate()
-        .skip(belt.first_particle)
-    {
-        let Some(r) = world.shapes()[i].sphere_radius() else {
-            continue;
-        };
-        let across = p[1 - axis];
-        if across < slab.0 || across > slab.1 || p.z < belt.top {
-            continue;
-        }
-        let k = ((p[axis] - origin) / D).floor();
-        if k < 0.0 || k >= bins as f64 {
-            continue;
-        }
-        let k = k as usize;
-        top[k] = top[k].max(p.z + r - belt.top);
-    }
-    top
+/// A grid of cells over the belt: `nx` cells of length `dx` along x from
+/// `x0`, `ny` cells of width d across from `y0`.
+struct Grid {
+    x0: f64,
+    dx: f64,
+    nx: usize,
+    y0: f64,
+    ny: usize,
 }
 
-/// Line fit to the surface bins `(coordinate, height)` whose height lies
-/// between 1.5d (particles lying on the belt, which the paper excludes)
-/// and 85 % of the highest (the heap's crest under the source).
-fn flank_angle(points: impl Iterator<Item = (f64, f64)>, highest: f64) -> f64 {
-    let kept: Vec<(f64, f64)> = points
-        .filter(|&(_, z)| z.is_finite() && z >= 1.5 * D && z <= 0.85 * highest)
-        .collect();
-    fitted_inclination(&kept)
+impl Grid {
+    /// The highest sphere top above the belt per cell (row-major by y;
+    /// `NEG_INFINITY` for empty cells): the heap's surface.
+    fn tops(&self, world: &World, belt: &ConveyorBelt) -> Vec<f64> {
+        let mut top = vec![f64::NEG_INFINITY; self.nx * self.ny];
+        for (i, p) in world
+            .positions()
+            .iter()
+            .enumerate()
+            .skip(belt.first_particle)
+        {
+            let Some(r) = world.shapes()[i].sphere_radius() else {
+                continue;
+            };
+            let (kx, ky) = (
+                ((p.x - self.x0) / self.dx).floor(),
+                ((p.y - self.y0) / D).floor(),
+            );
+            if kx < 0.0 || ky < 0.0 || kx >= self.nx as f64 || ky >= self.ny as f64 {
+                continue;
+            }
+            if p.z < belt.top {
+                continue;
+            }
+            let k = ky as usize * self.nx + kx as usize;
+            top[k] = top[k].max(p.z + r - belt.top);
+        }
+        top
+    }
+
+    /// Centre `(x, y)` of cell `k`.
+    fn centre(&self, k: usize) -> (f64, f64) {
+        let (kx, ky) = (k % self.nx, k / self.nx);
+        (
+            self.x0 + (kx as f64 + 0.5) * self.dx,
+            self.y0 + (ky as f64 + 0.5) * D,
+        )
+    }
+}
+
+/// Whether a surface height lies on the heap's slope: at least 1.5d above
+/// the belt (particles lying on the belt, which the paper excludes) and at
+/// most 85 % of the highest (the heap's crest under the source).
+fn on_slope(z: f64, highest: f64) -> bool {
+    z.is_finite() && z >= 1.5 * D && z <= 0.85 * highest
 }
 
 /// The carried heap's flank angle across the belt (a conveyor's
 /// surcharge angle) \[degrees\]: the particles in a slab 4d thick at the
 /// belt's mid-length are binned across the belt (bins of 1d); the highest
-/// sphere top per bin is the surface. A line is fitted to each flank (see
-/// `flank_angle`) and the angle is the mean of the two flanks (either
-/// alone when the other has fewer than three bins; `NaN` when both do).
-/// One reading of the model-reduction paper's θ_conv; the other, which
-/// agrees with its values, is [`upstream_face_angle`].
+/// sphere top per bin is the surface. A line is fitted to the bins on the
+/// slope (`on_slope`) of each flank, and the angle is the mean of the two
+/// flanks (either alone when the other has fewer than three bins; `NaN`
+/// when both do). One reading of the model-reduction paper's θ_conv; the
+/// suite compares the paper's value with the other,
+/// [`upstream_face_angle`].
 pub fn heap_angle(world: &World, belt: &ConveyorBelt) -> f64 {
-    let bins = (belt.width / D).ceil().max(1.0) as usize;
-    let mid = 0.5 * belt.length;
-    let top = surface(
-        world,
-        belt,
-        1,
-        (-0.5 * belt.width, bins),
-        (mid - 2.0 * D, mid + 2.0 * D),
-    );
+    let grid = Grid {
+        x0: 0.5 * belt.length - 2.0 * D,
+        dx: 4.0 * D,
+        nx: 1,
+        y0: -0.5 * belt.width,
+        ny: (belt.width / D).ceil().max(1.0) as usize,
+    };
+    let top = grid.tops(world, belt);
     let highest = top.iter().copied().fold(0.0, f64::max);
     let side = |left: bool| {
-        flank_angle(
-            top.iter()
-                .enumerate()
-                .map(|(k, &z)| ((k as f64 + 0.5) * D - 0.5 * belt.width, z))
-                .filter(|&(y, _)| (y < 0.0) == left),
-            highest,
-        )
+        let points: Vec<(f64, f64)> = top
+            .iter()
+            .enumerate()
+            .map(|(k, &z)| (grid.centre(k).1, z))
+            .filter(|&(y, z)| (y < 0.0) == left && on_slope(z, highest))
+            .collect();
+        fitted_inclination(&points)
     };
     match (side(true), side(false)) {
         (a, b) if a.is_finite() && b.is_finite() => 0.5 * (a + b),
@@ -347,40 +360,28 @@ pub fn heap_angle(world: &World, belt: &ConveyorBelt) -> f64 {
 /// 4). The particles under the source (across the belt: the source's
 /// width less 1.5d on each side, at least 4d; along it: from the tail to
 /// the source centre) are binned in cells of 1d × 1d; the highest sphere
-/// top per cell is the surface there. Cells within 1.5d of the belt
-/// (particles lying on it) or above 85 % of the highest (the crest) are
-/// left out, and the angle is the inclination of the least-squares plane
-/// through the rest ([`fitted_plane_inclination`]); a plane over the whole
-/// face averages out the single bumps a line per section would follow.
+/// top per cell is the surface there. The angle is the inclination of the
+/// least-squares plane through the cells on the slope (`on_slope`;
+/// [`fitted_plane_inclination`]); a plane over the whole face averages
+/// out the single bumps a line per section would follow.
 pub fn upstream_face_angle(world: &World, belt: &ConveyorBelt) -> f64 {
-    let nx = (belt.source_x / D).floor().max(1.0) as usize;
     let half = (belt.source_half_width - 1.5 * D).max(2.0 * D);
-    let ny = (2.0 * half / D).ceil().max(1.0) as usize;
-    let mut top = vec![f64::NEG_INFINITY; nx * ny];
-    for (i, p) in world
-        .positions()
-        .iter()
-        .enumerate()
-        .skip(belt.first_particle)
-    {
-        let Some(r) = world.shapes()[i].sphere_radius() else {
-            continue;
-        };
-        let (kx, ky) = ((p.x / D).floor(), ((p.y + half) / D).floor());
-        if kx < 0.0 || ky < 0.0 || kx >= nx as f64 || ky >= ny as f64 || p.z < belt.top {
-            continue;
-        }
-        let k = ky as usize * nx + kx as usize;
-        top[k] = top[k].max(p.z + r - belt.top);
-    }
+    let grid = Grid {
+        x0: 0.0,
+        dx: D,
+        nx: (belt.source_x / D).floor().max(1.0) as usize,
+        y0: -half,
+        ny: (2.0 * half / D).ceil().max(1.0) as usize,
+    };
+    let top = grid.tops(world, belt);
     let highest = top.iter().copied().fold(0.0, f64::max);
     let points: Vec<(f64, f64, f64)> = top
         .iter()
         .enumerate()
-        .filter(|(_, z)| z.is_finite() && **z >= 1.5 * D && **z <= 0.85 * highest)
+        .filter(|&(_, &z)| on_slope(z, highest))
         .map(|(k, &z)| {
-            let (kx, ky) = (k % nx, k / nx);
-            ((kx as f64 + 0.5) * D, (ky as f64 + 0.5) * D - half, z)
+            let (x, y) = grid.centre(k);
+            (x, y, z)
         })
         .collect();
     fitted_plane_inclination(&points)

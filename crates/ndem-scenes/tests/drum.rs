@@ -48,6 +48,16 @@ fn drum_surface_angle_without_a_surface_is_nan() {
     assert!(drum_surface_angle(&w, Vec3::zeros(), 0.52, D).is_nan());
 }
 
+/// The model-reduction drum at a size a test runs in a second.
+fn small_drum() -> DrumSpec {
+    DrumSpec {
+        particles: 200,
+        diameter_d: 16.0,
+        width_d: 4.0,
+        ..DrumSpec::model_reduction()
+    }
+}
+
 /// The model-reduction drum: frictionless planes close it at ±width/2,
 /// the shell's own caps are out of reach, linear per-material stiffness.
 /// A particle pressed against a cap and carried by the rotating shell
@@ -55,12 +65,7 @@ fn drum_surface_angle_without_a_surface_is_nan() {
 /// a normal force.
 #[test]
 fn model_reduction_drum_has_frictionless_caps() {
-    let spec = DrumSpec {
-        particles: 200,
-        diameter_d: 16.0,
-        width_d: 4.0,
-        ..DrumSpec::model_reduction()
-    };
+    let spec = small_drum();
     let scene = drum(spec).unwrap();
     let w = &scene.world;
     assert_eq!(
@@ -118,12 +123,7 @@ fn drum_stiffness_must_be_positive() {
 #[test]
 fn drum_lift_sensor_is_on_the_lifting_side() {
     use ndem_scenes::reduction::drum_lift_sensor;
-    let spec = DrumSpec {
-        particles: 200,
-        diameter_d: 16.0,
-        width_d: 4.0,
-        ..DrumSpec::model_reduction()
-    };
+    let spec = small_drum();
     let scene = drum(spec).unwrap();
     let s = drum_lift_sensor(&scene.world, &spec).unwrap();
     assert!(s.position.x < 0.0);
