@@ -7,10 +7,12 @@
 use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
-use ndem_solve::{LocalApgd, LocalGaussSeidel, LocalProblem, SemismoothNewton, Stopping};
+use ndem_solve::{
+    LocalApgd, LocalGaussSeidel, LocalIteration, LocalProblem, LocalSolver, SemismoothNewton,
+    Stopping,
+};
 use serde_json::json;
 use std::path::PathBuf;
-use std::time::Instant;
 
 const SHARED: [(&str, Option<(usize, usize)>); 3] = [
     ("Box_Stacks-i0122-82-5.hdf5", Some((13, 23))),
@@ -46,28 +48,35 @@ struct Run {
     status: String,
 }
 
+impl Method {
+    fn solver(self, cap: usize) -> Box<dyn LocalSolver> {
+        match self {
+            Method::Nsgs | Method::Pgs => Box::new(LocalGaussSeidel {
+                stopping: Stopping::to_tolerance(cap, 1e-10),
+                local_iterations: if self == Method::Nsgs { 10 } else { 1 },
+                ..LocalGaussSeidel::default()
+            }),
+            Method::Newton => Box::new(SemismoothNewton::default()),
+            Method::Apgd => Box::new(LocalApgd::default()),
+        }
+    }
+}
+
 fn run(p: &LocalProblem, method: Method, cap: usize) -> SuiteResult<Run> {
     let mut r = vec![0.0; 3 * p.contacts()];
     let mut trace = vec![(0, 0.0, p.merit(&r))];
-    let start = Instant::now();
-    let mut observer_time = 0.0;
-    let mut record = |k: usize, r: &[f64]| {
-        let t0 = Instant::now();
-        let m = p.merit(r);
-        trace.push((k, start.elapsed().as_secs_f64() - observer_time, m));
-        observer_time += t0.elapsed().as_secs_f64();
+    // the observer's own time (the merit evaluation) is not in `elapsed`
+    let mut record = |it: &LocalIteration<'_>| {
+        trace.push((
+            it.iteration,
+            it.elapsed.as_secs_f64(),
+            p.merit(it.reactions),
+        ));
     };
-    let rep = match method {
-        Method::Nsgs | Method::Pgs => LocalGaussSeidel {
-            stopping: Stopping::to_tolerance(cap, 1e-10),
-            local_iterations: if method == Method::Nsgs { 10 } else { 1 },
-            check_every: 1,
-        }
-        .solve(p, &mut r, &mut record),
-        Method::Newton => SemismoothNewton::default().solve(p, &mut r, &mut record),
-        Method::Apgd => LocalApgd::default().solve(p, &mut r, &mut record),
-    }
-    .map_err(|e| e.to_string())?;
+    let rep = method
+        .solver(cap)
+        .solve_observed(p, &mut r, &mut record)
+        .map_err(|e| e.to_string())?;
     Ok(Run {
         trace,
         merit: rep.merit,

@@ -210,8 +210,9 @@ pub fn read(path: &Path) -> Result<Problem, FclibError> {
             w: r.f64s("/fclib_global/vectors/w")?,
             mu: r.f64s("/fclib_global/vectors/mu")?,
         };
-        // validate through the local reduction's checks
-        g.to_local().map_err(problem)?;
+        // shapes, finite values, μ ≥ 0, M symmetric (positive definiteness
+        // is checked when M is factorized by a solver or `to_local`)
+        g.validate().map_err(problem)?;
         return Ok(Problem::Global(g));
     }
     Err(r.field_err("/", "neither /fclib_local nor /fclib_global"))

@@ -6,11 +6,13 @@
 //! scaling, `s_n μ‖w_T‖`), updating `s` from the answer and repeating
 //! gives, at a fixed point, a solution of Coulomb's law.
 
-use crate::local_problem::BestIterate;
+use crate::local_solver::BestIterate;
 use crate::metrics::coulomb_merit;
 use crate::problem::{ContactProblem, FrictionSet};
 use crate::qp::ApgdSettings;
-use crate::solver::{IterationRecord, Observer, SolveReport, Solver, SolverStatus, Stopping};
+use crate::solver::{
+    IterationClock, IterationRecord, Observer, SolveReport, Solver, SolverStatus, Stopping,
+};
 use crate::{Apgd, ResidualEvaluator, SolveError};
 use ndem_math::Velocity6;
 
@@ -97,6 +99,7 @@ impl Solver for CoulombApgd {
         let mut merit = initial_merit;
         let mut best = BestIterate::new(merit, lambda);
         let mut outer = 0;
+        let mut clock = IterationClock::start();
         while outer < self.settings.stopping.max_iterations && merit > tol {
             // s = μ‖w_T‖ at the current answer, on the normal rows' scale
             self.w.resize(problem.len(), 0.0);
@@ -117,15 +120,18 @@ impl Solver for CoulombApgd {
             outer += 1;
             merit = coulomb_merit(problem, lambda);
             best.offer(merit, lambda);
-            observer.observe(&IterationRecord {
-                solver: "apgd-coulomb",
-                iteration: outer,
-                elapsed: std::time::Duration::ZERO,
-                problem,
-                lambda,
-                velocity: None,
-                update: merit,
-            });
+            clock.observe(
+                observer,
+                IterationRecord {
+                    solver: "apgd-coulomb",
+                    iteration: outer,
+                    elapsed: std::time::Duration::ZERO,
+                    problem,
+                    lambda,
+                    velocity: None,
+                    update: merit,
+                },
+            );
         }
         let merit = best.restore(merit, lambda);
         problem.velocity_from(lambda, velocity);

@@ -512,3 +512,82 @@ pub fn joint_tree(spec: &TreeSpec) -> ContactProblem {
     }
     problem
 }
+
+/// A random [`crate::GlobalProblem`] ([`random_global_problem`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GlobalSpec {
+    /// Degrees of freedom per body (6 for rigid bodies).
+    pub block: usize,
+    /// Bodies.
+    pub bodies: usize,
+    /// Contacts, at most `bodies`: contact `c` touches body `c` (so `H`
+    /// has full column rank and `W` is positive definite) and, with
+    /// probability ½, one other body.
+    pub contacts: usize,
+    /// Couple neighbouring bodies' first degrees of freedom in `M` (a
+    /// general sparse, not block-diagonal, mass matrix: a chain of springs
+    /// in the mass, as in a finite-element lumping that is not diagonal).
+    pub coupled: bool,
+    /// Largest friction coefficient.
+    pub max_friction: f64,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// A random global problem `(M, H, f, w, μ)`: symmetric positive definite
+/// mass blocks (`A Aᵀ + I`), contact columns with random entries over the
+/// degrees of freedom of their bodies, `f` pushing bodies together and `w`
+/// random.
+pub fn random_global_problem(spec: &GlobalSpec) -> crate::GlobalProblem {
+    use nalgebra::DMatrix;
+    let mut rng = SplitMix64(spec.seed);
+    let mut u = || 2.0 * uniform(&mut rng) - 1.0;
+    let (b, nb) = (spec.block.max(1), spec.bodies.max(1));
+    let nd = b * nb;
+    let nc = spec.contacts.clamp(1, nb);
+    let mut m = CooMatrix::new(nd, nd);
+    for body in 0..nb {
+        let a = DMatrix::<f64>::from_fn(b, b, |_, _| u());
+        let block = &a * a.transpose() + DMatrix::<f64>::identity(b, b);
+        for i in 0..b {
+            for j in 0..b {
+                m.push(body * b + i, body * b + j, block[(i, j)]);
+            }
+        }
+        if spec.coupled && body + 1 < nb {
+            // a symmetric off-diagonal term small enough to keep M
+            // diagonally dominant on those rows
+            let c = 0.25 * u();
+            m.push(body * b, (body + 1) * b, c);
+            m.push((body + 1) * b, body * b, c);
+        }
+    }
+    let mut h = CooMatrix::new(nd, 3 * nc);
+    for c in 0..nc {
+        let mut touched = vec![c];
+        if nb > 1 && u() > 0.0 {
+            let step = ((0.5 * (1.0 + u()) * (nb - 1) as f64) as usize).min(nb - 2);
+            let other = (c + 1 + step) % nb;
+            touched.push(other);
+        }
+        for &body in &touched {
+            for col in 0..3 {
+                for i in 0..b {
+                    h.push(body * b + i, 3 * c + col, u());
+                }
+            }
+        }
+    }
+    let f = (0..nd).map(|_| u()).collect();
+    let w = (0..3 * nc).map(|_| u()).collect();
+    let mu = (0..nc)
+        .map(|_| spec.max_friction * 0.5 * (1.0 + u()))
+        .collect();
+    crate::GlobalProblem {
+        m: CsrMatrix::from(&m),
+        h: CsrMatrix::from(&h),
+        f,
+        w,
+        mu,
+    }
+}

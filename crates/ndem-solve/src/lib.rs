@@ -9,6 +9,10 @@
 //!   [`ProjectedGaussSeidel`] (Algorithm 1, row-wise and blocked),
 //!   [`ProjectedJacobi`] (parallel) and [`Apgd`] (Nesterov-accelerated
 //!   projected gradient on the QP/CCP form).
+//! * Problems given by matrices (FCLIB's forms): [`LocalProblem`]
+//!   `(W, q, μ)` and [`GlobalProblem`] `(M, H, f, w, μ)`, solved by the
+//!   [`LocalSolver`]s [`LocalGaussSeidel`], [`SemismoothNewton`] and
+//!   [`LocalApgd`], and by [`GlobalGaussSeidel`] without forming `W`.
 //! * [`compatible`]: compatible contact dynamics, the no-tension truss
 //!   problem solved by an augmented Lagrangian with APGD subproblems.
 //! * [`qp`]: the APGD core on any smooth convex objective and the
@@ -34,7 +38,10 @@ pub mod error;
 pub mod generate;
 pub mod jacobi;
 mod local;
+pub mod local_apgd;
+pub mod local_gs;
 pub mod local_problem;
+pub mod local_solver;
 pub mod metrics;
 pub mod newton;
 pub mod pgs;
@@ -52,7 +59,10 @@ pub use compatible::{TrussSettings, TrussSolution, compatible_forces, truss_forc
 pub use coulomb_apgd::{CoulombApgd, CoulombApgdSettings};
 pub use error::SolveError;
 pub use jacobi::{JacobiSettings, ProjectedJacobi};
-pub use local_problem::{GlobalProblem, LocalApgd, LocalGaussSeidel, LocalProblem, LocalReport};
+pub use local_apgd::LocalApgd;
+pub use local_gs::{GlobalGaussSeidel, LocalGaussSeidel};
+pub use local_problem::{GlobalProblem, LocalProblem};
+pub use local_solver::{LocalIteration, LocalObserver, LocalReport, LocalSolver};
 pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats, coulomb_merit};
 pub use newton::{NewtonSettings, SemismoothNewton};
 pub use pgs::{JointRows, PgsSettings, PgsVariant, ProjectedGaussSeidel};

@@ -6,18 +6,22 @@
 //!   `K ∋ r ⊥ û ∈ K*`, `K = {‖r_T‖ ≤ μ r_N}`, `û = u + (μ‖u_T‖, 0, 0)`
 //!   (De Saxcé's modified velocity);
 //! * [`GlobalProblem`]: `M v = H r + f`, `u = Hᵀ v + w`, reduced to the
-//!   local form by `W = Hᵀ M⁻¹ H`, `q = Hᵀ M⁻¹ f + w` (M block diagonal).
+//!   local form by `W = Hᵀ M⁻¹ H`, `q = Hᵀ M⁻¹ f + w` (M block diagonal
+//!   or general sparse).
 //!
-//! Solved by [`LocalGaussSeidel`] (non-smooth Gauss-Seidel: per contact,
-//! the normal row and the exact disk-constrained tangent pair, repeated to
-//! a local fixed point). The body-based [`crate::ContactProblem`] stays the
-//! fast path for the stepper (it never forms W).
+//! Solved by the [`crate::LocalSolver`]s ([`crate::LocalGaussSeidel`],
+//! [`crate::SemismoothNewton`], [`crate::LocalApgd`]) and, in global form,
+//! by [`crate::GlobalGaussSeidel`]. The body-based [`crate::ContactProblem`]
+//! stays the fast path for the stepper (it never forms W).
 
-use crate::SolveError;
-use crate::local::disk_qp;
-use crate::solver::{SolverStatus, Stopping};
+use crate::local_gs::law_error2;
+use crate::local_solver::LocalReport;
+use crate::solver::SolverStatus;
+use crate::{FrictionSet, SolveError};
+use faer::linalg::solvers::Solve;
+use faer::sparse::{SparseColMat, Triplet};
 use nalgebra::DMatrix;
-use nalgebra_sparse::{CooMatrix, CsrMatrix};
+use nalgebra_sparse::{CooMatrix, CscMatrix, CsrMatrix};
 
 /// A local frictional contact problem `(W, q, μ)` in 3D (normal first).
 #[derive(Debug, Clone, PartialEq)]
@@ -62,45 +66,10 @@ impl LocalProblem {
                 got: q.len(),
             });
         }
-        for (i, &x) in w.values().iter().enumerate() {
-            if !x.is_finite() {
-                return Err(non_finite("W", i, x));
-            }
-        }
-        for (i, &x) in q.iter().enumerate() {
-            if !x.is_finite() {
-                return Err(non_finite("q", i, x));
-            }
-        }
-        for (i, &x) in mu.iter().enumerate() {
-            if !x.is_finite() {
-                return Err(non_finite("mu", i, x));
-            }
-            if x < 0.0 {
-                return Err(SolveError::OutOfRange {
-                    field: "mu",
-                    index: i,
-                    value: x,
-                    range: "[0, inf)",
-                });
-            }
-        }
-        let scale = w.values().iter().fold(0.0f64, |a, b| a.max(b.abs()));
-        let wt = w.transpose();
-        let diff = &w - &wt;
-        if let Some((k, &x)) = diff
-            .values()
-            .iter()
-            .enumerate()
-            .find(|(_, x)| x.abs() > 1e-10 * scale)
-        {
-            return Err(SolveError::OutOfRange {
-                field: "W",
-                index: k,
-                value: x,
-                range: "symmetric (|W - W^T| <= 1e-10 max|W|)",
-            });
-        }
+        check_finite("W", w.values())?;
+        check_finite("q", &q)?;
+        check_friction(&mu)?;
+        check_symmetric("W", &w)?;
         Ok(Self { w, q, mu })
     }
 
@@ -121,9 +90,15 @@ impl LocalProblem {
         &self.mu
     }
 
-    /// Checks a starting `r` and returns its merit, or the report of a
-    /// problem without contacts (nothing to solve, converged).
-    pub(crate) fn start(&self, r: &[f64]) -> Result<Result<f64, LocalReport>, SolveError> {
+    /// Checks a starting `r` and returns its merit under `friction`, or
+    /// the report of a problem without contacts (nothing to solve,
+    /// converged).
+    pub(crate) fn start(
+        &self,
+        solver: &'static str,
+        friction: FrictionSet,
+        r: &[f64],
+    ) -> Result<Result<f64, LocalReport>, SolveError> {
         if r.len() != 3 * self.contacts() {
             return Err(SolveError::DimensionMismatch {
                 field: "r",
@@ -131,9 +106,11 @@ impl LocalProblem {
                 got: r.len(),
             });
         }
-        let initial_merit = self.merit(r);
+        check_finite("r", r)?;
+        let initial_merit = self.law_merit(friction, r);
         if self.contacts() == 0 {
             return Ok(Err(LocalReport {
+                solver,
                 status: SolverStatus::Converged,
                 sweeps: 0,
                 merit: 0.0,
@@ -143,44 +120,139 @@ impl LocalProblem {
         Ok(Ok(initial_merit))
     }
 
+    /// `u_i = (W r + q)_i`.
+    pub(crate) fn row_velocity(&self, i: usize, r: &[f64]) -> f64 {
+        let row = self.w.row(i);
+        self.q[i]
+            + row
+                .col_indices()
+                .iter()
+                .zip(row.values())
+                .map(|(&j, &v)| v * r[j])
+                .sum::<f64>()
+    }
+
     /// `u = W r + q`.
     pub fn velocity(&self, r: &[f64], u: &mut [f64]) {
-        for (i, row) in self.w.row_iter().enumerate() {
-            u[i] = self.q[i]
-                + row
-                    .col_indices()
-                    .iter()
-                    .zip(row.values())
-                    .map(|(&j, &v)| v * r[j])
-                    .sum::<f64>();
+        for (i, ui) in u.iter_mut().enumerate().take(self.w.nrows()) {
+            *ui = self.row_velocity(i, r);
         }
     }
 
-    /// The Coulomb merit `E = ‖r − P_K(r − û)‖ / (1 + ‖q‖)` (FCLIB,
-    /// Siconos; `../shared/fclib/README.md`).
+    /// The 3×3 diagonal blocks `W_cc` (row-major), one per contact.
+    pub(crate) fn diagonal_blocks(&self) -> Vec<[f64; 9]> {
+        (0..self.contacts())
+            .map(|c| {
+                let mut b = [0.0; 9];
+                for a in 0..3 {
+                    let row = self.w.row(3 * c + a);
+                    for (&j, &v) in row.col_indices().iter().zip(row.values()) {
+                        if j >= 3 * c && j < 3 * c + 3 {
+                            b[3 * a + (j - 3 * c)] = v;
+                        }
+                    }
+                }
+                b
+            })
+            .collect()
+    }
+
+    /// The Coulomb merit `E = ‖r − P_K(r − û)‖ / (1 + ‖q‖)`, with
+    /// De Saxcé's modified velocity `û = u + (μ‖u_T‖, 0, 0)` (FCLIB,
+    /// Siconos; `../shared/fclib/README.md`). Zero exactly at a solution of
+    /// Coulomb's law.
     pub fn merit(&self, r: &[f64]) -> f64 {
+        self.law_merit(FrictionSet::Disk, r)
+    }
+
+    /// The merit of the box friction law (the warm-starting paper's
+    /// faceted cone, `|r_Ti| ≤ μ r_N` per tangent row):
+    /// `‖r − P(r − u)‖ / (1 + ‖q‖)` with `P` the projection onto
+    /// `r_N ≥ 0` and onto `[−μ r_N, μ r_N]` per tangent row. Zero exactly
+    /// at a solution of the box law (which is not Coulomb's: the box
+    /// allows `‖r_T‖` up to `√2 μ r_N`).
+    pub fn box_merit(&self, r: &[f64]) -> f64 {
+        self.law_merit(FrictionSet::Box, r)
+    }
+
+    /// The merit of `friction`'s law.
+    pub(crate) fn law_merit(&self, friction: FrictionSet, r: &[f64]) -> f64 {
         let mut u = vec![0.0; r.len()];
         self.velocity(r, &mut u);
-        let mut err2 = 0.0;
-        for (c, &mu) in self.mu.iter().enumerate() {
-            let k = 3 * c;
-            let ut = (u[k + 1] * u[k + 1] + u[k + 2] * u[k + 2]).sqrt();
-            let mut a = r[k] - (u[k] + mu * ut);
-            let mut t = [r[k + 1] - u[k + 1], r[k + 2] - u[k + 2]];
-            crate::qp::project_cone(mu, &mut a, &mut t);
-            err2 += (r[k] - a).powi(2) + (r[k + 1] - t[0]).powi(2) + (r[k + 2] - t[1]).powi(2);
-        }
-        let qn = self.q.iter().map(|x| x * x).sum::<f64>().sqrt();
-        err2.sqrt() / (1.0 + qn)
+        law_error2(friction, &self.mu, r, &u).sqrt() / (1.0 + norm(&self.q))
     }
 }
 
-/// A global frictional contact problem `(M, H, f, w, μ)` in 3D.
+/// `Σ_c ‖r_c − P_K(r_c − û_c)‖²`, the square of the numerator of the
+/// Coulomb merit.
+pub(crate) fn coulomb_natural_map(mu: &[f64], r: &[f64], u: &[f64]) -> f64 {
+    let mut err2 = 0.0;
+    for (c, &mu) in mu.iter().enumerate() {
+        let k = 3 * c;
+        let ut = (u[k + 1] * u[k + 1] + u[k + 2] * u[k + 2]).sqrt();
+        let mut a = r[k] - (u[k] + mu * ut);
+        let mut t = [r[k + 1] - u[k + 1], r[k + 2] - u[k + 2]];
+        crate::qp::project_cone(mu, &mut a, &mut t);
+        err2 += (r[k] - a).powi(2) + (r[k + 1] - t[0]).powi(2) + (r[k + 2] - t[1]).powi(2);
+    }
+    err2
+}
+
+fn norm(x: &[f64]) -> f64 {
+    x.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+fn check_finite(field: &'static str, values: &[f64]) -> Result<(), SolveError> {
+    match values.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+        Some((i, &x)) => Err(non_finite(field, i, x)),
+        None => Ok(()),
+    }
+}
+
+fn check_friction(mu: &[f64]) -> Result<(), SolveError> {
+    check_finite("mu", mu)?;
+    match mu.iter().enumerate().find(|(_, x)| **x < 0.0) {
+        Some((index, &value)) => Err(SolveError::OutOfRange {
+            field: "mu",
+            index,
+            value,
+            range: "[0, inf)",
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `a` symmetric to 1e-10 of its largest entry.
+fn check_symmetric(field: &'static str, a: &CsrMatrix<f64>) -> Result<(), SolveError> {
+    let scale = a.values().iter().fold(0.0f64, |x, y| x.max(y.abs()));
+    let diff = a - &a.transpose();
+    match diff
+        .values()
+        .iter()
+        .enumerate()
+        .find(|(_, x)| x.abs() > 1e-10 * scale)
+    {
+        Some((index, &value)) => Err(SolveError::OutOfRange {
+            field,
+            index,
+            value,
+            range: "symmetric (|A - A^T| <= 1e-10 max|A|)",
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A global frictional contact problem `(M, H, f, w, μ)` in 3D: find
+/// velocities `v`, reactions `r` and local velocities `u` with
+/// `M v = H r + f`, `u = Hᵀ v + w` and Coulomb's law per contact (FCLIB's
+/// global form; normal first in each contact's 3 columns of `H`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GlobalProblem {
-    /// Mass matrix (symmetric positive definite, block diagonal).
+    /// Mass matrix, symmetric positive definite: block diagonal (rigid
+    /// bodies) or general sparse.
     pub m: CsrMatrix<f64>,
-    /// Contact matrix `H` (degrees of freedom × 3 n).
+    /// Contact matrix `H` (degrees of freedom × 3 n); a column may touch
+    /// any number of degrees of freedom.
     pub h: CsrMatrix<f64>,
     /// External impulses.
     pub f: Vec<f64>,
@@ -191,52 +263,276 @@ pub struct GlobalProblem {
 }
 
 impl GlobalProblem {
-    /// Reduces to the local form: `W = Hᵀ M⁻¹ H`, `q = Hᵀ M⁻¹ f + w`.
-    /// `M` must be block diagonal (blocks found from its sparsity, each
-    /// inverted densely) and positive definite.
-    pub fn to_local(&self) -> Result<LocalProblem, SolveError> {
+    /// Checks shapes (`M` square, `H` with `M`'s rows and `3 n` columns,
+    /// `f`, `w` and `μ` lengths), finite values, `μ ≥ 0` and `M`
+    /// symmetric; typed errors name the field. (Positive definiteness is
+    /// checked when `M` is factorized.)
+    pub fn validate(&self) -> Result<(), SolveError> {
         let nd = self.m.nrows();
-        if self.m.ncols() != nd {
-            return Err(SolveError::DimensionMismatch {
-                field: "M.ncols",
-                expected: nd,
-                got: self.m.ncols(),
-            });
+        let n = self.mu.len();
+        for (field, expected, got) in [
+            ("M.ncols", nd, self.m.ncols()),
+            ("H.nrows", nd, self.h.nrows()),
+            ("H.ncols", 3 * n, self.h.ncols()),
+            ("f", nd, self.f.len()),
+            ("w", 3 * n, self.w.len()),
+        ] {
+            if expected != got {
+                return Err(SolveError::DimensionMismatch {
+                    field,
+                    expected,
+                    got,
+                });
+            }
         }
-        if self.h.nrows() != nd {
-            return Err(SolveError::DimensionMismatch {
-                field: "H.nrows",
-                expected: nd,
-                got: self.h.nrows(),
-            });
-        }
-        if self.f.len() != nd {
-            return Err(SolveError::DimensionMismatch {
-                field: "f",
-                expected: nd,
-                got: self.f.len(),
-            });
-        }
-        let minv = block_inverse(&self.m)?;
-        let mih = &minv * &self.h;
-        let w = &self.h.transpose() * &mih;
-        let mf = mat_vec(&minv, &self.f);
-        let mut q = mat_vec(&self.h.transpose(), &mf);
-        if self.w.len() != q.len() {
-            return Err(SolveError::DimensionMismatch {
-                field: "w",
-                expected: q.len(),
-                got: self.w.len(),
-            });
-        }
-        for (qi, wi) in q.iter_mut().zip(&self.w) {
-            *qi += wi;
-        }
-        // symmetrize round-off
-        let wt = w.transpose();
-        let w = (&w + &wt) * 0.5;
-        LocalProblem::new(w, q, self.mu.clone())
+        check_finite("M", self.m.values())?;
+        check_finite("H", self.h.values())?;
+        check_finite("f", &self.f)?;
+        check_finite("w", &self.w)?;
+        check_friction(&self.mu)?;
+        check_symmetric("M", &self.m)
     }
+
+    /// Reduces to the local form: `W = Hᵀ M⁻¹ H`, `q = Hᵀ M⁻¹ f + w`.
+    /// `M` is inverted block by block when its sparsity is block diagonal
+    /// with blocks of at most [`DENSE_BLOCK_LIMIT`] rows (rigid bodies),
+    /// otherwise factorized by sparse Cholesky (faer); either way it must
+    /// be positive definite.
+    pub fn to_local(&self) -> Result<LocalProblem, SolveError> {
+        let ops = GlobalOperators::new(self)?;
+        let w = &self.h.transpose() * &ops.minv_h_csr();
+        // symmetrize round-off
+        let w = (&w + &w.transpose()) * 0.5;
+        LocalProblem::new(w, ops.q.clone(), self.mu.clone())
+    }
+}
+
+/// Largest diagonal block of `M` inverted densely; a larger connected
+/// block (a general sparse mass matrix) is factorized by sparse Cholesky.
+pub const DENSE_BLOCK_LIMIT: usize = 64;
+
+/// `M⁻¹` applied to vectors and to the columns of `H`.
+enum MassInverse {
+    /// `M⁻¹` itself, block diagonal.
+    Blocks(CsrMatrix<f64>),
+    /// Sparse Cholesky factor of `M`.
+    Factor(faer::sparse::linalg::solvers::Llt<usize, f64>),
+}
+
+impl MassInverse {
+    fn new(m: &CsrMatrix<f64>) -> Result<Self, SolveError> {
+        match block_inverse(m)? {
+            Some(inverse) => Ok(Self::Blocks(inverse)),
+            None => {
+                let n = m.nrows();
+                let triplets: Vec<Triplet<usize, usize, f64>> = m
+                    .triplet_iter()
+                    .map(|(i, j, &v)| Triplet::new(i, j, v))
+                    .collect();
+                let not_pd = SolveError::OutOfRange {
+                    field: "M",
+                    index: 0,
+                    value: m.get_entry(0, 0).map_or(0.0, |e| e.into_value()),
+                    range: "positive definite",
+                };
+                let sparse = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &triplets)
+                    .map_err(|_| not_pd.clone())?;
+                let factor = sparse.sp_cholesky(faer::Side::Lower).map_err(|_| not_pd)?;
+                Ok(Self::Factor(factor))
+            }
+        }
+    }
+
+    /// `M⁻¹ x`.
+    fn apply(&self, x: &[f64]) -> Vec<f64> {
+        match self {
+            Self::Blocks(inverse) => mat_vec(inverse, x),
+            Self::Factor(factor) => {
+                let rhs = faer::Mat::<f64>::from_fn(x.len(), 1, |i, _| x[i]);
+                let y = factor.solve(&rhs);
+                (0..x.len()).map(|i| y[(i, 0)]).collect()
+            }
+        }
+    }
+
+    /// `M⁻¹ H`, by columns.
+    fn apply_columns(&self, h: &CsrMatrix<f64>) -> CscMatrix<f64> {
+        match self {
+            Self::Blocks(inverse) => CscMatrix::from(&(inverse * h)),
+            Self::Factor(factor) => {
+                let (nd, nc) = (h.nrows(), h.ncols());
+                let hc = CscMatrix::from(h);
+                let mut coo = CooMatrix::new(nd, nc);
+                // columns in chunks, so that the dense right-hand sides stay small
+                for first in (0..nc).step_by(64) {
+                    let last = (first + 64).min(nc);
+                    let mut rhs = faer::Mat::<f64>::zeros(nd, last - first);
+                    for j in first..last {
+                        let col = hc.col(j);
+                        for (&i, &v) in col.row_indices().iter().zip(col.values()) {
+                            rhs[(i, j - first)] = v;
+                        }
+                    }
+                    let y = factor.solve(&rhs);
+                    for j in first..last {
+                        for i in 0..nd {
+                            let v = y[(i, j - first)];
+                            if v != 0.0 {
+                                coo.push(i, j, v);
+                            }
+                        }
+                    }
+                }
+                CscMatrix::from(&coo)
+            }
+        }
+    }
+}
+
+/// What the solvers of a [`GlobalProblem`] need: `H` and `M⁻¹ H` by
+/// columns, `M⁻¹ f`, and `q = Hᵀ M⁻¹ f + w` (for the merit's scale).
+pub(crate) struct GlobalOperators<'p> {
+    problem: &'p GlobalProblem,
+    h: CscMatrix<f64>,
+    minv_h: CscMatrix<f64>,
+    minv_f: Vec<f64>,
+    q: Vec<f64>,
+    q_norm: f64,
+}
+
+impl<'p> GlobalOperators<'p> {
+    /// Validates `problem` and factorizes its mass matrix.
+    pub(crate) fn new(problem: &'p GlobalProblem) -> Result<Self, SolveError> {
+        problem.validate()?;
+        let minv = MassInverse::new(&problem.m)?;
+        let h = CscMatrix::from(&problem.h);
+        let minv_h = minv.apply_columns(&problem.h);
+        let minv_f = minv.apply(&problem.f);
+        let mut q = vec![0.0; h.ncols()];
+        for (j, qj) in q.iter_mut().enumerate() {
+            *qj = problem.w[j] + column_dot(&h, j, &minv_f);
+        }
+        let q_norm = norm(&q);
+        Ok(Self {
+            problem,
+            h,
+            minv_h,
+            minv_f,
+            q,
+            q_norm,
+        })
+    }
+
+    fn minv_h_csr(&self) -> CsrMatrix<f64> {
+        CsrMatrix::from(&self.minv_h)
+    }
+
+    pub(crate) fn contacts(&self) -> usize {
+        self.problem.mu.len()
+    }
+
+    pub(crate) fn mu(&self, c: usize) -> f64 {
+        self.problem.mu[c]
+    }
+
+    /// Checks the lengths of `r` and `v` and that `r` is finite.
+    pub(crate) fn check_sizes(&self, r: &[f64], v: &[f64]) -> Result<(), SolveError> {
+        for (field, expected, got) in [
+            ("r", 3 * self.contacts(), r.len()),
+            ("v", self.problem.f.len(), v.len()),
+        ] {
+            if expected != got {
+                return Err(SolveError::DimensionMismatch {
+                    field,
+                    expected,
+                    got,
+                });
+            }
+        }
+        check_finite("r", r)
+    }
+
+    /// `v = M⁻¹ (f + H r)`.
+    pub(crate) fn velocity(&self, r: &[f64], v: &mut [f64]) {
+        v.copy_from_slice(&self.minv_f);
+        for (j, &rj) in r.iter().enumerate() {
+            if rj != 0.0 {
+                add_column(&self.minv_h, j, rj, v);
+            }
+        }
+    }
+
+    /// `u_c = H_cᵀ v + w_c`.
+    pub(crate) fn contact_velocity(&self, c: usize, v: &[f64]) -> [f64; 3] {
+        std::array::from_fn(|a| self.problem.w[3 * c + a] + column_dot(&self.h, 3 * c + a, v))
+    }
+
+    /// `v ← v + (M⁻¹ H_c) Δr_c`.
+    pub(crate) fn add_reaction_change(&self, c: usize, delta: [f64; 3], v: &mut [f64]) {
+        for (a, &d) in delta.iter().enumerate() {
+            if d != 0.0 {
+                add_column(&self.minv_h, 3 * c + a, d, v);
+            }
+        }
+    }
+
+    /// The 3×3 blocks `W_cc = H_cᵀ M⁻¹ H_c` (row-major), one per contact.
+    pub(crate) fn diagonal_blocks(&self) -> Vec<[f64; 9]> {
+        (0..self.contacts())
+            .map(|c| {
+                std::array::from_fn(|e| {
+                    let (a, b) = (e / 3, e % 3);
+                    sparse_column_dot(&self.h, 3 * c + a, &self.minv_h, 3 * c + b)
+                })
+            })
+            .collect()
+    }
+
+    /// The merit of `friction`'s law for reactions `r` and velocities `v`
+    /// (as [`LocalProblem::merit`] on the reduced problem).
+    pub(crate) fn merit(&self, friction: FrictionSet, r: &[f64], v: &[f64]) -> f64 {
+        let u: Vec<f64> = (0..self.contacts())
+            .flat_map(|c| self.contact_velocity(c, v))
+            .collect();
+        law_error2(friction, &self.problem.mu, r, &u).sqrt() / (1.0 + self.q_norm)
+    }
+}
+
+/// `a_jᵀ x` for column `j` of `a`.
+fn column_dot(a: &CscMatrix<f64>, j: usize, x: &[f64]) -> f64 {
+    let col = a.col(j);
+    col.row_indices()
+        .iter()
+        .zip(col.values())
+        .map(|(&i, &v)| v * x[i])
+        .sum()
+}
+
+/// `y ← y + s a_j` for column `j` of `a`.
+fn add_column(a: &CscMatrix<f64>, j: usize, s: f64, y: &mut [f64]) {
+    let col = a.col(j);
+    for (&i, &v) in col.row_indices().iter().zip(col.values()) {
+        y[i] += s * v;
+    }
+}
+
+/// `a_iᵀ b_j` for sparse columns with sorted row indices.
+fn sparse_column_dot(a: &CscMatrix<f64>, i: usize, b: &CscMatrix<f64>, j: usize) -> f64 {
+    let (ca, cb) = (a.col(i), b.col(j));
+    let (ia, va, ib, vb) = (ca.row_indices(), ca.values(), cb.row_indices(), cb.values());
+    let (mut x, mut y, mut sum) = (0, 0, 0.0);
+    while x < ia.len() && y < ib.len() {
+        match ia[x].cmp(&ib[y]) {
+            std::cmp::Ordering::Less => x += 1,
+            std::cmp::Ordering::Greater => y += 1,
+            std::cmp::Ordering::Equal => {
+                sum += va[x] * vb[y];
+                x += 1;
+                y += 1;
+            }
+        }
+    }
+    sum
 }
 
 /// `A x`.
@@ -253,31 +549,28 @@ fn mat_vec(a: &CsrMatrix<f64>, x: &[f64]) -> Vec<f64> {
 }
 
 /// Inverse of a block-diagonal sparse matrix, blocks being the connected
-/// index ranges of its sparsity pattern.
-fn block_inverse(m: &CsrMatrix<f64>) -> Result<CsrMatrix<f64>, SolveError> {
+/// index ranges of its sparsity pattern; `None` when a block has more than
+/// [`DENSE_BLOCK_LIMIT`] rows (factorize the whole matrix instead).
+fn block_inverse(m: &CsrMatrix<f64>) -> Result<Option<CsrMatrix<f64>>, SolveError> {
     let n = m.nrows();
-    // block end of each row: the furthest column any row of the block touches
     let mut coo = CooMatrix::new(n, n);
     let mut start = 0;
     while start < n {
+        // the block ends at the furthest column any of its rows touches
         let mut end = start + 1;
         let mut i = start;
         while i < end {
-            let row = m.row(i);
-            for &j in row.col_indices() {
-                if j < start {
-                    return Err(SolveError::OutOfRange {
-                        field: "M",
-                        index: i,
-                        value: j as f64,
-                        range: "block diagonal",
-                    });
-                }
-                end = end.max(j + 1);
-            }
+            end = m
+                .row(i)
+                .col_indices()
+                .iter()
+                .fold(end, |e, &j| e.max(j + 1));
             i += 1;
         }
         let size = end - start;
+        if size > DENSE_BLOCK_LIMIT {
+            return Ok(None);
+        }
         let mut block = DMatrix::<f64>::zeros(size, size);
         for i in start..end {
             let row = m.row(i);
@@ -304,166 +597,7 @@ fn block_inverse(m: &CsrMatrix<f64>) -> Result<CsrMatrix<f64>, SolveError> {
         }
         start = end;
     }
-    Ok(CsrMatrix::from(&coo))
-}
-
-/// What a local solve did.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LocalReport {
-    /// How it ended (tolerance on the Coulomb merit).
-    pub status: SolverStatus,
-    /// Sweeps performed.
-    pub sweeps: usize,
-    /// Coulomb merit of the returned reactions.
-    pub merit: f64,
-    /// Merit of the start.
-    pub initial_merit: f64,
-}
-
-/// Non-smooth Gauss-Seidel on a [`LocalProblem`]: for each contact in
-/// turn, with `u_c` kept current, the normal row `r_N ← max(0, r_N −
-/// u_N/W_NN)` and the tangent pair solved exactly over the disk
-/// `‖r_T‖ ≤ μ r_N` (the 2×2 block `W_TT`), alternated up to
-/// `local_iterations` times per visit (a local fixed point: Coulomb's law
-/// for the contact with the others held). The merit is checked every
-/// `check_every` sweeps when stopping early.
-#[derive(Debug, Clone)]
-pub struct LocalGaussSeidel {
-    /// Sweep cap and tolerance on the Coulomb merit.
-    pub stopping: Stopping,
-    /// Normal/tangent alternations per contact visit (1: plain block GS).
-    pub local_iterations: usize,
-    /// Sweeps between merit checks.
-    pub check_every: usize,
-}
-
-impl Default for LocalGaussSeidel {
-    fn default() -> Self {
-        Self {
-            stopping: Stopping::to_tolerance(100_000, 1e-8),
-            local_iterations: 10,
-            check_every: 1,
-        }
-    }
-}
-
-impl LocalGaussSeidel {
-    /// Solves from `r` (in place), calling `on_sweep(sweep, r)` after each
-    /// sweep.
-    pub fn solve(
-        &self,
-        p: &LocalProblem,
-        r: &mut [f64],
-        on_sweep: &mut dyn FnMut(usize, &[f64]),
-    ) -> Result<LocalReport, SolveError> {
-        self.stopping.validate()?;
-        let n = p.contacts();
-        let initial_merit = match p.start(r)? {
-            Ok(merit) => merit,
-            Err(empty) => return Ok(empty),
-        };
-        // the 3×3 diagonal blocks
-        let blocks: Vec<[f64; 9]> = (0..n)
-            .map(|c| {
-                let mut b = [0.0; 9];
-                for a in 0..3 {
-                    let row = p.w.row(3 * c + a);
-                    for (&j, &v) in row.col_indices().iter().zip(row.values()) {
-                        if j >= 3 * c && j < 3 * c + 3 {
-                            b[3 * a + (j - 3 * c)] = v;
-                        }
-                    }
-                }
-                b
-            })
-            .collect();
-        let row_dot = |i: usize, r: &[f64]| -> f64 {
-            let row = p.w.row(i);
-            p.q[i]
-                + row
-                    .col_indices()
-                    .iter()
-                    .zip(row.values())
-                    .map(|(&j, &v)| v * r[j])
-                    .sum::<f64>()
-        };
-        let mut sweeps = 0;
-        let mut merit = initial_merit;
-        let mut stalled = false;
-        let mut converged = false;
-        for s in 0..self.stopping.max_iterations {
-            let mut change = 0.0f64;
-            for c in 0..n {
-                let k = 3 * c;
-                let b = &blocks[c];
-                let mut u = [row_dot(k, r), row_dot(k + 1, r), row_dot(k + 2, r)];
-                for _ in 0..self.local_iterations.max(1) {
-                    let old = [r[k], r[k + 1], r[k + 2]];
-                    // normal
-                    let rn = if b[0] > 0.0 {
-                        (r[k] - u[0] / b[0]).max(0.0)
-                    } else {
-                        r[k]
-                    };
-                    let d = rn - r[k];
-                    r[k] = rn;
-                    for a in 0..3 {
-                        u[a] += b[3 * a] * d;
-                    }
-                    // tangent pair, exact over the disk
-                    let x0 = [r[k + 1], r[k + 2]];
-                    let x = disk_qp(
-                        [b[4], 0.5 * (b[5] + b[7]), b[8]],
-                        x0,
-                        [u[1], u[2]],
-                        p.mu[c] * r[k],
-                    );
-                    let dt = [x[0] - x0[0], x[1] - x0[1]];
-                    r[k + 1] = x[0];
-                    r[k + 2] = x[1];
-                    for a in 0..3 {
-                        u[a] += b[3 * a + 1] * dt[0] + b[3 * a + 2] * dt[1];
-                    }
-                    let step = (0..3)
-                        .map(|a| (r[k + a] - old[a]).abs())
-                        .fold(0.0, f64::max);
-                    change = change.max(step);
-                    if step <= 1e-15 * (1.0 + r[k].abs()) {
-                        break;
-                    }
-                }
-                if !r[k].is_finite() || !r[k + 1].is_finite() || !r[k + 2].is_finite() {
-                    return Err(SolveError::Diverged {
-                        solver: "local-gauss-seidel",
-                        row: k,
-                        iteration: s + 1,
-                    });
-                }
-            }
-            sweeps = s + 1;
-            on_sweep(sweeps, r);
-            if self.stopping.early_stop && sweeps % self.check_every.max(1) == 0 {
-                merit = p.merit(r);
-                if merit <= self.stopping.tolerance {
-                    converged = true;
-                    break;
-                }
-                if change == 0.0 {
-                    stalled = true;
-                    break;
-                }
-            }
-        }
-        if !converged {
-            merit = p.merit(r);
-        }
-        Ok(LocalReport {
-            status: SolverStatus::judge(merit, initial_merit, self.stopping.tolerance, stalled),
-            sweeps,
-            merit,
-            initial_merit,
-        })
-    }
+    Ok(Some(CsrMatrix::from(&coo)))
 }
 
 impl LocalProblem {
@@ -511,155 +645,5 @@ impl LocalProblem {
         let w = (&w + &wt) * 0.5;
         let mu = p.contacts().iter().map(|c| c.friction).collect();
         Self::new(w, q, mu)
-    }
-}
-
-/// APGD for a [`LocalProblem`] inside the De Saxcé fixed point: each outer
-/// iteration solves the cone-constrained QP `min ½ rᵀ W r + q̂ᵀ r` over the
-/// Coulomb cones (Anitescu's relaxation) with `q̂_N = q_N + μ‖u_T‖` from the
-/// previous answer, in Jacobi-scaled variables (the friction pair shares
-/// one scale so the cone stays a cone). At a fixed point the answer solves
-/// Coulomb's law (Acary, Cadoux, Lemaréchal, Malick 2011). Returns the
-/// answer with the smallest Coulomb merit.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LocalApgd {
-    /// Outer iterations and tolerance on the Coulomb merit.
-    pub stopping: Stopping,
-    /// Settings of each inner APGD solve.
-    pub inner: crate::qp::ApgdSettings,
-}
-
-impl Default for LocalApgd {
-    fn default() -> Self {
-        Self {
-            stopping: Stopping::to_tolerance(50, 1e-8),
-            inner: crate::qp::ApgdSettings {
-                stopping: Stopping::to_tolerance(20_000, 1e-12),
-                ..crate::qp::ApgdSettings::default()
-            },
-        }
-    }
-}
-
-impl LocalApgd {
-    /// Solves from `r` (in place), calling `on_iteration(k, r)` after each
-    /// outer iteration.
-    pub fn solve(
-        &self,
-        p: &LocalProblem,
-        r: &mut [f64],
-        on_iteration: &mut dyn FnMut(usize, &[f64]),
-    ) -> Result<LocalReport, SolveError> {
-        self.stopping.validate()?;
-        let initial_merit = match p.start(r)? {
-            Ok(m) => m,
-            Err(empty) => return Ok(empty),
-        };
-        let n = p.contacts();
-        let m = 3 * n;
-        let diag = |i: usize| p.w.get_entry(i, i).map_or(0.0, |e| e.into_value());
-        let scale: Vec<f64> = (0..n)
-            .flat_map(|c| {
-                let k = 3 * c;
-                let inv = |d: f64| if d > 0.0 { 1.0 / d.sqrt() } else { 1.0 };
-                let t = inv(diag(k + 1).max(diag(k + 2)));
-                [inv(diag(k)), t, t]
-            })
-            .collect();
-        let set = crate::qp::BoxConeSet {
-            lower: vec![f64::NEG_INFINITY; m],
-            upper: vec![f64::INFINITY; m],
-            cones: (0..n)
-                .map(|c| (3 * c, 3, p.mu[c] * scale[3 * c] / scale[3 * c + 1]))
-                .collect(),
-        };
-        let mut u = vec![0.0; m];
-        let mut y: Vec<f64> = r.iter().zip(&scale).map(|(x, c)| x / c).collect();
-        let mut linear = vec![0.0; m];
-        let mut tmp = vec![0.0; m];
-        let mut best = BestIterate::new(initial_merit, r);
-        let mut merit = initial_merit;
-        let mut outer = 0;
-        while outer < self.stopping.max_iterations && merit > self.stopping.tolerance {
-            p.velocity(r, &mut u);
-            for c in 0..n {
-                let k = 3 * c;
-                let shift = p.mu[c] * u[k + 1].hypot(u[k + 2]);
-                linear[k] = scale[k] * (p.q[k] + shift);
-                linear[k + 1] = scale[k + 1] * p.q[k + 1];
-                linear[k + 2] = scale[k + 2] * p.q[k + 2];
-            }
-            let w = &p.w;
-            let mut op = crate::qp::FnOperator {
-                n: m,
-                f: |x: &[f64], out: &mut [f64]| {
-                    for i in 0..m {
-                        tmp[i] = scale[i] * x[i];
-                    }
-                    for (i, row) in w.row_iter().enumerate() {
-                        out[i] = scale[i]
-                            * row
-                                .col_indices()
-                                .iter()
-                                .zip(row.values())
-                                .map(|(&j, &v)| v * tmp[j])
-                                .sum::<f64>();
-                    }
-                },
-            };
-            crate::qp::solve_qp(&mut op, &linear, &set, &mut y, &self.inner)?;
-            for i in 0..m {
-                r[i] = scale[i] * y[i];
-            }
-            outer += 1;
-            merit = p.merit(r);
-            best.offer(merit, r);
-            on_iteration(outer, r);
-        }
-        let merit = best.restore(merit, r);
-        Ok(LocalReport {
-            status: SolverStatus::judge(merit, initial_merit, self.stopping.tolerance, false),
-            sweeps: outer,
-            merit,
-            initial_merit,
-        })
-    }
-}
-
-/// The iterate with the smallest merit seen so far, for solvers that roll
-/// back to it (Newton, the De Saxcé fixed points): their iterations lower
-/// another function than the merit they are judged on.
-#[derive(Debug, Clone)]
-pub(crate) struct BestIterate {
-    merit: f64,
-    x: Vec<f64>,
-}
-
-impl BestIterate {
-    /// Starts from `x` with `merit`.
-    pub(crate) fn new(merit: f64, x: &[f64]) -> Self {
-        Self {
-            merit,
-            x: x.to_vec(),
-        }
-    }
-
-    /// Keeps `x` if its merit is the smallest so far.
-    pub(crate) fn offer(&mut self, merit: f64, x: &[f64]) {
-        if merit < self.merit {
-            self.merit = merit;
-            self.x.copy_from_slice(x);
-        }
-    }
-
-    /// Writes the best iterate back to `x` when `merit` (that of `x`) is
-    /// worse, and returns the merit of what `x` now holds.
-    pub(crate) fn restore(&self, merit: f64, x: &mut [f64]) -> f64 {
-        if merit > self.merit {
-            x.copy_from_slice(&self.x);
-            self.merit
-        } else {
-            merit
-        }
     }
 }

@@ -15,9 +15,10 @@
 //! the iterate with the smallest Coulomb merit (a rollback when later
 //! iterates are worse), and the status is judged on that merit.
 
-use crate::SolveError;
-use crate::local_problem::{BestIterate, LocalProblem, LocalReport};
+use crate::local_gs::LocalGaussSeidel;
+use crate::local_solver::{BestIterate, LocalObserver, LocalRecorder, LocalReport, LocalSolver};
 use crate::solver::{SolverStatus, Stopping};
+use crate::{FrictionSet, LocalProblem, SolveError};
 use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMat, Triplet};
 
@@ -55,6 +56,66 @@ pub struct SemismoothNewton {
 /// The per-contact blocks `A = ∂Φ/∂r` and `B = ∂Φ/∂u` (row-major 3×3).
 type JacobianBlocks<'a> = (&'a mut [[f64; 9]], &'a mut [[f64; 9]]);
 
+/// One contact's Alart-Curnier residual `Φ_c` and its generalized
+/// Jacobian blocks `A = ∂Φ_c/∂r_c`, `B = ∂Φ_c/∂u_c` (row-major 3×3), at
+/// reactions `r`, velocity `u`, friction `mu` and `rho = 1/W_NN`.
+pub(crate) fn contact_residual(
+    r: [f64; 3],
+    u: [f64; 3],
+    mu: f64,
+    rho: f64,
+) -> ([f64; 3], [f64; 9], [f64; 9]) {
+    let mut phi = [0.0; 3];
+    let mut a = [0.0; 9];
+    let mut b = [0.0; 9];
+    let tau = r[0] - rho * u[0];
+    if tau > 0.0 {
+        phi[0] = rho * u[0];
+        b[0] = rho;
+    } else {
+        phi[0] = r[0];
+        a[0] = 1.0;
+    }
+    let radius = mu * tau.max(0.0);
+    let z = [r[1] - rho * u[1], r[2] - rho * u[2]];
+    let zn = z[0].hypot(z[1]);
+    if zn <= radius {
+        // sticking
+        phi[1] = rho * u[1];
+        phi[2] = rho * u[2];
+        b[4] = rho;
+        b[8] = rho;
+    } else if zn > 0.0 {
+        // sliding: Φ_T = r_T − radius z/|z|
+        let zh = [z[0] / zn, z[1] / zn];
+        phi[1] = r[1] - radius * zh[0];
+        phi[2] = r[2] - radius * zh[1];
+        let g = [
+            (1.0 - zh[0] * zh[0]) / zn,
+            -zh[0] * zh[1] / zn,
+            -zh[1] * zh[0] / zn,
+            (1.0 - zh[1] * zh[1]) / zn,
+        ];
+        for (i, row) in [1usize, 2].into_iter().enumerate() {
+            for (j, col) in [1usize, 2].into_iter().enumerate() {
+                let gij = g[2 * i + j];
+                a[3 * row + col] = f64::from(u8::from(i == j)) - radius * gij;
+                b[3 * row + col] = radius * rho * gij;
+            }
+            if tau > 0.0 {
+                a[3 * row] = -mu * zh[i];
+                b[3 * row] = mu * rho * zh[i];
+            }
+        }
+    } else {
+        phi[1] = r[1];
+        phi[2] = r[2];
+        a[4] = 1.0;
+        a[8] = 1.0;
+    }
+    (phi, a, b)
+}
+
 /// `Φ` and, when `jac` is given, the blocks `A`, `B` (row-major 3×3 per
 /// contact).
 fn residual(
@@ -69,54 +130,10 @@ fn residual(
     let mu = p.mu();
     for c in 0..p.contacts() {
         let k = 3 * c;
-        let rh = rho[c];
-        let tau = r[k] - rh * u[k];
-        let mut a = [0.0; 9];
-        let mut b = [0.0; 9];
-        if tau > 0.0 {
-            phi[k] = rh * u[k];
-            b[0] = rh;
-        } else {
-            phi[k] = r[k];
-            a[0] = 1.0;
-        }
-        let radius = mu[c] * tau.max(0.0);
-        let z = [r[k + 1] - rh * u[k + 1], r[k + 2] - rh * u[k + 2]];
-        let zn = z[0].hypot(z[1]);
-        if zn <= radius {
-            // sticking
-            phi[k + 1] = rh * u[k + 1];
-            phi[k + 2] = rh * u[k + 2];
-            b[4] = rh;
-            b[8] = rh;
-        } else if zn > 0.0 {
-            // sliding: Φ_T = r_T − radius z/|z|
-            let zh = [z[0] / zn, z[1] / zn];
-            phi[k + 1] = r[k + 1] - radius * zh[0];
-            phi[k + 2] = r[k + 2] - radius * zh[1];
-            let g = [
-                (1.0 - zh[0] * zh[0]) / zn,
-                -zh[0] * zh[1] / zn,
-                -zh[1] * zh[0] / zn,
-                (1.0 - zh[1] * zh[1]) / zn,
-            ];
-            for (i, row) in [1usize, 2].into_iter().enumerate() {
-                for (j, col) in [1usize, 2].into_iter().enumerate() {
-                    let gij = g[2 * i + j];
-                    a[3 * row + col] = f64::from(u8::from(i == j)) - radius * gij;
-                    b[3 * row + col] = radius * rh * gij;
-                }
-                if tau > 0.0 {
-                    a[3 * row] = -mu[c] * zh[i];
-                    b[3 * row] = mu[c] * rh * zh[i];
-                }
-            }
-        } else {
-            phi[k + 1] = r[k + 1];
-            phi[k + 2] = r[k + 2];
-            a[4] = 1.0;
-            a[8] = 1.0;
-        }
+        let rc = [r[k], r[k + 1], r[k + 2]];
+        let uc = [u[k], u[k + 1], u[k + 2]];
+        let (phic, a, b) = contact_residual(rc, uc, mu[c], rho[c]);
+        phi[k..k + 3].copy_from_slice(&phic);
         if let Some((ja, jb)) = jac.as_mut() {
             ja[c] = a;
             jb[c] = b;
@@ -125,20 +142,78 @@ fn residual(
     0.5 * phi.iter().map(|x| x * x).sum::<f64>()
 }
 
-impl SemismoothNewton {
-    /// Solves from `r` (in place), calling `on_iteration(k, r)` after each
-    /// Newton iteration.
-    pub fn solve(
-        &self,
+/// Semismooth Newton on one contact's Coulomb problem `u = W_cc r + s`
+/// (the other contacts held): the exact local solve that Gauss-Seidel
+/// falls back on when alternating the normal row and the friction pair
+/// does not settle (strong normal-tangent coupling in `W_cc`, where that
+/// alternation can cycle). Starts from `r`, returns the iterate with the
+/// smallest `½‖Φ_c‖²` after at most `iterations` damped Newton steps.
+pub(crate) fn contact_newton(
+    w: &[f64; 9],
+    s: [f64; 3],
+    mu: f64,
+    r: [f64; 3],
+    iterations: usize,
+) -> [f64; 3] {
+    use nalgebra::{Matrix3, Vector3};
+    let wm = Matrix3::from_row_slice(w);
+    let rho = if w[0] > 0.0 { 1.0 / w[0] } else { 1.0 };
+    let eval = |r: [f64; 3]| {
+        let u = wm * Vector3::from(r) + Vector3::from(s);
+        contact_residual(r, [u[0], u[1], u[2]], mu, rho)
+    };
+    let theta = |phi: &[f64; 3]| 0.5 * (phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]);
+    let mut r = r;
+    let (mut phi, mut a, mut b) = eval(r);
+    for _ in 0..iterations {
+        let t0 = theta(&phi);
+        if t0 == 0.0 {
+            break;
+        }
+        let jac = Matrix3::from_row_slice(&a) + Matrix3::from_row_slice(&b) * wm;
+        let Some(d) = jac.lu().solve(&-Vector3::from(phi)) else {
+            break;
+        };
+        let mut alpha = 1.0;
+        let mut next = None;
+        for _ in 0..40 {
+            let trial = [
+                r[0] + alpha * d[0],
+                r[1] + alpha * d[1],
+                r[2] + alpha * d[2],
+            ];
+            let e = eval(trial);
+            if theta(&e.0) <= (1.0 - 2e-4 * alpha) * t0 {
+                next = Some((trial, e));
+                break;
+            }
+            alpha *= 0.5;
+        }
+        let Some((trial, e)) = next else { break };
+        r = trial;
+        (phi, a, b) = e;
+    }
+    r
+}
+
+impl LocalSolver for SemismoothNewton {
+    fn name(&self) -> &'static str {
+        "semismooth-newton"
+    }
+
+    fn solve_observed(
+        &mut self,
         p: &LocalProblem,
         r: &mut [f64],
-        on_iteration: &mut dyn FnMut(usize, &[f64]),
+        observer: &mut dyn LocalObserver,
     ) -> Result<LocalReport, SolveError> {
-        let st = &self.settings;
+        let st = self.settings;
         st.stopping.validate()?;
+        let name = self.name();
+        let mut recorder = LocalRecorder::start(name, observer);
         let n = p.contacts();
         let m = 3 * n;
-        let initial_merit = match p.start(r)? {
+        let initial_merit = match p.start(name, FrictionSet::Disk, r)? {
             Ok(merit) => merit,
             Err(empty) => return Ok(empty),
         };
@@ -165,12 +240,7 @@ impl SemismoothNewton {
         // identity, relative to the largest diagonal of W (Φ's rows scale
         // as ρ W ~ 1), keeps the factorization defined (Levenberg-Marquardt
         // style), raised ×100 whenever a factorization fails
-        let diag_scale = (0..m)
-            .map(|i| w.get_entry(i, i).map_or(0.0, |e| e.into_value()).abs())
-            .fold(0.0f64, f64::max)
-            .max(1.0);
         let mut regularization = 1e-12;
-        let _ = diag_scale;
         while iterations < st.stopping.max_iterations && merit > st.stopping.tolerance {
             // J = A + B W, assembled by rows
             let mut t = Vec::with_capacity(w.nnz() * 3 + 3 * m);
@@ -240,12 +310,12 @@ impl SemismoothNewton {
                 // nearly singular J): a few Gauss-Seidel sweeps move the
                 // iterate to another piece, then Newton resumes
                 let before = r.to_vec();
-                crate::local_problem::LocalGaussSeidel {
+                LocalGaussSeidel {
                     stopping: Stopping::iterations(st.fallback_sweeps),
                     local_iterations: 1,
-                    check_every: 1,
+                    ..LocalGaussSeidel::default()
                 }
-                .solve(p, r, &mut |_, _| {})?;
+                .solve(p, r)?;
                 if r == before.as_slice() {
                     stalled = true;
                     break;
@@ -255,10 +325,11 @@ impl SemismoothNewton {
             theta = residual(p, r, &mut u, &mut phi, &rho, Some((&mut ja, &mut jb)));
             merit = p.merit(r);
             best.offer(merit, r);
-            on_iteration(iterations, r);
+            recorder.record(p, iterations, r);
         }
         let merit = best.restore(merit, r);
         Ok(LocalReport {
+            solver: name,
             status: SolverStatus::judge(merit, initial_merit, st.stopping.tolerance, stalled),
             sweeps: iterations,
             merit,

@@ -215,9 +215,17 @@ impl IterationClock {
 
     /// Passes `record` (with its `elapsed` filled in) to `observer`.
     pub(crate) fn observe(&mut self, observer: &mut dyn Observer, mut record: IterationRecord<'_>) {
+        self.timed(|elapsed| {
+            record.elapsed = elapsed;
+            observer.observe(&record);
+        });
+    }
+
+    /// Calls `f` with the solver's time so far; the time `f` takes is not
+    /// counted as solver time.
+    pub(crate) fn timed(&mut self, f: impl FnOnce(Duration)) {
         let t = std::time::Instant::now();
-        record.elapsed = t.duration_since(self.start) - self.observer_time;
-        observer.observe(&record);
+        f(t.duration_since(self.start) - self.observer_time);
         self.observer_time += t.elapsed();
     }
 }

@@ -86,3 +86,19 @@ pub fn arb_joint_tree() -> impl Strategy<Value = ContactProblem> {
             })
         })
 }
+
+/// Random global problems ([`random_global_problem`]): 1 to 6 rigid bodies
+/// (6×6 mass blocks), up to one contact per body, μ up to 0.6; with
+/// `coupled`, neighbouring bodies coupled in `M` (not block diagonal).
+pub fn arb_global_problem(coupled: bool) -> impl Strategy<Value = crate::GlobalProblem> {
+    (1usize..=6, 1usize..=6, any::<u64>()).prop_map(move |(bodies, contacts, seed)| {
+        random_global_problem(&GlobalSpec {
+            block: 6,
+            bodies,
+            contacts: contacts.min(bodies),
+            coupled,
+            max_friction: 0.6,
+            seed,
+        })
+    })
+}

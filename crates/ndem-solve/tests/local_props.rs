@@ -34,7 +34,7 @@ proptest! {
             local_iterations: 1,
             ..LocalGaussSeidel::default()
         }
-        .solve(&local, &mut r, &mut |_, _| {}).unwrap();
+        .solve(&local, &mut r).unwrap();
         // equal up to the round-off of forming W (an absolute 1e-15 of the
         // normalised merit)
         let (m_body, m_local) = (coulomb_merit(&problem, &lam), local.merit(&r_body));
@@ -47,6 +47,43 @@ proptest! {
         // of its scale, as W's entries are formed from terms larger than
         // the reactions; tolerance 10x each
         prop_assert!(diff <= 6.5e-13 * scale + 7.8e-14, "max difference {diff:e} (scale {scale:e})");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// The box friction law (the warm-starting paper's PGS): the body-based
+    /// row-wise PGS and the local Gauss-Seidel with `FrictionSet::Box` run
+    /// the same iteration on the same problem, and the local solver's
+    /// merit is that of the box law.
+    #[test]
+    fn box_friction_runs_the_same_iteration(problem in arb_packing(ContactRows::NormalFriction, FrictionSet::Box)) {
+        let local = LocalProblem::from_contact_problem(&problem).unwrap();
+        let sweeps = 500;
+        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+            stopping: Stopping::iterations(sweeps),
+            ..PgsSettings::default()
+        }).unwrap();
+        let mut lam = vec![0.0; problem.len()];
+        let mut v = problem.free_velocity().to_vec();
+        pgs.solve(&problem, &mut lam, &mut v).unwrap();
+        let r_body: Vec<f64> = problem.contacts().iter().zip(lam.chunks_exact(3))
+            .flat_map(|(c, l)| [c.jacobian.normal_scale * l[0], l[1], l[2]]).collect();
+        let mut r = vec![0.0; 3 * local.contacts()];
+        let rep = LocalGaussSeidel {
+            stopping: Stopping::iterations(sweeps),
+            local_iterations: 1,
+            friction: FrictionSet::Box,
+            ..LocalGaussSeidel::default()
+        }
+        .solve(&local, &mut r).unwrap();
+        prop_assert_eq!(rep.merit, local.box_merit(&r));
+        let scale = r_body.iter().fold(0.0f64, |a, b| a.max(b.abs())).max(1e-300);
+        let diff = r_body.iter().zip(&r).fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
+        // measured over 300 random cases: at most 1.6e-14 of the largest
+        // reaction; tolerance 10×
+        prop_assert!(diff <= 1.6e-13 * scale, "max difference {diff:e} (scale {scale:e})");
     }
 }
 
@@ -70,9 +107,7 @@ fn newton_reports_honestly_on_random_problems() {
         let problem = strategy.new_tree(&mut runner).unwrap().current();
         let local = LocalProblem::from_contact_problem(&problem).unwrap();
         let mut r = vec![0.0; 3 * local.contacts()];
-        let rep = SemismoothNewton::default()
-            .solve(&local, &mut r, &mut |_, _| {})
-            .unwrap();
+        let rep = SemismoothNewton::default().solve(&local, &mut r).unwrap();
         assert_eq!(rep.merit, local.merit(&r));
         assert!(rep.merit <= rep.initial_merit);
         assert_eq!(
