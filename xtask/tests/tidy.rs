@@ -21,7 +21,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("ndem-smooth", 3),
     ("ndem-scenes", 4),
     ("ndem", 5),
-    ("xtask", 6),
+    ("ndem-cli", 6),
+    ("xtask", 7),
 ];
 
 fn layer(name: &str) -> Option<u32> {
@@ -154,4 +155,191 @@ fn solvers_do_not_know_bodies_or_shapes() {
             p.display()
         );
     }
+}
+
+/// The resolved dependency graph (`cargo metadata`), not the manifests'
+/// text: package name → names of its normal (non-dev, non-build)
+/// dependencies, direct.
+fn resolved_graph() -> std::collections::BTreeMap<String, Vec<String>> {
+    // the host platform only: the build fetched exactly those crates, so
+    // this works offline on a clean clone after the build
+    let mut args = vec!["metadata", "--format-version", "1", "--offline"];
+    let triple = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    if cfg!(target_os = "linux") {
+        args.extend(["--filter-platform", triple.as_str()]);
+    }
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(&args)
+        .current_dir(root())
+        .output()
+        .expect("cargo metadata");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
+    let names: std::collections::BTreeMap<String, String> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap().to_string(),
+                p["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    meta["resolve"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| {
+            let name = names[node["id"].as_str().unwrap()].clone();
+            let deps = node["deps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| {
+                    d["dep_kinds"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|k| k["kind"].is_null())
+                })
+                .map(|d| names[d["pkg"].as_str().unwrap()].clone())
+                .collect();
+            (name, deps)
+        })
+        .collect()
+}
+
+/// The layering on the resolved graph: every normal dependency between
+/// workspace crates goes to a lower layer.
+#[test]
+fn resolved_graph_is_layered() {
+    let graph = resolved_graph();
+    for (name, _) in LAYERS {
+        let deps = graph
+            .get(*name)
+            .unwrap_or_else(|| panic!("{name} not in the workspace"));
+        let own = layer(name).unwrap();
+        for dep in deps.iter().filter(|d| layer(d).is_some()) {
+            assert!(layer(dep).unwrap() < own, "{name} depends on {dep}");
+        }
+    }
+}
+
+/// What a build of `krate` alone compiles through normal dependencies
+/// (`cargo tree -e normal`, features as a user of that crate gets them;
+/// `cargo metadata` unifies features over the whole workspace, dev
+/// dependencies included, so it cannot answer this).
+fn user_build(krate: &str) -> Vec<String> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "-p",
+            krate,
+        ])
+        .current_dir(root())
+        .output()
+        .expect("cargo tree");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// What each library pulls into its users' builds (issue "A library people
+/// can depend on"): the facade does not build the command line's crates,
+/// the solver crate builds no collision, HDF5 or serialization crates, and
+/// no library builds test or plotting crates.
+#[test]
+fn libraries_do_not_pull_tools_into_users_builds() {
+    let forbidden = |krate: &str, banned: &[&str]| {
+        let reach = user_build(krate);
+        assert!(
+            reach.iter().any(|p| p == krate),
+            "cargo tree did not list {krate}"
+        );
+        for b in banned {
+            assert!(
+                !reach.iter().any(|p| p == b),
+                "{krate} pulls {b} into every user's build"
+            );
+        }
+    };
+    let tools = [
+        "clap",
+        "indicatif",
+        "tracing-subscriber",
+        "plotters",
+        "proptest",
+        "criterion",
+    ];
+    for krate in [
+        "ndem",
+        "ndem-scenes",
+        "ndem-step",
+        "ndem-reduce",
+        "ndem-smooth",
+        "ndem-fclib",
+    ] {
+        forbidden(krate, &tools);
+    }
+    forbidden(
+        "ndem-solve",
+        &[
+            &tools[..],
+            &["parry3d-f64", "hdf5-pure", "ndem-collide", "serde", "toml"],
+        ]
+        .concat(),
+    );
+    forbidden("ndem-math", &["parry3d-f64", "rayon", "faer"]);
+    // and the command line does build them (the check can fail)
+    assert!(user_build("ndem-cli").iter().any(|p| p == "clap"));
+}
+
+/// Scene knowledge stays out of the solver crate's public API: outside its
+/// `generators` feature (`generate.rs`, `testing.rs`), no public item of
+/// `ndem-solve` names radii, gravity, materials, spheres, shapes or
+/// positions, and those modules are compiled only with that feature.
+#[test]
+fn solver_public_items_carry_no_scene_knowledge() {
+    let src = root().join("crates/ndem-solve/src");
+    let words = [
+        "radius", "gravity", "material", "sphere", "shape", "position",
+    ];
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        let file = p.file_name().unwrap().to_string_lossy().into_owned();
+        if file == "generate.rs" || file == "testing.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim_start().to_lowercase();
+            if t.starts_with("pub ") {
+                for w in words {
+                    assert!(
+                        !t.contains(w),
+                        "{file}:{}: public item names `{w}`: {line}",
+                        i + 1
+                    );
+                }
+            }
+        }
+    }
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    assert!(lib.contains("#[cfg(feature = \"generators\")]\npub mod generate;"));
 }

@@ -35,6 +35,7 @@ pub mod compatible;
 pub mod coulomb_apgd;
 mod direct;
 pub mod error;
+#[cfg(feature = "generators")]
 pub mod generate;
 pub mod jacobi;
 mod local;

@@ -147,9 +147,12 @@ pub trait WarmStart: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// Writes `λ₀` into `lambda` and the starting velocity into `velocity`
-    /// (normally `v₀ = v* + M⁻¹Gᵀλ₀`, eq. 8).
+    /// (normally `v₀ = v* + M⁻¹Gᵀλ₀`, eq. 8). Takes `&mut self` so that a
+    /// policy may keep its own state between steps (statistics, an
+    /// adaptive `β`); the multipliers of the last step come in `history`,
+    /// which the stepper records after every solve.
     fn initialize(
-        &self,
+        &mut self,
         problem: &ContactProblem,
         history: &ImpulseHistory,
         lambda: &mut [f64],
@@ -167,7 +170,7 @@ impl WarmStart for ColdStart {
     }
 
     fn initialize(
-        &self,
+        &mut self,
         problem: &ContactProblem,
         _history: &ImpulseHistory,
         lambda: &mut [f64],
@@ -255,7 +258,7 @@ impl WarmStart for HistoryWarmStart {
     }
 
     fn initialize(
-        &self,
+        &mut self,
         problem: &ContactProblem,
         history: &ImpulseHistory,
         lambda: &mut [f64],
@@ -317,7 +320,7 @@ impl WarmStart for ModelWarmStart {
     }
 
     fn initialize(
-        &self,
+        &mut self,
         problem: &ContactProblem,
         _history: &ImpulseHistory,
         lambda: &mut [f64],
@@ -392,7 +395,7 @@ impl<W: WarmStart> WarmStart for Safeguarded<W> {
     }
 
     fn initialize(
-        &self,
+        &mut self,
         problem: &ContactProblem,
         history: &ImpulseHistory,
         lambda: &mut [f64],

@@ -535,11 +535,11 @@ proptest! {
         solve_to(&first, PgsSettings { stopping: Stopping::iterations(200), ..PgsSettings::default() }, &mut lam, &mut vel);
         let mut history = ImpulseHistory::new();
         history.record(&first, &lam);
-        let inner: Box<dyn WarmStart> = if model { Box::new(ModelWarmStart) } else { Box::new(HistoryWarmStart::default()) };
+        let mut inner: Box<dyn WarmStart> = if model { Box::new(ModelWarmStart) } else { Box::new(HistoryWarmStart::default()) };
         let (mut li, mut vi) = cold(&second);
         inner.initialize(&second, &history, &mut li, &mut vi).unwrap();
         let (mut ls, mut vs) = cold(&second);
-        let guarded: Box<dyn WarmStart> = if model { Box::new(Safeguarded::new(ModelWarmStart)) } else { Box::new(Safeguarded::new(HistoryWarmStart::default())) };
+        let mut guarded: Box<dyn WarmStart> = if model { Box::new(Safeguarded::new(ModelWarmStart)) } else { Box::new(Safeguarded::new(HistoryWarmStart::default())) };
         guarded.initialize(&second, &history, &mut ls, &mut vs).unwrap();
         let mut ev = ResidualEvaluator::new();
         let r_cold = ev.stats(&second, &vec![0.0; second.len()], None).mean;
@@ -603,7 +603,7 @@ fn safeguarded_solve_ends_no_worse_than_cold_measured() {
         );
         let mut history = ImpulseHistory::new();
         history.record(&first, &lam);
-        let guarded: Box<dyn WarmStart> = if model {
+        let mut guarded: Box<dyn WarmStart> = if model {
             Box::new(Safeguarded::new(ModelWarmStart))
         } else {
             Box::new(Safeguarded::new(HistoryWarmStart::default()))

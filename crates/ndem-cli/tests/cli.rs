@@ -2,8 +2,8 @@
 //! (issue 8, "Must show").
 
 use ndem::checkpoint::Checkpoint;
-use ndem::run::{RunOptions, run_scene};
-use ndem_scenes::{SceneFile, builders};
+use ndem::scenes::{SceneFile, builders};
+use ndem_cli::run::{RunOptions, run_scene};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -131,7 +131,7 @@ fn every_builtin_scene_round_trips_through_its_file_and_runs() {
 
 #[test]
 fn restart_continues_bit_identically() {
-    let steps = |scene: &mut ndem_scenes::Scene, st: &mut ndem_step::Stepper, n: u64| {
+    let steps = |scene: &mut ndem::scenes::Scene, st: &mut ndem::step::Stepper, n: u64| {
         run_scene(
             scene,
             st,

@@ -3,8 +3,8 @@
 
 use clap::{Parser, Subcommand};
 use ndem::checkpoint::Checkpoint;
-use ndem::run::{RunOptions, run_scene};
-use ndem_scenes::{Scene, SceneFile, SolverChoice, WarmStartChoice, builders};
+use ndem::scenes::{Scene, SceneFile, SolverChoice, WarmStartChoice, builders};
+use ndem_cli::run::{RunOptions, run_scene};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -188,7 +188,7 @@ fn execute(cli: Cli) -> Result<(), String> {
     }
 }
 
-fn go(s: &mut Scene, stepper: &mut ndem_step::Stepper, run: &RunArgs) -> Result<(), String> {
+fn go(s: &mut Scene, stepper: &mut ndem::step::Stepper, run: &RunArgs) -> Result<(), String> {
     let steps = steps_for(s, run)?;
     let out = run
         .out

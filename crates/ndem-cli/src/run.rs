@@ -1,10 +1,10 @@
 //! Running a scene: stepping with progress, statistics, frames, checkpoints
 //! and a summary.
 
-use crate::checkpoint::Checkpoint;
-use crate::output::{self, FrameLog};
-use ndem_scenes::{Scene, SceneError};
-use ndem_step::{StepError, Stepper};
+use ndem::checkpoint::Checkpoint;
+use ndem::output::{self, FrameLog};
+use ndem::scenes::{Scene, SceneError};
+use ndem::step::{StepError, Stepper};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -172,7 +172,7 @@ pub fn run_scene(
         stage[3] += s.times.continuous;
         stage[4] += s.times.reduction;
         let reduction = stepper
-            .hooks_as::<ndem_reduce::Reducer>()
+            .hooks_as::<ndem::reduce::Reducer>()
             .map(|r| r.stats());
         if let Some(r) = &reduction {
             level_sum += r.level;
@@ -220,8 +220,8 @@ pub fn run_scene(
         scene: scene.name.clone(),
         particles: (0..scene.world.len())
             .filter(|&i| {
-                scene.world.motions()[i] == ndem_step::Motion::Dynamic
-                    && !matches!(scene.world.shapes()[i], ndem_collide::Shape::Empty)
+                scene.world.motions()[i] == ndem::step::Motion::Dynamic
+                    && !matches!(scene.world.shapes()[i], ndem::collide::Shape::Empty)
             })
             .count(),
         steps: options.steps,

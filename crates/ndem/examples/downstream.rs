@@ -1,0 +1,32 @@
+//! A downstream program against the facade only: a two-sphere stack built
+//! by hand, solver and warm start swapped (one line each), a built-in scene.
+use ndem::prelude::*;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut world = World::new(vec![Material::default()], -9.81 * Vec3::z())?;
+    let floor = Shape::half_space(Vec3::z())?;
+    world.add_body(BodyDesc::fixed(floor, 0, Vec3::zeros()))?;
+    for z in [0.005, 0.015] {
+        let sphere = Shape::sphere(0.005)?;
+        world.add_body(BodyDesc::dynamic(sphere, 0, Vec3::new(0.0, 0.0, z)))?;
+    }
+    let mut stepper = Stepper::with_pgs(StepSettings::default(), 50)?;
+    for _ in 0..100 {
+        stepper.step(&mut world)?;
+    }
+    stepper.set_solver(Box::new(Apgd::new(ApgdSettings::default())?));
+    stepper.set_warm_start(Box::new(HistoryWarmStart::default()));
+    let stats = stepper.step(&mut world)?;
+    println!(
+        "top at z = {:.6} m: {}",
+        world.positions()[2].z,
+        stats.status.name()
+    );
+    let mut scene = builders::builtin("column")?;
+    let mut stepper = scene.stepper()?;
+    for _ in 0..20 {
+        scene.step(&mut stepper)?;
+    }
+    println!("column: t = {:.3} s", stepper.time());
+    Ok(())
+}
