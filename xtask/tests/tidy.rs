@@ -343,3 +343,58 @@ fn solver_public_items_carry_no_scene_knowledge() {
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
     assert!(lib.contains("#[cfg(feature = \"generators\")]\npub mod generate;"));
 }
+
+/// Doc comments cite the docs by section (`docs/theory.md`, "SPOOK"): every
+/// cited section exists as a heading of that page, and no doc comment
+/// points to a file outside the repository.
+#[test]
+fn cited_doc_sections_exist() {
+    let mut files = Vec::new();
+    for (_, dir) in crates() {
+        for sub in ["src", "tests"] {
+            if let Ok(rd) = std::fs::read_dir(dir.join(sub)) {
+                files.extend(
+                    rd.map(|e| e.unwrap().path())
+                        .filter(|p| p.extension().is_some_and(|e| e == "rs")),
+                );
+            }
+        }
+    }
+    let mut cited = 0;
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let outside = ["NOTES", ".md"].concat();
+        assert!(
+            !text.contains(&outside),
+            "{} cites {outside}, which is not in the repository",
+            f.display()
+        );
+        for page in ["theory.md", "reduction.md", "solvers.md", "machines.md"] {
+            let needle = format!("docs/{page}`, \"");
+            let doc = std::fs::read_to_string(root().join("docs").join(page)).unwrap();
+            let mut rest = text.as_str();
+            while let Some(i) = rest.find(&needle) {
+                rest = &rest[i + needle.len()..];
+                // a citation may wrap over doc-comment lines
+                let section: Vec<&str> = rest[..rest.find('"').unwrap()]
+                    .split_whitespace()
+                    .filter(|w| *w != "//!" && *w != "///")
+                    .collect();
+                let section = section.join(" ");
+                let found = doc.lines().any(|l| {
+                    l.starts_with('#') && l.trim_start_matches('#').trim().starts_with(&section)
+                });
+                assert!(
+                    found,
+                    "{}: docs/{page} has no section \"{section}\"",
+                    f.display()
+                );
+                cited += 1;
+            }
+        }
+    }
+    assert!(
+        cited > 10,
+        "only {cited} citations found: is the pattern still used?"
+    );
+}

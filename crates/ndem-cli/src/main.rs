@@ -69,7 +69,7 @@ struct RunArgs {
     /// Simulated time to run \[s\].
     #[arg(long)]
     time: Option<f64>,
-    /// Output folder (default: target/ndem/<scene>).
+    /// Output folder (default: `target/ndem/<scene>`).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Write a VTK frame every N steps (0: none).

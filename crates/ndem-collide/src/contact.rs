@@ -2,7 +2,7 @@
 
 use ndem_math::{ContactKey, Vec3};
 
-/// One contact point between bodies `a` and `b` (NOTES.md conventions).
+/// One contact point between bodies `a` and `b` (`docs/theory.md`, "Conventions").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactPoint {
     /// Persistent identity: body pair plus feature id.

@@ -6,7 +6,7 @@
 //! parry3d-f64 for every other pair, and key-sorted [`ContactSet`]s whose
 //! [`ndem_math::ContactKey`]s persist while a contact persists.
 //!
-//! Conventions (NOTES.md): the normal points from body b to body a, the gap
+//! Conventions (`docs/theory.md`, "Conventions"): the normal points from body b to body a, the gap
 //! is negative when overlapping, lever arms run from the body centres to the
 //! contact point (midway between the surfaces). Pairs are ordered: two
 //! spheres with `a < b`; a sphere and a larger body with the sphere as a;

@@ -1,5 +1,5 @@
 //! Compact Jacobian blocks of one contact (warm-starting paper, appendix A;
-//! NOTES.md "Contact constraint rows").
+//! `docs/theory.md`, "Contact rows").
 //!
 //! One contact between bodies a and b has six rows, in this order:
 //!
@@ -72,14 +72,14 @@ pub struct NormalRow {
 }
 
 /// The regularized normal constraint for signed gap `φ` and Hertz exponent
-/// `e_H` (NOTES.md "Normal").
+/// `e_H` (`docs/theory.md`, "Contact rows").
 ///
 /// * Overlapping (`φ < 0`, `δ = −φ`): `g = −δ^{e_H}`,
 ///   `s_n = e_H max(δ, δ₀)^{e_H−1}`. The floor `δ₀ = overlap_floor` only
 ///   keeps `s_n` away from exactly zero; it does not change `g`.
 /// * Apart or touching (`φ ≥ 0`, pairs found inside the contact margin):
 ///   the linear form `g = φ`, `s_n = 1`, which stops approach at `φ = 0`
-///   (NOTES.md "Pitfall"). For `e_H = 1` both branches coincide.
+///   (`docs/theory.md`, "Zero overlap"). For `e_H = 1` both branches coincide.
 pub fn normal_row(gap: f64, exponent: f64, overlap_floor: f64) -> NormalRow {
     if gap >= 0.0 || exponent == 1.0 {
         NormalRow { g: gap, scale: 1.0 }

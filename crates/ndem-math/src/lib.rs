@@ -5,7 +5,7 @@
 //! constraint Jacobian blocks of one contact, and the mapping from material
 //! data to the SPOOK regularization parameters.
 //!
-//! Conventions follow `shared/papers/NOTES.md` (see `docs/theory.md`):
+//! Conventions follow `docs/theory.md`, "Conventions":
 //! the contact normal `n` points from body b to body a, lever arms `d_a`,
 //! `d_b` run from the body centres to the contact point, the signed gap `φ`
 //! is negative when overlapping and the overlap is `δ = max(0, −φ)`.

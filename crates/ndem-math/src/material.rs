@@ -1,5 +1,5 @@
 //! Material data and the SPOOK parameter mapping (warm-starting paper,
-//! appendix A and eqs. for Σ, Υ; NOTES.md "SPOOK step" and "Parameter map").
+//! appendix A and eqs. for Σ, Υ; `docs/theory.md`, "SPOOK").
 
 use crate::{
     MathError,
@@ -196,7 +196,7 @@ pub struct SpookSettings {
     pub rolling_compliance: f64,
     /// Relaxation steps `n_s` in `τ_n = max(n_s Δt, ε_n/γ_n)` (paper: 2).
     pub relaxation_steps: f64,
-    /// Overlap floor `δ₀` \[m\] for the Hertz row scaling `s_n` (NOTES.md
+    /// Overlap floor `δ₀` \[m\] for the Hertz row scaling `s_n` (`docs/theory.md`,
     /// "Pitfall"); only keeps `s_n > 0` at `δ → 0`.
     pub overlap_floor: f64,
 }
@@ -224,7 +224,7 @@ impl SpookSettings {
 }
 
 /// The SPOOK parameters of one contact for one time step (appendix A of the
-/// warm-starting paper; NOTES.md "Parameter map").
+/// warm-starting paper; `docs/theory.md`, "SPOOK").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactParameters {
     /// Exponent `e_H` of the normal constraint.
@@ -309,7 +309,7 @@ impl ContactParameters {
     }
 
     /// The static normal force the regularized row produces at overlap `δ`
-    /// (NOTES.md "Static check"): `s_n δ^{e_H}/ε_n = (e_H/ε_n) δ^{2e_H−1}`,
+    /// (`docs/theory.md`, "Static check"): `s_n δ^{e_H}/ε_n = (e_H/ε_n) δ^{2e_H−1}`,
     /// which equals `k_n δ^{3/2}` for Hertz. A rigid contact has no static
     /// overlap: any `δ > 0` gives an infinite force.
     pub fn static_force(&self, overlap: f64) -> f64 {

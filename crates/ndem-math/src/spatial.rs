@@ -5,7 +5,7 @@ use crate::{MathError, Quat, Vec3, error::finite_vec};
 use std::ops::{Add, AddAssign, Mul, Neg, Sub};
 
 /// Generalized velocity of one rigid body, `(v, ω)`: linear velocity of the
-/// centre of mass and angular velocity, both in the world frame (NOTES.md,
+/// centre of mass and angular velocity, both in the world frame (`docs/theory.md`, "Conventions";
 /// "Generalized velocity per body").
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Velocity6 {

@@ -69,7 +69,7 @@ fn dashpot_sets_relaxation_time() {
     assert!(rel(p.tau_n, 0.1 / 1.25) < 1e-12);
 }
 
-/// Static check (NOTES.md): at rest the normal row gives λ_n/Δt = −g/ε_n and
+/// Static check (`docs/theory.md`, "Static check"): at rest the normal row gives λ_n/Δt = −g/ε_n and
 /// the force s_n λ_n/Δt equals Hertz k_n δ^{3/2}; for the linear law k_n δ.
 #[test]
 fn static_check_reproduces_hertz_and_linear() {

@@ -1,5 +1,5 @@
 //! Mass properties and motion of a rigid aggregate (adaptive-model-reduction
-//! paper, eqs. 6-10, with each body's own inertia as NOTES.md requires).
+//! paper, eqs. 6-10, with each body's own inertia: `docs/reduction.md`, "Aggregate mass properties").
 
 use crate::ReduceError;
 use ndem_math::{MassProperties, Mat3, Quat, Vec3, Velocity6};

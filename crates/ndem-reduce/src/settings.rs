@@ -10,7 +10,7 @@ use ndem_math::{Quat, Vec3};
 /// continuous solve, `G v_{i+1}`, lies within the velocity bounds and its
 /// relative acceleration `G (v_{i+1} − v_i)/Δt` within the acceleration
 /// bounds (Table 2 lists the latter without defining them; this is the
-/// natural reading, NOTES.md).
+/// natural reading, `docs/reduction.md`, "Merge").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MergeThresholds {
     /// `ξ_nv^{i-mrg}`: largest approach speed [m/s] (paper 2.5 mm/s).

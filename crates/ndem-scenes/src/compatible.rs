@@ -1,5 +1,5 @@
 //! Step 1 of compatible contact dynamics on a packing at rest
-//! (compatible-contact-dynamics paper, section 7; NOTES.md "Compatible
+//! (compatible-contact-dynamics paper, section 7; `docs/theory.md`, "Compatible
 //! contact dynamics"): a contact-dynamics solve whose velocity change is
 //! the static load.
 //!

@@ -1,7 +1,7 @@
 //! # ndem-scenes
 //!
 //! Builders for the papers' scenes with their parameters as defaults
-//! (`shared/papers/NOTES.md`, warm-starting paper Table 1), particle
+//! (warm-starting paper, Table 1; `docs/theory.md`), particle
 //! emitters, and reusable measurements (column height error, pile height,
 //! kinetic energy, coordination number, wall and floor forces).
 //!

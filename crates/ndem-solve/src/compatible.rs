@@ -1,5 +1,5 @@
 //! Compatible contact dynamics (the compatible-contact-dynamics paper;
-//! NOTES.md "Compatible contact dynamics"): the contact forces of an
+//! `docs/theory.md`, "Compatible contact dynamics"): the contact forces of an
 //! over-coordinated packing are not unique in rigid contact dynamics, but
 //! the generalized contact load is. Among all non-negative normal forces
 //! that transmit that load (the equilibrium of a no-tension truss on the

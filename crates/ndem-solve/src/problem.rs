@@ -95,7 +95,7 @@ pub struct Contact {
 }
 
 impl Contact {
-    /// A contact of the SPOOK continuous stage (NOTES.md "SPOOK step"):
+    /// A contact of the SPOOK continuous stage (`docs/theory.md`, "SPOOK"):
     /// `b_n = (4/Δt) Υ_n g − Υ_n G_n v_i`, `b_t = b_r = 0`, with Σ, μ and
     /// the rolling arm taken from `params`. `normal_velocity_old` is
     /// `G_n v_i`, the normal row applied to the velocities at the start of
@@ -193,7 +193,7 @@ pub struct ContactProblem {
 
 impl ContactProblem {
     /// An empty problem over the given bodies. `dt` is only used by
-    /// model-based warm starting (NOTES.md: `λ_n0 = −Δt g/ε_n`).
+    /// model-based warm starting (`docs/theory.md`, "Warm starting": `λ_n0 = −Δt g/ε_n`).
     pub fn new(
         inverse_mass: Vec<InverseMass>,
         free_velocity: Vec<Velocity6>,
@@ -536,7 +536,7 @@ impl ContactProblem {
         }
     }
 
-    /// The residual `w = G v + Σ λ + b` (eq. 6, sign as in NOTES.md).
+    /// The residual `w = G v + Σ λ + b` (eq. 6, sign as in `docs/theory.md`, "SPOOK").
     pub fn residual(&self, lambda: &[f64], velocity: &[Velocity6], out: &mut [f64]) {
         self.jacobian_times(velocity, out);
         let m = self.rows.count();

@@ -298,7 +298,7 @@ fn pg_residual(x: &[f64], g: &[f64], s: f64, set: &dyn Projection, tmp: &mut [f6
 /// Callback after each APGD iteration: `(k, x_k, residual of x_k, elapsed)`.
 pub type IterationCallback<'a> = dyn FnMut(usize, &[f64], f64, Duration) + 'a;
 
-/// Lipschitz estimate of `∇f` from a slightly perturbed point (NOTES.md
+/// Lipschitz estimate of `∇f` from a slightly perturbed point (`docs/theory.md`,
 /// "APGD in brief"); leaves `∇f(x)` in `grad`.
 fn initial_lipschitz(
     objective: &mut dyn SmoothObjective,
@@ -335,7 +335,7 @@ fn initial_lipschitz(
 /// so the choice compares like with like. With a fixed budget this is the
 /// best iterate the run has seen, never one chosen by residuals at
 /// different step sizes. `on_iteration(k, x_k, residual_k, elapsed)` is
-/// called after every iteration. See NOTES.md "APGD in brief".
+/// called after every iteration. See `docs/theory.md`, "APGD".
 pub fn apgd_minimize(
     objective: &mut dyn SmoothObjective,
     set: &dyn Projection,

@@ -306,7 +306,7 @@ impl WarmStart for HistoryWarmStart {
     }
 }
 
-/// Model-based warm start (eqs. 9-11 in the form of NOTES.md): the static
+/// Model-based warm start (eqs. 9-11 in the form of `docs/theory.md`, "Warm starting"): the static
 /// normal estimate `λ_n0 = −Δt g / ε_n` (overlapping contacts), the viscous
 /// estimates `λ_t0 = −Δt (G_t v*) / γ_t` and `λ_r0 = −Δt (G_r v*) / γ_r`
 /// projected onto the friction and rolling bounds, then `v₀ = v* + M⁻¹Gᵀλ₀`.

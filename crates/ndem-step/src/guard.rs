@@ -12,7 +12,7 @@ use ndem_solve::{ContactProblem, DEFAULT_TOLERANCE};
 pub enum ResidualCheck {
     /// Derived from the contact law. A residual `r` on a normal row is an
     /// error `Δg = r Δt / (4 Υ_n)` in its constraint `g = −δ^{e_H}`
-    /// (NOTES.md "SPOOK step"), i.e. a relative overlap error
+    /// (`docs/theory.md`, "SPOOK"), i.e. a relative overlap error
     /// `Δδ/δ = r Δt / (4 Υ_n e_H |g|)`. The step is flagged when the mean
     /// normal residual exceeds `relative_overlap · e_H · mean(4 Υ_n |g|) / Δt`
     /// over the overlapping contacts. With rigid contacts, or when nothing

@@ -3,7 +3,7 @@
 //! excavator, "10 bodies, 8 joints, 3 linear actuators and one rotational
 //! motor"; section 4.4: walls on prismatic motors).
 //!
-//! Every row follows SPOOK (NOTES.md "SPOOK step"):
+//! Every row follows SPOOK (`docs/theory.md`, "SPOOK"):
 //! `b = (4/Δt) Υ g − Υ G v`, `Σ = (4/Δt²) ε Υ`, `Υ = 1/(1 + 4τ/Δt)`,
 //! `τ = 2Δt`, with `g` the constraint value whose rate is `G v`.
 //! Rows carry keys `joint << 4 | row` so that warm starting and
