@@ -54,7 +54,7 @@ impl StaticSolve {
     pub fn step_one(&self) -> Option<(&ContactProblem, &[f64], Vec<Velocity6>)> {
         let (problem, lambda) = self.stepper.last_problem()?;
         let mut velocity = vec![Velocity6::ZERO; problem.body_count()];
-        problem.velocity_from(lambda, &mut velocity);
+        problem.velocity_from(lambda, &mut velocity).ok()?;
         Some((problem, lambda, velocity))
     }
 }

@@ -53,7 +53,8 @@ impl SmoothObjective for ScaledContactQp<'_> {
         for i in 0..y.len() {
             self.x[i] = self.scale[i] * y[i];
         }
-        self.problem.apply_operator(self.x, self.scratch, grad);
+        self.problem
+            .apply_operator_unchecked(self.x, self.scratch, grad);
         let mut f = 0.0;
         for i in 0..y.len() {
             f += self.x[i] * (0.5 * grad[i] + self.linear[i]);
@@ -66,7 +67,7 @@ impl SmoothObjective for ScaledContactQp<'_> {
 /// Row scales `c_j` of [`ScaledContactQp`].
 fn jacobi_scales(problem: &ContactProblem, out: &mut Vec<f64>) {
     out.resize(problem.len(), 0.0);
-    problem.diagonal(out);
+    problem.diagonal_unchecked(out);
     let m = problem.contact_rows().count();
     if problem.friction_set() == FrictionSet::Disk {
         for d in out[..problem.generic_offset()].chunks_exact_mut(m) {
@@ -109,7 +110,7 @@ impl Projection for ScaledSetProjection<'_> {
                 for i in 0..y.len() {
                     y[i] *= c[i];
                 }
-                p.project(y);
+                p.project_unchecked(y);
                 for i in 0..y.len() {
                     y[i] /= c[i];
                 }
@@ -214,7 +215,7 @@ impl Solver for Apgd {
             return Ok(SolveReport::empty("apgd"));
         }
         self.linear.resize(problem.len(), 0.0);
-        problem.linear_term(&mut self.linear);
+        problem.linear_term_unchecked(&mut self.linear);
         self.scratch.resize(problem.body_count(), Velocity6::ZERO);
         jacobi_scales(problem, &mut self.scale);
         self.x.resize(problem.len(), 0.0);
@@ -261,7 +262,7 @@ impl Solver for Apgd {
         for i in 0..lambda.len() {
             lambda[i] = scale[i] * self.scaled[i];
         }
-        problem.velocity_from(lambda, velocity);
+        problem.velocity_from_unchecked(lambda, velocity);
         let residuals = self.evaluator.stats(problem, lambda, Some(velocity));
         Ok(SolveReport {
             solver: "apgd",

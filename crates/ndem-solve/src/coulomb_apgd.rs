@@ -103,8 +103,8 @@ impl Solver for CoulombApgd {
         while outer < self.settings.stopping.max_iterations && merit > tol {
             // s = μ‖w_T‖ at the current answer, on the normal rows' scale
             self.w.resize(problem.len(), 0.0);
-            problem.velocity_from(lambda, velocity);
-            problem.residual(lambda, velocity, &mut self.w);
+            problem.velocity_from_unchecked(lambda, velocity);
+            problem.residual_unchecked(lambda, velocity, &mut self.w);
             for (ci, (c, sc)) in problem
                 .contacts()
                 .iter()
@@ -115,7 +115,7 @@ impl Solver for CoulombApgd {
                 let wt = self.w[k + 1].hypot(self.w[k + 2]);
                 sc.rhs[0] = c.rhs[0] + c.jacobian.normal_scale * c.friction * wt;
             }
-            problem.velocity_from(lambda, velocity);
+            problem.velocity_from_unchecked(lambda, velocity);
             self.inner.solve(shifted, lambda, velocity)?;
             outer += 1;
             merit = coulomb_merit(problem, lambda);
@@ -134,7 +134,7 @@ impl Solver for CoulombApgd {
             );
         }
         let merit = best.restore(merit, lambda);
-        problem.velocity_from(lambda, velocity);
+        problem.velocity_from_unchecked(lambda, velocity);
         let residuals = self.evaluator.stats(problem, lambda, Some(velocity));
         Ok(SolveReport {
             solver: "apgd-coulomb",

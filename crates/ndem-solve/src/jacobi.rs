@@ -77,7 +77,7 @@ impl ProjectedJacobi {
 
     fn prepare(&mut self, p: &ContactProblem) {
         self.diag.resize(p.len(), 0.0);
-        p.diagonal(&mut self.diag);
+        p.diagonal_unchecked(&mut self.diag);
         self.next.resize(p.len(), 0.0);
         self.corr.resize(p.contacts().len(), 0.0);
         let nb = p.body_count();

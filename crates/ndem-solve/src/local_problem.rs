@@ -628,7 +628,7 @@ impl LocalProblem {
         for j in 0..n {
             e.fill(0.0);
             e[j] = 1.0;
-            p.apply_operator(&e, &mut scratch, &mut col);
+            p.apply_operator_unchecked(&e, &mut scratch, &mut col);
             for (i, &v) in col.iter().enumerate() {
                 if v != 0.0 {
                     coo.push(i, j, v / (scale[i] * scale[j]));
@@ -636,7 +636,7 @@ impl LocalProblem {
             }
         }
         let mut q = vec![0.0; n];
-        p.linear_term(&mut q);
+        p.linear_term_unchecked(&mut q);
         for (qi, s) in q.iter_mut().zip(&scale) {
             *qi /= s;
         }

@@ -89,12 +89,12 @@ impl ResidualEvaluator {
             Some(v) => v,
             None => {
                 self.velocity.resize(problem.body_count(), Velocity6::ZERO);
-                problem.velocity_from(lambda, &mut self.velocity);
+                problem.velocity_from_unchecked(lambda, &mut self.velocity);
                 &self.velocity
             }
         };
-        problem.residual(lambda, vel, &mut self.w);
-        problem.diagonal(&mut self.diag);
+        problem.residual_unchecked(lambda, vel, &mut self.w);
+        problem.diagonal_unchecked(&mut self.diag);
         let m = problem.contact_rows().count();
         let set = problem.friction_set();
         let mut cand = [0.0; 6];
@@ -363,11 +363,11 @@ impl Observer for ResidualHistory {
 pub fn coulomb_merit(problem: &ContactProblem, lambda: &[f64]) -> f64 {
     let n = problem.len();
     let mut velocity = vec![Velocity6::ZERO; problem.body_count()];
-    problem.velocity_from(lambda, &mut velocity);
+    problem.velocity_from_unchecked(lambda, &mut velocity);
     let mut w = vec![0.0; n];
-    problem.residual(lambda, &velocity, &mut w);
+    problem.residual_unchecked(lambda, &velocity, &mut w);
     let mut q = vec![0.0; n];
-    problem.linear_term(&mut q);
+    problem.linear_term_unchecked(&mut q);
     let m = problem.contact_rows().count();
     let set = problem.friction_set();
     let mut err2 = 0.0;

@@ -146,7 +146,7 @@ impl ProjectedGaussSeidel {
     fn prepare(&mut self, problem: &ContactProblem) {
         let n = problem.len();
         self.inv_diag.resize(n, 0.0);
-        problem.diagonal(&mut self.inv_diag);
+        problem.diagonal_unchecked(&mut self.inv_diag);
         for d in &mut self.inv_diag {
             *d = if *d > 0.0 { 1.0 / *d } else { 0.0 };
         }

@@ -495,7 +495,22 @@ impl ContactProblem {
     }
 
     /// `velocity += M⁻¹ Gᵀ λ`.
-    pub fn apply_impulses(&self, lambda: &[f64], velocity: &mut [Velocity6]) {
+    ///
+    /// Checks the slices' lengths (a typed error naming the slice); the
+    /// solvers call the unchecked form.
+    pub fn apply_impulses(
+        &self,
+        lambda: &[f64],
+        velocity: &mut [Velocity6],
+    ) -> Result<(), SolveError> {
+        check_len("lambda", lambda.len(), self.len())?;
+        check_len("velocity", velocity.len(), self.body_count())?;
+        self.apply_impulses_unchecked(lambda, velocity);
+        Ok(())
+    }
+
+    /// [`Self::apply_impulses`] without the length checks.
+    pub(crate) fn apply_impulses_unchecked(&self, lambda: &[f64], velocity: &mut [Velocity6]) {
         let m = self.rows.count();
         for (c, lam) in self.contacts.iter().zip(lambda.chunks_exact(m)) {
             let [a, b] = c.bodies.map(|x| x as usize);
@@ -516,13 +531,43 @@ impl ContactProblem {
     }
 
     /// `v(λ) = v* + M⁻¹ Gᵀ λ` written to `velocity`.
-    pub fn velocity_from(&self, lambda: &[f64], velocity: &mut [Velocity6]) {
+    ///
+    /// Checks the slices' lengths (a typed error naming the slice); the
+    /// solvers call the unchecked form.
+    pub fn velocity_from(
+        &self,
+        lambda: &[f64],
+        velocity: &mut [Velocity6],
+    ) -> Result<(), SolveError> {
+        check_len("lambda", lambda.len(), self.len())?;
+        check_len("velocity", velocity.len(), self.body_count())?;
+        self.velocity_from_unchecked(lambda, velocity);
+        Ok(())
+    }
+
+    /// [`Self::velocity_from`] without the length checks.
+    pub(crate) fn velocity_from_unchecked(&self, lambda: &[f64], velocity: &mut [Velocity6]) {
         velocity.copy_from_slice(&self.free_velocity);
-        self.apply_impulses(lambda, velocity);
+        self.apply_impulses_unchecked(lambda, velocity);
     }
 
     /// `G v` for all rows, written to `out`.
-    pub fn jacobian_times(&self, velocity: &[Velocity6], out: &mut [f64]) {
+    ///
+    /// Checks the slices' lengths (a typed error naming the slice); the
+    /// solvers call the unchecked form.
+    pub fn jacobian_times(
+        &self,
+        velocity: &[Velocity6],
+        out: &mut [f64],
+    ) -> Result<(), SolveError> {
+        check_len("velocity", velocity.len(), self.body_count())?;
+        check_len("out", out.len(), self.len())?;
+        self.jacobian_times_unchecked(velocity, out);
+        Ok(())
+    }
+
+    /// [`Self::jacobian_times`] without the length checks.
+    pub(crate) fn jacobian_times_unchecked(&self, velocity: &[Velocity6], out: &mut [f64]) {
         let m = self.rows.count();
         for (c, o) in self.contacts.iter().zip(out.chunks_exact_mut(m)) {
             let [a, b] = c.bodies.map(|x| x as usize);
@@ -537,8 +582,30 @@ impl ContactProblem {
     }
 
     /// The residual `w = G v + Σ λ + b` (eq. 6, sign as in `docs/theory.md`, "SPOOK").
-    pub fn residual(&self, lambda: &[f64], velocity: &[Velocity6], out: &mut [f64]) {
-        self.jacobian_times(velocity, out);
+    ///
+    /// Checks the slices' lengths (a typed error naming the slice); the
+    /// solvers call the unchecked form.
+    pub fn residual(
+        &self,
+        lambda: &[f64],
+        velocity: &[Velocity6],
+        out: &mut [f64],
+    ) -> Result<(), SolveError> {
+        check_len("lambda", lambda.len(), self.len())?;
+        check_len("velocity", velocity.len(), self.body_count())?;
+        check_len("out", out.len(), self.len())?;
+        self.residual_unchecked(lambda, velocity, out);
+        Ok(())
+    }
+
+    /// [`Self::residual`] without the length checks.
+    pub(crate) fn residual_unchecked(
+        &self,
+        lambda: &[f64],
+        velocity: &[Velocity6],
+        out: &mut [f64],
+    ) {
+        self.jacobian_times_unchecked(velocity, out);
         let m = self.rows.count();
         for (ci, c) in self.contacts.iter().enumerate() {
             for j in 0..m {
@@ -553,7 +620,17 @@ impl ContactProblem {
     }
 
     /// Diagonal of `N = G M⁻¹ Gᵀ + Σ`, written to `out`.
-    pub fn diagonal(&self, out: &mut [f64]) {
+    ///
+    /// Checks the slices' lengths (a typed error naming the slice); the
+    /// solvers call the unchecked form.
+    pub fn diagonal(&self, out: &mut [f64]) -> Result<(), SolveError> {
+        check_len("out", out.len(), self.len())?;
+        self.diagonal_unchecked(out);
+        Ok(())
+    }
+
+    /// [`Self::diagonal`] without the length checks.
+    pub(crate) fn diagonal_unchecked(&self, out: &mut [f64]) {
         let m = self.rows.count();
         for (c, o) in self.contacts.iter().zip(out.chunks_exact_mut(m)) {
             let [a, b] = c.bodies.map(|x| x as usize);
@@ -576,10 +653,32 @@ impl ContactProblem {
 
     /// `N x = G M⁻¹ Gᵀ x + Σ x` (matrix-free), using `scratch` (one
     /// velocity per body) as workspace.
-    pub fn apply_operator(&self, x: &[f64], scratch: &mut [Velocity6], out: &mut [f64]) {
+    ///
+    /// Checks the slices' lengths (a typed error naming the slice); the
+    /// solvers call the unchecked form.
+    pub fn apply_operator(
+        &self,
+        x: &[f64],
+        scratch: &mut [Velocity6],
+        out: &mut [f64],
+    ) -> Result<(), SolveError> {
+        check_len("x", x.len(), self.len())?;
+        check_len("scratch", scratch.len(), self.body_count())?;
+        check_len("out", out.len(), self.len())?;
+        self.apply_operator_unchecked(x, scratch, out);
+        Ok(())
+    }
+
+    /// [`Self::apply_operator`] without the length checks.
+    pub(crate) fn apply_operator_unchecked(
+        &self,
+        x: &[f64],
+        scratch: &mut [Velocity6],
+        out: &mut [f64],
+    ) {
         scratch.fill(Velocity6::ZERO);
-        self.apply_impulses(x, scratch);
-        self.jacobian_times(scratch, out);
+        self.apply_impulses_unchecked(x, scratch);
+        self.jacobian_times_unchecked(scratch, out);
         let m = self.rows.count();
         for (ci, c) in self.contacts.iter().enumerate() {
             for j in 0..m {
@@ -593,8 +692,18 @@ impl ContactProblem {
     }
 
     /// The linear term `r = G v* + b` of the QP form.
-    pub fn linear_term(&self, out: &mut [f64]) {
-        self.jacobian_times(&self.free_velocity, out);
+    ///
+    /// Checks the slices' lengths (a typed error naming the slice); the
+    /// solvers call the unchecked form.
+    pub fn linear_term(&self, out: &mut [f64]) -> Result<(), SolveError> {
+        check_len("out", out.len(), self.len())?;
+        self.linear_term_unchecked(out);
+        Ok(())
+    }
+
+    /// [`Self::linear_term`] without the length checks.
+    pub(crate) fn linear_term_unchecked(&self, out: &mut [f64]) {
+        self.jacobian_times_unchecked(&self.free_velocity, out);
         let m = self.rows.count();
         for (ci, c) in self.contacts.iter().enumerate() {
             for j in 0..m {
@@ -610,7 +719,17 @@ impl ContactProblem {
     /// Projects `λ` onto the admissible set, in place: normal rows first,
     /// then friction and rolling rows against the (projected) normal
     /// multiplier of their contact, then generic rows.
-    pub fn project(&self, lambda: &mut [f64]) {
+    ///
+    /// Checks the slices' lengths (a typed error naming the slice); the
+    /// solvers call the unchecked form.
+    pub fn project(&self, lambda: &mut [f64]) -> Result<(), SolveError> {
+        check_len("lambda", lambda.len(), self.len())?;
+        self.project_unchecked(lambda);
+        Ok(())
+    }
+
+    /// [`Self::project`] without the length checks.
+    pub(crate) fn project_unchecked(&self, lambda: &mut [f64]) {
         let m = self.rows.count();
         for (c, lam) in self.contacts.iter().zip(lambda.chunks_exact_mut(m)) {
             project_contact(c, self.friction_set, lam);
@@ -713,9 +832,9 @@ impl ContactProblem {
     pub fn row_energy_bound(&self) -> f64 {
         let n = self.len();
         let mut gv = vec![0.0; n];
-        self.jacobian_times(&self.free_velocity, &mut gv);
+        self.jacobian_times_unchecked(&self.free_velocity, &mut gv);
         let mut diag = vec![0.0; n];
-        self.diagonal(&mut diag);
+        self.diagonal_unchecked(&mut diag);
         let m = self.rows.count();
         let mut total = 0.0;
         for (ci, c) in self.contacts.iter().enumerate() {
@@ -749,5 +868,18 @@ impl ContactProblem {
             }
         }
         total
+    }
+}
+
+/// `got == expected`, or a typed error naming `field`.
+fn check_len(field: &'static str, got: usize, expected: usize) -> Result<(), SolveError> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(SolveError::DimensionMismatch {
+            field,
+            expected,
+            got,
+        })
     }
 }

@@ -19,14 +19,14 @@ pub fn dense_qp(problem: &ContactProblem) -> (DMatrix<f64>, DVector<f64>) {
     let mut scratch = vec![Velocity6::ZERO; problem.body_count()];
     for j in 0..n {
         e[j] = 1.0;
-        problem.apply_operator(&e, &mut scratch, &mut col);
+        problem.apply_operator_unchecked(&e, &mut scratch, &mut col);
         for i in 0..n {
             mat[(i, j)] = col[i];
         }
         e[j] = 0.0;
     }
     let mut r = vec![0.0; n];
-    problem.linear_term(&mut r);
+    problem.linear_term_unchecked(&mut r);
     (mat, DVector::from_vec(r))
 }
 

@@ -241,7 +241,7 @@ fn finish_velocity(
     apply: bool,
 ) {
     if apply {
-        problem.velocity_from(lambda, velocity);
+        problem.velocity_from_unchecked(lambda, velocity);
     } else {
         velocity.copy_from_slice(problem.free_velocity());
     }
@@ -300,7 +300,7 @@ impl WarmStart for HistoryWarmStart {
                 _ => stats.cold += 1,
             }
         }
-        problem.project(lambda);
+        problem.project_unchecked(lambda);
         finish_velocity(problem, lambda, velocity, self.apply_velocity);
         Ok(stats)
     }
@@ -354,7 +354,7 @@ impl WarmStart for ModelWarmStart {
             project_contact(c, problem.friction_set(), lam);
         }
         stats.cold += problem.generic_rows().len();
-        problem.velocity_from(lambda, velocity);
+        problem.velocity_from_unchecked(lambda, velocity);
         Ok(stats)
     }
 }

@@ -288,7 +288,7 @@ pub struct Stepper {
     settings: StepSettings,
     solver: Box<dyn Solver>,
     warm_start: Box<dyn WarmStart>,
-    impact_solver: ProjectedGaussSeidel,
+    impact_solver: Box<dyn Solver>,
     hooks: Box<dyn ModelHooks>,
     collision: CollisionWorld,
     contacts: ContactSet,
@@ -338,7 +338,7 @@ impl Stepper {
             settings,
             solver,
             warm_start,
-            impact_solver,
+            impact_solver: Box::new(impact_solver),
             hooks: Box::new(NoHooks),
             contacts: ContactSet::new(),
             history: ImpulseHistory::new(),
@@ -376,6 +376,17 @@ impl Stepper {
     /// The continuous-stage solver.
     pub fn solver_mut(&mut self) -> &mut dyn Solver {
         self.solver.as_mut()
+    }
+    /// Replaces the impact-stage solver (default: PGS to 1e-10 within
+    /// `StepSettings::impact_iterations` sweeps, cold started: the impact
+    /// stage has no warm start, warm-starting paper section 2). Its
+    /// iterations are reported as `StepStats::impact_iterations`.
+    pub fn set_impact_solver(&mut self, solver: Box<dyn Solver>) {
+        self.impact_solver = solver;
+    }
+    /// The impact-stage solver.
+    pub fn impact_solver_mut(&mut self) -> &mut dyn Solver {
+        self.impact_solver.as_mut()
     }
     /// Replaces the warm-start policy.
     pub fn set_warm_start(&mut self, warm_start: Box<dyn WarmStart>) {

@@ -334,7 +334,7 @@ impl Solver for Broken {
         _o: &mut dyn Observer,
     ) -> Result<SolveReport, SolveError> {
         lambda.fill(f64::NAN);
-        p.velocity_from(lambda, velocity);
+        p.velocity_from(lambda, velocity).unwrap();
         let _ = IterationRecord {
             solver: "broken",
             iteration: 0,
@@ -542,7 +542,7 @@ impl Solver for Absurd {
         for l in lambda[..p.generic_offset()].chunks_exact_mut(m) {
             l[0] = 1e3;
         }
-        p.velocity_from(lambda, velocity);
+        p.velocity_from(lambda, velocity).unwrap();
         Ok(SolveReport {
             solver: "absurd",
             status: SolverStatus::IterationLimit,
@@ -666,4 +666,59 @@ fn box_friction_sticks_on_the_basis_diagonal_where_coulomb_slides() {
     // regularized friction rows, γ_t = 1e-6)
     assert!(rel <= 1e-13, "disk a = {a} vs {expected}");
     assert!(boxed.abs() < 6.7e-5, "box {boxed}");
+}
+
+/// The impact stage's solver is pluggable like the continuous one: a ball
+/// dropped on the floor with APGD in the impact stage rebounds with the
+/// restitution coefficient, as with the default PGS.
+#[test]
+fn impact_solver_is_pluggable() {
+    use ndem_solve::{Apgd, ApgdSettings};
+    let e = 0.5;
+    let material = Material {
+        restitution: e,
+        ..Material::default()
+    };
+    let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+    world
+        .add_body(BodyDesc::fixed(
+            Shape::half_space(Vec3::z()).unwrap(),
+            0,
+            Vec3::zeros(),
+        ))
+        .unwrap();
+    let ball = world
+        .add_body(BodyDesc::dynamic(
+            Shape::sphere(0.0065).unwrap(),
+            0,
+            Vec3::new(0.0, 0.0, 0.2065),
+        ))
+        .unwrap();
+    let settings = StepSettings {
+        margin: 0.015,
+        ..StepSettings::default()
+    };
+    let dt = settings.dt;
+    let mut stepper = Stepper::new(settings, pgs(200), Box::new(ColdStart)).unwrap();
+    stepper.set_impact_solver(Box::new(
+        Apgd::new(ApgdSettings {
+            stopping: Stopping::to_tolerance(10_000, 1e-12),
+            ..ApgdSettings::default()
+        })
+        .unwrap(),
+    ));
+    assert_eq!(stepper.impact_solver_mut().name(), "apgd");
+    let mut ratio = f64::NAN;
+    for _ in 0..200 {
+        let before = world.velocities()[ball].linear.z;
+        let stats = stepper.step(&mut world).unwrap();
+        if stats.impacts > 0 {
+            assert!(stats.impact_iterations > 0);
+            ratio = (world.velocities()[ball].linear.z + 9.81 * dt) / before.abs();
+            break;
+        }
+    }
+    println!("rebound ratio with APGD in the impact stage: {ratio}");
+    // the PGS case's tolerance (verification::drop_rebound: 1.9e-5)
+    assert!((ratio - e).abs() <= 1.9e-5 * e, "{ratio}");
 }

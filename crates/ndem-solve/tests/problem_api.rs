@@ -1,0 +1,38 @@
+//! The public slice operations of `ContactProblem` check their lengths and
+//! give typed errors naming the slice, instead of panicking.
+
+use ndem_math::Velocity6;
+use ndem_solve::testing::*;
+use ndem_solve::*;
+
+#[test]
+fn slice_operations_check_lengths() {
+    let p = sphere_packing(&PackingSpec::default());
+    let (n, nb) = (p.len(), p.body_count());
+    assert!(n > 0 && nb > 0);
+    let field = |r: Result<(), SolveError>| match r {
+        Err(SolveError::DimensionMismatch { field, .. }) => field,
+        other => panic!("{other:?}"),
+    };
+    let lam = vec![0.0; n];
+    let mut v = vec![Velocity6::ZERO; nb];
+    let mut out = vec![0.0; n];
+    assert_eq!(field(p.velocity_from(&lam[1..], &mut v)), "lambda");
+    assert_eq!(field(p.apply_impulses(&lam, &mut v[1..])), "velocity");
+    assert_eq!(field(p.jacobian_times(&v, &mut out[1..])), "out");
+    assert_eq!(field(p.residual(&lam, &v[1..], &mut out)), "velocity");
+    assert_eq!(field(p.diagonal(&mut out[1..])), "out");
+    let mut scratch = vec![Velocity6::ZERO; nb + 1];
+    assert_eq!(
+        field(p.apply_operator(&lam, &mut scratch, &mut out)),
+        "scratch"
+    );
+    assert_eq!(field(p.linear_term(&mut out[1..])), "out");
+    let mut l2 = vec![0.0; n + 1];
+    assert_eq!(field(p.project(&mut l2)), "lambda");
+    // right lengths: Ok, and the same numbers as the unchecked solvers use
+    p.velocity_from(&lam, &mut v).unwrap();
+    assert_eq!(v, p.free_velocity());
+    p.residual(&lam, &v, &mut out).unwrap();
+    assert!(out.iter().all(|x| x.is_finite()));
+}
