@@ -26,7 +26,7 @@ use crate::problem::{ContactProblem, FrictionSet, project_pair};
 use crate::qp::{
     ApgdSettings, ApgdWorkspace, Projection, SmoothObjective, apgd_minimize, project_cone,
 };
-use crate::solver::{IterationRecord, Observer, SolveReport, Solver, SolverStatus};
+use crate::solver::{IterationRecord, Observer, SolveReport, Solver};
 use ndem_math::Velocity6;
 
 /// The contact QP in Jacobi-scaled variables `y = C⁻¹λ`, `C = diag(c_j)`,
@@ -264,18 +264,14 @@ impl Solver for Apgd {
         }
         problem.velocity_from_unchecked(lambda, velocity);
         let residuals = self.evaluator.stats(problem, lambda, Some(velocity));
-        Ok(SolveReport {
-            solver: "apgd",
-            status: SolverStatus::judge(
-                residuals.max,
-                initial_residual,
-                self.settings.stopping.tolerance,
-                report.stalled,
-            ),
-            iterations: report.iterations,
-            last_update: report.residual,
-            initial_residual,
+        Ok(SolveReport::judged(
+            "apgd",
             residuals,
-        })
+            initial_residual,
+            self.settings.stopping.tolerance,
+            report.stalled,
+            report.iterations,
+            report.residual,
+        ))
     }
 }

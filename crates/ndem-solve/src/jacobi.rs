@@ -10,7 +10,8 @@ use crate::metrics::ResidualEvaluator;
 use crate::problem::FrictionSet;
 use crate::problem::{ContactProblem, project_contact};
 use crate::solver::{
-    IterationClock, IterationRecord, Observer, SolveReport, Solver, SolverStatus, Stopping,
+    EarlyStop, IterationClock, IterationRecord, Observer, SolveReport, Solver, Stopping,
+    check_finite_iterate,
 };
 use ndem_math::Velocity6;
 use rayon::prelude::*;
@@ -236,13 +237,7 @@ impl Solver for ProjectedJacobi {
                 max_corr = max_corr.max((new - lambda[k]).abs() * d);
                 self.next[k] = new;
             }
-            if self.next.iter().any(|x| !x.is_finite()) {
-                return Err(SolveError::Diverged {
-                    solver: "jacobi",
-                    row: self.next.iter().position(|x| !x.is_finite()).unwrap_or(0),
-                    iteration: it + 1,
-                });
-            }
+            check_finite_iterate("jacobi", &self.next, it + 1)?;
             lambda.copy_from_slice(&self.next);
             self.rebuild_velocity(problem, lambda, velocity);
             iterations = it + 1;
@@ -260,32 +255,27 @@ impl Solver for ProjectedJacobi {
                 },
             );
             // corrections are ω times the residual
-            if schedule.due(&stopping, max_corr / omega, iterations) {
-                let res = self.evaluator.stats(problem, lambda, Some(velocity)).max;
-                if res <= stopping.tolerance {
-                    break;
-                }
-                if max_corr / omega <= crate::pgs::STALL_FRACTION * stopping.tolerance {
+            match schedule.decide(&stopping, max_corr / omega, iterations, || {
+                self.evaluator.stats(problem, lambda, Some(velocity)).max
+            }) {
+                EarlyStop::Continue => {}
+                EarlyStop::Converged => break,
+                EarlyStop::Stalled => {
                     stalled = true;
                     break;
                 }
-                schedule.failed(iterations);
             }
         }
         let residuals = self.evaluator.stats(problem, lambda, Some(velocity));
-        Ok(SolveReport {
-            solver: "jacobi",
-            status: SolverStatus::judge(
-                residuals.max,
-                initial_residual,
-                stopping.tolerance,
-                stalled,
-            ),
-            iterations,
-            last_update: last,
-            initial_residual,
+        Ok(SolveReport::judged(
+            "jacobi",
             residuals,
-        })
+            initial_residual,
+            stopping.tolerance,
+            stalled,
+            iterations,
+            last,
+        ))
     }
 }
 

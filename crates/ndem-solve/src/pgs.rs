@@ -6,8 +6,8 @@ use crate::local::disk_qp;
 use crate::metrics::ResidualEvaluator;
 use crate::problem::{Contact, ContactProblem, FrictionSet};
 use crate::solver::{
-    CheckSchedule, ContactOrder, IterationClock, IterationRecord, Observer, SolveReport, Solver,
-    SolverStatus, Stopping,
+    CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, Observer, SolveReport,
+    Solver, Stopping, check_finite_iterate,
 };
 use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
 use std::time::Duration;
@@ -700,12 +700,7 @@ impl Solver for ProjectedGaussSeidel {
             iterations = it + 1;
             last_update = max_corr;
             if !finite {
-                let row = lambda.iter().position(|x| !x.is_finite()).unwrap_or(0);
-                return Err(SolveError::Diverged {
-                    solver: name,
-                    row,
-                    iteration: iterations,
-                });
+                check_finite_iterate(name, lambda, iterations)?;
             }
             clock.observe(
                 observer,
@@ -719,34 +714,29 @@ impl Solver for ProjectedGaussSeidel {
                     update: max_corr,
                 },
             );
-            if schedule.due(&stopping, max_corr, iterations) {
-                // Check the answer honestly (at v* + M⁻¹Gᵀλ), then stop if
-                // it is converged, or stalled when the sweep no longer
-                // moves anything.
-                if self.evaluator.stats(problem, lambda, None).max <= stopping.tolerance {
-                    break;
-                }
-                if max_corr <= STALL_FRACTION * stopping.tolerance {
+            // check the answer honestly (at v* + M⁻¹Gᵀλ), then stop if it is
+            // converged, or stalled when the sweep no longer moves anything
+            match schedule.decide(&stopping, max_corr, iterations, || {
+                self.evaluator.stats(problem, lambda, None).max
+            }) {
+                EarlyStop::Continue => {}
+                EarlyStop::Converged => break,
+                EarlyStop::Stalled => {
                     stalled = true;
                     break;
                 }
-                schedule.failed(iterations);
             }
         }
         let residuals = self.evaluator.stats(problem, lambda, None);
-        Ok(SolveReport {
-            solver: name,
-            status: SolverStatus::judge(
-                residuals.max,
-                initial_residual,
-                stopping.tolerance,
-                stalled,
-            ),
+        Ok(SolveReport::judged(
+            name,
+            residuals,
+            initial_residual,
+            stopping.tolerance,
+            stalled,
             iterations,
             last_update,
-            initial_residual,
-            residuals,
-        })
+        ))
     }
 }
 

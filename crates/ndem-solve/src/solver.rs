@@ -158,6 +158,28 @@ impl SolveReport {
         self.status == SolverStatus::Converged
     }
 
+    /// The report every solver ends with: the status judged on the
+    /// residuals of the returned `λ` (evaluated by the caller at
+    /// `v* + M⁻¹Gᵀλ`) against the start's and the tolerance.
+    pub(crate) fn judged(
+        solver: &'static str,
+        residuals: ResidualStats,
+        initial_residual: f64,
+        tolerance: f64,
+        stalled: bool,
+        iterations: usize,
+        last_update: f64,
+    ) -> Self {
+        Self {
+            solver,
+            status: SolverStatus::judge(residuals.max, initial_residual, tolerance, stalled),
+            iterations,
+            last_update,
+            initial_residual,
+            residuals,
+        }
+    }
+
     /// The report of a problem without rows: nothing to solve, converged.
     pub(crate) fn empty(solver: &'static str) -> Self {
         Self {
@@ -381,5 +403,58 @@ impl CheckSchedule {
     /// within the tolerance.
     pub(crate) fn failed(&mut self, iterations: usize) {
         self.next = iterations + 1 + iterations / 10;
+    }
+
+    /// The early-stop decision shared by the sweep solvers after an
+    /// iteration whose progress measure is `update`: when a check is due,
+    /// `residual()` (the honest residual of the current `λ`) decides
+    /// converged; an update below [`crate::pgs::STALL_FRACTION`] of the
+    /// tolerance with the residual above it is a stall.
+    pub(crate) fn decide(
+        &mut self,
+        stopping: &Stopping,
+        update: f64,
+        iterations: usize,
+        residual: impl FnOnce() -> f64,
+    ) -> EarlyStop {
+        if !self.due(stopping, update, iterations) {
+            return EarlyStop::Continue;
+        }
+        if residual() <= stopping.tolerance {
+            return EarlyStop::Converged;
+        }
+        if update <= crate::pgs::STALL_FRACTION * stopping.tolerance {
+            return EarlyStop::Stalled;
+        }
+        self.failed(iterations);
+        EarlyStop::Continue
+    }
+}
+
+/// What [`CheckSchedule::decide`] says after an iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EarlyStop {
+    /// Go on.
+    Continue,
+    /// The residual is within the tolerance.
+    Converged,
+    /// The iteration no longer moves while the residual is above it.
+    Stalled,
+}
+
+/// A non-finite iterate is a real failure ([`SolveError::Diverged`]),
+/// naming the first bad row.
+pub(crate) fn check_finite_iterate(
+    solver: &'static str,
+    lambda: &[f64],
+    iteration: usize,
+) -> Result<(), SolveError> {
+    match lambda.iter().position(|x| !x.is_finite()) {
+        Some(row) => Err(SolveError::Diverged {
+            solver,
+            row,
+            iteration,
+        }),
+        None => Ok(()),
     }
 }
