@@ -68,7 +68,8 @@ pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats, coulomb_mer
 pub use newton::{NewtonSettings, SemismoothNewton};
 pub use pgs::{JointRows, PgsSettings, PgsVariant, ProjectedGaussSeidel};
 pub use problem::{
-    Contact, ContactModel, ContactProblem, ContactRows, FrictionSet, GenericRow, RowBounds,
+    Contact, ContactBuilder, ContactModel, ContactProblem, ContactRows, FrictionSet, GenericRow,
+    RowBounds,
 };
 pub use qp::{ApgdSettings, BoxConeSet, solve_qp};
 pub use solver::{

@@ -127,6 +127,59 @@ impl Contact {
         }
     }
 
+    /// A builder for a contact posed by hand: between bodies `[a, b]`
+    /// (the normal points from b to a) with the given Jacobian; Σ, `b`, μ
+    /// and the rolling arm default to zero and the key to `(a, b, 0)`.
+    /// Safer than a struct literal: [`ContactBuilder::build`] checks every
+    /// value.
+    pub fn builder(bodies: [u32; 2], jacobian: ContactJacobian) -> ContactBuilder {
+        ContactBuilder {
+            contact: Self {
+                bodies,
+                key: ContactKey::new(bodies[0], bodies[1], 0),
+                jacobian,
+                sigma: [0.0; 3],
+                rhs: [0.0; 6],
+                friction: 0.0,
+                rolling_arm: 0.0,
+                model: ContactModel::default(),
+            },
+        }
+    }
+
+    /// Checks the values of contact `index` (finite Jacobian, `s_n`, Σ,
+    /// μ and rolling arm ≥ 0, finite `b`); body indices are checked
+    /// against a problem by [`ContactProblem::push_contact`].
+    pub fn validate(&self, index: usize) -> Result<(), SolveError> {
+        for j in 0..6 {
+            for x in self.jacobian.row(j).to_array() {
+                check_finite("contacts.jacobian", index, x)?;
+            }
+        }
+        check_nonneg(
+            "contacts.jacobian.normal_scale",
+            index,
+            self.jacobian.normal_scale,
+        )?;
+        for &s in &self.sigma {
+            check_nonneg("contacts.sigma", index, s)?;
+        }
+        for &b in &self.rhs {
+            check_finite("contacts.rhs", index, b)?;
+        }
+        check_nonneg("contacts.friction", index, self.friction)?;
+        check_nonneg("contacts.rolling_arm", index, self.rolling_arm)?;
+        if self.bodies[0] == self.bodies[1] {
+            return Err(SolveError::OutOfRange {
+                field: "contacts.bodies",
+                index,
+                value: f64::from(self.bodies[0]),
+                range: "two different bodies",
+            });
+        }
+        Ok(())
+    }
+
     /// Σ of row `j`.
     #[inline]
     pub fn row_sigma(&self, j: usize) -> f64 {
@@ -135,6 +188,55 @@ impl Contact {
             1 | 2 => self.sigma[1],
             _ => self.sigma[2],
         }
+    }
+}
+
+/// Builds a [`Contact`] ([`Contact::builder`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactBuilder {
+    contact: Contact,
+}
+
+impl ContactBuilder {
+    /// Persistent identity, for warm starting.
+    pub fn key(mut self, key: ContactKey) -> Self {
+        self.contact.key = key;
+        self
+    }
+    /// Compliances `[Σ_n, Σ_t, Σ_r]` (warm-starting paper, appendix A).
+    pub fn compliance(mut self, sigma: [f64; 3]) -> Self {
+        self.contact.sigma = sigma;
+        self
+    }
+    /// Right-hand side `b` of the normal row (the others stay 0).
+    pub fn normal_rhs(mut self, b_n: f64) -> Self {
+        self.contact.rhs[0] = b_n;
+        self
+    }
+    /// Right-hand side `b` of all six rows.
+    pub fn rhs(mut self, rhs: [f64; 6]) -> Self {
+        self.contact.rhs = rhs;
+        self
+    }
+    /// Friction coefficient `μ_t`.
+    pub fn friction(mut self, mu: f64) -> Self {
+        self.contact.friction = mu;
+        self
+    }
+    /// Rolling torque arm `μ_r R*` \[m\].
+    pub fn rolling_arm(mut self, arm: f64) -> Self {
+        self.contact.rolling_arm = arm;
+        self
+    }
+    /// Data for model-based warm starting.
+    pub fn model(mut self, model: ContactModel) -> Self {
+        self.contact.model = model;
+        self
+    }
+    /// The contact, with its values checked ([`Contact::validate`]).
+    pub fn build(self) -> Result<Contact, SolveError> {
+        self.contact.validate(0)?;
+        Ok(self.contact)
     }
 }
 
@@ -242,27 +344,7 @@ impl ContactProblem {
     pub fn push_contact(&mut self, contact: Contact) -> Result<usize, SolveError> {
         let i = self.contacts.len();
         self.check_bodies("contacts", i, contact.bodies)?;
-        for x in contact.jacobian.row(0).to_array() {
-            check_finite("contacts.jacobian", i, x)?;
-        }
-        for j in 1..6 {
-            for x in contact.jacobian.row(j).to_array() {
-                check_finite("contacts.jacobian", i, x)?;
-            }
-        }
-        check_nonneg(
-            "contacts.jacobian.normal_scale",
-            i,
-            contact.jacobian.normal_scale,
-        )?;
-        for &s in &contact.sigma {
-            check_nonneg("contacts.sigma", i, s)?;
-        }
-        for &b in &contact.rhs {
-            check_finite("contacts.rhs", i, b)?;
-        }
-        check_nonneg("contacts.friction", i, contact.friction)?;
-        check_nonneg("contacts.rolling_arm", i, contact.rolling_arm)?;
+        contact.validate(i)?;
         self.contacts.push(contact);
         Ok(i)
     }

@@ -36,3 +36,39 @@ fn slice_operations_check_lengths() {
     p.residual(&lam, &v, &mut out).unwrap();
     assert!(out.iter().all(|x| x.is_finite()));
 }
+
+/// `Contact::builder` fills defaults (key `(a, b, 0)`, zero Σ, `b`, μ and
+/// rolling arm) and `build` checks every value, naming the field.
+#[test]
+fn contact_builder_checks_values() {
+    use ndem_math::{ContactFrame, ContactJacobian, ContactKey, Vec3};
+    let frame = ContactFrame::from_normal(&Vec3::z()).unwrap();
+    let jacobian = ContactJacobian::new(frame, &Vec3::new(0.0, 0.0, -0.1), &Vec3::zeros(), 1.0);
+    let c = Contact::builder([1, 0], jacobian)
+        .friction(0.5)
+        .build()
+        .unwrap();
+    assert_eq!(c.key, ContactKey::new(1, 0, 0));
+    assert_eq!((c.sigma, c.rhs, c.rolling_arm), ([0.0; 3], [0.0; 6], 0.0));
+    let field = |r: Result<Contact, SolveError>| match r {
+        Err(SolveError::OutOfRange { field, .. }) | Err(SolveError::NonFinite { field, .. }) => {
+            field
+        }
+        other => panic!("{other:?}"),
+    };
+    let b = Contact::builder([1, 0], jacobian);
+    assert_eq!(field(b.friction(-0.1).build()), "contacts.friction");
+    assert_eq!(
+        field(b.compliance([0.0, -1.0, 0.0]).build()),
+        "contacts.sigma"
+    );
+    assert_eq!(field(b.normal_rhs(f64::NAN).build()), "contacts.rhs");
+    assert_eq!(
+        field(b.rolling_arm(f64::INFINITY).build()),
+        "contacts.rolling_arm"
+    );
+    assert_eq!(
+        field(Contact::builder([2, 2], jacobian).build()),
+        "contacts.bodies"
+    );
+}
