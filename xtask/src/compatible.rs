@@ -5,9 +5,10 @@ use crate::SuiteOptions;
 use crate::plot::{Axes, ForceSegment, Series, force_network, line_plot};
 use crate::report::{self, SuiteResult};
 use crate::warmstart::Counter;
-use ndem_math::{ContactLaw, Vec3};
+use ndem_math::ContactLaw;
 use ndem_scenes::builders::{self, CannonballSpec, Scene};
 use ndem_scenes::compatible::{StaticSolveSettings, static_solve};
+use ndem_scenes::measure;
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper};
 use ndem_solve::generate::beam_problem;
 use ndem_solve::*;
@@ -129,40 +130,6 @@ pub fn beam(opts: &SuiteOptions) -> SuiteResult<bool> {
     Ok(true)
 }
 
-/// Vertical reaction on each fixed base sphere (positive up) from the
-/// per-body vertical contact force `force_on(i)` (force on body i).
-fn base_reactions(scene: &Scene, force_on: impl Fn(usize) -> f64) -> Vec<f64> {
-    (0..scene.world.len())
-        .filter(|&i| scene.world.motions()[i] != ndem_step::Motion::Dynamic)
-        .map(|i| -force_on(i))
-        .collect()
-}
-
-/// Vertical force on every body from per-contact normal forces
-/// `(body a, body b, normal, f_n)` (normal from b to a).
-fn vertical_per_body(
-    nb: usize,
-    contacts: impl Iterator<Item = (usize, usize, Vec3, f64)>,
-) -> Vec<f64> {
-    let mut per_body = vec![0.0; nb];
-    for (a, b, n, f) in contacts {
-        per_body[a] += f * n.z;
-        per_body[b] -= f * n.z;
-    }
-    per_body
-}
-
-fn rel_error(a: &[f64], reference: &[f64]) -> f64 {
-    let num: f64 = a
-        .iter()
-        .zip(reference)
-        .map(|(x, y)| (x - y).powi(2))
-        .sum::<f64>()
-        .sqrt();
-    let den: f64 = reference.iter().map(|y| y * y).sum::<f64>().sqrt();
-    num / den
-}
-
 /// Per-contact normal forces `(body a, body b, f_n)` drawn as a side view
 /// of the slab of bodies within one sphere spacing of the pyramid's middle
 /// plane `y = y_mid`.
@@ -225,7 +192,7 @@ fn classic_cd(scene0: &Scene) -> SuiteResult<ClassicCd> {
             scene.step(&mut st).map_err(|e| e.to_string())?;
         }
         let forces = st.contact_forces();
-        reactions[k] = base_reactions(&scene, |i| {
+        reactions[k] = measure::support_reactions(&scene.world, |i| {
             ndem_scenes::measure::force_on_body(&forces, i).z
         });
         per_contact[k] = forces
@@ -249,7 +216,7 @@ fn classic_cd(scene0: &Scene) -> SuiteResult<ClassicCd> {
     let snap =
         static_solve(&settled, &StaticSolveSettings::default()).map_err(|e| e.to_string())?;
     let forces = snap.stepper.contact_forces();
-    let converged = base_reactions(&snap.scene, |i| {
+    let converged = measure::support_reactions(&snap.scene.world, |i| {
         ndem_scenes::measure::force_on_body(&forces, i).z
     });
     let (problem, _, velocity) = snap.step_one().ok_or("no problem")?;
@@ -316,7 +283,7 @@ fn dem_reference(base: usize, two_species: bool, p: f64) -> SuiteResult<DemRefer
         ..scene0.clone()
     };
     let dem_forces = dem.contact_forces().to_vec();
-    let f_dem = base_reactions(&dem_scene, |i| dem_forces[i].z);
+    let f_dem = measure::support_reactions(&dem_scene.world, |i| dem_forces[i].z);
     let dem_contacts = dem
         .normal_forces(&dem_scene.world)
         .map_err(|e| e.to_string())?
@@ -426,7 +393,7 @@ pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
             .zip(&sol.forces)
             .map(|(c, f)| (c.bodies[0] as usize, c.bodies[1] as usize, *f))
             .collect();
-        let per_body = vertical_per_body(
+        let per_body = measure::vertical_force_per_body(
             scene.world.len(),
             prob.contacts().iter().zip(&sol.forces).map(|(c, f)| {
                 (
@@ -437,13 +404,13 @@ pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
                 )
             }),
         );
-        let f_comp = base_reactions(scene, |i| per_body[i]);
+        let f_comp = measure::support_reactions(&scene.world, |i| per_body[i]);
         let [f_pgs, f_apgd] = &cd.reactions;
         let (e_pgs, e_apgd, e_conv, e_comp) = (
-            rel_error(f_pgs, &f_dem),
-            rel_error(f_apgd, &f_dem),
-            rel_error(&cd.converged, &f_dem),
-            rel_error(&f_comp, &f_dem),
+            measure::relative_l2_error(f_pgs, &f_dem),
+            measure::relative_l2_error(f_apgd, &f_dem),
+            measure::relative_l2_error(&cd.converged, &f_dem),
+            measure::relative_l2_error(&f_comp, &f_dem),
         );
         table.push_str(&format!(
             "| {name} | {} | {e_pgs:.3} | {e_apgd:.3} | {e_conv:.2e} | {e_comp:.2e} | {dt:.2e} |\n",

@@ -13,7 +13,7 @@ use ndem_scenes::builders::{self, Scene};
 use ndem_scenes::measure;
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper};
 use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
-use ndem_step::{Motion, StepSettings, Stepper, World};
+use ndem_step::{StepSettings, Stepper, World};
 use serde_json::json;
 use std::time::Instant;
 
@@ -30,18 +30,8 @@ fn with_modulus(mut scene: Scene, e: f64) -> Scene {
 /// Settled height measure: the column's top, or the pile's centre of mass.
 fn measure_height(world: &World, column: Option<usize>) -> f64 {
     match column {
-        Some(n) => world.positions()[n].z + world.shapes()[n].sphere_radius().unwrap_or(0.0),
-        None => {
-            let (mut m, mut z) = (0.0, 0.0);
-            for i in 0..world.len() {
-                if world.motions()[i] == Motion::Dynamic {
-                    let mi = world.mass_properties()[i].map_or(0.0, |p| p.mass);
-                    m += mi;
-                    z += mi * world.positions()[i].z;
-                }
-            }
-            z / m
-        }
+        Some(n) => measure::sphere_top(world, n),
+        None => measure::centre_of_mass_height(world),
     }
 }
 

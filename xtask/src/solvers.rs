@@ -8,6 +8,7 @@
 use crate::SuiteOptions;
 use crate::plot::{Axes, Series, line_plot};
 use crate::report::{self, Progress, SuiteResult};
+use ndem_scenes::SolverChoice;
 use ndem_scenes::builders;
 use ndem_solve::generate::{PackingSpec, sphere_packing};
 use ndem_solve::*;
@@ -100,44 +101,13 @@ fn snapshots(quick: bool) -> SuiteResult<Vec<Snapshot>> {
     Ok(out)
 }
 
-fn solver(name: &str, iterations: usize) -> SuiteResult<Box<dyn Solver>> {
-    let stop = Stopping::iterations(iterations);
-    let e = |e: SolveError| e.to_string();
-    Ok(match name {
-        "pgs" => Box::new(
-            ProjectedGaussSeidel::new(PgsSettings {
-                stopping: stop,
-                ..Default::default()
-            })
-            .map_err(e)?,
-        ),
-        "pgs-blocked" => Box::new(
-            ProjectedGaussSeidel::new(PgsSettings {
-                stopping: stop,
-                variant: PgsVariant::Blocked,
-                ..Default::default()
-            })
-            .map_err(e)?,
-        ),
-        "jacobi" => Box::new(
-            ProjectedJacobi::new(JacobiSettings {
-                stopping: stop,
-                ..Default::default()
-            })
-            .map_err(e)?,
-        ),
-        "apgd" => Box::new(
-            Apgd::new(ApgdSettings {
-                stopping: stop,
-                ..Default::default()
-            })
-            .map_err(e)?,
-        ),
-        _ => return Err(format!("unknown solver {name}")),
-    })
-}
-
-const SOLVERS: [&str; 4] = ["pgs", "pgs-blocked", "jacobi", "apgd"];
+/// The solvers compared, as the scenes and the command line name them.
+const SOLVERS: [SolverChoice; 4] = [
+    SolverChoice::Pgs,
+    SolverChoice::PgsBlocked,
+    SolverChoice::Jacobi,
+    SolverChoice::Apgd,
+];
 const LEVELS: [f64; 3] = [1e-2, 1e-4, 1e-6];
 
 /// Runs the suite.
@@ -168,9 +138,10 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             let r0_all = s0.mean.max(1e-300);
             let mut by_iter = Vec::new();
             let mut by_time = Vec::new();
-            for name in SOLVERS {
+            for choice in SOLVERS {
+                let name = choice.name();
                 for start in ["cold", "warm"] {
-                    let mut s = solver(name, iterations)?;
+                    let mut s = choice.build(iterations).map_err(|e| e.to_string())?;
                     let mut lam = vec![0.0; problem.len()];
                     let mut vel = problem.free_velocity().to_vec();
                     if start == "warm" {

@@ -9,7 +9,8 @@ use crate::plot::{Axes, Series, line_plot};
 use crate::report::{self, SuiteResult};
 use crate::warmstart::{Counter, Method, pgs, required};
 use ndem_scenes::Scene;
-use ndem_scenes::triaxial::{TriaxialControl, TriaxialSpec, TriaxialState, triaxial};
+use ndem_scenes::measure;
+use ndem_scenes::triaxial::{TriaxialControl, TriaxialSpec, triaxial};
 use ndem_solve::ImpulseHistory;
 use ndem_step::Stepper;
 use rayon::prelude::*;
@@ -68,22 +69,11 @@ fn consolidate(spec: TriaxialSpec) -> SuiteResult<(Scene, Stepper, Vec<Vec<Strin
             format!("{:e}", s.lengths[0]),
             format!("{:e}", s.lengths[1]),
             format!("{:e}", s.lengths[2]),
-            format!("{:e}", solid_fraction(&scene, &s)),
+            format!("{:e}", measure::solid_fraction(&scene.world, s.lengths)),
             format!("{:e}", scene.world.kinetic_energy()),
         ]);
     }
     Ok((scene, stepper, rows))
-}
-
-fn solid_fraction(scene: &Scene, s: &TriaxialState) -> f64 {
-    let solid: f64 = scene
-        .world
-        .shapes()
-        .iter()
-        .filter_map(|sh| sh.sphere_radius())
-        .map(|r| 4.0 / 3.0 * std::f64::consts::PI * r.powi(3))
-        .sum();
-    solid / (s.lengths[0] * s.lengths[1] * s.lengths[2])
 }
 
 fn shear(
@@ -171,7 +161,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             .map(|(scene, stepper, rows)| {
                 let c = control(&scene)?;
                 let s0 = c.measure(&scene.world, &stepper);
-                let phi = solid_fraction(&scene, &s0);
+                let phi = measure::solid_fraction(&scene.world, s0.lengths);
                 counter.tick(&format!(
                     "sample {k} consolidated: solid fraction {phi:.3}, sides {:.4} {:.4} {:.4} m",
                     s0.lengths[0], s0.lengths[1], s0.lengths[2]

@@ -28,15 +28,17 @@ enum Command {
         scene: String,
         #[command(flatten)]
         run: RunArgs,
-        /// Solver for the continuous stage.
-        #[arg(long, value_parser = ["pgs", "pgs-blocked", "pgs-direct", "jacobi", "apgd"])]
-        solver: Option<String>,
+        /// Solver for the continuous stage: pgs, pgs-blocked, pgs-direct,
+        /// jacobi or apgd.
+        #[arg(long, value_parser = solver_choice)]
+        solver: Option<SolverChoice>,
         /// Iterations per step (N_it).
         #[arg(long)]
         iterations: Option<usize>,
-        /// Warm-start policy.
-        #[arg(long = "warm-start", value_parser = ["cold", "history", "model", "model-raw", "safeguarded-history"])]
-        warm_start: Option<String>,
+        /// Warm-start policy: cold, history, model, model-raw or
+        /// safeguarded-history.
+        #[arg(long = "warm-start", value_parser = warm_start_choice)]
+        warm_start: Option<WarmStartChoice>,
         /// Adaptive model reduction with the paper's thresholds (Table 2,
         /// contact split), unless the scene file has a `[reduction]` table.
         #[arg(long)]
@@ -78,6 +80,22 @@ struct RunArgs {
     /// Write a checkpoint every N steps (0: none).
     #[arg(long, default_value_t = 0)]
     checkpoint_every: u64,
+}
+
+/// `--solver`: a [`SolverChoice`] by its name.
+fn solver_choice(name: &str) -> Result<SolverChoice, String> {
+    SolverChoice::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = SolverChoice::ALL.iter().map(|c| c.name()).collect();
+        format!("unknown solver `{name}` (one of {})", names.join(", "))
+    })
+}
+
+/// `--warm-start`: a [`WarmStartChoice`] by its name.
+fn warm_start_choice(name: &str) -> Result<WarmStartChoice, String> {
+    WarmStartChoice::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = WarmStartChoice::ALL.iter().map(|c| c.name()).collect();
+        format!("unknown warm start `{name}` (one of {})", names.join(", "))
+    })
 }
 
 fn load(scene: &str) -> Result<Scene, String> {
@@ -150,26 +168,13 @@ fn execute(cli: Cli) -> Result<(), String> {
         } => {
             let mut s = load(&scene)?;
             if let Some(x) = solver {
-                s.solver = match x.as_str() {
-                    "pgs" => SolverChoice::Pgs,
-                    "pgs-blocked" => SolverChoice::PgsBlocked,
-                    "pgs-direct" => SolverChoice::PgsDirect,
-                    "jacobi" => SolverChoice::Jacobi,
-                    "apgd" => SolverChoice::Apgd,
-                    other => return Err(format!("unknown solver {other}")),
-                };
+                s.solver = x;
             }
             if let Some(n) = iterations {
                 s.iterations = n;
             }
             if let Some(x) = warm_start {
-                s.warm_start = match x.as_str() {
-                    "cold" => WarmStartChoice::Cold,
-                    "model" => WarmStartChoice::Model,
-                    "model-raw" => WarmStartChoice::ModelRaw,
-                    "safeguarded-history" => WarmStartChoice::SafeguardedHistory,
-                    _ => WarmStartChoice::History,
-                };
+                s.warm_start = x;
             }
             if reduce && s.reduction.is_none() {
                 s.reduction = Some(ndem::reduce::ReductionSettings::default());

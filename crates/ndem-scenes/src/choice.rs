@@ -26,6 +26,20 @@ pub enum SolverChoice {
 }
 
 impl SolverChoice {
+    /// Every choice, in the order of the docs.
+    pub const ALL: [SolverChoice; 5] = [
+        SolverChoice::Pgs,
+        SolverChoice::PgsBlocked,
+        SolverChoice::PgsDirect,
+        SolverChoice::Jacobi,
+        SolverChoice::Apgd,
+    ];
+
+    /// The choice called `name` ([`Self::name`]), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+
     /// Builds the solver with `iterations` per step.
     pub fn build(self, iterations: usize) -> Result<Box<dyn Solver>, SolveError> {
         let stopping = Stopping::iterations(iterations);
@@ -89,6 +103,20 @@ pub enum WarmStartChoice {
 }
 
 impl WarmStartChoice {
+    /// Every choice, in the order of the docs.
+    pub const ALL: [WarmStartChoice; 5] = [
+        WarmStartChoice::Cold,
+        WarmStartChoice::History,
+        WarmStartChoice::Model,
+        WarmStartChoice::ModelRaw,
+        WarmStartChoice::SafeguardedHistory,
+    ];
+
+    /// The choice called `name` ([`Self::name`]), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+
     /// Builds the policy.
     pub fn build(self) -> Box<dyn WarmStart> {
         match self {

@@ -240,3 +240,73 @@ pub fn fitted_plane_inclination(points: &[(f64, f64, f64)]) -> f64 {
     let c = (syz * sxx - sxz * sxy) / det;
     b.hypot(c).atan().to_degrees()
 }
+
+/// Solid fraction of the spheres of `world` in a box of side `lengths`
+/// \[m\] (the triaxial cell's sample, warm-starting paper section 4.4):
+/// total sphere volume over box volume.
+pub fn solid_fraction(world: &World, lengths: [f64; 3]) -> f64 {
+    let solid: f64 = world
+        .shapes()
+        .iter()
+        .filter_map(|sh| sh.sphere_radius())
+        .map(|r| 4.0 / 3.0 * std::f64::consts::PI * r.powi(3))
+        .sum();
+    solid / (lengths[0] * lengths[1] * lengths[2])
+}
+
+/// Height of the centre of mass of the dynamic bodies \[m\] (0 without
+/// any).
+pub fn centre_of_mass_height(world: &World) -> f64 {
+    let (mut m, mut z) = (0.0, 0.0);
+    for i in 0..world.len() {
+        if world.motions()[i] == Motion::Dynamic {
+            let mi = world.mass_properties()[i].map_or(0.0, |p| p.mass);
+            m += mi;
+            z += mi * world.positions()[i].z;
+        }
+    }
+    if m > 0.0 { z / m } else { 0.0 }
+}
+
+/// Top of sphere `body`: its centre height plus its radius \[m\].
+pub fn sphere_top(world: &World, body: usize) -> f64 {
+    world.positions()[body].z + world.shapes()[body].sphere_radius().unwrap_or(0.0)
+}
+
+/// Vertical force on every body from per-contact normal forces
+/// `(body a, body b, normal, f_n)` (normal from b to a; the force on a is
+/// `f_n n`, on b `−f_n n`).
+pub fn vertical_force_per_body(
+    bodies: usize,
+    contacts: impl Iterator<Item = (usize, usize, Vec3, f64)>,
+) -> Vec<f64> {
+    let mut per_body = vec![0.0; bodies];
+    for (a, b, n, f) in contacts {
+        per_body[a] += f * n.z;
+        per_body[b] -= f * n.z;
+    }
+    per_body
+}
+
+/// Vertical reaction (positive up) of each non-dynamic body of `world`, in
+/// body order, from the vertical contact force `force_on(i)` on body `i`:
+/// the floor pressure of the compatible-CD paper's cannonball (section 7).
+pub fn support_reactions(world: &World, force_on: impl Fn(usize) -> f64) -> Vec<f64> {
+    (0..world.len())
+        .filter(|&i| world.motions()[i] != Motion::Dynamic)
+        .map(|i| -force_on(i))
+        .collect()
+}
+
+/// Relative L2 error `‖a − reference‖ / ‖reference‖` (the
+/// compatible-CD paper's floor-pressure error).
+pub fn relative_l2_error(a: &[f64], reference: &[f64]) -> f64 {
+    let num: f64 = a
+        .iter()
+        .zip(reference)
+        .map(|(x, y)| (x - y).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let den: f64 = reference.iter().map(|y| y * y).sum::<f64>().sqrt();
+    num / den
+}
