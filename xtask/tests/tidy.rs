@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("ndem-scenes", 4),
     ("ndem", 5),
     ("ndem-cli", 6),
+    ("ndem-benches", 7),
     ("xtask", 7),
 ];
 
@@ -30,7 +31,10 @@ fn layer(name: &str) -> Option<u32> {
 }
 
 fn crates() -> Vec<(String, PathBuf)> {
-    let mut out = vec![("xtask".to_string(), root().join("xtask"))];
+    let mut out = vec![
+        ("xtask".to_string(), root().join("xtask")),
+        ("ndem-benches".to_string(), root().join("benches")),
+    ];
     for e in std::fs::read_dir(root().join("crates")).expect("crates/") {
         let p = e.expect("entry").path();
         if p.join("Cargo.toml").exists() {

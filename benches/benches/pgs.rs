@@ -3,7 +3,7 @@
 //! so criterion's "elem/s" inverts to ns per contact-iteration.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use ndem_solve::testing::{PackingSpec, sphere_packing};
+use ndem_solve::generate::{PackingSpec, sphere_packing};
 use ndem_solve::{
     Apgd, ApgdSettings, FrictionSet, JacobiSettings, PgsSettings, PgsVariant, ProjectedGaussSeidel,
     ProjectedJacobi, Solver, Stopping,
