@@ -196,10 +196,7 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         "load_average": load.trim(),
         "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
     });
-    report::write(
-        &opts.out.join("summary.json"),
-        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
-    )?;
+    report::write_summary(&opts.out, &summary)?;
     let mut md = String::new();
     let _ = writeln!(md, "# Granular collapse (model-reduction paper, Table 3)\n");
     let _ = writeln!(

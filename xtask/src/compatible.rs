@@ -115,10 +115,7 @@ pub fn beam(opts: &SuiteOptions) -> SuiteResult<bool> {
         &rows,
     )?;
     let summary = json!({"suite": "compatible beam", "weight": 10.0, "compatible": errs, "pgs_order_spread_N": pgs_spread});
-    report::write(
-        &opts.out.join("summary.json"),
-        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
-    )?;
+    report::write_summary(&opts.out, &summary)?;
     let md = format!(
         "# cargo xtask compatible beam\n\nA rigid platform of weight 10 N on three supports (x = −0.8, 0, 0.8 m), \
          frictionless. PGS after 50 sweeps depends on the contact order (largest spread between orders: {pgs_spread:.3} N); \

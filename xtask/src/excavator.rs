@@ -480,10 +480,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         "load_average": load.trim(),
         "note": if timing { "one run alone" } else { "cold and warm ran concurrently on the 2 cores: wall times include each other's load" },
     });
-    report::write(
-        &opts.out.join("summary.json"),
-        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
-    )?;
+    report::write_summary(&opts.out, &summary)?;
     report::write(&opts.out.join("report.md"), &report_md(&summary))?;
     Ok(failures.is_empty())
 }

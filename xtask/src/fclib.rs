@@ -223,10 +223,7 @@ pub fn run_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
         "suite": "fclib", "quick": opts.quick, "sweep_cap": cap, "results": results,
         "wall_time_s": progress.elapsed(),
     });
-    report::write(
-        &opts.out.join("summary.json"),
-        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
-    )?;
+    report::write_summary(&opts.out, &summary)?;
     let md = format!(
         "# cargo xtask fclib{}\n\nEach problem solved from a cold start by every solver (sweep cap {cap}; Newton 100 \
          iterations; APGD 50 outer fixed-point iterations of up to 20 000 inner ones). Merit: FCLIB's Coulomb natural-map error with De Saxcé's modified velocity, \

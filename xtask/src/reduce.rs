@@ -339,10 +339,7 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
         "paper_model": "S = 1/(delta + (1-h)^(4/3)); with delta = 0.01: 4.7 at h = 0.7, 35 at h = 0.95 (the paper quotes 5 and 50)",
         "wall_time_s": progress.elapsed(),
     });
-    report::write(
-        &opts.out.join("summary.json"),
-        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
-    )?;
+    report::write_summary(&opts.out, &summary)?;
     let md = format!(
         "# cargo xtask reduce speedup{}\n\nA resting simple-cubic bed of {total} spheres (d = 13 mm, Table 1, Hertz, Δt = 5 ms, \
          {}, history warm start). The reduction level h is set by split sensors over the top of the bed \

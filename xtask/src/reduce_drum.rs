@@ -277,16 +277,8 @@ fn write_summary(
         "load_average": load.trim(),
         "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
     });
-    report::write(
-        &opts.out.join("summary.json"),
-        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
-    )?;
-    let mut md = String::new();
-    let _ = writeln!(
-        md,
-        "# Rotating drum (model-reduction paper, Table 3){}\n",
-        if opts.quick { ", --quick" } else { "" }
-    );
+    report::write_summary(&opts.out, &summary)?;
+    let mut md = report::heading("Rotating drum (model-reduction paper, Table 3)", opts.quick);
     let _ = writeln!(
         md,
         "{} bi-disperse particles, D = {}d, width {}d, Ω = {} rad/s, frictionless end caps, linear k_n = 3 kN/m, \

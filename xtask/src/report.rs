@@ -24,6 +24,18 @@ pub fn write(path: &Path, contents: &str) -> SuiteResult<()> {
     std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// Writes `summary.json` (pretty-printed) into `out`.
+pub fn write_summary(out: &Path, summary: &serde_json::Value) -> SuiteResult<()> {
+    let text = serde_json::to_string_pretty(summary).map_err(|e| e.to_string())?;
+    write(&out.join("summary.json"), &text)
+}
+
+/// The first line of a suite's `report.md`: `# title`, marked `--quick`
+/// for the quick size.
+pub fn heading(title: &str, quick: bool) -> String {
+    format!("# {title}{}\n\n", if quick { ", --quick" } else { "" })
+}
+
 /// Writes a CSV file from a header and rows.
 pub fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> SuiteResult<()> {
     let mut s = header.join(",");

@@ -281,10 +281,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         "friction_set": "disk", "residual": "mean normal-row residual relative to the cold start's initial value (thresholds); all-rows mean also reported",
         "runs": summary, "wall_time_s": progress.elapsed(),
     });
-    report::write(
-        &opts.out.join("summary.json"),
-        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
-    )?;
+    report::write_summary(&opts.out, &summary)?;
     let md = format!(
         "# cargo xtask solvers{}\n\nSnapshots: the continuous-stage problem of a settled 1D column of 50 spheres, \
          of a resting pile in a box, and of a dense lattice packing (all with disk friction and rolling rows: \

@@ -214,10 +214,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             "record": c.kind == CaseKind::Record, "error": c.error(), "tolerance_source": c.source,
         })).collect::<Vec<_>>(),
     });
-    report::write(
-        &opts.out.join("summary.json"),
-        &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
-    )?;
+    report::write_summary(&opts.out, &summary)?;
     let md = format!(
         "# cargo xtask verify{}\n\nEach case compares one measured number with its analytic value \
          (see `crates/ndem-step/src/verification.rs` for the set-up and formula of each). `record` rows \
