@@ -1,13 +1,20 @@
 //! The `ndem` command: run built-in or file scenes, list and describe them,
 //! resume from checkpoints.
+//!
+//! Exit codes: 0 done; 2 bad input or a failed run (one line on stderr
+//! naming the field, or the step and time); 130 interrupted by Ctrl-C
+//! (everything written, `summary.json` says `"interrupted": true`).
 
 use clap::{Parser, Subcommand};
 use ndem::checkpoint::Checkpoint;
 use ndem::scenes::{Scene, SceneFile, SolverChoice, WarmStartChoice, builders};
-use ndem_cli::run::{RunOptions, run_scene};
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use ndem_cli::run::{FolderPolicy, ProgressStyle, RunOptions, run_scene};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
@@ -22,9 +29,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a built-in scene or a scene file (.toml).
+    /// Run a built-in scene or a scene file (.toml). A built-in name wins
+    /// over a file or folder of the same name: write `./name` for the file.
     Run {
-        /// Built-in scene name or path to a scene file.
+        /// Built-in scene name, or path to a scene file.
         scene: String,
         #[command(flatten)]
         run: RunArgs,
@@ -44,18 +52,23 @@ enum Command {
         #[arg(long)]
         reduce: bool,
     },
-    /// Continue a run from a checkpoint file.
+    /// Continue a run from a checkpoint file: by default to the scene's end
+    /// time, into a new folder beside the original run's.
     Resume {
         /// Checkpoint (.json) written by `ndem run --checkpoint-every`.
         checkpoint: PathBuf,
         #[command(flatten)]
         run: RunArgs,
+        /// Continue the original run's files in its folder (statistics and
+        /// frames after the checkpoint are replaced) instead of a new one.
+        #[arg(long, conflicts_with = "out")]
+        append: bool,
     },
     /// List the built-in scenes.
     List,
     /// Describe a scene; with --toml, print it as a scene file.
     Describe {
-        /// Built-in scene name or path to a scene file.
+        /// Built-in scene name, or path to a scene file.
         scene: String,
         /// Print the whole scene file.
         #[arg(long)]
@@ -65,18 +78,27 @@ enum Command {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// Number of steps (default: the scene's duration).
+    /// Number of steps (default: to the scene's end time).
     #[arg(long, conflicts_with = "time")]
     steps: Option<u64>,
     /// Simulated time to run \[s\].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     time: Option<f64>,
-    /// Output folder (default: `target/ndem/<scene>`).
+    /// Output folder (default: `target/ndem/<scene>`). A folder holding
+    /// another run is refused unless --overwrite is given.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Write a VTK frame every N steps (0: none).
-    #[arg(long, default_value_t = 100)]
-    frame_every: u64,
+    /// Replace the run already in the output folder.
+    #[arg(long)]
+    overwrite: bool,
+    /// Write a VTK frame every N steps (0: none; default: the scene's
+    /// `[output] frame_every`).
+    #[arg(long)]
+    frame_every: Option<u64>,
+    /// A statistics line every N steps (default: the scene's `[output]
+    /// stats_every`).
+    #[arg(long)]
+    stats_every: Option<u64>,
     /// Write a checkpoint every N steps (0: none).
     #[arg(long, default_value_t = 0)]
     checkpoint_every: u64,
@@ -98,66 +120,111 @@ fn warm_start_choice(name: &str) -> Result<WarmStartChoice, String> {
     })
 }
 
+/// A built-in scene by name, else a scene file. The rule: a built-in name
+/// always means the built-in scene (a folder that a run created under a
+/// scene's name never hides it); anything else is a path, and must be a
+/// readable file (write `./column` for a file called `column`).
 fn load(scene: &str) -> Result<Scene, String> {
-    if scene.ends_with(".toml") || std::path::Path::new(scene).exists() {
-        let text = std::fs::read_to_string(scene)
-            .map_err(|e| format!("cannot read scene file {scene}: {e}"))?;
-        let file = SceneFile::from_toml(&text).map_err(|e| format!("{scene}: {e}"))?;
-        file.to_scene().map_err(|e| format!("{scene}: {e}"))
-    } else {
-        builders::builtin(scene).map_err(|e| e.to_string())
+    if builders::BUILTIN.iter().any(|(name, _)| *name == scene) {
+        return builders::builtin(scene).map_err(|e| e.to_string());
     }
+    let path = Path::new(scene);
+    let looks_like_path = scene.ends_with(".toml") || scene.contains(std::path::MAIN_SEPARATOR);
+    if !looks_like_path && !path.exists() {
+        let names: Vec<&str> = builders::BUILTIN.iter().map(|(n, _)| *n).collect();
+        return Err(format!(
+            "unknown built-in scene `{scene}` (one of {}); a scene file is given by its path",
+            names.join(", ")
+        ));
+    }
+    if path.is_dir() {
+        return Err(format!(
+            "cannot read scene file {scene}: it is a folder, not a scene file"
+        ));
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read scene file {scene}: {e}"))?;
+    let file = SceneFile::from_toml(&text).map_err(|e| format!("{scene}: {e}"))?;
+    file.to_scene().map_err(|e| format!("{scene}: {e}"))
 }
 
-fn steps_for(scene: &Scene, run: &RunArgs) -> Result<u64, String> {
+/// Steps to take: `--steps`, `--time`, or to the scene's end time from the
+/// current time `now`.
+fn steps_for(scene: &Scene, run: &RunArgs, now: f64) -> Result<u64, String> {
     let dt = scene.settings.dt;
     match (run.steps, run.time) {
         (Some(n), _) => Ok(n),
         (None, Some(t)) if t.is_finite() && t >= 0.0 => Ok((t / dt).round() as u64),
         (None, Some(t)) => Err(format!("--time must be finite and >= 0, got {t}")),
-        (None, None) => Ok((scene.duration / dt).round() as u64),
+        (None, None) => Ok(((scene.duration - now) / dt).round().max(0.0) as u64),
     }
 }
 
-fn execute(cli: Cli) -> Result<(), String> {
+/// What `ndem` prints on standard output; a closed pipe (`ndem … | head`)
+/// ends the command quietly.
+fn say(text: std::fmt::Arguments<'_>) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_fmt(text)
+        .and_then(|()| out.flush())
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => Failure::ClosedPipe,
+            _ => Failure::Error(format!("cannot write to standard output: {e}")),
+        })
+}
+
+/// How a command ends when it does not succeed.
+enum Failure {
+    /// Bad input or a failed run: one line, exit code 2.
+    Error(String),
+    /// Stopped by Ctrl-C after writing everything: exit code 130.
+    Interrupted,
+    /// Standard output was closed by its reader: exit quietly.
+    ClosedPipe,
+}
+
+impl From<String> for Failure {
+    fn from(e: String) -> Self {
+        Failure::Error(e)
+    }
+}
+
+fn describe(scene: &str, toml: bool) -> Result<(), Failure> {
+    let s = load(scene)?;
+    if toml {
+        let text = SceneFile::from_scene(&s)
+            .to_toml()
+            .map_err(|e| e.to_string())?;
+        return say(format_args!("{text}"));
+    }
+    say(format_args!(
+        "{}: {} bodies ({} dynamic), {} materials, {} joints, {} emitters ({} particles to emit); dt = {} s, duration = {} s, solver {} x {}, warm start {}\n",
+        s.name,
+        s.world.len(),
+        s.world.dynamic_count(),
+        s.world.materials.len(),
+        s.world.joints().len(),
+        s.emitters.len(),
+        s.emitters
+            .iter()
+            .map(|e| e.total - e.emitted)
+            .sum::<usize>(),
+        s.settings.dt,
+        s.duration,
+        s.solver.name(),
+        s.iterations,
+        s.warm_start.name()
+    ))
+}
+
+fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
     match cli.command {
         Command::List => {
             for (name, about) in builders::BUILTIN {
-                println!("{name:10} {about}");
+                say(format_args!("{name:10} {about}\n"))?;
             }
             Ok(())
         }
-        Command::Describe { scene, toml } => {
-            let s = load(&scene)?;
-            if toml {
-                print!(
-                    "{}",
-                    SceneFile::from_scene(&s)
-                        .to_toml()
-                        .map_err(|e| e.to_string())?
-                );
-            } else {
-                println!(
-                    "{}: {} bodies ({} dynamic), {} materials, {} joints, {} emitters ({} particles to emit); dt = {} s, duration = {} s, solver {} x {}, warm start {}",
-                    s.name,
-                    s.world.len(),
-                    s.world.dynamic_count(),
-                    s.world.materials.len(),
-                    s.world.joints().len(),
-                    s.emitters.len(),
-                    s.emitters
-                        .iter()
-                        .map(|e| e.total - e.emitted)
-                        .sum::<usize>(),
-                    s.settings.dt,
-                    s.duration,
-                    s.solver.name(),
-                    s.iterations,
-                    s.warm_start.name()
-                );
-            }
-            Ok(())
-        }
+        Command::Describe { scene, toml } => describe(&scene, toml),
         Command::Run {
             scene,
             run,
@@ -180,25 +247,69 @@ fn execute(cli: Cli) -> Result<(), String> {
                 s.reduction = Some(ndem::reduce::ReductionSettings::default());
             }
             let mut stepper = s.stepper().map_err(|e| e.to_string())?;
-            go(&mut s, &mut stepper, &run)
+            let out = run
+                .out
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("target/ndem").join(&s.name));
+            let folder = if run.overwrite {
+                FolderPolicy::Overwrite
+            } else {
+                FolderPolicy::New
+            };
+            go(&mut s, &mut stepper, &run, out, folder, stop)
         }
-        Command::Resume { checkpoint, run } => {
+        Command::Resume {
+            checkpoint,
+            run,
+            append,
+        } => {
             let text = std::fs::read_to_string(&checkpoint)
                 .map_err(|e| format!("cannot read checkpoint {}: {e}", checkpoint.display()))?;
             let cp = Checkpoint::from_json(&text)
                 .map_err(|e| format!("{}: {e}", checkpoint.display()))?;
-            let (mut s, mut stepper) = cp.restore().map_err(|e| e.to_string())?;
-            go(&mut s, &mut stepper, &run)
+            let (mut s, mut stepper) = cp
+                .restore()
+                .map_err(|e| format!("{}: {e}", checkpoint.display()))?;
+            let run_dir = checkpoint
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf();
+            let (out, folder) = if append {
+                (run_dir, FolderPolicy::Append { from_step: cp.step })
+            } else {
+                let out = run.out.clone().unwrap_or_else(|| {
+                    let name = run_dir.file_name().map_or_else(
+                        || s.name.clone(),
+                        |n| n.to_string_lossy().into_owned(),
+                    );
+                    run_dir.with_file_name(format!("{name}-resumed-{:08}", cp.step))
+                });
+                let folder = if run.overwrite {
+                    FolderPolicy::Overwrite
+                } else {
+                    FolderPolicy::New
+                };
+                (out, folder)
+            };
+            go(&mut s, &mut stepper, &run, out, folder, stop)
         }
     }
 }
 
-fn go(s: &mut Scene, stepper: &mut ndem::step::Stepper, run: &RunArgs) -> Result<(), String> {
-    let steps = steps_for(s, run)?;
-    let out = run
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("target/ndem").join(&s.name));
+fn go(
+    s: &mut Scene,
+    stepper: &mut ndem::step::Stepper,
+    run: &RunArgs,
+    out: PathBuf,
+    folder: FolderPolicy,
+    stop: &Arc<AtomicBool>,
+) -> Result<(), Failure> {
+    let steps = steps_for(s, run, stepper.time())?;
+    let stats_every = run.stats_every.unwrap_or(s.output.stats_every as u64);
+    if stats_every == 0 {
+        return Err(Failure::Error("--stats-every must be at least 1".into()));
+    }
     tracing::info!(scene = %s.name, steps, out = %out.display(), "run");
     let summary = run_scene(
         s,
@@ -206,23 +317,40 @@ fn go(s: &mut Scene, stepper: &mut ndem::step::Stepper, run: &RunArgs) -> Result
         &RunOptions {
             steps,
             out: Some(out.clone()),
-            frame_every: run.frame_every,
+            frame_every: run.frame_every.unwrap_or(s.output.frame_every as u64),
+            stats_every,
             checkpoint_every: run.checkpoint_every,
-            progress: std::io::stderr().is_terminal(),
+            progress: if std::io::stderr().is_terminal() {
+                ProgressStyle::Bar
+            } else {
+                ProgressStyle::Lines {
+                    every: Duration::from_secs(10),
+                }
+            },
+            folder,
+            stop: Some(Arc::clone(stop)),
         },
     )
     .map_err(|e| e.to_string())?;
-    println!(
-        "{}: {} steps to t = {:.3} s, {} particles, {:.0} contacts on average, {:.1} s wall time ({:.1} steps/s); output in {}",
+    say(format_args!(
+        "{}: {} steps to t = {:.3} s{}, {} particles, {:.0} contacts on average, {:.1} s wall time ({:.1} steps/s); output in {}\n",
         summary.scene,
         summary.steps,
         summary.time,
+        if summary.interrupted {
+            " (interrupted)"
+        } else {
+            ""
+        },
         summary.particles,
         summary.mean_contacts,
         summary.wall_time_s,
         summary.steps_per_second,
         out.display()
-    );
+    ))?;
+    if summary.interrupted {
+        return Err(Failure::Interrupted);
+    }
     Ok(())
 }
 
@@ -241,9 +369,20 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    match execute(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+    // Ctrl-C: finish the current step, write everything, exit 130; a
+    // second Ctrl-C exits at once
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("ndem: stopping after this step (Ctrl-C again to quit at once)");
+    });
+    match execute(cli, &stop) {
+        Ok(()) | Err(Failure::ClosedPipe) => ExitCode::SUCCESS,
+        Err(Failure::Interrupted) => ExitCode::from(130),
+        Err(Failure::Error(e)) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }

@@ -1,12 +1,22 @@
-//! Running a scene: stepping with progress, statistics, frames, checkpoints
-//! and a summary.
+//! Running a scene: stepping with progress, streaming statistics, frames,
+//! checkpoints and a summary, and stopping cleanly on request (Ctrl-C).
+//!
+//! Files are written as the run goes: `stats.csv` is appended line by line
+//! and flushed at every frame and checkpoint, the `.pvd` collections are
+//! rewritten at every frame, and `summary.json` is written at the end of a
+//! finished or interrupted run (with `"interrupted": true` and the last
+//! step), never by a failed one.
 
+use crate::progress::Progress;
 use ndem::checkpoint::Checkpoint;
 use ndem::output::{self, FrameLog};
 use ndem::scenes::{Scene, SceneError};
 use ndem::step::{StepError, Stepper};
 use serde::Serialize;
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -27,6 +37,49 @@ pub enum RunError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The output folder holds another run's files.
+    #[error(
+        "output folder {dir} already holds a run ({found}); choose another --out, or pass --overwrite to replace it"
+    )]
+    FolderNotEmpty {
+        /// Folder.
+        dir: PathBuf,
+        /// One of the files found.
+        found: String,
+    },
+}
+
+/// What to do with an output folder that already holds a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FolderPolicy {
+    /// Refuse ([`RunError::FolderNotEmpty`]).
+    #[default]
+    New,
+    /// Remove the earlier run's files (frames, collections, statistics,
+    /// summary, checkpoints) first.
+    Overwrite,
+    /// Continue the earlier run from step `from_step` (a resume): its
+    /// statistics and frames after that step are dropped, the rest kept,
+    /// and this run's are appended.
+    Append {
+        /// The step the run continues from.
+        from_step: u64,
+    },
+}
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProgressStyle {
+    /// Nothing.
+    #[default]
+    Quiet,
+    /// A progress bar (stderr is a terminal).
+    Bar,
+    /// A plain line on stderr every `every` (stderr is a file or a pipe).
+    Lines {
+        /// Interval between lines.
+        every: Duration,
+    },
 }
 
 /// How long to run and what to write.
@@ -36,12 +89,35 @@ pub struct RunOptions {
     pub steps: u64,
     /// Output folder (`None`: no files).
     pub out: Option<PathBuf>,
-    /// VTK frame every this many steps (0: none).
+    /// VTK frame at every step count divisible by this (0: none); the
+    /// first and the last state are always written when it is not 0.
     pub frame_every: u64,
-    /// Checkpoint every this many steps (0: none).
+    /// A statistics line at every step count divisible by this (≥ 1).
+    pub stats_every: u64,
+    /// Checkpoint at every step count divisible by this (0: none).
     pub checkpoint_every: u64,
-    /// Show a progress bar on a terminal.
-    pub progress: bool,
+    /// Progress display.
+    pub progress: ProgressStyle,
+    /// An output folder that already holds a run.
+    pub folder: FolderPolicy,
+    /// Set (by a Ctrl-C handler) to stop after the current step, write
+    /// everything and report the run as interrupted.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            steps: 0,
+            out: None,
+            frame_every: 0,
+            stats_every: 1,
+            checkpoint_every: 0,
+            progress: ProgressStyle::Quiet,
+            folder: FolderPolicy::New,
+            stop: None,
+        }
+    }
 }
 
 /// What a run did (written as `summary.json`).
@@ -53,8 +129,14 @@ pub struct RunSummary {
     pub particles: usize,
     /// Steps taken in this run.
     pub steps: u64,
+    /// Step count at the start of this run (0, or the checkpoint's).
+    pub first_step: u64,
+    /// Step count at the end.
+    pub last_step: u64,
     /// Simulated time at the end \[s\].
     pub time: f64,
+    /// The run was stopped on request (Ctrl-C) before its last step.
+    pub interrupted: bool,
     /// Mean number of contacts per step.
     pub mean_contacts: f64,
     /// Solver name.
@@ -69,7 +151,7 @@ pub struct RunSummary {
     pub steps_per_second: f64,
     /// Total time per stage \[s\].
     pub stage_times_s: StageSeconds,
-    /// Frames written.
+    /// Frames written by this run.
     pub frames: usize,
     /// Checkpoints written.
     pub checkpoints: Vec<String>,
@@ -92,170 +174,254 @@ pub struct StageSeconds {
     pub reduction: f64,
 }
 
-fn io(dir: &std::path::Path) -> impl Fn(std::io::Error) -> RunError + '_ {
-    move |source| RunError::Output {
-        dir: dir.to_path_buf(),
-        source,
+/// The files of a run in an output folder.
+struct RunFiles {
+    dir: PathBuf,
+    stats: std::io::BufWriter<std::fs::File>,
+    frames: FrameLog,
+    /// Step of the last frame written.
+    last_frame: Option<u64>,
+    written_frames: usize,
+}
+
+impl RunFiles {
+    fn io(&self) -> impl Fn(std::io::Error) -> RunError + '_ {
+        |source| RunError::Output {
+            dir: self.dir.clone(),
+            source,
+        }
+    }
+
+    /// Prepares `dir` by `policy` and opens the statistics file.
+    fn open(dir: &Path, policy: FolderPolicy) -> Result<Self, RunError> {
+        let io = |source| RunError::Output {
+            dir: dir.to_path_buf(),
+            source,
+        };
+        output::prepare_dir(dir).map_err(io)?;
+        let earlier = output::run_files(dir).map_err(io)?;
+        let (stats_text, frames) = match policy {
+            FolderPolicy::New => {
+                if let Some(found) = earlier.first() {
+                    return Err(RunError::FolderNotEmpty {
+                        dir: dir.to_path_buf(),
+                        found: found.display().to_string(),
+                    });
+                }
+                (format!("{}\n", output::STATS_HEADER), FrameLog::default())
+            }
+            FolderPolicy::Overwrite => {
+                for f in &earlier {
+                    std::fs::remove_file(dir.join(f)).map_err(io)?;
+                }
+                (format!("{}\n", output::STATS_HEADER), FrameLog::default())
+            }
+            FolderPolicy::Append { from_step } => {
+                let _ = std::fs::remove_file(dir.join("summary.json"));
+                let stats = output::stats_up_to(dir, from_step).map_err(io)?;
+                let frames = FrameLog::read_up_to(dir, from_step).map_err(io)?;
+                (stats, frames)
+            }
+        };
+        output::write_atomic(&dir.join("stats.csv"), stats_text.as_bytes()).map_err(io)?;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join("stats.csv"))
+            .map_err(io)?;
+        let last_frame = frames.last_step();
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            stats: std::io::BufWriter::new(file),
+            frames,
+            last_frame,
+            written_frames: 0,
+        })
+    }
+
+    fn stats_line(&mut self, line: &str) -> Result<(), RunError> {
+        writeln!(self.stats, "{line}").map_err(self.io())
+    }
+
+    /// Flushes the statistics and rewrites the collections.
+    fn flush(&mut self) -> Result<(), RunError> {
+        self.stats.flush().map_err(self.io())?;
+        self.frames.write_collections(&self.dir).map_err(self.io())
+    }
+
+    fn frame(&mut self, scene: &Scene, stepper: &Stepper) -> Result<(), RunError> {
+        let step = stepper.step_count();
+        if self.last_frame == Some(step) {
+            return Ok(());
+        }
+        self.frames
+            .write_frame(
+                &self.dir,
+                &scene.world,
+                &stepper.contact_forces(),
+                stepper.time(),
+                step,
+            )
+            .map_err(self.io())?;
+        self.last_frame = Some(step);
+        self.written_frames += 1;
+        self.flush()
+    }
+
+    fn checkpoint(&mut self, scene: &Scene, stepper: &mut Stepper) -> Result<String, RunError> {
+        let name = format!("checkpoint_{:08}.json", stepper.step_count());
+        let json = Checkpoint::capture(scene, stepper).to_json();
+        output::write_atomic(&self.dir.join(&name), json.as_bytes()).map_err(self.io())?;
+        self.flush()?;
+        Ok(name)
     }
 }
 
-/// Runs `options.steps` steps of `scene` with `stepper`, writing outputs.
-/// Files appear atomically: a run that fails leaves no file that looks
-/// complete (`summary.json` is written last).
+/// Running totals of a run.
+#[derive(Default)]
+struct Totals {
+    stage: [Duration; 5],
+    contacts: u64,
+    level: f64,
+    steps: u64,
+    checkpoints: Vec<String>,
+}
+
+/// Runs `options.steps` steps of `scene` with `stepper`, writing outputs as
+/// it goes (see the module docs). A failed step returns the error with the
+/// statistics and frames up to it written (no `summary.json`); a stop
+/// request ends the run after the current step with everything written and
+/// `interrupted` set.
 pub fn run_scene(
     scene: &mut Scene,
     stepper: &mut Stepper,
     options: &RunOptions,
 ) -> Result<RunSummary, RunError> {
-    if let Some(dir) = &options.out {
-        output::prepare_dir(dir).map_err(io(dir))?;
-        // a previous summary would look like this run's
-        let _ = std::fs::remove_file(dir.join("summary.json"));
-    }
-    let bar = if options.progress {
-        let b = indicatif::ProgressBar::new(options.steps);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} steps  {per_sec}  eta {eta}  {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(b)
-    } else {
-        None
+    let stats_every = options.stats_every.max(1);
+    let mut files = match &options.out {
+        Some(dir) => Some(RunFiles::open(dir, options.folder)?),
+        None => None,
     };
+    let mut progress = Progress::new(options.progress, options.steps);
     let start = Instant::now();
-    let mut csv = String::from(output::STATS_HEADER);
-    csv.push('\n');
-    let mut frames = FrameLog::default();
-    let mut checkpoints = Vec::new();
-    let mut stage = [Duration::ZERO; 5];
-    let mut contacts_sum = 0u64;
-    let mut level_sum = 0.0;
-    let write_frame =
-        |frames: &mut FrameLog, scene: &Scene, stepper: &Stepper| -> Result<(), RunError> {
-            if let Some(dir) = &options.out {
-                frames
-                    .write_frame(
-                        dir,
-                        &scene.world,
-                        &stepper.contact_forces(),
-                        stepper.time(),
-                        stepper.step_count(),
-                    )
-                    .map_err(io(dir))?;
-            }
-            Ok(())
-        };
-    if options.frame_every > 0 {
-        write_frame(&mut frames, scene, stepper)?;
+    let first_step = stepper.step_count();
+    let mut totals = Totals::default();
+    if options.frame_every > 0
+        && let Some(f) = files.as_mut()
+    {
+        f.frame(scene, stepper)?;
     }
-    for k in 1..=options.steps {
+    let mut interrupted = false;
+    for _ in 0..options.steps {
+        if options.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
+            interrupted = true;
+            break;
+        }
         let s = match scene.step(stepper) {
             Ok(s) => s,
             Err(e) => {
                 // keep what the run produced up to the failed step: the
                 // statistics and the frame collections (no summary.json,
-                // which marks a finished run); checkpoints are untouched
-                if let Some(dir) = &options.out {
-                    output::write_atomic(&dir.join("stats.csv"), csv.as_bytes())
-                        .map_err(io(dir))?;
-                    frames.write_collections(dir).map_err(io(dir))?;
+                // which marks a finished run)
+                if let Some(f) = files.as_mut() {
+                    f.flush()?;
                 }
                 return Err(e.into());
             }
         };
-        contacts_sum += s.contacts as u64;
-        stage[0] += s.times.detection;
-        stage[1] += s.times.assembly;
-        stage[2] += s.times.impact;
-        stage[3] += s.times.continuous;
-        stage[4] += s.times.reduction;
-        let reduction = stepper
-            .hooks_as::<ndem::reduce::Reducer>()
-            .map(|r| r.stats());
-        if let Some(r) = &reduction {
-            level_sum += r.level;
-        }
-        csv.push_str(&output::stats_line(&s, reduction.as_ref()));
-        csv.push('\n');
-        if options.frame_every > 0 && k % options.frame_every == 0 {
-            write_frame(&mut frames, scene, stepper)?;
-        }
-        if options.checkpoint_every > 0
-            && k % options.checkpoint_every == 0
-            && let Some(dir) = &options.out
-        {
-            {
-                let name = format!("checkpoint_{:08}.json", stepper.step_count());
-                output::write_atomic(
-                    &dir.join(&name),
-                    Checkpoint::capture(scene, stepper).to_json().as_bytes(),
-                )
-                .map_err(io(dir))?;
-                checkpoints.push(name);
+        totals.record(&s, stepper);
+        let step = stepper.step_count();
+        if let Some(f) = files.as_mut() {
+            if step % stats_every == 0 {
+                let reduction = stepper
+                    .hooks_as::<ndem::reduce::Reducer>()
+                    .map(|r| r.stats());
+                f.stats_line(&output::stats_line(&s, reduction.as_ref()))?;
+            }
+            if options.frame_every > 0 && step % options.frame_every == 0 {
+                f.frame(scene, stepper)?;
+            }
+            if options.checkpoint_every > 0 && step % options.checkpoint_every == 0 {
+                totals.checkpoints.push(f.checkpoint(scene, stepper)?);
             }
         }
-        if let Some(b) = &bar {
-            b.inc(1);
-            if k % 20 == 0 {
-                b.set_message(format!("t = {:.3} s, {} contacts", s.time, s.contacts));
-            }
-        }
-        if k % 1000 == 0 {
-            tracing::info!(
-                step = s.step,
-                time = s.time,
-                contacts = s.contacts,
-                kinetic_energy = s.kinetic_energy,
-                "progress"
-            );
-        }
+        progress.step(&s);
     }
-    if let Some(b) = &bar {
-        b.finish_and_clear();
+    progress.finish();
+    if let Some(f) = files.as_mut() {
+        if options.frame_every > 0 {
+            // the final state, whatever the interval
+            f.frame(scene, stepper)?;
+        }
+        f.flush()?;
     }
-    let wall = start.elapsed().as_secs_f64();
-    let summary = RunSummary {
-        scene: scene.name.clone(),
-        particles: (0..scene.world.len())
-            .filter(|&i| {
-                scene.world.motions()[i] == ndem::step::Motion::Dynamic
-                    && !matches!(scene.world.shapes()[i], ndem::collide::Shape::Empty)
-            })
-            .count(),
-        steps: options.steps,
-        time: stepper.time(),
-        mean_contacts: if options.steps > 0 {
-            contacts_sum as f64 / options.steps as f64
-        } else {
-            0.0
-        },
-        solver: stepper.solver_mut().name().to_string(),
-        warm_start: scene.warm_start.name().to_string(),
-        iterations: stepper.solver_mut().max_iterations(),
-        wall_time_s: wall,
-        steps_per_second: options.steps as f64 / wall.max(1e-12),
-        stage_times_s: StageSeconds {
-            detection: stage[0].as_secs_f64(),
-            assembly: stage[1].as_secs_f64(),
-            impact: stage[2].as_secs_f64(),
-            continuous: stage[3].as_secs_f64(),
-            reduction: stage[4].as_secs_f64(),
-        },
-        frames: frames.frames.len(),
-        checkpoints,
-        mean_reduction_level: if options.steps > 0 {
-            level_sum / options.steps as f64
-        } else {
-            0.0
-        },
-    };
-    if let Some(dir) = &options.out {
-        output::write_atomic(&dir.join("stats.csv"), csv.as_bytes()).map_err(io(dir))?;
-        frames.write_collections(dir).map_err(io(dir))?;
+    let summary = totals.summary(scene, stepper, start.elapsed(), first_step, interrupted, &files);
+    if let Some(f) = &files {
         let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
-        output::write_atomic(&dir.join("summary.json"), json.as_bytes()).map_err(io(dir))?;
+        output::write_atomic(&f.dir.join("summary.json"), json.as_bytes()).map_err(f.io())?;
     }
     Ok(summary)
+}
+
+impl Totals {
+    fn record(&mut self, s: &ndem::step::StepStats, stepper: &mut Stepper) {
+        self.steps += 1;
+        self.contacts += s.contacts as u64;
+        let t = &s.times;
+        for (acc, d) in self.stage.iter_mut().zip([
+            t.detection,
+            t.assembly,
+            t.impact,
+            t.continuous,
+            t.reduction,
+        ]) {
+            *acc += d;
+        }
+        if let Some(r) = stepper.hooks_as::<ndem::reduce::Reducer>() {
+            self.level += r.stats().level;
+        }
+    }
+
+    fn summary(
+        self,
+        scene: &Scene,
+        stepper: &mut Stepper,
+        wall: Duration,
+        first_step: u64,
+        interrupted: bool,
+        files: &Option<RunFiles>,
+    ) -> RunSummary {
+        let wall = wall.as_secs_f64();
+        let per_step = |x: f64| if self.steps > 0 { x / self.steps as f64 } else { 0.0 };
+        let world = &scene.world;
+        RunSummary {
+            scene: scene.name.clone(),
+            particles: (0..world.len())
+                .filter(|&i| {
+                    world.motions()[i] == ndem::step::Motion::Dynamic
+                        && !matches!(world.shapes()[i], ndem::collide::Shape::Empty)
+                })
+                .count(),
+            steps: self.steps,
+            first_step,
+            last_step: stepper.step_count(),
+            time: stepper.time(),
+            interrupted,
+            mean_contacts: per_step(self.contacts as f64),
+            solver: stepper.solver_mut().name().to_string(),
+            warm_start: scene.warm_start.name().to_string(),
+            iterations: stepper.solver_mut().max_iterations(),
+            wall_time_s: wall,
+            steps_per_second: self.steps as f64 / wall.max(1e-12),
+            stage_times_s: StageSeconds {
+                detection: self.stage[0].as_secs_f64(),
+                assembly: self.stage[1].as_secs_f64(),
+                impact: self.stage[2].as_secs_f64(),
+                continuous: self.stage[3].as_secs_f64(),
+                reduction: self.stage[4].as_secs_f64(),
+            },
+            frames: files.as_ref().map_or(0, |f| f.written_frames),
+            checkpoints: self.checkpoints,
+            mean_reduction_level: per_step(self.level),
+        }
+    }
 }

@@ -137,10 +137,7 @@ fn restart_continues_bit_identically() {
             st,
             &RunOptions {
                 steps: n,
-                out: None,
-                frame_every: 0,
-                checkpoint_every: 0,
-                progress: false,
+                ..RunOptions::default()
             },
         )
         .unwrap();

@@ -70,6 +70,10 @@ pub struct Scene {
     /// Position targets of driven joints over time (a machine's control
     /// signal), applied before every step.
     pub schedule: Option<crate::schedule::DriveSchedule>,
+    /// What a run writes and how often (`[output]` of scene files):
+    /// frames every `frame_every` steps, a statistics line every
+    /// `stats_every` steps.
+    pub output: crate::file::OutputSpec,
 }
 
 impl Scene {
@@ -179,6 +183,7 @@ pub fn column(n: usize) -> Result<Scene, SceneError> {
         });
     }
     Ok(Scene {
+        output: crate::file::OutputSpec::default(),
         name: "column".into(),
         world: ndem_step::verification::column_world(n)?,
         settings: StepSettings::papers(),
@@ -240,6 +245,7 @@ pub fn pile(spec: PileSpec) -> Result<Scene, SceneError> {
         rng: Rng::new(spec.seed),
     };
     Ok(Scene {
+        output: crate::file::OutputSpec::default(),
         name: "pile".into(),
         world,
         settings: StepSettings::papers(),
@@ -391,6 +397,7 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
         ..StepSettings::papers()
     };
     Ok(Scene {
+        output: crate::file::OutputSpec::default(),
         name: "drum".into(),
         world,
         settings,
@@ -445,6 +452,7 @@ pub fn box_packing(
         ))?;
     }
     Ok(Scene {
+        output: crate::file::OutputSpec::default(),
         name: "packing".into(),
         world,
         settings: StepSettings::papers(),
@@ -523,6 +531,7 @@ pub fn cannonball(spec: CannonballSpec) -> Result<Scene, SceneError> {
         }
     }
     Ok(Scene {
+        output: crate::file::OutputSpec::default(),
         name: "cannonball".into(),
         world,
         settings: StepSettings {
@@ -568,6 +577,7 @@ pub fn beam() -> Result<Scene, SceneError> {
     platform.mass = Some(ndem_math::MassProperties::solid_box(10.0 / G, he)?);
     world.add_body(platform)?;
     Ok(Scene {
+        output: crate::file::OutputSpec::default(),
         name: "beam".into(),
         world,
         settings: StepSettings {
@@ -608,6 +618,7 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
         }
     }
     Ok(Scene {
+        output: crate::file::OutputSpec::default(),
         name: "column3d".into(),
         world,
         settings: StepSettings::papers(),
@@ -660,6 +671,7 @@ pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, Sce
         }
     }
     Ok(Scene {
+        output: crate::file::OutputSpec::default(),
         name: "collapse".into(),
         world,
         settings: StepSettings::papers(),
@@ -712,6 +724,7 @@ pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneE
         rng: Rng::new(seed),
     };
     Ok(Scene {
+        output: crate::file::OutputSpec::default(),
         name: "conveyor".into(),
         world,
         settings: StepSettings::papers(),

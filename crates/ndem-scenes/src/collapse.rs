@@ -139,6 +139,7 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
         ..StepSettings::papers()
     };
     let scene = Scene {
+        output: crate::file::OutputSpec::default(),
         name: "collapse-cube".into(),
         world,
         settings,

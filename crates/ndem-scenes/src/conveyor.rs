@@ -237,6 +237,7 @@ pub fn conveyor_belt(spec: ConveyorSpec) -> Result<(Scene, ConveyorBelt), SceneE
         ..StepSettings::papers()
     };
     let scene = Scene {
+        output: crate::file::OutputSpec::default(),
         name: "conveyor-belt".into(),
         world,
         settings,

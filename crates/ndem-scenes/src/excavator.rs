@@ -336,6 +336,7 @@ pub fn excavator_with_machine(spec: ExcavatorSpec) -> Result<(Scene, Machine), S
         ..StepSettings::default()
     };
     let scene = Scene {
+        output: crate::file::OutputSpec::default(),
         name: "excavator".into(),
         world,
         settings,

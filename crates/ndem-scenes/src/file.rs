@@ -442,6 +442,12 @@ impl SceneFile {
 
     /// Builds (and validates) the scene.
     pub fn to_scene(&self) -> Result<Scene, SceneError> {
+        if self.output.stats_every == 0 {
+            return Err(invalid(
+                "output.stats_every",
+                "must be at least 1 (a statistics line every N steps)",
+            ));
+        }
         let materials: Vec<Material> = self
             .materials
             .iter()
@@ -620,6 +626,7 @@ impl SceneFile {
             None => None,
         };
         Ok(Scene {
+            output: self.output,
             name: self.name.clone(),
             world,
             settings,
@@ -772,7 +779,7 @@ impl SceneFile {
                 .as_ref()
                 .map(crate::reduction::ReductionSpec::from_settings),
             schedule: scene.schedule.clone(),
-            output: OutputSpec::default(),
+            output: scene.output,
         }
     }
 }

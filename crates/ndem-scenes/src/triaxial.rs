@@ -339,6 +339,7 @@ pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
         shear_start_lengths: None,
     };
     Ok(Scene {
+        output: crate::file::OutputSpec::default(),
         name: "triaxial".into(),
         world,
         settings: StepSettings::papers(),

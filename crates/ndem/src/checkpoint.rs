@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 /// One stored contact impulse: `(a, b, feature, normal, friction, rolling)`.
 pub type StoredContact = (u32, u32, u32, f64, [f64; 3], [f64; 3]);
 
+/// The checkpoint format this version writes; [`Checkpoint::restore`]
+/// reads versions 1 (no aggregates) to this one.
+pub const CHECKPOINT_VERSION: u32 = 2;
+
 /// A checkpoint (JSON on disk; floats round-trip exactly).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
@@ -61,7 +65,7 @@ impl Checkpoint {
             .unwrap_or_default();
         let h = stepper.history();
         Self {
-            version: 2,
+            version: CHECKPOINT_VERSION,
             members,
             aggregates: reducer
                 .aggregates
@@ -94,9 +98,68 @@ impl Checkpoint {
         }
     }
 
-    /// Rebuilds the scene and a stepper ready to continue.
+    /// Checks what the scene file's own validation cannot: the format
+    /// version, the clock, and that the stored multipliers and memberships
+    /// refer to bodies of this scene with finite values (a checkpoint
+    /// edited or paired with another scene's history is refused).
+    pub fn validate(&self, bodies: usize) -> Result<(), ndem_scenes::SceneError> {
+        let invalid = |field: &'static str, reason: String| {
+            Err(ndem_scenes::SceneError::Invalid { field, reason })
+        };
+        if self.version == 0 || self.version > CHECKPOINT_VERSION {
+            return invalid(
+                "checkpoint.version",
+                format!(
+                    "{} is not a checkpoint format this ndem reads (1 to {CHECKPOINT_VERSION})",
+                    self.version
+                ),
+            );
+        }
+        if !(self.time.is_finite() && self.time >= 0.0) {
+            return invalid(
+                "checkpoint.time",
+                format!("{} must be finite and >= 0", self.time),
+            );
+        }
+        let body = |i: u32| (i as usize) < bodies;
+        for (k, &(a, b, _, n, t, r)) in self.contacts.iter().enumerate() {
+            if !(body(a) && body(b)) {
+                return invalid(
+                    "checkpoint.contacts",
+                    format!("entry {k} refers to body {a} or {b}; the scene has {bodies} bodies"),
+                );
+            }
+            if !(n.is_finite() && t.iter().chain(&r).all(|x| x.is_finite())) {
+                return invalid("checkpoint.contacts", format!("entry {k} is not finite"));
+            }
+        }
+        for (k, &(a, b, _, l)) in self.rows.iter().enumerate() {
+            if !(body(a) && body(b) && l.is_finite()) {
+                return invalid(
+                    "checkpoint.rows",
+                    format!("entry {k} refers to a body outside the scene or is not finite"),
+                );
+            }
+        }
+        for (k, &(member, host, o, q)) in self.members.iter().enumerate() {
+            if member >= bodies || host >= bodies {
+                return invalid(
+                    "checkpoint.members",
+                    format!("entry {k} refers to body {member} or {host}; the scene has {bodies} bodies"),
+                );
+            }
+            if !o.iter().chain(&q).all(|x| x.is_finite()) {
+                return invalid("checkpoint.members", format!("entry {k} is not finite"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Rebuilds the scene and a stepper ready to continue, after
+    /// [`Self::validate`].
     pub fn restore(&self) -> Result<(Scene, Stepper), ndem_scenes::SceneError> {
         let mut scene = self.scene.to_scene()?;
+        self.validate(scene.world.len())?;
         for &(member, host, o, q) in &self.members {
             let membership = ndem_step::Membership {
                 host,

@@ -29,6 +29,58 @@ pub fn prepare_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::remove_file(probe)
 }
 
+/// The files of an earlier run in `dir` (relative paths): statistics,
+/// summary, collections, frames and checkpoints. Empty for a new folder.
+pub fn run_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let listed = |sub: &Path| -> std::io::Result<Vec<PathBuf>> {
+        match std::fs::read_dir(dir.join(sub)) {
+            Ok(rd) => rd
+                .map(|e| e.map(|e| sub.join(e.file_name())))
+                .collect::<std::io::Result<Vec<_>>>(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    };
+    for f in listed(Path::new(""))? {
+        let name = f.to_string_lossy();
+        if name == "stats.csv"
+            || name == "summary.json"
+            || name.ends_with(".pvd")
+            || (name.starts_with("checkpoint_") && name.ends_with(".json"))
+        {
+            found.push(f);
+        }
+    }
+    for f in listed(Path::new("frames"))? {
+        if f.extension().is_some_and(|e| e == "vtp") {
+            found.push(f);
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// The statistics of an earlier run in `dir` up to step `last` (header
+/// included), for a run that continues it; the header alone when there is
+/// no file.
+pub fn stats_up_to(dir: &Path, last: u64) -> std::io::Result<String> {
+    let text = match std::fs::read_to_string(dir.join("stats.csv")) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let mut out = format!("{STATS_HEADER}\n");
+    for line in text.lines().skip(1) {
+        let step = line.split(',').next().and_then(|s| s.parse::<u64>().ok());
+        if step.is_some_and(|s| s <= last) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
 /// Header of the statistics CSV.
 pub const STATS_HEADER: &str = "step,time,contacts,impacts,iterations,status,unresolved,residual_tolerance,warm_contacts,residual_normal_mean,residual_friction_mean,residual_rolling_mean,residual_max,kinetic_energy,potential_energy,momentum_x,momentum_y,momentum_z,t_detection_s,t_assembly_s,t_impact_s,t_continuous_s,t_total_s,reduction_level,aggregates,merges,split_members,t_reduction_s";
 
@@ -342,6 +394,48 @@ impl FrameLog {
         Ok(())
     }
 
+    /// The step of the last frame, from its file name.
+    pub fn last_step(&self) -> Option<u64> {
+        self.frames.last().and_then(|(_, p, _)| frame_step(p))
+    }
+
+    /// The frames of an earlier run in `dir` up to step `last`, read from
+    /// its `particles.pvd`, `contacts.pvd` and `bodies.pvd`; the frame
+    /// files of later steps are removed (a run that continues from `last`
+    /// writes its own).
+    pub fn read_up_to(dir: &Path, last: u64) -> std::io::Result<Self> {
+        let entries = |name: &str| -> std::io::Result<Vec<(f64, PathBuf)>> {
+            let text = match std::fs::read_to_string(dir.join(name)) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(e),
+            };
+            Ok(text
+                .lines()
+                .filter_map(|l| {
+                    let t = attribute(l, "timestep")?.parse::<f64>().ok()?;
+                    Some((t, PathBuf::from(attribute(l, "file")?)))
+                })
+                .collect())
+        };
+        let keep = |p: &PathBuf| frame_step(p).is_some_and(|s| s <= last);
+        let particles = entries("particles.pvd")?;
+        let contacts = entries("contacts.pvd")?;
+        let mut log = Self::default();
+        for ((t, p), (_, c)) in particles.into_iter().zip(contacts) {
+            if keep(&p) {
+                log.frames.push((t, p, c));
+            }
+        }
+        log.bodies = entries("bodies.pvd")?.into_iter().filter(|(_, b)| keep(b)).collect();
+        for f in run_files(dir)? {
+            if f.starts_with("frames") && frame_step(&f).is_some_and(|s| s > last) {
+                std::fs::remove_file(dir.join(f))?;
+            }
+        }
+        Ok(log)
+    }
+
     /// Writes `particles.pvd` and `contacts.pvd` (and `bodies.pvd` when
     /// the scene has surface bodies).
     pub fn write_collections(&self, dir: &Path) -> std::io::Result<()> {
@@ -371,4 +465,18 @@ impl FrameLog {
         }
         Ok(())
     }
+}
+
+/// The step in a frame file name (`frames/particles_00000120.vtp` → 120).
+fn frame_step(path: &Path) -> Option<u64> {
+    let stem = path.file_stem()?.to_str()?;
+    stem.rsplit('_').next()?.parse().ok()
+}
+
+/// The value of XML attribute `name` on `line`.
+fn attribute<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!("{name}=\"");
+    let start = line.find(&key)? + key.len();
+    let len = line[start..].find('"')?;
+    Some(&line[start..start + len])
 }
