@@ -142,8 +142,8 @@ fn load(scene: &str) -> Result<Scene, String> {
             "cannot read scene file {scene}: it is a folder, not a scene file"
         ));
     }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read scene file {scene}: {e}"))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read scene file {scene}: {e}"))?;
     let file = SceneFile::from_toml(&text).map_err(|e| format!("{scene}: {e}"))?;
     file.to_scene().map_err(|e| format!("{scene}: {e}"))
 }
@@ -279,10 +279,9 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
                 (run_dir, FolderPolicy::Append { from_step: cp.step })
             } else {
                 let out = run.out.clone().unwrap_or_else(|| {
-                    let name = run_dir.file_name().map_or_else(
-                        || s.name.clone(),
-                        |n| n.to_string_lossy().into_owned(),
-                    );
+                    let name = run_dir
+                        .file_name()
+                        .map_or_else(|| s.name.clone(), |n| n.to_string_lossy().into_owned());
                     run_dir.with_file_name(format!("{name}-resumed-{:08}", cp.step))
                 });
                 let folder = if run.overwrite {

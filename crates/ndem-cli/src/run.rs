@@ -312,7 +312,11 @@ pub fn run_scene(
     }
     let mut interrupted = false;
     for _ in 0..options.steps {
-        if options.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
+        if options
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::SeqCst))
+        {
             interrupted = true;
             break;
         }
@@ -354,7 +358,14 @@ pub fn run_scene(
         }
         f.flush()?;
     }
-    let summary = totals.summary(scene, stepper, start.elapsed(), first_step, interrupted, &files);
+    let summary = totals.summary(
+        scene,
+        stepper,
+        start.elapsed(),
+        first_step,
+        interrupted,
+        &files,
+    );
     if let Some(f) = &files {
         let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
         output::write_atomic(&f.dir.join("summary.json"), json.as_bytes()).map_err(f.io())?;
@@ -391,7 +402,13 @@ impl Totals {
         files: &Option<RunFiles>,
     ) -> RunSummary {
         let wall = wall.as_secs_f64();
-        let per_step = |x: f64| if self.steps > 0 { x / self.steps as f64 } else { 0.0 };
+        let per_step = |x: f64| {
+            if self.steps > 0 {
+                x / self.steps as f64
+            } else {
+                0.0
+            }
+        };
         let world = &scene.world;
         RunSummary {
             scene: scene.name.clone(),

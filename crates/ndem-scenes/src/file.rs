@@ -25,6 +25,27 @@ fn quat(q: [f64; 4]) -> Quat {
     // checkpoint restarts bit-identically
     Quat::new_unchecked(nalgebra::Quaternion::new(q[0], q[1], q[2], q[3]))
 }
+/// A unit quaternion `[w, x, y, z]` as written (finite, norm within 1e-6
+/// of 1), or a typed error naming `field` and the entry.
+fn unit_quat(field: &'static str, entry: usize, q: [f64; 4]) -> Result<Quat, SceneError> {
+    let norm = q.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if !q.iter().all(|x| x.is_finite()) {
+        return Err(invalid(
+            field,
+            format!("entry {entry}: {q:?} is not finite; give a unit quaternion [w, x, y, z]"),
+        ));
+    }
+    if (norm - 1.0).abs() > 1e-6 {
+        return Err(invalid(
+            field,
+            format!(
+                "entry {entry}: {q:?} has norm {norm}; give a unit quaternion [w, x, y, z] (|norm - 1| <= 1e-6)"
+            ),
+        ));
+    }
+    Ok(quat(q))
+}
+
 fn a4(q: &Quat) -> [f64; 4] {
     [q.w, q.i, q.j, q.k]
 }
@@ -498,21 +519,23 @@ impl SceneFile {
                 motion,
                 mass,
                 position: v3(b.position),
-                orientation: quat(b.orientation),
+                orientation: unit_quat("bodies.orientation", i, b.orientation)?,
                 velocity: Velocity6::new(v3(b.velocity), v3(b.angular_velocity)),
                 surface_velocity: v3(b.surface_velocity),
                 collision_group: b.collision_group,
             })?;
         }
-        for j in &self.joints {
+        for (k, j) in self.joints.iter().enumerate() {
             let kind = joint_kind(j)?;
+            let relative_orientation =
+                unit_quat("joints.relative_orientation", k, j.relative_orientation)?;
             world.add_joint(Joint {
                 body_a: j.body_a,
                 body_b: j.body_b,
                 kind,
                 anchor_a: v3(j.anchor_a),
                 anchor_b: v3(j.anchor_b),
-                relative_orientation: quat(j.relative_orientation),
+                relative_orientation,
                 compliance: j.compliance,
             })?;
         }
@@ -524,6 +547,26 @@ impl SceneFile {
                     return Err(invalid(
                         "emitters",
                         "need 0 < radius_min <= radius_max and rate >= 0",
+                    ));
+                }
+                for (field, v) in [
+                    ("emitters.centre", e.centre),
+                    ("emitters.velocity", e.velocity),
+                ] {
+                    if !v.iter().all(|x| x.is_finite()) {
+                        return Err(invalid(field, format!("{v:?} is not finite")));
+                    }
+                }
+                if !(0.0..=1.0).contains(&e.bidisperse_fraction) {
+                    return Err(invalid(
+                        "emitters.bidisperse_fraction",
+                        format!("{} is not a probability in [0, 1]", e.bidisperse_fraction),
+                    ));
+                }
+                if !(e.rate.is_finite() && e.pending.is_finite() && e.pending >= 0.0) {
+                    return Err(invalid(
+                        "emitters.rate",
+                        "rate and pending must be finite (pending >= 0)",
                     ));
                 }
                 if e.material >= world.materials.len() {

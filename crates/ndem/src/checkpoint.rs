@@ -145,7 +145,9 @@ impl Checkpoint {
             if member >= bodies || host >= bodies {
                 return invalid(
                     "checkpoint.members",
-                    format!("entry {k} refers to body {member} or {host}; the scene has {bodies} bodies"),
+                    format!(
+                        "entry {k} refers to body {member} or {host}; the scene has {bodies} bodies"
+                    ),
                 );
             }
             if !o.iter().chain(&q).all(|x| x.is_finite()) {

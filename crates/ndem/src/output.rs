@@ -427,7 +427,10 @@ impl FrameLog {
                 log.frames.push((t, p, c));
             }
         }
-        log.bodies = entries("bodies.pvd")?.into_iter().filter(|(_, b)| keep(b)).collect();
+        log.bodies = entries("bodies.pvd")?
+            .into_iter()
+            .filter(|(_, b)| keep(b))
+            .collect();
         for f in run_files(dir)? {
             if f.starts_with("frames") && frame_step(&f).is_some_and(|s| s > last) {
                 std::fs::remove_file(dir.join(f))?;
