@@ -75,7 +75,7 @@ impl Progress {
             ProgressStyle::Bar => {
                 if let Some(b) = &self.bar {
                     b.inc(1);
-                    if self.done % 10 == 0 || self.done == self.total {
+                    if self.done.is_multiple_of(10) || self.done == self.total {
                         b.set_message(format!(
                             "t = {:.3} s, {} contacts, {rate:.1} steps/s, eta {eta}",
                             s.time, s.contacts

@@ -335,16 +335,16 @@ pub fn run_scene(
         totals.record(&s, stepper);
         let step = stepper.step_count();
         if let Some(f) = files.as_mut() {
-            if step % stats_every == 0 {
+            if step.is_multiple_of(stats_every) {
                 let reduction = stepper
                     .hooks_as::<ndem::reduce::Reducer>()
                     .map(|r| r.stats());
                 f.stats_line(&output::stats_line(&s, reduction.as_ref()))?;
             }
-            if options.frame_every > 0 && step % options.frame_every == 0 {
+            if options.frame_every > 0 && step.is_multiple_of(options.frame_every) {
                 f.frame(scene, stepper)?;
             }
-            if options.checkpoint_every > 0 && step % options.checkpoint_every == 0 {
+            if options.checkpoint_every > 0 && step.is_multiple_of(options.checkpoint_every) {
                 totals.checkpoints.push(f.checkpoint(scene, stepper)?);
             }
         }
