@@ -105,7 +105,7 @@ fn sigint_leaves_consistent_outputs() {
     // frames every 40 steps and the final state, all listed and on disk
     let frames = pvd_steps(&dir.join("x/particles.pvd"));
     let mut expected: Vec<u64> = (0..=last).step_by(40).collect();
-    if last % 40 != 0 {
+    if !last.is_multiple_of(40) {
         expected.push(last);
     }
     assert_eq!(frames, expected);
