@@ -329,7 +329,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         "paper": {"plug_fraction_n500": "0.58 +- 0.05", "angle_cold_deg": 48, "angle_warm_deg": 50},
         "wall_time_s": wall,
     });
-    report::write_summary(&out, &summary)?;
+    report::write_summary(out, &summary)?;
     let md = format!(
         "# cargo xtask warmstart drum{}\n\nWarm-starting paper, section 4.3. Drum D = {}d, width {}d, Ω = {} rad/s, {} \
          bi-disperse spheres (13 and 10 mm, equal numbers), Table 1 material, Δt = 5 ms, {} end caps. The flow is established over \

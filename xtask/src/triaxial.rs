@@ -367,7 +367,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         "paper": {"critical_deviator_kpa": "1 +- 0.2", "level_off_warm": 200, "level_off_cold": 1000},
         "wall_time_s": wall,
     });
-    report::write_summary(&out, &summary)?;
+    report::write_summary(out, &summary)?;
     let md = format!(
         "# cargo xtask warmstart triaxial{}\n\nWarm-starting paper, section 4.4. {samples} samples (seeds) of {} bi-disperse spheres (13 and 10 mm, \
          E = {:.0} MPa, Table 1 otherwise) placed at random at solid fraction {:.2}, six {:.0} kg walls on prismatic motors, \
