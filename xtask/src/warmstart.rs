@@ -354,7 +354,7 @@ pub fn column(opts: &SuiteOptions) -> SuiteResult<bool> {
         "paper": {"speedup": "about 3", "scaling": "N_it^eps roughly linear in N_p"},
         "wall_time_s": wall,
     });
-    report::write_summary(&out, &summary)?;
+    report::write_summary(out, &summary)?;
     let md = format!(
         "# cargo xtask warmstart column{}\n\nWarm-starting paper, section 4.1. Columns of N_p spheres (d = 13 mm, Table 1) \
          stacked with zero overlap, Δt = 5 ms, PGS with N_it iterations, run 4 s; ε_l = (l − l_Nit)/l against the \
@@ -828,7 +828,7 @@ pub fn pile(opts: &SuiteOptions) -> SuiteResult<bool> {
         "paper": {"history_all_rows": "about half the iterations of cold", "normal_only": "little gain", "no_velocity_update": "worse than cold", "reference_height_d": 15},
         "wall_time_s": wall,
     });
-    report::write_summary(&out, &summary)?;
+    report::write_summary(out, &summary)?;
     let md = format!(
         "# cargo xtask warmstart pile{}\n\nWarm-starting paper, section 4.2. {} particles (d = 13 mm) emitted at {} /s (1.5 m/s \
          downwards) from a source 3d wide, 20d above the floor, then {rest} s of rest after the last emission; Δt = 5 ms.\n\n\
