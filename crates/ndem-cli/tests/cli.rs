@@ -107,23 +107,46 @@ fn every_builtin_scene_round_trips_through_its_file_and_runs() {
         );
         check_xml(&std::fs::read_to_string(out.join("frames/contacts_00000003.vtp")).unwrap());
         check_xml(&std::fs::read_to_string(out.join("particles.pvd")).unwrap());
-        // bodies with a surface (machine parts, boxes, meshes) get their
-        // own frames: well formed, one polygon per surface triangle
-        let triangles: usize = rebuilt
-            .world
-            .shapes()
-            .iter()
-            .filter_map(|s| s.surface_triangles())
-            .map(|(_, t)| t.len())
-            .sum();
+        // every body that is not a sphere (machine parts, boxes, meshes,
+        // cylinders, drums, half-spaces) is drawn in its own frames: well
+        // formed, one polygon per display triangle (a drum as a 24-sided
+        // cylinder, a half-space as a 2-triangle patch), every such body id
+        // present
+        use ndem::collide::Shape;
+        let display = |s: &Shape| match s {
+            Shape::HalfSpace { .. } => 2,
+            Shape::Drum {
+                radius,
+                half_height,
+            } => Shape::Cylinder {
+                radius: *radius,
+                half_height: *half_height,
+            }
+            .surface_triangles()
+            .map_or(0, |(_, t)| t.len()),
+            other => other.surface_triangles().map_or(0, |(_, t)| t.len()),
+        };
+        let shown: Vec<usize> = (0..rebuilt.world.len())
+            .filter(|&i| display(&rebuilt.world.shapes()[i]) > 0)
+            .collect();
+        let triangles: usize = rebuilt.world.shapes().iter().map(display).sum();
         let bodies = out.join("frames/bodies_00000003.vtp");
         if triangles > 0 {
             let vtp = std::fs::read_to_string(&bodies).unwrap();
             check_xml(&vtp);
             assert_eq!(attr(&vtp, "NumberOfPolys"), triangles, "{name}");
+            let ids = vtp.split("Name=\"body_id\"").nth(1).unwrap();
+            let ids = &ids[ids.find('>').unwrap() + 1..ids.find("</DataArray>").unwrap()];
+            let ids: std::collections::BTreeSet<usize> =
+                ids.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            assert_eq!(ids, shown.iter().copied().collect(), "{name}");
             check_xml(&std::fs::read_to_string(out.join("bodies.pvd")).unwrap());
         } else {
             assert!(!bodies.exists(), "{name}");
+        }
+        if *name == "drum" || *name == "triaxial" {
+            // the container is drawn: the drum, the six walls
+            assert!(!shown.is_empty(), "{name} shows no container");
         }
         let _ = std::fs::remove_dir_all(dir);
     }

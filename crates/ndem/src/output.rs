@@ -294,17 +294,88 @@ pub fn contacts_vtp(world: &World, forces: &[ContactForce]) -> String {
     s
 }
 
-/// VTK XML PolyData of the bodies with a surface (machine parts, boxes,
-/// meshes, cylinders, convex hulls; not spheres, half-spaces or drums):
-/// their triangles in world coordinates at the current pose, with the body
-/// id as cell data, so that ParaView shows the machine beside the
-/// particles. `None` when the scene has no such body.
+/// The patch of a half-space drawn in ParaView: a square of this half size
+/// around the particles' footprint (the plane itself is infinite).
+fn half_space_patch(world: &World) -> (ndem_math::Vec3, f64) {
+    let spheres: Vec<(ndem_math::Vec3, f64)> = (0..world.len())
+        .filter_map(|i| {
+            world.shapes()[i]
+                .sphere_radius()
+                .map(|r| (world.positions()[i], r))
+        })
+        .collect();
+    if spheres.is_empty() {
+        return (ndem_math::Vec3::zeros(), 1.0);
+    }
+    let mut lo = ndem_math::Vec3::repeat(f64::INFINITY);
+    let mut hi = ndem_math::Vec3::repeat(f64::NEG_INFINITY);
+    for (p, r) in &spheres {
+        lo = lo.inf(&(p - ndem_math::Vec3::repeat(*r)));
+        hi = hi.sup(&(p + ndem_math::Vec3::repeat(*r)));
+    }
+    let half = 0.5 * (hi - lo).max();
+    (0.5 * (lo + hi), 1.2 * half.max(1e-3))
+}
+
+/// Triangles of body `i` for display, in body coordinates: the shape's
+/// surface; a drum's curved wall and end caps (32 sides); a half-space as a
+/// square patch (`patch`: centre in world coordinates and half size).
+fn display_triangles(
+    world: &World,
+    i: usize,
+    patch: (ndem_math::Vec3, f64),
+) -> Option<(Vec<ndem_math::Vec3>, Vec<[u32; 3]>)> {
+    use ndem_collide::Shape;
+    use ndem_math::Vec3;
+    match &world.shapes()[i] {
+        Shape::Drum {
+            radius,
+            half_height,
+        } => {
+            let as_cylinder = Shape::Cylinder {
+                radius: *radius,
+                half_height: *half_height,
+            };
+            as_cylinder.surface_triangles()
+        }
+        Shape::HalfSpace { normal } => {
+            // the patch centre projected onto the plane, in body coordinates
+            let (p, q) = (world.positions()[i], world.orientations()[i]);
+            let centre = q.inverse() * (patch.0 - p);
+            let centre = centre - normal * normal.dot(&centre);
+            let t1 = if normal.x.abs() < 0.9 {
+                Vec3::x()
+            } else {
+                Vec3::y()
+            };
+            let t1 = (t1 - normal * normal.dot(&t1)).normalize() * patch.1;
+            let t2 = normal.cross(&t1);
+            let vertices = vec![
+                centre - t1 - t2,
+                centre + t1 - t2,
+                centre + t1 + t2,
+                centre - t1 + t2,
+            ];
+            Some((vertices, vec![[0, 1, 2], [0, 2, 3]]))
+        }
+        shape => shape.surface_triangles(),
+    }
+}
+
+/// VTK XML PolyData of every body that is not a sphere: machine parts,
+/// boxes, meshes, cylinders, convex hulls, drums (wall and caps) and
+/// half-spaces (a square patch around the particles): their triangles in
+/// world coordinates at the current pose, with the body id and the body's
+/// velocity (linear, and angular) as cell data, so that ParaView shows the
+/// container and the machine beside the particles. `None` when the scene
+/// has no such body.
 pub fn bodies_vtp(world: &World) -> Option<String> {
     let mut points: Vec<ndem_math::Vec3> = Vec::new();
     let mut triangles: Vec<[usize; 3]> = Vec::new();
     let mut owner = Vec::new();
+    let patch = half_space_patch(world);
     for i in 0..world.len() {
-        let Some((vertices, indices)) = world.shapes()[i].surface_triangles() else {
+        let Some((vertices, indices)) = display_triangles(world, i, patch) else {
             continue;
         };
         let (p, q) = (world.positions()[i], world.orientations()[i]);
@@ -333,7 +404,7 @@ pub fn bodies_vtp(world: &World) -> Option<String> {
             .iter()
             .map(|p| format!("{:e} {:e} {:e}", p.x, p.y, p.z)),
     );
-    s.push_str("      </Points>\n      <CellData Scalars=\"body_id\">\n");
+    s.push_str("      </Points>\n      <CellData Scalars=\"body_id\" Vectors=\"velocity\">\n");
     data_array(
         &mut s,
         "body_id",
@@ -341,6 +412,19 @@ pub fn bodies_vtp(world: &World) -> Option<String> {
         1,
         owner.iter().map(|i| i.to_string()),
     );
+    for (name, angular) in [("velocity", false), ("angular_velocity", true)] {
+        data_array(
+            &mut s,
+            name,
+            "Float64",
+            3,
+            owner.iter().map(|&i| {
+                let v = world.velocities()[i];
+                let v = if angular { v.angular } else { v.linear };
+                format!("{:e} {:e} {:e}", v.x, v.y, v.z)
+            }),
+        );
+    }
     s.push_str("      </CellData>\n      <Polys>\n");
     data_array(
         &mut s,
