@@ -28,7 +28,9 @@ pub use error::MathError;
 pub use frame::{ContactFrame, ContactKey};
 pub use inertia::{InverseMass, MassProperties};
 pub use jacobian::{ContactJacobian, JacobianRow, ROWS_PER_CONTACT, RowKind};
-pub use material::{ContactLaw, ContactParameters, Material, PairProperties, SpookSettings};
+pub use material::{
+    ContactLaw, ContactParameters, Material, PairOverride, PairProperties, SpookSettings,
+};
 pub use spatial::{Velocity6, integrate_orientation};
 
 /// 3-vector of f64 (SI units).

@@ -122,6 +122,73 @@ impl ContactLaw {
     }
 }
 
+/// Contact parameters given for one pair of materials, replacing what
+/// [`PairProperties::combine`] derives from the two materials (a scene
+/// file's `[[pairs]]`): friction, rolling resistance, restitution and
+/// damping of the pair, its effective Hertz modulus `E*`, and its linear
+/// stiffness (used under [`ContactLaw::LinearPerMaterial`]). `None` keeps
+/// the combined value.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PairOverride {
+    /// Friction coefficient `μ_t`.
+    pub friction: Option<f64>,
+    /// Rolling resistance `μ_r`.
+    pub rolling_resistance: Option<f64>,
+    /// Restitution coefficient `e` in [0, 1].
+    pub restitution: Option<f64>,
+    /// Dashpot time `c` \[s\].
+    pub damping: Option<f64>,
+    /// Effective Hertz modulus `E*` \[Pa\].
+    pub effective_modulus: Option<f64>,
+    /// Linear stiffness `k_n` \[N/m\].
+    pub linear_stiffness: Option<f64>,
+}
+
+impl PairOverride {
+    /// Checks the given values (typed errors naming the field).
+    pub fn validate(&self) -> Result<(), MathError> {
+        for (field, v) in [
+            ("friction", self.friction),
+            ("rolling_resistance", self.rolling_resistance),
+            ("damping", self.damping),
+        ] {
+            if let Some(v) = v {
+                non_negative(field, v)?;
+            }
+        }
+        if let Some(e) = self.restitution {
+            finite("restitution", e)?;
+            if !(0.0..=1.0).contains(&e) {
+                return Err(MathError::OutOfRange {
+                    field: "restitution",
+                    value: e,
+                    range: "[0, 1]",
+                });
+            }
+        }
+        if let Some(e) = self.effective_modulus {
+            positive("effective_modulus", e)?;
+        }
+        if let Some(k) = self.linear_stiffness {
+            positive("linear_stiffness", k)?;
+        }
+        Ok(())
+    }
+
+    /// `pair` with the given values replacing the combined ones.
+    pub fn apply(&self, pair: &PairProperties) -> PairProperties {
+        PairProperties {
+            effective_radius: pair.effective_radius,
+            effective_modulus: self.effective_modulus.unwrap_or(pair.effective_modulus),
+            restitution: self.restitution.unwrap_or(pair.restitution),
+            friction: self.friction.unwrap_or(pair.friction),
+            rolling_resistance: self.rolling_resistance.unwrap_or(pair.rolling_resistance),
+            damping: self.damping.unwrap_or(pair.damping),
+            linear_stiffness: self.linear_stiffness.or(pair.linear_stiffness),
+        }
+    }
+}
+
 /// Properties of a contacting pair: effective radius and modulus and the
 /// combined surface coefficients.
 #[derive(Debug, Clone, Copy, PartialEq)]

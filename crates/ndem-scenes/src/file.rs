@@ -91,6 +91,38 @@ pub struct SceneFile {
     /// Outputs.
     #[serde(default)]
     pub output: OutputSpec,
+    /// Contact parameters of material pairs (`[[pairs]]`), replacing the
+    /// values combined from the two materials.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<PairSpec>,
+}
+
+/// `[[pairs]]`: one pair of materials with its own contact parameters; a
+/// value left out keeps the one combined from the two materials.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairSpec {
+    /// The two material indices (either order; the same twice for contacts
+    /// within one material).
+    pub materials: [usize; 2],
+    /// Friction coefficient `μ_t`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub friction: Option<f64>,
+    /// Rolling resistance `μ_r`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolling_resistance: Option<f64>,
+    /// Restitution coefficient in [0, 1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restitution: Option<f64>,
+    /// Dashpot time \[s\].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+    /// Effective Hertz modulus `E*` \[Pa\] (Hertz contacts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective_modulus: Option<f64>,
+    /// Linear stiffness `k_n` \[N/m\] (needs `run.per_material_stiffness`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_stiffness: Option<f64>,
 }
 
 /// `[run]`: time stepping and solver.
@@ -487,6 +519,31 @@ impl SceneFile {
             return Err(invalid("materials", "at least one material is needed"));
         }
         let mut world = World::new(materials, v3(self.gravity))?;
+        for p in &self.pairs {
+            if p.linear_stiffness.is_some() && !self.run.per_material_stiffness {
+                return Err(invalid(
+                    "pairs.linear_stiffness",
+                    "a pair's linear stiffness needs run.per_material_stiffness = true",
+                ));
+            }
+            world
+                .set_pair(
+                    p.materials[0],
+                    p.materials[1],
+                    ndem_math::PairOverride {
+                        friction: p.friction,
+                        rolling_resistance: p.rolling_resistance,
+                        restitution: p.restitution,
+                        damping: p.damping,
+                        effective_modulus: p.effective_modulus,
+                        linear_stiffness: p.linear_stiffness,
+                    },
+                )
+                .map_err(|e| match e {
+                    ndem_step::StepError::Math(m) => invalid("pairs", m.to_string()),
+                    other => SceneError::from(other),
+                })?;
+        }
         for (i, b) in self.bodies.iter().enumerate() {
             let shape = b.shape.to_shape()?;
             let motion = match b.motion.as_str() {
@@ -823,6 +880,18 @@ impl SceneFile {
                 .map(crate::reduction::ReductionSpec::from_settings),
             schedule: scene.schedule.clone(),
             output: scene.output,
+            pairs: w
+                .pairs()
+                .map(|((a, b), o)| PairSpec {
+                    materials: [a, b],
+                    friction: o.friction,
+                    rolling_resistance: o.rolling_resistance,
+                    restitution: o.restitution,
+                    damping: o.damping,
+                    effective_modulus: o.effective_modulus,
+                    linear_stiffness: o.linear_stiffness,
+                })
+                .collect(),
         }
     }
 }

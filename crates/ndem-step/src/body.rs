@@ -2,7 +2,9 @@
 
 use crate::StepError;
 use ndem_collide::{BodyView, Shape};
-use ndem_math::{InverseMass, MassProperties, Material, Quat, Vec3, Velocity6};
+use ndem_math::{
+    InverseMass, MassProperties, Material, PairOverride, PairProperties, Quat, Vec3, Velocity6,
+};
 
 /// How a body moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -110,6 +112,9 @@ pub struct World {
     pub(crate) joints: Vec<crate::Joint>,
     pub(crate) membership: Vec<Option<crate::member::Membership>>,
     pub(crate) membership_version: u64,
+    /// Per-pair contact parameters, keyed by the material pair with the
+    /// smaller index first.
+    pub(crate) pairs: std::collections::BTreeMap<(usize, usize), PairOverride>,
 }
 
 impl World {
@@ -142,7 +147,55 @@ impl World {
             joints: Vec::new(),
             membership: Vec::new(),
             membership_version: 0,
+            pairs: std::collections::BTreeMap::new(),
         })
+    }
+
+    /// Gives the pair of materials `a`, `b` (in either order) its own
+    /// contact parameters, replacing those combined from the two materials
+    /// (`ndem_math::PairOverride`); validated.
+    pub fn set_pair(&mut self, a: usize, b: usize, pair: PairOverride) -> Result<(), StepError> {
+        for (m, field) in [(a, "pairs.materials"), (b, "pairs.materials")] {
+            if m >= self.materials.len() {
+                return Err(StepError::InvalidSettings {
+                    field,
+                    reason: "refers to a material that does not exist",
+                });
+            }
+        }
+        pair.validate()?;
+        self.pairs.insert((a.min(b), a.max(b)), pair);
+        Ok(())
+    }
+
+    /// The per-pair contact parameters, by material pair (smaller index
+    /// first).
+    pub fn pairs(&self) -> impl Iterator<Item = ((usize, usize), &PairOverride)> {
+        self.pairs.iter().map(|(k, v)| (*k, v))
+    }
+
+    /// The contact properties of two bodies' materials with curvature
+    /// radii `radius_a`, `radius_b`: combined from the materials, or the
+    /// pair's own where [`Self::set_pair`] gave them.
+    pub fn pair_properties(
+        &self,
+        material_a: usize,
+        radius_a: f64,
+        material_b: usize,
+        radius_b: f64,
+    ) -> Result<PairProperties, StepError> {
+        let pair = PairProperties::combine(
+            &self.materials[material_a],
+            radius_a,
+            &self.materials[material_b],
+            radius_b,
+        )?;
+        Ok(
+            match self.pairs.get(&(material_a.min(material_b), material_a.max(material_b))) {
+                Some(o) => o.apply(&pair),
+                None => pair,
+            },
+        )
     }
 
     /// Adds a joint (built with [`crate::Joint::lock`],
@@ -447,6 +500,15 @@ impl World {
                     count: self.materials.len(),
                 });
             }
+        }
+        for (&(a, b), pair) in &self.pairs {
+            if b >= self.materials.len() || a >= self.materials.len() {
+                return Err(StepError::InvalidSettings {
+                    field: "pairs.materials",
+                    reason: "refers to a material that does not exist",
+                });
+            }
+            pair.validate()?;
         }
         for i in 0..self.len() {
             check_vec("position", i, &self.position[i])?;

@@ -8,7 +8,7 @@ use crate::{StepError, StepSettings, World};
 use ndem_collide::{ContactPoint, ContactSet};
 use ndem_math::jacobian::normal_row;
 use ndem_math::{
-    ContactFrame, ContactJacobian, ContactParameters, PairProperties, Vec3, Velocity6,
+    ContactFrame, ContactJacobian, ContactParameters, Vec3, Velocity6,
 };
 use ndem_solve::{Contact, ContactProblem};
 
@@ -116,10 +116,10 @@ fn contact_parameters(
     c: &ContactPoint,
 ) -> Result<ContactParameters, StepError> {
     let (a, b) = (c.body_a(), c.body_b());
-    let pair = PairProperties::combine(
-        &world.materials[world.material[a]],
+    let pair = world.pair_properties(
+        world.material[a],
         c.curvature[0],
-        &world.materials[world.material[b]],
+        world.material[b],
         c.curvature[1],
     )?;
     Ok(ContactParameters::new(
