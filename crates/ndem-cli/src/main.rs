@@ -7,6 +7,7 @@
 
 use clap::{Parser, Subcommand};
 use ndem::checkpoint::Checkpoint;
+use ndem::scenes::compatible::{ForceMethod, network_forces};
 use ndem::scenes::{Scene, SceneFile, SolverChoice, WarmStartChoice, builders};
 use ndem_cli::run::{FolderPolicy, ProgressStyle, RunOptions, run_scene};
 use std::io::{IsTerminal, Write};
@@ -64,6 +65,19 @@ enum Command {
         #[arg(long, conflicts_with = "out")]
         append: bool,
     },
+    /// Contact forces of a packing at rest (a settled scene file or a
+    /// checkpoint): posed by a static solve and computed by PGS, APGD or
+    /// compatible contact dynamics; written as `forces.csv`.
+    Forces {
+        /// Built-in scene name, scene file, or checkpoint (.json).
+        input: String,
+        /// pgs, apgd or compatible.
+        #[arg(long, value_parser = force_method, default_value = "compatible")]
+        method: ForceMethod,
+        /// Output folder (default: `target/ndem/<scene>-forces-<method>`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// List the built-in scenes.
     List,
     /// Describe a scene; with --toml, print it as a scene file.
@@ -118,6 +132,72 @@ fn warm_start_choice(name: &str) -> Result<WarmStartChoice, String> {
         let names: Vec<&str> = WarmStartChoice::ALL.iter().map(|c| c.name()).collect();
         format!("unknown warm start `{name}` (one of {})", names.join(", "))
     })
+}
+
+/// `--method` of `ndem forces`.
+fn force_method(name: &str) -> Result<ForceMethod, String> {
+    ForceMethod::ALL
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(m, _)| *m)
+        .ok_or_else(|| format!("unknown method `{name}` (one of pgs, apgd, compatible)"))
+}
+
+/// `ndem forces`: the contact forces of a packing at rest.
+fn forces(input: &str, method: ForceMethod, out: Option<PathBuf>) -> Result<(), Failure> {
+    let scene = if input.ends_with(".json") {
+        let text = std::fs::read_to_string(input)
+            .map_err(|e| format!("cannot read checkpoint {input}: {e}"))?;
+        let cp = Checkpoint::from_json(&text).map_err(|e| format!("{input}: {e}"))?;
+        cp.restore().map_err(|e| format!("{input}: {e}"))?.0
+    } else {
+        load(input)?
+    };
+    let name = ForceMethod::ALL
+        .iter()
+        .find(|(m, _)| *m == method)
+        .map_or("", |(_, n)| *n);
+    let (forces, residual) = network_forces(&scene, method).map_err(|e| e.to_string())?;
+    let out = out.unwrap_or_else(|| {
+        PathBuf::from("target/ndem").join(format!("{}-forces-{name}", scene.name))
+    });
+    let mut csv = String::from("body_a,body_b,normal_x,normal_y,normal_z,normal_force_N\n");
+    for f in &forces {
+        csv.push_str(&format!(
+            "{},{},{:e},{:e},{:e},{:e}\n",
+            f.body_a, f.body_b, f.normal.x, f.normal.y, f.normal.z, f.force
+        ));
+    }
+    std::fs::create_dir_all(&out)
+        .and_then(|()| ndem::output::write_atomic(&out.join("forces.csv"), csv.as_bytes()))
+        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    let world = &scene.world;
+    let weight: f64 = (0..world.len())
+        .filter(|&i| world.motions()[i] == ndem::step::Motion::Dynamic)
+        .map(|i| world.mass_properties()[i].map_or(0.0, |m| m.mass) * world.gravity.norm())
+        .sum();
+    let dynamic = |i: usize| world.motions()[i] == ndem::step::Motion::Dynamic;
+    // vertical force the static bodies carry
+    let carried: f64 = forces
+        .iter()
+        .map(|f| {
+            let up = f.force * f.normal.z;
+            match (dynamic(f.body_a), dynamic(f.body_b)) {
+                (true, false) => up,
+                (false, true) => -up,
+                _ => 0.0,
+            }
+        })
+        .sum();
+    say(format_args!(
+        "{}: {} contacts by {name}; the supports carry {carried:.6e} N of the weight {weight:.6e} N{}; written to {}\n",
+        scene.name,
+        forces.len(),
+        residual.map_or(String::new(), |r| format!(
+            " (truss equilibrium residual {r:.1e})"
+        )),
+        out.join("forces.csv").display()
+    ))
 }
 
 /// A built-in scene by name, else a scene file. The rule: a built-in name
@@ -225,6 +305,7 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             Ok(())
         }
         Command::Describe { scene, toml } => describe(&scene, toml),
+        Command::Forces { input, method, out } => forces(&input, method, out),
         Command::Run {
             scene,
             run,

@@ -400,3 +400,58 @@ fn closed_pipe_ends_quietly() {
     assert!(o.status.success(), "{:?}: {err}", o.status);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// Problem 11: compatible contact dynamics from the command line. The
+/// beam (a platform of weight 10 N on three equal supports, four contact
+/// points each): compatible CD gives 10/3 N per support (the paper's
+/// answer); PGS gives one of the many equilibria; all carry the weight.
+/// The input may be a scene or a checkpoint.
+#[test]
+fn forces_from_the_command_line() {
+    let dir = tmp("forces");
+    let o = ndem_in(
+        &dir,
+        &["forces", "beam", "--method", "compatible", "--out", "c"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let per_support = |csv: &str| -> Vec<f64> {
+        let mut f = [0.0; 3];
+        for l in csv.lines().skip(1) {
+            let x: Vec<&str> = l.split(',').collect();
+            let a: usize = x[0].parse().unwrap();
+            f[a] += x[5].parse::<f64>().unwrap();
+        }
+        f.to_vec()
+    };
+    let f = per_support(&read(&dir.join("c/forces.csv")));
+    // measured 3.33333331 N each (truss residual 5.9e-9); tolerance 10x
+    for x in &f {
+        assert!((x - 10.0 / 3.0).abs() <= 2e-7, "{f:?}");
+    }
+    let o = ndem_in(&dir, &["forces", "beam", "--method", "pgs", "--out", "p"]);
+    assert!(o.status.success());
+    let f = per_support(&read(&dir.join("p/forces.csv")));
+    assert!((f.iter().sum::<f64>() - 10.0).abs() <= 1e-6, "{f:?}");
+    // from a checkpoint
+    let o = ndem_in(
+        &dir,
+        &[
+            "run",
+            "beam",
+            "--steps",
+            "4",
+            "--checkpoint-every",
+            "4",
+            "--out",
+            "r",
+        ],
+    );
+    assert!(o.status.success());
+    let o = ndem_in(
+        &dir,
+        &["forces", "r/checkpoint_00000004.json", "--out", "k"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("12 contacts by compatible"));
+    let _ = std::fs::remove_dir_all(dir);
+}

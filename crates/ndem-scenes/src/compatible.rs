@@ -89,3 +89,133 @@ pub fn static_solve(
         stats,
     })
 }
+
+/// How [`network_forces`] computes the contact forces of a packing at rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForceMethod {
+    /// PGS on the static problem to 1e-10: one of the many force sets of an
+    /// over-coordinated packing (the one Gauss-Seidel's order picks).
+    Pgs,
+    /// APGD on the static problem (the static solve itself).
+    Apgd,
+    /// Compatible contact dynamics: the static load carried by the
+    /// no-tension truss of least complementary energy
+    /// (compatible-contact-dynamics paper, eqs. 36-37), with each contact's
+    /// relative stiffness from its materials and the exponent of the
+    /// contact law (3/2 Hertz, 1 linear).
+    Compatible,
+}
+
+impl ForceMethod {
+    /// Every method, with its command-line name.
+    pub const ALL: [(ForceMethod, &'static str); 3] = [
+        (ForceMethod::Pgs, "pgs"),
+        (ForceMethod::Apgd, "apgd"),
+        (ForceMethod::Compatible, "compatible"),
+    ];
+}
+
+/// One contact's normal force in a packing at rest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NetworkForce {
+    /// Body a (the normal points from b to a).
+    pub body_a: usize,
+    /// Body b.
+    pub body_b: usize,
+    /// Unit normal.
+    pub normal: ndem_math::Vec3,
+    /// Normal force \[N\].
+    pub force: f64,
+}
+
+/// The contact forces of the settled scene `settled` by `method`: the
+/// static solve ([`static_solve`]) poses the problem; its answer, a PGS
+/// answer, or the compatible forces are returned per contact, with the
+/// equilibrium residual of the compatible truss where it applies.
+pub fn network_forces(
+    settled: &Scene,
+    method: ForceMethod,
+) -> Result<(Vec<NetworkForce>, Option<f64>), SceneError> {
+    let solved = static_solve(settled, &StaticSolveSettings::default())?;
+    let Some((problem, lambda, velocity)) = solved.step_one() else {
+        return Ok((Vec::new(), None));
+    };
+    let m = problem.contact_rows().count();
+    let dt = problem.dt();
+    let (normal_impulses, residual): (Vec<f64>, Option<f64>) = match method {
+        ForceMethod::Apgd => (
+            problem
+                .contacts()
+                .iter()
+                .enumerate()
+                .map(|(i, c)| c.jacobian.normal_scale * lambda[i * m])
+                .collect(),
+            None,
+        ),
+        ForceMethod::Pgs => {
+            let mut pgs = ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
+                stopping: Stopping::to_tolerance(100_000, 1e-10),
+                ..ndem_solve::PgsSettings::default()
+            })
+            .map_err(StepError::from)?;
+            let mut l = vec![0.0; problem.len()];
+            let mut v = problem.free_velocity().to_vec();
+            ndem_solve::Solver::solve(&mut pgs, problem, &mut l, &mut v)
+                .map_err(StepError::from)?;
+            (
+                problem
+                    .contacts()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| c.jacobian.normal_scale * l[i * m])
+                    .collect(),
+                None,
+            )
+        }
+        ForceMethod::Compatible => {
+            let world = &settled.world;
+            let materials = world.body_materials();
+            let stiffness: Vec<f64> = problem
+                .contacts()
+                .iter()
+                .map(|c| {
+                    let ma = &world.materials[materials[c.bodies[0] as usize]];
+                    let mb = &world.materials[materials[c.bodies[1] as usize]];
+                    1.0 / (ma.plane_strain_compliance() + mb.plane_strain_compliance())
+                })
+                .collect();
+            let exponent = match settled.settings.contact_law {
+                ndem_math::ContactLaw::Hertz => 1.5,
+                _ => 1.0,
+            };
+            let truss = ndem_solve::compatible_forces(
+                problem,
+                &velocity,
+                &stiffness,
+                &ndem_solve::TrussSettings {
+                    exponent,
+                    tolerance: 1e-8,
+                    ..ndem_solve::TrussSettings::default()
+                },
+            )
+            .map_err(StepError::from)?;
+            // forces [N] back to impulses for one code path below
+            (
+                truss.forces.iter().map(|f| f * dt).collect(),
+                Some(truss.residual),
+            )
+        }
+    };
+    let forces = problem
+        .contacts()
+        .iter()
+        .zip(normal_impulses)
+        .map(|(c, impulse)| NetworkForce {
+            body_a: c.bodies[0] as usize,
+            body_b: c.bodies[1] as usize,
+            normal: c.jacobian.direction(0),
+            force: impulse / dt,
+        })
+        .collect();
+    Ok((forces, residual))
+}

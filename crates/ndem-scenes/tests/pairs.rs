@@ -59,11 +59,41 @@ fn bad_pairs_name_the_field() {
         linear_stiffness: None,
     };
     let cases = [
-        (PairSpec { materials: [0, 5], ..pair }, "pairs.materials"),
-        (PairSpec { friction: Some(-0.1), ..pair }, "friction"),
-        (PairSpec { restitution: Some(1.5), ..pair }, "restitution"),
-        (PairSpec { effective_modulus: Some(0.0), ..pair }, "effective_modulus"),
-        (PairSpec { linear_stiffness: Some(3e3), ..pair }, "pairs.linear_stiffness"),
+        (
+            PairSpec {
+                materials: [0, 5],
+                ..pair
+            },
+            "pairs.materials",
+        ),
+        (
+            PairSpec {
+                friction: Some(-0.1),
+                ..pair
+            },
+            "friction",
+        ),
+        (
+            PairSpec {
+                restitution: Some(1.5),
+                ..pair
+            },
+            "restitution",
+        ),
+        (
+            PairSpec {
+                effective_modulus: Some(0.0),
+                ..pair
+            },
+            "effective_modulus",
+        ),
+        (
+            PairSpec {
+                linear_stiffness: Some(3e3),
+                ..pair
+            },
+            "pairs.linear_stiffness",
+        ),
     ];
     for (p, field) in cases {
         let mut f = base.clone();

@@ -191,7 +191,10 @@ impl World {
             radius_b,
         )?;
         Ok(
-            match self.pairs.get(&(material_a.min(material_b), material_a.max(material_b))) {
+            match self
+                .pairs
+                .get(&(material_a.min(material_b), material_a.max(material_b)))
+            {
                 Some(o) => o.apply(&pair),
                 None => pair,
             },

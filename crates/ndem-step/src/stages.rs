@@ -7,9 +7,7 @@ use crate::guard::OverlapScale;
 use crate::{StepError, StepSettings, World};
 use ndem_collide::{ContactPoint, ContactSet};
 use ndem_math::jacobian::normal_row;
-use ndem_math::{
-    ContactFrame, ContactJacobian, ContactParameters, Vec3, Velocity6,
-};
+use ndem_math::{ContactFrame, ContactJacobian, ContactParameters, Vec3, Velocity6};
 use ndem_solve::{Contact, ContactProblem};
 
 /// Which bodies carry degrees of freedom in a problem.
