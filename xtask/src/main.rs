@@ -11,6 +11,7 @@ mod dem_vs_ndem;
 mod drum;
 mod excavator;
 mod fclib;
+mod fuzz;
 mod plot;
 mod reduce;
 mod reduce_drum;
@@ -47,7 +48,8 @@ suites:
   compatible beam|cannonball   compatible contact dynamics
   reduce speedup|collapse|drum|conveyor   model reduction: measured speed-up against h; the paper's collapse, drum and conveyor
   fclib [FILES...] every solver on FCLIB problems (default: the shared three)
-  excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)";
+  excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)
+  fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -99,6 +101,7 @@ fn main() -> ExitCode {
         "excavator" => excavator::run(&opts),
         "solvers" => solvers::run(&opts),
         "dem-vs-ndem" => dem_vs_ndem::run(&opts),
+        "fuzz" => fuzz::run(&opts),
         "compatible" => match opts.args.first().map(String::as_str) {
             Some("beam") => compatible::beam(&opts),
             Some("cannonball") => compatible::cannonball(&opts),

@@ -222,6 +222,10 @@ const NEIGHBOURS: [[i64; 3]; 27] = {
     out
 };
 
+/// Largest grid cell coordinate (in cells) of a particle; see
+/// `CollisionWorld::build_grid`.
+const CELL_LIMIT: f64 = 4_503_599_627_370_496.0; // 2^52
+
 #[inline]
 fn hash(c: [i64; 3], mask: u64) -> usize {
     let h = (c[0] as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -340,11 +344,12 @@ impl CollisionWorld {
         let (mut lo, mut hi) = ([i64::MAX; 3], [i64::MIN; 3]);
         for &i in &self.particles {
             let x = bodies.positions[i as usize];
-            let c = [
-                (x.x * inv).floor() as i64,
-                (x.y * inv).floor() as i64,
-                (x.z * inv).floor() as i64,
-            ];
+            // cells clamped to ±2^52 so that neighbour offsets and grid
+            // differences cannot overflow for bodies far away (a body at
+            // 1e308 m, found by fuzzing); clamped bodies share a cell, which
+            // costs time, not correctness (the narrow phase is exact)
+            let cell = |v: f64| (v * inv).floor().clamp(-CELL_LIMIT, CELL_LIMIT) as i64;
+            let c = [cell(x.x), cell(x.y), cell(x.z)];
             for k in 0..3 {
                 lo[k] = lo[k].min(c[k]);
                 hi[k] = hi[k].max(c[k]);

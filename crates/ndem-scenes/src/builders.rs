@@ -111,6 +111,15 @@ impl Scene {
                 reason: "must be at least 1: no iteration produces no contact forces".into(),
             });
         }
+        if self.iterations > MAX_ITERATIONS {
+            return Err(SceneError::Invalid {
+                field: "run.iterations",
+                reason: format!(
+                    "{} is more than {MAX_ITERATIONS} sweeps per step (hours per step on a large scene; found by fuzzing as a hang)",
+                    self.iterations
+                ),
+            });
+        }
         let solver = self
             .solver
             .build(self.iterations)
@@ -197,6 +206,11 @@ pub fn column(n: usize) -> Result<Scene, SceneError> {
         schedule: None,
     })
 }
+
+/// The most solver iterations per step a scene may ask for
+/// ([`Scene::stepper`]): the papers use up to 1000, the compatible-CD static
+/// solve 50 000.
+pub const MAX_ITERATIONS: usize = 1_000_000;
 
 /// Parameters of [`pile`].
 #[derive(Debug, Clone, Copy, PartialEq)]
