@@ -7,6 +7,7 @@
 mod collapse;
 mod compatible;
 mod conveyor;
+mod creep;
 mod dem_vs_ndem;
 mod drum;
 mod excavator;
@@ -49,7 +50,8 @@ suites:
   reduce speedup|collapse|drum|conveyor   model reduction: measured speed-up against h; the paper's collapse, drum and conveyor
   fclib [FILES...] every solver on FCLIB problems (default: the shared three)
   excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)
-  fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic";
+  fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic
+  creep                a pile at rest: drift against iterations, warm start and time step";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -102,6 +104,7 @@ fn main() -> ExitCode {
         "solvers" => solvers::run(&opts),
         "dem-vs-ndem" => dem_vs_ndem::run(&opts),
         "fuzz" => fuzz::run(&opts),
+        "creep" => creep::run(&opts),
         "compatible" => match opts.args.first().map(String::as_str) {
             Some("beam") => compatible::beam(&opts),
             Some("cannonball") => compatible::cannonball(&opts),
