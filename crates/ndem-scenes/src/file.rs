@@ -501,6 +501,38 @@ impl SceneFile {
                 "must be at least 1 (a statistics line every N steps)",
             ));
         }
+        let world = self.world()?;
+        let emitters = self.emitters(&world)?;
+        let settings = self.step_settings()?;
+        let r = &self.run;
+        let schedule = match &self.schedule {
+            Some(s) => {
+                s.validate(&world)?;
+                Some(s.clone())
+            }
+            None => None,
+        };
+        Ok(Scene {
+            output: self.output,
+            name: self.name.clone(),
+            world,
+            settings,
+            emitters,
+            duration: r.duration,
+            iterations: r.iterations,
+            solver: r.solver,
+            warm_start: r.warm_start,
+            triaxial: self.triaxial,
+            reduction: match &self.reduction {
+                Some(r) => Some(r.to_settings()?),
+                None => None,
+            },
+            schedule,
+        })
+    }
+
+    /// The world of the file: materials, pairs, bodies, joints.
+    fn world(&self) -> Result<World, SceneError> {
         let materials: Vec<Material> = self
             .materials
             .iter()
@@ -596,8 +628,12 @@ impl SceneFile {
                 compliance: j.compliance,
             })?;
         }
-        let emitters = self
-            .emitters
+        Ok(world)
+    }
+
+    /// The emitters of the file, checked against `world`'s materials.
+    fn emitters(&self, world: &World) -> Result<Vec<Emitter>, SceneError> {
+        self.emitters
             .iter()
             .map(|e| {
                 if !(e.radius_min > 0.0 && e.radius_max >= e.radius_min && e.rate >= 0.0) {
@@ -659,7 +695,11 @@ impl SceneFile {
                     rng: Rng::new(e.rng_state),
                 })
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+    }
+
+    /// The step settings of `[run]`.
+    fn step_settings(&self) -> Result<StepSettings, SceneError> {
         let r = &self.run;
         let friction_set = match r.friction.as_str() {
             "box" => FrictionSet::Box,
@@ -718,30 +758,7 @@ impl SceneFile {
         if !(r.duration.is_finite() && r.duration >= 0.0) {
             return Err(invalid("run.duration", "must be finite and >= 0"));
         }
-        let schedule = match &self.schedule {
-            Some(s) => {
-                s.validate(&world)?;
-                Some(s.clone())
-            }
-            None => None,
-        };
-        Ok(Scene {
-            output: self.output,
-            name: self.name.clone(),
-            world,
-            settings,
-            emitters,
-            duration: r.duration,
-            iterations: r.iterations,
-            solver: r.solver,
-            warm_start: r.warm_start,
-            triaxial: self.triaxial,
-            reduction: match &self.reduction {
-                Some(r) => Some(r.to_settings()?),
-                None => None,
-            },
-            schedule,
-        })
+        Ok(settings)
     }
 
     /// Describes a scene as data (all bodies in their current state).
