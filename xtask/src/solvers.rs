@@ -101,6 +101,113 @@ fn snapshots(quick: bool) -> SuiteResult<Vec<Snapshot>> {
     Ok(out)
 }
 
+/// What the suite collects from each solve.
+#[derive(Default)]
+struct Records {
+    csv: Vec<Vec<String>>,
+    summary: Vec<serde_json::Value>,
+    table: String,
+    by_iter: Vec<Series>,
+    by_time: Vec<Series>,
+}
+
+/// One solve of `problem` by `choice` from a `start` (cold or warm),
+/// recorded in `rec`; `r0`, `r0_all` are the cold start's residuals.
+fn solve_and_record(
+    rec: &mut Records,
+    snap: &Snapshot,
+    variant: &str,
+    problem: &ContactProblem,
+    (choice, start): (SolverChoice, &str),
+    iterations: usize,
+    (r0, r0_all): (f64, f64),
+) -> SuiteResult<()> {
+    let name = choice.name();
+    let mut s = choice.build(iterations).map_err(|e| e.to_string())?;
+    let mut lam = vec![0.0; problem.len()];
+    let mut vel = problem.free_velocity().to_vec();
+    if start == "warm" {
+        HistoryWarmStart::default()
+            .initialize(&problem, &snap.history, &mut lam, &mut vel)
+            .map_err(|e| e.to_string())?;
+    }
+    let mut hist = ResidualHistory::new();
+    s.solve_observed(&problem, &mut lam, &mut vel, &mut hist)
+        .map_err(|e| e.to_string())?;
+    let pts: Vec<(usize, f64, f64)> = hist
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.iteration,
+                e.elapsed.as_secs_f64(),
+                e.stats.normal.mean / r0,
+            )
+        })
+        .collect();
+    for e in &hist.entries {
+        rec.csv.push(vec![
+            snap.name.to_string(),
+            variant.to_string(),
+            name.to_string(),
+            start.to_string(),
+            e.iteration.to_string(),
+            format!("{:e}", e.elapsed.as_secs_f64()),
+            format!("{:e}", e.stats.normal.mean / r0),
+            format!("{:e}", e.stats.mean / r0_all),
+            format!("{:e}", e.stats.normal.mean),
+            format!("{:e}", e.stats.friction.mean),
+            format!("{:e}", e.stats.rolling.mean),
+        ]);
+    }
+    let last_all = hist
+        .entries
+        .last()
+        .map_or(f64::NAN, |e| e.stats.mean / r0_all);
+    let reach: Vec<Option<(usize, f64)>> = LEVELS
+        .iter()
+        .map(|&lvl| pts.iter().find(|p| p.2 <= lvl).map(|p| (p.0, p.1)))
+        .collect();
+    let fmt_it = |x: &Option<(usize, f64)>| x.map_or("-".to_string(), |v| v.0.to_string());
+    let fmt_t =
+        |x: &Option<(usize, f64)>| x.map_or("-".to_string(), |v| format!("{:.2}", 1e3 * v.1));
+    let last = pts.last().map_or(f64::NAN, |p| p.2);
+    rec.table.push_str(&format!(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1e} | {:.1e} |\n",
+        snap.name,
+        variant,
+        name,
+        start,
+        fmt_it(&reach[0]),
+        fmt_it(&reach[1]),
+        fmt_it(&reach[2]),
+        fmt_t(&reach[0]),
+        fmt_t(&reach[1]),
+        fmt_t(&reach[2]),
+        last,
+        last_all
+    ));
+    rec.summary.push(json!({
+            "snapshot": snap.name, "rows": variant, "solver": name, "start": start,
+            "contacts": problem.contacts().len(),
+            "initial_residual": r0,
+            "final_relative_normal_residual": last,
+            "final_relative_all_rows_residual": last_all,
+            "iterations_to": LEVELS.iter().zip(&reach).map(|(l, r)| (format!("{l:e}"), json!(r.map(|v| v.0)))).collect::<serde_json::Map<_, _>>(),
+            "seconds_to": LEVELS.iter().zip(&reach).map(|(l, r)| (format!("{l:e}"), json!(r.map(|v| v.1)))).collect::<serde_json::Map<_, _>>(),
+        }));
+    let label = format!("{name} {start}");
+    rec.by_iter.push(Series::line(
+        label.clone(),
+        pts.iter().map(|p| (p.0 as f64, p.2)).collect(),
+    ));
+    rec.by_time.push(Series::line(
+        label,
+        pts.iter().map(|p| (1e3 * p.1, p.2)).collect(),
+    ));
+    Ok(())
+}
+
 /// The solvers compared, as the scenes and the command line name them.
 const SOLVERS: [SolverChoice; 4] = [
     SolverChoice::Pgs,
@@ -116,9 +223,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let iterations = if opts.quick { 400 } else { 2000 };
     let snaps = snapshots(opts.quick)?;
     let mut progress = Progress::new("solvers", snaps.len() * 2 * SOLVERS.len() * 2);
-    let mut csv = Vec::new();
-    let mut summary = Vec::new();
-    let mut table = String::from(
+    let mut rec = Records::default();
+    rec.table = String::from(
         "| snapshot | rows | solver | start | it to 1e-2 | it to 1e-4 | it to 1e-6 | ms to 1e-2 | ms to 1e-4 | ms to 1e-6 | final rel. normal residual | final rel. residual, all rows |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for snap in &snaps {
@@ -136,95 +242,20 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             );
             let r0 = s0.normal.mean.max(1e-300);
             let r0_all = s0.mean.max(1e-300);
-            let mut by_iter = Vec::new();
-            let mut by_time = Vec::new();
+            rec.by_iter.clear();
+            rec.by_time.clear();
             for choice in SOLVERS {
                 let name = choice.name();
                 for start in ["cold", "warm"] {
-                    let mut s = choice.build(iterations).map_err(|e| e.to_string())?;
-                    let mut lam = vec![0.0; problem.len()];
-                    let mut vel = problem.free_velocity().to_vec();
-                    if start == "warm" {
-                        HistoryWarmStart::default()
-                            .initialize(&problem, &snap.history, &mut lam, &mut vel)
-                            .map_err(|e| e.to_string())?;
-                    }
-                    let mut hist = ResidualHistory::new();
-                    s.solve_observed(&problem, &mut lam, &mut vel, &mut hist)
-                        .map_err(|e| e.to_string())?;
-                    let pts: Vec<(usize, f64, f64)> = hist
-                        .entries
-                        .iter()
-                        .map(|e| {
-                            (
-                                e.iteration,
-                                e.elapsed.as_secs_f64(),
-                                e.stats.normal.mean / r0,
-                            )
-                        })
-                        .collect();
-                    for e in &hist.entries {
-                        csv.push(vec![
-                            snap.name.to_string(),
-                            variant.to_string(),
-                            name.to_string(),
-                            start.to_string(),
-                            e.iteration.to_string(),
-                            format!("{:e}", e.elapsed.as_secs_f64()),
-                            format!("{:e}", e.stats.normal.mean / r0),
-                            format!("{:e}", e.stats.mean / r0_all),
-                            format!("{:e}", e.stats.normal.mean),
-                            format!("{:e}", e.stats.friction.mean),
-                            format!("{:e}", e.stats.rolling.mean),
-                        ]);
-                    }
-                    let last_all = hist
-                        .entries
-                        .last()
-                        .map_or(f64::NAN, |e| e.stats.mean / r0_all);
-                    let reach: Vec<Option<(usize, f64)>> = LEVELS
-                        .iter()
-                        .map(|&lvl| pts.iter().find(|p| p.2 <= lvl).map(|p| (p.0, p.1)))
-                        .collect();
-                    let fmt_it =
-                        |x: &Option<(usize, f64)>| x.map_or("-".to_string(), |v| v.0.to_string());
-                    let fmt_t = |x: &Option<(usize, f64)>| {
-                        x.map_or("-".to_string(), |v| format!("{:.2}", 1e3 * v.1))
-                    };
-                    let last = pts.last().map_or(f64::NAN, |p| p.2);
-                    table.push_str(&format!(
-                        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1e} | {:.1e} |\n",
-                        snap.name,
+                    solve_and_record(
+                        &mut rec,
+                        snap,
                         variant,
-                        name,
-                        start,
-                        fmt_it(&reach[0]),
-                        fmt_it(&reach[1]),
-                        fmt_it(&reach[2]),
-                        fmt_t(&reach[0]),
-                        fmt_t(&reach[1]),
-                        fmt_t(&reach[2]),
-                        last,
-                        last_all
-                    ));
-                    summary.push(json!({
-                        "snapshot": snap.name, "rows": variant, "solver": name, "start": start,
-                        "contacts": problem.contacts().len(),
-                        "initial_residual": r0,
-                        "final_relative_normal_residual": last,
-                        "final_relative_all_rows_residual": last_all,
-                        "iterations_to": LEVELS.iter().zip(&reach).map(|(l, r)| (format!("{l:e}"), json!(r.map(|v| v.0)))).collect::<serde_json::Map<_, _>>(),
-                        "seconds_to": LEVELS.iter().zip(&reach).map(|(l, r)| (format!("{l:e}"), json!(r.map(|v| v.1)))).collect::<serde_json::Map<_, _>>(),
-                    }));
-                    let label = format!("{name} {start}");
-                    by_iter.push(Series::line(
-                        label.clone(),
-                        pts.iter().map(|p| (p.0 as f64, p.2)).collect(),
-                    ));
-                    by_time.push(Series::line(
-                        label,
-                        pts.iter().map(|p| (1e3 * p.1, p.2)).collect(),
-                    ));
+                        &problem,
+                        (choice, start),
+                        iterations,
+                        (r0, r0_all),
+                    )?;
                     progress.tick(&format!("{} {variant} {name} {start}", snap.name));
                 }
             }
@@ -244,7 +275,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
                     log_x: false,
                     log_y: true,
                 },
-                &by_iter,
+                &rec.by_iter,
             )?;
             line_plot(
                 &opts.out.join(format!("{}_{variant}_time.svg", snap.name)),
@@ -255,7 +286,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
                     log_x: false,
                     log_y: true,
                 },
-                &by_time,
+                &rec.by_time,
             )?;
         }
     }
@@ -274,12 +305,12 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             "friction_mean",
             "rolling_mean",
         ],
-        &csv,
+        &rec.csv,
     )?;
     let summary = json!({
         "suite": "solvers", "quick": opts.quick, "iterations": iterations,
         "friction_set": "disk", "residual": "mean normal-row residual relative to the cold start's initial value (thresholds); all-rows mean also reported",
-        "runs": summary, "wall_time_s": progress.elapsed(),
+        "runs": rec.summary, "wall_time_s": progress.elapsed(),
     });
     report::write_summary(&opts.out, &summary)?;
     let md = format!(
@@ -290,12 +321,13 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
          of the warm-starting paper's Fig. 4) relative to the cold start's initial value; the last column is the mean \
          over all rows (friction and rolling rows included) relative to its initial value. APGD solves the cone complementarity problem on `full` problems (Anitescu), \
          whose solution is not the MCP solution PGS and Jacobi approach, so its MCP residual levels off there; on \
-         `frictionless` problems all four solve the same QP.\n\n{table}\n\nPlots: `<snapshot>_<rows>_iterations.svg`, \
+         `frictionless` problems all four solve the same QP.\n\n{}\n\nPlots: `<snapshot>_<rows>_iterations.svg`, \
          `<snapshot>_<rows>_time.svg`. Wall time {:.1} s.\n",
         if opts.quick { " --quick" } else { "" },
+        rec.table,
         progress.elapsed()
     );
     report::write(&opts.out.join("report.md"), &md)?;
-    println!("{table}");
+    println!("{}", rec.table);
     Ok(true)
 }
