@@ -128,11 +128,11 @@ fn solve_and_record(
     let mut vel = problem.free_velocity().to_vec();
     if start == "warm" {
         HistoryWarmStart::default()
-            .initialize(&problem, &snap.history, &mut lam, &mut vel)
+            .initialize(problem, &snap.history, &mut lam, &mut vel)
             .map_err(|e| e.to_string())?;
     }
     let mut hist = ResidualHistory::new();
-    s.solve_observed(&problem, &mut lam, &mut vel, &mut hist)
+    s.solve_observed(problem, &mut lam, &mut vel, &mut hist)
         .map_err(|e| e.to_string())?;
     let pts: Vec<(usize, f64, f64)> = hist
         .entries
