@@ -223,7 +223,10 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let iterations = if opts.quick { 400 } else { 2000 };
     let snaps = snapshots(opts.quick)?;
     let mut progress = Progress::new("solvers", snaps.len() * 2 * SOLVERS.len() * 2);
-    let mut rec = Records::default();
+    let mut rec = Records {
+        table: String::from(),
+        ..Records::default()
+    };
     rec.table = String::from(
         "| snapshot | rows | solver | start | it to 1e-2 | it to 1e-4 | it to 1e-6 | ms to 1e-2 | ms to 1e-4 | ms to 1e-6 | final rel. normal residual | final rel. residual, all rows |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
