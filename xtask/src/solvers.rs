@@ -224,12 +224,11 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let snaps = snapshots(opts.quick)?;
     let mut progress = Progress::new("solvers", snaps.len() * 2 * SOLVERS.len() * 2);
     let mut rec = Records {
-        table: String::from(),
+        table: String::from(
+            "| snapshot | rows | solver | start | it to 1e-2 | it to 1e-4 | it to 1e-6 | ms to 1e-2 | ms to 1e-4 | ms to 1e-6 | final rel. normal residual | final rel. residual, all rows |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        ),
         ..Records::default()
     };
-    rec.table = String::from(
-        "| snapshot | rows | solver | start | it to 1e-2 | it to 1e-4 | it to 1e-6 | ms to 1e-2 | ms to 1e-4 | ms to 1e-6 | final rel. normal residual | final rel. residual, all rows |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-    );
     for snap in &snaps {
         for variant in ["full", "frictionless"] {
             let problem = if variant == "full" {
