@@ -298,6 +298,121 @@ fn dem_reference(base: usize, two_species: bool, p: f64) -> SuiteResult<DemRefer
     })
 }
 
+/// Compatible CD (steps 2-3) on the classic run's static step, with the
+/// stiffness of one model (`p`: the law's exponent).
+struct CompatibleStep {
+    sol: TrussSolution,
+    /// Residual acceleration in the load, relative to g (0 at rest).
+    load_acceleration: f64,
+    /// Per-contact compatible forces `(a, b, f_n)`.
+    comp_contacts: Vec<(usize, usize, f64)>,
+    /// Base reactions from the compatible forces.
+    f_comp: Vec<f64>,
+}
+
+fn compatible_step(cd: &ClassicCd, scene0: &Scene, p: f64) -> SuiteResult<CompatibleStep> {
+    // compatible CD on the last PGS step, stiffness of this model
+    let (prob, scene) = (&cd.problem, &cd.scene);
+    let vel = &cd.velocity;
+    // residual acceleration in the load, relative to g: 0 at rest
+    let g = scene.world.gravity;
+    let load_acceleration = (0..prob.body_count())
+        .filter(|&i| prob.inverse_mass()[i].inv_mass > 0.0)
+        .map(|i| (vel[i].linear - prob.free_velocity()[i].linear + g * prob.dt()).norm())
+        .fold(0.0, f64::max)
+        / (g.norm() * prob.dt());
+    let materials = scene0.world.body_materials();
+    let k: Vec<f64> = prob
+        .contacts()
+        .iter()
+        .map(|c| {
+            let (a, b) = (c.bodies[0] as usize, c.bodies[1] as usize);
+            let ma = &scene0.world.materials[materials[a]];
+            let mb = &scene0.world.materials[materials[b]];
+            1.0 / (ma.plane_strain_compliance() + mb.plane_strain_compliance())
+        })
+        .collect();
+    let sol = compatible_forces(
+        prob,
+        vel,
+        &k,
+        &TrussSettings {
+            exponent: p,
+            tolerance: 1e-8,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let comp_contacts: Vec<(usize, usize, f64)> = prob
+        .contacts()
+        .iter()
+        .zip(&sol.forces)
+        .map(|(c, f)| (c.bodies[0] as usize, c.bodies[1] as usize, *f))
+        .collect();
+    let per_body = measure::vertical_force_per_body(
+        scene.world.len(),
+        prob.contacts().iter().zip(&sol.forces).map(|(c, f)| {
+            (
+                c.bodies[0] as usize,
+                c.bodies[1] as usize,
+                c.jacobian.frame.normal,
+                *f,
+            )
+        }),
+    );
+    let f_comp = measure::support_reactions(&scene.world, |i| per_body[i]);
+    Ok(CompatibleStep {
+        sol,
+        load_acceleration,
+        comp_contacts,
+        f_comp,
+    })
+}
+
+/// The floor reactions of one model (DEM, PGS, APGD, APGD converged,
+/// compatible) and the force networks of the middle slab.
+fn cannonball_plots(
+    opts: &SuiteOptions,
+    name: &str,
+    floors: [&[f64]; 5],
+    nets: [(&str, Vec<ForceSegment>); 4],
+) -> SuiteResult<()> {
+    let stem = name.replace(' ', "_");
+    let indexed = |f: &[f64]| f.iter().enumerate().map(|(i, f)| (i as f64, *f)).collect();
+    line_plot(
+        &opts.out.join(format!("floor_{stem}.svg")),
+        Axes {
+            title: &format!("floor reactions, {name}"),
+            x: "base sphere",
+            y: "vertical reaction [N]",
+            log_x: false,
+            log_y: false,
+        },
+        &["DEM", "PGS", "APGD", "APGD converged", "compatible"]
+            .iter()
+            .zip(floors)
+            .map(|(label, f)| Series::markers(*label, indexed(f)))
+            .collect::<Vec<_>>(),
+    )?;
+    // force networks of the middle slab, one force scale for all four
+    let fmax = nets
+        .iter()
+        .flat_map(|(_, n)| n.iter().map(|s| s.force))
+        .fold(0.0, f64::max);
+    for (label, net) in &nets {
+        force_network(
+            &opts.out.join(format!(
+                "network_{stem}_{}.svg",
+                label.replace(' ', "_").to_lowercase()
+            )),
+            &format!("force network, {name}: {label} (middle slab)"),
+            net,
+            fmax,
+        )?;
+    }
+    Ok(())
+}
+
 /// `cargo xtask compatible cannonball`.
 pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
     report::prepare(&opts.out)?;
@@ -352,56 +467,14 @@ pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
             settle,
             dem_ke,
         } = dem?;
-        // compatible CD on the last PGS step, stiffness of this model
-        let (prob, scene) = (&cd.problem, &cd.scene);
-        let vel = &cd.velocity;
-        // residual acceleration in the load, relative to g: 0 at rest
-        let g = scene.world.gravity;
-        let load_acceleration = (0..prob.body_count())
-            .filter(|&i| prob.inverse_mass()[i].inv_mass > 0.0)
-            .map(|i| (vel[i].linear - prob.free_velocity()[i].linear + g * prob.dt()).norm())
-            .fold(0.0, f64::max)
-            / (g.norm() * prob.dt());
-        let materials = scene0.world.body_materials();
-        let k: Vec<f64> = prob
-            .contacts()
-            .iter()
-            .map(|c| {
-                let (a, b) = (c.bodies[0] as usize, c.bodies[1] as usize);
-                let ma = &scene0.world.materials[materials[a]];
-                let mb = &scene0.world.materials[materials[b]];
-                1.0 / (ma.plane_strain_compliance() + mb.plane_strain_compliance())
-            })
-            .collect();
-        let sol = compatible_forces(
-            prob,
-            vel,
-            &k,
-            &TrussSettings {
-                exponent: p,
-                tolerance: 1e-8,
-                ..Default::default()
-            },
-        )
-        .map_err(|e| e.to_string())?;
-        let comp_contacts: Vec<(usize, usize, f64)> = prob
-            .contacts()
-            .iter()
-            .zip(&sol.forces)
-            .map(|(c, f)| (c.bodies[0] as usize, c.bodies[1] as usize, *f))
-            .collect();
-        let per_body = measure::vertical_force_per_body(
-            scene.world.len(),
-            prob.contacts().iter().zip(&sol.forces).map(|(c, f)| {
-                (
-                    c.bodies[0] as usize,
-                    c.bodies[1] as usize,
-                    c.jacobian.frame.normal,
-                    *f,
-                )
-            }),
-        );
-        let f_comp = measure::support_reactions(&scene.world, |i| per_body[i]);
+        let CompatibleStep {
+            sol,
+            load_acceleration,
+            comp_contacts,
+            f_comp,
+        } = compatible_step(&cd, &scene0, p)?;
+        let scene = &cd.scene;
+        let prob = &cd.problem;
         let [f_pgs, f_apgd] = &cd.reactions;
         let (e_pgs, e_apgd, e_conv, e_comp) = (
             measure::relative_l2_error(f_pgs, &f_dem),
@@ -426,47 +499,17 @@ pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
             "truss": {"residual": sol.residual, "outer": sol.outer_iterations, "inner": sol.inner_iterations, "converged": sol.converged},
             "load_residual_acceleration_over_g": load_acceleration,
             "contacts_cd": prob.contacts().len(), "contacts_dem": dem_contacts.len(), "dem_dt": dt, "dem_settle_s": settle, "dem_kinetic_energy_J": dem_ke}));
-        let stem = name.replace(' ', "_");
-        let indexed = |f: &[f64]| f.iter().enumerate().map(|(i, f)| (i as f64, *f)).collect();
-        line_plot(
-            &opts.out.join(format!("floor_{stem}.svg")),
-            Axes {
-                title: &format!("floor reactions, {name}"),
-                x: "base sphere",
-                y: "vertical reaction [N]",
-                log_x: false,
-                log_y: false,
-            },
-            &[
-                Series::markers("DEM", indexed(&f_dem)),
-                Series::markers("PGS", indexed(f_pgs)),
-                Series::markers("APGD", indexed(f_apgd)),
-                Series::markers("APGD converged", indexed(&cd.converged)),
-                Series::markers("compatible", indexed(&f_comp)),
+        cannonball_plots(
+            opts,
+            name,
+            [&f_dem, f_pgs, f_apgd, &cd.converged, &f_comp],
+            [
+                ("DEM", network(&dem_scene, y_mid, &dem_contacts)),
+                ("PGS", network(scene, y_mid, &cd.contacts[0])),
+                ("APGD", network(scene, y_mid, &cd.contacts[1])),
+                ("compatible CD", network(scene, y_mid, &comp_contacts)),
             ],
         )?;
-        // force networks of the middle slab, one force scale for all four
-        let nets = [
-            ("DEM", network(&dem_scene, y_mid, &dem_contacts)),
-            ("PGS", network(scene, y_mid, &cd.contacts[0])),
-            ("APGD", network(scene, y_mid, &cd.contacts[1])),
-            ("compatible CD", network(scene, y_mid, &comp_contacts)),
-        ];
-        let fmax = nets
-            .iter()
-            .flat_map(|(_, n)| n.iter().map(|s| s.force))
-            .fold(0.0, f64::max);
-        for (label, net) in &nets {
-            force_network(
-                &opts.out.join(format!(
-                    "network_{stem}_{}.svg",
-                    label.replace(' ', "_").to_lowercase()
-                )),
-                &format!("force network, {name}: {label} (middle slab)"),
-                net,
-                fmax,
-            )?;
-        }
     }
     report::write_csv(
         &opts.out.join("floor_reactions.csv"),
