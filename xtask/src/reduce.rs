@@ -151,6 +151,60 @@ fn time_steps(world: &mut World, st: &mut Stepper, steps: usize) -> SuiteResult<
     Ok(t)
 }
 
+/// The full and the reduced model timed side by side at reduction level
+/// `h` (sensors leave `(1 − h)` of the `total` spheres free): the best of
+/// `repeats` runs of `steps` steps each, the reducer's statistics and the
+/// floor contacts left in the reduced solve.
+fn time_level(
+    world: &mut World,
+    full: &mut Stepper,
+    (n, total, h): ([usize; 3], usize, f64),
+    tolerance: Option<f64>,
+    (steps, repeats): (usize, usize),
+) -> SuiteResult<(Timing, Timing, ndem_reduce::ReductionStats, usize)> {
+    let free = (((1.0 - h) * total as f64).round() as usize).saturating_sub(1);
+    let settings = ReductionSettings {
+        sensors: sensors(n, free),
+        ..ReductionSettings::default()
+    };
+    let mut reduced_world = world.clone();
+    let mut reduced = stepper(tolerance)?;
+    reduced.set_history(full.history().clone());
+    reduced.set_clock(full.time(), full.step_count());
+    reduced.set_hooks(Box::new(Reducer::new(settings).map_err(|e| e.to_string())?));
+    for _ in 0..3 {
+        reduced
+            .step(&mut reduced_world)
+            .map_err(|e| e.to_string())?;
+    }
+    let mut best_full = Timing {
+        total: f64::MAX,
+        ..Timing::default()
+    };
+    let mut best_red = best_full;
+    for _ in 0..repeats {
+        let f = time_steps(world, full, steps)?;
+        let r = time_steps(&mut reduced_world, &mut reduced, steps)?;
+        if f.total < best_full.total {
+            best_full = f;
+        }
+        if r.total < best_red.total {
+            best_red = r;
+        }
+    }
+    let stats = reduced
+        .hooks_as::<Reducer>()
+        .map(|r| r.stats())
+        .unwrap_or_default();
+    // contacts of the merged bed with the floor (body 0) stay in the solve
+    let floor = reduced
+        .contacts()
+        .iter()
+        .filter(|c| c.body_a() == 0 || c.body_b() == 0)
+        .count();
+    Ok((best_full, best_red, stats, floor))
+}
+
 /// `cargo xtask reduce speedup`.
 pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     report::prepare(&opts.out)?;
@@ -179,46 +233,13 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     let mut rows = Vec::new();
     let mut measured = Vec::new();
     for &h in &targets {
-        let free = (((1.0 - h) * total as f64).round() as usize).saturating_sub(1);
-        let settings = ReductionSettings {
-            sensors: sensors(n, free),
-            ..ReductionSettings::default()
-        };
-        let mut reduced_world = world.clone();
-        let mut reduced = stepper(tolerance)?;
-        reduced.set_history(full.history().clone());
-        reduced.set_clock(full.time(), full.step_count());
-        reduced.set_hooks(Box::new(Reducer::new(settings).map_err(|e| e.to_string())?));
-        for _ in 0..3 {
-            reduced
-                .step(&mut reduced_world)
-                .map_err(|e| e.to_string())?;
-        }
-        let mut best_full = Timing {
-            total: f64::MAX,
-            ..Timing::default()
-        };
-        let mut best_red = best_full;
-        for _ in 0..repeats {
-            let f = time_steps(&mut world, &mut full, steps)?;
-            let r = time_steps(&mut reduced_world, &mut reduced, steps)?;
-            if f.total < best_full.total {
-                best_full = f;
-            }
-            if r.total < best_red.total {
-                best_red = r;
-            }
-        }
-        let stats = reduced
-            .hooks_as::<Reducer>()
-            .map(|r| r.stats())
-            .unwrap_or_default();
-        // contacts of the merged bed with the floor (body 0) stay in the solve
-        let floor = reduced
-            .contacts()
-            .iter()
-            .filter(|c| c.body_a() == 0 || c.body_b() == 0)
-            .count();
+        let (best_full, best_red, stats, floor) = time_level(
+            &mut world,
+            &mut full,
+            (n, total, h),
+            tolerance,
+            (steps, repeats),
+        )?;
         let speedup = best_full.total / best_red.total;
         progress.tick(&format!(
             "h = {:.3} (target {h}): full {:.1} ms, reduced {:.1} ms, speed-up {speedup:.1}",
