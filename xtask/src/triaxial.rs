@@ -10,7 +10,7 @@ use crate::report::{self, SuiteResult};
 use crate::warmstart::{Counter, Method, pgs, required};
 use ndem_scenes::Scene;
 use ndem_scenes::measure;
-use ndem_scenes::triaxial::{TriaxialControl, TriaxialSpec, triaxial};
+use ndem_scenes::triaxial::{TriaxialControl, TriaxialSpec, TriaxialState, triaxial};
 use ndem_solve::ImpulseHistory;
 use ndem_step::Stepper;
 use rayon::prelude::*;
@@ -122,36 +122,27 @@ fn shear(
     })
 }
 
-/// `cargo xtask warmstart triaxial`.
-pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
-    let out = &opts.out;
-    report::prepare(out)?;
-    let mut spec = TriaxialSpec {
-        particles: if opts.quick { 600 } else { 3000 },
-        consolidation_time: 6.0,
-        ..TriaxialSpec::default()
-    };
-    if let Some(n) = opts.particles {
-        spec.particles = n;
-    }
-    let samples: usize = if opts.quick { 2 } else { 3 };
-    let grid: Vec<usize> = if opts.quick {
-        vec![10, 30, 100, 300, 1000]
-    } else {
-        vec![10, 20, 50, 100, 200, 500, 1000]
-    };
-    let methods = [Method::Cold, Method::History];
-    let mut cases: Vec<(usize, Method, usize)> = Vec::new();
-    for k in 0..samples {
-        for &m in &methods {
-            cases.extend(grid.iter().map(|&n| (k, m, n)));
-        }
-    }
-    // longest runs first, so the two threads finish together
-    cases.sort_by_key(|&(k, _, n)| (std::cmp::Reverse(n), k));
-    let counter = Counter::new("warmstart triaxial", cases.len() + samples);
+/// A consolidated sample: the scene, the warm-start state `(history,
+/// time, step)` to shear from, the consolidation rows, the sample's state
+/// and its solid fraction.
+type Consolidated = (
+    Scene,
+    (ImpulseHistory, f64, u64),
+    Vec<Vec<String>>,
+    TriaxialState,
+    f64,
+);
+
+/// One consolidated sample per seed `spec.seed + k`, `k < samples`, in
+/// parallel; their consolidation histories go to `consolidation.csv`.
+fn consolidate_samples(
+    spec: TriaxialSpec,
+    samples: usize,
+    counter: &Counter,
+    out: &std::path::Path,
+) -> SuiteResult<Vec<Consolidated>> {
     // one consolidated sample per seed
-    let consolidated: Vec<SuiteResult<_>> = (0..samples)
+    let consolidated: Vec<SuiteResult<Consolidated>> = (0..samples)
         .into_par_iter()
         .map(|k| {
             let r = consolidate(TriaxialSpec {
@@ -198,23 +189,13 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         ],
         &cons_csv,
     )?;
-    let phi0 = consolidated.iter().map(|c| c.4).sum::<f64>() / samples as f64;
-    let s0 = consolidated[0].3;
-    let scene = &consolidated[0].0;
-    let max_lateral = WINDOW.1 + 0.02;
-    let results: Vec<SuiteResult<ShearRun>> = cases
-        .par_iter()
-        .map(|&(k, m, n)| {
-            let (scene, start_state, ..) = &consolidated[k];
-            let r = shear(k, scene, start_state, m, n, max_lateral)
-                .map_err(|e| format!("triaxial sample {k} {} N_it={n}: {e}", m.name()));
-            counter.tick(&format!("sample {k} {} N_it={n}", m.name()));
-            r
-        })
-        .collect();
-    let (runs, failures) = report::split_failures("warmstart triaxial", results);
+    Ok(consolidated)
+}
+
+/// Every shear run's series, one CSV.
+fn write_series_csv(out: &std::path::Path, runs: &[ShearRun]) -> SuiteResult<()> {
     let mut csv = Vec::new();
-    for r in &runs {
+    for r in runs {
         for row in &r.series {
             let mut line = vec![
                 r.sample.to_string(),
@@ -244,6 +225,20 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         ],
         &csv,
     )?;
+    Ok(())
+}
+
+/// The critical deviators by method and N_it (mean ± sd over samples),
+/// with the N_it from which they level off.
+struct Critical {
+    table: String,
+    csv: Vec<Vec<String>>,
+    fig15: Vec<Series>,
+    by_method: serde_json::Map<String, serde_json::Value>,
+    levels: serde_json::Map<String, serde_json::Value>,
+}
+
+fn critical_deviators(runs: &[ShearRun], methods: &[Method], grid: &[usize]) -> Critical {
     let mut crit_csv = Vec::new();
     let mut table = String::from(
         "| warm start | N_it | critical deviator, lateral 10-25 % [kPa] (mean ± sd over samples) | same, axial 10-25 % [kPa] | wall time per run [s] |\n|---|---|---|---|---|\n",
@@ -257,12 +252,12 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt();
         (m, sd)
     };
-    for m in methods {
+    for &m in methods {
         let mut pts = Vec::new();
         let mut vals = Vec::new();
         let mut ns = Vec::new();
         let mut entries = Vec::new();
-        for &n in &grid {
+        for &n in grid {
             let group: Vec<&ShearRun> = runs
                 .iter()
                 .filter(|r| r.method == m && r.iterations == n)
@@ -307,6 +302,67 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         levels.insert(m.name().into(), json!(required(&ns, &rel, 0.1)));
         fig15.push(Series::line(m.name(), pts));
     }
+    Critical {
+        table,
+        csv: crit_csv,
+        fig15,
+        by_method: critical_json,
+        levels,
+    }
+}
+
+/// `cargo xtask warmstart triaxial`.
+pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
+    let out = &opts.out;
+    report::prepare(out)?;
+    let mut spec = TriaxialSpec {
+        particles: if opts.quick { 600 } else { 3000 },
+        consolidation_time: 6.0,
+        ..TriaxialSpec::default()
+    };
+    if let Some(n) = opts.particles {
+        spec.particles = n;
+    }
+    let samples: usize = if opts.quick { 2 } else { 3 };
+    let grid: Vec<usize> = if opts.quick {
+        vec![10, 30, 100, 300, 1000]
+    } else {
+        vec![10, 20, 50, 100, 200, 500, 1000]
+    };
+    let methods = [Method::Cold, Method::History];
+    let mut cases: Vec<(usize, Method, usize)> = Vec::new();
+    for k in 0..samples {
+        for &m in &methods {
+            cases.extend(grid.iter().map(|&n| (k, m, n)));
+        }
+    }
+    // longest runs first, so the two threads finish together
+    cases.sort_by_key(|&(k, _, n)| (std::cmp::Reverse(n), k));
+    let counter = Counter::new("warmstart triaxial", cases.len() + samples);
+    let consolidated = consolidate_samples(spec, samples, &counter, out)?;
+    let phi0 = consolidated.iter().map(|c| c.4).sum::<f64>() / samples as f64;
+    let s0 = consolidated[0].3;
+    let scene = &consolidated[0].0;
+    let max_lateral = WINDOW.1 + 0.02;
+    let results: Vec<SuiteResult<ShearRun>> = cases
+        .par_iter()
+        .map(|&(k, m, n)| {
+            let (scene, start_state, ..) = &consolidated[k];
+            let r = shear(k, scene, start_state, m, n, max_lateral)
+                .map_err(|e| format!("triaxial sample {k} {} N_it={n}: {e}", m.name()));
+            counter.tick(&format!("sample {k} {} N_it={n}", m.name()));
+            r
+        })
+        .collect();
+    let (runs, failures) = report::split_failures("warmstart triaxial", results);
+    write_series_csv(out, &runs)?;
+    let Critical {
+        table,
+        csv: crit_csv,
+        fig15,
+        by_method: critical_json,
+        levels,
+    } = critical_deviators(&runs, &methods, &grid);
     report::write_csv(
         &out.join("triaxial_critical.csv"),
         &[
