@@ -109,42 +109,14 @@ fn continue_flow(
     })
 }
 
-/// `cargo xtask warmstart drum`.
-pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
-    let out = &opts.out;
-    report::prepare(out)?;
-    let mut spec = if opts.quick {
-        // same fill fraction as the paper's drum, smaller drum
-        DrumSpec {
-            particles: 1250,
-            diameter_d: 24.0,
-            width_d: 5.0,
-            ..DrumSpec::default()
-        }
-    } else {
-        DrumSpec::default()
-    };
-    if let Some(n) = opts.particles {
-        spec.particles = n;
-    }
-    // frictionless end caps by default (the model-reduction paper's, and
-    // what the evidence supports: docs/theory.md); `cargo xtask warmstart
-    // drum frictional-caps` gives the caps the particles' material
-    spec.frictionless_caps = !opts.args.iter().any(|a| a == "frictional-caps");
-    let (spin_up, transition, average) = (8.0, 1.0, 2.0);
-    let grid_n: Vec<usize> = if opts.quick {
-        vec![10, 30, 100, 500]
-    } else {
-        vec![10, 20, 50, 100, 200, 500]
-    };
-    let methods = [Method::Cold, Method::History];
-    let mut cases: Vec<(Method, usize)> = Vec::new();
-    for &m in &methods {
-        cases.extend(grid_n.iter().map(|&n| (m, n)));
-    }
-    cases.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
-    let counter = Counter::new("warmstart drum", cases.len() + 1);
-    // establish the flow
+/// The flow established from rest: `spin_up` seconds with N_it = 100 and
+/// history warm start; the plug fraction, angle and contacts every 20 steps
+/// go to `spin_up.csv`.
+fn establish_flow(
+    spec: DrumSpec,
+    spin_up: f64,
+    out: &std::path::Path,
+) -> SuiteResult<(Scene, Stepper)> {
     let mut scene = drum(spec).map_err(|e| e.to_string())?;
     let mut stepper = Stepper::new(scene.settings, pgs(100)?, Method::History.policy())
         .map_err(|e| e.to_string())?;
@@ -171,33 +143,18 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         &["time_s", "plug_fraction", "angle_deg", "contacts"],
         &spin_csv,
     )?;
-    counter.tick(&format!("flow established after {spin_up} s"));
-    let start = (
-        stepper.history().clone(),
-        stepper.time(),
-        stepper.step_count(),
-    );
-    let cell_grid = Grid {
-        n: (spec.diameter_d.ceil() as usize).max(1),
-        half: radius,
-    };
-    let results: Vec<SuiteResult<DrumRun>> = cases
-        .par_iter()
-        .map(|&(m, n)| {
-            let r = continue_flow(&scene, &start, m, n, transition, average, &spec, &cell_grid)
-                .map_err(|e| format!("drum {} N_it={n}: {e}", m.name()));
-            counter.tick(&format!("{} N_it={n}", m.name()));
-            r
-        })
-        .collect();
-    let (mut runs, failures) = report::split_failures("warmstart drum", results);
-    runs.sort_by_key(|r| (r.method.name(), r.iterations));
-    let n_max = *grid_n.last().unwrap_or(&500);
-    let reference = runs
-        .iter()
-        .find(|r| r.method == Method::Cold && r.iterations == n_max)
-        .map(|r| r.plug)
-        .ok_or("the cold reference run failed")?;
+    Ok((scene, stepper))
+}
+
+/// The plug fraction error (eq. 14) and the dynamic angle of every run
+/// against `reference` (cold, largest N_it): the report table, the
+/// per-method JSON, `drum_results.csv` and Figs. 12-13.
+fn results_and_figures(
+    out: &std::path::Path,
+    runs: &[DrumRun],
+    methods: &[Method],
+    reference: f64,
+) -> SuiteResult<(String, serde_json::Map<String, serde_json::Value>)> {
     let mut csv = Vec::new();
     let mut table = String::from(
         "| warm start | N_it | plug fraction (mean ± sd over 2 s) | ε_plug (eq. 14) | dynamic angle [°] | wall time [s] |\n|---|---|---|---|---|---|\n",
@@ -205,7 +162,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let mut fig12 = Vec::new();
     let mut fig13 = Vec::new();
     let mut by_method = serde_json::Map::new();
-    for m in methods {
+    for &m in methods {
         let mut e_pts = Vec::new();
         let mut a_pts = Vec::new();
         let mut entries = Vec::new();
@@ -277,6 +234,76 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         },
         &fig13,
     )?;
+    Ok((table, by_method))
+}
+
+/// `cargo xtask warmstart drum`.
+pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
+    let out = &opts.out;
+    report::prepare(out)?;
+    let mut spec = if opts.quick {
+        // same fill fraction as the paper's drum, smaller drum
+        DrumSpec {
+            particles: 1250,
+            diameter_d: 24.0,
+            width_d: 5.0,
+            ..DrumSpec::default()
+        }
+    } else {
+        DrumSpec::default()
+    };
+    if let Some(n) = opts.particles {
+        spec.particles = n;
+    }
+    // frictionless end caps by default (the model-reduction paper's, and
+    // what the evidence supports: docs/theory.md); `cargo xtask warmstart
+    // drum frictional-caps` gives the caps the particles' material
+    spec.frictionless_caps = !opts.args.iter().any(|a| a == "frictional-caps");
+    let (spin_up, transition, average) = (8.0, 1.0, 2.0);
+    let grid_n: Vec<usize> = if opts.quick {
+        vec![10, 30, 100, 500]
+    } else {
+        vec![10, 20, 50, 100, 200, 500]
+    };
+    let methods = [Method::Cold, Method::History];
+    let mut cases: Vec<(Method, usize)> = Vec::new();
+    for &m in &methods {
+        cases.extend(grid_n.iter().map(|&n| (m, n)));
+    }
+    cases.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+    let counter = Counter::new("warmstart drum", cases.len() + 1);
+    // establish the flow
+    let (scene, stepper) = establish_flow(spec, spin_up, out)?;
+    let dt = scene.settings.dt;
+    let radius = 0.5 * spec.diameter_d * D;
+    counter.tick(&format!("flow established after {spin_up} s"));
+    let start = (
+        stepper.history().clone(),
+        stepper.time(),
+        stepper.step_count(),
+    );
+    let cell_grid = Grid {
+        n: (spec.diameter_d.ceil() as usize).max(1),
+        half: radius,
+    };
+    let results: Vec<SuiteResult<DrumRun>> = cases
+        .par_iter()
+        .map(|&(m, n)| {
+            let r = continue_flow(&scene, &start, m, n, transition, average, &spec, &cell_grid)
+                .map_err(|e| format!("drum {} N_it={n}: {e}", m.name()));
+            counter.tick(&format!("{} N_it={n}", m.name()));
+            r
+        })
+        .collect();
+    let (mut runs, failures) = report::split_failures("warmstart drum", results);
+    runs.sort_by_key(|r| (r.method.name(), r.iterations));
+    let n_max = *grid_n.last().unwrap_or(&500);
+    let reference = runs
+        .iter()
+        .find(|r| r.method == Method::Cold && r.iterations == n_max)
+        .map(|r| r.plug)
+        .ok_or("the cold reference run failed")?;
+    let (table, by_method) = results_and_figures(out, &runs, &methods, reference)?;
     let mut field_csv = Vec::new();
     let n_min = grid_n[0];
     for (m, n) in [
