@@ -165,6 +165,151 @@ pub(crate) fn required(grid: &[usize], errors: &[f64], eps: f64) -> Option<usize
     ans
 }
 
+/// Fig. 4: the mean normal residual during one PGS solve of the N_p = 25
+/// column at rest, cold and history.
+fn figure4(out: &std::path::Path) -> SuiteResult<()> {
+    let mut scene = builders::column(25).map_err(|e| e.to_string())?;
+    let mut stepper = Stepper::new(scene.settings, pgs(100)?, Method::History.policy())
+        .map_err(|e| e.to_string())?;
+    for _ in 0..(3.0 / scene.settings.dt) as usize {
+        scene.step(&mut stepper).map_err(|e| e.to_string())?;
+    }
+    let history = stepper.history().clone();
+    scene.step(&mut stepper).map_err(|e| e.to_string())?;
+    let (problem, _) = stepper.last_problem().ok_or("no problem")?;
+    let mut fig4 = Vec::new();
+    let mut fig4_csv = Vec::new();
+    for m in [Method::Cold, Method::History] {
+        let mut h = ResidualHistory::new();
+        observed_solve(problem, &history, m, 100, &mut h)?;
+        fig4.push(Series::line(
+            m.name(),
+            h.entries
+                .iter()
+                .map(|e| (e.iteration as f64, e.stats.normal.mean))
+                .collect(),
+        ));
+        for e in &h.entries {
+            fig4_csv.push(vec![
+                m.name().into(),
+                e.iteration.to_string(),
+                format!("{:e}", e.stats.normal.mean),
+            ]);
+        }
+    }
+    report::write_csv(
+        &out.join("fig4_residual.csv"),
+        &["method", "iteration", "mean_normal_residual"],
+        &fig4_csv,
+    )?;
+    line_plot(
+        &out.join("fig4_residual.svg"),
+        Axes {
+            title: "mean normal residual, N_p = 25 column (Fig. 4)",
+            x: "iteration",
+            y: "mean normal residual [m/s]",
+            log_x: false,
+            log_y: true,
+        },
+        &fig4,
+    )?;
+    Ok(())
+}
+
+/// Iterations needed for |ε_l| ≤ ε (ε = 0.1, 1, 5 %) by size and method:
+/// the report table, the summary rows, the mean cold/history speed-up per
+/// ε, `column_required.csv` and Fig. 3.
+struct Required {
+    table: String,
+    summary: Vec<serde_json::Value>,
+    speedups: serde_json::Map<String, serde_json::Value>,
+}
+
+fn required_iterations(
+    out: &std::path::Path,
+    (sizes, grid, max_it): (&[usize], &[usize], usize),
+    methods: &[Method],
+    eps_of: &std::collections::BTreeMap<(usize, &'static str), Vec<f64>>,
+) -> SuiteResult<Required> {
+    let tolerances = [1e-3, 1e-2, 5e-2];
+    let mut req_rows = Vec::new();
+    let mut summary_req = Vec::new();
+    let mut speedups = serde_json::Map::new();
+    let mut table = String::from(
+        "| ε | N_p | cold | history | model | cold/history |\n|---|---|---|---|---|---|\n",
+    );
+    for &eps in &tolerances {
+        let mut ratios = Vec::new();
+        let mut series: Vec<Series> = Vec::new();
+        for m in methods {
+            let pts: Vec<(f64, f64)> = sizes
+                .iter()
+                .filter_map(|&n| {
+                    required(grid, &eps_of[&(n, m.name())], eps).map(|r| (n as f64, r as f64))
+                })
+                .collect();
+            series.push(Series::markers(m.name(), pts));
+        }
+        for &n in sizes {
+            let r: Vec<Option<usize>> = methods
+                .iter()
+                .map(|m| required(grid, &eps_of[&(n, m.name())], eps))
+                .collect();
+            let ratio = match (r[0], r[1]) {
+                (Some(c), Some(h)) => Some(c as f64 / h as f64),
+                _ => None,
+            };
+            if let Some(x) = ratio {
+                ratios.push(x);
+            }
+            let f = |x: Option<usize>| x.map_or(format!("> {max_it}"), |v| v.to_string());
+            table.push_str(&format!(
+                "| {:.1} % | {n} | {} | {} | {} | {} |\n",
+                100.0 * eps,
+                f(r[0]),
+                f(r[1]),
+                f(r[2]),
+                ratio.map_or("-".into(), |x| format!("{x:.2}"))
+            ));
+            req_rows.push(vec![
+                format!("{eps}"),
+                n.to_string(),
+                format!("{:?}", r[0]),
+                format!("{:?}", r[1]),
+                format!("{:?}", r[2]),
+            ]);
+            summary_req.push(json!({"eps": eps, "n_p": n, "cold": r[0], "history": r[1], "model": r[2], "cold_over_history": ratio}));
+        }
+        let mean_ratio = if ratios.is_empty() {
+            None
+        } else {
+            Some(ratios.iter().sum::<f64>() / ratios.len() as f64)
+        };
+        speedups.insert(format!("{eps}"), json!(mean_ratio));
+        line_plot(
+            &out.join(format!("fig3_required_iterations_eps{}.svg", eps)),
+            Axes {
+                title: &format!("iterations for |eps_l| <= {:.1} % (Fig. 3)", 100.0 * eps),
+                x: "N_p",
+                y: "N_it^eps",
+                log_x: false,
+                log_y: false,
+            },
+            &series,
+        )?;
+    }
+    report::write_csv(
+        &out.join("column_required.csv"),
+        &["eps", "n_p", "cold", "history", "model"],
+        &req_rows,
+    )?;
+    Ok(Required {
+        table,
+        summary: summary_req,
+        speedups,
+    })
+}
+
 /// `cargo xtask warmstart column`.
 pub fn column(opts: &SuiteOptions) -> SuiteResult<bool> {
     let out = &opts.out;
@@ -224,126 +369,13 @@ pub fn column(opts: &SuiteOptions) -> SuiteResult<bool> {
         &["n_p", "method", "n_it", "eps_l"],
         &csv,
     )?;
-    let tolerances = [1e-3, 1e-2, 5e-2];
-    let mut req_rows = Vec::new();
-    let mut summary_req = Vec::new();
-    let mut speedups = serde_json::Map::new();
-    let mut table = String::from(
-        "| ε | N_p | cold | history | model | cold/history |\n|---|---|---|---|---|---|\n",
-    );
-    for &eps in &tolerances {
-        let mut ratios = Vec::new();
-        let mut series: Vec<Series> = Vec::new();
-        for m in methods {
-            let pts: Vec<(f64, f64)> = sizes
-                .iter()
-                .filter_map(|&n| {
-                    required(&grid, &eps_of[&(n, m.name())], eps).map(|r| (n as f64, r as f64))
-                })
-                .collect();
-            series.push(Series::markers(m.name(), pts));
-        }
-        for &n in &sizes {
-            let r: Vec<Option<usize>> = methods
-                .iter()
-                .map(|m| required(&grid, &eps_of[&(n, m.name())], eps))
-                .collect();
-            let ratio = match (r[0], r[1]) {
-                (Some(c), Some(h)) => Some(c as f64 / h as f64),
-                _ => None,
-            };
-            if let Some(x) = ratio {
-                ratios.push(x);
-            }
-            let f = |x: Option<usize>| x.map_or(format!("> {max_it}"), |v| v.to_string());
-            table.push_str(&format!(
-                "| {:.1} % | {n} | {} | {} | {} | {} |\n",
-                100.0 * eps,
-                f(r[0]),
-                f(r[1]),
-                f(r[2]),
-                ratio.map_or("-".into(), |x| format!("{x:.2}"))
-            ));
-            req_rows.push(vec![
-                format!("{eps}"),
-                n.to_string(),
-                format!("{:?}", r[0]),
-                format!("{:?}", r[1]),
-                format!("{:?}", r[2]),
-            ]);
-            summary_req.push(json!({"eps": eps, "n_p": n, "cold": r[0], "history": r[1], "model": r[2], "cold_over_history": ratio}));
-        }
-        let mean_ratio = if ratios.is_empty() {
-            None
-        } else {
-            Some(ratios.iter().sum::<f64>() / ratios.len() as f64)
-        };
-        speedups.insert(format!("{eps}"), json!(mean_ratio));
-        line_plot(
-            &out.join(format!("fig3_required_iterations_eps{}.svg", eps)),
-            Axes {
-                title: &format!("iterations for |eps_l| <= {:.1} % (Fig. 3)", 100.0 * eps),
-                x: "N_p",
-                y: "N_it^eps",
-                log_x: false,
-                log_y: false,
-            },
-            &series,
-        )?;
-    }
-    report::write_csv(
-        &out.join("column_required.csv"),
-        &["eps", "n_p", "cold", "history", "model"],
-        &req_rows,
-    )?;
+    let Required {
+        table,
+        summary: summary_req,
+        speedups,
+    } = required_iterations(out, (&sizes, &grid, max_it), &methods, &eps_of)?;
 
-    // Fig. 4: mean normal residual during one PGS solve of the N_p = 25
-    // column at rest, cold and history.
-    let mut scene = builders::column(25).map_err(|e| e.to_string())?;
-    let mut stepper = Stepper::new(scene.settings, pgs(100)?, Method::History.policy())
-        .map_err(|e| e.to_string())?;
-    for _ in 0..(3.0 / scene.settings.dt) as usize {
-        scene.step(&mut stepper).map_err(|e| e.to_string())?;
-    }
-    let history = stepper.history().clone();
-    scene.step(&mut stepper).map_err(|e| e.to_string())?;
-    let (problem, _) = stepper.last_problem().ok_or("no problem")?;
-    let mut fig4 = Vec::new();
-    let mut fig4_csv = Vec::new();
-    for m in [Method::Cold, Method::History] {
-        let mut h = ResidualHistory::new();
-        observed_solve(problem, &history, m, 100, &mut h)?;
-        fig4.push(Series::line(
-            m.name(),
-            h.entries
-                .iter()
-                .map(|e| (e.iteration as f64, e.stats.normal.mean))
-                .collect(),
-        ));
-        for e in &h.entries {
-            fig4_csv.push(vec![
-                m.name().into(),
-                e.iteration.to_string(),
-                format!("{:e}", e.stats.normal.mean),
-            ]);
-        }
-    }
-    report::write_csv(
-        &out.join("fig4_residual.csv"),
-        &["method", "iteration", "mean_normal_residual"],
-        &fig4_csv,
-    )?;
-    line_plot(
-        &out.join("fig4_residual.svg"),
-        Axes {
-            title: "mean normal residual, N_p = 25 column (Fig. 4)",
-            x: "iteration",
-            y: "mean normal residual [m/s]",
-            log_x: false,
-            log_y: true,
-        },
-        &fig4,
-    )?;
+    figure4(out)?;
     let wall = counter.start.elapsed().as_secs_f64();
     let summary = json!({
         "suite": "warmstart column", "quick": opts.quick, "sizes": sizes, "iteration_grid": grid,
