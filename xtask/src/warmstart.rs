@@ -515,207 +515,11 @@ enum PileCase {
     Run(Method, usize),
 }
 
-/// `cargo xtask warmstart pile`.
-pub fn pile(opts: &SuiteOptions) -> SuiteResult<bool> {
-    let out = &opts.out;
-    report::prepare(out)?;
-    let mut spec = if opts.quick {
-        PileSpec {
-            particles: 600,
-            rate: 200.0,
-            seed: 1,
-        }
-    } else {
-        PileSpec {
-            particles: 3363,
-            rate: 200.0,
-            seed: 1,
-        }
-    };
-    if let Some(n) = opts.particles {
-        spec.particles = n;
-    }
-    let rest = if opts.quick { 1.5 } else { 3.0 };
-    let dt = 5e-3;
-    let grid: Vec<usize> = if opts.quick {
-        vec![5, 10, 20, 50, 100]
-    } else {
-        vec![5, 10, 20, 50, 100, 200]
-    };
-    let methods = [
-        Method::Cold,
-        Method::History,
-        Method::HistoryNormal,
-        Method::HistoryNoVelocity,
-        Method::Model,
-    ];
-    // The Δt = 5 ms, N_it = 500 history run: the converged answer at the
-    // experiments' time step, and the resting pile of Figs. 7-9.
-    let converged_iterations = 500;
-    let references: &[usize] = if opts.quick {
-        &REFERENCE_ITERATIONS
-    } else {
-        &REFERENCE_ITERATIONS[..1]
-    };
-    let mut cases: Vec<PileCase> = references.iter().map(|&n| PileCase::Reference(n)).collect();
-    cases.push(PileCase::Run(Method::History, converged_iterations));
-    // The ablations (normal rows only, no velocity update, model-based) stop
-    // at N_it = 100 in the full run: their point is made at low N_it, and
-    // N_it = 200 for all five would add a quarter to the wall time.
-    let grid_of = |m: Method| -> Vec<usize> {
-        grid.iter()
-            .copied()
-            .filter(|&n| opts.quick || n <= 100 || matches!(m, Method::Cold | Method::History))
-            .collect()
-    };
-    if std::env::var_os("NDEM_PILE_REFERENCE_ONLY").is_none() {
-        for &m in &methods {
-            cases.extend(grid_of(m).into_iter().map(|n| PileCase::Run(m, n)));
-        }
-    }
-    let counter = Counter::new("warmstart pile", cases.len());
-    type Ran = (f64, PileCost, Option<(Scene, Stepper)>);
-    let results: Vec<SuiteResult<Ran>> = cases
-        .par_iter()
-        .map(|&case| {
-            let (label, r) = match case {
-                PileCase::Reference(n) => (
-                    format!("reference dt={REFERENCE_DT} N_it={n}"),
-                    run_pile(
-                        spec,
-                        rest,
-                        REFERENCE_DT,
-                        Stopping::iterations(n),
-                        Method::History,
-                        Some("reference"),
-                    ),
-                ),
-                PileCase::Run(m, n) => (
-                    format!("{} N_it={n}", m.name()),
-                    run_pile(spec, rest, dt, Stopping::iterations(n), m, None),
-                ),
-            };
-            let keep = case == PileCase::Run(Method::History, converged_iterations);
-            let r = r
-                .map(|(s, st, cost)| (height(&s), cost, keep.then_some((s, st))))
-                .map_err(|e| format!("pile run {label}: {e}"));
-            if let Err(e) = &r {
-                eprintln!("[warmstart pile] FAILED {e}");
-            }
-            counter.tick(&label);
-            r
-        })
-        .collect();
-    // A case whose simulation diverged (a typed solver error) is recorded as
-    // NaN with its message; the references and the converged run must
-    // succeed.
-    let mut done: Vec<(PileCase, f64, PileCost)> = Vec::new();
-    let mut failures = Vec::new();
-    let mut resting = None;
-    for (case, r) in cases.iter().zip(results) {
-        match (case, r) {
-            (_, Ok((h, cost, keep))) => {
-                done.push((*case, h, cost));
-                if keep.is_some() {
-                    resting = keep;
-                }
-            }
-            (PileCase::Run(_, n), Err(e)) if *n != converged_iterations => {
-                failures.push(e);
-                done.push((*case, f64::NAN, PileCost::default()));
-            }
-            (_, Err(e)) => return Err(e),
-        }
-    }
-    let lookup = |case: PileCase| done.iter().find(|d| d.0 == case).map(|d| (d.1, d.2));
-    let (h_ref, ref_cost) = lookup(PileCase::Reference(references[0])).ok_or("no reference")?;
-    let (h_conv, conv_cost) =
-        lookup(PileCase::Run(Method::History, converged_iterations)).ok_or("no converged run")?;
-    let reference_runs: Vec<serde_json::Value> = references
-        .iter()
-        .filter_map(|&n| {
-            let (h, c) = lookup(PileCase::Reference(n))?;
-            Some(
-                json!({"n_it": n, "height_m": h, "relative_to_first": (h - h_ref) / h_ref,
-                "steps": c.steps, "wall_s": c.wall_s}),
-            )
-        })
-        .collect();
-    let height_at = |mi: usize, gi: usize| {
-        lookup(PileCase::Run(methods[mi], grid[gi])).map_or(f64::NAN, |r| r.0)
-    };
-    let mut csv = Vec::new();
-    let mut table = String::from("| method | ");
-    table.push_str(
-        &grid
-            .iter()
-            .map(|n| format!("N_it={n}"))
-            .collect::<Vec<_>>()
-            .join(" | "),
-    );
-    table.push_str(" |\n|---|");
-    table.push_str(&"---|".repeat(grid.len()));
-    table.push('\n');
-    let mut series = Vec::new();
-    let mut errors_json = serde_json::Map::new();
-    for m in methods.iter() {
-        let mut row = format!("| {} |", m.name());
-        let mut pts = Vec::new();
-        let mut errs = Vec::new();
-        for n in grid.iter() {
-            let Some((h, cost)) = lookup(PileCase::Run(*m, *n)) else {
-                row.push_str(" — |");
-                errs.push(f64::NAN);
-                continue;
-            };
-            let e = (h_ref - h) / h_ref;
-            row.push_str(&format!(" {:.2} % |", 100.0 * e));
-            csv.push(vec![
-                m.name().into(),
-                n.to_string(),
-                format!("{h:e}"),
-                format!("{e:e}"),
-                format!("{:.1}", cost.wall_s),
-            ]);
-            pts.push((*n as f64, e.abs().max(1e-6)));
-            errs.push(e);
-        }
-        errors_json.insert(m.name().into(), json!(errs));
-        table.push_str(&row);
-        table.push('\n');
-        series.push(Series::line(m.name(), pts));
-    }
-    report::write_csv(
-        &out.join("pile_height.csv"),
-        &["method", "n_it", "height_m", "eps_l", "wall_s"],
-        &csv,
-    )?;
-    line_plot(
-        &out.join("fig6_height_error.svg"),
-        Axes {
-            title: "pile height error against the reference (Fig. 6)",
-            x: "N_it",
-            y: "|eps_l|",
-            log_x: true,
-            log_y: true,
-        },
-        &series,
-    )?;
-    // iterations needed for |ε| ≤ 2 % and 5 %
-    let mut need = serde_json::Map::new();
-    for (mi, m) in methods.iter().enumerate() {
-        let errs: Vec<f64> = (0..grid.len())
-            .map(|gi| (h_ref - height_at(mi, gi)) / h_ref)
-            .collect();
-        let mut by = serde_json::Map::new();
-        for eps in [0.02, 0.05, 0.1] {
-            by.insert(format!("{eps}"), json!(required(&grid, &errs, eps)));
-        }
-        need.insert(m.name().into(), json!(by));
-    }
-
-    // Figs. 7-9 on the resting pile of the Δt = 5 ms, N_it = 500 run.
-    let (mut scene, mut stepper) = resting.ok_or("the converged run kept no pile")?;
+/// Figs. 7-9 on the resting pile of the Δt = 5 ms, N_it = 500 run: the
+/// multiplier error (eq. 13) and residual of one solve, cold and history,
+/// and after 1 s more at N_it = 100 the mean residual and its histogram.
+fn figures_7_to_9(out: &std::path::Path, resting: (Scene, Stepper), dt: f64) -> SuiteResult<()> {
+    let (mut scene, mut stepper) = resting;
     eprintln!("[warmstart pile] figures 7-9");
     let history = stepper.history().clone();
     scene.step(&mut stepper).map_err(|e| e.to_string())?;
@@ -845,6 +649,246 @@ pub fn pile(opts: &SuiteOptions) -> SuiteResult<bool> {
         &fig9_csv,
     )?;
     let _ = fig8;
+    Ok(())
+}
+
+/// The pile height error against the reference for every method and
+/// N_it (`pile_height.csv`, Fig. 6): the report table and the errors by
+/// method.
+fn height_errors(
+    out: &std::path::Path,
+    methods: &[Method],
+    grid: &[usize],
+    done: &[(PileCase, f64, PileCost)],
+    h_ref: f64,
+) -> SuiteResult<(String, serde_json::Map<String, serde_json::Value>)> {
+    let lookup = |case: PileCase| done.iter().find(|d| d.0 == case).map(|d| (d.1, d.2));
+    let mut csv = Vec::new();
+    let mut table = String::from("| method | ");
+    table.push_str(
+        &grid
+            .iter()
+            .map(|n| format!("N_it={n}"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+    );
+    table.push_str(" |\n|---|");
+    table.push_str(&"---|".repeat(grid.len()));
+    table.push('\n');
+    let mut series = Vec::new();
+    let mut errors_json = serde_json::Map::new();
+    for m in methods.iter() {
+        let mut row = format!("| {} |", m.name());
+        let mut pts = Vec::new();
+        let mut errs = Vec::new();
+        for n in grid.iter() {
+            let Some((h, cost)) = lookup(PileCase::Run(*m, *n)) else {
+                row.push_str(" — |");
+                errs.push(f64::NAN);
+                continue;
+            };
+            let e = (h_ref - h) / h_ref;
+            row.push_str(&format!(" {:.2} % |", 100.0 * e));
+            csv.push(vec![
+                m.name().into(),
+                n.to_string(),
+                format!("{h:e}"),
+                format!("{e:e}"),
+                format!("{:.1}", cost.wall_s),
+            ]);
+            pts.push((*n as f64, e.abs().max(1e-6)));
+            errs.push(e);
+        }
+        errors_json.insert(m.name().into(), json!(errs));
+        table.push_str(&row);
+        table.push('\n');
+        series.push(Series::line(m.name(), pts));
+    }
+    report::write_csv(
+        &out.join("pile_height.csv"),
+        &["method", "n_it", "height_m", "eps_l", "wall_s"],
+        &csv,
+    )?;
+    line_plot(
+        &out.join("fig6_height_error.svg"),
+        Axes {
+            title: "pile height error against the reference (Fig. 6)",
+            x: "N_it",
+            y: "|eps_l|",
+            log_x: true,
+            log_y: true,
+        },
+        &series,
+    )?;
+    Ok((table, errors_json))
+}
+
+/// A pile run's outcome: the case, its height and cost.
+type PileDone = (PileCase, f64, PileCost);
+
+/// All runs: their outcomes, the failures' messages, the resting pile of
+/// the converged run.
+type PileRuns = (Vec<PileDone>, Vec<String>, Option<(Scene, Stepper)>);
+
+/// Runs every case in parallel. A case whose simulation diverged (a typed
+/// solver error) is recorded as NaN with its message; the references and
+/// the converged run (`converged_iterations`, history) must succeed, and
+/// the latter's resting pile is kept for Figs. 7-9.
+fn run_cases(
+    cases: &[PileCase],
+    (spec, rest, dt): (PileSpec, f64, f64),
+    converged_iterations: usize,
+    counter: &Counter,
+) -> SuiteResult<PileRuns> {
+    type Ran = (f64, PileCost, Option<(Scene, Stepper)>);
+    let results: Vec<SuiteResult<Ran>> = cases
+        .par_iter()
+        .map(|&case| {
+            let (label, r) = match case {
+                PileCase::Reference(n) => (
+                    format!("reference dt={REFERENCE_DT} N_it={n}"),
+                    run_pile(
+                        spec,
+                        rest,
+                        REFERENCE_DT,
+                        Stopping::iterations(n),
+                        Method::History,
+                        Some("reference"),
+                    ),
+                ),
+                PileCase::Run(m, n) => (
+                    format!("{} N_it={n}", m.name()),
+                    run_pile(spec, rest, dt, Stopping::iterations(n), m, None),
+                ),
+            };
+            let keep = case == PileCase::Run(Method::History, converged_iterations);
+            let r = r
+                .map(|(s, st, cost)| (height(&s), cost, keep.then_some((s, st))))
+                .map_err(|e| format!("pile run {label}: {e}"));
+            if let Err(e) = &r {
+                eprintln!("[warmstart pile] FAILED {e}");
+            }
+            counter.tick(&label);
+            r
+        })
+        .collect();
+    // A case whose simulation diverged (a typed solver error) is recorded as
+    // NaN with its message; the references and the converged run must
+    // succeed.
+    let mut done: Vec<(PileCase, f64, PileCost)> = Vec::new();
+    let mut failures = Vec::new();
+    let mut resting = None;
+    for (case, r) in cases.iter().zip(results) {
+        match (case, r) {
+            (_, Ok((h, cost, keep))) => {
+                done.push((*case, h, cost));
+                if keep.is_some() {
+                    resting = keep;
+                }
+            }
+            (PileCase::Run(_, n), Err(e)) if *n != converged_iterations => {
+                failures.push(e);
+                done.push((*case, f64::NAN, PileCost::default()));
+            }
+            (_, Err(e)) => return Err(e),
+        }
+    }
+    Ok((done, failures, resting))
+}
+
+/// `cargo xtask warmstart pile`.
+pub fn pile(opts: &SuiteOptions) -> SuiteResult<bool> {
+    let out = &opts.out;
+    report::prepare(out)?;
+    let mut spec = if opts.quick {
+        PileSpec {
+            particles: 600,
+            rate: 200.0,
+            seed: 1,
+        }
+    } else {
+        PileSpec {
+            particles: 3363,
+            rate: 200.0,
+            seed: 1,
+        }
+    };
+    if let Some(n) = opts.particles {
+        spec.particles = n;
+    }
+    let rest = if opts.quick { 1.5 } else { 3.0 };
+    let dt = 5e-3;
+    let grid: Vec<usize> = if opts.quick {
+        vec![5, 10, 20, 50, 100]
+    } else {
+        vec![5, 10, 20, 50, 100, 200]
+    };
+    let methods = [
+        Method::Cold,
+        Method::History,
+        Method::HistoryNormal,
+        Method::HistoryNoVelocity,
+        Method::Model,
+    ];
+    // The Δt = 5 ms, N_it = 500 history run: the converged answer at the
+    // experiments' time step, and the resting pile of Figs. 7-9.
+    let converged_iterations = 500;
+    let references: &[usize] = if opts.quick {
+        &REFERENCE_ITERATIONS
+    } else {
+        &REFERENCE_ITERATIONS[..1]
+    };
+    let mut cases: Vec<PileCase> = references.iter().map(|&n| PileCase::Reference(n)).collect();
+    cases.push(PileCase::Run(Method::History, converged_iterations));
+    // The ablations (normal rows only, no velocity update, model-based) stop
+    // at N_it = 100 in the full run: their point is made at low N_it, and
+    // N_it = 200 for all five would add a quarter to the wall time.
+    let grid_of = |m: Method| -> Vec<usize> {
+        grid.iter()
+            .copied()
+            .filter(|&n| opts.quick || n <= 100 || matches!(m, Method::Cold | Method::History))
+            .collect()
+    };
+    if std::env::var_os("NDEM_PILE_REFERENCE_ONLY").is_none() {
+        for &m in &methods {
+            cases.extend(grid_of(m).into_iter().map(|n| PileCase::Run(m, n)));
+        }
+    }
+    let counter = Counter::new("warmstart pile", cases.len());
+    let (done, failures, resting) =
+        run_cases(&cases, (spec, rest, dt), converged_iterations, &counter)?;
+    let lookup = |case: PileCase| done.iter().find(|d| d.0 == case).map(|d| (d.1, d.2));
+    let (h_ref, ref_cost) = lookup(PileCase::Reference(references[0])).ok_or("no reference")?;
+    let (h_conv, conv_cost) =
+        lookup(PileCase::Run(Method::History, converged_iterations)).ok_or("no converged run")?;
+    let reference_runs: Vec<serde_json::Value> = references
+        .iter()
+        .filter_map(|&n| {
+            let (h, c) = lookup(PileCase::Reference(n))?;
+            Some(
+                json!({"n_it": n, "height_m": h, "relative_to_first": (h - h_ref) / h_ref,
+                "steps": c.steps, "wall_s": c.wall_s}),
+            )
+        })
+        .collect();
+    let height_at = |mi: usize, gi: usize| {
+        lookup(PileCase::Run(methods[mi], grid[gi])).map_or(f64::NAN, |r| r.0)
+    };
+    let (table, errors_json) = height_errors(out, &methods, &grid, &done, h_ref)?;
+    // iterations needed for |ε| ≤ 2 % and 5 %
+    let mut need = serde_json::Map::new();
+    for (mi, m) in methods.iter().enumerate() {
+        let errs: Vec<f64> = (0..grid.len())
+            .map(|gi| (h_ref - height_at(mi, gi)) / h_ref)
+            .collect();
+        let mut by = serde_json::Map::new();
+        for eps in [0.02, 0.05, 0.1] {
+            by.insert(format!("{eps}"), json!(required(&grid, &errs, eps)));
+        }
+        need.insert(m.name().into(), json!(by));
+    }
+
+    figures_7_to_9(out, resting.ok_or("the converged run kept no pile")?, dt)?;
     let wall = counter.start.elapsed().as_secs_f64();
     let summary = json!({
         "suite": "warmstart pile", "quick": opts.quick,
