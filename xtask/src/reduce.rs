@@ -205,6 +205,72 @@ fn time_level(
     Ok((best_full, best_red, stats, floor))
 }
 
+/// One reduction level as measured: `(h, speed-up, full timing, reduced
+/// timing, reducer statistics, floor contacts in the reduced solve)`.
+type Level = (f64, f64, Timing, Timing, ndem_reduce::ReductionStats, usize);
+
+/// The `speedup.csv` row of a level measured for target `h`.
+fn csv_row(h: f64, level: &Level) -> Vec<String> {
+    let (level_h, speedup, best_full, best_red, stats, floor) = level;
+    vec![
+        format!("{h}"),
+        format!("{:e}", level_h),
+        stats.free.to_string(),
+        stats.aggregates.to_string(),
+        format!("{:e}", best_full.total),
+        format!("{:e}", best_red.total),
+        format!("{:e}", speedup),
+        format!("{:e}", best_red.times[0]),
+        format!("{:e}", best_red.times[1]),
+        format!("{:e}", best_red.times[3]),
+        format!("{:e}", best_red.times[4]),
+        best_full.contacts.to_string(),
+        best_red.contacts.to_string(),
+        floor.to_string(),
+        format!("{:.1}", best_full.iterations),
+        format!("{:.1}", best_red.iterations),
+        (best_full.unconverged + best_red.unconverged).to_string(),
+    ]
+}
+
+/// The report table of the measured levels.
+fn speedup_table(measured: &[Level]) -> String {
+    let mut table = String::from(
+        "| h | free | aggregates | full step [ms] | reduced step [ms] | speed-up | contacts in solve: full / reduced (floor) | contact ratio | sweeps per step: full / reduced | paper S (δ = 0.01) | reduced: detection / solve / reduction [ms] |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for (h, s, f, r, st, floor) in measured {
+        table.push_str(&format!(
+            "| {h:.3} | {} | {} | {:.1} | {:.2} | {s:.1} | {} / {} ({floor}) | {:.1} | {:.0} / {:.0} | {:.1} | {:.2} / {:.2} / {:.2} |\n",
+            st.free,
+            st.aggregates,
+            f.total * 1e3,
+            r.total * 1e3,
+            f.contacts,
+            r.contacts,
+            f.contacts as f64 / r.contacts.max(1) as f64,
+            f.iterations,
+            r.iterations,
+            1.0 / (0.01 + (1.0 - h).powf(4.0 / 3.0)),
+            r.times[0] * 1e3,
+            r.times[3] * 1e3,
+            r.times[4] * 1e3,
+        ));
+    }
+    table
+}
+
+/// The measured levels as JSON.
+fn speedup_points(measured: &[Level]) -> Vec<serde_json::Value> {
+    measured.iter().map(|(h, s, f, r, st, floor)| json!({
+            "h": h, "speedup": s, "t_full_s": f.total, "t_reduced_s": r.total,
+            "full_solve_contacts": f.contacts, "reduced_solve_contacts": r.contacts, "reduced_floor_contacts": floor,
+            "full_sweeps_per_step": f.iterations, "reduced_sweeps_per_step": r.iterations,
+            "unconverged_steps": f.unconverged + r.unconverged,
+            "free": st.free, "aggregates": st.aggregates,
+            "reduced_times_s": {"detection": r.times[0], "assembly": r.times[1], "impact": r.times[2], "solve": r.times[3], "reduction": r.times[4]},
+        })).collect::<Vec<_>>()
+}
+
 /// `cargo xtask reduce speedup`.
 pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     report::prepare(&opts.out)?;
@@ -247,26 +313,9 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
             best_full.total * 1e3,
             best_red.total * 1e3
         ));
-        rows.push(vec![
-            format!("{h}"),
-            format!("{:e}", stats.level),
-            stats.free.to_string(),
-            stats.aggregates.to_string(),
-            format!("{:e}", best_full.total),
-            format!("{:e}", best_red.total),
-            format!("{:e}", speedup),
-            format!("{:e}", best_red.times[0]),
-            format!("{:e}", best_red.times[1]),
-            format!("{:e}", best_red.times[3]),
-            format!("{:e}", best_red.times[4]),
-            best_full.contacts.to_string(),
-            best_red.contacts.to_string(),
-            floor.to_string(),
-            format!("{:.1}", best_full.iterations),
-            format!("{:.1}", best_red.iterations),
-            (best_full.unconverged + best_red.unconverged).to_string(),
-        ]);
-        measured.push((stats.level, speedup, best_full, best_red, stats, floor));
+        let level = (stats.level, speedup, best_full, best_red, stats, floor);
+        rows.push(csv_row(h, &level));
+        measured.push(level);
     }
     report::write_csv(
         &opts.out.join("speedup.csv"),
@@ -318,27 +367,7 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
         ],
     )?;
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let mut table = String::from(
-        "| h | free | aggregates | full step [ms] | reduced step [ms] | speed-up | contacts in solve: full / reduced (floor) | contact ratio | sweeps per step: full / reduced | paper S (δ = 0.01) | reduced: detection / solve / reduction [ms] |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
-    );
-    for (h, s, f, r, st, floor) in &measured {
-        table.push_str(&format!(
-            "| {h:.3} | {} | {} | {:.1} | {:.2} | {s:.1} | {} / {} ({floor}) | {:.1} | {:.0} / {:.0} | {:.1} | {:.2} / {:.2} / {:.2} |\n",
-            st.free,
-            st.aggregates,
-            f.total * 1e3,
-            r.total * 1e3,
-            f.contacts,
-            r.contacts,
-            f.contacts as f64 / r.contacts.max(1) as f64,
-            f.iterations,
-            r.iterations,
-            1.0 / (0.01 + (1.0 - h).powf(4.0 / 3.0)),
-            r.times[0] * 1e3,
-            r.times[3] * 1e3,
-            r.times[4] * 1e3,
-        ));
-    }
+    let table = speedup_table(&measured);
     let summary = json!({
         "suite": "reduce speedup",
         "quick": opts.quick,
@@ -349,14 +378,7 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
         "steps_per_timing": steps,
         "repeats": repeats,
         "load_average": load.trim(),
-        "points": measured.iter().map(|(h, s, f, r, st, floor)| json!({
-            "h": h, "speedup": s, "t_full_s": f.total, "t_reduced_s": r.total,
-            "full_solve_contacts": f.contacts, "reduced_solve_contacts": r.contacts, "reduced_floor_contacts": floor,
-            "full_sweeps_per_step": f.iterations, "reduced_sweeps_per_step": r.iterations,
-            "unconverged_steps": f.unconverged + r.unconverged,
-            "free": st.free, "aggregates": st.aggregates,
-            "reduced_times_s": {"detection": r.times[0], "assembly": r.times[1], "impact": r.times[2], "solve": r.times[3], "reduction": r.times[4]},
-        })).collect::<Vec<_>>(),
+        "points": speedup_points(&measured),
         "paper_model": "S = 1/(delta + (1-h)^(4/3)); with delta = 0.01: 4.7 at h = 0.7, 35 at h = 0.95 (the paper quotes 5 and 50)",
         "wall_time_s": progress.elapsed(),
     });
