@@ -722,3 +722,33 @@ fn impact_solver_is_pluggable() {
     // the PGS case's tolerance (verification::drop_rebound: 1.9e-5)
     assert!((ratio - e).abs() <= 1.9e-5 * e, "{ratio}");
 }
+
+/// A body very far away (found by fuzzing: x = -1e308 m in a scene file)
+/// does not overflow the collision grid's cell arithmetic: the step
+/// succeeds, and each sphere, the far one too, rests on the infinite floor
+/// without touching the others.
+#[test]
+fn a_body_far_away_does_not_overflow_the_grid() {
+    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+    w.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).unwrap(),
+        0,
+        Vec3::zeros(),
+    ))
+    .unwrap();
+    for x in [0.0, 0.02, -1e308] {
+        w.add_body(BodyDesc::dynamic(
+            Shape::sphere(0.005).unwrap(),
+            0,
+            Vec3::new(x, 0.0, 0.005),
+        ))
+        .unwrap();
+    }
+    let mut stepper = Stepper::new(StepSettings::default(), pgs(50), Box::new(ColdStart)).unwrap();
+    for _ in 0..3 {
+        let stats = stepper.step(&mut w).unwrap();
+        // three floor contacts, no sphere-sphere contact (the near two are
+        // 10 mm apart)
+        assert_eq!(stats.contacts, 3, "{stats:?}");
+    }
+}
