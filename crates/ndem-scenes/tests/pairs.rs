@@ -105,3 +105,18 @@ fn bad_pairs_name_the_field() {
         assert!(e.contains(field), "expected `{field}` in: {e}");
     }
 }
+
+/// Found by fuzzing: `run.iterations = 2^64 - 1` hung the solver; more than
+/// `MAX_ITERATIONS` sweeps per step is a typed error naming the field.
+#[test]
+fn iterations_are_capped() {
+    let mut scene = builders::column(2).unwrap();
+    scene.iterations = usize::MAX;
+    let e = match scene.stepper() {
+        Ok(_) => panic!("accepted usize::MAX iterations"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("run.iterations"), "{e}");
+    scene.iterations = builders::MAX_ITERATIONS;
+    assert!(scene.stepper().is_ok());
+}
