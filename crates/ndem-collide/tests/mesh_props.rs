@@ -75,10 +75,14 @@ proptest! {
     /// lies half the gap along the normal from it), with the normal from
     /// that point to the centre; and no other contact exists. Triangles
     /// sharing a closest point (an edge or vertex) give one contact.
-    /// Largest differences seen over 256 cases (156 contacts): 1.0e-15 m
-    /// in the gap, 9.6e-16 m in the point (bounds ten times those); the
-    /// normal's error grows as the centre nears the triangle (9.5e-13 at
-    /// 0.25 mm) and is bounded relative to ε (1 + |p|)/|p − q|.
+    /// Largest differences over 20 000 random cases (12 194 contacts):
+    /// 2.0e-15 m in the gap (bound 1e-14); the point's and the normal's
+    /// errors grow on slender triangles and, for the normal, as the centre
+    /// nears the triangle, so their bounds scale with the mesh's aspect
+    /// ratio and with ε (1 + |p|)/|p − q| (below). Random testing found the
+    /// case that showed it (now in the regressions file): a slender
+    /// triangle where the point was 1.1e-14 m and the normal 32 ε(1+|p|)/|p−q|
+    /// off, beyond the absolute bounds that 256 cases had suggested.
     #[test]
     fn sphere_mesh_contacts_equal_the_brute_force_reference(
         mesh in arb_trimesh(12),
@@ -104,22 +108,47 @@ proptest! {
             }
         }
         prop_assert_eq!(found.len(), distinct.len(), "found {:?}, expected {:?}", found, distinct);
+        // the closest point loses digits on slender triangles: its error is
+        // about ε (1 + |p|) times the mesh's worst aspect ratio (longest
+        // edge² / twice the area); measured at most 1.64 times that over
+        // 20 000 random cases (12 194 contacts, largest 2.2e-15 m), and
+        // 1.1e-14 m on a slender triangle random testing found later (an
+        // absolute bound of 1e-14, ten times the first 256 cases' largest,
+        // failed there); bound 10x
+        let Shape::TriMesh(m) = &mesh else { panic!("a mesh") };
+        let (vs, is) = (m.vertices(), m.indices());
+        let aspect = is
+            .iter()
+            .map(|t| {
+                let [a, b, c] = t.map(|i| vs[i as usize]);
+                let l = (b - a).norm_squared().max((c - b).norm_squared()).max((a - c).norm_squared());
+                l / (b - a).cross(&(c - a)).norm()
+            })
+            .fold(0.0f64, f64::max);
+        let point_tolerance = 16.4 * f64::EPSILON * (1.0 + centre.norm()) * aspect;
         for (q, gap) in &distinct {
             let hit = found.iter().find(|c| {
                 let on_mesh = c.point - c.normal * (0.5 * c.gap);
-                (on_mesh - q).norm() <= 1e-14
+                (on_mesh - q).norm() <= point_tolerance
             });
-            prop_assert!(hit.is_some(), "no contact at {:?}", q);
+            let nearest = found
+                .iter()
+                .map(|c| (c.point - c.normal * (0.5 * c.gap) - q).norm())
+                .fold(f64::INFINITY, f64::min);
+            prop_assert!(hit.is_some(), "no contact at {:?}: nearest contact point {:e} m away ({:e} of the bound); found {:?}", q, nearest, nearest / point_tolerance, found);
             let c = hit.unwrap();
             prop_assert!((c.gap - gap).abs() <= 1e-14, "gap {} vs {}", c.gap, gap);
             let d = centre - q;
             if d.norm() > 1e-9 {
                 // the normal (p − q)/|p − q| loses digits as the centre
-                // nears the triangle: its error is about
-                // ε (1 + |p|)/|p − q|, measured at most 0.82 times that
+                // nears the triangle and on slender triangles: its error is
+                // about ε (1 + |p|) aspect/|p − q|, measured at most 1.27
+                // times that over 20 000 random cases (without the aspect
+                // ratio up to 14 times, beyond the earlier bound of 8 that
+                // 256 cases had suggested); bound 10x
                 let e = (c.normal - d.normalize()).norm();
-                let scale = f64::EPSILON * (1.0 + centre.norm()) / d.norm();
-                prop_assert!(e <= 8.0 * scale, "normal error {e:e}, {:e} of ε(1+|p|)/|p−q|", e / scale);
+                let scale = f64::EPSILON * (1.0 + centre.norm()) * aspect / d.norm();
+                prop_assert!(e <= 12.7 * scale, "normal error {e:e}, {:e} of ε(1+|p|) aspect/|p−q|", e / scale);
             }
         }
     }
