@@ -9,7 +9,7 @@
 use crate::SuiteOptions;
 use crate::report::{self, Progress, SuiteResult};
 use crate::runs::{
-    Samples, TraceTitles, history_stepper, in_pairs, theta_and_level_plots, trace_csv,
+    Samples, TraceTitles, history_stepper, in_pairs, versus_ref150, with_columns, write_traces,
 };
 use ndem_reduce::{Reducer, ReductionSettings, TrialSplit};
 use ndem_scenes::collapse::{CollapseCube, CollapseSpec, collapse_cube, surface_angle};
@@ -88,11 +88,11 @@ fn run(
 }
 
 /// Writes the θ(t) and h(t) CSV and plots.
-fn write_traces(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
+fn write_outcome_traces(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
     let runs: Vec<(&str, Samples)> = outcomes.iter().map(|o| (o.name, o.trace.clone())).collect();
-    trace_csv(&opts.out.join("collapse.csv"), &runs)?;
-    theta_and_level_plots(
+    write_traces(
         &opts.out,
+        "collapse.csv",
         &runs,
         &TraceTitles {
             theta: "top-surface angle during the collapse (paper Fig. 10)",
@@ -159,7 +159,7 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         },
     );
     let outcomes = results.into_iter().collect::<SuiteResult<Vec<_>>>()?;
-    write_traces(opts, &outcomes)?;
+    write_outcome_traces(opts, &outcomes)?;
     let reference = outcomes
         .iter()
         .find(|o| o.name == "ref-150")
@@ -168,19 +168,15 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         .iter()
         .map(|o| {
             let paper = PAPER.iter().find(|p| p.0 == o.name).map(|p| p.1);
-            json!({
+            let own = json!({
                 "run": o.name,
                 "theta_deg": o.theta,
                 "paper_theta_deg": paper,
-                "theta_minus_ref150_deg": reference.map(|r| o.theta - r.0),
-                "mean_reduction_level": o.mean_level,
-                "wall_s": o.wall,
-                "steps": o.steps,
-                "speed_up_over_ref150": reference.map(|r| r.1 / o.wall),
-            })
+            });
+            let shared = versus_ref150(reference, (o.theta, o.mean_level), (o.wall, o.steps));
+            with_columns(own, shared)
         })
         .collect();
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let summary = json!({
         "suite": "reduce-collapse",
         "quick": opts.quick,
@@ -193,7 +189,6 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         "seconds_after_opening": seconds,
         "runs": runs,
         "paper_h": "0 % (ref), 50-100 % (tr)",
-        "load_average": load.trim(),
         "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
     });
     report::write_summary(&opts.out, &summary)?;
@@ -206,7 +201,7 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         spec.side,
         spec.stiffness,
         settings.dt,
-        load.trim()
+        report::load_average()
     );
     let _ = writeln!(
         md,

@@ -14,7 +14,7 @@ use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
 use crate::runs::{
     Samples, TraceTitles, angle_by_run_plot, history_stepper, in_pairs, mean_sd,
-    theta_and_level_plots,
+    theta_and_level_plots, versus_ref150, with_columns,
 };
 use ndem_math::Vec3;
 use ndem_reduce::{Reducer, ReductionSettings};
@@ -99,7 +99,9 @@ fn run(
     let mut parked = start.parked;
     let dt = scene.settings.dt;
     let mut st = history_stepper(iterations, scene.settings)?;
-    st.set_history(start.history.clone());
+    if !st.set_history(start.history.clone()) {
+        return Err("the warm-start policy keeps no history to continue from".into());
+    }
     st.set_clock(start.time, start.step);
     if let Some(r) = reduction {
         st.set_hooks(Box::new(Reducer::new(r).map_err(|e| e.to_string())?));
@@ -175,7 +177,7 @@ fn fill(
         }
     }
     Ok(Start {
-        history: st.history().clone(),
+        history: st.history().cloned().unwrap_or_default(),
         time: st.time(),
         step: st.step_count(),
         parked,
@@ -341,7 +343,7 @@ fn write_summary(
         .iter()
         .map(|o| {
             let paper = PAPER.iter().find(|p| p.0 == o.name);
-            json!({
+            let own = json!({
                 "run": o.name,
                 "theta_deg": o.theta.0,
                 "theta_sd_deg": o.theta.1,
@@ -349,19 +351,15 @@ fn write_summary(
                 "flank_across_sd_deg": o.flank.1,
                 "paper_theta_deg": paper.map(|p| p.1),
                 "paper_theta_sd_deg": paper.map(|p| p.2),
-                "theta_minus_ref150_deg": reference.map(|r| o.theta.0 - r.0),
-                "mean_reduction_level": o.level.0,
                 "paper_reduction_level": paper.and_then(|p| p.3),
                 "mean_particles_in_play": o.particles,
                 "discharge_rate_per_s": o.discharge_rate,
                 "spill_rate_per_s": o.spill_rate,
-                "wall_s": o.wall,
-                "steps": o.steps,
-                "speed_up_over_ref150": reference.map(|r| r.1 / o.wall),
-            })
+            });
+            let shared = versus_ref150(reference, (o.theta.0, o.level.0), (o.wall, o.steps));
+            with_columns(own, shared)
         })
         .collect();
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let summary = json!({
         "suite": "reduce-conveyor",
         "quick": opts.quick,
@@ -377,7 +375,6 @@ fn write_summary(
         "average_over_last_s": average,
         "runs": runs,
         "failed_runs": failures,
-        "load_average": load.trim(),
         "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
     });
     report::write_summary(&opts.out, &summary)?;
@@ -395,7 +392,7 @@ fn write_summary(
         spec.source_d.1,
         spec.source_height,
         spec.rate,
-        load.trim()
+        report::load_average()
     );
     let _ = writeln!(
         md,

@@ -62,7 +62,8 @@ fn continue_flow(
     let mut scene = scene0.clone();
     let mut stepper = Stepper::new(scene.settings, pgs(iterations)?, method.policy())
         .map_err(|e| e.to_string())?;
-    stepper.set_history(start.0.clone());
+    // false for the cold and model starts, which carry nothing between steps
+    let _carried = stepper.set_history(start.0.clone());
     stepper.set_clock(start.1, start.2);
     let dt = scene.settings.dt;
     let radius = 0.5 * spec.diameter_d * D;
@@ -241,20 +242,7 @@ fn results_and_figures(
 pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let out = &opts.out;
     report::prepare(out)?;
-    let mut spec = if opts.quick {
-        // same fill fraction as the paper's drum, smaller drum
-        DrumSpec {
-            particles: 1250,
-            diameter_d: 24.0,
-            width_d: 5.0,
-            ..DrumSpec::default()
-        }
-    } else {
-        DrumSpec::default()
-    };
-    if let Some(n) = opts.particles {
-        spec.particles = n;
-    }
+    let mut spec = crate::runs::drum_size(DrumSpec::default(), opts);
     // frictionless end caps by default (the model-reduction paper's, and
     // what the evidence supports: docs/theory.md); `cargo xtask warmstart
     // drum frictional-caps` gives the caps the particles' material
@@ -278,7 +266,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let radius = 0.5 * spec.diameter_d * D;
     counter.tick(&format!("flow established after {spin_up} s"));
     let start = (
-        stepper.history().clone(),
+        stepper.history().cloned().unwrap_or_default(),
         stepper.time(),
         stepper.step_count(),
     );

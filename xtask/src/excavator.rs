@@ -457,7 +457,6 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     } else {
         None
     };
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let summary = json!({
         "suite": "excavator",
         "quick": opts.quick,
@@ -477,7 +476,6 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             "displaced_volume_difference": "at least 30 %",
             "wall_per_simulated_s": "about 100 s on a 6-core Xeon X5690",
         },
-        "load_average": load.trim(),
         "note": if timing { "one run alone" } else { "cold and warm ran concurrently on the 2 cores: wall times include each other's load" },
     });
     report::write_summary(&opts.out, &summary)?;

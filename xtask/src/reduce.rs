@@ -169,7 +169,9 @@ fn time_level(
     };
     let mut reduced_world = world.clone();
     let mut reduced = stepper(tolerance)?;
-    reduced.set_history(full.history().clone());
+    if !reduced.set_history(full.history().cloned().unwrap_or_default()) {
+        return Err("the warm-start policy keeps no history to continue from".into());
+    }
     reduced.set_clock(full.time(), full.step_count());
     reduced.set_hooks(Box::new(Reducer::new(settings).map_err(|e| e.to_string())?));
     for _ in 0..3 {
@@ -366,7 +368,6 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
             Series::line("paper eq. 39, δ = 0.1", model(0.1)),
         ],
     )?;
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let table = speedup_table(&measured);
     let summary = json!({
         "suite": "reduce speedup",
@@ -377,7 +378,6 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
         "max_iterations_at_tolerance": tolerance.map(|_| MAX_ITERATIONS),
         "steps_per_timing": steps,
         "repeats": repeats,
-        "load_average": load.trim(),
         "points": speedup_points(&measured),
         "paper_model": "S = 1/(delta + (1-h)^(4/3)); with delta = 0.01: 4.7 at h = 0.7, 35 at h = 0.95 (the paper quotes 5 and 50)",
         "wall_time_s": progress.elapsed(),
@@ -403,7 +403,7 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
                 "PGS to the residual tolerance {t:e} (at most {MAX_ITERATIONS} sweeps; equal accuracy)"
             ),
         },
-        load.trim()
+        report::load_average()
     );
     report::write(&opts.out.join("report.md"), &md)?;
     println!("{table}");

@@ -13,8 +13,8 @@
 use crate::SuiteOptions;
 use crate::report::{self, Progress, SuiteResult};
 use crate::runs::{
-    Samples, TraceTitles, angle_by_run_plot, history_stepper, in_pairs, mean_sd,
-    theta_and_level_plots, trace_csv,
+    Samples, TraceTitles, angle_by_run_plot, history_stepper, in_pairs, mean_sd, versus_ref150,
+    with_columns, write_traces,
 };
 use ndem_math::Vec3;
 use ndem_reduce::{Reducer, ReductionSettings, SensorSplit, TrialSplit};
@@ -106,7 +106,9 @@ fn run(
     let mut scene = start.scene.clone();
     let settings = scene.settings;
     let mut st = history_stepper(iterations, settings)?;
-    st.set_history(start.history.clone());
+    if !st.set_history(start.history.clone()) {
+        return Err("the warm-start policy keeps no history to continue from".into());
+    }
     st.set_clock(start.time, start.step);
     if let Some(r) = reduction {
         st.set_hooks(Box::new(Reducer::new(r).map_err(|e| e.to_string())?));
@@ -141,9 +143,9 @@ fn run(
 
 fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
     let runs: Vec<(&str, Samples)> = outcomes.iter().map(|o| (o.name, o.trace.clone())).collect();
-    trace_csv(&opts.out.join("drum.csv"), &runs)?;
-    theta_and_level_plots(
+    write_traces(
         &opts.out,
+        "drum.csv",
         &runs,
         &TraceTitles {
             theta: "drum surface angle over the central D/2",
@@ -164,20 +166,7 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
 /// Runs the suite.
 pub fn drum_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
     report::prepare(&opts.out)?;
-    let mut spec = if opts.quick {
-        // same fill fraction as the paper's drum, smaller drum
-        DrumSpec {
-            particles: 1250,
-            diameter_d: 24.0,
-            width_d: 5.0,
-            ..DrumSpec::model_reduction()
-        }
-    } else {
-        DrumSpec::model_reduction()
-    };
-    if let Some(n) = opts.particles {
-        spec.particles = n;
-    }
+    let spec = crate::runs::drum_size(DrumSpec::model_reduction(), opts);
     let revolution = 2.0 * std::f64::consts::PI / spec.omega.abs();
     let (seconds, average) = if opts.quick { (4.0, 3.0) } else { (8.0, 6.0) };
     let mut progress = Progress::new("reduce drum", 7);
@@ -189,7 +178,7 @@ pub fn drum_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
             .map_err(|e| format!("first revolution: {e}"))?;
     }
     let start = Start {
-        history: spin.history().clone(),
+        history: spin.history().cloned().unwrap_or_default(),
         time: spin.time(),
         step: spin.step_count(),
         scene,
@@ -243,23 +232,19 @@ fn write_summary(
         .iter()
         .map(|o| {
             let paper = PAPER.iter().find(|p| p.run == o.name);
-            json!({
+            let own = json!({
                 "run": o.name,
                 "theta_deg": o.theta.0,
                 "theta_sd_deg": o.theta.1,
                 "paper_theta_deg": paper.map(|p| p.theta.0),
                 "paper_theta_sd_deg": paper.map(|p| p.theta.1),
-                "theta_minus_ref150_deg": reference.map(|r| o.theta.0 - r.0),
-                "mean_reduction_level": o.level.0,
                 "reduction_level_sd": o.level.1,
                 "paper_reduction_level": paper.and_then(|p| p.level).map(|h| h.0),
-                "wall_s": o.wall,
-                "steps": o.steps,
-                "speed_up_over_ref150": reference.map(|r| r.1 / o.wall),
-            })
+            });
+            let shared = versus_ref150(reference, (o.theta.0, o.level.0), (o.wall, o.steps));
+            with_columns(own, shared)
         })
         .collect();
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let summary = json!({
         "suite": "reduce-drum",
         "quick": opts.quick,
@@ -274,7 +259,6 @@ fn write_summary(
         "lift_sensor_position_m": [sensor.position.x, sensor.position.y, sensor.position.z],
         "runs": runs,
         "failed_runs": failures,
-        "load_average": load.trim(),
         "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
     });
     report::write_summary(&opts.out, &summary)?;
@@ -291,7 +275,7 @@ fn write_summary(
         spec.omega,
         sensor.position.x,
         sensor.position.z,
-        load.trim()
+        report::load_average()
     );
     let _ = writeln!(
         md,

@@ -24,10 +24,26 @@ pub fn write(path: &Path, contents: &str) -> SuiteResult<()> {
     std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// Writes `summary.json` (pretty-printed) into `out`.
+/// Writes `summary.json` (pretty-printed) into `out`, with the machine's
+/// load average at the time of writing (`load_average`, from
+/// `/proc/loadavg`) when the summary does not carry its own.
 pub fn write_summary(out: &Path, summary: &serde_json::Value) -> SuiteResult<()> {
-    let text = serde_json::to_string_pretty(summary).map_err(|e| e.to_string())?;
+    let mut summary = summary.clone();
+    if let Some(map) = summary.as_object_mut() {
+        map.entry("load_average")
+            .or_insert_with(|| load_average().into());
+    }
+    let text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
     write(&out.join("summary.json"), &text)
+}
+
+/// The machine's load averages (1, 5, 15 min; `/proc/loadavg`), for
+/// reports: timings on a shared machine mean little without them.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 /// The first line of a suite's `report.md`: `# title`, marked `--quick`

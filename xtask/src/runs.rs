@@ -72,6 +72,29 @@ pub(crate) fn in_pairs<P: Sync, T: Send>(
     out
 }
 
+/// `base` at the suite's size: `--quick` keeps the fill fraction in a
+/// smaller drum (1250 particles, D = 24 d, W = 5 d); `--particles` sets
+/// the count.
+pub(crate) fn drum_size(
+    base: ndem_scenes::builders::DrumSpec,
+    opts: &crate::SuiteOptions,
+) -> ndem_scenes::builders::DrumSpec {
+    let mut spec = if opts.quick {
+        ndem_scenes::builders::DrumSpec {
+            particles: 1250,
+            diameter_d: 24.0,
+            width_d: 5.0,
+            ..base
+        }
+    } else {
+        base
+    };
+    if let Some(n) = opts.particles {
+        spec.particles = n;
+    }
+    spec
+}
+
 /// One run's `(t, θ, h)` samples, as the model-reduction suites record them.
 pub(crate) type Samples = Vec<(f64, f64, f64)>;
 
@@ -118,8 +141,54 @@ pub(crate) fn theta_and_level_plots(
     Ok(())
 }
 
+/// Writes the `(run, t, θ, h)` samples of every run to `csv` in `out`,
+/// and `theta.svg`, `level.svg` from them.
+pub(crate) fn write_traces(
+    out: &Path,
+    csv: &str,
+    runs: &[(&str, Samples)],
+    titles: &TraceTitles<'_>,
+) -> SuiteResult<()> {
+    trace_csv(&out.join(csv), runs)?;
+    theta_and_level_plots(out, runs, titles)
+}
+
+/// The columns every model-reduction run reports against the reference
+/// run ref-150 (`reference`: its θ and wall time): θ − θ_ref, mean h, wall
+/// time, steps and the speed-up over ref-150.
+pub(crate) fn versus_ref150(
+    reference: Option<(f64, f64)>,
+    (theta, level): (f64, f64),
+    (wall, steps): (f64, usize),
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "theta_minus_ref150_deg".into(),
+        reference.map(|r| theta - r.0).into(),
+    );
+    m.insert("mean_reduction_level".into(), level.into());
+    m.insert("wall_s".into(), wall.into());
+    m.insert("steps".into(), steps.into());
+    m.insert(
+        "speed_up_over_ref150".into(),
+        reference.map(|r| r.1 / wall).into(),
+    );
+    m
+}
+
+/// `row` (a JSON object) with `columns` added.
+pub(crate) fn with_columns(
+    mut row: serde_json::Value,
+    columns: serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
+    if let Some(map) = row.as_object_mut() {
+        map.extend(columns);
+    }
+    row
+}
+
 /// Writes the `(run, t, θ, h)` samples of every run as a CSV.
-pub(crate) fn trace_csv(path: &Path, runs: &[(&str, Samples)]) -> SuiteResult<()> {
+fn trace_csv(path: &Path, runs: &[(&str, Samples)]) -> SuiteResult<()> {
     let rows: Vec<Vec<String>> = runs
         .iter()
         .flat_map(|(name, s)| {

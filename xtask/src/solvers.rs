@@ -45,7 +45,7 @@ fn settle(
     let steps = (seconds / scene.settings.dt).round() as usize;
     let mut history = ImpulseHistory::new();
     for _ in 0..steps {
-        history = stepper.history().clone();
+        history = stepper.history().cloned().unwrap_or_default();
         scene.step(&mut stepper).map_err(|e| e.to_string())?;
     }
     let (p, _) = stepper.last_problem().ok_or("no problem")?;
@@ -128,7 +128,7 @@ fn solve_and_record(
     let mut vel = problem.free_velocity().to_vec();
     if start == "warm" {
         HistoryWarmStart::default()
-            .initialize(problem, &snap.history, &mut lam, &mut vel)
+            .start_from(&snap.history, problem, &mut lam, &mut vel)
             .map_err(|e| e.to_string())?;
     }
     let mut hist = ResidualHistory::new();

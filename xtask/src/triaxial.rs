@@ -88,7 +88,8 @@ fn shear(
     let mut scene = scene0.clone();
     let mut stepper = Stepper::new(scene.settings, pgs(iterations)?, method.policy())
         .map_err(|e| e.to_string())?;
-    stepper.set_history(start_state.0.clone());
+    // false for the cold and model starts, which carry nothing between steps
+    let _carried = stepper.set_history(start_state.0.clone());
     stepper.set_clock(start_state.1, start_state.2);
     let mut series = Vec::new();
     while stepper.time() < scene.duration {
@@ -158,7 +159,7 @@ fn consolidate_samples(
                     s0.lengths[0], s0.lengths[1], s0.lengths[2]
                 ));
                 let start_state = (
-                    stepper.history().clone(),
+                    stepper.history().cloned().unwrap_or_default(),
                     stepper.time(),
                     stepper.step_count(),
                 );

@@ -40,6 +40,15 @@ impl Method {
         }
     }
 
+    /// The policy, holding `history` when it keeps one.
+    fn policy_from(self, history: &ImpulseHistory) -> Box<dyn WarmStart> {
+        let mut policy = self.policy();
+        if let Some(h) = policy.history_mut() {
+            h.clone_from(history);
+        }
+        policy
+    }
+
     pub(crate) fn policy(self) -> Box<dyn WarmStart> {
         match self {
             Method::Cold => Box::new(ColdStart),
@@ -108,8 +117,8 @@ fn observed_solve(
     let mut lam = vec![0.0; problem.len()];
     let mut vel = problem.free_velocity().to_vec();
     method
-        .policy()
-        .initialize(problem, history, &mut lam, &mut vel)
+        .policy_from(history)
+        .initialize(problem, &mut lam, &mut vel)
         .map_err(|e| e.to_string())?;
     pgs(iterations)?
         .solve_observed(problem, &mut lam, &mut vel, observer)
@@ -174,7 +183,7 @@ fn figure4(out: &std::path::Path) -> SuiteResult<()> {
     for _ in 0..(3.0 / scene.settings.dt) as usize {
         scene.step(&mut stepper).map_err(|e| e.to_string())?;
     }
-    let history = stepper.history().clone();
+    let history = stepper.history().cloned().unwrap_or_default();
     scene.step(&mut stepper).map_err(|e| e.to_string())?;
     let (problem, _) = stepper.last_problem().ok_or("no problem")?;
     let mut fig4 = Vec::new();
@@ -521,7 +530,7 @@ enum PileCase {
 fn figures_7_to_9(out: &std::path::Path, resting: (Scene, Stepper), dt: f64) -> SuiteResult<()> {
     let (mut scene, mut stepper) = resting;
     eprintln!("[warmstart pile] figures 7-9");
-    let history = stepper.history().clone();
+    let history = stepper.history().cloned().unwrap_or_default();
     scene.step(&mut stepper).map_err(|e| e.to_string())?;
     let (problem, _) = stepper.last_problem().ok_or("no problem")?;
     let problem = problem.clone();
@@ -598,12 +607,13 @@ fn figures_7_to_9(out: &std::path::Path, resting: (Scene, Stepper), dt: f64) -> 
             scene.clone(),
             Stepper::new(scene.settings, pgs(100)?, m.policy()).map_err(|e| e.to_string())?,
         );
-        st2.set_history(stepper.history().clone());
+        // false for the cold and model starts, which carry nothing between steps
+        let _carried = st2.set_history(stepper.history().cloned().unwrap_or_default());
         for _ in 0..(1.0 / dt) as usize {
             s2.step(&mut st2)
                 .map_err(|e| format!("figure 8 run ({}): {e}", m.name()))?;
         }
-        let hist = st2.history().clone();
+        let hist = st2.history().cloned().unwrap_or_default();
         s2.step(&mut st2).map_err(|e| e.to_string())?;
         let (p2, _) = st2.last_problem().ok_or("no problem")?;
         let mut h = ResidualHistory::new();

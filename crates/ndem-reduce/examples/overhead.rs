@@ -62,7 +62,7 @@ fn main() {
     }
     eprintln!("settled 100 steps in {:.1} s", t.elapsed().as_secs_f64());
     let (mut w_red, mut st_red) = (w.clone(), packing().1);
-    st_red.set_history(st.history().clone());
+    assert!(st_red.set_history(st.history().cloned().unwrap_or_default()));
     st_red.set_clock(st.time(), st.step_count());
     st_red.set_hooks(Box::new(
         Reducer::new(ReductionSettings::default()).unwrap(),

@@ -8,7 +8,7 @@ use crate::settings::ReductionSettings;
 use ndem_collide::{ContactPoint, ContactSet, Shape};
 use ndem_math::{Vec3, Velocity6};
 use ndem_solve::{
-    HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Solver, Stopping, WarmStart,
+    ColdStart, HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Solver, Stopping, WarmStart,
 };
 use ndem_step::{BodyDesc, DetectedView, ModelHooks, Motion, SolvedView, StepError, World};
 use std::time::{Duration, Instant};
@@ -548,9 +548,16 @@ impl Reducer {
         }
         let mut lambda = vec![0.0; problem.len()];
         let mut v = vec![Velocity6::ZERO; problem.body_count()];
-        HistoryWarmStart::default()
-            .initialize(&problem, detected.history, &mut lambda, &mut v)
-            .map_err(StepError::from)?;
+        // eqs. 7-8 from the stepper's history (cold when its policy keeps none)
+        match detected.history {
+            Some(history) => HistoryWarmStart::default()
+                .start_from(history, &problem, &mut lambda, &mut v)
+                .map(drop),
+            None => ColdStart
+                .initialize(&problem, &mut lambda, &mut v)
+                .map(drop),
+        }
+        .map_err(StepError::from)?;
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
             stopping: Stopping::iterations(ts.iterations),
             ..PgsSettings::default()

@@ -60,7 +60,7 @@ fn reduced_solve_to_tolerance_stops_early() {
         full.step(&mut w).unwrap();
     }
     let mut reduced = stepper();
-    reduced.set_history(full.history().clone());
+    assert!(reduced.set_history(full.history().cloned().unwrap_or_default()));
     reduced.set_clock(full.time(), full.step_count());
     reduced.set_hooks(Box::new(
         Reducer::new(ReductionSettings::default()).unwrap(),

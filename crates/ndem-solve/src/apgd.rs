@@ -26,7 +26,7 @@ use crate::problem::{ContactProblem, FrictionSet, project_pair};
 use crate::qp::{
     ApgdSettings, ApgdWorkspace, Projection, SmoothObjective, apgd_minimize, project_cone,
 };
-use crate::solver::{IterationRecord, Observer, SolveReport, Solver};
+use crate::solver::{IterationRecord, SolveReport, SolveTask, Solver, Stopping};
 use ndem_math::Velocity6;
 
 /// The contact QP in Jacobi-scaled variables `y = C⁻¹λ`, `C = diag(c_j)`,
@@ -167,53 +167,11 @@ pub struct Apgd {
     evaluator: ResidualEvaluator,
 }
 
-impl Apgd {
-    /// APGD with the given settings (validated).
-    pub fn new(settings: ApgdSettings) -> Result<Self, SolveError> {
-        settings.validate()?;
-        Ok(Self {
-            settings,
-            ..Self::default()
-        })
-    }
-
-    /// The settings.
-    pub fn settings(&self) -> &ApgdSettings {
-        &self.settings
-    }
-
-    /// Replaces the settings (validated).
-    pub fn set_settings(&mut self, settings: ApgdSettings) -> Result<(), SolveError> {
-        settings.validate()?;
-        self.settings = settings;
-        Ok(())
-    }
-}
+crate::solver::validated_settings!(Apgd, ApgdSettings);
 
 impl Solver for Apgd {
-    fn name(&self) -> &'static str {
-        "apgd"
-    }
-
-    fn max_iterations(&self) -> usize {
-        self.settings.stopping.max_iterations
-    }
-
-    fn set_max_iterations(&mut self, n: usize) {
-        self.settings.stopping.max_iterations = n;
-    }
-
-    fn solve_observed(
-        &mut self,
-        problem: &ContactProblem,
-        lambda: &mut [f64],
-        velocity: &mut [Velocity6],
-        observer: &mut dyn Observer,
-    ) -> Result<SolveReport, SolveError> {
-        problem.check_sizes(lambda, velocity)?;
-        if problem.is_empty() {
-            return Ok(SolveReport::empty("apgd"));
-        }
+    fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
+        let (problem, lambda, velocity, observer) = task.into_parts();
         self.linear.resize(problem.len(), 0.0);
         problem.linear_term_unchecked(&mut self.linear);
         self.scratch.resize(problem.body_count(), Velocity6::ZERO);
@@ -273,5 +231,13 @@ impl Solver for Apgd {
             report.iterations,
             report.residual,
         ))
+    }
+
+    fn name(&self) -> &'static str {
+        "apgd"
+    }
+
+    fn stopping(&self) -> Stopping {
+        self.settings.stopping
     }
 }

@@ -11,10 +11,9 @@ use crate::metrics::coulomb_merit;
 use crate::problem::{ContactProblem, FrictionSet};
 use crate::qp::ApgdSettings;
 use crate::solver::{
-    IterationClock, IterationRecord, Observer, SolveReport, Solver, SolverStatus, Stopping,
+    IterationClock, IterationRecord, SolveReport, SolveTask, Solver, SolverStatus, Stopping,
 };
 use crate::{Apgd, ResidualEvaluator, SolveError};
-use ndem_math::Velocity6;
 
 /// Settings of [`CoulombApgd`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -61,34 +60,13 @@ impl CoulombApgd {
 }
 
 impl Solver for CoulombApgd {
-    fn name(&self) -> &'static str {
-        "apgd-coulomb"
-    }
-
-    fn max_iterations(&self) -> usize {
-        self.settings.stopping.max_iterations
-    }
-
-    fn set_max_iterations(&mut self, n: usize) {
-        self.settings.stopping.max_iterations = n;
-    }
-
-    fn solve_observed(
-        &mut self,
-        problem: &ContactProblem,
-        lambda: &mut [f64],
-        velocity: &mut [Velocity6],
-        observer: &mut dyn Observer,
-    ) -> Result<SolveReport, SolveError> {
-        problem.check_sizes(lambda, velocity)?;
+    fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
+        let (problem, lambda, velocity, observer) = task.into_parts();
         if problem.friction_set() != FrictionSet::Disk || problem.contact_rows().count() < 3 {
             return Err(SolveError::InvalidSettings {
                 field: "friction_set",
                 reason: "the De Saxcé fixed point needs the disk (cone) set and friction rows",
             });
-        }
-        if problem.is_empty() {
-            return Ok(SolveReport::empty("apgd-coulomb"));
         }
         let initial = self.evaluator.stats(problem, lambda, None).max;
         let initial_merit = coulomb_merit(problem, lambda);
@@ -144,5 +122,13 @@ impl Solver for CoulombApgd {
             initial_residual: initial,
             residuals,
         })
+    }
+
+    fn name(&self) -> &'static str {
+        "apgd-coulomb"
+    }
+
+    fn stopping(&self) -> Stopping {
+        self.settings.stopping
     }
 }

@@ -10,7 +10,7 @@ use crate::metrics::ResidualEvaluator;
 use crate::problem::FrictionSet;
 use crate::problem::{ContactProblem, project_contact};
 use crate::solver::{
-    EarlyStop, IterationClock, IterationRecord, Observer, SolveReport, Solver, Stopping,
+    EarlyStop, IterationClock, IterationRecord, SolveReport, SolveTask, Solver, Stopping,
     check_finite_iterate,
 };
 use ndem_math::Velocity6;
@@ -66,16 +66,9 @@ pub struct ProjectedJacobi {
     evaluator: ResidualEvaluator,
 }
 
-impl ProjectedJacobi {
-    /// Jacobi with the given settings (validated).
-    pub fn new(settings: JacobiSettings) -> Result<Self, SolveError> {
-        settings.validate()?;
-        Ok(Self {
-            settings,
-            ..Self::default()
-        })
-    }
+crate::solver::validated_settings!(ProjectedJacobi, JacobiSettings);
 
+impl ProjectedJacobi {
     fn prepare(&mut self, p: &ContactProblem) {
         self.diag.resize(p.len(), 0.0);
         p.diagonal_unchecked(&mut self.diag);
@@ -148,29 +141,8 @@ impl ProjectedJacobi {
 }
 
 impl Solver for ProjectedJacobi {
-    fn name(&self) -> &'static str {
-        "jacobi"
-    }
-
-    fn max_iterations(&self) -> usize {
-        self.settings.stopping.max_iterations
-    }
-
-    fn set_max_iterations(&mut self, n: usize) {
-        self.settings.stopping.max_iterations = n;
-    }
-
-    fn solve_observed(
-        &mut self,
-        problem: &ContactProblem,
-        lambda: &mut [f64],
-        velocity: &mut [Velocity6],
-        observer: &mut dyn Observer,
-    ) -> Result<SolveReport, SolveError> {
-        problem.check_sizes(lambda, velocity)?;
-        if problem.is_empty() {
-            return Ok(SolveReport::empty("jacobi"));
-        }
+    fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
+        let (problem, lambda, velocity, observer) = task.into_parts();
         let mut clock = IterationClock::start();
         self.prepare(problem);
         let stopping = self.settings.stopping;
@@ -276,6 +248,14 @@ impl Solver for ProjectedJacobi {
             iterations,
             last,
         ))
+    }
+
+    fn name(&self) -> &'static str {
+        "jacobi"
+    }
+
+    fn stopping(&self) -> Stopping {
+        self.settings.stopping
     }
 }
 

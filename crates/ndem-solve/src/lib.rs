@@ -63,7 +63,7 @@ pub use jacobi::{JacobiSettings, ProjectedJacobi};
 pub use local_apgd::LocalApgd;
 pub use local_gs::{GlobalGaussSeidel, LocalGaussSeidel};
 pub use local_problem::{GlobalProblem, LocalProblem};
-pub use local_solver::{LocalIteration, LocalObserver, LocalReport, LocalSolver};
+pub use local_solver::{LocalIteration, LocalObserver, LocalReport, LocalSolver, LocalTask};
 pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats, coulomb_merit};
 pub use newton::{NewtonSettings, SemismoothNewton};
 pub use pgs::{JointRows, PgsSettings, PgsVariant, ProjectedGaussSeidel};
@@ -73,10 +73,10 @@ pub use problem::{
 };
 pub use qp::{ApgdSettings, BoxConeSet, solve_qp};
 pub use solver::{
-    ContactOrder, DEFAULT_TOLERANCE, IterationRecord, NoObserver, Observer, SolveReport, Solver,
-    SolverStatus, Stopping,
+    ContactOrder, DEFAULT_TOLERANCE, IterationRecord, NoObserver, Observer, SolveReport, SolveTask,
+    Solver, SolverStatus, Stopping,
 };
 pub use warm_start::{
     ColdStart, HistoryWarmStart, ImpulseHistory, ModelWarmStart, Safeguarded, StoredImpulse,
-    WarmRows, WarmStart, WarmStartStats,
+    WarmRows, WarmStart, WarmStartStats, solve_warm_started,
 };

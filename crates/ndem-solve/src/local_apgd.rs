@@ -1,9 +1,11 @@
 //! APGD on problems given by matrices, turned into a Coulomb solver by the
 //! De Saxcé fixed point ([`LocalApgd`]).
 
-use crate::local_solver::{BestIterate, LocalObserver, LocalRecorder, LocalReport, LocalSolver};
-use crate::solver::{SolverStatus, Stopping};
-use crate::{FrictionSet, LocalProblem, SolveError};
+use crate::SolveError;
+use crate::local_solver::{
+    BestIterate, LocalJudge, LocalRecorder, LocalReport, LocalSolver, LocalTask,
+};
+use crate::solver::Stopping;
 
 /// APGD for a [`LocalProblem`] inside the De Saxcé fixed point: each outer
 /// iteration solves the cone-constrained QP `min ½ rᵀ W r + q̂ᵀ r` over the
@@ -37,18 +39,18 @@ impl LocalSolver for LocalApgd {
         "local-apgd-de-saxce"
     }
 
-    fn solve_observed(
-        &mut self,
-        p: &LocalProblem,
-        r: &mut [f64],
-        observer: &mut dyn LocalObserver,
-    ) -> Result<LocalReport, SolveError> {
-        self.stopping.validate()?;
+    fn stopping(&self) -> Stopping {
+        self.stopping
+    }
+
+    fn solve_task(&mut self, task: LocalTask<'_>) -> Result<LocalReport, SolveError> {
+        let (p, r, initial_merit) = (task.problem, task.reactions, task.initial_merit);
         let name = self.name();
-        let mut recorder = LocalRecorder::start(name, observer);
-        let initial_merit = match p.start(name, FrictionSet::Disk, r)? {
-            Ok(m) => m,
-            Err(empty) => return Ok(empty),
+        let mut recorder = LocalRecorder::start(name, task.observer);
+        let judge = LocalJudge {
+            solver: name,
+            initial_merit,
+            stopping: self.stopping,
         };
         let n = p.contacts();
         let m = 3 * n;
@@ -111,13 +113,6 @@ impl LocalSolver for LocalApgd {
             best.offer(merit, r);
             recorder.record(p, outer, r);
         }
-        let merit = best.restore(merit, r);
-        Ok(LocalReport {
-            solver: name,
-            status: SolverStatus::judge(merit, initial_merit, self.stopping.tolerance, false),
-            sweeps: outer,
-            merit,
-            initial_merit,
-        })
+        Ok(judge.report(best.restore(merit, r), false, outer))
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::local::disk_qp;
 use crate::local_problem::{GlobalOperators, coulomb_natural_map};
-use crate::local_solver::{LocalObserver, LocalRecorder, LocalReport, LocalSolver};
+use crate::local_solver::{LocalJudge, LocalRecorder, LocalReport, LocalSolver, LocalTask};
 use crate::solver::{SolverStatus, Stopping};
 use crate::{FrictionSet, GlobalProblem, LocalProblem, SolveError};
 
@@ -191,13 +191,12 @@ fn run_sweeps(
     if !converged {
         merit = state.merit();
     }
-    Ok(LocalReport {
+    let judge = LocalJudge {
         solver,
-        status: SolverStatus::judge(merit, initial_merit, st.tolerance, stalled),
-        sweeps,
-        merit,
         initial_merit,
-    })
+        stopping: *st,
+    };
+    Ok(judge.report(merit, stalled, sweeps))
 }
 
 /// [`LocalGaussSeidel`] on a [`LocalProblem`].
@@ -248,26 +247,24 @@ impl LocalSolver for LocalGaussSeidel {
         "local-gauss-seidel"
     }
 
-    fn solve_observed(
-        &mut self,
-        p: &LocalProblem,
-        r: &mut [f64],
-        observer: &mut dyn LocalObserver,
-    ) -> Result<LocalReport, SolveError> {
-        self.stopping.validate()?;
+    fn stopping(&self) -> Stopping {
+        self.stopping
+    }
+
+    fn friction(&self) -> FrictionSet {
+        self.friction
+    }
+
+    fn solve_task(&mut self, task: LocalTask<'_>) -> Result<LocalReport, SolveError> {
         let name = self.name();
-        let initial_merit = match p.start(name, self.friction, r)? {
-            Ok(merit) => merit,
-            Err(empty) => return Ok(empty),
-        };
         let mut state = LocalSweeps {
             settings: *self,
-            problem: p,
-            blocks: p.diagonal_blocks(),
-            r,
-            recorder: LocalRecorder::start(name, observer),
+            problem: task.problem,
+            blocks: task.problem.diagonal_blocks(),
+            r: task.reactions,
+            recorder: LocalRecorder::start(name, task.observer),
         };
-        run_sweeps(self, name, initial_merit, &mut state)
+        run_sweeps(self, name, task.initial_merit, &mut state)
     }
 }
 

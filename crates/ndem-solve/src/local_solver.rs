@@ -4,8 +4,8 @@
 //! iteration observers ([`LocalObserver`], argmin-style, as [`crate::Observer`]
 //! is for body-based solvers).
 
-use crate::solver::{IterationClock, NoObserver, SolverStatus};
-use crate::{LocalProblem, SolveError};
+use crate::solver::{IterationClock, NoObserver, SolverStatus, Stopping};
+use crate::{FrictionSet, LocalProblem, SolveError};
 use std::time::Duration;
 
 /// What a local solve did.
@@ -30,6 +30,34 @@ impl LocalReport {
     /// `true` when the status is [`SolverStatus::Converged`].
     pub fn converged(&self) -> bool {
         self.status == SolverStatus::Converged
+    }
+}
+
+/// What every local solve's report is judged against: the solver, the
+/// start's merit and the stopping rule.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LocalJudge {
+    pub(crate) solver: &'static str,
+    pub(crate) initial_merit: f64,
+    pub(crate) stopping: Stopping,
+}
+
+impl LocalJudge {
+    /// The report: the status judged on the `merit` of the returned
+    /// reactions against the start's and the tolerance.
+    pub(crate) fn report(&self, merit: f64, stalled: bool, sweeps: usize) -> LocalReport {
+        LocalReport {
+            solver: self.solver,
+            status: SolverStatus::judge(
+                merit,
+                self.initial_merit,
+                self.stopping.tolerance,
+                stalled,
+            ),
+            sweeps,
+            merit,
+            initial_merit: self.initial_merit,
+        }
     }
 }
 
@@ -67,20 +95,57 @@ impl LocalObserver for NoObserver {
 }
 
 /// A solver of [`LocalProblem`]s `(W, q, μ)`: solves in place from the
-/// reactions `r` it is given (zero for a cold start). As for
+/// reactions `r` it is given (zero for a cold start). Its settings are
+/// checked ([`LocalSolver::validate`]) before every solve. As for
 /// [`crate::Solver`], errors are real failures (bad input, a non-finite
 /// iterate); an answer that is not converged is `Ok` with its status.
 pub trait LocalSolver {
     /// Short name for reports.
     fn name(&self) -> &'static str;
 
-    /// Solves, reporting each iteration to `observer`.
+    /// The stopping rule (iteration cap, tolerance on the merit).
+    fn stopping(&self) -> Stopping;
+
+    /// Checks the settings (typed error naming the field). The default
+    /// checks the stopping rule.
+    fn validate(&self) -> Result<(), SolveError> {
+        self.stopping().validate()
+    }
+
+    /// The friction law solved (and the merit the answer is judged on):
+    /// the disk (Coulomb) unless the solver says otherwise.
+    fn friction(&self) -> FrictionSet {
+        FrictionSet::Disk
+    }
+
+    /// Solves a checked task: the problem has contacts, the reactions have
+    /// its size and are finite, the settings are valid. Called by
+    /// [`Self::solve_observed`], which does the checks; only this crate
+    /// can make a [`LocalTask`].
+    fn solve_task(&mut self, task: LocalTask<'_>) -> Result<LocalReport, SolveError>;
+
+    /// Solves, reporting each iteration to `observer`: validates the
+    /// stopping rule and the start `reactions` (typed errors naming the
+    /// field), returns a converged report for a problem without contacts,
+    /// and otherwise calls [`Self::solve_task`].
     fn solve_observed(
         &mut self,
         problem: &LocalProblem,
         reactions: &mut [f64],
         observer: &mut dyn LocalObserver,
-    ) -> Result<LocalReport, SolveError>;
+    ) -> Result<LocalReport, SolveError> {
+        self.validate()?;
+        let initial_merit = match problem.start(self.name(), self.friction(), reactions)? {
+            Ok(merit) => merit,
+            Err(empty) => return Ok(empty),
+        };
+        self.solve_task(LocalTask {
+            problem,
+            reactions,
+            initial_merit,
+            observer,
+        })
+    }
 
     /// Solves without an observer.
     fn solve(
@@ -90,6 +155,20 @@ pub trait LocalSolver {
     ) -> Result<LocalReport, SolveError> {
         self.solve_observed(problem, reactions, &mut NoObserver)
     }
+}
+
+/// What [`LocalSolver::solve_task`] works on (checked when made by
+/// [`LocalSolver::solve_observed`]).
+#[non_exhaustive]
+pub struct LocalTask<'a> {
+    /// The problem (with contacts).
+    pub problem: &'a LocalProblem,
+    /// Starting reactions `r` (finite, `3 n_c`); the solution on return.
+    pub reactions: &'a mut [f64],
+    /// Merit of the start under [`LocalSolver::friction`].
+    pub initial_merit: f64,
+    /// Receives every iteration.
+    pub observer: &'a mut dyn LocalObserver,
 }
 
 /// Passes iterations to an observer with the solver's own elapsed time.

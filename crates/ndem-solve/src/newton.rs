@@ -16,9 +16,11 @@
 //! iterates are worse), and the status is judged on that merit.
 
 use crate::local_gs::LocalGaussSeidel;
-use crate::local_solver::{BestIterate, LocalObserver, LocalRecorder, LocalReport, LocalSolver};
-use crate::solver::{SolverStatus, Stopping};
-use crate::{FrictionSet, LocalProblem, SolveError};
+use crate::local_solver::{
+    BestIterate, LocalJudge, LocalRecorder, LocalReport, LocalSolver, LocalTask,
+};
+use crate::solver::Stopping;
+use crate::{LocalProblem, SolveError};
 use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMat, Triplet};
 
@@ -33,6 +35,23 @@ pub struct NewtonSettings {
     pub max_halvings: usize,
     /// Gauss-Seidel sweeps taken when the line search finds no descent.
     pub fallback_sweeps: usize,
+}
+
+impl NewtonSettings {
+    /// Checks the fields: the stopping rule, and the Armijo constant in
+    /// (0, 1/2) (the sufficient decrease `θ(r + αd) ≤ (1 − 2σα) θ(r)`
+    /// must ask for some decrease and admit the full Newton step near the
+    /// solution).
+    pub fn validate(&self) -> Result<(), SolveError> {
+        self.stopping.validate()?;
+        if !(self.armijo > 0.0 && self.armijo < 0.5) {
+            return Err(SolveError::InvalidSettings {
+                field: "armijo",
+                reason: "must be in (0, 0.5)",
+            });
+        }
+        Ok(())
+    }
 }
 
 impl Default for NewtonSettings {
@@ -201,22 +220,26 @@ impl LocalSolver for SemismoothNewton {
         "semismooth-newton"
     }
 
-    fn solve_observed(
-        &mut self,
-        p: &LocalProblem,
-        r: &mut [f64],
-        observer: &mut dyn LocalObserver,
-    ) -> Result<LocalReport, SolveError> {
+    fn stopping(&self) -> Stopping {
+        self.settings.stopping
+    }
+
+    fn validate(&self) -> Result<(), SolveError> {
+        self.settings.validate()
+    }
+
+    fn solve_task(&mut self, task: LocalTask<'_>) -> Result<LocalReport, SolveError> {
         let st = self.settings;
-        st.stopping.validate()?;
+        let (p, r, initial_merit) = (task.problem, task.reactions, task.initial_merit);
         let name = self.name();
-        let mut recorder = LocalRecorder::start(name, observer);
+        let mut recorder = LocalRecorder::start(name, task.observer);
+        let judge = LocalJudge {
+            solver: name,
+            initial_merit,
+            stopping: st.stopping,
+        };
         let n = p.contacts();
         let m = 3 * n;
-        let initial_merit = match p.start(name, FrictionSet::Disk, r)? {
-            Ok(merit) => merit,
-            Err(empty) => return Ok(empty),
-        };
         let w = p.w();
         let rho: Vec<f64> = (0..n)
             .map(|c| {
@@ -327,13 +350,6 @@ impl LocalSolver for SemismoothNewton {
             best.offer(merit, r);
             recorder.record(p, iterations, r);
         }
-        let merit = best.restore(merit, r);
-        Ok(LocalReport {
-            solver: name,
-            status: SolverStatus::judge(merit, initial_merit, st.stopping.tolerance, stalled),
-            sweeps: iterations,
-            merit,
-            initial_merit,
-        })
+        Ok(judge.report(best.restore(merit, r), stalled, iterations))
     }
 }

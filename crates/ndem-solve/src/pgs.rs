@@ -6,8 +6,8 @@ use crate::local::disk_qp;
 use crate::metrics::ResidualEvaluator;
 use crate::problem::{Contact, ContactProblem, FrictionSet};
 use crate::solver::{
-    CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, Observer, SolveReport,
-    Solver, Stopping, check_finite_iterate,
+    CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
+    SolveTask, Solver, Stopping, check_finite_iterate,
 };
 use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
 use std::time::Duration;
@@ -121,28 +121,9 @@ struct ContactShape {
     rolling: Option<[f64; 3]>,
 }
 
+crate::solver::validated_settings!(ProjectedGaussSeidel, PgsSettings);
+
 impl ProjectedGaussSeidel {
-    /// A solver with the given settings (validated).
-    pub fn new(settings: PgsSettings) -> Result<Self, SolveError> {
-        settings.validate()?;
-        Ok(Self {
-            settings,
-            ..Self::default()
-        })
-    }
-
-    /// The settings.
-    pub fn settings(&self) -> &PgsSettings {
-        &self.settings
-    }
-
-    /// Replaces the settings (validated).
-    pub fn set_settings(&mut self, settings: PgsSettings) -> Result<(), SolveError> {
-        settings.validate()?;
-        self.settings = settings;
-        Ok(())
-    }
-
     fn prepare(&mut self, problem: &ContactProblem) {
         let n = problem.len();
         self.inv_diag.resize(n, 0.0);
@@ -582,35 +563,9 @@ fn sweep_contact(
 }
 
 impl Solver for ProjectedGaussSeidel {
-    fn name(&self) -> &'static str {
-        match (self.settings.variant, self.settings.joints) {
-            (PgsVariant::RowWise, JointRows::Iterative) => "pgs",
-            (PgsVariant::Blocked, JointRows::Iterative) => "pgs-blocked",
-            (PgsVariant::RowWise, JointRows::Direct) => "pgs+direct",
-            (PgsVariant::Blocked, JointRows::Direct) => "pgs-blocked+direct",
-        }
-    }
-
-    fn max_iterations(&self) -> usize {
-        self.settings.stopping.max_iterations
-    }
-
-    fn set_max_iterations(&mut self, n: usize) {
-        self.settings.stopping.max_iterations = n;
-    }
-
-    fn solve_observed(
-        &mut self,
-        problem: &ContactProblem,
-        lambda: &mut [f64],
-        velocity: &mut [Velocity6],
-        observer: &mut dyn Observer,
-    ) -> Result<SolveReport, SolveError> {
-        problem.check_sizes(lambda, velocity)?;
+    fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
+        let (problem, lambda, velocity, observer) = task.into_parts();
         let mut name = self.name();
-        if problem.is_empty() {
-            return Ok(SolveReport::empty(name));
-        }
         let mut clock = IterationClock::start();
         self.prepare(problem);
         let mut direct = self.settings.joints == JointRows::Direct && self.block.prepare(problem);
@@ -737,6 +692,19 @@ impl Solver for ProjectedGaussSeidel {
             iterations,
             last_update,
         ))
+    }
+
+    fn name(&self) -> &'static str {
+        match (self.settings.variant, self.settings.joints) {
+            (PgsVariant::RowWise, JointRows::Iterative) => "pgs",
+            (PgsVariant::Blocked, JointRows::Iterative) => "pgs-blocked",
+            (PgsVariant::RowWise, JointRows::Direct) => "pgs+direct",
+            (PgsVariant::Blocked, JointRows::Direct) => "pgs-blocked+direct",
+        }
+    }
+
+    fn stopping(&self) -> Stopping {
+        self.settings.stopping
     }
 }
 

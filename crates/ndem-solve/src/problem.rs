@@ -559,34 +559,19 @@ impl ContactProblem {
 
     /// Checks that `lambda` and `velocity` have this problem's sizes.
     pub fn check_sizes(&self, lambda: &[f64], velocity: &[Velocity6]) -> Result<(), SolveError> {
-        if lambda.len() != self.len() {
-            return Err(SolveError::DimensionMismatch {
-                field: "lambda",
-                expected: self.len(),
-                got: lambda.len(),
-            });
-        }
-        if velocity.len() != self.body_count() {
-            return Err(SolveError::DimensionMismatch {
-                field: "velocity",
-                expected: self.body_count(),
-                got: velocity.len(),
-            });
-        }
-        Ok(())
+        check_len("lambda", lambda.len(), self.len())?;
+        check_len("velocity", velocity.len(), self.body_count())
     }
 
     /// `velocity += M⁻¹ Gᵀ λ`.
     ///
-    /// Checks the slices' lengths (a typed error naming the slice); the
-    /// solvers call the unchecked form.
+    /// Checks the slices' lengths (typed error naming the slice).
     pub fn apply_impulses(
         &self,
         lambda: &[f64],
         velocity: &mut [Velocity6],
     ) -> Result<(), SolveError> {
-        check_len("lambda", lambda.len(), self.len())?;
-        check_len("velocity", velocity.len(), self.body_count())?;
+        self.check_sizes(lambda, velocity)?;
         self.apply_impulses_unchecked(lambda, velocity);
         Ok(())
     }
@@ -614,15 +599,13 @@ impl ContactProblem {
 
     /// `v(λ) = v* + M⁻¹ Gᵀ λ` written to `velocity`.
     ///
-    /// Checks the slices' lengths (a typed error naming the slice); the
-    /// solvers call the unchecked form.
+    /// Checks the slices' lengths (typed error naming the slice).
     pub fn velocity_from(
         &self,
         lambda: &[f64],
         velocity: &mut [Velocity6],
     ) -> Result<(), SolveError> {
-        check_len("lambda", lambda.len(), self.len())?;
-        check_len("velocity", velocity.len(), self.body_count())?;
+        self.check_sizes(lambda, velocity)?;
         self.velocity_from_unchecked(lambda, velocity);
         Ok(())
     }
@@ -635,8 +618,7 @@ impl ContactProblem {
 
     /// `G v` for all rows, written to `out`.
     ///
-    /// Checks the slices' lengths (a typed error naming the slice); the
-    /// solvers call the unchecked form.
+    /// Checks the slices' lengths (typed error naming the slice).
     pub fn jacobian_times(
         &self,
         velocity: &[Velocity6],
@@ -665,16 +647,14 @@ impl ContactProblem {
 
     /// The residual `w = G v + Σ λ + b` (eq. 6, sign as in `docs/theory.md`, "SPOOK").
     ///
-    /// Checks the slices' lengths (a typed error naming the slice); the
-    /// solvers call the unchecked form.
+    /// Checks the slices' lengths (typed error naming the slice).
     pub fn residual(
         &self,
         lambda: &[f64],
         velocity: &[Velocity6],
         out: &mut [f64],
     ) -> Result<(), SolveError> {
-        check_len("lambda", lambda.len(), self.len())?;
-        check_len("velocity", velocity.len(), self.body_count())?;
+        self.check_sizes(lambda, velocity)?;
         check_len("out", out.len(), self.len())?;
         self.residual_unchecked(lambda, velocity, out);
         Ok(())
@@ -703,8 +683,7 @@ impl ContactProblem {
 
     /// Diagonal of `N = G M⁻¹ Gᵀ + Σ`, written to `out`.
     ///
-    /// Checks the slices' lengths (a typed error naming the slice); the
-    /// solvers call the unchecked form.
+    /// Checks the slices' lengths (typed error naming the slice).
     pub fn diagonal(&self, out: &mut [f64]) -> Result<(), SolveError> {
         check_len("out", out.len(), self.len())?;
         self.diagonal_unchecked(out);
@@ -736,8 +715,7 @@ impl ContactProblem {
     /// `N x = G M⁻¹ Gᵀ x + Σ x` (matrix-free), using `scratch` (one
     /// velocity per body) as workspace.
     ///
-    /// Checks the slices' lengths (a typed error naming the slice); the
-    /// solvers call the unchecked form.
+    /// Checks the slices' lengths (typed error naming the slice).
     pub fn apply_operator(
         &self,
         x: &[f64],
@@ -775,8 +753,7 @@ impl ContactProblem {
 
     /// The linear term `r = G v* + b` of the QP form.
     ///
-    /// Checks the slices' lengths (a typed error naming the slice); the
-    /// solvers call the unchecked form.
+    /// Checks the slices' lengths (typed error naming the slice).
     pub fn linear_term(&self, out: &mut [f64]) -> Result<(), SolveError> {
         check_len("out", out.len(), self.len())?;
         self.linear_term_unchecked(out);
@@ -802,8 +779,7 @@ impl ContactProblem {
     /// then friction and rolling rows against the (projected) normal
     /// multiplier of their contact, then generic rows.
     ///
-    /// Checks the slices' lengths (a typed error naming the slice); the
-    /// solvers call the unchecked form.
+    /// Checks the slices' lengths (typed error naming the slice).
     pub fn project(&self, lambda: &mut [f64]) -> Result<(), SolveError> {
         check_len("lambda", lambda.len(), self.len())?;
         self.project_unchecked(lambda);

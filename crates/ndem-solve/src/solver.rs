@@ -276,14 +276,39 @@ pub trait Solver: Send {
     /// Short name for reports.
     fn name(&self) -> &'static str;
 
-    /// Solves, reporting each iteration to `observer`.
+    /// The stopping rule (`N_it`, tolerance, early stop), so that callers
+    /// (the CLI, experiment suites) can report it without knowing the
+    /// concrete solver. Settings are changed on the concrete solver
+    /// (`set_settings`), where they are validated.
+    fn stopping(&self) -> Stopping;
+
+    /// Solves a checked task: the problem has rows and `λ`, `v` have its
+    /// sizes. Called by [`Self::solve_observed`], which does the checks;
+    /// only this crate can make a [`SolveTask`].
+    fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError>;
+
+    /// Solves, reporting each iteration to `observer`: checks the sizes of
+    /// `lambda` and `velocity` (typed error naming the field), returns a
+    /// converged empty report for a problem without rows, and otherwise
+    /// calls [`Self::solve_task`].
     fn solve_observed(
         &mut self,
         problem: &ContactProblem,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
         observer: &mut dyn Observer,
-    ) -> Result<SolveReport, SolveError>;
+    ) -> Result<SolveReport, SolveError> {
+        problem.check_sizes(lambda, velocity)?;
+        if problem.is_empty() {
+            return Ok(SolveReport::empty(self.name()));
+        }
+        self.solve_task(SolveTask {
+            problem,
+            lambda,
+            velocity,
+            observer,
+        })
+    }
 
     /// Solves without an observer.
     fn solve(
@@ -295,13 +320,72 @@ pub trait Solver: Send {
         self.solve_observed(problem, lambda, velocity, &mut NoObserver)
     }
 
-    /// The iteration cap, so that callers (e.g. experiment suites) can
-    /// change `N_it` without knowing the concrete solver.
-    fn max_iterations(&self) -> usize;
-
-    /// Sets the iteration cap.
-    fn set_max_iterations(&mut self, n: usize);
+    /// The iteration cap `N_it` of [`Self::stopping`].
+    fn max_iterations(&self) -> usize {
+        self.stopping().max_iterations
+    }
 }
+
+/// What [`Solver::solve_task`] works on: a problem with rows, and the
+/// starting `λ` and `v` with its sizes (checked when the task was made by
+/// [`Solver::solve_observed`]), and the observer of the solve.
+#[non_exhaustive]
+pub struct SolveTask<'a> {
+    /// The problem (not empty).
+    pub problem: &'a ContactProblem,
+    /// Starting multipliers, one per row; the solution on return.
+    pub lambda: &'a mut [f64],
+    /// Starting velocity, one per body; `v* + M⁻¹Gᵀλ` on return.
+    pub velocity: &'a mut [Velocity6],
+    /// Receives every iteration.
+    pub observer: &'a mut dyn Observer,
+}
+
+impl<'a> SolveTask<'a> {
+    /// `(problem, λ, v, observer)`.
+    #[allow(clippy::type_complexity)]
+    pub fn into_parts(
+        self,
+    ) -> (
+        &'a ContactProblem,
+        &'a mut [f64],
+        &'a mut [Velocity6],
+        &'a mut dyn Observer,
+    ) {
+        (self.problem, self.lambda, self.velocity, self.observer)
+    }
+}
+
+/// `new`, `settings` and `set_settings` of a solver whose settings type has
+/// `validate()`: settings are checked whenever they are set (Clarabel-style
+/// `Default` + `validate()`).
+macro_rules! validated_settings {
+    ($solver:ty, $settings:ty) => {
+        impl $solver {
+            /// A solver with the given settings (validated).
+            pub fn new(settings: $settings) -> Result<Self, SolveError> {
+                settings.validate()?;
+                Ok(Self {
+                    settings,
+                    ..Self::default()
+                })
+            }
+
+            /// The settings.
+            pub fn settings(&self) -> &$settings {
+                &self.settings
+            }
+
+            /// Replaces the settings (validated; on error the old ones stay).
+            pub fn set_settings(&mut self, settings: $settings) -> Result<(), SolveError> {
+                settings.validate()?;
+                self.settings = settings;
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use validated_settings;
 
 /// Contact visiting order of Gauss-Seidel-type solvers. The order changes
 /// the answer of indeterminate (over-coordinated) packings.

@@ -141,23 +141,75 @@ pub struct WarmStartStats {
 }
 
 /// A warm-start policy: produces the starting multipliers `λ₀` of a solve
-/// and the matching starting velocity.
+/// and the matching starting velocity, and keeps whatever state it needs
+/// between solves (warm-starting paper, section 3).
+///
+/// A time-stepping loop calls [`Self::initialize`] before each solve and
+/// [`Self::record`] with every accepted solution; [`crate::solve_warm_started`]
+/// does both around a solve, and the stepper does it in its stages (it
+/// records when a step is accepted, so a refused step leaves no trace).
 pub trait WarmStart: Send + Sync {
     /// Short name for reports.
     fn name(&self) -> &'static str;
 
     /// Writes `λ₀` into `lambda` and the starting velocity into `velocity`
-    /// (normally `v₀ = v* + M⁻¹Gᵀλ₀`, eq. 8). Takes `&mut self` so that a
-    /// policy may keep its own state between steps (statistics, an
-    /// adaptive `β`); the multipliers of the last step come in `history`,
-    /// which the stepper records after every solve.
+    /// (normally `v₀ = v* + M⁻¹Gᵀλ₀`, eq. 8).
     fn initialize(
         &mut self,
         problem: &ContactProblem,
-        history: &ImpulseHistory,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> Result<WarmStartStats, SolveError>;
+
+    /// Receives an accepted solution `λ` of `problem`. Policies that carry
+    /// multipliers between steps store them here; the default keeps
+    /// nothing.
+    fn record(&mut self, problem: &ContactProblem, lambda: &[f64]) {
+        let _ = (problem, lambda);
+    }
+
+    /// The multipliers this policy carries between steps, if it keeps any
+    /// (checkpoints, model reduction's trial solve).
+    fn history(&self) -> Option<&ImpulseHistory> {
+        None
+    }
+
+    /// Mutable access to the carried multipliers (restoring a checkpoint,
+    /// holding the contacts inside rigid aggregates); `None` when the policy
+    /// keeps none.
+    fn history_mut(&mut self) -> Option<&mut ImpulseHistory> {
+        None
+    }
+}
+
+/// One solve of a time-stepping loop: `λ₀, v₀` from `warm`, the solve,
+/// then the solution recorded in `warm` when the solver returned one (a
+/// failed solve records nothing). Sizes are checked by the warm start and
+/// the solver (typed errors).
+pub fn solve_warm_started(
+    warm: &mut dyn WarmStart,
+    solver: &mut dyn crate::Solver,
+    problem: &ContactProblem,
+    lambda: &mut [f64],
+    velocity: &mut [Velocity6],
+) -> Result<(WarmStartStats, crate::SolveReport), SolveError> {
+    let stats = warm.initialize(problem, lambda, velocity)?;
+    let report = solver.solve(problem, lambda, velocity)?;
+    warm.record(problem, lambda);
+    Ok((stats, report))
+}
+
+/// `λ₀ = 0`, `v₀ = v*` after checking the sizes: where every policy
+/// starts before it fills what it knows.
+fn cold_start(
+    problem: &ContactProblem,
+    lambda: &mut [f64],
+    velocity: &mut [Velocity6],
+) -> Result<(), SolveError> {
+    problem.check_sizes(lambda, velocity)?;
+    lambda.fill(0.0);
+    velocity.copy_from_slice(problem.free_velocity());
+    Ok(())
 }
 
 /// `λ₀ = 0`, `v₀ = v*`.
@@ -165,24 +217,21 @@ pub trait WarmStart: Send + Sync {
 pub struct ColdStart;
 
 impl WarmStart for ColdStart {
-    fn name(&self) -> &'static str {
-        "cold"
-    }
-
     fn initialize(
         &mut self,
         problem: &ContactProblem,
-        _history: &ImpulseHistory,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> Result<WarmStartStats, SolveError> {
-        problem.check_sizes(lambda, velocity)?;
-        lambda.fill(0.0);
-        velocity.copy_from_slice(problem.free_velocity());
+        cold_start(problem, lambda, velocity)?;
         Ok(WarmStartStats {
             warm: 0,
             cold: problem.contacts().len() + problem.generic_rows().len(),
         })
+    }
+
+    fn name(&self) -> &'static str {
+        "cold"
     }
 }
 
@@ -199,8 +248,9 @@ pub enum WarmRows {
 /// History-based warm start (eq. 7): `λ₀ = β λ(t − Δt)` on persisting
 /// contacts, zero on new ones, then (by default) `v₀ = v* + M⁻¹Gᵀλ₀` (eq. 8).
 /// The stored world-frame impulses are expressed in this step's frame and
-/// projected onto this step's bounds.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// projected onto this step's bounds. The policy owns the [`ImpulseHistory`]
+/// it starts from, filled by [`WarmStart::record`].
+#[derive(Debug, Clone, PartialEq)]
 pub struct HistoryWarmStart {
     /// Fraction `β` of last step's impulse (paper: 0.85).
     pub beta: f64,
@@ -209,6 +259,9 @@ pub struct HistoryWarmStart {
     /// Apply the velocity update of eq. 8 (without it the paper finds warm
     /// starting worse than cold).
     pub apply_velocity: bool,
+    /// Last accepted step's multipliers (filled by [`WarmStart::record`];
+    /// empty for a fresh policy, so every contact starts cold).
+    pub history: ImpulseHistory,
 }
 
 impl Default for HistoryWarmStart {
@@ -217,6 +270,7 @@ impl Default for HistoryWarmStart {
             beta: 0.85,
             rows: WarmRows::All,
             apply_velocity: true,
+            history: ImpulseHistory::new(),
         }
     }
 }
@@ -260,13 +314,38 @@ impl WarmStart for HistoryWarmStart {
     fn initialize(
         &mut self,
         problem: &ContactProblem,
-        history: &ImpulseHistory,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> Result<WarmStartStats, SolveError> {
-        problem.check_sizes(lambda, velocity)?;
+        self.start_from(&self.history, problem, lambda, velocity)
+    }
+
+    fn record(&mut self, problem: &ContactProblem, lambda: &[f64]) {
+        self.history.record(problem, lambda);
+    }
+
+    fn history(&self) -> Option<&ImpulseHistory> {
+        Some(&self.history)
+    }
+
+    fn history_mut(&mut self) -> Option<&mut ImpulseHistory> {
+        Some(&mut self.history)
+    }
+}
+
+impl HistoryWarmStart {
+    /// Eqs. 7-8 from a given `history` instead of the policy's own (model
+    /// reduction's trial solve starts from the stepper's history this way
+    /// without copying it).
+    pub fn start_from(
+        &self,
+        history: &ImpulseHistory,
+        problem: &ContactProblem,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+    ) -> Result<WarmStartStats, SolveError> {
         self.validate()?;
-        lambda.fill(0.0);
+        cold_start(problem, lambda, velocity)?;
         let m = problem.contact_rows().count();
         let mut stats = WarmStartStats::default();
         for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact_mut(m)) {
@@ -315,19 +394,13 @@ impl WarmStart for HistoryWarmStart {
 pub struct ModelWarmStart;
 
 impl WarmStart for ModelWarmStart {
-    fn name(&self) -> &'static str {
-        "model"
-    }
-
     fn initialize(
         &mut self,
         problem: &ContactProblem,
-        _history: &ImpulseHistory,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> Result<WarmStartStats, SolveError> {
-        problem.check_sizes(lambda, velocity)?;
-        lambda.fill(0.0);
+        cold_start(problem, lambda, velocity)?;
         let m = problem.contact_rows().count();
         let dt = problem.dt();
         let vstar = problem.free_velocity();
@@ -356,6 +429,10 @@ impl WarmStart for ModelWarmStart {
         stats.cold += problem.generic_rows().len();
         problem.velocity_from_unchecked(lambda, velocity);
         Ok(stats)
+    }
+
+    fn name(&self) -> &'static str {
+        "model"
     }
 }
 
@@ -397,11 +474,10 @@ impl<W: WarmStart> WarmStart for Safeguarded<W> {
     fn initialize(
         &mut self,
         problem: &ContactProblem,
-        history: &ImpulseHistory,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> Result<WarmStartStats, SolveError> {
-        let stats = self.inner.initialize(problem, history, lambda, velocity)?;
+        let stats = self.inner.initialize(problem, lambda, velocity)?;
         let mut evaluator = crate::ResidualEvaluator::new();
         let warm = evaluator.stats(problem, lambda, None).mean;
         let zero = vec![0.0; problem.len()];
@@ -409,7 +485,19 @@ impl<W: WarmStart> WarmStart for Safeguarded<W> {
         if warm <= cold {
             Ok(stats)
         } else {
-            ColdStart.initialize(problem, history, lambda, velocity)
+            ColdStart.initialize(problem, lambda, velocity)
         }
+    }
+
+    fn record(&mut self, problem: &ContactProblem, lambda: &[f64]) {
+        self.inner.record(problem, lambda);
+    }
+
+    fn history(&self) -> Option<&ImpulseHistory> {
+        self.inner.history()
+    }
+
+    fn history_mut(&mut self) -> Option<&mut ImpulseHistory> {
+        self.inner.history_mut()
     }
 }

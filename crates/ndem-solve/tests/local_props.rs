@@ -175,3 +175,58 @@ fn newton_reports_honestly_on_random_problems() {
 
 /// Measured: 39 of 48 (deterministic runner).
 const MEASURED_NEWTON_CONVERGED: usize = 39;
+
+/// Every local solver checks its settings before it solves, through the
+/// trait's `solve_observed`: a typed error naming the field, and the
+/// reactions left as they were.
+#[test]
+fn local_solvers_reject_bad_settings_by_field() {
+    let w = nalgebra_sparse::CsrMatrix::identity(3);
+    let problem = LocalProblem::new(w, vec![-1.0, 0.0, 0.0], vec![0.5]).unwrap();
+    let bad_stopping = Stopping {
+        tolerance: f64::NAN,
+        ..Stopping::default()
+    };
+    let mut solvers: Vec<(Box<dyn LocalSolver>, &str)> = vec![
+        (
+            Box::new(SemismoothNewton {
+                settings: NewtonSettings {
+                    armijo: 0.7,
+                    ..NewtonSettings::default()
+                },
+            }),
+            "armijo",
+        ),
+        (
+            Box::new(SemismoothNewton {
+                settings: NewtonSettings {
+                    stopping: bad_stopping,
+                    ..NewtonSettings::default()
+                },
+            }),
+            "tolerance",
+        ),
+        (
+            Box::new(LocalGaussSeidel {
+                stopping: bad_stopping,
+                ..LocalGaussSeidel::default()
+            }),
+            "tolerance",
+        ),
+        (
+            Box::new(LocalApgd {
+                stopping: bad_stopping,
+                ..LocalApgd::default()
+            }),
+            "tolerance",
+        ),
+    ];
+    for (solver, field) in &mut solvers {
+        let mut r = vec![0.25, 0.0, 0.0];
+        match solver.solve(&problem, &mut r) {
+            Err(SolveError::InvalidSettings { field: f, .. }) => assert_eq!(f, *field),
+            other => panic!("{}: expected a bad `{field}`, got {other:?}", solver.name()),
+        }
+        assert_eq!(r, vec![0.25, 0.0, 0.0]);
+    }
+}

@@ -142,7 +142,7 @@ proptest! {
         prop_assume!(target > 1e-14);
         for beta in [1.0, 0.85] {
             let (mut lw, mut vw) = cold(&second);
-            let stats = HistoryWarmStart { beta, ..HistoryWarmStart::default() }.initialize(&second, &history, &mut lw, &mut vw).unwrap();
+            let stats = HistoryWarmStart { beta, history: history.clone(), ..HistoryWarmStart::default() }.initialize(&second, &mut lw, &mut vw).unwrap();
             prop_assert_eq!(stats.cold, 0);
             let mut hw = ResidualHistory::new();
             pgs.solve_observed(&second, &mut lw, &mut vw, &mut hw).unwrap();
@@ -176,7 +176,7 @@ proptest! {
     #[test]
     fn model_warm_start_is_feasible(problem in arb_packing(ContactRows::NormalFrictionRolling, FrictionSet::Box)) {
         let (mut lam, mut vel) = cold(&problem);
-        ModelWarmStart.initialize(&problem, &ImpulseHistory::new(), &mut lam, &mut vel).unwrap();
+        ModelWarmStart.initialize(&problem, &mut lam, &mut vel).unwrap();
         let mut p = lam.clone();
         problem.project(&mut p).unwrap();
         prop_assert_eq!(&p, &lam);
@@ -533,14 +533,14 @@ proptest! {
         let second = sphere_packing(&PackingSpec { compression: (0.01 + dc).max(0.001), ..spec });
         let (mut lam, mut vel) = cold(&first);
         solve_to(&first, PgsSettings { stopping: Stopping::iterations(200), ..PgsSettings::default() }, &mut lam, &mut vel);
-        let mut history = ImpulseHistory::new();
-        history.record(&first, &lam);
         let mut inner: Box<dyn WarmStart> = if model { Box::new(ModelWarmStart) } else { Box::new(HistoryWarmStart::default()) };
         let (mut li, mut vi) = cold(&second);
-        inner.initialize(&second, &history, &mut li, &mut vi).unwrap();
+        inner.record(&first, &lam);
+        inner.initialize(&second, &mut li, &mut vi).unwrap();
         let (mut ls, mut vs) = cold(&second);
         let mut guarded: Box<dyn WarmStart> = if model { Box::new(Safeguarded::new(ModelWarmStart)) } else { Box::new(Safeguarded::new(HistoryWarmStart::default())) };
-        guarded.initialize(&second, &history, &mut ls, &mut vs).unwrap();
+        guarded.record(&first, &lam);
+        guarded.initialize(&second, &mut ls, &mut vs).unwrap();
         let mut ev = ResidualEvaluator::new();
         let r_cold = ev.stats(&second, &vec![0.0; second.len()], None).mean;
         let r_inner = ev.stats(&second, &li, None).mean;
@@ -601,8 +601,6 @@ fn safeguarded_solve_ends_no_worse_than_cold_measured() {
             &mut lam,
             &mut vel,
         );
-        let mut history = ImpulseHistory::new();
-        history.record(&first, &lam);
         let mut guarded: Box<dyn WarmStart> = if model {
             Box::new(Safeguarded::new(ModelWarmStart))
         } else {
@@ -613,9 +611,8 @@ fn safeguarded_solve_ends_no_worse_than_cold_measured() {
             ..PgsSettings::default()
         };
         let (mut ls, mut vs) = cold(&second);
-        guarded
-            .initialize(&second, &history, &mut ls, &mut vs)
-            .unwrap();
+        guarded.record(&first, &lam);
+        guarded.initialize(&second, &mut ls, &mut vs).unwrap();
         let end_safe = solve_to(&second, sweeps, &mut ls, &mut vs).residuals.mean;
         let (mut lc, mut vc) = cold(&second);
         let end_cold = solve_to(&second, sweeps, &mut lc, &mut vc).residuals.mean;

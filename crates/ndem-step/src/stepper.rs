@@ -159,8 +159,9 @@ pub struct DetectedView<'a> {
     /// The stepper's settings (to build trial problems).
     pub settings: &'a StepSettings,
     /// Impulses of the last step by contact key (contacts inside a host
-    /// keep the impulses they had when they were last solved).
-    pub history: &'a ImpulseHistory,
+    /// keep the impulses they had when they were last solved); `None` when
+    /// the warm-start policy keeps no history.
+    pub history: Option<&'a ImpulseHistory>,
 }
 
 /// Hook points of the adaptive-model-reduction paper's Algorithm 1. The
@@ -292,7 +293,6 @@ pub struct Stepper {
     hooks: Box<dyn ModelHooks>,
     collision: CollisionWorld,
     contacts: ContactSet,
-    history: ImpulseHistory,
     problem: Option<ContactProblem>,
     lambda: Vec<f64>,
     velocity: Vec<Velocity6>,
@@ -341,7 +341,6 @@ impl Stepper {
             impact_solver: Box::new(impact_solver),
             hooks: Box::new(NoHooks),
             contacts: ContactSet::new(),
-            history: ImpulseHistory::new(),
             problem: None,
             lambda: Vec::new(),
             velocity: Vec::new(),
@@ -388,9 +387,17 @@ impl Stepper {
     pub fn impact_solver_mut(&mut self) -> &mut dyn Solver {
         self.impact_solver.as_mut()
     }
-    /// Replaces the warm-start policy.
+    /// Replaces the warm-start policy. The policy owns the multipliers it
+    /// carries between steps, so the new one starts with its own (empty
+    /// for a fresh policy); move a history over with [`Self::history`]
+    /// and [`Self::set_history`].
     pub fn set_warm_start(&mut self, warm_start: Box<dyn WarmStart>) {
         self.warm_start = warm_start;
+        self.held_version = None;
+    }
+    /// The warm-start policy.
+    pub fn warm_start(&self) -> &dyn WarmStart {
+        self.warm_start.as_ref()
     }
     /// Installs model hooks.
     pub fn set_hooks(&mut self, hooks: Box<dyn ModelHooks>) {
@@ -417,14 +424,24 @@ impl Stepper {
         self.step = step;
         self.energy_budget = None;
     }
-    /// Multipliers kept for warm starting.
-    pub fn history(&self) -> &ImpulseHistory {
-        &self.history
+    /// Multipliers the warm-start policy carries between steps (`None`
+    /// for a policy that keeps none, such as the cold and model starts).
+    pub fn history(&self) -> Option<&ImpulseHistory> {
+        self.warm_start.history()
     }
-    /// Replaces the warm-start history (checkpoint restart).
-    pub fn set_history(&mut self, history: ImpulseHistory) {
-        self.history = history;
+    /// Replaces the warm-start policy's history (checkpoint restart, a run
+    /// continued from another's state). Returns `false`, and keeps nothing,
+    /// when the policy keeps no history.
+    #[must_use = "false means the policy keeps no history and nothing was set"]
+    pub fn set_history(&mut self, history: ImpulseHistory) -> bool {
         self.held_version = None;
+        match self.warm_start.history_mut() {
+            Some(h) => {
+                *h = history;
+                true
+            }
+            None => false,
+        }
     }
     /// Contacts of the last step.
     pub fn contacts(&self) -> &ContactSet {
@@ -559,7 +576,7 @@ impl Stepper {
         let t = Instant::now();
         let detected = DetectedView {
             settings: &self.settings,
-            history: &self.history,
+            history: self.warm_start.history(),
         };
         if let Err(e) = self.hooks.after_detection(world, &mut contacts, &detected) {
             self.contacts = contacts;
@@ -676,10 +693,12 @@ impl Stepper {
                 .zip(&solved_contact)
                 .filter(|(_, s)| !**s)
                 .map(|(c, _)| c.key);
-            self.history.hold(internal);
+            if let Some(history) = self.warm_start.history_mut() {
+                history.hold(internal);
+            }
             self.held_version = Some(version);
         }
-        self.history.record(&solved.problem, &solved.lambda);
+        self.warm_start.record(&solved.problem, &solved.lambda);
     }
 
     /// Contact data, impact stage and continuous stage of one step (all on
@@ -749,7 +768,7 @@ impl Stepper {
         let mut vel = vec![Velocity6::ZERO; problem.body_count()];
         let ws = self
             .warm_start
-            .initialize(&problem, &self.history, &mut lambda, &mut vel)?;
+            .initialize(&problem, &mut lambda, &mut vel)?;
         stats.warm_contacts = ws.warm;
         if let Some(row) = lambda.iter().position(|x| !x.is_finite()) {
             return Err(StepError::StageFailed {

@@ -4,8 +4,8 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3, Velocity6};
 use ndem_solve::{
-    ColdStart, ContactProblem, HistoryWarmStart, IterationRecord, Observer, PgsSettings,
-    ProjectedGaussSeidel, SolveError, SolveReport, Solver, SolverStatus, Stopping,
+    ColdStart, HistoryWarmStart, IterationRecord, PgsSettings, ProjectedGaussSeidel, SolveError,
+    SolveReport, SolveTask, Solver, SolverStatus, Stopping,
 };
 use ndem_step::*;
 
@@ -326,13 +326,11 @@ impl Solver for Broken {
     fn name(&self) -> &'static str {
         "broken"
     }
-    fn solve_observed(
-        &mut self,
-        p: &ContactProblem,
-        lambda: &mut [f64],
-        velocity: &mut [Velocity6],
-        _o: &mut dyn Observer,
-    ) -> Result<SolveReport, SolveError> {
+    fn stopping(&self) -> Stopping {
+        Stopping::iterations(1)
+    }
+    fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
+        let (p, lambda, velocity) = (task.problem, task.lambda, task.velocity);
         lambda.fill(f64::NAN);
         p.velocity_from(lambda, velocity).unwrap();
         let _ = IterationRecord {
@@ -353,10 +351,6 @@ impl Solver for Broken {
             residuals: Default::default(),
         })
     }
-    fn max_iterations(&self) -> usize {
-        1
-    }
-    fn set_max_iterations(&mut self, _n: usize) {}
 }
 
 #[test]
@@ -530,13 +524,11 @@ impl Solver for Absurd {
     fn name(&self) -> &'static str {
         "absurd"
     }
-    fn solve_observed(
-        &mut self,
-        p: &ContactProblem,
-        lambda: &mut [f64],
-        velocity: &mut [Velocity6],
-        _o: &mut dyn Observer,
-    ) -> Result<SolveReport, SolveError> {
+    fn stopping(&self) -> Stopping {
+        Stopping::iterations(1)
+    }
+    fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
+        let (p, lambda, velocity) = (task.problem, task.lambda, task.velocity);
         let m = p.contact_rows().count();
         lambda.fill(0.0);
         for l in lambda[..p.generic_offset()].chunks_exact_mut(m) {
@@ -552,10 +544,6 @@ impl Solver for Absurd {
             residuals: Default::default(),
         })
     }
-    fn max_iterations(&self) -> usize {
-        1
-    }
-    fn set_max_iterations(&mut self, _n: usize) {}
 }
 
 /// A step that creates energy no constraint could supply is refused with
@@ -568,6 +556,7 @@ fn energy_from_nowhere_is_refused_and_the_world_kept() {
         st.step(&mut w).unwrap();
     }
     st.set_solver(Box::new(Absurd));
+    st.set_warm_start(Box::new(HistoryWarmStart::default()));
     let (pos, vel) = (w.positions().to_vec(), w.velocities().to_vec());
     let err = st.step(&mut w).unwrap_err();
     match err {
@@ -587,6 +576,8 @@ fn energy_from_nowhere_is_refused_and_the_world_kept() {
     assert_eq!(w.positions(), &pos[..]);
     assert_eq!(w.velocities(), &vel[..]);
     assert_eq!(st.step_count(), 50);
+    // the refused step's multipliers were not recorded for warm starting
+    assert!(st.history().unwrap().is_empty());
 }
 
 /// Downhill speeds after 0.5 s and 1 s of a 5 kg box on a plane tilted by θ (tan θ =
@@ -751,4 +742,37 @@ fn a_body_far_away_does_not_overflow_the_grid() {
         // 10 mm apart)
         assert_eq!(stats.contacts, 3, "{stats:?}");
     }
+}
+
+/// The warm-start policy owns the history: the stepper records each
+/// accepted step into it, a policy without history keeps none (and says
+/// so when one is handed to it), and a refused step records nothing.
+#[test]
+fn the_policy_owns_the_history_the_stepper_records() {
+    let mut w = pile(5);
+    let mut st = Stepper::new(
+        StepSettings::default(),
+        pgs(50),
+        Box::new(HistoryWarmStart::default()),
+    )
+    .unwrap();
+    for _ in 0..100 {
+        st.step(&mut w).unwrap();
+    }
+    let contacts = st.last_problem().map_or(0, |(p, _)| p.contacts().len());
+    let recorded = st.history().cloned().unwrap();
+    assert!(contacts > 0);
+    assert_eq!(recorded.len(), contacts);
+    // a cold policy keeps nothing and refuses a history
+    st.set_warm_start(Box::new(ColdStart));
+    assert!(st.history().is_none());
+    assert!(!st.set_history(recorded.clone()));
+    let cold = st.step(&mut w).unwrap();
+    assert_eq!(cold.warm_contacts, 0);
+    // a fresh history policy starts from the history it is handed
+    st.set_warm_start(Box::new(HistoryWarmStart::default()));
+    assert!(st.history().unwrap().is_empty());
+    assert!(st.set_history(recorded));
+    let warm = st.step(&mut w).unwrap();
+    assert!(warm.warm_contacts * 10 >= warm.contacts * 9, "{warm:?}");
 }

@@ -6,10 +6,11 @@ use ndem::solve::{ImpulseHistory, SolveError, WarmStartStats};
 use std::sync::{Arc, Mutex};
 
 /// `β = 0.85 × (fraction of contacts that persist)`: lower when many are
-/// new. It counts its own steps and shares the `β` it chose with the
-/// caller (the stepper owns the policy).
+/// new. It owns the history it starts from (recorded after every accepted
+/// step) and shares the `β` it chose with the caller (the stepper owns the
+/// policy).
 struct AdaptiveBeta {
-    steps: usize,
+    history_start: HistoryWarmStart,
     betas: Arc<Mutex<Vec<f64>>>,
 }
 
@@ -21,26 +22,33 @@ impl WarmStart for AdaptiveBeta {
     fn initialize(
         &mut self,
         problem: &ContactProblem,
-        history: &ImpulseHistory,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> Result<WarmStartStats, SolveError> {
-        let n = problem.contacts().len();
+        let history = self.history_start.history();
         let persisting = problem
             .contacts()
             .iter()
-            .filter(|c| history.get(&c.key).is_some())
+            .filter(|c| history.is_some_and(|h| h.get(&c.key).is_some()))
             .count();
-        let beta = 0.85 * persisting as f64 / n.max(1) as f64;
-        self.steps += 1;
+        let beta = 0.85 * persisting as f64 / problem.contacts().len().max(1) as f64;
         if let Ok(mut log) = self.betas.lock() {
             log.push(beta);
         }
-        let mut history_start = HistoryWarmStart {
-            beta,
-            ..HistoryWarmStart::default()
-        };
-        history_start.initialize(problem, history, lambda, velocity)
+        self.history_start.beta = beta;
+        self.history_start.initialize(problem, lambda, velocity)
+    }
+
+    fn record(&mut self, problem: &ContactProblem, lambda: &[f64]) {
+        self.history_start.record(problem, lambda);
+    }
+
+    fn history(&self) -> Option<&ImpulseHistory> {
+        self.history_start.history()
+    }
+
+    fn history_mut(&mut self) -> Option<&mut ImpulseHistory> {
+        self.history_start.history_mut()
     }
 }
 
@@ -49,7 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut stepper = scene.stepper()?;
     let betas = Arc::new(Mutex::new(Vec::new()));
     stepper.set_warm_start(Box::new(AdaptiveBeta {
-        steps: 0,
+        history_start: HistoryWarmStart::default(),
         betas: Arc::clone(&betas),
     }));
     let mut warm = 0;

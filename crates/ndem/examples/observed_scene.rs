@@ -27,13 +27,10 @@ impl Solver for Watched {
     fn name(&self) -> &'static str {
         self.inner.name()
     }
-    fn solve_observed(
-        &mut self,
-        problem: &ContactProblem,
-        lambda: &mut [f64],
-        velocity: &mut [Velocity6],
-        observer: &mut dyn Observer,
-    ) -> Result<SolveReport, ndem::solve::SolveError> {
+    fn stopping(&self) -> Stopping {
+        self.inner.stopping()
+    }
+    fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, ndem::solve::SolveError> {
         let mut first = FirstBelow(None);
         // pass on to the caller's observer too
         struct Both<'a>(&'a mut FirstBelow, &'a mut dyn Observer);
@@ -43,12 +40,10 @@ impl Solver for Watched {
                 self.1.observe(record);
             }
         }
-        let report = self.inner.solve_observed(
-            problem,
-            lambda,
-            velocity,
-            &mut Both(&mut first, observer),
-        )?;
+        let mut both = Both(&mut first, task.observer);
+        let report =
+            self.inner
+                .solve_observed(task.problem, task.lambda, task.velocity, &mut both)?;
         self.to_tolerance
             .lock()
             .map_err(|_| ndem::solve::SolveError::InvalidSettings {
@@ -57,12 +52,6 @@ impl Solver for Watched {
             })?
             .push(first.0);
         Ok(report)
-    }
-    fn max_iterations(&self) -> usize {
-        self.inner.max_iterations()
-    }
-    fn set_max_iterations(&mut self, n: usize) {
-        self.inner.set_max_iterations(n);
     }
 }
 

@@ -63,7 +63,8 @@ impl Checkpoint {
             .hooks_as::<ndem_reduce::Reducer>()
             .map(|r| r.state())
             .unwrap_or_default();
-        let h = stepper.history();
+        let empty = ImpulseHistory::new();
+        let h = stepper.history().unwrap_or(&empty);
         Self {
             version: CHECKPOINT_VERSION,
             members,
@@ -214,7 +215,15 @@ impl Checkpoint {
         for &(a, b, f, l) in &self.rows {
             h.insert_row(ContactKey::new(a, b, f), l);
         }
-        stepper.set_history(h);
+        let carried = self.contacts.len() + self.rows.len();
+        if !stepper.set_history(h) && carried > 0 {
+            return Err(ndem_scenes::SceneError::Invalid {
+                field: "checkpoint.contacts",
+                reason: "the checkpoint carries warm-start impulses but the scene's warm-start \
+                         policy keeps no history"
+                    .into(),
+            });
+        }
         stepper.set_clock(self.time, self.step);
         Ok((scene, stepper))
     }

@@ -41,8 +41,8 @@ pub mod prelude {
     pub use ndem_solve::{
         Apgd, ApgdSettings, ColdStart, ContactProblem, HistoryWarmStart, IterationRecord,
         LocalProblem, LocalSolver, ModelWarmStart, Observer, PgsSettings, PgsVariant,
-        ProjectedGaussSeidel, SemismoothNewton, SolveReport, Solver, SolverStatus, Stopping,
-        WarmStart,
+        ProjectedGaussSeidel, SemismoothNewton, SolveReport, SolveTask, Solver, SolverStatus,
+        Stopping, WarmStart,
     };
     pub use ndem_step::{BodyDesc, Motion, StepSettings, StepStats, Stepper, World};
 }
