@@ -7,7 +7,7 @@ use crate::local_solver::{
 };
 use crate::solver::Stopping;
 
-/// APGD for a [`LocalProblem`] inside the De Saxcé fixed point: each outer
+/// APGD for a [`LocalProblem`](crate::LocalProblem) inside the De Saxcé fixed point: each outer
 /// iteration solves the cone-constrained QP `min ½ rᵀ W r + q̂ᵀ r` over the
 /// Coulomb cones (Anitescu's relaxation) with `q̂_N = q_N + μ‖u_T‖` from the
 /// previous answer, in Jacobi-scaled variables (the friction pair shares
