@@ -13,6 +13,7 @@ mod drum;
 mod excavator;
 mod fclib;
 mod fuzz;
+mod peers;
 mod plot;
 mod reduce;
 mod reduce_drum;
@@ -51,7 +52,8 @@ suites:
   fclib [FILES...] every solver on FCLIB problems (default: the shared three)
   excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic
-  creep                a pile at rest: drift against iterations, warm start and time step";
+  creep                a pile at rest: drift against iterations, warm start and time step
+  peers                ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed, interleaved CPU times";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -104,6 +106,7 @@ fn main() -> ExitCode {
         "solvers" => solvers::run(&opts),
         "dem-vs-ndem" => dem_vs_ndem::run(&opts),
         "fuzz" => fuzz::run(&opts),
+        "peers" => peers::run(&opts),
         "creep" => creep::run(&opts),
         "compatible" => match opts.args.first().map(String::as_str) {
             Some("beam") => compatible::beam(&opts),

@@ -57,8 +57,14 @@ pub struct SmoothSettings {
     /// springs a dense close packing was measured unstable at 0.3 Δt_R and
     /// stable at 0.1).
     pub safety: f64,
-    /// Apply rolling resistance (elastic-plastic spring, Ai et al. 2011).
+    /// Apply rolling resistance (elastic-plastic spring-dashpot, Ai et al.
+    /// 2011, model C).
     pub rolling: bool,
+    /// Damping ratio `η_r` of the rolling dashpot (model C: the dashpot
+    /// `C_r = η_r 2 √(I_r k_r)` acts while the spring is below its limit;
+    /// Ai et al. use 0.3). 0 leaves the rolling spring undamped, and a bed
+    /// then keeps rotational oscillations that never die out.
+    pub rolling_damping: f64,
     /// Verlet skin as a fraction of the smallest sphere radius: detection
     /// runs with this extra margin and only when some body has moved (or
     /// turned, times its bounding radius) more than half the skin since;
@@ -74,6 +80,7 @@ impl Default for SmoothSettings {
             law: SmoothLaw::Hertz,
             safety: 0.2,
             rolling: true,
+            rolling_damping: 0.3,
             skin: 0.2,
         }
     }
@@ -145,6 +152,12 @@ impl SmoothStepper {
                 dt: settings.dt,
                 critical,
                 safety: settings.safety,
+            });
+        }
+        if !(settings.rolling_damping.is_finite() && settings.rolling_damping >= 0.0) {
+            return Err(SmoothError::InvalidSettings {
+                field: "rolling_damping",
+                reason: "must be finite and >= 0",
             });
         }
         if !(settings.skin.is_finite() && settings.skin >= 0.0) {
@@ -335,20 +348,28 @@ impl SmoothStepper {
                 Vec3::zeros()
             };
         }
-        // rolling and twisting: elastic-plastic spring, Ai et al. (2011) model C
+        // rolling and twisting: elastic-plastic spring-dashpot, Ai et al.
+        // (2011) model C; the dashpot acts while the spring is below its limit
         let mut rolling = old.rolling;
+        let mut moment = Vec3::zeros();
         if self.settings.rolling && pair.rolling_resistance > 0.0 {
             let kr = 2.25 * k_lin * (pair.rolling_resistance * pair.effective_radius).powi(2);
-            rolling -= (v[a].angular - v[b].angular) * (kr * dt);
+            let w_rel = v[a].angular - v[b].angular;
+            rolling -= w_rel * (kr * dt);
             let rcap = pair.rolling_resistance * pair.effective_radius * fn_;
             let rn = rolling.norm();
             if rn > rcap {
                 rolling *= if rn > 0.0 { rcap / rn } else { 0.0 };
+                moment = rolling;
+            } else {
+                let i_r = rolling_inertia(world, a, &c.arm_a, b, &c.arm_b);
+                let c_r = self.settings.rolling_damping * 2.0 * (i_r * kr).sqrt();
+                moment = rolling - w_rel * c_r;
             }
         } else {
             rolling = Vec3::zeros();
         }
-        Ok((n * fn_ + ft, rolling, History { xi, rolling }))
+        Ok((n * fn_ + ft, moment, History { xi, rolling }))
     }
 
     /// Contacts for this step, through the Verlet candidate list.
@@ -500,6 +521,21 @@ impl SmoothStepper {
             time: self.time,
         })
     }
+}
+
+/// Equivalent moment of inertia of a contact for relative rotation (Ai et
+/// al. 2011, eq. 16): `I_r = 1/(1/I_a + 1/I_b)` with each body's inertia
+/// about the contact point, `I + m |d|²` (`I` the mean principal moment, `d`
+/// the arm). A body without mass properties (static, kinematic) counts as
+/// infinite.
+fn rolling_inertia(world: &World, a: usize, arm_a: &Vec3, b: usize, arm_b: &Vec3) -> f64 {
+    let about_contact = |i: usize, arm: &Vec3| {
+        world.mass_properties()[i].map_or(0.0, |m| {
+            1.0 / (m.principal_inertia.sum() / 3.0 + m.mass * arm.norm_squared())
+        })
+    };
+    let inverse = about_contact(a, arm_a) + about_contact(b, arm_b);
+    if inverse > 0.0 { 1.0 / inverse } else { 0.0 }
 }
 
 /// Critical time step: for Hertz the Rayleigh time step
