@@ -276,6 +276,17 @@ fn run_liggghts(dir: &Path, phases: Phases) -> SuiteResult<DemRun> {
     parse_liggghts_log(&log, phases, cpu)
 }
 
+/// `(step, E_k)` of a thermo line `step atoms c_ket c_ker`.
+fn thermo_line(fields: &[&str]) -> Option<(u64, f64)> {
+    match fields {
+        [step, _, kt, kr] => Some((
+            step.parse().ok()?,
+            kt.parse::<f64>().ok()? + kr.parse::<f64>().ok()?,
+        )),
+        _ => None,
+    }
+}
+
 /// The thermo lines (`step atoms c_ket c_ker`), the two runs' loop times
 /// (which split the CPU time between the phases) and neighbour-list builds.
 fn parse_liggghts_log(log: &str, phases: Phases, cpu: f64) -> SuiteResult<DemRun> {
@@ -284,20 +295,15 @@ fn parse_liggghts_log(log: &str, phases: Phases, cpu: f64) -> SuiteResult<DemRun
     let mut builds = Vec::new();
     for line in log.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() == 4 {
-            if let (Ok(step), Ok(kt), Ok(kr)) = (
-                f[0].parse::<u64>(),
-                f[2].parse::<f64>(),
-                f[3].parse::<f64>(),
-            ) {
-                if step > 0 && step % phases.every as u64 == 0 {
-                    let t = step as f64 * phases.dt;
-                    if run.trace.last().is_none_or(|l| l.0 < t) {
-                        run.trace.push((t, kt + kr));
-                    }
-                    run.final_kinetic = kt + kr;
-                }
+        if let Some((step, kinetic)) = thermo_line(&f)
+            && step > 0
+            && step % phases.every as u64 == 0
+        {
+            let t = step as f64 * phases.dt;
+            if run.trace.last().is_none_or(|l| l.0 < t) {
+                run.trace.push((t, kinetic));
             }
+            run.final_kinetic = kinetic;
         }
         if let Some(rest) = line.strip_prefix("Loop time of ") {
             loops.push(
