@@ -151,7 +151,7 @@ pub(crate) fn liggghts_available() -> bool {
     // `liggghts -h` prints its version and exits with 1: that it started
     // is what counts
     Command::new("liggghts")
-        .arg("-h")
+        .args(["-log", "none", "-h"])
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("LIGGGHTS"))
 }
