@@ -2,7 +2,7 @@
 
 use crate::law::{SmoothLaw, damping_for_restitution};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactPoint, ContactSet};
-use ndem_math::{ContactKey, Material, PairProperties, Vec3, integrate_orientation};
+use ndem_math::{ContactKey, Material, Vec3, integrate_orientation};
 use ndem_step::{Motion, StepError, World};
 use thiserror::Error;
 
@@ -71,6 +71,13 @@ pub struct SmoothSettings {
     /// in between, the narrow phase runs on the stored candidate pairs.
     /// 0 detects every step.
     pub skin: f64,
+    /// Integrate the orientations of spheres. A sphere's geometry, inertia
+    /// and contacts do not depend on its orientation, so by default only
+    /// its angular velocity is integrated and its quaternion stays as it
+    /// was (saving a `sin`/`cos` per sphere and step); set this to track
+    /// it, e.g. for output that draws rotation markers. Other shapes are
+    /// always integrated.
+    pub sphere_orientations: bool,
 }
 
 impl Default for SmoothSettings {
@@ -82,6 +89,7 @@ impl Default for SmoothSettings {
             rolling: true,
             rolling_damping: 0.3,
             skin: 0.2,
+            sphere_orientations: false,
         }
     }
 }
@@ -95,6 +103,22 @@ pub struct SmoothStats {
     pub kinetic_energy: f64,
     /// Time at the end of the step \[s\].
     pub time: f64,
+}
+
+/// What a contact's force needs from its two materials (pair overrides
+/// applied): everything of [`ndem_math::PairProperties`] but the effective radius,
+/// which depends on the contact's curvatures, plus the shear modulus and
+/// the damping ratio ζ of the pair's restitution.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PairConstants {
+    /// `E*` \[Pa\].
+    effective_modulus: f64,
+    /// `1/G* = 2(2−ν_a)(1+ν_a)/E_a + 2(2−ν_b)(1+ν_b)/E_b`.
+    shear_compliance: f64,
+    friction: f64,
+    rolling_resistance: f64,
+    /// ζ of the pair's restitution for the law's exponent.
+    zeta: f64,
 }
 
 /// Tangential spring and rolling moment carried by a contact.
@@ -113,7 +137,8 @@ pub struct SmoothStepper {
     history: Vec<(ContactKey, History)>,
     next_history: Vec<(ContactKey, History)>,
     zeta: Vec<(u64, f64, f64)>,
-    pairs: Vec<((usize, usize, u64, u64), PairProperties)>,
+    /// Constants of every material pair for this step, `[ia * n + ib]`.
+    pair_table: Vec<PairConstants>,
     new_velocity: Vec<ndem_math::Velocity6>,
     skin: f64,
     candidates: Vec<(u32, u32)>,
@@ -122,6 +147,8 @@ pub struct SmoothStepper {
     rebuilds: u64,
     force: Vec<Vec3>,
     torque: Vec<Vec3>,
+    /// Per body: its motion and whether its orientation is integrated.
+    turning: Vec<(Motion, bool)>,
     time: f64,
     critical: f64,
 }
@@ -191,10 +218,11 @@ impl SmoothStepper {
             history: Vec::new(),
             next_history: Vec::new(),
             zeta: Vec::new(),
-            pairs: Vec::new(),
+            pair_table: Vec::new(),
             new_velocity: Vec::new(),
             force: Vec::new(),
             torque: Vec::new(),
+            turning: Vec::new(),
             time: 0.0,
             critical,
         })
@@ -239,6 +267,7 @@ impl SmoothStepper {
             .filter(|c| c.gap < 0.0)
             .copied()
             .collect();
+        self.refresh_pair_table(world)?;
         let mut out = Vec::with_capacity(contacts.len());
         for c in contacts {
             let old = self
@@ -246,7 +275,7 @@ impl SmoothStepper {
                 .binary_search_by(|(k, _)| k.cmp(&c.key))
                 .map(|i| self.history[i].1)
                 .unwrap_or_default();
-            let (f, _, _) = self.contact_force(world, &c, old)?;
+            let (f, _, _) = self.contact_force(world, &c, old);
             out.push((c, f.dot(&c.normal)));
         }
         Ok(out)
@@ -262,30 +291,43 @@ impl SmoothStepper {
         z
     }
 
+    /// The material-pair table of this step: every pair's properties
+    /// (the world's pair overrides applied) and ζ of its restitution.
+    fn refresh_pair_table(&mut self, world: &World) -> Result<(), SmoothError> {
+        let n = world.materials.len();
+        self.pair_table.clear();
+        for ia in 0..n {
+            for ib in 0..n {
+                // unit radii: the radius-free part of the pair's properties
+                let pair = world.pair_properties(ia, 1.0, ib, 1.0)?;
+                let zeta = self.zeta_for(pair.restitution);
+                self.pair_table.push(PairConstants {
+                    effective_modulus: pair.effective_modulus,
+                    shear_compliance: shear_compliance(&world.materials[ia])
+                        + shear_compliance(&world.materials[ib]),
+                    friction: pair.friction,
+                    rolling_resistance: pair.rolling_resistance,
+                    zeta,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Per-contact force on body a and moment on a about the contact
-    /// (rolling), updating the contact's history.
+    /// (rolling), and the contact's new history.
     fn contact_force(
-        &mut self,
+        &self,
         world: &World,
         c: &ContactPoint,
         old: History,
-    ) -> Result<(Vec3, Vec3, History), SmoothError> {
+    ) -> (Vec3, Vec3, History) {
         let (a, b) = (c.body_a(), c.body_b());
         let dt = self.settings.dt;
         let (ia, ib) = (world.body_materials()[a], world.body_materials()[b]);
-        let ma = &world.materials[ia];
-        let mb = &world.materials[ib];
-        let pkey = (ia, ib, c.curvature[0].to_bits(), c.curvature[1].to_bits());
-        let pair = match self.pairs.iter().find(|p| p.0 == pkey) {
-            Some(p) => p.1,
-            None => {
-                let p = PairProperties::combine(ma, c.curvature[0], mb, c.curvature[1])?;
-                if self.pairs.len() < 64 {
-                    self.pairs.push((pkey, p));
-                }
-                p
-            }
-        };
+        let pair = &self.pair_table[ia * world.materials.len() + ib];
+        // R*, as PairProperties::combine forms it
+        let effective_radius = 1.0 / (1.0 / c.curvature[0] + 1.0 / c.curvature[1]);
         let mass = |i: usize| world.mass_properties()[i].map_or(f64::INFINITY, |m| m.mass);
         let (m1, m2) = (mass(a), mass(b));
         let m_eff = if m1.is_infinite() {
@@ -301,9 +343,12 @@ impl SmoothStepper {
         let n = c.normal;
         let un = n.dot(&u);
         let ut = u - n * un;
-        let zeta = self.zeta_for(pair.restitution);
+        let zeta = pair.zeta;
         let (kn, p) = match self.settings.law {
-            SmoothLaw::Hertz => (pair.hertz_stiffness(), 1.5),
+            SmoothLaw::Hertz => (
+                4.0 / 3.0 * pair.effective_modulus * effective_radius.sqrt(),
+                1.5,
+            ),
             SmoothLaw::Linear { stiffness } => (stiffness, 1.0),
             SmoothLaw::LinearModulus { length } => (pair.effective_modulus * length, 1.0),
         };
@@ -323,8 +368,8 @@ impl SmoothStepper {
         };
         let kt = match self.settings.law {
             SmoothLaw::Hertz => {
-                let g_star = 1.0 / (shear_compliance(ma) + shear_compliance(mb));
-                8.0 * g_star * (pair.effective_radius * delta).sqrt()
+                let g_star = 1.0 / pair.shear_compliance;
+                8.0 * g_star * (effective_radius * delta).sqrt()
             }
             SmoothLaw::Linear { .. } | SmoothLaw::LinearModulus { .. } => 2.0 / 7.0 * kn,
         };
@@ -353,10 +398,10 @@ impl SmoothStepper {
         let mut rolling = old.rolling;
         let mut moment = Vec3::zeros();
         if self.settings.rolling && pair.rolling_resistance > 0.0 {
-            let kr = 2.25 * k_lin * (pair.rolling_resistance * pair.effective_radius).powi(2);
+            let kr = 2.25 * k_lin * (pair.rolling_resistance * effective_radius).powi(2);
             let w_rel = v[a].angular - v[b].angular;
             rolling -= w_rel * (kr * dt);
-            let rcap = pair.rolling_resistance * pair.effective_radius * fn_;
+            let rcap = pair.rolling_resistance * effective_radius * fn_;
             let rn = rolling.norm();
             if rn > rcap {
                 rolling *= if rn > 0.0 { rcap / rn } else { 0.0 };
@@ -369,7 +414,7 @@ impl SmoothStepper {
         } else {
             rolling = Vec3::zeros();
         }
-        Ok((n * fn_ + ft, moment, History { xi, rolling }))
+        (n * fn_ + ft, moment, History { xi, rolling })
     }
 
     /// Contacts for this step, through the Verlet candidate list.
@@ -444,6 +489,7 @@ impl SmoothStepper {
     pub fn step(&mut self, world: &mut World) -> Result<SmoothStats, SmoothError> {
         world.validate_state()?;
         let dt = self.settings.dt;
+        self.refresh_pair_table(world)?;
         let mut contacts = std::mem::take(&mut self.contacts);
         self.find_contacts(world, &mut contacts)?;
         let nb = world.len();
@@ -469,7 +515,7 @@ impl SmoothStepper {
                 Some((k, h)) if *k == c.key => *h,
                 _ => History::default(),
             };
-            let (f, m, h) = self.contact_force(world, c, old)?;
+            let (f, m, h) = self.contact_force(world, c, old);
             let (a, b) = (c.body_a(), c.body_b());
             self.force[a] += f;
             self.force[b] -= f;
@@ -502,15 +548,23 @@ impl SmoothStepper {
             }
             .into());
         }
-        let motions = world.motions().to_vec();
+        let turns = |i: usize| {
+            self.settings.sphere_orientations
+                || !matches!(world.shapes()[i], ndem_collide::Shape::Sphere { .. })
+        };
+        self.turning.clear();
+        self.turning
+            .extend((0..nb).map(|i| (world.motions()[i], turns(i))));
         let (pos, ori, vel) = world.state_mut();
-        for i in 0..nb {
-            if motions[i] == Motion::Dynamic {
+        for (i, &(motion, turning)) in self.turning.iter().enumerate() {
+            if motion == Motion::Dynamic {
                 vel[i] = new_v[i];
             }
-            if motions[i] != Motion::Static {
+            if motion != Motion::Static {
                 pos[i] += vel[i].linear * dt;
-                ori[i] = integrate_orientation(&ori[i], &vel[i].angular, dt);
+                if turning {
+                    ori[i] = integrate_orientation(&ori[i], &vel[i].angular, dt);
+                }
             }
         }
         self.new_velocity = new_v;
