@@ -113,6 +113,11 @@ impl ContactSet {
         }
     }
 
+    /// The contacts as a vector (key order), e.g. to reuse its storage.
+    pub fn into_vec(self) -> Vec<ContactPoint> {
+        self.contacts
+    }
+
     /// Iterates the contacts in key order.
     pub fn iter(&self) -> std::slice::Iter<'_, ContactPoint> {
         self.contacts.iter()

@@ -13,6 +13,7 @@
 //! Invariant: `ndem-smooth` does not use `ndem-solve`: there is no contact
 //! problem, forces follow from overlaps and velocities.
 
+mod force;
 pub mod law;
 pub mod stepper;
 pub mod verification;

@@ -1,5 +1,6 @@
 //! The explicit smooth-DEM stepper.
 
+use crate::force::{ForceLaw, History, PairConstants};
 use crate::law::{SmoothLaw, damping_for_restitution};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactPoint, ContactSet};
 use ndem_math::{ContactKey, Material, Vec3, integrate_orientation};
@@ -78,6 +79,11 @@ pub struct SmoothSettings {
     /// it, e.g. for output that draws rotation markers. Other shapes are
     /// always integrated.
     pub sphere_orientations: bool,
+    /// Threads that evaluate contact forces: 1 (default) runs on the
+    /// calling thread, 0 uses every core. Each contact's force is computed
+    /// on its own and the sums are taken serially in contact order, so the
+    /// trajectory is bit-identical for every thread count.
+    pub threads: usize,
 }
 
 impl Default for SmoothSettings {
@@ -90,6 +96,7 @@ impl Default for SmoothSettings {
             rolling_damping: 0.3,
             skin: 0.2,
             sphere_orientations: false,
+            threads: 1,
         }
     }
 }
@@ -105,28 +112,8 @@ pub struct SmoothStats {
     pub time: f64,
 }
 
-/// What a contact's force needs from its two materials (pair overrides
-/// applied): everything of [`ndem_math::PairProperties`] but the effective radius,
-/// which depends on the contact's curvatures, plus the shear modulus and
-/// the damping ratio ζ of the pair's restitution.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct PairConstants {
-    /// `E*` \[Pa\].
-    effective_modulus: f64,
-    /// `1/G* = 2(2−ν_a)(1+ν_a)/E_a + 2(2−ν_b)(1+ν_b)/E_b`.
-    shear_compliance: f64,
-    friction: f64,
-    rolling_resistance: f64,
-    /// ζ of the pair's restitution for the law's exponent.
-    zeta: f64,
-}
-
-/// Tangential spring and rolling moment carried by a contact.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-struct History {
-    xi: Vec3,
-    rolling: Vec3,
-}
+/// Force on body a, moment on a, and new history of one contact.
+type Evaluated = (Vec3, Vec3, History);
 
 /// Explicit DEM with Hertz-Mindlin contacts (see the crate docs).
 #[derive(Debug, Clone)]
@@ -147,8 +134,15 @@ pub struct SmoothStepper {
     rebuilds: u64,
     force: Vec<Vec3>,
     torque: Vec<Vec3>,
-    /// Per body: its motion and whether its orientation is integrated.
-    turning: Vec<(Motion, bool)>,
+    /// Per body: its motion, whether its orientation is integrated, and
+    /// its own mass properties (none for members of an aggregate).
+    turning: Vec<(Motion, bool, Option<ndem_math::MassProperties>)>,
+    /// Touching contacts of this step: index in the contact set, history.
+    touching: Vec<(u32, History)>,
+    /// Force, moment and new history of each touching contact.
+    evaluated: Vec<Evaluated>,
+    /// Threads that evaluate contact forces (this one included).
+    threads: usize,
     time: f64,
     critical: f64,
 }
@@ -203,6 +197,10 @@ impl SmoothStepper {
         } else {
             0.0
         };
+        let threads = match settings.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
         Ok(Self {
             settings,
             collision: CollisionWorld::new(CollisionSettings {
@@ -223,6 +221,9 @@ impl SmoothStepper {
             force: Vec::new(),
             torque: Vec::new(),
             turning: Vec::new(),
+            touching: Vec::new(),
+            evaluated: Vec::new(),
+            threads,
             time: 0.0,
             critical,
         })
@@ -275,7 +276,11 @@ impl SmoothStepper {
                 .binary_search_by(|(k, _)| k.cmp(&c.key))
                 .map(|i| self.history[i].1)
                 .unwrap_or_default();
-            let (f, _, _) = self.contact_force(world, &c, old);
+            let law = ForceLaw {
+                settings: &self.settings,
+                pairs: &self.pair_table,
+            };
+            let (f, _, _) = law.force(world, &c, old);
             out.push((c, f.dot(&c.normal)));
         }
         Ok(out)
@@ -314,132 +319,39 @@ impl SmoothStepper {
         Ok(())
     }
 
-    /// Per-contact force on body a and moment on a about the contact
-    /// (rolling), and the contact's new history.
-    fn contact_force(
-        &self,
-        world: &World,
-        c: &ContactPoint,
-        old: History,
-    ) -> (Vec3, Vec3, History) {
-        let (a, b) = (c.body_a(), c.body_b());
-        let dt = self.settings.dt;
-        let (ia, ib) = (world.body_materials()[a], world.body_materials()[b]);
-        let pair = &self.pair_table[ia * world.materials.len() + ib];
-        // R*, as PairProperties::combine forms it
-        let effective_radius = 1.0 / (1.0 / c.curvature[0] + 1.0 / c.curvature[1]);
-        let mass = |i: usize| world.mass_properties()[i].map_or(f64::INFINITY, |m| m.mass);
-        let (m1, m2) = (mass(a), mass(b));
-        let m_eff = if m1.is_infinite() {
-            m2
-        } else if m2.is_infinite() {
-            m1
-        } else {
-            m1 * m2 / (m1 + m2)
-        };
-        let delta = -c.gap;
-        let v = world.velocities();
-        let u = v[a].point_velocity(&c.arm_a) - v[b].point_velocity(&c.arm_b);
-        let n = c.normal;
-        let un = n.dot(&u);
-        let ut = u - n * un;
-        let zeta = pair.zeta;
-        let (kn, p) = match self.settings.law {
-            SmoothLaw::Hertz => (
-                4.0 / 3.0 * pair.effective_modulus * effective_radius.sqrt(),
-                1.5,
-            ),
-            SmoothLaw::Linear { stiffness } => (stiffness, 1.0),
-            SmoothLaw::LinearModulus { length } => (pair.effective_modulus * length, 1.0),
-        };
-        let eta = zeta * (m_eff * kn).sqrt();
-        // δ^p and δ^{(p−1)/2} without powf for the two laws
-        let (dp, dd) = if p == 1.5 {
-            let sq = delta.sqrt();
-            (delta * sq, sq.sqrt())
-        } else {
-            (delta, 1.0)
-        };
-        let fn_ = (kn * dp - eta * dd * un).max(0.0);
-        // normal stiffness dF/dδ for the tangential and rolling springs
-        let k_lin = match self.settings.law {
-            SmoothLaw::Hertz => 1.5 * kn * delta.sqrt(),
-            SmoothLaw::Linear { .. } | SmoothLaw::LinearModulus { .. } => kn,
-        };
-        let kt = match self.settings.law {
-            SmoothLaw::Hertz => {
-                let g_star = 1.0 / pair.shear_compliance;
-                8.0 * g_star * (effective_radius * delta).sqrt()
+    /// Largest displacement of a body since the last Verlet rebuild, plus
+    /// its turn times its bounding radius for shapes that are not spheres;
+    /// infinite when the list must be rebuilt anyway.
+    fn largest_move(&self, world: &World) -> f64 {
+        let nb = world.len();
+        if self.reference.len() != nb || self.skin == 0.0 {
+            return f64::INFINITY;
+        }
+        let mut sphere_sq = 0.0f64;
+        let mut other = 0.0f64;
+        for (i, (x0, q0)) in self.reference.iter().enumerate() {
+            let d = world.positions()[i] - x0;
+            match world.shapes()[i] {
+                // a sphere's geometry does not change when it turns
+                ndem_collide::Shape::Sphere { .. } => sphere_sq = sphere_sq.max(d.norm_squared()),
+                ref shape => {
+                    let turn = world.orientations()[i].angle_to(q0) * shape.bounding_radius();
+                    other = other.max(d.norm() + turn);
+                }
             }
-            SmoothLaw::Linear { .. } | SmoothLaw::LinearModulus { .. } => 2.0 / 7.0 * kn,
-        };
-        // Cundall-Strack: keep the spring in the current tangent plane
-        let mut xi = old.xi - n * n.dot(&old.xi);
-        let old_len = old.xi.norm();
-        let new_len = xi.norm();
-        if new_len > 0.0 {
-            xi *= old_len / new_len;
         }
-        xi += ut * dt;
-        let eta_t = zeta * (m_eff * kt).sqrt();
-        let mut ft = -xi * kt - ut * eta_t;
-        let cap = pair.friction * fn_;
-        let ft_norm = ft.norm();
-        if ft_norm > cap {
-            ft *= if ft_norm > 0.0 { cap / ft_norm } else { 0.0 };
-            xi = if kt > 0.0 {
-                -(ft + ut * eta_t) / kt
-            } else {
-                Vec3::zeros()
-            };
-        }
-        // rolling and twisting: elastic-plastic spring-dashpot, Ai et al.
-        // (2011) model C; the dashpot acts while the spring is below its limit
-        let mut rolling = old.rolling;
-        let mut moment = Vec3::zeros();
-        if self.settings.rolling && pair.rolling_resistance > 0.0 {
-            let kr = 2.25 * k_lin * (pair.rolling_resistance * effective_radius).powi(2);
-            let w_rel = v[a].angular - v[b].angular;
-            rolling -= w_rel * (kr * dt);
-            let rcap = pair.rolling_resistance * effective_radius * fn_;
-            let rn = rolling.norm();
-            if rn > rcap {
-                rolling *= if rn > 0.0 { rcap / rn } else { 0.0 };
-                moment = rolling;
-            } else {
-                let i_r = rolling_inertia(world, a, &c.arm_a, b, &c.arm_b);
-                let c_r = self.settings.rolling_damping * 2.0 * (i_r * kr).sqrt();
-                moment = rolling - w_rel * c_r;
-            }
-        } else {
-            rolling = Vec3::zeros();
-        }
-        (n * fn_ + ft, moment, History { xi, rolling })
+        sphere_sq.sqrt().max(other)
     }
 
-    /// Contacts for this step, through the Verlet candidate list.
+    /// Contacts for this step, through the Verlet candidate list; sphere
+    /// pairs take the closed form directly.
     fn find_contacts(
         &mut self,
         world: &World,
         contacts: &mut ContactSet,
     ) -> Result<(), SmoothError> {
         let nb = world.len();
-        let moved = if self.reference.len() != nb || self.skin == 0.0 {
-            f64::INFINITY
-        } else {
-            (0..nb)
-                .map(|i| {
-                    let (x0, q0) = &self.reference[i];
-                    let turn = match world.shapes()[i] {
-                        // a sphere's geometry does not change when it turns
-                        ndem_collide::Shape::Sphere { .. } => 0.0,
-                        ref shape => world.orientations()[i].angle_to(q0) * shape.bounding_radius(),
-                    };
-                    (world.positions()[i] - x0).norm() + turn
-                })
-                .fold(0.0, f64::max)
-        };
-        if 2.0 * moved >= self.skin {
+        if 2.0 * self.largest_move(world) >= self.skin {
             self.rebuilds += 1;
             self.collision.detect(&world.body_view(&[]), contacts)?;
             self.candidates.clear();
@@ -450,15 +362,29 @@ impl SmoothStepper {
             self.reference
                 .extend((0..nb).map(|i| (world.positions()[i], world.orientations()[i])));
         }
-        let mut out = Vec::with_capacity(self.candidates.len());
-        let placed = |i: usize| ndem_collide::narrow::Placed {
-            shape: &world.shapes()[i],
-            position: world.positions()[i],
-            orientation: world.orientations()[i],
-        };
+        let mut out = std::mem::take(contacts).into_vec();
+        out.clear();
+        let (pos, shapes) = (world.positions(), world.shapes());
         for &(a, b) in &self.candidates {
             let (a, b) = (a as usize, b as usize);
+            if let (
+                ndem_collide::Shape::Sphere { radius: ra },
+                ndem_collide::Shape::Sphere { radius: rb },
+            ) = (&shapes[a], &shapes[b])
+            {
+                if let Some(r) =
+                    ndem_collide::narrow::sphere_sphere(&pos[a], *ra, &pos[b], *rb, 0.0)
+                {
+                    out.push(contact_point(a, b, &r, pos, [*ra, *rb]));
+                }
+                continue;
+            }
             self.raw.clear();
+            let placed = |i: usize| ndem_collide::narrow::Placed {
+                shape: &shapes[i],
+                position: pos[i],
+                orientation: world.orientations()[i],
+            };
             if !ndem_collide::narrow::collide(&placed(a), &placed(b), 0.0, &mut self.raw) {
                 return Err(ndem_collide::CollideError::UnsupportedPair {
                     body_a: a,
@@ -466,19 +392,9 @@ impl SmoothStepper {
                 }
                 .into());
             }
+            let curvature = [shapes[a].curvature_radius(), shapes[b].curvature_radius()];
             for r in &self.raw {
-                out.push(ContactPoint {
-                    key: ContactKey::new(a as u32, b as u32, r.feature),
-                    point: r.point,
-                    normal: r.normal,
-                    gap: r.gap,
-                    arm_a: r.point - world.positions()[a],
-                    arm_b: r.point - world.positions()[b],
-                    curvature: [
-                        world.shapes()[a].curvature_radius(),
-                        world.shapes()[b].curvature_radius(),
-                    ],
-                });
+                out.push(contact_point(a, b, r, pos, curvature));
             }
         }
         *contacts = ContactSet::from_sorted(out);
@@ -488,34 +404,88 @@ impl SmoothStepper {
     /// One explicit step: detection, forces, symplectic Euler.
     pub fn step(&mut self, world: &mut World) -> Result<SmoothStats, SmoothError> {
         world.validate_state()?;
-        let dt = self.settings.dt;
         self.refresh_pair_table(world)?;
         let mut contacts = std::mem::take(&mut self.contacts);
-        self.find_contacts(world, &mut contacts)?;
+        let found = self.find_contacts(world, &mut contacts);
+        let in_contact = match found {
+            Ok(()) => self.accumulate_contact_forces(world, &contacts),
+            Err(e) => {
+                self.contacts = contacts;
+                return Err(e);
+            }
+        };
+        self.contacts = contacts;
+        let kinetic_energy = self.integrate(world)?;
+        self.time += self.settings.dt;
+        Ok(SmoothStats {
+            contacts: in_contact,
+            kinetic_energy,
+            time: self.time,
+        })
+    }
+
+    /// Forces and torques of every touching contact, accumulated per body
+    /// in contact order, and the contacts' new histories; returns how many
+    /// contacts touch. Each contact's force is evaluated on its own (in
+    /// parallel when the stepper has threads), so the sums, taken serially,
+    /// do not depend on the thread count.
+    fn accumulate_contact_forces(&mut self, world: &World, contacts: &ContactSet) -> usize {
+        // the previous step's history, key-sorted like the contact set:
+        // matched by a linear merge
+        self.touching.clear();
+        let mut j = 0;
+        for (k, c) in contacts.iter().enumerate() {
+            if c.gap >= 0.0 {
+                continue;
+            }
+            while j < self.history.len() && self.history[j].0 < c.key {
+                j += 1;
+            }
+            let old = match self.history.get(j) {
+                Some((key, h)) if *key == c.key => *h,
+                _ => History::default(),
+            };
+            self.touching.push((k as u32, old));
+        }
+        let law = ForceLaw {
+            settings: &self.settings,
+            pairs: &self.pair_table,
+        };
+        let set = contacts.as_slice();
+        let evaluate = |&(k, old): &(u32, History)| law.force(world, &set[k as usize], old);
+        self.evaluated.clear();
+        let zero = (Vec3::zeros(), Vec3::zeros(), History::default());
+        self.evaluated.resize(self.touching.len(), zero);
+        let threads = self.threads.max(1);
+        let block = self.touching.len().div_ceil(threads).max(1);
+        let mut blocks = self
+            .evaluated
+            .chunks_mut(block)
+            .zip(self.touching.chunks(block));
+        let run = |(out, input): (&mut [Evaluated], &[(u32, History)])| {
+            for (o, i) in out.iter_mut().zip(input) {
+                *o = evaluate(i);
+            }
+        };
+        // the first block on this thread, the others on scoped threads
+        let first = blocks.next();
+        std::thread::scope(|s| {
+            for b in blocks {
+                s.spawn(move || run(b));
+            }
+            if let Some(b) = first {
+                run(b);
+            }
+        });
         let nb = world.len();
         self.force.clear();
         self.force.resize(nb, Vec3::zeros());
         self.torque.clear();
         self.torque.resize(nb, Vec3::zeros());
-        // History of the previous step, key-sorted like the contact set:
-        // matched by a linear merge (sequential memory access).
         let mut history = std::mem::take(&mut self.next_history);
         history.clear();
-        let mut in_contact = 0;
-        let mut j = 0;
-        for c in contacts.iter() {
-            if c.gap >= 0.0 {
-                continue;
-            }
-            in_contact += 1;
-            while j < self.history.len() && self.history[j].0 < c.key {
-                j += 1;
-            }
-            let old = match self.history.get(j) {
-                Some((k, h)) if *k == c.key => *h,
-                _ => History::default(),
-            };
-            let (f, m, h) = self.contact_force(world, c, old);
+        for (&(k, _), &(f, m, h)) in self.touching.iter().zip(&self.evaluated) {
+            let c = &set[k as usize];
             let (a, b) = (c.body_a(), c.body_b());
             self.force[a] += f;
             self.force[b] -= f;
@@ -524,22 +494,41 @@ impl SmoothStepper {
             history.push((c.key, h));
         }
         self.next_history = std::mem::replace(&mut self.history, history);
-        self.contacts = contacts;
+        self.touching.len()
+    }
+
+    /// Symplectic Euler: velocities from this step's forces, then positions
+    /// (and orientations of bodies that need them) from the new velocities.
+    /// Returns the kinetic energy after the step, summed as
+    /// [`World::kinetic_energy`] does. A non-finite velocity is an error and
+    /// leaves the world as it was.
+    fn integrate(&mut self, world: &mut World) -> Result<f64, SmoothError> {
+        let dt = self.settings.dt;
+        let nb = world.len();
         let g = world.gravity;
         let mut new_v = std::mem::take(&mut self.new_velocity);
         new_v.clear();
         new_v.extend_from_slice(world.velocities());
         for i in 0..nb {
-            if let Some(mp) = world.mass_properties()[i] {
-                let inv = mp.inverse(&world.orientations()[i]);
+            if let Some(mp) = &world.mass_properties()[i] {
                 let (uf, ut) = world.user_force(i);
-                new_v[i].linear += (g + (self.force[i] + uf) * inv.inv_mass) * dt;
-                new_v[i].angular += inv.inv_inertia * (self.torque[i] + ut) * dt;
+                let torque = self.torque[i] + ut;
+                if mp.is_isotropic() {
+                    // R I⁻¹ Rᵀ = I⁻¹ 1: the product without the matrix
+                    // (the same value: the off-diagonal terms add zeros)
+                    new_v[i].linear += (g + (self.force[i] + uf) * (1.0 / mp.mass)) * dt;
+                    new_v[i].angular += torque * (1.0 / mp.principal_inertia.x) * dt;
+                } else {
+                    let inv = mp.inverse(&world.orientations()[i]);
+                    new_v[i].linear += (g + (self.force[i] + uf) * inv.inv_mass) * dt;
+                    new_v[i].angular += inv.inv_inertia * torque * dt;
+                }
             }
         }
         if let Some(i) = new_v.iter().position(|v| {
             !(v.linear.iter().all(|x| x.is_finite()) && v.angular.iter().all(|x| x.is_finite()))
         }) {
+            self.new_velocity = new_v;
             return Err(StepError::NonFiniteVelocity {
                 stage: "smooth",
                 body: i,
@@ -553,10 +542,17 @@ impl SmoothStepper {
                 || !matches!(world.shapes()[i], ndem_collide::Shape::Sphere { .. })
         };
         self.turning.clear();
-        self.turning
-            .extend((0..nb).map(|i| (world.motions()[i], turns(i))));
+        self.turning.extend((0..nb).map(|i| {
+            let own_mass = if world.is_member(i) {
+                None
+            } else {
+                world.mass_properties()[i]
+            };
+            (world.motions()[i], turns(i), own_mass)
+        }));
         let (pos, ori, vel) = world.state_mut();
-        for (i, &(motion, turning)) in self.turning.iter().enumerate() {
+        let mut kinetic = 0.0;
+        for (i, &(motion, turning, own_mass)) in self.turning.iter().enumerate() {
             if motion == Motion::Dynamic {
                 vel[i] = new_v[i];
             }
@@ -566,30 +562,38 @@ impl SmoothStepper {
                     ori[i] = integrate_orientation(&ori[i], &vel[i].angular, dt);
                 }
             }
+            if let Some(m) = own_mass {
+                let v = &vel[i];
+                let iw_omega = if m.is_isotropic() {
+                    v.angular * m.principal_inertia.x
+                } else {
+                    m.world_inertia(&ori[i]) * v.angular
+                };
+                kinetic += 0.5 * m.mass * v.linear.norm_squared() + 0.5 * v.angular.dot(&iw_omega);
+            }
         }
         self.new_velocity = new_v;
-        self.time += dt;
-        Ok(SmoothStats {
-            contacts: in_contact,
-            kinetic_energy: world.kinetic_energy(),
-            time: self.time,
-        })
+        Ok(kinetic)
     }
 }
 
-/// Equivalent moment of inertia of a contact for relative rotation (Ai et
-/// al. 2011, eq. 16): `I_r = 1/(1/I_a + 1/I_b)` with each body's inertia
-/// about the contact point, `I + m |d|²` (`I` the mean principal moment, `d`
-/// the arm). A body without mass properties (static, kinematic) counts as
-/// infinite.
-fn rolling_inertia(world: &World, a: usize, arm_a: &Vec3, b: usize, arm_b: &Vec3) -> f64 {
-    let about_contact = |i: usize, arm: &Vec3| {
-        world.mass_properties()[i].map_or(0.0, |m| {
-            1.0 / (m.principal_inertia.sum() / 3.0 + m.mass * arm.norm_squared())
-        })
-    };
-    let inverse = about_contact(a, arm_a) + about_contact(b, arm_b);
-    if inverse > 0.0 { 1.0 / inverse } else { 0.0 }
+/// The contact of bodies `a`, `b` from the narrow phase's `raw` one.
+fn contact_point(
+    a: usize,
+    b: usize,
+    raw: &ndem_collide::narrow::RawContact,
+    positions: &[Vec3],
+    curvature: [f64; 2],
+) -> ContactPoint {
+    ContactPoint {
+        key: ContactKey::new(a as u32, b as u32, raw.feature),
+        point: raw.point,
+        normal: raw.normal,
+        gap: raw.gap,
+        arm_a: raw.point - positions[a],
+        arm_b: raw.point - positions[b],
+        curvature,
+    }
 }
 
 /// Critical time step: for Hertz the Rayleigh time step
