@@ -5,8 +5,8 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ndem_solve::generate::{PackingSpec, sphere_packing};
 use ndem_solve::{
-    Apgd, ApgdSettings, FrictionSet, JacobiSettings, PgsSettings, PgsVariant, ProjectedGaussSeidel,
-    ProjectedJacobi, Solver, Stopping,
+    Apgd, ApgdSettings, ContactOrder, FrictionSet, JacobiSettings, PgsSettings, PgsVariant,
+    ProjectedGaussSeidel, ProjectedJacobi, Solver, Stopping,
 };
 use std::hint::black_box;
 
@@ -66,6 +66,44 @@ fn bench_pgs(c: &mut Criterion) {
     group.finish();
 }
 
+/// Coloured PGS on one and on two threads (the same iterate, bit for bit):
+/// the parallel speed-up of the sweep on a packing of 2.9·10⁴ contacts.
+fn bench_threads(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pgs-coloured");
+    group.sample_size(20);
+    const SWEEPS: usize = 40;
+    let problem = sphere_packing(&PackingSpec {
+        cells: [25, 25, 16],
+        friction_set: FrictionSet::Box,
+        ..PackingSpec::default()
+    });
+    let n = problem.contacts().len();
+    group.throughput(Throughput::Elements((n * SWEEPS) as u64));
+    for threads in [1, 2] {
+        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+            stopping: Stopping::iterations(SWEEPS),
+            order: ContactOrder::Coloured,
+            threads,
+            ..PgsSettings::default()
+        })
+        .unwrap();
+        let mut lambda = vec![0.0; problem.len()];
+        let mut velocity = problem.free_velocity().to_vec();
+        group.bench_with_input(
+            BenchmarkId::new(format!("threads-{threads}"), n),
+            &problem,
+            |b, p| {
+                b.iter(|| {
+                    lambda.fill(0.0);
+                    velocity.copy_from_slice(p.free_velocity());
+                    black_box(pgs.solve(p, &mut lambda, &mut velocity).unwrap());
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
 /// One APGD iteration and one Jacobi iteration per contact on the same
 /// packing (box friction for Jacobi, the cone for APGD).
 fn bench_others(c: &mut Criterion) {
@@ -115,5 +153,5 @@ fn bench_others(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_pgs, bench_others);
+criterion_group!(benches, bench_pgs, bench_threads, bench_others);
 criterion_main!(benches);

@@ -38,9 +38,15 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
         /// Solver for the continuous stage: pgs, pgs-blocked, pgs-direct,
-        /// jacobi or apgd.
+        /// jacobi, apgd or pgs-coloured (PGS in the coloured contact order,
+        /// swept on --threads threads with the same result on any number).
         #[arg(long, value_parser = solver_choice)]
         solver: Option<SolverChoice>,
+        /// Threads for the parts of a step that can use several (the
+        /// pgs-coloured sweeps); 0 for every core (the default of scene
+        /// files). Results do not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
         /// Iterations per step (N_it).
         #[arg(long)]
         iterations: Option<usize>,
@@ -310,6 +316,7 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             scene,
             run,
             solver,
+            threads,
             iterations,
             warm_start,
             reduce,
@@ -317,6 +324,9 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             let mut s = load(&scene)?;
             if let Some(x) = solver {
                 s.solver = x;
+            }
+            if let Some(n) = threads {
+                s.threads = n;
             }
             if let Some(n) = iterations {
                 s.iterations = n;

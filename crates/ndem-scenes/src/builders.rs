@@ -74,7 +74,14 @@ pub struct Scene {
     /// frames every `frame_every` steps, a statistics line every
     /// `stats_every` steps.
     pub output: crate::file::OutputSpec,
+    /// Threads of the parts of a step that can use several (the
+    /// [`SolverChoice::PgsColoured`] sweeps); [`ALL_CORES`] (0) for every
+    /// core. Results do not depend on it.
+    pub threads: usize,
 }
+
+/// `threads = 0`: every core of the machine.
+pub const ALL_CORES: usize = 0;
 
 impl Scene {
     /// Runs the emitters and the triaxial servo, then one step (only the
@@ -122,7 +129,7 @@ impl Scene {
         }
         let solver = self
             .solver
-            .build(self.iterations)
+            .build_on(self.iterations, self.threads)
             .map_err(StepError::from)?;
         let mut stepper = Stepper::new(self.settings, solver, self.warm_start.build())?;
         if let Some(r) = &self.reduction {
@@ -193,6 +200,7 @@ pub fn column(n: usize) -> Result<Scene, SceneError> {
     }
     Ok(Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "column".into(),
         world: ndem_step::verification::column_world(n)?,
         settings: StepSettings::papers(),
@@ -260,6 +268,7 @@ pub fn pile(spec: PileSpec) -> Result<Scene, SceneError> {
     };
     Ok(Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "pile".into(),
         world,
         settings: StepSettings::papers(),
@@ -412,6 +421,7 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
     };
     Ok(Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "drum".into(),
         world,
         settings,
@@ -467,6 +477,7 @@ pub fn box_packing(
     }
     Ok(Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "packing".into(),
         world,
         settings: StepSettings::papers(),
@@ -546,6 +557,7 @@ pub fn cannonball(spec: CannonballSpec) -> Result<Scene, SceneError> {
     }
     Ok(Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "cannonball".into(),
         world,
         settings: StepSettings {
@@ -592,6 +604,7 @@ pub fn beam() -> Result<Scene, SceneError> {
     world.add_body(platform)?;
     Ok(Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "beam".into(),
         world,
         settings: StepSettings {
@@ -633,6 +646,7 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
     }
     Ok(Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "column3d".into(),
         world,
         settings: StepSettings::papers(),
@@ -686,6 +700,7 @@ pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, Sce
     }
     Ok(Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "collapse".into(),
         world,
         settings: StepSettings::papers(),
@@ -739,6 +754,7 @@ pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneE
     };
     Ok(Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "conveyor".into(),
         world,
         settings: StepSettings::papers(),

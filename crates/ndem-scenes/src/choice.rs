@@ -1,9 +1,9 @@
 //! Solver and warm-start choices of a scene, as data (scene files, CLI).
 
 use ndem_solve::{
-    Apgd, ApgdSettings, ColdStart, HistoryWarmStart, JacobiSettings, JointRows, ModelWarmStart,
-    PgsSettings, PgsVariant, ProjectedGaussSeidel, ProjectedJacobi, Safeguarded, SolveError,
-    Solver, Stopping, WarmStart,
+    Apgd, ApgdSettings, ColdStart, ContactOrder, HistoryWarmStart, JacobiSettings, JointRows,
+    ModelWarmStart, PgsSettings, PgsVariant, ProjectedGaussSeidel, ProjectedJacobi, Safeguarded,
+    SolveError, Solver, Stopping, WarmStart,
 };
 use serde::{Deserialize, Serialize};
 
@@ -23,16 +23,22 @@ pub enum SolverChoice {
     Jacobi,
     /// Accelerated projected gradient descent.
     Apgd,
+    /// Row-wise PGS in the coloured contact order
+    /// ([`ndem_solve::ContactOrder::Coloured`]), swept on the scene's
+    /// threads: the same result on any number of threads (another order
+    /// than [`SolverChoice::Pgs`], so not the same result as it).
+    PgsColoured,
 }
 
 impl SolverChoice {
     /// Every choice, in the order of the docs.
-    pub const ALL: [SolverChoice; 5] = [
+    pub const ALL: [SolverChoice; 6] = [
         SolverChoice::Pgs,
         SolverChoice::PgsBlocked,
         SolverChoice::PgsDirect,
         SolverChoice::Jacobi,
         SolverChoice::Apgd,
+        SolverChoice::PgsColoured,
     ];
 
     /// The choice called `name` ([`Self::name`]), if any.
@@ -40,10 +46,26 @@ impl SolverChoice {
         Self::ALL.into_iter().find(|c| c.name() == name)
     }
 
-    /// Builds the solver with `iterations` per step.
+    /// Builds the solver with `iterations` per step, on one thread.
     pub fn build(self, iterations: usize) -> Result<Box<dyn Solver>, SolveError> {
+        self.build_on(iterations, 1)
+    }
+
+    /// Builds the solver with `iterations` per step; the choices that can
+    /// use several threads use `threads` (0: every core).
+    pub fn build_on(
+        self,
+        iterations: usize,
+        threads: usize,
+    ) -> Result<Box<dyn Solver>, SolveError> {
         let stopping = Stopping::iterations(iterations);
         Ok(match self {
+            SolverChoice::PgsColoured => Box::new(ProjectedGaussSeidel::new(PgsSettings {
+                stopping,
+                order: ContactOrder::Coloured,
+                threads,
+                ..PgsSettings::default()
+            })?),
             SolverChoice::Pgs => Box::new(ProjectedGaussSeidel::new(PgsSettings {
                 stopping,
                 ..PgsSettings::default()
@@ -78,6 +100,7 @@ impl SolverChoice {
             SolverChoice::PgsDirect => "pgs-direct",
             SolverChoice::Jacobi => "jacobi",
             SolverChoice::Apgd => "apgd",
+            SolverChoice::PgsColoured => "pgs-coloured",
         }
     }
 }

@@ -12,6 +12,7 @@
 //! (a channel of width 15d), so the collapse is a plane flow whose angle
 //! is read on the channel's centre line; the gate rises at 1 m/s.
 
+use crate::builders::ALL_CORES;
 use crate::builders::{D, D2, G, Scene, SceneError, positive};
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::rng::Rng;
@@ -140,6 +141,7 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
     };
     let scene = Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "collapse-cube".into(),
         world,
         settings,

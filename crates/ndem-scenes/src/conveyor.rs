@@ -18,6 +18,7 @@
 //!   runs; the xtask suite retires particles once they have crossed the
 //!   measuring plane 15d below the belt.
 
+use crate::builders::ALL_CORES;
 use crate::builders::{D, G, Scene, SceneError, positive};
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::emitter::Emitter;
@@ -238,6 +239,7 @@ pub fn conveyor_belt(spec: ConveyorSpec) -> Result<(Scene, ConveyorBelt), SceneE
     };
     let scene = Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "conveyor-belt".into(),
         world,
         settings,

@@ -18,6 +18,7 @@
 //! The machine and the trench's walls share a collision group: the
 //! machine only touches particles.
 
+use crate::builders::ALL_CORES;
 use crate::builders::{G, Scene, SceneError, positive};
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::rng::Rng;
@@ -337,6 +338,7 @@ pub fn excavator_with_machine(spec: ExcavatorSpec) -> Result<(Scene, Machine), S
     };
     let scene = Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "excavator".into(),
         world,
         settings,

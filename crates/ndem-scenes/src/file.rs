@@ -141,6 +141,11 @@ pub struct RunSpec {
     /// Warm start.
     #[serde(default)]
     pub warm_start: WarmStartChoice,
+    /// Threads for the parts of a step that can use several (solver
+    /// `pgs-coloured`); 0 (default) for every core. Results do not depend
+    /// on it.
+    #[serde(default)]
+    pub threads: usize,
     /// "box" (papers) or "disk".
     #[serde(default = "default_friction")]
     pub friction: String,
@@ -522,6 +527,7 @@ impl SceneFile {
             iterations: r.iterations,
             solver: r.solver,
             warm_start: r.warm_start,
+            threads: r.threads,
             triaxial: self.triaxial,
             reduction: match &self.reduction {
                 Some(r) => Some(r.to_settings()?),
@@ -855,6 +861,7 @@ impl SceneFile {
                 iterations: scene.iterations,
                 solver: scene.solver,
                 warm_start: scene.warm_start,
+                threads: scene.threads,
                 friction: match s.friction_set {
                     FrictionSet::Box => "box",
                     FrictionSet::Disk => "disk",

@@ -10,6 +10,7 @@
 //! 100 kg end wall (≈ 30 kPa on its area) would dwarf the applied stress,
 //! so the paper's numbers only make sense without gravity.
 
+use crate::builders::ALL_CORES;
 use crate::builders::{D, D2, Scene, SceneError, positive};
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::rng::Rng;
@@ -340,6 +341,7 @@ pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
     };
     Ok(Scene {
         output: crate::file::OutputSpec::default(),
+        threads: ALL_CORES,
         name: "triaxial".into(),
         world,
         settings: StepSettings::papers(),

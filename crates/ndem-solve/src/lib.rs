@@ -46,6 +46,7 @@ pub mod local_solver;
 pub mod metrics;
 pub mod newton;
 pub mod pgs;
+mod pgs_parallel;
 pub mod problem;
 pub mod qp;
 pub mod reference;

@@ -64,12 +64,20 @@ pub struct ResidualEvaluator {
     rows: Vec<f64>,
     natural: Vec<f64>,
     velocity: Vec<Velocity6>,
+    threads: usize,
 }
 
 impl ResidualEvaluator {
-    /// A new evaluator.
+    /// A new evaluator (on the calling thread).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Evaluates the contacts' row residuals on `threads` threads (1 or 0:
+    /// the calling thread). Each row is computed alone and the statistics
+    /// are summed serially, so the result does not depend on the count.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads;
     }
 
     /// Per-row residuals `r_j` (see [`ResidualStats`]) of `λ` with
@@ -93,41 +101,34 @@ impl ResidualEvaluator {
                 &self.velocity
             }
         };
-        problem.residual_unchecked(lambda, vel, &mut self.w);
-        problem.diagonal_unchecked(&mut self.diag);
-        let m = problem.contact_rows().count();
-        let set = problem.friction_set();
-        let mut cand = [0.0; 6];
-        let mut nat = [0.0; 6];
-        for (ci, c) in problem.contacts().iter().enumerate() {
-            let base = ci * m;
-            let lam = &lambda[base..base + m];
-            // Scaled (PGS) candidate and unscaled (natural map) candidate.
-            for j in 0..m {
-                let d = self.diag[base + j];
-                let w = self.w[base + j];
-                cand[j] = if d > 0.0 { lam[j] - w / d } else { lam[j] - w };
-                nat[j] = lam[j] - w;
+        // generic rows' w and diagonal; the contacts' are formed below in
+        // the same pass as their residuals (the same arithmetic as
+        // `residual_unchecked` and `diagonal_unchecked`)
+        problem.generic_residual_unchecked(lambda, vel, &mut self.w);
+        problem.generic_diagonal_unchecked(&mut self.diag);
+        let m = problem.contact_rows().count().max(1);
+        let off = problem.generic_offset();
+        let contacts = problem.contacts().len();
+        let threads = self
+            .threads
+            .clamp(1, contacts.div_ceil(PARALLEL_MIN_CONTACTS).max(1));
+        // each thread fills the rows of its own block of contacts
+        let block = contacts.div_ceil(threads).max(1) * m;
+        let mut blocks = self.rows[..off]
+            .chunks_mut(block)
+            .zip(self.natural[..off].chunks_mut(block))
+            .enumerate();
+        let first = blocks.next();
+        std::thread::scope(|scope| {
+            for (k, (rows, natural)) in blocks {
+                scope.spawn(move || {
+                    contact_rows(problem, lambda, vel, k * block / m, rows, natural)
+                });
             }
-            let normal_force = c.jacobian.normal_scale * lam[0].max(0.0);
-            for arr in [&mut cand, &mut nat] {
-                arr[0] = arr[0].max(0.0);
-                if m >= 3 {
-                    project_pair(set, c.friction * normal_force, &mut arr[1..3]);
-                }
-                if m >= 6 {
-                    let b = c.rolling_arm * normal_force;
-                    project_pair(set, b, &mut arr[3..5]);
-                    arr[5] = arr[5].clamp(-b, b);
-                }
+            if let Some((_, (rows, natural))) = first {
+                contact_rows(problem, lambda, vel, 0, rows, natural);
             }
-            for j in 0..m {
-                let d = self.diag[base + j];
-                let scale = if d > 0.0 { d } else { 1.0 };
-                self.rows[base + j] = scale * (lam[j] - cand[j]).abs();
-                self.natural[base + j] = (lam[j] - nat[j]).abs();
-            }
-        }
+        });
         let off = problem.generic_offset();
         for i in 0..problem.generic_rows().len() {
             let k = off + i;
@@ -206,6 +207,66 @@ impl ResidualEvaluator {
         }
         out.natural_map = self.natural.iter().fold(0.0, |a, &b| a.max(b));
         out
+    }
+}
+
+/// Fewest contacts per thread for which the row residuals are split
+/// across threads.
+const PARALLEL_MIN_CONTACTS: usize = 2048;
+
+/// Row residuals `rows` and natural-map residuals `natural` of the
+/// contacts from `first` on (as many as `rows` holds), with velocity `vel`:
+/// `w = G v + Σ λ + b` and the diagonal of `N` formed per contact, the same
+/// arithmetic as `residual_unchecked` and `diagonal_unchecked`.
+fn contact_rows(
+    problem: &ContactProblem,
+    lambda: &[f64],
+    vel: &[Velocity6],
+    first: usize,
+    rows: &mut [f64],
+    natural: &mut [f64],
+) {
+    let m = problem.contact_rows().count();
+    let set = problem.friction_set();
+    let inv = problem.inverse_mass();
+    let (mut cand, mut nat, mut w, mut diag) = ([0.0; 6], [0.0; 6], [0.0; 6], [0.0; 6]);
+    let count = rows.len() / m.max(1);
+    for (i, c) in problem.contacts()[first..first + count].iter().enumerate() {
+        let base = (first + i) * m;
+        let lam = &lambda[base..base + m];
+        let [a, b] = c.bodies.map(|x| x as usize);
+        let gv = c.jacobian.velocity(&vel[a], &vel[b]);
+        let d = c.jacobian.diagonal(&inv[a], &inv[b]);
+        for j in 0..m {
+            w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs[j]);
+            diag[j] = d[j] + c.row_sigma(j);
+        }
+        // Scaled (PGS) candidate and unscaled (natural map) candidate.
+        for j in 0..m {
+            cand[j] = if diag[j] > 0.0 {
+                lam[j] - w[j] / diag[j]
+            } else {
+                lam[j] - w[j]
+            };
+            nat[j] = lam[j] - w[j];
+        }
+        let normal_force = c.jacobian.normal_scale * lam[0].max(0.0);
+        for arr in [&mut cand, &mut nat] {
+            arr[0] = arr[0].max(0.0);
+            if m >= 3 {
+                project_pair(set, c.friction * normal_force, &mut arr[1..3]);
+            }
+            if m >= 6 {
+                let b = c.rolling_arm * normal_force;
+                project_pair(set, b, &mut arr[3..5]);
+                arr[5] = arr[5].clamp(-b, b);
+            }
+        }
+        for j in 0..m {
+            let scale = if diag[j] > 0.0 { diag[j] } else { 1.0 };
+            rows[i * m + j] = scale * (lam[j] - cand[j]).abs();
+            natural[i * m + j] = (lam[j] - nat[j]).abs();
+        }
     }
 }
 

@@ -4,6 +4,9 @@ use crate::SolveError;
 use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
 use crate::metrics::ResidualEvaluator;
+use crate::pgs_parallel::{
+    Colouring, SharedIterate, SpinBarrier, SweepOutcome, for_each_block, share,
+};
 use crate::problem::{Contact, ContactProblem, FrictionSet};
 use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
@@ -47,6 +50,11 @@ pub struct PgsSettings {
     pub relaxation: f64,
     /// How bilateral rows (joints, drives) are solved.
     pub joints: JointRows,
+    /// Threads sweeping the contacts: 1 (default) sweeps on the calling
+    /// thread, 0 uses every core. More than one needs
+    /// [`ContactOrder::Coloured`], whose result is bit-identical for every
+    /// thread count (the contacts of one colour are independent).
+    pub threads: usize,
 }
 
 /// How [`ProjectedGaussSeidel`] treats a problem's bilateral rows (generic
@@ -75,6 +83,7 @@ impl Default for PgsSettings {
             order: ContactOrder::Given,
             relaxation: 1.0,
             joints: JointRows::Iterative,
+            threads: 1,
         }
     }
 }
@@ -87,6 +96,13 @@ impl PgsSettings {
             return Err(SolveError::InvalidSettings {
                 field: "relaxation",
                 reason: "must lie in (0, 2)",
+            });
+        }
+        if self.threads != 1 && self.order != ContactOrder::Coloured {
+            return Err(SolveError::InvalidSettings {
+                field: "threads",
+                reason: "sweeping on several threads needs the coloured contact order \
+                         (ContactOrder::Coloured), whose result does not depend on the thread count",
             });
         }
         Ok(())
@@ -104,6 +120,18 @@ pub struct ProjectedGaussSeidel {
     shapes: Vec<ContactShape>,
     evaluator: ResidualEvaluator,
     block: JointBlock,
+    colouring: Colouring,
+    shared: SharedIterate,
+    /// Where the current iterate is: in the caller's slices, in the
+    /// threads' shared copy, or both.
+    current: Current,
+}
+
+/// Which copies of the iterate are current during a solve.
+#[derive(Debug, Clone, Copy, Default)]
+struct Current {
+    shared: bool,
+    slices: bool,
 }
 
 /// How the rows of one contact couple, decided once per solve.
@@ -125,27 +153,52 @@ crate::solver::validated_settings!(ProjectedGaussSeidel, PgsSettings);
 
 impl ProjectedGaussSeidel {
     fn prepare(&mut self, problem: &ContactProblem) {
+        let threads = self.sweep_threads(problem);
         let n = problem.len();
-        self.inv_diag.resize(n, 0.0);
-        problem.diagonal_unchecked(&mut self.inv_diag);
-        for d in &mut self.inv_diag {
-            *d = if *d > 0.0 { 1.0 / *d } else { 0.0 };
-        }
-        self.isotropic.clear();
-        self.isotropic
-            .extend(problem.inverse_mass().iter().map(isotropic_scalar));
-        self.settings
-            .order
-            .fill(problem.contacts().len(), &mut self.order);
+        let off = problem.generic_offset();
         let m = problem.contact_rows().count();
         let inv = problem.inverse_mass();
-        self.shapes.clear();
-        for c in problem.contacts() {
-            let [a, b] = c.bodies.map(|x| x as usize);
-            let iso = self.isotropic[a].is_some() && self.isotropic[b].is_some();
-            self.shapes.push(contact_shape(c, m, &inv[a], &inv[b], iso));
+        self.inv_diag.resize(n, 0.0);
+        // D⁻¹ of the contact rows per contact (as `diagonal_unchecked`
+        // forms D), then of the generic rows
+        let contacts = problem.contacts();
+        for_each_block(&mut self.inv_diag[..off], m, threads, |first, out| {
+            for (c, o) in contacts[first..].iter().zip(out.chunks_exact_mut(m)) {
+                let [a, b] = c.bodies.map(|x| x as usize);
+                let d = c.jacobian.diagonal(&inv[a], &inv[b]);
+                for j in 0..m {
+                    o[j] = invert_diagonal(d[j] + c.row_sigma(j));
+                }
+            }
+        });
+        problem.generic_diagonal_unchecked(&mut self.inv_diag);
+        for d in &mut self.inv_diag[off..] {
+            *d = invert_diagonal(*d);
         }
+        self.isotropic.clear();
+        self.isotropic.extend(inv.iter().map(isotropic_scalar));
+        if self.settings.order == ContactOrder::Coloured {
+            self.colouring.build(problem);
+            self.order.clone_from(&self.colouring.order);
+        } else {
+            self.settings.order.fill(contacts.len(), &mut self.order);
+        }
+        self.shapes.clear();
+        self.shapes.resize(contacts.len(), ContactShape::default());
+        let isotropic = &self.isotropic;
+        for_each_block(&mut self.shapes, 1, threads, |first, out| {
+            for (c, s) in contacts[first..].iter().zip(out) {
+                let [a, b] = c.bodies.map(|x| x as usize);
+                let iso = isotropic[a].is_some() && isotropic[b].is_some();
+                *s = contact_shape(c, m, &inv[a], &inv[b], iso);
+            }
+        });
     }
+}
+
+/// `1/D_jj`, or 0 for a row without response.
+fn invert_diagonal(d: f64) -> f64 {
+    if d > 0.0 { 1.0 / d } else { 0.0 }
 }
 
 /// The angular part of a body's inverse mass: isotropic (spheres, static
@@ -562,19 +615,178 @@ fn sweep_contact(
     (max_corr, finite)
 }
 
+/// Fewest contacts for which a sweep is split across threads (below it the
+/// spawn and barrier costs exceed the work; the result is the same).
+const PARALLEL_MIN_CONTACTS: usize = 4096;
+
+impl ProjectedGaussSeidel {
+    /// Threads a sweep of `problem` runs on.
+    fn sweep_threads(&self, problem: &ContactProblem) -> usize {
+        if self.settings.order != ContactOrder::Coloured
+            || problem.contacts().len() < PARALLEL_MIN_CONTACTS
+        {
+            return 1;
+        }
+        match self.settings.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
+    /// One sweep over the contacts (Algorithm 1, lines 3-9): in
+    /// `self.order` on this thread, or colour by colour on several.
+    /// Returns the largest correction and whether everything stayed
+    /// finite.
+    fn sweep_contacts(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+        passes: usize,
+    ) -> (f64, bool) {
+        let threads = self.sweep_threads(problem);
+        if threads > 1 {
+            return self.sweep_contacts_parallel(problem, lambda, velocity, passes, threads);
+        }
+        self.current.shared = false;
+        let m = problem.contact_rows().count();
+        let set = problem.friction_set();
+        let omega = self.settings.relaxation;
+        let inv = problem.inverse_mass();
+        let contacts = problem.contacts();
+        let mut max_corr = 0.0f64;
+        let mut finite = true;
+        for &ci in &self.order {
+            let ci = ci as usize;
+            let c = &contacts[ci];
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let (mut va, mut vb) = (velocity[a], velocity[b]);
+            let (corr, ok) = sweep_contact(
+                c,
+                &self.shapes[ci],
+                set,
+                &mut lambda[ci * m..ci * m + m],
+                &self.inv_diag[ci * m..ci * m + m],
+                omega,
+                (&inv[a], &inv[b]),
+                [self.isotropic[a], self.isotropic[b]],
+                (&mut va, &mut vb),
+                passes,
+            );
+            velocity[a] = va;
+            velocity[b] = vb;
+            max_corr = max_corr.max(corr);
+            finite &= ok;
+        }
+        (max_corr, finite)
+    }
+
+    /// [`Self::sweep_contacts`] colour by colour on `threads` threads (see
+    /// [`crate::pgs_parallel`]): each thread takes its share of every
+    /// colour, and a barrier separates the colours. The contacts of a
+    /// colour share no moving body, so every contact sees the same
+    /// velocities as in the one-thread sweep of the same order.
+    fn sweep_contacts_parallel(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+        passes: usize,
+        threads: usize,
+    ) -> (f64, bool) {
+        let m = problem.contact_rows().count();
+        let off = problem.generic_offset();
+        if !self.current.shared {
+            self.shared.fill(&lambda[..off], velocity);
+        }
+        self.current = Current {
+            shared: true,
+            slices: false,
+        };
+        let outcome = SweepOutcome::default();
+        let barrier = SpinBarrier::new(threads);
+        let (set, omega) = (problem.friction_set(), self.settings.relaxation);
+        let (inv, contacts) = (problem.inverse_mass(), problem.contacts());
+        let (shared, colouring) = (&self.shared, &self.colouring);
+        let (shapes, inv_diag, isotropic) = (&self.shapes, &self.inv_diag, &self.isotropic);
+        let colours = colouring.colours();
+        let work = |t: usize| {
+            let (mut max_corr, mut finite) = (0.0f64, true);
+            let mut lam = [0.0; 6];
+            for k in 0..colours {
+                let (start, end) = (colouring.starts[k], colouring.starts[k + 1]);
+                // the overflow colour's contacts may share bodies: one thread
+                let (s, e) = if colouring.overflow && k + 1 == colours {
+                    if t == 0 { (0, end - start) } else { (0, 0) }
+                } else {
+                    share(end - start, t, threads)
+                };
+                for &ci in &colouring.order[start + s..start + e] {
+                    let ci = ci as usize;
+                    let c = &contacts[ci];
+                    let [a, b] = c.bodies.map(|x| x as usize);
+                    let (mut va, mut vb) = (shared.velocity(a), shared.velocity(b));
+                    shared.lambda(ci * m, &mut lam[..m]);
+                    let (corr, ok) = sweep_contact(
+                        c,
+                        &shapes[ci],
+                        set,
+                        &mut lam[..m],
+                        &inv_diag[ci * m..ci * m + m],
+                        omega,
+                        (&inv[a], &inv[b]),
+                        [isotropic[a], isotropic[b]],
+                        (&mut va, &mut vb),
+                        passes,
+                    );
+                    shared.set_lambda(ci * m, &lam[..m]);
+                    shared.set_velocity(a, &va);
+                    shared.set_velocity(b, &vb);
+                    max_corr = max_corr.max(corr);
+                    finite &= ok;
+                }
+                barrier.wait();
+            }
+            outcome.add(max_corr, finite);
+        };
+        let work = &work;
+        std::thread::scope(|scope| {
+            for t in 1..threads {
+                scope.spawn(move || work(t));
+            }
+            work(0);
+        });
+        outcome.get()
+    }
+
+    /// Makes `lambda` and `velocity` current (after parallel sweeps the
+    /// iterate is in the shared copy).
+    fn sync_slices(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+    ) {
+        if !self.current.slices {
+            let off = problem.generic_offset();
+            self.shared.write_to(&mut lambda[..off], velocity);
+            self.current.slices = true;
+        }
+    }
+}
+
 impl Solver for ProjectedGaussSeidel {
     fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
         let (problem, lambda, velocity, observer) = task.into_parts();
         let mut name = self.name();
         let mut clock = IterationClock::start();
         self.prepare(problem);
+        let threads = self.sweep_threads(problem);
+        self.evaluator.set_threads(threads);
         let mut direct = self.settings.joints == JointRows::Direct && self.block.prepare(problem);
         let initial_residual = self.evaluator.stats(problem, lambda, None).max;
-        let m = problem.contact_rows().count();
-        let set = problem.friction_set();
         let omega = self.settings.relaxation;
         let inv = problem.inverse_mass();
-        let contacts = problem.contacts();
         let off = problem.generic_offset();
         let stopping = self.settings.stopping;
         let mut iterations = 0;
@@ -585,33 +797,16 @@ impl Solver for ProjectedGaussSeidel {
             PgsVariant::RowWise => 1,
             PgsVariant::Blocked => BLOCK_INNER_SWEEPS,
         };
+        self.current = Current {
+            shared: false,
+            slices: true,
+        };
+        let wants_iterates = observer.wants_iterates();
         for it in 0..self.settings.stopping.max_iterations {
-            let mut max_corr = 0.0f64;
-            let mut finite = true;
-            for &ci in &self.order {
-                let ci = ci as usize;
-                let c = &contacts[ci];
-                let [a, b] = c.bodies.map(|x| x as usize);
-                let (mut va, mut vb) = (velocity[a], velocity[b]);
-                let lam = &mut lambda[ci * m..ci * m + m];
-                let inv_d = &self.inv_diag[ci * m..ci * m + m];
-                let iso = [self.isotropic[a], self.isotropic[b]];
-                let (corr, ok) = sweep_contact(
-                    c,
-                    &self.shapes[ci],
-                    set,
-                    lam,
-                    inv_d,
-                    omega,
-                    (&inv[a], &inv[b]),
-                    iso,
-                    (&mut va, &mut vb),
-                    passes,
-                );
-                velocity[a] = va;
-                velocity[b] = vb;
-                max_corr = max_corr.max(corr);
-                finite &= ok;
+            let (mut max_corr, mut finite) = self.sweep_contacts(problem, lambda, velocity, passes);
+            if !problem.generic_rows().is_empty() {
+                self.sync_slices(problem, lambda, velocity);
+                self.current.shared = false;
             }
             for (i, r) in problem.generic_rows().iter().enumerate() {
                 if direct && is_direct(r) {
@@ -654,6 +849,9 @@ impl Solver for ProjectedGaussSeidel {
             }
             iterations = it + 1;
             last_update = max_corr;
+            if !finite || wants_iterates {
+                self.sync_slices(problem, lambda, velocity);
+            }
             if !finite {
                 check_finite_iterate(name, lambda, iterations)?;
             }
@@ -672,6 +870,7 @@ impl Solver for ProjectedGaussSeidel {
             // check the answer honestly (at v* + M⁻¹Gᵀλ), then stop if it is
             // converged, or stalled when the sweep no longer moves anything
             match schedule.decide(&stopping, max_corr, iterations, || {
+                self.sync_slices(problem, lambda, velocity);
                 self.evaluator.stats(problem, lambda, None).max
             }) {
                 EarlyStop::Continue => {}
@@ -682,6 +881,7 @@ impl Solver for ProjectedGaussSeidel {
                 }
             }
         }
+        self.sync_slices(problem, lambda, velocity);
         let residuals = self.evaluator.stats(problem, lambda, None);
         Ok(SolveReport::judged(
             name,

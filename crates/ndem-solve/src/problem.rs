@@ -681,6 +681,34 @@ impl ContactProblem {
         }
     }
 
+    /// The generic rows' part of [`Self::residual_unchecked`] (entries
+    /// `generic_offset()..` of `out`).
+    pub(crate) fn generic_residual_unchecked(
+        &self,
+        lambda: &[f64],
+        velocity: &[Velocity6],
+        out: &mut [f64],
+    ) {
+        let off = self.generic_offset();
+        for (i, r) in self.generic.iter().enumerate() {
+            let [a, b] = r.bodies.map(|x| x as usize);
+            out[off + i] = r.jacobian.dot(&velocity[a], &velocity[b]);
+            out[off + i] += r.sigma * lambda[off + i] + r.rhs;
+        }
+    }
+
+    /// The generic rows' part of [`Self::diagonal_unchecked`].
+    pub(crate) fn generic_diagonal_unchecked(&self, out: &mut [f64]) {
+        let off = self.generic_offset();
+        for (r, o) in self.generic.iter().zip(&mut out[off..]) {
+            let [a, b] = r.bodies.map(|x| x as usize);
+            *o = r
+                .jacobian
+                .effective_inverse_mass(&self.inverse_mass[a], &self.inverse_mass[b])
+                + r.sigma;
+        }
+    }
+
     /// Diagonal of `N = G M⁻¹ Gᵀ + Σ`, written to `out`.
     ///
     /// Checks the slices' lengths (typed error naming the slice).

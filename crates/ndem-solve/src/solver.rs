@@ -219,6 +219,16 @@ pub struct IterationRecord<'a> {
 pub trait Observer {
     /// Receives one iteration.
     fn observe(&mut self, record: &IterationRecord<'_>);
+
+    /// Whether this observer reads the record's `lambda` and `velocity`.
+    /// When it does not, a solver that keeps its iterate elsewhere (the
+    /// threads of a parallel sweep) may skip copying it out every
+    /// iteration, and the record's `lambda` and `velocity` then hold the
+    /// iterate of the last copy; `iteration` and `update` are always
+    /// current. Default `true`.
+    fn wants_iterates(&self) -> bool {
+        true
+    }
 }
 
 /// Wall time of a solve excluding the time spent in its observer.
@@ -258,6 +268,10 @@ pub struct NoObserver;
 
 impl Observer for NoObserver {
     fn observe(&mut self, _record: &IterationRecord<'_>) {}
+
+    fn wants_iterates(&self) -> bool {
+        false
+    }
 }
 
 /// A contact solver: solves a [`ContactProblem`] in place.
@@ -401,6 +415,14 @@ pub enum ContactOrder {
         /// Seed of the permutation.
         seed: u64,
     },
+    /// Colour by colour: the contacts are coloured greedily in the
+    /// problem's order so that no two of a colour share a body with finite
+    /// mass, and each colour is visited in the problem's order. The
+    /// contacts of a colour are independent, so [`crate::ProjectedGaussSeidel`]
+    /// can sweep them on several threads with the same result as on one
+    /// (`PgsSettings::threads`). Solvers without colouring visit the
+    /// problem's order.
+    Coloured,
 }
 
 impl ContactOrder {
@@ -409,7 +431,7 @@ impl ContactOrder {
         order.clear();
         order.extend(0..n as u32);
         match self {
-            ContactOrder::Given => {}
+            ContactOrder::Given | ContactOrder::Coloured => {}
             ContactOrder::Reversed => order.reverse(),
             ContactOrder::Shuffled { seed } => {
                 let mut rng = SplitMix64(seed);

@@ -1,0 +1,299 @@
+//! Parallel sweeps of [`crate::ProjectedGaussSeidel`] over a colouring of
+//! the contacts ([`crate::ContactOrder::Coloured`]).
+//!
+//! Contacts are coloured greedily in the problem's order so that no two
+//! contacts of one colour share a body with finite mass; the sweep visits
+//! the colours in turn and the contacts of a colour in the problem's order.
+//! Within a colour every contact reads and writes only its own multipliers
+//! and the velocities of its own bodies, which no other contact of the
+//! colour touches, so the contacts of a colour can be updated in any order
+//! or at once: the iterates are bit-identical for every thread count, one
+//! thread included. (They differ from the [`crate::ContactOrder::Given`]
+//! sweep, which visits the contacts in another order.)
+//!
+//! The threads share the iterate through relaxed atomics holding the bits
+//! of each `f64` (plain loads and stores on x86-64 and AArch64): disjoint
+//! access within a colour is what makes the result deterministic, and the
+//! barrier between colours orders the colours.
+
+use crate::problem::ContactProblem;
+use ndem_math::Velocity6;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// Largest number of colours tracked per body by the greedy colouring;
+/// contacts that would need more go to one last colour visited serially.
+const MAX_COLOURS: usize = 64;
+
+/// The contacts grouped by colour.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Colouring {
+    /// Contact indices, colour after colour, each colour in problem order.
+    pub(crate) order: Vec<u32>,
+    /// `order[starts[k]..starts[k + 1]]` is colour `k`.
+    pub(crate) starts: Vec<usize>,
+    /// The last colour holds contacts that did not fit in
+    /// [`MAX_COLOURS`]; its contacts may share bodies and are visited by
+    /// one thread.
+    pub(crate) overflow: bool,
+    used: Vec<u64>,
+    colour: Vec<u8>,
+    counts: Vec<usize>,
+}
+
+impl Colouring {
+    /// Greedy colouring of `problem`'s contacts in problem order. Bodies
+    /// with zero inverse mass (static, kinematic) do not conflict: their
+    /// velocity is never changed.
+    pub(crate) fn build(&mut self, problem: &ContactProblem) {
+        let inv = problem.inverse_mass();
+        let moves =
+            |b: usize| inv[b].inv_mass > 0.0 || inv[b].inv_inertia != ndem_math::Mat3::zeros();
+        self.used.clear();
+        self.used.resize(inv.len(), 0);
+        self.colour.clear();
+        self.overflow = false;
+        for c in problem.contacts() {
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let mut taken = 0u64;
+            for body in [a, b] {
+                if moves(body) {
+                    taken |= self.used[body];
+                }
+            }
+            let k = (!taken).trailing_zeros() as usize;
+            let k = if k >= MAX_COLOURS {
+                self.overflow = true;
+                MAX_COLOURS
+            } else {
+                for body in [a, b] {
+                    if moves(body) {
+                        self.used[body] |= 1 << k;
+                    }
+                }
+                k
+            };
+            self.colour.push(k as u8);
+        }
+        let colours = self
+            .colour
+            .iter()
+            .map(|&k| k as usize + 1)
+            .max()
+            .unwrap_or(0);
+        self.counts.clear();
+        self.counts.resize(colours, 0);
+        for &k in &self.colour {
+            self.counts[k as usize] += 1;
+        }
+        self.starts.clear();
+        self.starts.push(0);
+        for k in 0..colours {
+            let next = self.starts[k] + self.counts[k];
+            self.starts.push(next);
+        }
+        let mut fill: Vec<usize> = self.starts[..colours].to_vec();
+        self.order.clear();
+        self.order.resize(self.colour.len(), 0);
+        for (ci, &k) in self.colour.iter().enumerate() {
+            self.order[fill[k as usize]] = ci as u32;
+            fill[k as usize] += 1;
+        }
+    }
+
+    /// Number of colours.
+    pub(crate) fn colours(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+}
+
+/// The iterate shared by the sweeping threads: contact multipliers and
+/// body velocities as atomic `f64` bits.
+#[derive(Debug, Default)]
+pub(crate) struct SharedIterate {
+    lambda: Vec<AtomicU64>,
+    velocity: Vec<[AtomicU64; 6]>,
+}
+
+impl Clone for SharedIterate {
+    fn clone(&self) -> Self {
+        // scratch: a clone starts empty and is filled by its next solve
+        Self::default()
+    }
+}
+
+#[inline(always)]
+fn load(a: &AtomicU64) -> f64 {
+    f64::from_bits(a.load(Ordering::Relaxed))
+}
+
+#[inline(always)]
+fn store(a: &AtomicU64, x: f64) {
+    a.store(x.to_bits(), Ordering::Relaxed)
+}
+
+impl SharedIterate {
+    /// Copies the contact rows of `lambda` and all of `velocity` in.
+    pub(crate) fn fill(&mut self, lambda: &[f64], velocity: &[Velocity6]) {
+        self.lambda.resize_with(lambda.len(), || AtomicU64::new(0));
+        for (a, &x) in self.lambda.iter().zip(lambda) {
+            store(a, x);
+        }
+        self.velocity.resize_with(velocity.len(), || {
+            std::array::from_fn(|_| AtomicU64::new(0))
+        });
+        for (a, v) in self.velocity.iter().zip(velocity) {
+            store_velocity(a, v);
+        }
+    }
+
+    /// Copies the iterate out.
+    pub(crate) fn write_to(&self, lambda: &mut [f64], velocity: &mut [Velocity6]) {
+        for (x, a) in lambda.iter_mut().zip(&self.lambda) {
+            *x = load(a);
+        }
+        for (v, a) in velocity.iter_mut().zip(&self.velocity) {
+            *v = load_velocity(a);
+        }
+    }
+
+    /// Body `b`'s velocity.
+    #[inline(always)]
+    pub(crate) fn velocity(&self, b: usize) -> Velocity6 {
+        load_velocity(&self.velocity[b])
+    }
+
+    /// Sets body `b`'s velocity.
+    #[inline(always)]
+    pub(crate) fn set_velocity(&self, b: usize, v: &Velocity6) {
+        store_velocity(&self.velocity[b], v)
+    }
+
+    /// Multipliers `k..k + out.len()` into `out`.
+    #[inline(always)]
+    pub(crate) fn lambda(&self, k: usize, out: &mut [f64]) {
+        for (o, a) in out.iter_mut().zip(&self.lambda[k..]) {
+            *o = load(a);
+        }
+    }
+
+    /// Sets multipliers `k..k + values.len()`.
+    #[inline(always)]
+    pub(crate) fn set_lambda(&self, k: usize, values: &[f64]) {
+        for (a, &x) in self.lambda[k..].iter().zip(values) {
+            store(a, x);
+        }
+    }
+}
+
+#[inline(always)]
+fn load_velocity(a: &[AtomicU64; 6]) -> Velocity6 {
+    Velocity6::new(
+        ndem_math::Vec3::new(load(&a[0]), load(&a[1]), load(&a[2])),
+        ndem_math::Vec3::new(load(&a[3]), load(&a[4]), load(&a[5])),
+    )
+}
+
+#[inline(always)]
+fn store_velocity(a: &[AtomicU64; 6], v: &Velocity6) {
+    for (k, x) in v.linear.iter().chain(v.angular.iter()).enumerate() {
+        store(&a[k], *x);
+    }
+}
+
+/// A barrier for a fixed set of threads that spins briefly before it
+/// yields (the colours of one sweep are short; a sleeping barrier's wake-up
+/// would cost more than a colour).
+#[derive(Debug)]
+pub(crate) struct SpinBarrier {
+    threads: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    pub(crate) fn new(threads: usize) -> Self {
+        Self {
+            threads,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    /// Waits until every thread has arrived.
+    pub(crate) fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < 1 << 12 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// The largest correction and whether everything stayed finite, combined
+/// across threads (max and and: the same whatever the split).
+#[derive(Debug, Default)]
+pub(crate) struct SweepOutcome {
+    max_correction: AtomicU64,
+    infinite: AtomicBool,
+}
+
+impl SweepOutcome {
+    pub(crate) fn add(&self, correction: f64, finite: bool) {
+        // corrections are ≥ 0 (or NaN, caught by `finite`): their bits
+        // order as the values do
+        self.max_correction
+            .fetch_max(correction.max(0.0).to_bits(), Ordering::Relaxed);
+        if !finite {
+            self.infinite.store(true, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn get(&self) -> (f64, bool) {
+        (
+            f64::from_bits(self.max_correction.load(Ordering::Relaxed)),
+            !self.infinite.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Calls `f(first, block)` on `threads` consecutive blocks of `out`, each
+/// a whole number of `per` items (`first` is the block's first item index
+/// divided by `per`): the first block on this thread, the others on scoped
+/// threads. For per-item work whose result does not depend on the split.
+pub(crate) fn for_each_block<T: Send>(
+    out: &mut [T],
+    per: usize,
+    threads: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let per = per.max(1);
+    let items = out.len() / per;
+    let block = items.div_ceil(threads.max(1)).max(1) * per;
+    let f = &f;
+    let mut blocks = out.chunks_mut(block).enumerate();
+    let first = blocks.next();
+    std::thread::scope(|scope| {
+        for (k, b) in blocks {
+            scope.spawn(move || f(k * block / per, b));
+        }
+        if let Some((_, b)) = first {
+            f(0, b);
+        }
+    });
+}
+
+/// The share `[start, end)` of `len` items that thread `t` of `threads`
+/// takes.
+pub(crate) fn share(len: usize, t: usize, threads: usize) -> (usize, usize) {
+    (len * t / threads, len * (t + 1) / threads)
+}
