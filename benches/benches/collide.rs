@@ -67,7 +67,7 @@ fn bench_collide(c: &mut Criterion) {
                 black_box(set.len())
             })
         });
-        group.bench_with_input(BenchmarkId::new("rayon", n), &bodies, |b, bodies| {
+        group.bench_with_input(BenchmarkId::new("parallel", n), &bodies, |b, bodies| {
             b.iter(|| {
                 world.detect_parallel(&bodies.view(), &mut set).unwrap();
                 black_box(set.len())

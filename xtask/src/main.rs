@@ -14,6 +14,7 @@ mod excavator;
 mod fclib;
 mod fuzz;
 mod peers;
+mod peers_ndem;
 mod plot;
 mod reduce;
 mod reduce_drum;
@@ -53,7 +54,7 @@ suites:
   excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic
   creep                a pile at rest: drift against iterations, warm start and time step
-  peers                ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed, interleaved CPU times";
+  peers [smooth|ndem]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed, and the NDEM step on 1 and 2 threads";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);

@@ -42,9 +42,13 @@ enum Command {
         /// swept on --threads threads with the same result on any number).
         #[arg(long, value_parser = solver_choice)]
         solver: Option<SolverChoice>,
-        /// Threads for the parts of a step that can use several (the
-        /// pgs-coloured sweeps); 0 for every core (the default of scene
-        /// files). Results do not depend on it.
+        /// Number of spheres of the built-in `packing` bed (a box about
+        /// 16 layers deep; other built-ins have no size to set).
+        #[arg(long)]
+        particles: Option<usize>,
+        /// Threads for the parts of a step that can use several (contact
+        /// detection, the pgs-coloured sweeps); 0 for every core (the
+        /// default of scene files). Results do not depend on it.
         #[arg(long)]
         threads: Option<usize>,
         /// Iterations per step (N_it).
@@ -316,12 +320,16 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             scene,
             run,
             solver,
+            particles,
             threads,
             iterations,
             warm_start,
             reduce,
         } => {
-            let mut s = load(&scene)?;
+            let mut s = match particles {
+                Some(n) => builders::builtin_sized(&scene, Some(n)).map_err(|e| e.to_string())?,
+                None => load(&scene)?,
+            };
             if let Some(x) = solver {
                 s.solver = x;
             }

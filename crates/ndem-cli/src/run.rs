@@ -157,6 +157,19 @@ pub struct RunSummary {
     pub checkpoints: Vec<String>,
     /// Mean reduction level `h` over the run (0 without reduction).
     pub mean_reduction_level: f64,
+    /// Peak resident memory of the process so far \[bytes\] (`VmHWM` of
+    /// `/proc/self/status`; `None` where the system does not say), scene
+    /// loading included.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// Peak resident set size of this process \[bytes\], from Linux's
+/// `/proc/self/status`.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Stage totals.
@@ -439,6 +452,7 @@ impl Totals {
             frames: files.as_ref().map_or(0, |f| f.written_frames),
             checkpoints: self.checkpoints,
             mean_reduction_level: per_step(self.level),
+            peak_rss_bytes: peak_rss_bytes(),
         }
     }
 }

@@ -467,3 +467,59 @@ fn reduced_run_reports_h_and_writes_aggregate_ids() {
     assert_eq!(ids.len(), 25);
     assert!(ids.iter().all(|&i| i == ids[0] && i > 25), "{ids:?}");
 }
+
+/// `--particles` sizes the built-in packing (and is refused, naming the
+/// field, for a scene without a size); the summary reports the run's peak
+/// memory; `--threads` and the coloured solver give the same statistics
+/// on one and two threads.
+#[test]
+fn packing_size_threads_and_peak_memory() {
+    let mut stats = Vec::new();
+    for threads in ["1", "2"] {
+        let dir = tmp(&format!("sized-{threads}"));
+        let o = ndem(&[
+            "run",
+            "packing",
+            "--particles",
+            "300",
+            "--solver",
+            "pgs-coloured",
+            "--threads",
+            threads,
+            "--steps",
+            "40",
+            "--frame-every",
+            "0",
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["particles"], 300);
+        assert_eq!(summary["solver"], "pgs-coloured");
+        assert!(
+            summary["peak_rss_bytes"].as_u64().unwrap() > 1 << 20,
+            "{summary}"
+        );
+        // every column but the timings
+        let text = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
+        let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+        let keep: Vec<usize> = (0..header.len())
+            .filter(|&i| !header[i].starts_with("t_"))
+            .collect();
+        let rows: Vec<Vec<String>> = text
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                keep.iter().map(|&i| f[i].to_string()).collect()
+            })
+            .collect();
+        stats.push(rows);
+    }
+    assert_eq!(stats[0], stats[1]);
+    let o = ndem(&["run", "column", "--particles", "10", "--steps", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("particles"));
+}

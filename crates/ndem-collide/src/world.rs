@@ -6,7 +6,6 @@ use crate::contact::{ContactPoint, ContactSet};
 use crate::narrow::{self, Placed, RawContact};
 use crate::shape::Shape;
 use ndem_math::{ContactKey, Quat, Vec3};
-use rayon::prelude::*;
 
 /// The bodies seen by collision detection (one shape per body).
 #[derive(Debug, Clone, Copy)]
@@ -198,6 +197,8 @@ pub struct CollisionWorld {
     fill: Vec<u32>,
     candidates: Vec<usize>,
     pair_contacts: Vec<ContactPoint>,
+    /// Pairs found by the other threads of a parallel pass.
+    parallel_parts: Vec<Vec<ContactPoint>>,
     large_contacts: Vec<ContactPoint>,
     raw: Vec<RawContact>,
 }
@@ -292,8 +293,9 @@ impl CollisionWorld {
         self.detect_impl(bodies, out, false)
     }
 
-    /// As [`Self::detect`], with the sphere-pair pass split over rayon's
-    /// thread pool. The result is identical, bit for bit, to the serial pass.
+    /// As [`Self::detect`], with the sphere-pair pass split over the cores
+    /// (one block of particles per core, on scoped threads, above 4096
+    /// particles). The result is identical, bit for bit, to the serial pass.
     pub fn detect_parallel(
         &mut self,
         bodies: &BodyView<'_>,
@@ -600,20 +602,30 @@ impl CollisionWorld {
         let mut pairs = std::mem::take(&mut self.pair_contacts);
         pairs.clear();
         let n = self.particles.len();
-        if parallel && n > 4096 {
-            let chunk = n.div_ceil(4 * rayon::current_num_threads().max(1));
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        if parallel && n > 4096 && threads > 1 {
+            // one block of particles per core on scoped threads (rayon's
+            // pool, whose workers sleep between steps, was slower than the
+            // serial pass); the first block's pairs go straight into
+            // `pairs`, the others are appended in block order
+            let chunk = n.div_ceil(threads);
+            let mut parts: Vec<Vec<ContactPoint>> = std::mem::take(&mut self.parallel_parts);
             let this = &*self;
-            let parts: Vec<Vec<ContactPoint>> = (0..n.div_ceil(chunk))
-                .into_par_iter()
-                .map(|c| {
-                    let mut v = Vec::new();
-                    this.particle_pairs(bodies, c * chunk..((c + 1) * chunk).min(n), &mut v);
-                    v
-                })
-                .collect();
-            for p in parts {
-                pairs.extend(p);
+            parts.resize_with(threads - 1, Vec::new);
+            std::thread::scope(|scope| {
+                for (k, part) in parts.iter_mut().enumerate() {
+                    let range = (k + 1) * chunk..((k + 2) * chunk).min(n);
+                    scope.spawn(move || {
+                        part.clear();
+                        this.particle_pairs(bodies, range, part);
+                    });
+                }
+                this.particle_pairs(bodies, 0..chunk.min(n), &mut pairs);
+            });
+            for p in &parts {
+                pairs.extend_from_slice(p);
             }
+            self.parallel_parts = parts;
         } else {
             self.particle_pairs(bodies, 0..n, &mut pairs);
         }

@@ -206,7 +206,7 @@ proptest! {
     }
 }
 
-/// The rayon path gives the same set, bit for bit.
+/// The parallel path gives the same set, bit for bit.
 #[test]
 fn parallel_equals_serial() {
     let bodies = dense_packing(22, 0.01);

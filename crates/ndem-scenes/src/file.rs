@@ -141,9 +141,9 @@ pub struct RunSpec {
     /// Warm start.
     #[serde(default)]
     pub warm_start: WarmStartChoice,
-    /// Threads for the parts of a step that can use several (solver
-    /// `pgs-coloured`); 0 (default) for every core. Results do not depend
-    /// on it.
+    /// Threads for the parts of a step that can use several (contact
+    /// detection, solver `pgs-coloured`); 0 (default) for every core.
+    /// Results do not depend on it.
     #[serde(default)]
     pub threads: usize,
     /// "box" (papers) or "disk".

@@ -430,6 +430,9 @@ impl SmoothStepper {
     /// parallel when the stepper has threads), so the sums, taken serially,
     /// do not depend on the thread count.
     fn accumulate_contact_forces(&mut self, world: &World, contacts: &ContactSet) -> usize {
+        if self.threads <= 1 {
+            return self.accumulate_serially(world, contacts);
+        }
         // the previous step's history, key-sorted like the contact set:
         // matched by a linear merge
         self.touching.clear();
@@ -495,6 +498,45 @@ impl SmoothStepper {
         }
         self.next_history = std::mem::replace(&mut self.history, history);
         self.touching.len()
+    }
+
+    /// [`Self::accumulate_contact_forces`] on this thread in one pass: the
+    /// same merge, forces and sums, without the intermediate lists.
+    fn accumulate_serially(&mut self, world: &World, contacts: &ContactSet) -> usize {
+        let nb = world.len();
+        self.force.clear();
+        self.force.resize(nb, Vec3::zeros());
+        self.torque.clear();
+        self.torque.resize(nb, Vec3::zeros());
+        let law = ForceLaw {
+            settings: &self.settings,
+            pairs: &self.pair_table,
+        };
+        let mut history = std::mem::take(&mut self.next_history);
+        history.clear();
+        let mut j = 0;
+        for c in contacts.iter() {
+            if c.gap >= 0.0 {
+                continue;
+            }
+            while j < self.history.len() && self.history[j].0 < c.key {
+                j += 1;
+            }
+            let old = match self.history.get(j) {
+                Some((key, h)) if *key == c.key => *h,
+                _ => History::default(),
+            };
+            let (f, m, h) = law.force(world, c, old);
+            let (a, b) = (c.body_a(), c.body_b());
+            self.force[a] += f;
+            self.force[b] -= f;
+            self.torque[a] += c.arm_a.cross(&f) + m;
+            self.torque[b] -= c.arm_b.cross(&f) + m;
+            history.push((c.key, h));
+        }
+        let touching = history.len();
+        self.next_history = std::mem::replace(&mut self.history, history);
+        touching
     }
 
     /// Symplectic Euler: velocities from this step's forces, then positions

@@ -895,11 +895,16 @@ impl Solver for ProjectedGaussSeidel {
     }
 
     fn name(&self) -> &'static str {
-        match (self.settings.variant, self.settings.joints) {
-            (PgsVariant::RowWise, JointRows::Iterative) => "pgs",
-            (PgsVariant::Blocked, JointRows::Iterative) => "pgs-blocked",
-            (PgsVariant::RowWise, JointRows::Direct) => "pgs+direct",
-            (PgsVariant::Blocked, JointRows::Direct) => "pgs-blocked+direct",
+        let coloured = self.settings.order == ContactOrder::Coloured;
+        match (self.settings.variant, self.settings.joints, coloured) {
+            (PgsVariant::RowWise, JointRows::Iterative, false) => "pgs",
+            (PgsVariant::Blocked, JointRows::Iterative, false) => "pgs-blocked",
+            (PgsVariant::RowWise, JointRows::Direct, false) => "pgs+direct",
+            (PgsVariant::Blocked, JointRows::Direct, false) => "pgs-blocked+direct",
+            (PgsVariant::RowWise, JointRows::Iterative, true) => "pgs-coloured",
+            (PgsVariant::Blocked, JointRows::Iterative, true) => "pgs-blocked-coloured",
+            (PgsVariant::RowWise, JointRows::Direct, true) => "pgs-coloured+direct",
+            (PgsVariant::Blocked, JointRows::Direct, true) => "pgs-blocked-coloured+direct",
         }
     }
 

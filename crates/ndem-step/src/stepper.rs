@@ -447,7 +447,9 @@ impl Stepper {
     pub fn contacts(&self) -> &ContactSet {
         &self.contacts
     }
-    /// The continuous-stage problem of the last step and its solution.
+    /// The continuous-stage problem of the last successful step and its
+    /// solution (`None` after a failed step: the stepper releases the last
+    /// problem before it assembles the next).
     pub fn last_problem(&self) -> Option<(&ContactProblem, &[f64])> {
         self.problem.as_ref().map(|p| (p, self.lambda.as_slice()))
     }
@@ -583,7 +585,10 @@ impl Stepper {
             return Err(e);
         }
         let split_time = t.elapsed();
-        // 3. the two solve stages
+        // 3. the two solve stages; the last step's problem is released
+        // first, so that the stepper never holds two (after a failed step
+        // `last_problem` is `None`)
+        self.problem = None;
         let result = self.solve_stages(world, &contacts, &mut times);
         let solved = match result {
             Ok(s) => s,
