@@ -388,6 +388,27 @@ fn ours_from_peer_bed(
     Ok((max, last))
 }
 
+/// Reports repeat `r` of `code`'s run and keeps it in `best` if it took
+/// the least CPU time so far.
+fn keep_fastest(
+    best: &mut Option<DemRun>,
+    run: DemRun,
+    (n, rolling, r, code): (usize, f64, usize, &str),
+    progress: &mut Progress,
+) {
+    progress.note(&format!(
+        "n = {n}, μ_r = {rolling}, repeat {}: {code} {:.1} s + {:.1} s CPU, E_k at rest {:.2e} J",
+        r + 1,
+        run.settle_cpu,
+        run.rest_cpu,
+        run.final_kinetic
+    ));
+    let cpu = |x: &DemRun| x.settle_cpu + x.rest_cpu;
+    if best.as_ref().is_none_or(|b| cpu(&run) < cpu(b)) {
+        *best = Some(run);
+    }
+}
+
 /// What one size of the comparison measured.
 struct SizeResult {
     n: usize,
@@ -421,34 +442,10 @@ fn compare_size(
     let (mut ours, mut peer): (Option<DemRun>, Option<DemRun>) = (None, None);
     for r in 0..repeats {
         let o = run_smooth(&scene, phases)?;
-        progress.note(&format!(
-            "n = {n}, μ_r = {rolling}, repeat {}: ndem-smooth {:.1} s + {:.1} s CPU, E_k at rest {:.2e} J",
-            r + 1,
-            o.settle_cpu,
-            o.rest_cpu,
-            o.final_kinetic
-        ));
-        if ours
-            .as_ref()
-            .is_none_or(|b| o.settle_cpu + o.rest_cpu < b.settle_cpu + b.rest_cpu)
-        {
-            ours = Some(o);
-        }
+        keep_fastest(&mut ours, o, (n, rolling, r, "ndem-smooth"), progress);
         if peer_here {
             let p = run_liggghts(&dir, phases)?;
-            progress.note(&format!(
-                "n = {n}, μ_r = {rolling}, repeat {}: LIGGGHTS {:.1} s + {:.1} s CPU, E_k at rest {:.2e} J",
-                r + 1,
-                p.settle_cpu,
-                p.rest_cpu,
-                p.final_kinetic
-            ));
-            if peer
-                .as_ref()
-                .is_none_or(|b| p.settle_cpu + p.rest_cpu < b.settle_cpu + b.rest_cpu)
-            {
-                peer = Some(p);
-            }
+            keep_fastest(&mut peer, p, (n, rolling, r, "LIGGGHTS"), progress);
         }
     }
     let from_peer_bed = if peer_here {

@@ -441,13 +441,7 @@ impl SmoothStepper {
             if c.gap >= 0.0 {
                 continue;
             }
-            while j < self.history.len() && self.history[j].0 < c.key {
-                j += 1;
-            }
-            let old = match self.history.get(j) {
-                Some((key, h)) if *key == c.key => *h,
-                _ => History::default(),
-            };
+            let old = previous_history(&self.history, &mut j, &c.key);
             self.touching.push((k as u32, old));
         }
         let law = ForceLaw {
@@ -519,13 +513,7 @@ impl SmoothStepper {
             if c.gap >= 0.0 {
                 continue;
             }
-            while j < self.history.len() && self.history[j].0 < c.key {
-                j += 1;
-            }
-            let old = match self.history.get(j) {
-                Some((key, h)) if *key == c.key => *h,
-                _ => History::default(),
-            };
+            let old = previous_history(&self.history, &mut j, &c.key);
             let (f, m, h) = law.force(world, c, old);
             let (a, b) = (c.body_a(), c.body_b());
             self.force[a] += f;
@@ -616,6 +604,19 @@ impl SmoothStepper {
         }
         self.new_velocity = new_v;
         Ok(kinetic)
+    }
+}
+
+/// The history the previous step left for contact `key`, found by a
+/// linear merge: `history` is key-sorted and so are the keys asked for, so
+/// the cursor `j` only moves forward. A new contact starts from rest.
+fn previous_history(history: &[(ContactKey, History)], j: &mut usize, key: &ContactKey) -> History {
+    while *j < history.len() && history[*j].0 < *key {
+        *j += 1;
+    }
+    match history.get(*j) {
+        Some((k, h)) if k == key => *h,
+        _ => History::default(),
     }
 }
 

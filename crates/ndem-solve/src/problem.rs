@@ -730,14 +730,7 @@ impl ContactProblem {
                 o[j] = d[j] + c.row_sigma(j);
             }
         }
-        let off = self.generic_offset();
-        for (r, o) in self.generic.iter().zip(&mut out[off..]) {
-            let [a, b] = r.bodies.map(|x| x as usize);
-            *o = r
-                .jacobian
-                .effective_inverse_mass(&self.inverse_mass[a], &self.inverse_mass[b])
-                + r.sigma;
-        }
+        self.generic_diagonal_unchecked(out);
     }
 
     /// `N x = G M⁻¹ Gᵀ x + Σ x` (matrix-free), using `scratch` (one
