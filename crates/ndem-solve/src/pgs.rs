@@ -714,15 +714,15 @@ impl ProjectedGaussSeidel {
             let (mut max_corr, mut finite) = (0.0f64, true);
             let mut lam = [0.0; 6];
             for k in 0..colours {
-                let (start, end) = (colouring.starts[k], colouring.starts[k + 1]);
-                // the overflow colour's contacts may share bodies: one thread
+                let (start, end) = (colouring.colour_starts[k], colouring.colour_starts[k + 1]);
+                // the overflow colour's blocks may share bodies: one thread
                 let (s, e) = if colouring.overflow && k + 1 == colours {
                     if t == 0 { (0, end - start) } else { (0, 0) }
                 } else {
                     share(end - start, t, threads)
                 };
-                for &ci in &colouring.order[start + s..start + e] {
-                    let ci = ci as usize;
+                let blocks = &colouring.blocks[start + s..start + e];
+                for ci in blocks.iter().flat_map(|&(bs, be)| bs as usize..be as usize) {
                     let c = &contacts[ci];
                     let [a, b] = c.bodies.map(|x| x as usize);
                     let (mut va, mut vb) = (shared.velocity(a), shared.velocity(b));
@@ -745,17 +745,23 @@ impl ProjectedGaussSeidel {
                     max_corr = max_corr.max(corr);
                     finite &= ok;
                 }
-                barrier.wait();
+                if threads > 1 {
+                    barrier.wait();
+                }
             }
             outcome.add(max_corr, finite);
         };
         let work = &work;
-        std::thread::scope(|scope| {
-            for t in 1..threads {
-                scope.spawn(move || work(t));
-            }
+        if threads == 1 {
             work(0);
-        });
+        } else {
+            std::thread::scope(|scope| {
+                for t in 1..threads {
+                    scope.spawn(move || work(t));
+                }
+                work(0);
+            });
+        }
         outcome.get()
     }
 

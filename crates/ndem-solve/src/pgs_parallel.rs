@@ -1,15 +1,17 @@
 //! Parallel sweeps of [`crate::ProjectedGaussSeidel`] over a colouring of
 //! the contacts ([`crate::ContactOrder::Coloured`]).
 //!
-//! Contacts are coloured greedily in the problem's order so that no two
-//! contacts of one colour share a body with finite mass; the sweep visits
-//! the colours in turn and the contacts of a colour in the problem's order.
-//! Within a colour every contact reads and writes only its own multipliers
-//! and the velocities of its own bodies, which no other contact of the
-//! colour touches, so the contacts of a colour can be updated in any order
+//! The contacts are cut into at most 32 blocks of consecutive contacts (at
+//! least 1024 each; the cut depends on the problem only), and the blocks
+//! are coloured greedily in the problem's order so that no two blocks of
+//! one colour share a body with finite mass. The sweep visits the colours
+//! in turn; a thread sweeps whole blocks, each in the problem's order, so
+//! memory is visited much as in the problem's own order. The blocks of a
+//! colour touch disjoint moving bodies, so they can be swept in any order
 //! or at once: the iterates are bit-identical for every thread count, one
 //! thread included. (They differ from the [`crate::ContactOrder::Given`]
-//! sweep, which visits the contacts in another order.)
+//! sweep, which visits the blocks in another order; below 2048 contacts
+//! there is one block and the two orders coincide.)
 //!
 //! The threads share the iterate through relaxed atomics holding the bits
 //! of each `f64` (plain loads and stores on x86-64 and AArch64): disjoint
@@ -21,58 +23,70 @@ use ndem_math::Velocity6;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Largest number of colours tracked per body by the greedy colouring;
-/// contacts that would need more go to one last colour visited serially.
+/// blocks that would need more go to one last colour visited serially.
 const MAX_COLOURS: usize = 64;
 
-/// The contacts grouped by colour.
+/// Fewest contacts per block, and most blocks: the blocks depend on the
+/// problem alone (never on the thread count), so the visiting order and the
+/// result do not either.
+const BLOCK_MIN_CONTACTS: usize = 1024;
+const MAX_BLOCKS: usize = 32;
+
+/// The contacts in blocks of consecutive contacts (problem order), the
+/// blocks grouped by colour so that no two blocks of a colour share a body
+/// with finite mass. A thread sweeps whole blocks, each in problem order,
+/// so memory is visited as in the problem's own order.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Colouring {
-    /// Contact indices, colour after colour, each colour in problem order.
+    /// Contact indices in visiting order: colour after colour, block after
+    /// block, each block in problem order.
     pub(crate) order: Vec<u32>,
-    /// `order[starts[k]..starts[k + 1]]` is colour `k`.
-    pub(crate) starts: Vec<usize>,
-    /// The last colour holds contacts that did not fit in
-    /// [`MAX_COLOURS`]; its contacts may share bodies and are visited by
-    /// one thread.
+    /// Blocks `[start, end)` of contact indices, colour after colour.
+    pub(crate) blocks: Vec<(u32, u32)>,
+    /// `blocks[colour_starts[k]..colour_starts[k + 1]]` is colour `k`.
+    pub(crate) colour_starts: Vec<usize>,
+    /// The last colour holds blocks that did not fit in [`MAX_COLOURS`];
+    /// they may share bodies and are swept by one thread.
     pub(crate) overflow: bool,
     used: Vec<u64>,
     colour: Vec<u8>,
-    counts: Vec<usize>,
 }
 
 impl Colouring {
-    /// Greedy colouring of `problem`'s contacts in problem order. Bodies
-    /// with zero inverse mass (static, kinematic) do not conflict: their
-    /// velocity is never changed.
+    /// Splits `problem`'s contacts into blocks and colours the blocks
+    /// greedily in problem order. Bodies with zero inverse mass (static,
+    /// kinematic) do not conflict: their velocity never changes.
     pub(crate) fn build(&mut self, problem: &ContactProblem) {
         let inv = problem.inverse_mass();
         let moves =
             |b: usize| inv[b].inv_mass > 0.0 || inv[b].inv_inertia != ndem_math::Mat3::zeros();
+        let contacts = problem.contacts();
+        let n = contacts.len();
+        let count = (n / BLOCK_MIN_CONTACTS).clamp(1, MAX_BLOCKS);
+        let block = |k: usize| ((n * k / count) as u32, (n * (k + 1) / count) as u32);
         self.used.clear();
         self.used.resize(inv.len(), 0);
         self.colour.clear();
         self.overflow = false;
-        for c in problem.contacts() {
-            let [a, b] = c.bodies.map(|x| x as usize);
-            let mut taken = 0u64;
-            for body in [a, b] {
-                if moves(body) {
-                    taken |= self.used[body];
-                }
-            }
-            let k = (!taken).trailing_zeros() as usize;
-            let k = if k >= MAX_COLOURS {
+        for k in 0..count {
+            let (s, e) = block(k);
+            let bodies = contacts[s as usize..e as usize]
+                .iter()
+                .flat_map(|c| c.bodies)
+                .map(|b| b as usize)
+                .filter(|&b| moves(b));
+            let taken = bodies.clone().fold(0u64, |m, b| m | self.used[b]);
+            let colour = (!taken).trailing_zeros() as usize;
+            let colour = if colour >= MAX_COLOURS {
                 self.overflow = true;
                 MAX_COLOURS
             } else {
-                for body in [a, b] {
-                    if moves(body) {
-                        self.used[body] |= 1 << k;
-                    }
+                for b in bodies {
+                    self.used[b] |= 1 << colour;
                 }
-                k
+                colour
             };
-            self.colour.push(k as u8);
+            self.colour.push(colour as u8);
         }
         let colours = self
             .colour
@@ -80,29 +94,28 @@ impl Colouring {
             .map(|&k| k as usize + 1)
             .max()
             .unwrap_or(0);
-        self.counts.clear();
-        self.counts.resize(colours, 0);
-        for &k in &self.colour {
-            self.counts[k as usize] += 1;
-        }
-        self.starts.clear();
-        self.starts.push(0);
-        for k in 0..colours {
-            let next = self.starts[k] + self.counts[k];
-            self.starts.push(next);
-        }
-        let mut fill: Vec<usize> = self.starts[..colours].to_vec();
+        self.blocks.clear();
+        self.colour_starts.clear();
         self.order.clear();
-        self.order.resize(self.colour.len(), 0);
-        for (ci, &k) in self.colour.iter().enumerate() {
-            self.order[fill[k as usize]] = ci as u32;
-            fill[k as usize] += 1;
+        for k in 0..colours {
+            self.colour_starts.push(self.blocks.len());
+            for (b, _) in self
+                .colour
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c as usize == k)
+            {
+                let (s, e) = block(b);
+                self.blocks.push((s, e));
+                self.order.extend(s..e);
+            }
         }
+        self.colour_starts.push(self.blocks.len());
     }
 
     /// Number of colours.
     pub(crate) fn colours(&self) -> usize {
-        self.starts.len().saturating_sub(1)
+        self.colour_starts.len().saturating_sub(1)
     }
 }
 
