@@ -483,11 +483,7 @@ impl SmoothStepper {
         history.clear();
         for (&(k, _), &(f, m, h)) in self.touching.iter().zip(&self.evaluated) {
             let c = &set[k as usize];
-            let (a, b) = (c.body_a(), c.body_b());
-            self.force[a] += f;
-            self.force[b] -= f;
-            self.torque[a] += c.arm_a.cross(&f) + m;
-            self.torque[b] -= c.arm_b.cross(&f) + m;
+            add_contact_force(&mut self.force, &mut self.torque, c, (f, m));
             history.push((c.key, h));
         }
         self.next_history = std::mem::replace(&mut self.history, history);
@@ -515,11 +511,7 @@ impl SmoothStepper {
             }
             let old = previous_history(&self.history, &mut j, &c.key);
             let (f, m, h) = law.force(world, c, old);
-            let (a, b) = (c.body_a(), c.body_b());
-            self.force[a] += f;
-            self.force[b] -= f;
-            self.torque[a] += c.arm_a.cross(&f) + m;
-            self.torque[b] -= c.arm_b.cross(&f) + m;
+            add_contact_force(&mut self.force, &mut self.torque, c, (f, m));
             history.push((c.key, h));
         }
         let touching = history.len();
@@ -605,6 +597,21 @@ impl SmoothStepper {
         self.new_velocity = new_v;
         Ok(kinetic)
     }
+}
+
+/// Adds contact `c`'s force `f` on body a (and `−f` on b) and its moment
+/// `m` to the bodies' force and torque sums.
+fn add_contact_force(
+    force: &mut [Vec3],
+    torque: &mut [Vec3],
+    c: &ContactPoint,
+    (f, m): (Vec3, Vec3),
+) {
+    let (a, b) = (c.body_a(), c.body_b());
+    force[a] += f;
+    force[b] -= f;
+    torque[a] += c.arm_a.cross(&f) + m;
+    torque[b] -= c.arm_b.cross(&f) + m;
 }
 
 /// The history the previous step left for contact `key`, found by a
