@@ -125,7 +125,17 @@ proptest! {
                 l / (b - a).cross(&(c - a)).norm()
             })
             .fold(0.0f64, f64::max);
-        let point_tolerance = 16.4 * f64::EPSILON * (1.0 + centre.norm()) * aspect;
+        // On well-shaped meshes (worst aspect ≤ 6) the first bounds stand
+        // unchanged: 1e-14 m for the point and 8 ε(1+|p|)/|p−q| for the
+        // normal (3 × 20 000 random cases pass them). Slender triangles are
+        // the known limit of parry's projection (docs/theory.md, "Contact
+        // geometry"): there the bounds scale with the aspect ratio.
+        let slender = aspect > 6.0;
+        let point_tolerance = if slender {
+            16.4 * f64::EPSILON * (1.0 + centre.norm()) * aspect
+        } else {
+            1e-14
+        };
         for (q, gap) in &distinct {
             let hit = found.iter().find(|c| {
                 let on_mesh = c.point - c.normal * (0.5 * c.gap);
@@ -135,7 +145,7 @@ proptest! {
                 .iter()
                 .map(|c| (c.point - c.normal * (0.5 * c.gap) - q).norm())
                 .fold(f64::INFINITY, f64::min);
-            prop_assert!(hit.is_some(), "no contact at {:?}: nearest contact point {:e} m away ({:e} of the bound); found {:?}", q, nearest, nearest / point_tolerance, found);
+            prop_assert!(hit.is_some(), "no contact at {:?}: nearest contact point {:e} m away ({:e} of the bound, slender {}); found {:?}", q, nearest, nearest / point_tolerance, slender, found);
             let c = hit.unwrap();
             prop_assert!((c.gap - gap).abs() <= 1e-14, "gap {} vs {}", c.gap, gap);
             let d = centre - q;
@@ -147,8 +157,12 @@ proptest! {
                 // ratio up to 14 times, beyond the earlier bound of 8 that
                 // 256 cases had suggested); bound 10x
                 let e = (c.normal - d.normalize()).norm();
-                let scale = f64::EPSILON * (1.0 + centre.norm()) * aspect / d.norm();
-                prop_assert!(e <= 12.7 * scale, "normal error {e:e}, {:e} of ε(1+|p|) aspect/|p−q|", e / scale);
+                let scale = f64::EPSILON * (1.0 + centre.norm()) / d.norm();
+                if slender {
+                    prop_assert!(e <= 12.7 * aspect * scale, "normal error {e:e}, {:e} of ε(1+|p|) aspect/|p−q|", e / (aspect * scale));
+                } else {
+                    prop_assert!(e <= 8.0 * scale, "normal error {e:e}, {:e} of ε(1+|p|)/|p−q|", e / scale);
+                }
             }
         }
     }
