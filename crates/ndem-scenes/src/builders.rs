@@ -137,21 +137,12 @@ impl Scene {
             ..self.settings
         };
         let mut stepper = Stepper::new(settings, solver, self.warm_start.build())?;
-        if self.solver == SolverChoice::PgsColoured {
-            // the impact stage in the same coloured order on the same
-            // threads (its default is PGS in the problem's order; same
-            // stopping rule)
-            let impact = ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
-                stopping: ndem_solve::Stopping::to_tolerance(
-                    settings.impact_iterations.max(1),
-                    1e-10,
-                ),
-                order: ndem_solve::ContactOrder::Coloured,
-                threads: self.threads,
-                ..ndem_solve::PgsSettings::default()
-            })
-            .map_err(StepError::from)?;
-            stepper.set_impact_solver(Box::new(impact));
+        if let Some(impact) = self
+            .solver
+            .impact_solver(settings.impact_iterations, self.threads)
+            .map_err(StepError::from)?
+        {
+            stepper.set_impact_solver(impact);
         }
         if let Some(r) = &self.reduction {
             let reducer =

@@ -92,6 +92,26 @@ impl SolverChoice {
         })
     }
 
+    /// The impact-stage solver that goes with this choice, when it is not
+    /// the stepper's default (PGS in the problem's order to 1e-10 within
+    /// `impact_iterations` sweeps): `pgs-coloured` runs the impact stage in
+    /// the coloured order on the same `threads`, with the same stopping rule.
+    pub fn impact_solver(
+        self,
+        impact_iterations: usize,
+        threads: usize,
+    ) -> Result<Option<Box<dyn Solver>>, SolveError> {
+        Ok(match self {
+            SolverChoice::PgsColoured => Some(Box::new(ProjectedGaussSeidel::new(PgsSettings {
+                stopping: Stopping::to_tolerance(impact_iterations.max(1), 1e-10),
+                order: ContactOrder::Coloured,
+                threads,
+                ..PgsSettings::default()
+            })?)),
+            _ => None,
+        })
+    }
+
     /// Name as in files and on the command line.
     pub fn name(self) -> &'static str {
         match self {
