@@ -25,11 +25,16 @@ pub(crate) struct PairConstants {
     pub(crate) zeta: f64,
 }
 
-/// Tangential spring and rolling moment carried by a contact.
+/// What a touching contact carries from step to step: its tangential
+/// spring and its rolling moment (see `docs/theory.md`, "Smooth DEM
+/// baseline"). Public so that a distributed run can send it along with the
+/// bodies that migrate.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub(crate) struct History {
-    pub(crate) xi: Vec3,
-    pub(crate) rolling: Vec3,
+pub struct ContactHistory {
+    /// Tangential spring elongation `ξ` \[m\], world frame.
+    pub xi: Vec3,
+    /// Rolling moment `M_r` of model C \[N m\], world frame.
+    pub rolling: Vec3,
 }
 
 /// The force law of one step: the settings and the material-pair table.
@@ -49,8 +54,8 @@ impl ForceLaw<'_> {
         &self,
         world: &World,
         c: &ContactPoint,
-        old: History,
-    ) -> (Vec3, Vec3, History) {
+        old: ContactHistory,
+    ) -> (Vec3, Vec3, ContactHistory) {
         let (a, b) = (c.body_a(), c.body_b());
         let dt = self.settings.dt;
         let (ia, ib) = (world.body_materials()[a], world.body_materials()[b]);
@@ -143,7 +148,7 @@ impl ForceLaw<'_> {
         } else {
             rolling = Vec3::zeros();
         }
-        (n * fn_ + ft, moment, History { xi, rolling })
+        (n * fn_ + ft, moment, ContactHistory { xi, rolling })
     }
 }
 

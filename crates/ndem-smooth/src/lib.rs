@@ -18,5 +18,6 @@ pub mod law;
 pub mod stepper;
 pub mod verification;
 
+pub use force::ContactHistory;
 pub use law::{SmoothLaw, damping_for_restitution, restitution_of_damping};
 pub use stepper::{SmoothError, SmoothSettings, SmoothStats, SmoothStepper};

@@ -1,6 +1,6 @@
 //! The explicit smooth-DEM stepper.
 
-use crate::force::{ForceLaw, History, PairConstants};
+use crate::force::{ContactHistory, ForceLaw, PairConstants};
 use crate::law::{SmoothLaw, damping_for_restitution};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactPoint, ContactSet};
 use ndem_math::{ContactKey, Material, Vec3, integrate_orientation};
@@ -113,7 +113,7 @@ pub struct SmoothStats {
 }
 
 /// Force on body a, moment on a, and new history of one contact.
-type Evaluated = (Vec3, Vec3, History);
+type Evaluated = (Vec3, Vec3, ContactHistory);
 
 /// Explicit DEM with Hertz-Mindlin contacts (see the crate docs).
 #[derive(Debug, Clone)]
@@ -121,8 +121,8 @@ pub struct SmoothStepper {
     settings: SmoothSettings,
     collision: CollisionWorld,
     contacts: ContactSet,
-    history: Vec<(ContactKey, History)>,
-    next_history: Vec<(ContactKey, History)>,
+    history: Vec<(ContactKey, ContactHistory)>,
+    next_history: Vec<(ContactKey, ContactHistory)>,
     zeta: Vec<(u64, f64, f64)>,
     /// Constants of every material pair for this step, `[ia * n + ib]`.
     pair_table: Vec<PairConstants>,
@@ -138,7 +138,7 @@ pub struct SmoothStepper {
     /// its own mass properties (none for members of an aggregate).
     turning: Vec<(Motion, bool, Option<ndem_math::MassProperties>)>,
     /// Touching contacts of this step: index in the contact set, history.
-    touching: Vec<(u32, History)>,
+    touching: Vec<(u32, ContactHistory)>,
     /// Force, moment and new history of each touching contact.
     evaluated: Vec<Evaluated>,
     /// Threads that evaluate contact forces (this one included).
@@ -237,6 +237,28 @@ impl SmoothStepper {
     /// How many times the Verlet list was rebuilt (full detection passes).
     pub fn rebuilds(&self) -> u64 {
         self.rebuilds
+    }
+
+    /// Tangential springs and rolling moments of the contacts that touched
+    /// in the last step, sorted by key: the state a contact carries into
+    /// the next step.
+    pub fn contact_histories(&self) -> &[(ContactKey, ContactHistory)] {
+        &self.history
+    }
+
+    /// Starts over on a world whose bodies were renumbered, added or
+    /// removed (a distributed run's new layout): replaces the contact
+    /// histories by `histories` (keys of the new numbering; sorted here,
+    /// duplicate keys dropped) and forgets the Verlet list, so that the
+    /// next step detects afresh. Contacts without an entry start from
+    /// rest, as new contacts do.
+    pub fn renumber(&mut self, mut histories: Vec<(ContactKey, ContactHistory)>) {
+        histories.sort_by(|a, b| a.0.cmp(&b.0));
+        histories.dedup_by(|a, b| a.0 == b.0);
+        self.history = histories;
+        self.next_history.clear();
+        self.reference.clear();
+        self.candidates.clear();
     }
 
     /// Simulated time.
@@ -449,9 +471,9 @@ impl SmoothStepper {
             pairs: &self.pair_table,
         };
         let set = contacts.as_slice();
-        let evaluate = |&(k, old): &(u32, History)| law.force(world, &set[k as usize], old);
+        let evaluate = |&(k, old): &(u32, ContactHistory)| law.force(world, &set[k as usize], old);
         self.evaluated.clear();
-        let zero = (Vec3::zeros(), Vec3::zeros(), History::default());
+        let zero = (Vec3::zeros(), Vec3::zeros(), ContactHistory::default());
         self.evaluated.resize(self.touching.len(), zero);
         let threads = self.threads.max(1);
         let block = self.touching.len().div_ceil(threads).max(1);
@@ -459,7 +481,7 @@ impl SmoothStepper {
             .evaluated
             .chunks_mut(block)
             .zip(self.touching.chunks(block));
-        let run = |(out, input): (&mut [Evaluated], &[(u32, History)])| {
+        let run = |(out, input): (&mut [Evaluated], &[(u32, ContactHistory)])| {
             for (o, i) in out.iter_mut().zip(input) {
                 *o = evaluate(i);
             }
@@ -617,13 +639,17 @@ fn add_contact_force(
 /// The history the previous step left for contact `key`, found by a
 /// linear merge: `history` is key-sorted and so are the keys asked for, so
 /// the cursor `j` only moves forward. A new contact starts from rest.
-fn previous_history(history: &[(ContactKey, History)], j: &mut usize, key: &ContactKey) -> History {
+fn previous_history(
+    history: &[(ContactKey, ContactHistory)],
+    j: &mut usize,
+    key: &ContactKey,
+) -> ContactHistory {
     while *j < history.len() && history[*j].0 < *key {
         *j += 1;
     }
     match history.get(*j) {
         Some((k, h)) if k == key => *h,
-        _ => History::default(),
+        _ => ContactHistory::default(),
     }
 }
 

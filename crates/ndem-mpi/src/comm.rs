@@ -1,0 +1,182 @@
+//! The communicator the decomposition runs on: MPI (feature `mpi`, rsmpi)
+//! or, for tests and single-machine use without MPI, threads of one
+//! process standing in for ranks.
+//!
+//! Only three collective operations are needed: a personalised exchange
+//! (each rank sends its own buffer to each other rank: ghost updates,
+//! migration, velocity accumulation), an all-gather of equal-sized slices,
+//! and the reductions built on it. Reductions sum in rank order on every
+//! rank, so their results are bit-identical on all ranks and do not depend
+//! on the MPI implementation's reduction tree.
+
+use std::sync::{Arc, Barrier, Mutex};
+
+/// Collective communication among the ranks of one run. Every rank must
+/// call the same operations in the same order (as in MPI).
+pub trait Communicator: Send + Sync {
+    /// This rank, `0..size`.
+    fn rank(&self) -> usize;
+    /// Number of ranks.
+    fn size(&self) -> usize;
+    /// Personalised all-to-all: `send[r]` goes to rank `r` (`send` has
+    /// `size` entries); returns what every rank sent to this one, by rank.
+    fn exchange(&self, send: Vec<Vec<f64>>) -> Vec<Vec<f64>>;
+    /// Every rank's `values`, by rank (the slices may differ in length).
+    fn all_gather(&self, values: &[f64]) -> Vec<Vec<f64>> {
+        self.exchange(vec![values.to_vec(); self.size()])
+    }
+    /// Element-wise sum over ranks, added in rank order (the same bits on
+    /// every rank).
+    fn sum(&self, values: &[f64]) -> Vec<f64> {
+        reduce(self.all_gather(values), values.len(), |a, b| a + b)
+    }
+    /// Element-wise maximum over ranks.
+    fn max(&self, values: &[f64]) -> Vec<f64> {
+        reduce(self.all_gather(values), values.len(), f64::max)
+    }
+    /// Whether every rank passed `true`.
+    fn all(&self, flag: bool) -> bool {
+        self.max(&[if flag { 0.0 } else { 1.0 }])[0] == 0.0
+    }
+}
+
+fn reduce(parts: Vec<Vec<f64>>, n: usize, op: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+    let mut it = parts.into_iter();
+    let mut out = it.next().unwrap_or_default();
+    out.resize(n, 0.0);
+    for p in it {
+        for (o, x) in out.iter_mut().zip(p) {
+            *o = op(*o, x);
+        }
+    }
+    out
+}
+
+/// One rank of a run whose ranks are threads of this process: the
+/// in-process backend, for tests and for machines without MPI. Made by
+/// [`run_on_threads`].
+#[derive(Debug, Clone)]
+pub struct ThreadComm {
+    rank: usize,
+    shared: Arc<Mailboxes>,
+}
+
+#[derive(Debug)]
+struct Mailboxes {
+    size: usize,
+    barrier: Barrier,
+    /// `slots[from * size + to]`.
+    slots: Mutex<Vec<Vec<f64>>>,
+}
+
+impl Communicator for ThreadComm {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.shared.size
+    }
+    fn exchange(&self, send: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
+        let n = self.shared.size;
+        assert_eq!(send.len(), n, "exchange needs one buffer per rank");
+        {
+            let mut slots = self.shared.slots.lock().unwrap_or_else(|e| e.into_inner());
+            for (to, buf) in send.into_iter().enumerate() {
+                slots[self.rank * n + to] = buf;
+            }
+        }
+        self.shared.barrier.wait();
+        let out = {
+            let mut slots = self.shared.slots.lock().unwrap_or_else(|e| e.into_inner());
+            (0..n)
+                .map(|from| std::mem::take(&mut slots[from * n + self.rank]))
+                .collect()
+        };
+        // nobody writes the next round before everyone has read this one
+        self.shared.barrier.wait();
+        out
+    }
+}
+
+/// Runs `f` on `ranks` threads, each with its [`ThreadComm`], and returns
+/// their results by rank. A panic on one rank is re-raised here (the other
+/// ranks may then wait forever in a collective call, as MPI ranks would:
+/// library code returns errors collectively instead of panicking).
+pub fn run_on_threads<T: Send>(ranks: usize, f: impl Fn(ThreadComm) -> T + Sync) -> Vec<T> {
+    let ranks = ranks.max(1);
+    let shared = Arc::new(Mailboxes {
+        size: ranks,
+        barrier: Barrier::new(ranks),
+        slots: Mutex::new(vec![Vec::new(); ranks * ranks]),
+    });
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..ranks)
+            .map(|rank| {
+                let comm = ThreadComm {
+                    rank,
+                    shared: shared.clone(),
+                };
+                s.spawn(move || f(comm))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+/// The MPI world communicator (rsmpi). A handle without state: valid while
+/// the [`mpi::environment::Universe`] returned by [`mpi::initialize`] is
+/// alive (keep it in `main`).
+#[cfg(feature = "mpi")]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MpiComm;
+
+#[cfg(feature = "mpi")]
+impl Communicator for MpiComm {
+    fn rank(&self) -> usize {
+        use mpi::traits::Communicator as _;
+        mpi::topology::SimpleCommunicator::world().rank() as usize
+    }
+    fn size(&self) -> usize {
+        use mpi::traits::Communicator as _;
+        mpi::topology::SimpleCommunicator::world().size() as usize
+    }
+    fn exchange(&self, send: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
+        use mpi::datatype::{Partition, PartitionMut};
+        use mpi::traits::CommunicatorCollectives;
+        let world = mpi::topology::SimpleCommunicator::world();
+        let counts: Vec<mpi::Count> = send.iter().map(|v| v.len() as mpi::Count).collect();
+        let mut recv_counts = vec![0 as mpi::Count; counts.len()];
+        world.all_to_all_into(&counts[..], &mut recv_counts[..]);
+        let displs = offsets(&counts);
+        let recv_displs = offsets(&recv_counts);
+        let flat: Vec<f64> = send.concat();
+        let total: usize = recv_counts.iter().map(|&c| c as usize).sum();
+        let mut buf = vec![0.0f64; total];
+        {
+            let partition = Partition::new(&flat[..], &counts[..], &displs[..]);
+            let mut received = PartitionMut::new(&mut buf[..], &recv_counts[..], &recv_displs[..]);
+            world.all_to_all_varcount_into(&partition, &mut received);
+        }
+        recv_counts
+            .iter()
+            .zip(&recv_displs)
+            .map(|(&c, &d)| buf[d as usize..(d + c) as usize].to_vec())
+            .collect()
+    }
+}
+
+#[cfg(feature = "mpi")]
+fn offsets(counts: &[mpi::Count]) -> Vec<mpi::Count> {
+    counts
+        .iter()
+        .scan(0, |acc, &c| {
+            let d = *acc;
+            *acc += c;
+            Some(d)
+        })
+        .collect()
+}

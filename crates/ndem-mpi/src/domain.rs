@@ -1,0 +1,706 @@
+//! One rank's part of the scene: the bodies it owns, ghost copies of the
+//! bodies of other ranks near its subdomain, and the bodies every rank
+//! holds (static and kinematic ones), in one local [`World`] ordered by
+//! global index.
+//!
+//! Ordering the local world by global index keeps every pair of bodies in
+//! the same order as in the whole scene, so a contact's key, normal and
+//! force, and the order in which a body's contact forces are summed, are
+//! those of a one-rank run.
+
+use crate::comm::Communicator;
+use crate::error::MpiError;
+use crate::partition::Decomposition;
+use ndem_collide::Shape;
+use ndem_math::{ContactKey, MassProperties, Quat, Vec3, Velocity6};
+use ndem_step::{BodyDesc, Motion, World};
+
+/// What a body is on this rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// This rank integrates it and owns its contacts with higher bodies.
+    Owned,
+    /// A copy of a body owned by the given rank, updated every step.
+    Ghost(usize),
+    /// A static or kinematic body that every rank holds and moves alike.
+    Replicated,
+}
+
+/// A contact's identity in the whole scene: global indices of its bodies
+/// (the lower first) and the feature.
+pub type GlobalKey = (u64, u64, u32);
+
+/// State a contact carries from step to step (tangential springs, warm
+/// start impulses), sent along when its bodies migrate.
+pub trait Carried: Copy {
+    /// Number of `f64` values.
+    const WIDTH: usize;
+    /// Appends the values.
+    fn pack(&self, out: &mut Vec<f64>);
+    /// Reads them back.
+    fn unpack(values: &[f64]) -> Self;
+}
+
+/// Values of one body record (see [`pack_body`]).
+const BODY_WIDTH: usize = 30;
+/// Values of one ghost update: position, orientation, velocity.
+const STATE_WIDTH: usize = 13;
+
+/// Settings of the decomposition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DomainSettings {
+    /// Verlet skin of the ghost layer \[m\]: ghosts are every body within
+    /// `2 R_max + margin + skin` of a subdomain, and the layout is rebuilt
+    /// (migration, new ghosts) once some body may have moved `skin / 2`.
+    /// 0 picks half the smallest particle radius.
+    pub skin: f64,
+    /// Extra contact range of the stepper \[m\] (its detection margin):
+    /// part of the ghost layer's width.
+    pub margin: f64,
+    /// Recompute the bisection every this many layout rebuilds (1: at
+    /// every rebuild; 0: never after the first).
+    pub rebalance_every: u64,
+}
+
+impl Default for DomainSettings {
+    fn default() -> Self {
+        Self {
+            skin: 0.0,
+            margin: 0.0,
+            rebalance_every: 10,
+        }
+    }
+}
+
+impl DomainSettings {
+    /// Checks the fields.
+    pub fn validate(&self) -> Result<(), MpiError> {
+        if !(self.skin.is_finite() && self.skin >= 0.0) {
+            return Err(MpiError::InvalidSettings {
+                field: "skin",
+                reason: "must be finite and >= 0",
+            });
+        }
+        if !(self.margin.is_finite() && self.margin >= 0.0) {
+            return Err(MpiError::InvalidSettings {
+                field: "margin",
+                reason: "must be finite and >= 0",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// This rank's bodies and its communication plan (see the module docs).
+pub struct Domain<C: Communicator> {
+    comm: C,
+    settings: DomainSettings,
+    decomposition: Decomposition,
+    /// Empty world with the scene's materials, gravity and pair overrides.
+    template: World,
+    /// Bodies every rank holds: global index, description, user force.
+    replicated: Vec<Record>,
+    /// The local world, bodies ordered by global index.
+    world: World,
+    gid: Vec<u64>,
+    role: Vec<Role>,
+    /// Per rank: local indices of owned bodies that rank holds as ghosts.
+    send: Vec<Vec<u32>>,
+    /// Per rank: local indices of the ghosts that rank owns.
+    recv: Vec<Vec<u32>>,
+    /// Positions of the local bodies at the last rebuild.
+    reference: Vec<Vec3>,
+    /// Largest sphere radius of the scene \[m\].
+    largest_radius: f64,
+    skin: f64,
+    rebuilds: u64,
+}
+
+/// A body in transit: global index, description, user force and torque.
+#[derive(Debug, Clone)]
+struct Record {
+    gid: u64,
+    desc: BodyDesc,
+    force: (Vec3, Vec3),
+}
+
+impl<C: Communicator> std::fmt::Debug for Domain<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Domain")
+            .field("rank", &self.comm.rank())
+            .field("size", &self.comm.size())
+            .field("bodies", &self.gid.len())
+            .field("rebuilds", &self.rebuilds)
+            .finish()
+    }
+}
+
+impl<C: Communicator> Domain<C> {
+    /// Splits `scene` (the whole scene, the same on every rank) among the
+    /// ranks of `comm`: a bisection by particle count, then each rank keeps
+    /// the dynamic bodies in its box, ghosts of its neighbours' bodies near
+    /// it, and every static and kinematic body. Collective.
+    ///
+    /// Dynamic bodies must be free spheres (no aggregates); joints are not
+    /// supported.
+    pub fn new(comm: C, scene: &World, settings: DomainSettings) -> Result<Self, MpiError> {
+        settings.validate()?;
+        check_scene(scene, comm.size())?;
+        let radii = (0..scene.len()).filter(|&i| scene.motions()[i] == Motion::Dynamic);
+        let radius = |i: usize| scene.shapes()[i].bounding_radius();
+        let largest_radius = radii.clone().map(radius).fold(0.0, f64::max);
+        let smallest_radius = radii.map(radius).fold(f64::INFINITY, f64::min);
+        let skin = if settings.skin > 0.0 {
+            settings.skin
+        } else {
+            0.5 * smallest_radius
+        };
+        let mut template = World::new(scene.materials.clone(), scene.gravity).map_err(step)?;
+        for ((a, b), pair) in scene.pairs() {
+            template.set_pair(a, b, *pair).map_err(step)?;
+        }
+        let record = |i: usize| Record {
+            gid: i as u64,
+            desc: scene.body_desc(i),
+            force: scene.user_force(i),
+        };
+        let replicated: Vec<Record> = (0..scene.len())
+            .filter(|&i| scene.motions()[i] != Motion::Dynamic)
+            .map(record)
+            .collect();
+        // a provisional round-robin share, so that each body is counted
+        // once by the bisection
+        let (rank, size) = (comm.rank(), comm.size());
+        let dynamic: Vec<usize> = (0..scene.len())
+            .filter(|&i| scene.motions()[i] == Motion::Dynamic)
+            .collect();
+        let share: Vec<Vec3> = dynamic
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| k % size == rank)
+            .map(|(_, &i)| scene.positions()[i])
+            .collect();
+        let decomposition = Decomposition::bisect(&comm, &share);
+        decomposition.check_widths(2.0 * largest_radius)?;
+        let owned: Vec<Record> = dynamic
+            .iter()
+            .filter(|&&i| decomposition.owner(&scene.positions()[i]) == rank)
+            .map(|&i| record(i))
+            .collect();
+        let mut domain = Self {
+            comm,
+            settings,
+            decomposition,
+            template,
+            replicated,
+            world: World::new(Vec::new(), Vec3::zeros()).map_err(step)?,
+            gid: Vec::new(),
+            role: Vec::new(),
+            send: Vec::new(),
+            recv: Vec::new(),
+            reference: Vec::new(),
+            largest_radius,
+            skin,
+            rebuilds: 0,
+        };
+        domain.place(owned)?;
+        Ok(domain)
+    }
+
+    /// The communicator.
+    pub fn comm(&self) -> &C {
+        &self.comm
+    }
+
+    /// The local world (owned, ghost and replicated bodies).
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The local world, to step.
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    /// Global index of each local body.
+    pub fn global_indices(&self) -> &[u64] {
+        &self.gid
+    }
+
+    /// Role of each local body.
+    pub fn roles(&self) -> &[Role] {
+        &self.role
+    }
+
+    /// Per rank, the local indices of the owned bodies it holds as ghosts.
+    pub fn ghosts_sent(&self) -> &[Vec<u32>] {
+        &self.send
+    }
+
+    /// Per rank, the local indices of the ghosts it owns.
+    pub fn ghosts_received(&self) -> &[Vec<u32>] {
+        &self.recv
+    }
+
+    /// The current decomposition.
+    pub fn decomposition(&self) -> &Decomposition {
+        &self.decomposition
+    }
+
+    /// Layout rebuilds so far (migration and new ghosts).
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds
+    }
+
+    /// The ghost layer's Verlet skin \[m\].
+    pub fn skin(&self) -> f64 {
+        self.skin
+    }
+
+    /// Number of owned bodies.
+    pub fn owned_count(&self) -> usize {
+        self.role.iter().filter(|r| **r == Role::Owned).count()
+    }
+
+    /// Whether some owned body, anywhere, has moved so far since the last
+    /// rebuild that, with `reach` more (this step's largest sweep), a
+    /// contact with a body outside the ghost layer could form. Collective.
+    pub fn needs_rebuild(&self, reach: f64) -> bool {
+        let mut moved = 0.0f64;
+        for (i, r) in self.role.iter().enumerate() {
+            if *r == Role::Owned {
+                moved = moved.max((self.world.positions()[i] - self.reference[i]).norm());
+            }
+        }
+        let moved = self.comm.max(&[moved, reach]);
+        2.0 * moved[0] + moved[1] >= self.skin
+    }
+
+    /// The global keys of local contact keys.
+    pub fn global_key(&self, key: &ContactKey) -> GlobalKey {
+        (
+            self.gid[key.body_a as usize],
+            self.gid[key.body_b as usize],
+            key.feature,
+        )
+    }
+
+    /// The local key of a global key, if both bodies are local.
+    pub fn local_key(&self, key: &GlobalKey) -> Option<ContactKey> {
+        let a = self.gid.binary_search(&key.0).ok()?;
+        let b = self.gid.binary_search(&key.1).ok()?;
+        Some(ContactKey::new(a as u32, b as u32, key.2))
+    }
+
+    /// Copies the owners' positions, orientations and velocities onto the
+    /// ghosts. Collective.
+    pub fn update_ghosts(&mut self) {
+        let mut out = vec![Vec::new(); self.comm.size()];
+        for (buf, list) in out.iter_mut().zip(&self.send) {
+            buf.reserve(list.len() * STATE_WIDTH);
+            for &i in list {
+                let i = i as usize;
+                pack_state(
+                    &self.world.positions()[i],
+                    &self.world.orientations()[i],
+                    &self.world.velocities()[i],
+                    buf,
+                );
+            }
+        }
+        let received = self.comm.exchange(out);
+        let (pos, ori, vel) = self.world.state_mut();
+        for (buf, list) in received.iter().zip(&self.recv) {
+            for (values, &i) in buf.chunks_exact(STATE_WIDTH).zip(list) {
+                let i = i as usize;
+                (pos[i], ori[i], vel[i]) = unpack_state(values);
+            }
+        }
+    }
+
+    /// Rebuilds the layout: a new bisection when due, bodies that left
+    /// their box migrate to its owner with the carried contact state that
+    /// involves them, and ghosts are chosen anew. `carried` is keyed by
+    /// local keys of the current layout; the result by those of the new
+    /// one (entries whose bodies are no longer both local are dropped).
+    /// Collective.
+    pub fn rebuild<T: Carried>(
+        &mut self,
+        carried: &[(ContactKey, T)],
+    ) -> Result<Vec<(ContactKey, T)>, MpiError> {
+        let owned: Vec<Record> = (0..self.world.len())
+            .filter(|&i| self.role[i] == Role::Owned)
+            .map(|i| Record {
+                gid: self.gid[i],
+                desc: self.world.body_desc(i),
+                force: self.world.user_force(i),
+            })
+            .collect();
+        // kinematic bodies moved: every rank moved them alike
+        for (i, role) in self.role.iter().enumerate() {
+            if *role == Role::Replicated {
+                if let Ok(k) = self
+                    .replicated
+                    .binary_search_by_key(&self.gid[i], |r| r.gid)
+                {
+                    self.replicated[k].desc = self.world.body_desc(i);
+                    self.replicated[k].force = self.world.user_force(i);
+                }
+            }
+        }
+        let every = self.settings.rebalance_every;
+        if every > 0 && self.rebuilds % every == 0 {
+            let positions: Vec<Vec3> = owned.iter().map(|r| r.desc.position).collect();
+            self.decomposition = Decomposition::bisect(&self.comm, &positions);
+            self.decomposition.check_widths(2.0 * self.largest_radius)?;
+        }
+        let global: Vec<(GlobalKey, T)> = carried
+            .iter()
+            .map(|(k, v)| (self.global_key(k), *v))
+            .collect();
+        let (owned, global) = self.migrate(owned, global)?;
+        self.place(owned)?;
+        Ok(global
+            .into_iter()
+            .filter_map(|(k, v)| self.local_key(&k).map(|l| (l, v)))
+            .collect())
+    }
+
+    /// Sends every owned body outside this rank's box to its new owner,
+    /// with the carried entries that involve it; returns the bodies this
+    /// rank now owns and the entries it now holds (sorted, deduplicated).
+    fn migrate<T: Carried>(
+        &mut self,
+        owned: Vec<Record>,
+        carried: Vec<(GlobalKey, T)>,
+    ) -> Result<(Vec<Record>, Vec<(GlobalKey, T)>), MpiError> {
+        let (rank, size) = (self.comm.rank(), self.comm.size());
+        let mut keep = Vec::with_capacity(owned.len());
+        let mut leaving: Vec<(u64, usize)> = Vec::new();
+        let mut bodies = vec![Vec::new(); size];
+        for r in owned {
+            let dest = self.decomposition.owner(&r.desc.position);
+            if dest == rank {
+                keep.push(r);
+            } else {
+                leaving.push((r.gid, dest));
+                pack_body(&r, &mut bodies[dest]);
+            }
+        }
+        leaving.sort_unstable();
+        let dest_of = |g: u64| {
+            leaving
+                .binary_search_by_key(&g, |x| x.0)
+                .ok()
+                .map(|k| leaving[k].1)
+        };
+        let mut entries = vec![Vec::new(); size];
+        for (key, value) in &carried {
+            let (da, db) = (dest_of(key.0), dest_of(key.1));
+            for dest in [da, db.filter(|d| Some(*d) != da)].into_iter().flatten() {
+                pack_entry(key, value, &mut entries[dest]);
+            }
+        }
+        let messages: Vec<Vec<f64>> = bodies
+            .into_iter()
+            .zip(entries)
+            .map(|(b, e)| {
+                let mut m = vec![(b.len() / BODY_WIDTH) as f64];
+                m.extend(b);
+                m.extend(e);
+                m
+            })
+            .collect();
+        let mut all = carried;
+        for m in self.comm.exchange(messages) {
+            let n = m.first().map_or(0, |&x| x as usize);
+            let (head, tail) = m[1..].split_at(n * BODY_WIDTH);
+            for values in head.chunks_exact(BODY_WIDTH) {
+                keep.push(unpack_body(values));
+            }
+            for values in tail.chunks_exact(3 + T::WIDTH) {
+                all.push(unpack_entry(values));
+            }
+        }
+        keep.sort_by_key(|r| r.gid);
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all.dedup_by(|a, b| a.0 == b.0);
+        Ok((keep, all))
+    }
+
+    /// Builds the local world from this rank's owned bodies: ghosts are
+    /// exchanged with every rank whose box is within the ghost layer's
+    /// width, and the replicated bodies added. Collective.
+    fn place(&mut self, owned: Vec<Record>) -> Result<(), MpiError> {
+        let (rank, size) = (self.comm.rank(), self.comm.size());
+        let width = 2.0 * self.largest_radius + self.settings.margin + self.skin;
+        let mut out = vec![Vec::new(); size];
+        for r in &owned {
+            for (s, b) in self.decomposition.boxes().iter().enumerate() {
+                if s != rank && b.distance(&r.desc.position) <= width {
+                    pack_body(r, &mut out[s]);
+                }
+            }
+        }
+        let received = self.comm.exchange(out);
+        let mut all: Vec<(Record, Role)> = owned.into_iter().map(|r| (r, Role::Owned)).collect();
+        for (s, buf) in received.iter().enumerate() {
+            all.extend(
+                buf.chunks_exact(BODY_WIDTH)
+                    .map(|v| (unpack_body(v), Role::Ghost(s))),
+            );
+        }
+        all.extend(
+            self.replicated
+                .iter()
+                .map(|r| (r.clone(), Role::Replicated)),
+        );
+        all.sort_by_key(|(r, _)| r.gid);
+        let mut world = self.template.clone();
+        for (r, _) in &all {
+            let i = world.add_body(r.desc.clone()).map_err(step)?;
+            world.set_force(i, r.force.0, r.force.1).map_err(step)?;
+        }
+        self.gid = all.iter().map(|(r, _)| r.gid).collect();
+        self.role = all.iter().map(|(_, role)| *role).collect();
+        self.reference = world.positions().to_vec();
+        self.world = world;
+        // who holds my owned bodies: the same test the senders made
+        self.send = vec![Vec::new(); size];
+        self.recv = vec![Vec::new(); size];
+        for (i, role) in self.role.iter().enumerate() {
+            match *role {
+                Role::Owned => {
+                    for (s, b) in self.decomposition.boxes().iter().enumerate() {
+                        if s != rank && b.distance(&self.world.positions()[i]) <= width {
+                            self.send[s].push(i as u32);
+                        }
+                    }
+                }
+                Role::Ghost(s) => self.recv[s].push(i as u32),
+                Role::Replicated => {}
+            }
+        }
+        self.rebuilds += 1;
+        Ok(())
+    }
+
+    /// Kinetic energy `Σ ½ m v² + ½ ωᵀ I ω` and linear momentum of the
+    /// owned bodies, summed over ranks in rank order. Collective.
+    pub fn owned_energy_momentum(&self) -> (f64, Vec3) {
+        let mut local = [0.0; 4];
+        for (i, r) in self.role.iter().enumerate() {
+            if *r != Role::Owned {
+                continue;
+            }
+            if let Some(m) = &self.world.mass_properties()[i] {
+                let v = &self.world.velocities()[i];
+                let iw = m.world_inertia(&self.world.orientations()[i]) * v.angular;
+                local[0] += 0.5 * m.mass * v.linear.norm_squared() + 0.5 * v.angular.dot(&iw);
+                for k in 0..3 {
+                    local[1 + k] += m.mass * v.linear[k];
+                }
+            }
+        }
+        let total = self.comm.sum(&local);
+        (total[0], Vec3::new(total[1], total[2], total[3]))
+    }
+
+    /// The whole scene, gathered on rank 0 in global order (`None` on the
+    /// other ranks). Collective.
+    pub fn gather(&self) -> Result<Option<World>, MpiError> {
+        let mut out = vec![Vec::new(); self.comm.size()];
+        for (i, r) in self.role.iter().enumerate() {
+            if *r == Role::Owned {
+                let rec = Record {
+                    gid: self.gid[i],
+                    desc: self.world.body_desc(i),
+                    force: self.world.user_force(i),
+                };
+                pack_body(&rec, &mut out[0]);
+            }
+        }
+        let received = self.comm.exchange(out);
+        if self.comm.rank() != 0 {
+            return Ok(None);
+        }
+        let mut all: Vec<Record> = received
+            .iter()
+            .flat_map(|b| b.chunks_exact(BODY_WIDTH).map(unpack_body))
+            .collect();
+        all.extend(
+            (0..self.world.len())
+                .filter(|&i| self.role[i] == Role::Replicated)
+                .map(|i| Record {
+                    gid: self.gid[i],
+                    desc: self.world.body_desc(i),
+                    force: self.world.user_force(i),
+                }),
+        );
+        all.sort_by_key(|r| r.gid);
+        let mut world = self.template.clone();
+        for r in &all {
+            let i = world.add_body(r.desc.clone()).map_err(step)?;
+            world.set_force(i, r.force.0, r.force.1).map_err(step)?;
+        }
+        Ok(Some(world))
+    }
+
+    /// The owned bodies alone, as a world (for output).
+    pub fn owned_world(&self) -> Result<World, MpiError> {
+        let mut world = self.template.clone();
+        for (i, r) in self.role.iter().enumerate() {
+            if *r == Role::Owned {
+                let k = world.add_body(self.world.body_desc(i)).map_err(step)?;
+                let (f, t) = self.world.user_force(i);
+                world.set_force(k, f, t).map_err(step)?;
+            }
+        }
+        Ok(world)
+    }
+
+    /// Makes every rank return the lowest failing rank's error, so that no
+    /// rank goes on to a collective call the others never make.
+    /// Collective.
+    pub fn agree<T>(&self, result: Result<T, String>) -> Result<T, MpiError> {
+        let rank = self.comm.rank();
+        let failing = if result.is_err() {
+            rank as f64
+        } else {
+            f64::INFINITY
+        };
+        let first = -self.comm.max(&[-failing])[0];
+        if first.is_infinite() {
+            return result.map_err(|message| MpiError::Step { rank, message });
+        }
+        let first = first as usize;
+        let mut out = vec![Vec::new(); self.comm.size()];
+        if let Err(message) = &result {
+            if first == rank {
+                let bytes: Vec<f64> = message.bytes().map(f64::from).collect();
+                out.iter_mut().for_each(|o| o.clone_from(&bytes));
+            }
+        }
+        let received = self.comm.exchange(out);
+        let message: String = received[first].iter().map(|&b| b as u8 as char).collect();
+        Err(MpiError::Step {
+            rank: first,
+            message,
+        })
+    }
+}
+
+fn step(e: ndem_step::StepError) -> MpiError {
+    MpiError::Step {
+        rank: usize::MAX,
+        message: e.to_string(),
+    }
+}
+
+/// Checks what the decomposition supports: free dynamic spheres, no
+/// joints, at least as many dynamic bodies as ranks.
+fn check_scene(scene: &World, ranks: usize) -> Result<(), MpiError> {
+    if let Some(j) = (!scene.joints().is_empty()).then_some(0) {
+        return Err(MpiError::Unsupported {
+            body: j,
+            reason: "joints",
+        });
+    }
+    let mut dynamic = 0;
+    for i in 0..scene.len() {
+        if scene.is_member(i) {
+            return Err(MpiError::Unsupported {
+                body: i,
+                reason: "a member of a rigid aggregate",
+            });
+        }
+        if scene.motions()[i] == Motion::Dynamic {
+            dynamic += 1;
+            if !matches!(scene.shapes()[i], Shape::Sphere { .. }) {
+                return Err(MpiError::Unsupported {
+                    body: i,
+                    reason: "a dynamic body that is not a sphere",
+                });
+            }
+        }
+    }
+    if dynamic < ranks {
+        return Err(MpiError::TooFewBodies {
+            bodies: dynamic,
+            ranks,
+        });
+    }
+    Ok(())
+}
+
+fn pack_state(p: &Vec3, q: &Quat, v: &Velocity6, out: &mut Vec<f64>) {
+    out.extend_from_slice(p.as_slice());
+    out.extend_from_slice(q.coords.as_slice());
+    out.extend_from_slice(v.linear.as_slice());
+    out.extend_from_slice(v.angular.as_slice());
+}
+
+fn unpack_state(v: &[f64]) -> (Vec3, Quat, Velocity6) {
+    let p = Vec3::new(v[0], v[1], v[2]);
+    // the coordinates as they were: no renormalisation, so that a ghost
+    // holds its owner's bits
+    let q = Quat::new_unchecked(nalgebra::Quaternion::new(v[6], v[3], v[4], v[5]));
+    let vel = Velocity6::new(Vec3::new(v[7], v[8], v[9]), Vec3::new(v[10], v[11], v[12]));
+    (p, q, vel)
+}
+
+/// `[gid, radius, material, motion, mass, I(3), state(13), surface
+/// velocity(3), collision group, force(3), torque(3)]`.
+fn pack_body(r: &Record, out: &mut Vec<f64>) {
+    let d = &r.desc;
+    let radius = match d.shape {
+        Shape::Sphere { radius } => radius,
+        _ => f64::NAN,
+    };
+    let mass = d.mass.unwrap_or(MassProperties {
+        mass: f64::NAN,
+        principal_inertia: Vec3::repeat(f64::NAN),
+    });
+    out.extend_from_slice(&[r.gid as f64, radius, d.material as f64, mass.mass]);
+    out.extend_from_slice(mass.principal_inertia.as_slice());
+    pack_state(&d.position, &d.orientation, &d.velocity, out);
+    out.extend_from_slice(d.surface_velocity.as_slice());
+    out.push(d.collision_group as f64);
+    out.extend_from_slice(r.force.0.as_slice());
+    out.extend_from_slice(r.force.1.as_slice());
+}
+
+fn unpack_body(v: &[f64]) -> Record {
+    let (position, orientation, velocity) = unpack_state(&v[7..20]);
+    let mass = MassProperties {
+        mass: v[3],
+        principal_inertia: Vec3::new(v[4], v[5], v[6]),
+    };
+    Record {
+        gid: v[0] as u64,
+        desc: BodyDesc {
+            shape: Shape::Sphere { radius: v[1] },
+            material: v[2] as usize,
+            motion: Motion::Dynamic,
+            mass: Some(mass),
+            position,
+            orientation,
+            velocity,
+            surface_velocity: Vec3::new(v[20], v[21], v[22]),
+            collision_group: v[23] as u32,
+        },
+        force: (
+            Vec3::new(v[24], v[25], v[26]),
+            Vec3::new(v[27], v[28], v[29]),
+        ),
+    }
+}
+
+fn pack_entry<T: Carried>(key: &GlobalKey, value: &T, out: &mut Vec<f64>) {
+    out.extend_from_slice(&[key.0 as f64, key.1 as f64, key.2 as f64]);
+    value.pack(out);
+}
+
+fn unpack_entry<T: Carried>(v: &[f64]) -> (GlobalKey, T) {
+    ((v[0] as u64, v[1] as u64, v[2] as u32), T::unpack(&v[3..]))
+}
