@@ -21,9 +21,10 @@ const LAYERS: &[(&str, u32)] = &[
     ("ndem-smooth", 3),
     ("ndem-scenes", 4),
     ("ndem", 5),
-    ("ndem-cli", 6),
-    ("ndem-benches", 7),
-    ("xtask", 7),
+    ("ndem-mpi", 6),
+    ("ndem-cli", 7),
+    ("ndem-benches", 8),
+    ("xtask", 8),
 ];
 
 fn layer(name: &str) -> Option<u32> {
@@ -298,6 +299,7 @@ fn libraries_do_not_pull_tools_into_users_builds() {
         "ndem-reduce",
         "ndem-smooth",
         "ndem-fclib",
+        "ndem-mpi",
     ] {
         forbidden(krate, &tools);
     }

@@ -9,6 +9,8 @@
 //! Invariant: `ndem-cli` orchestrates the facade and owns the command line
 //! and the run loop's files; it contains no physics.
 
+#[cfg(feature = "mpi")]
+pub mod distributed;
 pub mod fuzz;
 pub mod progress;
 pub mod run;

@@ -62,6 +62,14 @@ enum Command {
         /// contact split), unless the scene file has a `[reduction]` table.
         #[arg(long)]
         reduce: bool,
+        /// Run distributed on the ranks of `mpirun -np N ndem run … --mpi`
+        /// (domain decomposition; needs the `mpi` feature).
+        #[arg(long)]
+        mpi: bool,
+        /// With --mpi: the smooth (penalty) DEM instead of NDEM, at 0.1 of
+        /// the critical time step.
+        #[arg(long, requires = "mpi")]
+        smooth: bool,
     },
     /// Continue a run from a checkpoint file: by default to the scene's end
     /// time, into a new folder beside the original run's.
@@ -74,6 +82,10 @@ enum Command {
         /// frames after the checkpoint are replaced) instead of a new one.
         #[arg(long, conflicts_with = "out")]
         append: bool,
+        /// Continue distributed on the ranks of `mpirun` (any number of
+        /// them; needs the `mpi` feature).
+        #[arg(long, conflicts_with = "append")]
+        mpi: bool,
     },
     /// Contact forces of a packing at rest (a settled scene file or a
     /// checkpoint): posed by a static solve and computed by PGS, APGD or
@@ -325,6 +337,8 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             iterations,
             warm_start,
             reduce,
+            mpi,
+            smooth,
         } => {
             let mut s = match particles {
                 Some(n) => builders::builtin_sized(&scene, Some(n)).map_err(|e| e.to_string())?,
@@ -345,6 +359,12 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             if reduce && s.reduction.is_none() {
                 s.reduction = Some(ndem::reduce::ReductionSettings::default());
             }
+            if mpi {
+                let out = run.out.clone().unwrap_or_else(|| {
+                    PathBuf::from("target/ndem").join(format!("{}-mpi", s.name))
+                });
+                return distributed(s, Vec::new(), (0.0, 0), &run, out, smooth);
+            }
             let mut stepper = s.stepper().map_err(|e| e.to_string())?;
             let out = run
                 .out
@@ -361,6 +381,7 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             checkpoint,
             run,
             append,
+            mpi,
         } => {
             let text = std::fs::read_to_string(&checkpoint)
                 .map_err(|e| format!("cannot read checkpoint {}: {e}", checkpoint.display()))?;
@@ -369,6 +390,21 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             let (mut s, mut stepper) = cp
                 .restore()
                 .map_err(|e| format!("{}: {e}", checkpoint.display()))?;
+            if mpi {
+                let history = stepper
+                    .history()
+                    .map(|h| h.sorted_contacts())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(k, v)| ((k.body_a as u64, k.body_b as u64, k.feature), v))
+                    .collect();
+                let out = run.out.clone().unwrap_or_else(|| {
+                    PathBuf::from("target/ndem")
+                        .join(format!("{}-mpi-resumed-{:08}", s.name, cp.step))
+                });
+                let clock = (stepper.time(), stepper.step_count());
+                return distributed(s, history, clock, &run, out, false);
+            }
             let run_dir = checkpoint
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
@@ -393,6 +429,53 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             go(&mut s, &mut stepper, &run, out, folder, stop)
         }
     }
+}
+
+/// `--mpi`: the run on the ranks of `mpirun`.
+#[cfg(feature = "mpi")]
+fn distributed(
+    scene: Scene,
+    history: Vec<((u64, u64, u32), ndem::solve::StoredImpulse)>,
+    clock: (f64, u64),
+    run: &RunArgs,
+    out: PathBuf,
+    smooth: bool,
+) -> Result<(), Failure> {
+    use ndem_cli::distributed::{DistributedOptions, Start, run_distributed};
+    let steps = steps_for(&scene, run, clock.0)?;
+    let opts = DistributedOptions {
+        steps,
+        out,
+        overwrite: run.overwrite,
+        frame_every: run.frame_every.unwrap_or(scene.output.frame_every as u64),
+        stats_every: run.stats_every.unwrap_or(scene.output.stats_every as u64),
+        checkpoint_every: run.checkpoint_every,
+        smooth,
+    };
+    let message = run_distributed(
+        Start {
+            scene,
+            history,
+            clock,
+        },
+        &opts,
+    )?;
+    say(format_args!("{message}"))
+}
+
+/// `--mpi` without the `mpi` feature.
+#[cfg(not(feature = "mpi"))]
+fn distributed(
+    _scene: Scene,
+    _history: Vec<((u64, u64, u32), ndem::solve::StoredImpulse)>,
+    _clock: (f64, u64),
+    _run: &RunArgs,
+    _out: PathBuf,
+    _smooth: bool,
+) -> Result<(), Failure> {
+    Err(Failure::Error(
+        "--mpi: this ndem was built without MPI; build it with `cargo build --release -p ndem-cli --features mpi` (needs `apt-get install libopenmpi-dev openmpi-bin clang libclang-dev`) and run it under `mpirun`".into(),
+    ))
 }
 
 fn go(

@@ -29,6 +29,8 @@
 pub mod comm;
 pub mod domain;
 pub mod error;
+pub mod ndem;
+pub mod output;
 pub mod partition;
 pub mod smooth;
 
@@ -37,5 +39,10 @@ pub use comm::MpiComm;
 pub use comm::{Communicator, ThreadComm, run_on_threads};
 pub use domain::{Carried, Domain, DomainSettings, GlobalKey, Role};
 pub use error::MpiError;
+pub use ndem::{
+    DistributedNdem, DistributedNdemSettings, DistributedNdemStats, DomainCoupling,
+    ExchangeCounters,
+};
+pub use output::ParallelFrames;
 pub use partition::{Decomposition, Subdomain};
 pub use smooth::{DistributedSmooth, DistributedSmoothStats};

@@ -9,6 +9,7 @@
 use crate::comm::Communicator;
 use crate::domain::{Carried, Domain, DomainSettings, Role};
 use crate::error::MpiError;
+use crate::ndem::ExchangeCounters;
 use ndem_math::Vec3;
 use ndem_smooth::{ContactHistory, SmoothSettings, SmoothStepper};
 use ndem_step::World;
@@ -51,6 +52,7 @@ pub struct DistributedSmooth<C: Communicator> {
     domain: Domain<C>,
     stepper: SmoothStepper,
     dt: f64,
+    counters: ExchangeCounters,
 }
 
 impl<C: Communicator> DistributedSmooth<C> {
@@ -72,6 +74,7 @@ impl<C: Communicator> DistributedSmooth<C> {
             domain,
             stepper,
             dt: settings.dt,
+            counters: ExchangeCounters::default(),
         })
     }
 
@@ -80,11 +83,23 @@ impl<C: Communicator> DistributedSmooth<C> {
         &self.domain
     }
 
+    /// This rank's ghost exchanges so far (updates and rebuilds; values
+    /// count the updates).
+    pub fn exchange_counters(&self) -> ExchangeCounters {
+        self.counters
+    }
+
+    /// Simulated time \[s\].
+    pub fn time(&self) -> f64 {
+        self.stepper.time()
+    }
+
     /// One step on every rank: rebuild the layout if some body may have
     /// left the ghost layer's reach (carrying the contacts' springs along),
     /// otherwise update the ghosts; then the local smooth step. Collective;
     /// an error on any rank is returned by all.
     pub fn step(&mut self) -> Result<DistributedSmoothStats, MpiError> {
+        let t = std::time::Instant::now();
         let reach = self.largest_step_travel();
         let rebuilt = self.domain.needs_rebuild(reach);
         let mut sent = 0;
@@ -96,6 +111,9 @@ impl<C: Communicator> DistributedSmooth<C> {
             sent = self.domain.ghosts_sent().iter().map(|l| l.len() * 13).sum();
             self.domain.update_ghosts();
         }
+        self.counters.exchanges += 1;
+        self.counters.values_sent += sent as u64;
+        self.counters.seconds += t.elapsed().as_secs_f64();
         let result = self
             .stepper
             .step(self.domain.world_mut())

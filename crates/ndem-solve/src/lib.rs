@@ -47,6 +47,7 @@ pub mod metrics;
 pub mod newton;
 pub mod pgs;
 mod pgs_parallel;
+pub mod pgs_subdomain;
 pub mod problem;
 pub mod qp;
 pub mod reference;
@@ -68,6 +69,7 @@ pub use local_solver::{LocalIteration, LocalObserver, LocalReport, LocalSolver, 
 pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats, coulomb_merit};
 pub use newton::{NewtonSettings, SemismoothNewton};
 pub use pgs::{JointRows, PgsSettings, PgsVariant, ProjectedGaussSeidel};
+pub use pgs_subdomain::{SubdomainCoupling, SubdomainPgs};
 pub use problem::{
     Contact, ContactBuilder, ContactModel, ContactProblem, ContactRows, FrictionSet, GenericRow,
     RowBounds,

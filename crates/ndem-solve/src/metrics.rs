@@ -171,41 +171,101 @@ impl ResidualEvaluator {
         velocity: Option<&[Velocity6]>,
     ) -> ResidualStats {
         self.row_residuals(problem, lambda, velocity);
-        let mut out = ResidualStats::default();
-        let mut sums = [0.0; 4];
-        let mut total = 0.0;
+        self.row_sums(problem, |_| true).finish()
+    }
+
+    /// Sums of the rows of the last [`Self::row_residuals`] for which
+    /// `include(row)` holds (statistics over part of a problem, to be
+    /// combined with other parts).
+    pub(crate) fn row_sums(
+        &self,
+        problem: &ContactProblem,
+        include: impl Fn(usize) -> bool,
+    ) -> RowSums {
+        let mut out = RowSums::default();
         for (i, &r) in self.rows.iter().enumerate() {
-            let kind = problem.row_kind(i);
-            let slot = kind_index(kind);
-            let ks = match kind {
-                RowKind::Normal => &mut out.normal,
-                RowKind::Friction => &mut out.friction,
-                RowKind::Rolling => &mut out.rolling,
-                RowKind::Bilateral => &mut out.bilateral,
-            };
-            ks.count += 1;
-            ks.max = ks.max.max(r);
-            sums[slot] += r;
-            total += r;
-            out.max = out.max.max(r);
+            if !include(i) {
+                continue;
+            }
+            let slot = kind_index(problem.row_kind(i));
+            out.count[slot] += 1.0;
+            out.sum[slot] += r;
+            out.total += r;
+            out.max[slot] = out.max[slot].max(r);
+            out.natural = out.natural.max(self.natural[i]);
         }
-        for (slot, ks) in [
+        out
+    }
+}
+
+/// Row residual sums by kind (normal, friction, rolling, bilateral) over
+/// some rows: counts, sums and the total add across parts, maxima take the
+/// largest. [`Self::finish`] turns them into [`ResidualStats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct RowSums {
+    pub(crate) count: [f64; 4],
+    pub(crate) sum: [f64; 4],
+    /// Sum of all rows in row order.
+    pub(crate) total: f64,
+    pub(crate) max: [f64; 4],
+    pub(crate) natural: f64,
+}
+
+impl RowSums {
+    /// `[count; 4, sum; 4, total]`, the parts that add.
+    pub(crate) fn additive(&self) -> [f64; 9] {
+        let mut out = [0.0; 9];
+        out[..4].copy_from_slice(&self.count);
+        out[4..8].copy_from_slice(&self.sum);
+        out[8] = self.total;
+        out
+    }
+
+    /// `[max; 4, natural]`, the parts that take the largest.
+    pub(crate) fn maximal(&self) -> [f64; 5] {
+        [
+            self.max[0],
+            self.max[1],
+            self.max[2],
+            self.max[3],
+            self.natural,
+        ]
+    }
+
+    /// From the two parts.
+    pub(crate) fn from_parts(additive: &[f64], maximal: &[f64]) -> Self {
+        let mut out = RowSums::default();
+        out.count.copy_from_slice(&additive[..4]);
+        out.sum.copy_from_slice(&additive[4..8]);
+        out.total = additive[8];
+        out.max.copy_from_slice(&maximal[..4]);
+        out.natural = maximal[4];
+        out
+    }
+
+    /// The statistics.
+    pub(crate) fn finish(&self) -> ResidualStats {
+        let mut out = ResidualStats::default();
+        let kinds = [
             &mut out.normal,
             &mut out.friction,
             &mut out.rolling,
             &mut out.bilateral,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            if ks.count > 0 {
-                ks.mean = sums[slot] / ks.count as f64;
+        ];
+        let mut rows = 0.0;
+        for (slot, ks) in kinds.into_iter().enumerate() {
+            ks.count = self.count[slot] as usize;
+            ks.max = self.max[slot];
+            if self.count[slot] > 0.0 {
+                ks.mean = self.sum[slot] / self.count[slot];
             }
+            rows += self.count[slot];
         }
-        if !self.rows.is_empty() {
-            out.mean = total / self.rows.len() as f64;
+        out.max = self.max.iter().fold(0.0, |a, &b| a.max(b));
+        if rows > 0.0 {
+            out.mean = self.total / rows;
         }
-        out.natural_map = self.natural.iter().fold(0.0, |a, &b| a.max(b));
+        out.natural_map = self.natural;
         out
     }
 }

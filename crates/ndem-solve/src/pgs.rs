@@ -115,7 +115,13 @@ impl PgsSettings {
 pub struct ProjectedGaussSeidel {
     settings: PgsSettings,
     inv_diag: Vec<f64>,
-    order: Vec<u32>,
+    /// Contacts in visiting order (the subdomain solver keeps only its own).
+    pub(crate) order: Vec<u32>,
+    /// Mass-splitting factors `k_i` of the subdomain solver (empty: none):
+    /// body `i` is swept with inverse mass `k_i M_i⁻¹`.
+    pub(crate) mass_split: Vec<f64>,
+    /// The split inverse masses, when `mass_split` is set.
+    split_inverse: Vec<InverseMass>,
     isotropic: Vec<Option<f64>>,
     shapes: Vec<ContactShape>,
     evaluator: ResidualEvaluator,
@@ -152,12 +158,21 @@ struct ContactShape {
 crate::solver::validated_settings!(ProjectedGaussSeidel, PgsSettings);
 
 impl ProjectedGaussSeidel {
-    fn prepare(&mut self, problem: &ContactProblem) {
+    pub(crate) fn prepare(&mut self, problem: &ContactProblem) {
         let threads = self.sweep_threads(problem);
         let n = problem.len();
         let off = problem.generic_offset();
         let m = problem.contact_rows().count();
-        let inv = problem.inverse_mass();
+        self.split_inverse.clear();
+        if !self.mass_split.is_empty() {
+            let split = problem.inverse_mass().iter().zip(&self.mass_split);
+            self.split_inverse
+                .extend(split.map(|(inv, &k)| InverseMass {
+                    inv_mass: inv.inv_mass * k,
+                    inv_inertia: inv.inv_inertia * k,
+                }));
+        }
+        let inv = masses(&self.split_inverse, problem);
         self.inv_diag.resize(n, 0.0);
         // D⁻¹ of the contact rows per contact (as `diagonal_unchecked`
         // forms D), then of the generic rows
@@ -193,6 +208,15 @@ impl ProjectedGaussSeidel {
                 *s = contact_shape(c, m, &inv[a], &inv[b], iso);
             }
         });
+    }
+}
+
+/// The inverse masses the sweeps use: the problem's, or the split ones.
+fn masses<'a>(split: &'a [InverseMass], problem: &'a ContactProblem) -> &'a [InverseMass] {
+    if split.is_empty() {
+        problem.inverse_mass()
+    } else {
+        split
     }
 }
 
@@ -637,7 +661,7 @@ impl ProjectedGaussSeidel {
     /// `self.order` on this thread, or colour by colour on several.
     /// Returns the largest correction and whether everything stayed
     /// finite.
-    fn sweep_contacts(
+    pub(crate) fn sweep_contacts(
         &mut self,
         problem: &ContactProblem,
         lambda: &mut [f64],
@@ -652,7 +676,7 @@ impl ProjectedGaussSeidel {
         let m = problem.contact_rows().count();
         let set = problem.friction_set();
         let omega = self.settings.relaxation;
-        let inv = problem.inverse_mass();
+        let inv = masses(&self.split_inverse, problem);
         let contacts = problem.contacts();
         let mut max_corr = 0.0f64;
         let mut finite = true;
@@ -706,7 +730,7 @@ impl ProjectedGaussSeidel {
         let outcome = SweepOutcome::default();
         let barrier = SpinBarrier::new(threads);
         let (set, omega) = (problem.friction_set(), self.settings.relaxation);
-        let (inv, contacts) = (problem.inverse_mass(), problem.contacts());
+        let (inv, contacts) = (masses(&self.split_inverse, problem), problem.contacts());
         let (shared, colouring) = (&self.shared, &self.colouring);
         let (shapes, inv_diag, isotropic) = (&self.shapes, &self.inv_diag, &self.isotropic);
         let colours = colouring.colours();
@@ -767,7 +791,7 @@ impl ProjectedGaussSeidel {
 
     /// Makes `lambda` and `velocity` current (after parallel sweeps the
     /// iterate is in the shared copy).
-    fn sync_slices(
+    pub(crate) fn sync_slices(
         &mut self,
         problem: &ContactProblem,
         lambda: &mut [f64],

@@ -334,6 +334,15 @@ pub trait Solver: Send {
         self.solve_observed(problem, lambda, velocity, &mut NoObserver)
     }
 
+    /// Whether `local` holds on any subdomain of a decomposed solve: a
+    /// collective call for a solver that is one part of such a solve
+    /// ([`crate::SubdomainPgs`]), `local` itself for every other solver.
+    /// The stepper asks it whether to run the impact stage, which, like
+    /// the whole-network solve it is, runs on every subdomain or on none.
+    fn any_subdomain(&mut self, local: bool) -> bool {
+        local
+    }
+
     /// The iteration cap `N_it` of [`Self::stopping`].
     fn max_iterations(&self) -> usize {
         self.stopping().max_iterations

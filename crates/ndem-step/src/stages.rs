@@ -177,6 +177,7 @@ pub(crate) fn impact_problem(
     contacts: &ContactSet,
     solver_contacts: &[SolverContact],
     velocity: &[Velocity6],
+    any_subdomain: impl FnOnce(bool) -> bool,
 ) -> Result<(usize, Option<ContactProblem>), StepError> {
     let jacobian = |s: &SolverContact| ContactJacobian::new(s.frame, &s.arm_a, &s.arm_b, 1.0);
     let normal_velocity =
@@ -186,7 +187,8 @@ pub(crate) fn impact_problem(
         .iter()
         .filter(|s| impacting(settings, set[s.set_index].gap, normal_velocity(s)))
         .count();
-    if impacts == 0 {
+    // a decomposed solve runs the stage on every subdomain or on none
+    if !any_subdomain(impacts > 0) {
         return Ok((0, None));
     }
     let dt = settings.dt;

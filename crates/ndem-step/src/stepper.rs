@@ -736,8 +736,15 @@ impl Stepper {
         // impact stage
         let mut impact = None;
         if settings.impact_stage {
-            let (impacts, problem) =
-                stages::impact_problem(world, &settings, contacts, &solver_contacts, &velocity)?;
+            let impact_solver = &mut self.impact_solver;
+            let (impacts, problem) = stages::impact_problem(
+                world,
+                &settings,
+                contacts,
+                &solver_contacts,
+                &velocity,
+                |local| impact_solver.any_subdomain(local),
+            )?;
             stats.impacts = impacts;
             if let Some(problem) = problem {
                 let mut lambda = vec![0.0; problem.len()];

@@ -145,6 +145,13 @@ fn data_array(
 /// VTK XML PolyData of the spheres (one vertex per sphere) with radius,
 /// velocity, angular velocity and body id.
 pub fn particles_vtp(world: &World) -> String {
+    particles_vtp_labelled(world, None)
+}
+
+/// [`particles_vtp`] with the `body_id` of body `i` given by `labels[i]`
+/// (a distributed run's piece, whose bodies carry their indices in the
+/// whole scene); `None` labels bodies by their index in `world`.
+pub fn particles_vtp_labelled(world: &World, labels: Option<&[u64]>) -> String {
     let ids: Vec<usize> = (0..world.len())
         .filter(|&i| world.shapes()[i].sphere_radius().is_some())
         .collect();
@@ -198,7 +205,8 @@ pub fn particles_vtp(world: &World) -> String {
         "body_id",
         "Int64",
         1,
-        ids.iter().map(|i| i.to_string()),
+        ids.iter()
+            .map(|&i| labels.map_or(i as u64, |l| l[i]).to_string()),
     );
     // the body that carries each particle: its rigid aggregate, or -1
     data_array(
@@ -537,21 +545,53 @@ impl FrameLog {
             if name == "bodies.pvd" && files.is_empty() {
                 continue;
             }
-            let mut s = String::from(
-                "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n  <Collection>\n",
-            );
-            for (t, f) in files {
-                let _ = writeln!(
-                    s,
-                    "    <DataSet timestep=\"{t:e}\" part=\"0\" file=\"{}\"/>",
-                    f.display()
-                );
-            }
-            s.push_str("  </Collection>\n</VTKFile>\n");
-            write_atomic(&dir.join(name), s.as_bytes())?;
+            write_atomic(&dir.join(name), pvd_collection(files).as_bytes())?;
         }
         Ok(())
     }
+}
+
+/// A VTK parallel PolyData file (`.pvtp`) joining the pieces written by
+/// [`particles_vtp_labelled`] (paths relative to the `.pvtp` file), so that
+/// ParaView opens them as one dataset.
+pub fn particles_pvtp(pieces: &[PathBuf]) -> String {
+    let mut s = String::from(
+        "<?xml version=\"1.0\"?>\n<VTKFile type=\"PPolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <PPolyData GhostLevel=\"0\">\n    <PPoints>\n      <PDataArray type=\"Float64\" Name=\"position\" NumberOfComponents=\"3\"/>\n    </PPoints>\n    <PPointData Scalars=\"radius\" Vectors=\"velocity\">\n",
+    );
+    for (ty, name, k) in [
+        ("Float64", "radius", 1),
+        ("Float64", "velocity", 3),
+        ("Float64", "angular_velocity", 3),
+        ("Int64", "body_id", 1),
+        ("Int64", "aggregate", 1),
+    ] {
+        let _ = writeln!(
+            s,
+            "      <PDataArray type=\"{ty}\" Name=\"{name}\" NumberOfComponents=\"{k}\"/>"
+        );
+    }
+    s.push_str("    </PPointData>\n");
+    for p in pieces {
+        let _ = writeln!(s, "    <Piece Source=\"{}\"/>", p.display());
+    }
+    s.push_str("  </PPolyData>\n</VTKFile>\n");
+    s
+}
+
+/// A `.pvd` collection of `(time, file)` entries (paths relative to it).
+pub fn pvd_collection<'a>(files: impl IntoIterator<Item = (f64, &'a PathBuf)>) -> String {
+    let mut s = String::from(
+        "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n  <Collection>\n",
+    );
+    for (t, f) in files {
+        let _ = writeln!(
+            s,
+            "    <DataSet timestep=\"{t:e}\" part=\"0\" file=\"{}\"/>",
+            f.display()
+        );
+    }
+    s.push_str("  </Collection>\n</VTKFile>\n");
+    s
 }
 
 /// The step in a frame file name (`frames/particles_00000120.vtp` → 120).

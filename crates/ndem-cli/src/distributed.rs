@@ -1,0 +1,321 @@
+//! `ndem run --mpi`: a scene run on the ranks of `mpirun` (feature `mpi`),
+//! by the distributed NDEM step (or the smooth DEM with `--smooth`) of
+//! `ndem-mpi`. Rank 0 writes the statistics, the summary, the `.pvtp`
+//! frames' index and checkpoints (in the ordinary format: a run resumes on
+//! any number of ranks, or on one without MPI); every rank writes its own
+//! frame pieces.
+
+use ndem::checkpoint::Checkpoint;
+use ndem::scenes::{Scene, WarmStartChoice};
+use ndem::solve::{PgsSettings, Stopping, StoredImpulse};
+use ndem_mpi::{
+    Communicator, DistributedNdem, DistributedNdemSettings, DistributedSmooth, DomainSettings,
+    ExchangeCounters, GlobalKey, MpiComm, MpiError, ParallelFrames,
+};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What to run and where.
+#[derive(Debug, Clone)]
+pub struct DistributedOptions {
+    /// Steps to take.
+    pub steps: u64,
+    /// Output folder.
+    pub out: PathBuf,
+    /// Replace a run already in `out`.
+    pub overwrite: bool,
+    /// A frame every N steps (0: none).
+    pub frame_every: u64,
+    /// A statistics line every N steps.
+    pub stats_every: u64,
+    /// A checkpoint every N steps (0: none; NDEM only).
+    pub checkpoint_every: u64,
+    /// The smooth DEM instead of NDEM (at 0.1 of the critical time step).
+    pub smooth: bool,
+}
+
+/// Where a run starts: a scene, and for a resumed run the warm-start
+/// impulses (by index in the scene) and the clock.
+#[derive(Debug, Clone)]
+pub struct Start {
+    /// The whole scene (every rank builds it).
+    pub scene: Scene,
+    /// Warm-start impulses by global key.
+    pub history: Vec<(GlobalKey, StoredImpulse)>,
+    /// `(time, step)`.
+    pub clock: (f64, u64),
+}
+
+/// The stepper a distributed run drives.
+enum Run {
+    Ndem(Box<DistributedNdem<MpiComm>>),
+    Smooth(Box<DistributedSmooth<MpiComm>>),
+}
+
+/// One step's figures.
+struct Line {
+    time: f64,
+    contacts: usize,
+    kinetic_energy: f64,
+    iterations: usize,
+    status: &'static str,
+    rebuilt: bool,
+}
+
+impl Run {
+    fn step(&mut self) -> Result<Line, MpiError> {
+        Ok(match self {
+            Run::Ndem(r) => {
+                let s = r.step()?;
+                Line {
+                    time: s.local.time,
+                    contacts: s.contacts,
+                    kinetic_energy: s.kinetic_energy,
+                    iterations: s.local.iterations,
+                    status: s.local.status.name(),
+                    rebuilt: s.rebuilt,
+                }
+            }
+            Run::Smooth(r) => {
+                let s = r.step()?;
+                Line {
+                    time: s.time,
+                    contacts: s.contacts,
+                    kinetic_energy: s.kinetic_energy,
+                    iterations: 0,
+                    status: "explicit",
+                    rebuilt: s.rebuilt,
+                }
+            }
+        })
+    }
+
+    fn domain(&self) -> &ndem_mpi::Domain<MpiComm> {
+        match self {
+            Run::Ndem(r) => r.domain(),
+            Run::Smooth(r) => r.domain(),
+        }
+    }
+
+    fn counters(&self) -> ExchangeCounters {
+        match self {
+            Run::Ndem(r) => r.exchange_counters(),
+            Run::Smooth(r) => r.exchange_counters(),
+        }
+    }
+}
+
+/// Refuses what the decomposition does not support, naming it.
+fn check(scene: &Scene, opts: &DistributedOptions) -> Result<(), String> {
+    if !scene.emitters.is_empty() {
+        return Err("emitters are not supported in distributed runs".into());
+    }
+    if scene.reduction.is_some() {
+        return Err("model reduction is not supported in distributed runs".into());
+    }
+    if opts.smooth && opts.checkpoint_every > 0 {
+        return Err(
+            "--checkpoint-every: checkpoints of distributed runs are written for NDEM only".into(),
+        );
+    }
+    if opts.stats_every == 0 {
+        return Err("--stats-every must be at least 1".into());
+    }
+    Ok(())
+}
+
+fn build(start: &Start, opts: &DistributedOptions) -> Result<Run, MpiError> {
+    let scene = &start.scene;
+    if opts.smooth {
+        let critical = ndem::smooth::stepper::critical_time_step(
+            &scene.world,
+            &ndem::smooth::SmoothLaw::Hertz,
+        );
+        let settings = ndem::smooth::SmoothSettings {
+            dt: 0.1 * critical,
+            ..ndem::smooth::SmoothSettings::default()
+        };
+        let run =
+            DistributedSmooth::new(MpiComm, &scene.world, settings, DomainSettings::default())?;
+        return Ok(Run::Smooth(Box::new(run)));
+    }
+    let settings = DistributedNdemSettings {
+        step: ndem::step::StepSettings {
+            energy_guard: false,
+            ..scene.settings
+        },
+        pgs: PgsSettings {
+            stopping: Stopping::iterations(scene.iterations.max(1)),
+            ..PgsSettings::default()
+        },
+        warm_start: scene.warm_start != WarmStartChoice::Cold,
+        domain: DomainSettings::default(),
+    };
+    let mut run = DistributedNdem::new(MpiComm, &scene.world, settings)?;
+    let _kept = run.set_history(&start.history);
+    run.set_clock(start.clock.0, start.clock.1);
+    Ok(Run::Ndem(Box::new(run)))
+}
+
+/// Runs `start` on the MPI ranks. Every rank calls it; rank 0 returns the
+/// line to print, the others an empty one.
+pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String, String> {
+    let Some(_universe) = mpi::initialize() else {
+        return Err("MPI was already initialised".into());
+    };
+    check(&start.scene, opts)?;
+    let comm = MpiComm;
+    let (rank, ranks) = (comm.rank(), comm.size());
+    let prepared = if rank == 0 {
+        prepare(&opts.out, opts.overwrite)
+    } else {
+        Ok(())
+    };
+    let failed = comm.max(&[if prepared.is_err() { 1.0 } else { 0.0 }])[0] > 0.0;
+    prepared?;
+    if failed {
+        return Err("rank 0 could not prepare the output folder".into());
+    }
+    let mut run = build(&start, opts).map_err(|e| e.to_string())?;
+    if rank == 0 && !opts.smooth && start.scene.solver.name() != "pgs" {
+        eprintln!(
+            "note: distributed runs solve with pgs-subdomain; the scene's solver `{}` is not used",
+            start.scene.solver.name()
+        );
+    }
+    let mut stats = String::from("step,time,contacts,kinetic_energy,iterations,status,rebuilt\n");
+    let mut frames = ParallelFrames::new();
+    let wall = Instant::now();
+    let (mut iterations, mut last) = (0u64, None);
+    let first_step = start.clock.1;
+    for k in 1..=opts.steps {
+        let line = run.step().map_err(|e| e.to_string())?;
+        let step = first_step + k;
+        iterations += line.iterations as u64;
+        if rank == 0 && (k % opts.stats_every == 0 || k == opts.steps) {
+            let _ = writeln!(
+                stats,
+                "{step},{:e},{},{:e},{},{},{}",
+                line.time,
+                line.contacts,
+                line.kinetic_energy,
+                line.iterations,
+                line.status,
+                line.rebuilt
+            );
+        }
+        if opts.frame_every > 0 && k % opts.frame_every == 0 {
+            frames
+                .write(run.domain(), &opts.out, line.time, step)
+                .map_err(|e| e.to_string())?;
+        }
+        if opts.checkpoint_every > 0 && k % opts.checkpoint_every == 0 {
+            checkpoint(&run, &start.scene, &opts.out, step)?;
+        }
+        last = Some(line);
+    }
+    let seconds = wall.elapsed().as_secs_f64();
+    frames
+        .write_collection(&opts.out, rank)
+        .map_err(|e| e.to_string())?;
+    let summary = summary(&run, &start.scene, opts, seconds, iterations, last.as_ref());
+    if rank == 0 {
+        write(&opts.out.join("stats.csv"), &stats)?;
+        write(&opts.out.join("summary.json"), &summary)?;
+    }
+    if rank != 0 {
+        return Ok(String::new());
+    }
+    Ok(format!(
+        "{}: {} steps on {ranks} ranks, {seconds:.2} s wall time; output in {}\n",
+        start.scene.name,
+        opts.steps,
+        opts.out.display()
+    ))
+}
+
+/// The summary (collective: maxima and sums over ranks).
+fn summary(
+    run: &Run,
+    scene: &Scene,
+    opts: &DistributedOptions,
+    seconds: f64,
+    iterations: u64,
+    last: Option<&Line>,
+) -> String {
+    let comm = run.domain().comm();
+    let c = run.counters();
+    let rss = crate::run::peak_rss_bytes().unwrap_or(0) as f64;
+    let max = comm.max(&[seconds, c.seconds, rss]);
+    let sums = comm.sum(&[c.values_sent as f64, c.exchanges as f64, c.seconds, rss]);
+    let ranks = comm.size();
+    let steps = opts.steps.max(1) as f64;
+    let json = serde_json::json!({
+        "scene": scene.name,
+        "stepper": if opts.smooth { "smooth" } else { "ndem" },
+        "solver": if opts.smooth { "explicit" } else { "pgs-subdomain" },
+        "ranks": ranks,
+        "steps": opts.steps,
+        "particles": scene.world.dynamic_count(),
+        "wall_time_s": max[0],
+        "seconds_per_step": max[0] / steps,
+        "exchange_seconds_max": max[1],
+        "exchange_fraction": if max[0] > 0.0 { sums[2] / ranks as f64 / max[0] } else { 0.0 },
+        "values_sent_per_step": sums[0] / steps,
+        "bytes_sent_per_step": 8.0 * sums[0] / steps,
+        "exchanges_per_step_per_rank": sums[1] / ranks as f64 / steps,
+        "mean_iterations": iterations as f64 / steps,
+        "layout_rebuilds": run.domain().rebuilds(),
+        "contacts": last.map_or(0, |l| l.contacts),
+        "kinetic_energy": last.map_or(0.0, |l| l.kinetic_energy),
+        "peak_rss_bytes_max": max[2],
+        "peak_rss_bytes_total": sums[3],
+    });
+    serde_json::to_string_pretty(&json).unwrap_or_default()
+}
+
+/// A checkpoint of the whole scene, gathered on rank 0 (collective).
+fn checkpoint(run: &Run, scene: &Scene, dir: &Path, step: u64) -> Result<(), String> {
+    let Run::Ndem(r) = run else {
+        return Ok(());
+    };
+    let world = r.gather().map_err(|e| e.to_string())?;
+    let history = r.gather_history();
+    let (Some(world), Some(history)) = (world, history) else {
+        return Ok(());
+    };
+    let mut whole = scene.clone();
+    whole.world = world;
+    let mut stepper = whole.stepper().map_err(|e| e.to_string())?;
+    let mut h = ndem::solve::ImpulseHistory::new();
+    for ((a, b, f), v) in history {
+        h.insert(ndem::math::ContactKey::new(a as u32, b as u32, f), v);
+    }
+    let _kept = stepper.set_history(h);
+    stepper.set_clock(r.stepper().time(), r.stepper().step_count());
+    let cp = Checkpoint::capture(&whole, &mut stepper);
+    write(
+        &dir.join(format!("checkpoint_{step:08}.json")),
+        &cp.to_json(),
+    )
+}
+
+fn prepare(dir: &Path, overwrite: bool) -> Result<(), String> {
+    if dir.join("summary.json").exists() && !overwrite {
+        return Err(format!(
+            "{} holds another run; give --overwrite to replace it",
+            dir.display()
+        ));
+    }
+    if overwrite && dir.join("frames").exists() {
+        std::fs::remove_dir_all(dir.join("frames"))
+            .map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    ndem::output::write_atomic(path, text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

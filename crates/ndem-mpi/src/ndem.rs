@@ -1,0 +1,506 @@
+//! The NDEM (SPOOK) step on a decomposed scene: each rank runs the ordinary
+//! [`Stepper`] on its local world, with [`SubdomainPgs`] for both solve
+//! stages, coupled through [`DomainCoupling`]. A contact is owned by the
+//! rank that owns its lower dynamic body (by global index); after every
+//! sweep the velocity corrections of bodies held by several ranks are sent
+//! to the owner, summed there in rank order, and the sum sent back
+//! (Preclik and Rüde 2015). Warm-start impulses migrate with the bodies.
+//!
+//! What depends on the rank count: the sweep couples subdomains
+//! Jacobi-wise, so the iterates (and a solve stopped by its iteration cap)
+//! differ from one rank's; converged solves agree to the solver tolerance.
+//! For a fixed rank count runs are deterministic.
+
+use crate::comm::Communicator;
+use crate::domain::{Carried, Domain, DomainSettings, GlobalKey, Role};
+use crate::error::MpiError;
+use ndem_math::{ContactKey, Vec3};
+use ndem_solve::{
+    ContactProblem, HistoryWarmStart, ImpulseHistory, PgsSettings, SolveError, Stopping,
+    StoredImpulse, SubdomainCoupling, SubdomainPgs,
+};
+use ndem_step::{StepSettings, StepStats, Stepper, World};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+impl Carried for StoredImpulse {
+    const WIDTH: usize = 7;
+    fn pack(&self, out: &mut Vec<f64>) {
+        out.push(self.normal);
+        out.extend_from_slice(self.friction.as_slice());
+        out.extend_from_slice(self.rolling.as_slice());
+    }
+    fn unpack(v: &[f64]) -> Self {
+        StoredImpulse {
+            normal: v[0],
+            friction: Vec3::new(v[1], v[2], v[3]),
+            rolling: Vec3::new(v[4], v[5], v[6]),
+        }
+    }
+}
+
+/// The layout the coupling needs, refreshed after every rebuild.
+#[derive(Debug, Clone, Default)]
+struct Plan {
+    gid: Vec<u64>,
+    role: Vec<Role>,
+    dynamic: Vec<bool>,
+    send: Vec<Vec<u32>>,
+    recv: Vec<Vec<u32>>,
+    /// Per local body, the ranks holding it as a ghost.
+    holders: Vec<Vec<u32>>,
+}
+
+/// Exchange counters of one rank.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ExchangeCounters {
+    /// Collective exchanges made by the solvers.
+    pub exchanges: u64,
+    /// `f64` values this rank sent in them.
+    pub values_sent: u64,
+    /// Wall time spent in them \[s\].
+    pub seconds: f64,
+}
+
+/// [`SubdomainCoupling`] over a [`Communicator`] and a [`Domain`]'s layout.
+pub struct DomainCoupling<C: Communicator> {
+    comm: C,
+    plan: Arc<Mutex<Plan>>,
+    counters: Arc<Mutex<ExchangeCounters>>,
+}
+
+impl<C: Communicator> DomainCoupling<C> {
+    fn plan(&self) -> std::sync::MutexGuard<'_, Plan> {
+        self.plan.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn exchange(&self, send: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
+        let t = std::time::Instant::now();
+        let values: usize = send.iter().map(Vec::len).sum();
+        let out = self.comm.exchange(send);
+        let mut c = self.counters.lock().unwrap_or_else(|e| e.into_inner());
+        c.exchanges += 1;
+        c.values_sent += values as u64;
+        c.seconds += t.elapsed().as_secs_f64();
+        out
+    }
+}
+
+impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
+    fn owned_contacts(
+        &mut self,
+        problem: &ContactProblem,
+        owned: &mut Vec<bool>,
+    ) -> Result<(), SolveError> {
+        let plan = self.plan();
+        if problem.body_count() != plan.gid.len() {
+            return Err(SolveError::DimensionMismatch {
+                field: "bodies",
+                expected: plan.gid.len(),
+                got: problem.body_count(),
+            });
+        }
+        let rank = self.comm.rank();
+        owned.clear();
+        owned.extend(problem.contacts().iter().map(|c| {
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+            // local order is global order: the lower dynamic body decides
+            match [lo, hi].into_iter().find(|&i| plan.dynamic[i]) {
+                Some(i) => plan.role[i] == Role::Owned,
+                None => rank == 0,
+            }
+        }));
+        Ok(())
+    }
+
+    fn sum_over_holders(&mut self, values: &mut [f64], width: usize) {
+        let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
+        // the ghosts' contributions to their owners, added there in rank
+        // order after the owner's own
+        let mut out = vec![Vec::new(); self.comm.size()];
+        for (buf, list) in out.iter_mut().zip(&plan.recv) {
+            for &i in list {
+                let i = i as usize;
+                buf.extend_from_slice(&values[width * i..width * i + width]);
+            }
+        }
+        let received = self.exchange(out);
+        for (buf, list) in received.iter().zip(&plan.send) {
+            for (d, &i) in buf.chunks_exact(width).zip(list) {
+                let i = i as usize;
+                for (v, x) in values[width * i..width * i + width].iter_mut().zip(d) {
+                    *v += x;
+                }
+            }
+        }
+        // the sums back to the ghosts
+        let mut out = vec![Vec::new(); self.comm.size()];
+        for (buf, list) in out.iter_mut().zip(&plan.send) {
+            for &i in list {
+                let i = i as usize;
+                buf.extend_from_slice(&values[width * i..width * i + width]);
+            }
+        }
+        let received = self.exchange(out);
+        for (buf, list) in received.iter().zip(&plan.recv) {
+            for (v, &i) in buf.chunks_exact(width).zip(list) {
+                let i = i as usize;
+                values[width * i..width * i + width].copy_from_slice(v);
+            }
+        }
+    }
+
+    fn sum(&mut self, values: &mut [f64]) {
+        let total = self.comm.sum(values);
+        values.copy_from_slice(&total);
+    }
+
+    fn max(&mut self, values: &mut [f64]) {
+        let total = self.comm.max(values);
+        values.copy_from_slice(&total);
+    }
+
+    fn share_impulses(&mut self, problem: &ContactProblem, owned: &[bool], lambda: &mut [f64]) {
+        let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
+        let m = problem.contact_rows().count();
+        let global = |k: &ContactKey| -> GlobalKey {
+            (
+                plan.gid[k.body_a as usize],
+                plan.gid[k.body_b as usize],
+                k.feature,
+            )
+        };
+        let mut out = vec![Vec::new(); self.comm.size()];
+        for (ci, c) in problem.contacts().iter().enumerate() {
+            if !owned[ci] {
+                continue;
+            }
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+            let Some(o) = [lo, hi].into_iter().find(|&i| plan.dynamic[i]) else {
+                continue;
+            };
+            let (ga, gb, f) = global(&c.key);
+            for &s in &plan.holders[o] {
+                let buf = &mut out[s as usize];
+                buf.extend_from_slice(&[ga as f64, gb as f64, f as f64]);
+                buf.extend_from_slice(&lambda[ci * m..ci * m + m]);
+            }
+        }
+        let received = self.exchange(out);
+        let unowned: HashMap<GlobalKey, usize> = problem
+            .contacts()
+            .iter()
+            .enumerate()
+            .filter(|(ci, _)| !owned[*ci])
+            .map(|(ci, c)| (global(&c.key), ci))
+            .collect();
+        for buf in received {
+            for entry in buf.chunks_exact(3 + m) {
+                let key = (entry[0] as u64, entry[1] as u64, entry[2] as u32);
+                if let Some(&ci) = unowned.get(&key) {
+                    lambda[ci * m..ci * m + m].copy_from_slice(&entry[3..]);
+                }
+            }
+        }
+    }
+}
+
+/// Settings of a distributed NDEM run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DistributedNdemSettings {
+    /// The stepper's settings. `energy_guard` must be off: the guard
+    /// compares a rank's local world, whose bodies change at every
+    /// rebuild, with its own past.
+    pub step: StepSettings,
+    /// The continuous stage's PGS (order given, reversed or shuffled; one
+    /// thread).
+    pub pgs: PgsSettings,
+    /// Warm start from the last step's impulses (the warm-starting paper's
+    /// history policy with its default `β`); cold otherwise.
+    pub warm_start: bool,
+    /// The decomposition.
+    pub domain: DomainSettings,
+}
+
+impl Default for DistributedNdemSettings {
+    fn default() -> Self {
+        Self {
+            step: StepSettings {
+                energy_guard: false,
+                ..StepSettings::default()
+            },
+            pgs: PgsSettings {
+                stopping: Stopping::iterations(25),
+                ..PgsSettings::default()
+            },
+            warm_start: true,
+            domain: DomainSettings::default(),
+        }
+    }
+}
+
+/// Statistics of one distributed NDEM step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DistributedNdemStats {
+    /// This rank's step statistics (iterations, status and residuals are
+    /// those of the whole problem; counts are this rank's).
+    pub local: StepStats,
+    /// Contacts in the continuous problem, each counted once.
+    pub contacts: usize,
+    /// Kinetic energy of all dynamic bodies \[J\].
+    pub kinetic_energy: f64,
+    /// Linear momentum of all dynamic bodies \[kg m/s\].
+    pub momentum: Vec3,
+    /// Whether the layout was rebuilt before this step.
+    pub rebuilt: bool,
+}
+
+/// NDEM on a decomposed scene (see the module docs).
+pub struct DistributedNdem<C: Communicator + Clone + 'static> {
+    domain: Domain<C>,
+    stepper: Stepper,
+    plan: Arc<Mutex<Plan>>,
+    counters: Arc<Mutex<ExchangeCounters>>,
+    dt: f64,
+}
+
+impl<C: Communicator + Clone + 'static> std::fmt::Debug for DistributedNdem<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DistributedNdem")
+            .field("domain", &self.domain)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
+    /// Splits `scene` (the same whole scene on every rank) and builds each
+    /// rank's stepper. Collective.
+    pub fn new(
+        comm: C,
+        scene: &World,
+        settings: DistributedNdemSettings,
+    ) -> Result<Self, MpiError> {
+        if settings.step.energy_guard {
+            return Err(MpiError::InvalidSettings {
+                field: "step.energy_guard",
+                reason: "the energy guard compares a rank's local world with its own past; turn it off for distributed runs",
+            });
+        }
+        let domain_settings = DomainSettings {
+            margin: settings.domain.margin.max(settings.step.margin),
+            ..settings.domain
+        };
+        let domain = Domain::new(comm.clone(), scene, domain_settings)?;
+        let plan = Arc::new(Mutex::new(Plan::default()));
+        let counters = Arc::new(Mutex::new(ExchangeCounters::default()));
+        let coupling = || {
+            Box::new(DomainCoupling {
+                comm: comm.clone(),
+                plan: plan.clone(),
+                counters: counters.clone(),
+            })
+        };
+        let rank = comm.rank();
+        let solve_err = |e: SolveError| MpiError::Step {
+            rank,
+            message: e.to_string(),
+        };
+        let solver = SubdomainPgs::new(settings.pgs, coupling()).map_err(solve_err)?;
+        let impact = SubdomainPgs::new(
+            PgsSettings {
+                stopping: Stopping::to_tolerance(settings.step.impact_iterations.max(1), 1e-10),
+                ..PgsSettings::default()
+            },
+            coupling(),
+        )
+        .map_err(solve_err)?;
+        let warm: Box<dyn ndem_solve::WarmStart> = if settings.warm_start {
+            Box::new(HistoryWarmStart::default())
+        } else {
+            Box::new(ndem_solve::ColdStart)
+        };
+        let mut stepper =
+            Stepper::new(settings.step, Box::new(solver), warm).map_err(|e| MpiError::Step {
+                rank,
+                message: e.to_string(),
+            })?;
+        stepper.set_impact_solver(Box::new(impact));
+        let mut run = Self {
+            domain,
+            stepper,
+            plan,
+            counters,
+            dt: settings.step.dt,
+        };
+        run.refresh_plan();
+        Ok(run)
+    }
+
+    /// The decomposition and local world.
+    pub fn domain(&self) -> &Domain<C> {
+        &self.domain
+    }
+
+    /// The local stepper.
+    pub fn stepper(&self) -> &Stepper {
+        &self.stepper
+    }
+
+    /// This rank's exchange counters so far.
+    pub fn exchange_counters(&self) -> ExchangeCounters {
+        *self.counters.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn refresh_plan(&mut self) {
+        let w = self.domain.world();
+        let mut holders = vec![Vec::new(); w.len()];
+        for (s, list) in self.domain.ghosts_sent().iter().enumerate() {
+            for &i in list {
+                holders[i as usize].push(s as u32);
+            }
+        }
+        let plan = Plan {
+            gid: self.domain.global_indices().to_vec(),
+            role: self.domain.roles().to_vec(),
+            dynamic: w
+                .motions()
+                .iter()
+                .map(|m| *m == ndem_step::Motion::Dynamic)
+                .collect(),
+            send: self.domain.ghosts_sent().to_vec(),
+            recv: self.domain.ghosts_received().to_vec(),
+            holders,
+        };
+        *self.plan.lock().unwrap_or_else(|e| e.into_inner()) = plan;
+    }
+
+    /// One SPOOK step on every rank: rebuild the layout when some body may
+    /// leave the ghost layer's reach (warm-start impulses migrate), else
+    /// update the ghosts; then the local step with the coupled solvers.
+    /// Collective.
+    pub fn step(&mut self) -> Result<DistributedNdemStats, MpiError> {
+        let mut sweep = Vec::new();
+        self.domain.world().sweep_distances(self.dt, &mut sweep);
+        let reach = 2.0
+            * sweep
+                .iter()
+                .zip(self.domain.roles())
+                .filter(|(_, r)| **r == Role::Owned)
+                .fold(0.0f64, |a, (s, _)| a.max(*s));
+        let rebuilt = self.domain.needs_rebuild(reach);
+        if rebuilt {
+            let carried: Vec<(ContactKey, StoredImpulse)> = self
+                .stepper
+                .history()
+                .map(ImpulseHistory::sorted_contacts)
+                .unwrap_or_default();
+            let moved = self.domain.rebuild(&carried)?;
+            if self.stepper.history().is_some() {
+                let mut history = ImpulseHistory::new();
+                for (k, v) in moved {
+                    history.insert(k, v);
+                }
+                let _kept = self.stepper.set_history(history);
+            }
+            self.refresh_plan();
+        } else {
+            self.domain.update_ghosts();
+        }
+        let result = self
+            .stepper
+            .step(self.domain.world_mut())
+            .map_err(|e| e.to_string());
+        let local = self.domain.agree(result)?;
+        let contacts = self.owned_problem_contacts();
+        let contacts = self.domain.comm().sum(&[contacts as f64])[0] as usize;
+        let (kinetic_energy, momentum) = self.domain.owned_energy_momentum();
+        Ok(DistributedNdemStats {
+            local,
+            contacts,
+            kinetic_energy,
+            momentum,
+            rebuilt,
+        })
+    }
+
+    /// Contacts of the last continuous problem that this rank owns.
+    fn owned_problem_contacts(&mut self) -> usize {
+        let Some((problem, _)) = self.stepper.last_problem() else {
+            return 0;
+        };
+        let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
+        problem
+            .contacts()
+            .iter()
+            .filter(|c| {
+                let [a, b] = c.bodies.map(|x| x as usize);
+                [a.min(b), a.max(b)]
+                    .into_iter()
+                    .find(|&i| plan.dynamic[i])
+                    .is_some_and(|i| plan.role[i] == Role::Owned)
+            })
+            .count()
+    }
+
+    /// The whole scene on rank 0 (`None` elsewhere). Collective.
+    pub fn gather(&self) -> Result<Option<World>, MpiError> {
+        self.domain.gather()
+    }
+
+    /// The warm-start impulses of the whole scene on rank 0, by global key
+    /// (`None` elsewhere; empty when the policy keeps none): each contact
+    /// sent by the rank that owns it. With [`Self::gather`] this is what a
+    /// checkpoint holds. Collective.
+    pub fn gather_history(&self) -> Option<Vec<(GlobalKey, StoredImpulse)>> {
+        let mut out = vec![Vec::new(); self.domain.comm().size()];
+        if let Some(h) = self.stepper.history() {
+            let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
+            for (k, v) in h.sorted_contacts() {
+                let (a, b) = (k.body_a as usize, k.body_b as usize);
+                let owner = [a.min(b), a.max(b)].into_iter().find(|&i| plan.dynamic[i]);
+                if owner.is_some_and(|i| plan.role[i] == Role::Owned) {
+                    let g = self.domain.global_key(&k);
+                    out[0].extend_from_slice(&[g.0 as f64, g.1 as f64, g.2 as f64]);
+                    v.pack(&mut out[0]);
+                }
+            }
+        }
+        let received = self.domain.comm().exchange(out);
+        if self.domain.comm().rank() != 0 {
+            return None;
+        }
+        let mut all: Vec<(GlobalKey, StoredImpulse)> = received
+            .iter()
+            .flat_map(|b| {
+                b.chunks_exact(3 + StoredImpulse::WIDTH).map(|e| {
+                    (
+                        (e[0] as u64, e[1] as u64, e[2] as u32),
+                        StoredImpulse::unpack(&e[3..]),
+                    )
+                })
+            })
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        Some(all)
+    }
+
+    /// Sets the warm-start impulses from global keys (a checkpoint's, on
+    /// every rank): each rank keeps those of its local contacts. Returns
+    /// `false` when the policy keeps no history.
+    pub fn set_history(&mut self, entries: &[(GlobalKey, StoredImpulse)]) -> bool {
+        let mut history = ImpulseHistory::new();
+        for (k, v) in entries {
+            if let Some(local) = self.domain.local_key(k) {
+                history.insert(local, *v);
+            }
+        }
+        self.stepper.set_history(history)
+    }
+
+    /// Sets the clock (a checkpoint's).
+    pub fn set_clock(&mut self, time: f64, step: u64) {
+        self.stepper.set_clock(time, step);
+    }
+}
