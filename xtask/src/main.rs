@@ -13,6 +13,7 @@ mod drum;
 mod excavator;
 mod fclib;
 mod fuzz;
+mod mpi_scaling;
 mod peers;
 mod peers_ndem;
 mod plot;
@@ -54,7 +55,8 @@ suites:
   excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic
   creep                a pile at rest: drift against iterations, warm start and time step
-  peers [smooth|ndem]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed, and the NDEM step on 1 and 2 threads";
+  peers [smooth|ndem]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed, and the NDEM step on 1 and 2 threads
+  mpi-scaling          distributed runs on 1, 2, 4 MPI ranks (.ci/install-mpi): strong and weak scaling, communication, sweeps by subdomains, cluster model";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -108,6 +110,7 @@ fn main() -> ExitCode {
         "dem-vs-ndem" => dem_vs_ndem::run(&opts),
         "fuzz" => fuzz::run(&opts),
         "peers" => peers::run(&opts),
+        "mpi-scaling" => mpi_scaling::run(&opts),
         "creep" => creep::run(&opts),
         "compatible" => match opts.args.first().map(String::as_str) {
             Some("beam") => compatible::beam(&opts),

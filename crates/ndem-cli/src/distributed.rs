@@ -247,8 +247,17 @@ fn summary(
     let comm = run.domain().comm();
     let c = run.counters();
     let rss = crate::run::peak_rss_bytes().unwrap_or(0) as f64;
-    let max = comm.max(&[seconds, c.seconds, rss]);
-    let sums = comm.sum(&[c.values_sent as f64, c.exchanges as f64, c.seconds, rss]);
+    let domain = run.domain();
+    let ghosts: usize = domain.ghosts_received().iter().map(Vec::len).sum();
+    let owned = domain.owned_count() as f64;
+    let max = comm.max(&[seconds, c.seconds, rss, owned]);
+    let sums = comm.sum(&[
+        c.values_sent as f64,
+        c.exchanges as f64,
+        c.seconds,
+        rss,
+        ghosts as f64,
+    ]);
     let ranks = comm.size();
     let steps = opts.steps.max(1) as f64;
     let json = serde_json::json!({
@@ -270,6 +279,8 @@ fn summary(
         "contacts": last.map_or(0, |l| l.contacts),
         "kinetic_energy": last.map_or(0.0, |l| l.kinetic_energy),
         "peak_rss_bytes_max": max[2],
+        "owned_per_rank_max": max[3],
+        "ghosts_per_rank_mean": sums[4] / ranks as f64,
         "peak_rss_bytes_total": sums[3],
     });
     serde_json::to_string_pretty(&json).unwrap_or_default()

@@ -167,6 +167,17 @@ impl Communicator for MpiComm {
             .map(|(&c, &d)| buf[d as usize..(d + c) as usize].to_vec())
             .collect()
     }
+
+    /// `MPI_Allreduce` with `MPI_MAX`: exact in any order, and `O(log P)`
+    /// where the all-gather of the provided method is `O(P)`.
+    fn max(&self, values: &[f64]) -> Vec<f64> {
+        use mpi::collective::SystemOperation;
+        use mpi::traits::CommunicatorCollectives;
+        let world = mpi::topology::SimpleCommunicator::world();
+        let mut out = vec![0.0; values.len()];
+        world.all_reduce_into(values, &mut out[..], SystemOperation::max());
+        out
+    }
 }
 
 #[cfg(feature = "mpi")]

@@ -116,6 +116,9 @@ pub struct Domain<C: Communicator> {
     rebuilds: u64,
 }
 
+/// What a rank holds after migration: its bodies and the carried entries.
+type Migrated<T> = (Vec<Record>, Vec<(GlobalKey, T)>);
+
 /// A body in transit: global index, description, user force and torque.
 #[derive(Debug, Clone)]
 struct Record {
@@ -338,18 +341,17 @@ impl<C: Communicator> Domain<C> {
             .collect();
         // kinematic bodies moved: every rank moved them alike
         for (i, role) in self.role.iter().enumerate() {
-            if *role == Role::Replicated {
-                if let Ok(k) = self
+            if *role == Role::Replicated
+                && let Ok(k) = self
                     .replicated
                     .binary_search_by_key(&self.gid[i], |r| r.gid)
-                {
-                    self.replicated[k].desc = self.world.body_desc(i);
-                    self.replicated[k].force = self.world.user_force(i);
-                }
+            {
+                self.replicated[k].desc = self.world.body_desc(i);
+                self.replicated[k].force = self.world.user_force(i);
             }
         }
         let every = self.settings.rebalance_every;
-        if every > 0 && self.rebuilds % every == 0 {
+        if every > 0 && self.rebuilds.is_multiple_of(every) {
             let positions: Vec<Vec3> = owned.iter().map(|r| r.desc.position).collect();
             self.decomposition = Decomposition::bisect(&self.comm, &positions);
             self.decomposition.check_widths(2.0 * self.largest_radius)?;
@@ -373,7 +375,7 @@ impl<C: Communicator> Domain<C> {
         &mut self,
         owned: Vec<Record>,
         carried: Vec<(GlobalKey, T)>,
-    ) -> Result<(Vec<Record>, Vec<(GlobalKey, T)>), MpiError> {
+    ) -> Result<Migrated<T>, MpiError> {
         let (rank, size) = (self.comm.rank(), self.comm.size());
         let mut keep = Vec::with_capacity(owned.len());
         let mut leaving: Vec<(u64, usize)> = Vec::new();
@@ -423,7 +425,7 @@ impl<C: Communicator> Domain<C> {
             }
         }
         keep.sort_by_key(|r| r.gid);
-        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all.sort_by_key(|e| e.0);
         all.dedup_by(|a, b| a.0 == b.0);
         Ok((keep, all))
     }
@@ -575,14 +577,15 @@ impl<C: Communicator> Domain<C> {
         }
         let first = first as usize;
         let mut out = vec![Vec::new(); self.comm.size()];
-        if let Err(message) = &result {
-            if first == rank {
-                let bytes: Vec<f64> = message.bytes().map(f64::from).collect();
-                out.iter_mut().for_each(|o| o.clone_from(&bytes));
-            }
+        if let Err(message) = &result
+            && first == rank
+        {
+            let bytes: Vec<f64> = message.bytes().map(f64::from).collect();
+            out.iter_mut().for_each(|o| o.clone_from(&bytes));
         }
         let received = self.comm.exchange(out);
-        let message: String = received[first].iter().map(|&b| b as u8 as char).collect();
+        let bytes: Vec<u8> = received[first].iter().map(|&b| b as u8).collect();
+        let message = String::from_utf8_lossy(&bytes).into_owned();
         Err(MpiError::Step {
             rank: first,
             message,

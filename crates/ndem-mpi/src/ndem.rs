@@ -482,7 +482,7 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
                 })
             })
             .collect();
-        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all.sort_by_key(|e| e.0);
         Some(all)
     }
 

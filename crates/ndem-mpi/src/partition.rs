@@ -186,7 +186,7 @@ fn cut_groups(comm: &dyn Communicator, positions: &[Vec3], groups: &[Group]) -> 
         // the longest finite extent (none: a group without particles)
         let mut k = 0;
         for j in 1..3 {
-            if extent(j).is_finite() && !(extent(k) >= extent(j)) {
+            if extent(j).is_finite() && (!extent(k).is_finite() || extent(j) > extent(k)) {
                 k = j;
             }
         }

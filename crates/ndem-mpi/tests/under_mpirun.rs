@@ -122,13 +122,16 @@ fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
     ))
 }
 
+/// One check on the MPI ranks: a line to print, or what failed.
+type Case = fn(MpiComm) -> Result<String, String>;
+
 fn main() {
     let Some(_universe) = mpi::initialize() else {
         eprintln!("MPI is already initialised");
         std::process::exit(2);
     };
     let comm = MpiComm;
-    let cases: [(&str, fn(MpiComm) -> Result<String, String>); 2] = [
+    let cases: [(&str, Case); 2] = [
         ("smooth DEM equals the serial run", smooth_matches_serial),
         (
             "NDEM column rests as on one rank",

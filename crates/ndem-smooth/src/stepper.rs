@@ -253,7 +253,7 @@ impl SmoothStepper {
     /// next step detects afresh. Contacts without an entry start from
     /// rest, as new contacts do.
     pub fn renumber(&mut self, mut histories: Vec<(ContactKey, ContactHistory)>) {
-        histories.sort_by(|a, b| a.0.cmp(&b.0));
+        histories.sort_by_key(|e| e.0);
         histories.dedup_by(|a, b| a.0 == b.0);
         self.history = histories;
         self.next_history.clear();
