@@ -125,17 +125,147 @@ fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
 /// One check on the MPI ranks: a line to print, or what failed.
 type Case = fn(MpiComm) -> Result<String, String>;
 
+/// A pile falling across the cuts, then resting: every step the ranks own
+/// every body once; after settling, 50 more warm-started steps on the MPI
+/// ranks stay within 5e-8 m of one rank's (the bound of `tests/ndem.rs`).
+fn pile_keeps_every_body_and_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
+    let scene = common::bed(200, 0.2);
+    let dynamic = scene.dynamic_count();
+    let mut settle = DistributedNdemSettings::default();
+    settle.step.dt = 1e-3;
+    settle.pgs.stopping = ndem_solve::Stopping::to_tolerance(500, 1e-6);
+    let mut run = DistributedNdem::new(comm, &scene, settle).map_err(|e| e.to_string())?;
+    for _ in 0..1000 {
+        run.step().map_err(|e| e.to_string())?;
+        let owned = run
+            .domain()
+            .comm()
+            .sum(&[run.domain().owned_count() as f64])[0];
+        if owned as usize != dynamic {
+            return Err(format!("{owned} bodies owned of {dynamic}"));
+        }
+    }
+    // everyone needs the settled state: gather on rank 0, then rebuild
+    // it on every rank from rank 0's copy
+    let settled = run.gather().map_err(|e| e.to_string())?;
+    let history = run.gather_history();
+    let positions = broadcast_positions(comm, settled.as_ref(), &scene)?;
+    let mut start = scene.clone();
+    let (pos, ori, vel) = start.state_mut();
+    for (i, (p, q, v)) in positions.into_iter().enumerate() {
+        (pos[i], ori[i], vel[i]) = (p, q, v);
+    }
+    let history = broadcast_history(comm, history.unwrap_or_default());
+    let mut s = settle;
+    s.pgs.stopping = ndem_solve::Stopping::to_tolerance(3000, 1e-6);
+    let mut many = DistributedNdem::new(comm, &start, s).map_err(|e| e.to_string())?;
+    many.set_history(&history);
+    for _ in 0..50 {
+        many.step().map_err(|e| e.to_string())?;
+    }
+    let Some(world) = many.gather().map_err(|e| e.to_string())? else {
+        return Ok("gathered on rank 0".into());
+    };
+    let one = run_on_threads(1, |c| {
+        let mut r = DistributedNdem::new(c, &start, s).map_err(|e| e.to_string())?;
+        r.set_history(&history);
+        for _ in 0..50 {
+            r.step().map_err(|e| e.to_string())?;
+        }
+        r.gather().map_err(|e| e.to_string())
+    });
+    let one = one
+        .into_iter()
+        .next()
+        .ok_or("no rank")??
+        .ok_or("not gathered")?;
+    let d = (0..world.len())
+        .map(|i| (world.positions()[i] - one.positions()[i]).norm())
+        .fold(0.0, f64::max);
+    if d > 5e-8 {
+        return Err(format!("{d:.3e} m from the one-rank rest state"));
+    }
+    Ok(format!(
+        "every step owned each of {dynamic} bodies once; rest state {d:.3e} m from one rank's"
+    ))
+}
+
+/// Rank 0's gathered states, sent to every rank.
+#[allow(clippy::type_complexity)]
+fn broadcast_positions(
+    comm: MpiComm,
+    world: Option<&World>,
+    scene: &World,
+) -> Result<Vec<(ndem_math::Vec3, ndem_math::Quat, ndem_math::Velocity6)>, String> {
+    let mut out = vec![Vec::new(); comm.size()];
+    if let Some(w) = world {
+        for buf in &mut out {
+            for i in 0..w.len() {
+                buf.extend_from_slice(w.positions()[i].as_slice());
+                buf.extend_from_slice(w.orientations()[i].coords.as_slice());
+                buf.extend_from_slice(w.velocities()[i].linear.as_slice());
+                buf.extend_from_slice(w.velocities()[i].angular.as_slice());
+            }
+        }
+    }
+    let received = comm.exchange(out);
+    let values = &received[0];
+    if values.len() != 13 * scene.len() {
+        return Err("rank 0 sent no state".into());
+    }
+    Ok(values
+        .chunks_exact(13)
+        .map(|v| {
+            let p = ndem_math::Vec3::new(v[0], v[1], v[2]);
+            let q =
+                ndem_math::Quat::new_unchecked(nalgebra::Quaternion::new(v[6], v[3], v[4], v[5]));
+            let vel = ndem_math::Velocity6::new(
+                ndem_math::Vec3::new(v[7], v[8], v[9]),
+                ndem_math::Vec3::new(v[10], v[11], v[12]),
+            );
+            (p, q, vel)
+        })
+        .collect())
+}
+
+/// Rank 0's impulses, sent to every rank.
+fn broadcast_history(
+    comm: MpiComm,
+    history: Vec<(GlobalKey, ndem_solve::StoredImpulse)>,
+) -> Vec<(GlobalKey, ndem_solve::StoredImpulse)> {
+    let mut out = vec![Vec::new(); comm.size()];
+    for buf in &mut out {
+        for (k, v) in &history {
+            buf.extend_from_slice(&[k.0 as f64, k.1 as f64, k.2 as f64]);
+            v.pack(buf);
+        }
+    }
+    comm.exchange(out)[0]
+        .chunks_exact(3 + ndem_solve::StoredImpulse::WIDTH)
+        .map(|e| {
+            (
+                (e[0] as u64, e[1] as u64, e[2] as u32),
+                ndem_solve::StoredImpulse::unpack(&e[3..]),
+            )
+        })
+        .collect()
+}
+
 fn main() {
     let Some(_universe) = mpi::initialize() else {
         eprintln!("MPI is already initialised");
         std::process::exit(2);
     };
     let comm = MpiComm;
-    let cases: [(&str, Case); 2] = [
+    let cases: [(&str, Case); 3] = [
         ("smooth DEM equals the serial run", smooth_matches_serial),
         (
             "NDEM column rests as on one rank",
             column_rests_as_on_one_rank,
+        ),
+        (
+            "NDEM pile keeps every body and rests as on one rank",
+            pile_keeps_every_body_and_rests_as_on_one_rank,
         ),
     ];
     let mut failed = false;
