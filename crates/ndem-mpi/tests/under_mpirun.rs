@@ -99,9 +99,28 @@ fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
     let Some(world) = run.gather().map_err(|e| e.to_string())? else {
         return Ok("gathered on rank 0".into());
     };
+    let d = distance_from_one_rank(&world, &scene, &[], s, 300)?;
+    if d > 2e-11 {
+        return Err(format!("{d:.3e} m from the one-rank rest state"));
+    }
+    Ok(format!(
+        "rest state {d:.3e} m from one rank's; every step owned each body once"
+    ))
+}
+
+/// The largest distance of `world`'s bodies from those of a one-rank run
+/// (thread rank) of `scene` for `steps` steps from `history`.
+fn distance_from_one_rank(
+    world: &World,
+    scene: &World,
+    history: &[(GlobalKey, ndem_solve::StoredImpulse)],
+    s: DistributedNdemSettings,
+    steps: usize,
+) -> Result<f64, String> {
     let one = run_on_threads(1, |c| {
-        let mut r = DistributedNdem::new(c, &scene, s).map_err(|e| e.to_string())?;
-        for _ in 0..300 {
+        let mut r = DistributedNdem::new(c, scene, s).map_err(|e| e.to_string())?;
+        r.set_history(history);
+        for _ in 0..steps {
             r.step().map_err(|e| e.to_string())?;
         }
         r.gather().map_err(|e| e.to_string())
@@ -111,15 +130,9 @@ fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
         .next()
         .ok_or("no rank")??
         .ok_or("not gathered")?;
-    let d = (0..world.len())
+    Ok((0..world.len())
         .map(|i| (world.positions()[i] - one.positions()[i]).norm())
-        .fold(0.0, f64::max);
-    if d > 2e-11 {
-        return Err(format!("{d:.3e} m from the one-rank rest state"));
-    }
-    Ok(format!(
-        "rest state {d:.3e} m from one rank's; every step owned each body once"
-    ))
+        .fold(0.0, f64::max))
 }
 
 /// One check on the MPI ranks: a line to print, or what failed.
@@ -166,22 +179,7 @@ fn pile_keeps_every_body_and_rests_as_on_one_rank(comm: MpiComm) -> Result<Strin
     let Some(world) = many.gather().map_err(|e| e.to_string())? else {
         return Ok("gathered on rank 0".into());
     };
-    let one = run_on_threads(1, |c| {
-        let mut r = DistributedNdem::new(c, &start, s).map_err(|e| e.to_string())?;
-        r.set_history(&history);
-        for _ in 0..50 {
-            r.step().map_err(|e| e.to_string())?;
-        }
-        r.gather().map_err(|e| e.to_string())
-    });
-    let one = one
-        .into_iter()
-        .next()
-        .ok_or("no rank")??
-        .ok_or("not gathered")?;
-    let d = (0..world.len())
-        .map(|i| (world.positions()[i] - one.positions()[i]).norm())
-        .fold(0.0, f64::max);
+    let d = distance_from_one_rank(&world, &start, &history, s, 50)?;
     if d > 5e-8 {
         return Err(format!("{d:.3e} m from the one-rank rest state"));
     }
