@@ -340,6 +340,13 @@ impl ContactProblem {
         })
     }
 
+    /// Reserves room for exactly `additional` more contacts, so that a
+    /// problem assembled from a known contact count holds no growth slack
+    /// (a `Vec` grown by doubling holds up to twice the records).
+    pub fn reserve_contacts(&mut self, additional: usize) {
+        self.contacts.reserve_exact(additional);
+    }
+
     /// Adds a contact after checking it.
     pub fn push_contact(&mut self, contact: Contact) -> Result<usize, SolveError> {
         let i = self.contacts.len();

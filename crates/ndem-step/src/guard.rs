@@ -106,11 +106,11 @@ pub(crate) fn energy_bound(
     world: &World,
     energy_before: f64,
     free: &[Velocity6],
-    problems: &[&ContactProblem],
+    problems: &[ProblemWork],
     dt: f64,
 ) -> f64 {
-    let rows: f64 = problems.iter().map(|p| p.row_energy_bound()).sum();
-    let drive = drive_speed(world, problems);
+    let rows: f64 = problems.iter().map(|p| p.rows).sum();
+    let drive = problems.iter().fold(0.0f64, |d, p| d.max(p.drive));
     let g = world.gravity.norm();
     let mut driven = 0.0;
     let mut external = 0.0;
@@ -132,38 +132,55 @@ pub(crate) fn energy_bound(
     energy_before + work + slack
 }
 
+/// What one solved problem contributes to the energy bound: the work its
+/// rows can do ([`ContactProblem::row_energy_bound`]) and the largest speed
+/// of a driven body it touches. Taken right after a stage's solve, so that
+/// the stage's problem can be released before the next one is assembled.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ProblemWork {
+    rows: f64,
+    drive: f64,
+}
+
+impl ProblemWork {
+    pub(crate) fn of(world: &World, problem: &ContactProblem) -> Self {
+        Self {
+            rows: problem.row_energy_bound(),
+            drive: drive_speed(world, problem),
+        }
+    }
+}
+
 /// Largest speed at which a driven body (kinematic body, conveyor surface,
 /// motor or stabilisation target of a generic row) moves a contact or row.
-fn drive_speed(world: &World, problems: &[&ContactProblem]) -> f64 {
+fn drive_speed(world: &World, p: &ContactProblem) -> f64 {
     let mut speed = 0.0f64;
-    for p in problems {
-        for c in p.contacts() {
-            for body in c.bodies {
-                let b = body as usize;
-                if world.motion[b] == Motion::Kinematic {
-                    let v = world.velocity[b];
-                    let zero = Velocity6::ZERO;
-                    let (va, vb) = if b == c.bodies[0] as usize {
-                        (v, zero)
-                    } else {
-                        (zero, v)
-                    };
-                    let gv = c.jacobian.velocity(&va, &vb);
-                    let s = c.jacobian.normal_scale.max(f64::MIN_POSITIVE);
-                    let u = Velocity6::new(
-                        ndem_math::Vec3::new(gv[0] / s, gv[1], gv[2]),
-                        ndem_math::Vec3::zeros(),
-                    );
-                    speed = speed.max(u.linear.norm());
-                }
+    for c in p.contacts() {
+        for body in c.bodies {
+            let b = body as usize;
+            if world.motion[b] == Motion::Kinematic {
+                let v = world.velocity[b];
+                let zero = Velocity6::ZERO;
+                let (va, vb) = if b == c.bodies[0] as usize {
+                    (v, zero)
+                } else {
+                    (zero, v)
+                };
+                let gv = c.jacobian.velocity(&va, &vb);
+                let s = c.jacobian.normal_scale.max(f64::MIN_POSITIVE);
+                let u = Velocity6::new(
+                    ndem_math::Vec3::new(gv[0] / s, gv[1], gv[2]),
+                    ndem_math::Vec3::zeros(),
+                );
+                speed = speed.max(u.linear.norm());
             }
-            speed = speed.max(c.rhs[1].hypot(c.rhs[2]));
         }
-        for r in p.generic_rows() {
-            let len = r.jacobian.linear_a.norm().max(r.jacobian.linear_b.norm());
-            if len > 0.0 {
-                speed = speed.max(r.rhs.abs() / len);
-            }
+        speed = speed.max(c.rhs[1].hypot(c.rhs[2]));
+    }
+    for r in p.generic_rows() {
+        let len = r.jacobian.linear_a.norm().max(r.jacobian.linear_b.norm());
+        if len > 0.0 {
+            speed = speed.max(r.rhs.abs() / len);
         }
     }
     speed

@@ -73,6 +73,9 @@ pub(crate) fn contact_data(
     out: &mut Vec<SolverContact>,
 ) -> Result<(), StepError> {
     out.clear();
+    // reused from step to step: sized to the contact count once, not by
+    // doubling, which would keep up to twice the records
+    out.reserve_exact(contacts.len());
     for (k, c) in contacts.iter().enumerate() {
         let (a, b) = (c.body_a(), c.body_b());
         let radius = c.curvature[0].min(c.curvature[1]);
@@ -193,6 +196,7 @@ pub(crate) fn impact_problem(
     }
     let dt = settings.dt;
     let mut problem = new_problem(world, settings, Resolution::Reduced, velocity.to_vec())?;
+    problem.reserve_contacts(solver_contacts.len());
     for s in solver_contacts {
         let c = &set[s.set_index];
         let un = normal_velocity(s);
@@ -241,6 +245,7 @@ pub(crate) fn continuous_problem(
         }
     }
     let mut problem = new_problem(world, settings, resolution, free)?;
+    problem.reserve_contacts(solver_contacts.len());
     let e_h = settings.contact_law.exponent();
     let mut overlap_scale = OverlapScale::default();
     let set = contacts.as_slice();

@@ -612,8 +612,8 @@ impl Stepper {
         }
         world.co_move();
         if self.settings.energy_guard {
-            let mut problems = vec![&solved.problem];
-            problems.extend(solved.impact.as_ref());
+            let mut problems = vec![guard::ProblemWork::of(world, &solved.problem)];
+            problems.extend(solved.impact);
             let bound = guard::energy_bound(
                 world,
                 available,
@@ -759,7 +759,12 @@ impl Stepper {
                     })?;
                 stats.impact_iterations = rep.iterations;
                 check_velocity(&velocity, "impact", step, time)?;
-                impact = Some(problem);
+                // the guard needs two figures of the impact problem, not
+                // the problem: it is released before the continuous
+                // problem is assembled
+                if settings.energy_guard {
+                    impact = Some(guard::ProblemWork::of(world, &problem));
+                }
             }
         }
         times.impact = t.elapsed();
@@ -852,7 +857,9 @@ struct SolvedStep {
     problem: ContactProblem,
     lambda: Vec<f64>,
     stats: StepStats,
-    impact: Option<ContactProblem>,
+    /// The impact stage's contribution to the energy bound (when the
+    /// guard is on and the stage ran).
+    impact: Option<guard::ProblemWork>,
     /// Contact-set index of each contact of `problem`.
     contact_index: Vec<usize>,
 }
