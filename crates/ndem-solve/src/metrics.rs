@@ -59,8 +59,6 @@ impl ResidualStats {
 /// Evaluates residuals; owns its scratch so repeated use does not allocate.
 #[derive(Debug, Clone, Default)]
 pub struct ResidualEvaluator {
-    w: Vec<f64>,
-    diag: Vec<f64>,
     rows: Vec<f64>,
     natural: Vec<f64>,
     velocity: Vec<Velocity6>,
@@ -89,8 +87,6 @@ impl ResidualEvaluator {
         velocity: Option<&[Velocity6]>,
     ) -> &[f64] {
         let n = problem.len();
-        self.w.resize(n, 0.0);
-        self.diag.resize(n, 0.0);
         self.rows.resize(n, 0.0);
         self.natural.resize(n, 0.0);
         let vel: &[Velocity6] = match velocity {
@@ -101,11 +97,9 @@ impl ResidualEvaluator {
                 &self.velocity
             }
         };
-        // generic rows' w and diagonal; the contacts' are formed below in
-        // the same pass as their residuals (the same arithmetic as
+        // w and the diagonal are formed row by row in the same pass as the
+        // residuals, not stored (the same arithmetic as
         // `residual_unchecked` and `diagonal_unchecked`)
-        problem.generic_residual_unchecked(lambda, vel, &mut self.w);
-        problem.generic_diagonal_unchecked(&mut self.diag);
         let m = problem.contact_rows().count().max(1);
         let off = problem.generic_offset();
         let contacts = problem.contacts().len();
@@ -133,15 +127,16 @@ impl ResidualEvaluator {
         for i in 0..problem.generic_rows().len() {
             let k = off + i;
             let (lo, hi) = problem.generic_bounds(i, lambda);
-            let d = self.diag[k];
+            let w = problem.generic_row_residual(i, lambda, vel);
+            let d = problem.generic_row_diagonal(i);
             let c = if d > 0.0 {
-                lambda[k] - self.w[k] / d
+                lambda[k] - w / d
             } else {
-                lambda[k] - self.w[k]
+                lambda[k] - w
             };
             let scale = if d > 0.0 { d } else { 1.0 };
             self.rows[k] = scale * (lambda[k] - c.clamp(lo, hi)).abs();
-            self.natural[k] = (lambda[k] - (lambda[k] - self.w[k]).clamp(lo, hi)).abs();
+            self.natural[k] = (lambda[k] - (lambda[k] - w).clamp(lo, hi)).abs();
         }
         &self.rows
     }

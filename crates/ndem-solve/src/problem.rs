@@ -688,31 +688,36 @@ impl ContactProblem {
         }
     }
 
-    /// The generic rows' part of [`Self::residual_unchecked`] (entries
-    /// `generic_offset()..` of `out`).
-    pub(crate) fn generic_residual_unchecked(
+    /// `w_k = G_k v + Σ_kk λ_k + b_k` of generic row `i` (`k` its index
+    /// in `λ`).
+    pub(crate) fn generic_row_residual(
         &self,
+        i: usize,
         lambda: &[f64],
         velocity: &[Velocity6],
-        out: &mut [f64],
-    ) {
-        let off = self.generic_offset();
-        for (i, r) in self.generic.iter().enumerate() {
-            let [a, b] = r.bodies.map(|x| x as usize);
-            out[off + i] = r.jacobian.dot(&velocity[a], &velocity[b]);
-            out[off + i] += r.sigma * lambda[off + i] + r.rhs;
-        }
+    ) -> f64 {
+        let r = &self.generic[i];
+        let k = self.generic_offset() + i;
+        let [a, b] = r.bodies.map(|x| x as usize);
+        let mut w = r.jacobian.dot(&velocity[a], &velocity[b]);
+        w += r.sigma * lambda[k] + r.rhs;
+        w
+    }
+
+    /// `N_kk = G_k M⁻¹ G_kᵀ + Σ_kk` of generic row `i`.
+    pub(crate) fn generic_row_diagonal(&self, i: usize) -> f64 {
+        let r = &self.generic[i];
+        let [a, b] = r.bodies.map(|x| x as usize);
+        r.jacobian
+            .effective_inverse_mass(&self.inverse_mass[a], &self.inverse_mass[b])
+            + r.sigma
     }
 
     /// The generic rows' part of [`Self::diagonal_unchecked`].
     pub(crate) fn generic_diagonal_unchecked(&self, out: &mut [f64]) {
         let off = self.generic_offset();
-        for (r, o) in self.generic.iter().zip(&mut out[off..]) {
-            let [a, b] = r.bodies.map(|x| x as usize);
-            *o = r
-                .jacobian
-                .effective_inverse_mass(&self.inverse_mass[a], &self.inverse_mass[b])
-                + r.sigma;
+        for (i, o) in out[off..off + self.generic.len()].iter_mut().enumerate() {
+            *o = self.generic_row_diagonal(i);
         }
     }
 
