@@ -196,7 +196,6 @@ pub struct CollisionWorld {
     radii: Vec<f64>,
     fill: Vec<u32>,
     candidates: Vec<usize>,
-    pair_contacts: Vec<ContactPoint>,
     /// Pairs found by the other threads of a parallel pass.
     parallel_parts: Vec<Vec<ContactPoint>>,
     large_contacts: Vec<ContactPoint>,
@@ -599,7 +598,11 @@ impl CollisionWorld {
         bodies.validate()?;
         self.classify(bodies);
         self.build_grid(bodies);
-        let mut pairs = std::mem::take(&mut self.pair_contacts);
+        // large bodies first: an error leaves `out` as it was
+        self.large_pairs(bodies)?;
+        // the pairs are written into `out`'s own storage (no second
+        // contact buffer kept between steps)
+        let mut pairs = std::mem::take(&mut out.contacts);
         pairs.clear();
         let n = self.particles.len();
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
@@ -629,10 +632,9 @@ impl CollisionWorld {
         } else {
             self.particle_pairs(bodies, 0..n, &mut pairs);
         }
-        self.large_pairs(bodies)?;
         // Merge the few large-body contacts into the key-sorted pair list,
         // in place from the back (no copy of the pair list).
-        std::mem::swap(&mut out.contacts, &mut pairs);
+        out.contacts = pairs;
         let v = &mut out.contacts;
         let extra = &self.large_contacts;
         let (n_pairs, n_extra) = (v.len(), extra.len());
@@ -650,7 +652,6 @@ impl CollisionWorld {
                 }
             }
         }
-        self.pair_contacts = pairs;
         Ok(())
     }
 }

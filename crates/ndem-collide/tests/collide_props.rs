@@ -206,6 +206,42 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// A world and a contact set reused from pass to pass (as the stepper
+    /// does; the pairs are written into the set's own storage) give what a
+    /// fresh world and set give, whatever the previous pass found.
+    #[test]
+    fn reused_world_and_set_equal_fresh_ones(
+        first in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07),
+        second in sphere_cloud_with_walls(120, 1.0, 0.02, 0.07),
+        margin in 0.0f64..0.01,
+    ) {
+        let mut world = CollisionWorld::new(CollisionSettings { margin, ..Default::default() }).unwrap();
+        let mut set = ContactSet::new();
+        world.detect(&first.view(), &mut set).unwrap();
+        prop_assert_eq!(&set, &detect(&first, margin, false));
+        world.detect(&second.view(), &mut set).unwrap();
+        prop_assert_eq!(&set, &detect(&second, margin, false));
+    }
+}
+
+/// A pass that fails on bad input leaves the set of the last good pass.
+#[test]
+fn failed_pass_keeps_the_last_set() {
+    let bodies = dense_packing(6, 0.01);
+    let mut world = CollisionWorld::new(CollisionSettings::default()).unwrap();
+    let mut set = ContactSet::new();
+    world.detect(&bodies.view(), &mut set).unwrap();
+    let good = set.clone();
+    assert!(!good.is_empty());
+    let mut bad = bodies.clone();
+    bad.positions[3].x = f64::NAN;
+    assert!(world.detect(&bad.view(), &mut set).is_err());
+    assert_eq!(set, good);
+}
+
 /// The parallel path gives the same set, bit for bit.
 #[test]
 fn parallel_equals_serial() {
