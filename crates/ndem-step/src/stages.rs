@@ -72,10 +72,13 @@ pub(crate) fn contact_data(
     (step, time): (u64, f64),
     out: &mut Vec<SolverContact>,
 ) -> Result<(), StepError> {
+    // reused from step to step; when it must grow, it is replaced by one of
+    // exactly the contact count (no doubling slack, and no copy of records
+    // that are about to be overwritten)
+    if out.capacity() < contacts.len() {
+        *out = Vec::with_capacity(contacts.len());
+    }
     out.clear();
-    // reused from step to step: sized to the contact count once, not by
-    // doubling, which would keep up to twice the records
-    out.reserve_exact(contacts.len());
     for (k, c) in contacts.iter().enumerate() {
         let (a, b) = (c.body_a(), c.body_b());
         let radius = c.curvature[0].min(c.curvature[1]);
