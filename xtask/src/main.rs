@@ -16,6 +16,7 @@ mod fuzz;
 mod mpi_scaling;
 mod peers;
 mod peers_ndem;
+mod peers_rapier;
 mod plot;
 mod reduce;
 mod reduce_drum;

@@ -66,40 +66,34 @@ fn smooth_settings(world: &World) -> SmoothSettings {
     }
 }
 
-/// CPU seconds of this process (all threads, from `/proc/self/task/*/schedstat`,
-/// nanosecond resolution).
+/// CPU seconds of this process, all threads including those that have
+/// ended (the solvers' scoped threads do): `/proc/self/stat` fields utime
+/// and stime, in clock ticks of 1/100 s. (The per-task `schedstat` clocks
+/// have nanosecond resolution but lose the time of ended threads.)
 pub(crate) fn own_cpu_seconds() -> f64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return f64::NAN;
-    };
-    let mut ns = 0u64;
-    for t in tasks.flatten() {
-        if let Ok(s) = std::fs::read_to_string(t.path().join("schedstat")) {
-            ns += s
-                .split_whitespace()
-                .next()
-                .and_then(|x| x.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    ns as f64 * 1e-9
+    proc_stat_seconds(14, 15)
 }
 
-/// CPU seconds of waited-for children (`/proc/self/stat` fields cutime and
-/// cstime, in clock ticks of 1/100 s).
-fn children_cpu_seconds() -> f64 {
+/// The sum of two clock-tick fields of `/proc/self/stat`, in seconds.
+fn proc_stat_seconds(first: usize, second: usize) -> f64 {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
         return f64::NAN;
     };
     // fields after the command name, which is in parentheses
     let rest = stat.rsplit(')').next().unwrap_or("");
     let f: Vec<&str> = rest.split_whitespace().collect();
-    // rest[0] is field 3 (state); cutime and cstime are fields 16 and 17
+    // rest[0] is field 3 (state)
     let tick = |i: usize| f.get(i - 3).and_then(|x| x.parse::<f64>().ok());
-    match (tick(16), tick(17)) {
+    match (tick(first), tick(second)) {
         (Some(u), Some(s)) => (u + s) / 100.0,
         _ => f64::NAN,
     }
+}
+
+/// CPU seconds of waited-for children (`/proc/self/stat` fields cutime and
+/// cstime, in clock ticks of 1/100 s).
+fn children_cpu_seconds() -> f64 {
+    proc_stat_seconds(16, 17)
 }
 
 /// One DEM run: CPU time of the settling phase and of the rest phase, the
@@ -601,12 +595,17 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         }
     }
     let mut ndem = Vec::new();
+    let rapier = if part != Some("smooth") {
+        crate::peers_rapier::build(&mut progress)
+    } else {
+        None
+    };
     for &n in sizes.iter().filter(|_| part != Some("smooth")) {
         let (steps, repeats) = if n >= 100_000 { (5, 2) } else { (20, 3) };
         ndem.push(crate::peers_ndem::compare(
             n,
-            steps,
-            repeats,
+            (steps, repeats),
+            (rapier.as_deref(), &opts.out),
             &mut progress,
         )?);
     }
@@ -661,9 +660,10 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             "suite": "peers",
             "quick": opts.quick,
             "liggghts": liggghts_available(),
+            "rapier": rapier.as_ref().map(|_| crate::peers_rapier::RAPIER),
             "sizes": rows,
             "ndem": ndem_rows,
-            "cpu_time": "ours: /proc/self/task/*/schedstat; LIGGGHTS: the child's cutime + cstime (1/100 s)",
+            "cpu_time": "ours: /proc/self/stat utime + stime (1/100 s); LIGGGHTS: the child's cutime + cstime (1/100 s); rapier3d: its process's /proc/self/task/*/schedstat over the measured steps (one thread)",
         }),
     )?;
     let mut md = report::heading("Peers: ndem-smooth beside LIGGGHTS on one bed", opts.quick);

@@ -1,14 +1,17 @@
 //! The NDEM half of `cargo xtask peers`: the step on a resting bed, PGS in
 //! the papers' order on one thread against the coloured order on one and
-//! on two threads, per stage, interleaved.
+//! on two threads, per stage, interleaved; and rapier3d on the same bed
+//! when its peer builds (`peers_rapier`).
 
-use crate::peers::bed;
+use crate::peers::{bed, own_cpu_seconds};
+use crate::peers_rapier::{self, RAPIER, RapierRun};
 use crate::report::{Progress, SuiteResult};
 use ndem_scenes::SolverChoice;
 use ndem_scenes::builders::Scene;
 use ndem_step::{StageTimes, Stepper, World};
 use serde_json::json;
 use std::fmt::Write as _;
+use std::path::Path;
 
 /// Sweeps per step, as in the and the papers' runs.
 const SWEEPS: usize = 25;
@@ -48,6 +51,8 @@ struct StepTimes {
     impact: f64,
     continuous: f64,
     total: f64,
+    /// CPU seconds per step (all threads).
+    cpu: f64,
     contacts: f64,
 }
 
@@ -103,10 +108,12 @@ fn measure(
         return Err("the bed's warm start keeps no history".into());
     }
     let mut times = StepTimes::default();
+    let cpu = own_cpu_seconds();
     for _ in 0..steps {
         let st = s.step(&mut stepper).map_err(|e| e.to_string())?;
         times.add(&st.times, st.contacts, steps);
     }
+    times.cpu = (own_cpu_seconds() - cpu) / steps as f64;
     Ok((times, s.world))
 }
 
@@ -118,16 +125,29 @@ pub(crate) struct NdemResult {
     times: Vec<(Config, StepTimes)>,
     /// The coloured runs on 1 and 2 threads ended in the same world.
     threads_agree: bool,
+    /// rapier3d on the same bed (fastest repeat), when its peer built.
+    rapier: Option<RapierRun>,
 }
 
-/// Settles the bed and measures every configuration, interleaved.
+/// Settles the bed and measures every configuration, interleaved, with
+/// the rapier3d peer (`rapier`, its binary) after ours in every repeat; its
+/// bed file goes to `out`.
 pub(crate) fn compare(
     n: usize,
-    steps: usize,
-    repeats: usize,
+    (steps, repeats): (usize, usize),
+    (rapier, out): (Option<&Path>, &Path),
     progress: &mut Progress,
 ) -> SuiteResult<NdemResult> {
     let (scene, history) = settle(n, progress)?;
+    let bed_file = out.join(format!("rapier-bed-{n}.txt"));
+    if rapier.is_some() {
+        // rapier settles the bed NDEM settled for as long as NDEM did
+        // (1.5 s): its contact model holds it at other overlaps, and the
+        // measured steps should see its own bed at rest
+        let warmup = (1.5 / scene.settings.dt).round() as usize;
+        peers_rapier::write_bed(&bed_file, &scene, (warmup, steps, SWEEPS))?;
+    }
+    let mut best_rapier: Option<RapierRun> = None;
     let mut best: Vec<Option<StepTimes>> = vec![None; CONFIGS.len()];
     let mut worlds: Vec<Option<World>> = vec![None; CONFIGS.len()];
     for r in 0..repeats {
@@ -145,6 +165,18 @@ pub(crate) fn compare(
             }
             worlds[k] = Some(world);
         }
+        if let Some(binary) = rapier {
+            let run = peers_rapier::run(binary, &bed_file)?;
+            progress.note(&format!(
+                "NDEM bed of {n}, repeat {}: {RAPIER} {:.1} ms per step, {:.0} contact points",
+                r + 1,
+                run.step_s * 1e3,
+                run.contact_points
+            ));
+            if best_rapier.is_none_or(|b| run.step_s < b.step_s) {
+                best_rapier = Some(run);
+            }
+        }
     }
     let agree = match (&worlds[1], &worlds[2]) {
         (Some(a), Some(b)) => a.positions() == b.positions() && a.velocities() == b.velocities(),
@@ -160,6 +192,7 @@ pub(crate) fn compare(
             .map(|(c, t)| (*c, t.unwrap_or_default()))
             .collect(),
         threads_agree: agree,
+        rapier: best_rapier,
     })
 }
 
@@ -185,7 +218,10 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
                 "continuous_s": t.continuous,
                 "continuous_ns_per_contact_iteration": t.per_contact_iteration(),
                 "speed_up_over_pgs_one_thread": base / t.total,
+                "cpu_s_per_step": t.cpu,
                 "coloured_one_and_two_threads_bit_identical": r.threads_agree,
+                "rapier_step_cpu_s": r.rapier.map(|x| x.step_s),
+                "step_over_rapier": r.rapier.map(|x| t.total / x.step_s),
             }));
             let _ = writeln!(
                 table,
@@ -213,5 +249,43 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
             }
         );
     }
+    table.push_str(&rapier_table(results));
     (rows, table)
+}
+
+/// The rapier3d comparison: our step time over rapier's at equal sweeps.
+fn rapier_table(results: &[NdemResult]) -> String {
+    if results.iter().all(|r| r.rapier.is_none()) {
+        return String::from(
+            "\nrapier3d: not run (its peer did not build; see `xtask/rapier-peer`).\n",
+        );
+    }
+    let mut table = format!(
+        "\n### Against {RAPIER} on the same bed ({SWEEPS} iterations each, one thread; ours: wall time of the step, rapier: CPU time)\n\n| N | code | contacts | step [ms] | ours / rapier |\n|---|---|---|---|---|\n"
+    );
+    for r in results {
+        let Some(peer) = r.rapier else { continue };
+        let _ = writeln!(
+            table,
+            "| {} | {RAPIER} (3 rows, {SWEEPS} substeps; E_k after {:.1e} J, largest speed {:.1e} m/s) | {:.0} points | {:.1} | 1 |",
+            r.n,
+            peer.kinetic,
+            peer.max_speed,
+            peer.contact_points,
+            peer.step_s * 1e3
+        );
+        for (c, t) in &r.times {
+            let _ = writeln!(
+                table,
+                "| {} | ndem {} | {:.0} | {:.1} (CPU {:.1}) | **{:.2}** |",
+                r.n,
+                c.label,
+                t.contacts,
+                t.total * 1e3,
+                t.cpu * 1e3,
+                t.total / peer.step_s
+            );
+        }
+    }
+    table
 }
