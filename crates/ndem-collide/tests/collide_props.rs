@@ -252,6 +252,35 @@ fn parallel_equals_serial() {
     assert_eq!(serial, parallel);
 }
 
+/// The same with walls touching every layer, so that every block of the
+/// parallel pass has large-body contacts to merge (the floor's contacts all
+/// fall in the first block), against the brute force as well.
+#[test]
+fn parallel_equals_serial_with_walls() {
+    let n = 22;
+    let mut bodies = dense_packing(n, 0.01);
+    let r = 0.005;
+    let far = (n - 1) as f64 * 2.0 * r * 0.99;
+    for (normal, x) in [(Vec3::x(), -r * 0.99), (-Vec3::x(), far + r * 0.99)] {
+        bodies.push(
+            Shape::HalfSpace { normal },
+            Vec3::new(x, 0.0, 0.0),
+            Quat::identity(),
+            true,
+        );
+    }
+    let serial = detect(&bodies, 1e-4, false);
+    let parallel = detect(&bodies, 1e-4, true);
+    let walls = serial
+        .as_slice()
+        .iter()
+        .filter(|c| c.key.body_b as usize > n * n * n)
+        .count();
+    assert_eq!(walls, 2 * n * n, "each wall touches a face of the cube");
+    assert_eq!(serial, parallel);
+    assert_eq!(serial, brute_force(&bodies, 1e-4));
+}
+
 /// A cubic packing of `n³` spheres on a floor, compressed by `overlap`.
 fn dense_packing(n: usize, overlap: f64) -> Bodies {
     let r = 0.005;
