@@ -529,6 +529,12 @@ fn go(
         summary.steps_per_second,
         out.display()
     ))?;
+    if summary.impact_unconverged_steps > 0 {
+        say(format_args!(
+            "impact stage: {} of {} solves stopped before their tolerance (see `impact_status` in stats.csv)\n",
+            summary.impact_unconverged_steps, summary.impact_steps
+        ))?;
+    }
     if summary.interrupted {
         return Err(Failure::Interrupted);
     }

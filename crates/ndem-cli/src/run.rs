@@ -161,6 +161,11 @@ pub struct RunSummary {
     /// `/proc/self/status`; `None` where the system does not say), scene
     /// loading included.
     pub peak_rss_bytes: Option<u64>,
+    /// Steps that ran the impact stage.
+    pub impact_steps: u64,
+    /// Of those, steps whose impact solve did not reach its tolerance
+    /// (`impact_status` other than `converged` in `stats.csv`).
+    pub impact_unconverged_steps: u64,
 }
 
 /// Peak resident set size of this process \[bytes\], from Linux's
@@ -296,6 +301,8 @@ struct Totals {
     contacts: u64,
     level: f64,
     steps: u64,
+    impact_steps: u64,
+    impact_unconverged_steps: u64,
     checkpoints: Vec<String>,
 }
 
@@ -390,6 +397,11 @@ impl Totals {
     fn record(&mut self, s: &ndem::step::StepStats, stepper: &mut Stepper) {
         self.steps += 1;
         self.contacts += s.contacts as u64;
+        if let Some(status) = s.impact_status {
+            self.impact_steps += 1;
+            self.impact_unconverged_steps +=
+                u64::from(status != ndem::solve::SolverStatus::Converged);
+        }
         let t = &s.times;
         for (acc, d) in self.stage.iter_mut().zip([
             t.detection,
@@ -453,6 +465,8 @@ impl Totals {
             checkpoints: self.checkpoints,
             mean_reduction_level: per_step(self.level),
             peak_rss_bytes: peak_rss_bytes(),
+            impact_steps: self.impact_steps,
+            impact_unconverged_steps: self.impact_unconverged_steps,
         }
     }
 }

@@ -239,6 +239,14 @@ pub struct StepStats {
     pub unresolved: bool,
     /// Iterations of the impact solve (0 when skipped).
     pub impact_iterations: usize,
+    /// How the impact solve ended; `None` when the stage did not run (no
+    /// contact impacted). Anything but `Converged` means the post-impact
+    /// velocities `v⁺` are the solver's best iterate, not a solution of
+    /// the impact problem to its tolerance.
+    pub impact_status: Option<SolverStatus>,
+    /// Largest natural-map residual of the impact solve's normal rows
+    /// \[m/s\] (0 when the stage did not run).
+    pub impact_residual: f64,
     /// Residuals of the continuous solve by row kind.
     pub residuals: ResidualStats,
     /// Contacts warm started from history.
@@ -300,6 +308,7 @@ pub struct Stepper {
     time: f64,
     step: u64,
     warned_unresolved: bool,
+    warned_impact: bool,
     energy_budget: Option<f64>,
     solver_contacts: Vec<stages::SolverContact>,
     contact_index: Vec<usize>,
@@ -348,6 +357,7 @@ impl Stepper {
             time: 0.0,
             step: 0,
             warned_unresolved: false,
+            warned_impact: false,
             energy_budget: None,
             solver_contacts: Vec::new(),
             contact_index: Vec::new(),
@@ -640,6 +650,21 @@ impl Stepper {
                 "contact solve not accurate enough: the mean normal residual leaves overlaps off the contact law, so a rest state reached now is not the physical one (more iterations, a smaller time step, or warm starting help); the `unresolved` column of the step statistics marks every such step"
             );
         }
+        if stats
+            .impact_status
+            .is_some_and(|s| s != SolverStatus::Converged)
+            && !self.warned_impact
+        {
+            self.warned_impact = true;
+            tracing::warn!(
+                step = self.step + 1,
+                time = self.time,
+                status = stats.impact_status.map_or("", SolverStatus::name),
+                normal_residual = stats.impact_residual,
+                sweeps = stats.impact_iterations,
+                "impact stage not solved to its tolerance: the post-impact velocities are the solver's best iterate (in a packing the impact problem spans the whole contact network; more `impact_iterations` help); the `impact_status` column of the step statistics marks every such step"
+            );
+        }
         self.record_history(world, &contacts, &solved);
 
         // 5. model reduction (merge), at x_i with v_{i+1}
@@ -758,6 +783,8 @@ impl Stepper {
                         source,
                     })?;
                 stats.impact_iterations = rep.iterations;
+                stats.impact_status = Some(rep.status);
+                stats.impact_residual = rep.residuals.normal.max;
                 check_velocity(&velocity, "impact", step, time)?;
                 // the guard needs two figures of the impact problem, not
                 // the problem: it is released before the continuous
