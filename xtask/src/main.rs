@@ -41,9 +41,11 @@ pub struct SuiteOptions {
     pub args: Vec<String>,
     /// Override of the particle count (suites that have one).
     pub particles: Option<usize>,
+    /// Override of the number of interleaved repeats (`peers`).
+    pub repeats: Option<usize>,
 }
 
-const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR] [--particles N]
+const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR] [--particles N] [--repeats N]
 
 suites:
   verify      physics verification cases with known answers
@@ -56,7 +58,7 @@ suites:
   excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic
   creep                a pile at rest: drift against iterations, warm start and time step
-  peers [smooth|ndem]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed, and the NDEM step on 1 and 2 threads
+  peers [smooth|ndem]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed; the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer)
   mpi-scaling          distributed runs on 1, 2, 4 MPI ranks (.ci/install-mpi): strong and weak scaling, communication, sweeps by subdomains, cluster model";
 
 fn main() -> ExitCode {
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
     let mut out = None;
     let mut quick = false;
     let mut particles = None;
+    let mut repeats = None;
     let mut rest = Vec::new();
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -83,6 +86,13 @@ fn main() -> ExitCode {
                 Some(n) => particles = Some(n),
                 None => {
                     eprintln!("error: --particles needs a number\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
+            "--repeats" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) if n > 0 => repeats = Some(n),
+                _ => {
+                    eprintln!("error: --repeats needs a positive number\n{USAGE}");
                     return ExitCode::from(2);
                 }
             },
@@ -103,6 +113,7 @@ fn main() -> ExitCode {
         quick,
         args: rest,
         particles,
+        repeats,
     };
     let result = match suite.as_str() {
         "verify" => verify::run(&opts),

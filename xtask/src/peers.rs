@@ -553,7 +553,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         None if opts.quick => vec![1000],
         None => vec![1000, 10_000, 100_000],
     };
-    let repeats = if opts.quick { 2 } else { 3 };
+    let repeats = opts.repeats.unwrap_or(if opts.quick { 2 } else { 3 });
     let mut progress = Progress::new("peers", 2 * sizes.len());
     // the NDEM half runs after the smooth one
     if !liggghts_available() {
@@ -601,7 +601,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         None
     };
     for &n in sizes.iter().filter(|_| part != Some("smooth")) {
-        let (steps, repeats) = if n >= 100_000 { (5, 2) } else { (20, 3) };
+        let (steps, ndem_repeats) = if n >= 100_000 { (5, 2) } else { (20, 3) };
+        let repeats = opts.repeats.unwrap_or(ndem_repeats);
         ndem.push(crate::peers_ndem::compare(
             n,
             (steps, repeats),
