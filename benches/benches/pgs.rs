@@ -21,6 +21,14 @@ fn bench_pgs(c: &mut Criterion) {
             FrictionSet::Box,
             [25, 25, 16],
         ),
+        // 10⁵ spheres: the problem (about 100 MB) is far out of cache, as
+        // in `cargo xtask peers ndem` at 10⁵
+        (
+            "rowwise-box-large",
+            PgsVariant::RowWise,
+            FrictionSet::Box,
+            [50, 50, 40],
+        ),
         (
             "rowwise-box-small",
             PgsVariant::RowWise,

@@ -255,6 +255,9 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
 
 /// The rapier3d comparison: our step time over rapier's at equal sweeps.
 fn rapier_table(results: &[NdemResult]) -> String {
+    if results.is_empty() {
+        return String::new();
+    }
     if results.iter().all(|r| r.rapier.is_none()) {
         return String::from(
             "\nrapier3d: not run (its peer did not build; see `xtask/rapier-peer`).\n",

@@ -122,8 +122,13 @@ pub struct ProjectedGaussSeidel {
     pub(crate) mass_split: Vec<f64>,
     /// The split inverse masses, when `mass_split` is set.
     split_inverse: Vec<InverseMass>,
-    isotropic: Vec<Option<f64>>,
-    shapes: Vec<ContactShape>,
+    /// Per body, what a sweep reads besides the velocity (16 bytes).
+    bodies: Vec<BodyResponse>,
+    /// Per contact, its index into `shape_table` (4 bytes: the table holds
+    /// one shared entry for the decoupled contacts and one for those
+    /// without blocks, so most contacts of a packing share a cache line).
+    shape_of: Vec<u32>,
+    shape_table: Vec<ContactShape>,
     evaluator: ResidualEvaluator,
     block: JointBlock,
     colouring: Colouring,
@@ -154,6 +159,38 @@ struct ContactShape {
     /// The same for the rolling pair.
     rolling: Option<[f64; 3]>,
 }
+
+/// What a sweep reads of a body besides its velocity: `m⁻¹` and, for a
+/// body with `I⁻¹ = s 1` (spheres, static bodies), `s`; a negative `s`
+/// marks a full inverse inertia, read from the problem's
+/// [`InverseMass`]. Kept apart from the 80-byte `InverseMass` so that a
+/// contact's two random body reads fetch 16 bytes each.
+#[derive(Debug, Clone, Copy, Default)]
+struct BodyResponse {
+    inv_mass: f64,
+    isotropic: f64,
+}
+
+impl BodyResponse {
+    fn of(m: &InverseMass) -> Self {
+        Self {
+            inv_mass: m.inv_mass,
+            isotropic: isotropic_scalar(m).unwrap_or(-1.0),
+        }
+    }
+
+    #[inline(always)]
+    fn isotropic(&self) -> Option<f64> {
+        (self.isotropic >= 0.0).then_some(self.isotropic)
+    }
+}
+
+/// `shape_table` entries shared by many contacts.
+const SHAPE_DECOUPLED: u32 = 0;
+const SHAPE_COUPLED: u32 = 1;
+/// A contact whose blocks are formed in the second, serial pass of
+/// `prepare`.
+const SHAPE_PENDING: u32 = u32::MAX;
 
 crate::solver::validated_settings!(ProjectedGaussSeidel, PgsSettings);
 
@@ -190,24 +227,53 @@ impl ProjectedGaussSeidel {
         for d in &mut self.inv_diag[off..] {
             *d = invert_diagonal(*d);
         }
-        self.isotropic.clear();
-        self.isotropic.extend(inv.iter().map(isotropic_scalar));
+        self.bodies.clear();
+        self.bodies.extend(inv.iter().map(BodyResponse::of));
         if self.settings.order == ContactOrder::Coloured {
             self.colouring.build(problem);
             self.order.clone_from(&self.colouring.order);
         } else {
             self.settings.order.fill(contacts.len(), &mut self.order);
         }
-        self.shapes.clear();
-        self.shapes.resize(contacts.len(), ContactShape::default());
-        let isotropic = &self.isotropic;
-        for_each_block(&mut self.shapes, 1, threads, |first, out| {
+        // the shape of each contact: the shared entries in parallel, the
+        // contacts with blocks of their own afterwards, in contact order
+        self.shape_of.clear();
+        self.shape_of.resize(contacts.len(), SHAPE_COUPLED);
+        let bodies = &self.bodies;
+        for_each_block(&mut self.shape_of, 1, threads, |first, out| {
             for (c, s) in contacts[first..].iter().zip(out) {
                 let [a, b] = c.bodies.map(|x| x as usize);
-                let iso = isotropic[a].is_some() && isotropic[b].is_some();
-                *s = contact_shape(c, m, &inv[a], &inv[b], iso);
+                let iso = bodies[a].isotropic().is_some() && bodies[b].isotropic().is_some();
+                *s = if m == 1 {
+                    SHAPE_COUPLED
+                } else if iso && arms_along_normal(c) {
+                    SHAPE_DECOUPLED
+                } else {
+                    SHAPE_PENDING
+                };
             }
         });
+        self.shape_table.clear();
+        self.shape_table.push(ContactShape {
+            decoupled: true,
+            friction: None,
+            rolling: None,
+        });
+        self.shape_table.push(ContactShape::default());
+        for (ci, s) in self.shape_of.iter_mut().enumerate() {
+            if *s != SHAPE_PENDING {
+                continue;
+            }
+            let c = &contacts[ci];
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let shape = coupled_shape(c, m, &inv[a], &inv[b]);
+            *s = if shape.friction.is_none() && shape.rolling.is_none() {
+                SHAPE_COUPLED
+            } else {
+                self.shape_table.push(shape);
+                (self.shape_table.len() - 1) as u32
+            };
+        }
     }
 }
 
@@ -488,14 +554,14 @@ fn sweep_contact_rows(
     lam: &mut [f64],
     inv_d: &[f64],
     omega: f64,
-    ia: &InverseMass,
-    ib: &InverseMass,
-    iso: [Option<f64>; 2],
+    (inv, a, b): (&[InverseMass], usize, usize),
+    body: [BodyResponse; 2],
     va: &mut Velocity6,
     vb: &mut Velocity6,
 ) -> (f64, bool) {
-    let (ma, mb) = (ia.inv_mass, ib.inv_mass);
-    match iso {
+    let (ma, mb) = (body[0].inv_mass, body[1].inv_mass);
+    // the full inverse inertia is read only for a body that needs it
+    match [body[0].isotropic(), body[1].isotropic()] {
         [Some(sa), Some(sb)] => sweep_generic(
             c,
             shape,
@@ -517,7 +583,7 @@ fn sweep_contact_rows(
             inv_d,
             omega,
             (ma, Isotropic(sa)),
-            (mb, Anisotropic(ib.inv_inertia)),
+            (mb, Anisotropic(inv[b].inv_inertia)),
             false,
             va,
             vb,
@@ -529,7 +595,7 @@ fn sweep_contact_rows(
             lam,
             inv_d,
             omega,
-            (ma, Anisotropic(ia.inv_inertia)),
+            (ma, Anisotropic(inv[a].inv_inertia)),
             (mb, Isotropic(sb)),
             false,
             va,
@@ -542,8 +608,8 @@ fn sweep_contact_rows(
             lam,
             inv_d,
             omega,
-            (ma, Anisotropic(ia.inv_inertia)),
-            (mb, Anisotropic(ib.inv_inertia)),
+            (ma, Anisotropic(inv[a].inv_inertia)),
+            (mb, Anisotropic(inv[b].inv_inertia)),
             false,
             va,
             vb,
@@ -569,25 +635,10 @@ fn arms_along_normal(c: &Contact) -> bool {
         && orthogonal(&f.tangent1, &f.tangent2)
 }
 
-/// The coupling of a contact's rows (see [`ContactShape`]).
-fn contact_shape(
-    c: &Contact,
-    m: usize,
-    ia: &InverseMass,
-    ib: &InverseMass,
-    isotropic: bool,
-) -> ContactShape {
-    if m == 1 {
-        return ContactShape::default();
-    }
-    let decoupled = isotropic && arms_along_normal(c);
-    if decoupled {
-        return ContactShape {
-            decoupled,
-            friction: None,
-            rolling: None,
-        };
-    }
+/// The coupling of the rows of a contact that is not decoupled (see
+/// [`ContactShape`]): the friction and rolling pairs' blocks when they are
+/// not multiples of the identity.
+fn coupled_shape(c: &Contact, m: usize, ia: &InverseMass, ib: &InverseMass) -> ContactShape {
     let full = c.jacobian.block(ia, ib);
     let pair = |j: usize| {
         let a = [
@@ -600,7 +651,7 @@ fn contact_shape(
         (!identity).then_some(a)
     };
     ContactShape {
-        decoupled,
+        decoupled: false,
         friction: pair(1),
         rolling: if m >= 6 { pair(3) } else { None },
     }
@@ -620,15 +671,16 @@ fn sweep_contact(
     lam: &mut [f64],
     inv_d: &[f64],
     omega: f64,
-    (ia, ib): (&InverseMass, &InverseMass),
-    iso: [Option<f64>; 2],
+    (inv, a, b): (&[InverseMass], usize, usize),
+    body: [BodyResponse; 2],
     (va, vb): (&mut Velocity6, &mut Velocity6),
     passes: usize,
 ) -> (f64, bool) {
     let mut max_corr = 0.0f64;
     let mut finite = true;
     for _ in 0..passes {
-        let (corr, ok) = sweep_contact_rows(c, shape, set, lam, inv_d, omega, ia, ib, iso, va, vb);
+        let (corr, ok) =
+            sweep_contact_rows(c, shape, set, lam, inv_d, omega, (inv, a, b), body, va, vb);
         finite &= ok;
         let done = corr <= 1e-15 * max_corr || corr == 0.0;
         max_corr = max_corr.max(corr);
@@ -687,13 +739,13 @@ impl ProjectedGaussSeidel {
             let (mut va, mut vb) = (velocity[a], velocity[b]);
             let (corr, ok) = sweep_contact(
                 c,
-                &self.shapes[ci],
+                &self.shape_table[self.shape_of[ci] as usize],
                 set,
                 &mut lambda[ci * m..ci * m + m],
                 &self.inv_diag[ci * m..ci * m + m],
                 omega,
-                (&inv[a], &inv[b]),
-                [self.isotropic[a], self.isotropic[b]],
+                (inv, a, b),
+                [self.bodies[a], self.bodies[b]],
                 (&mut va, &mut vb),
                 passes,
             );
@@ -732,7 +784,8 @@ impl ProjectedGaussSeidel {
         let (set, omega) = (problem.friction_set(), self.settings.relaxation);
         let (inv, contacts) = (masses(&self.split_inverse, problem), problem.contacts());
         let (shared, colouring) = (&self.shared, &self.colouring);
-        let (shapes, inv_diag, isotropic) = (&self.shapes, &self.inv_diag, &self.isotropic);
+        let (shape_of, shape_table) = (&self.shape_of, &self.shape_table);
+        let (inv_diag, bodies) = (&self.inv_diag, &self.bodies);
         let colours = colouring.colours();
         let work = |t: usize| {
             let (mut max_corr, mut finite) = (0.0f64, true);
@@ -753,13 +806,13 @@ impl ProjectedGaussSeidel {
                     shared.lambda(ci * m, &mut lam[..m]);
                     let (corr, ok) = sweep_contact(
                         c,
-                        &shapes[ci],
+                        &shape_table[shape_of[ci] as usize],
                         set,
                         &mut lam[..m],
                         &inv_diag[ci * m..ci * m + m],
                         omega,
-                        (&inv[a], &inv[b]),
-                        [isotropic[a], isotropic[b]],
+                        (inv, a, b),
+                        [bodies[a], bodies[b]],
                         (&mut va, &mut vb),
                         passes,
                     );
