@@ -60,6 +60,9 @@ struct Line {
     kinetic_energy: f64,
     iterations: usize,
     status: &'static str,
+    /// The impact solve's status (`skipped` without impacts; the smooth
+    /// stepper has none).
+    impact_status: &'static str,
     rebuilt: bool,
 }
 
@@ -74,6 +77,7 @@ impl Run {
                     kinetic_energy: s.kinetic_energy,
                     iterations: s.local.iterations,
                     status: s.local.status.name(),
+                    impact_status: s.local.impact_status.map_or("skipped", |x| x.name()),
                     rebuilt: s.rebuilt,
                 }
             }
@@ -85,6 +89,7 @@ impl Run {
                     kinetic_energy: s.kinetic_energy,
                     iterations: 0,
                     status: "explicit",
+                    impact_status: "skipped",
                     rebuilt: s.rebuilt,
                 }
             }
@@ -184,7 +189,8 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
             start.scene.solver.name()
         );
     }
-    let mut stats = String::from("step,time,contacts,kinetic_energy,iterations,status,rebuilt\n");
+    let mut stats =
+        String::from("step,time,contacts,kinetic_energy,iterations,status,rebuilt,impact_status\n");
     let mut frames = ParallelFrames::new();
     let wall = Instant::now();
     let (mut iterations, mut last) = (0u64, None);
@@ -196,13 +202,14 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
         if rank == 0 && (k % opts.stats_every == 0 || k == opts.steps) {
             let _ = writeln!(
                 stats,
-                "{step},{:e},{},{:e},{},{},{}",
+                "{step},{:e},{},{:e},{},{},{},{}",
                 line.time,
                 line.contacts,
                 line.kinetic_energy,
                 line.iterations,
                 line.status,
-                line.rebuilt
+                line.rebuilt,
+                line.impact_status
             );
         }
         if opts.frame_every > 0 && k % opts.frame_every == 0 {
