@@ -71,12 +71,6 @@ fn sizes(quick: bool, particles: Option<usize>) -> Sizes {
     s
 }
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-}
-
 /// Builds `ndem` with the `mpi` feature and checks that `mpirun` runs.
 fn build() -> SuiteResult<PathBuf> {
     let mpirun = Command::new("mpirun").arg("--version").output();
@@ -84,7 +78,7 @@ fn build() -> SuiteResult<PathBuf> {
         return Err("mpirun not found: install MPI with `.ci/install-mpi`".into());
     }
     let status = Command::new(env!("CARGO"))
-        .current_dir(workspace())
+        .current_dir(crate::report::workspace_root())
         .args([
             "build",
             "--release",
@@ -99,7 +93,7 @@ fn build() -> SuiteResult<PathBuf> {
     if !status.success() {
         return Err("building ndem with --features mpi failed".into());
     }
-    Ok(workspace().join("target/release/ndem"))
+    Ok(crate::report::workspace_root().join("target/release/ndem"))
 }
 
 /// One `mpirun -np ranks ndem run packing …` and its summary.

@@ -38,17 +38,10 @@ pub(crate) struct RapierRun {
     pub max_speed: f64,
 }
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
 /// Builds the peer (release) and returns its binary, or `None` with a note
 /// when it cannot be built here (for example without access to crates.io).
 pub(crate) fn build(progress: &mut Progress) -> Option<PathBuf> {
-    let root = workspace_root();
+    let root = crate::report::workspace_root();
     let target = root.join("target").join("rapier-peer");
     progress.note(&format!("building the {RAPIER} peer (xtask/rapier-peer)"));
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))

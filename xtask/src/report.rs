@@ -7,6 +7,13 @@ use std::time::Instant;
 /// Error type of the suites (I/O and simulation errors as text).
 pub type SuiteResult<T> = Result<T, String>;
 
+/// The workspace's root folder (the parent of `xtask/`).
+pub fn workspace_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| std::path::PathBuf::from("."), Path::to_path_buf)
+}
+
 /// Creates the output folder.
 pub fn prepare(out: &Path) -> SuiteResult<()> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))

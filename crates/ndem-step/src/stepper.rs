@@ -650,16 +650,15 @@ impl Stepper {
                 "contact solve not accurate enough: the mean normal residual leaves overlaps off the contact law, so a rest state reached now is not the physical one (more iterations, a smaller time step, or warm starting help); the `unresolved` column of the step statistics marks every such step"
             );
         }
-        if stats
-            .impact_status
-            .is_some_and(|s| s != SolverStatus::Converged)
+        if let Some(status) = stats.impact_status
+            && status != SolverStatus::Converged
             && !self.warned_impact
         {
             self.warned_impact = true;
             tracing::warn!(
                 step = self.step + 1,
                 time = self.time,
-                status = stats.impact_status.map_or("", SolverStatus::name),
+                status = status.name(),
                 normal_residual = stats.impact_residual,
                 sweeps = stats.impact_iterations,
                 "impact stage not solved to its tolerance: the post-impact velocities are the solver's best iterate (in a packing the impact problem spans the whole contact network; more `impact_iterations` help); the `impact_status` column of the step statistics marks every such step"
