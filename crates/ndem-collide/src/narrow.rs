@@ -34,6 +34,7 @@ pub struct Placed<'a> {
     pub orientation: Quat,
 }
 
+#[inline]
 fn unit_or(v: Vec3, fallback: Vec3) -> (Vec3, f64) {
     let n = v.norm();
     if n > 0.0 { (v / n, n) } else { (fallback, 0.0) }

@@ -35,6 +35,7 @@ impl Velocity6 {
 
     /// Velocity of the material point at lever arm `d` from the centre:
     /// `v + ω × d`.
+    #[inline]
     pub fn point_velocity(&self, d: &Vec3) -> Vec3 {
         self.linear + self.angular.cross(d)
     }

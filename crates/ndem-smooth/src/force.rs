@@ -10,15 +10,25 @@ use ndem_math::Vec3;
 use ndem_step::World;
 
 /// What a contact's force needs from its two materials (pair overrides
-/// applied): everything of [`ndem_math::PairProperties`] but the effective radius,
-/// which depends on the contact's curvatures, plus the shear modulus and
-/// the damping ratio ζ of the pair's restitution.
+/// applied) and the law: the parts of the stiffnesses and dashpots that do
+/// not depend on the contact's radii, masses or overlap, the friction and
+/// rolling coefficients, and the damping ratio ζ of the pair's
+/// restitution. Tabulated once per step.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct PairConstants {
-    /// `E*` \[Pa\].
-    pub(crate) effective_modulus: f64,
-    /// `1/G* = 2(2−ν_a)(1+ν_a)/E_a + 2(2−ν_b)(1+ν_b)/E_b`.
-    pub(crate) shear_compliance: f64,
+    /// `k_n / √R*` for Hertz (`(4/3) E*`), `k_n` for the linear laws
+    /// (the given stiffness, or `E* L`).
+    pub(crate) stiffness_factor: f64,
+    /// `ζ √(stiffness_factor)`: the normal dashpot `η = ζ √(m* k_n)` is
+    /// this times `√m*` (and `R*^{1/4}` for Hertz).
+    pub(crate) damping_factor: f64,
+    /// `k_t / k_n`, over `√δ` for Hertz: `6 G*/E*` with
+    /// `1/G* = 2(2−ν_a)(1+ν_a)/E_a + 2(2−ν_b)(1+ν_b)/E_b` (Mindlin's
+    /// `k_t = 8 G* √(R* δ)`), `2/7` for the linear laws.
+    pub(crate) tangential_ratio: f64,
+    /// `√(tangential_ratio)`: the tangential dashpot `ζ √(m* k_t)` is `η`
+    /// times this (times `δ^{1/4}` for Hertz).
+    pub(crate) tangential_damping_ratio: f64,
     pub(crate) friction: f64,
     pub(crate) rolling_resistance: f64,
     /// ζ of the pair's restitution for the law's exponent.
@@ -37,6 +47,45 @@ pub struct ContactHistory {
     pub rolling: Vec3,
 }
 
+/// What a contact's force needs from its two bodies' radii of curvature
+/// and masses: `R* = 1/(1/r_a + 1/r_b)` (as
+/// [`ndem_math::PairProperties`] forms it), `√R*`, `R*^{1/4}` and `√m*`
+/// (`m* = m_a m_b/(m_a + m_b)`, the finite mass alone against a body
+/// without mass properties). Formed per contact, or once per Verlet
+/// rebuild for a sphere pair (whose radii and masses do not change between
+/// rebuilds), which takes three square roots and three divisions off each
+/// contact's force.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PairInvariants {
+    pub(crate) effective_radius: f64,
+    pub(crate) root_radius: f64,
+    pub(crate) quarter_radius: f64,
+    pub(crate) root_mass: f64,
+}
+
+impl PairInvariants {
+    /// Of bodies `a`, `b` touching with radii of curvature `curvature`.
+    pub(crate) fn new(world: &World, a: usize, b: usize, curvature: [f64; 2]) -> Self {
+        let effective_radius = 1.0 / (1.0 / curvature[0] + 1.0 / curvature[1]);
+        let mass = |i: usize| world.mass_properties()[i].map_or(f64::INFINITY, |m| m.mass);
+        let (m1, m2) = (mass(a), mass(b));
+        let m_eff = if m1.is_infinite() {
+            m2
+        } else if m2.is_infinite() {
+            m1
+        } else {
+            m1 * m2 / (m1 + m2)
+        };
+        let root_radius = effective_radius.sqrt();
+        Self {
+            effective_radius,
+            root_radius,
+            quarter_radius: root_radius.sqrt(),
+            root_mass: m_eff.sqrt(),
+        }
+    }
+}
+
 /// The force law of one step: the settings and the material-pair table.
 /// Each contact's force depends only on the world and the contact's own
 /// history, so contacts can be evaluated in any order or in parallel.
@@ -49,84 +98,58 @@ pub(crate) struct ForceLaw<'a> {
 
 impl ForceLaw<'_> {
     /// Per-contact force on body a and moment on a about the contact
-    /// (rolling), and the contact's new history.
+    /// (rolling), and the contact's new history; `bodies` are the
+    /// invariants of the contact's two bodies
+    /// ([`PairInvariants::new`] of the contact's curvatures).
+    #[inline(always)]
     pub(crate) fn force(
         &self,
         world: &World,
         c: &ContactPoint,
+        bodies: &PairInvariants,
         old: ContactHistory,
     ) -> (Vec3, Vec3, ContactHistory) {
         let (a, b) = (c.body_a(), c.body_b());
         let dt = self.settings.dt;
         let (ia, ib) = (world.body_materials()[a], world.body_materials()[b]);
         let pair = &self.pairs[ia * world.materials.len() + ib];
-        // R*, as PairProperties::combine forms it
-        let effective_radius = 1.0 / (1.0 / c.curvature[0] + 1.0 / c.curvature[1]);
-        let mass = |i: usize| world.mass_properties()[i].map_or(f64::INFINITY, |m| m.mass);
-        let (m1, m2) = (mass(a), mass(b));
-        let m_eff = if m1.is_infinite() {
-            m2
-        } else if m2.is_infinite() {
-            m1
-        } else {
-            m1 * m2 / (m1 + m2)
-        };
+        let effective_radius = bodies.effective_radius;
         let delta = -c.gap;
         let v = world.velocities();
         let u = v[a].point_velocity(&c.arm_a) - v[b].point_velocity(&c.arm_b);
         let n = c.normal;
         let un = n.dot(&u);
         let ut = u - n * un;
-        let zeta = pair.zeta;
-        let (kn, p) = match self.settings.law {
-            SmoothLaw::Hertz => (
-                4.0 / 3.0 * pair.effective_modulus * effective_radius.sqrt(),
-                1.5,
-            ),
-            SmoothLaw::Linear { stiffness } => (stiffness, 1.0),
-            SmoothLaw::LinearModulus { length } => (pair.effective_modulus * length, 1.0),
-        };
-        let eta = zeta * (m_eff * kn).sqrt();
-        // δ^p and δ^{(p−1)/2} without powf for the two laws
-        let (dp, dd) = if p == 1.5 {
-            let sq = delta.sqrt();
-            (delta * sq, sq.sqrt())
-        } else {
-            (delta, 1.0)
-        };
-        let fn_ = (kn * dp - eta * dd * un).max(0.0);
-        // normal stiffness dF/dδ for the tangential and rolling springs
-        let k_lin = match self.settings.law {
-            SmoothLaw::Hertz => 1.5 * kn * delta.sqrt(),
-            SmoothLaw::Linear { .. } | SmoothLaw::LinearModulus { .. } => kn,
-        };
-        let kt = match self.settings.law {
-            SmoothLaw::Hertz => {
-                let g_star = 1.0 / pair.shear_compliance;
-                8.0 * g_star * (effective_radius * delta).sqrt()
-            }
-            SmoothLaw::Linear { .. } | SmoothLaw::LinearModulus { .. } => 2.0 / 7.0 * kn,
-        };
+        let s = self.stiffness(pair, bodies, delta);
+        let fn_ = (s.normal * s.overlap_power - s.normal_damping * un).max(0.0);
         // Cundall-Strack: keep the spring in the current tangent plane
+        // (rotated, not shortened: scaled by |ξ_old| / |ξ_proj|)
         let mut xi = old.xi - n * n.dot(&old.xi);
-        let old_len = old.xi.norm();
-        let new_len = xi.norm();
-        if new_len > 0.0 {
-            xi *= old_len / new_len;
+        let new_sq = xi.norm_squared();
+        if new_sq > 0.0 {
+            let ratio = (old.xi.norm_squared() / new_sq).sqrt();
+            xi *= if ratio.is_finite() {
+                ratio
+            } else {
+                // |ξ_proj|² underflowed against |ξ_old|²
+                old.xi.norm() / new_sq.sqrt()
+            };
         }
         xi += ut * dt;
-        let eta_t = zeta * (m_eff * kt).sqrt();
-        let mut ft = -xi * kt - ut * eta_t;
+        let mut ft = -xi * s.tangential - ut * s.tangential_damping;
         let cap = pair.friction * fn_;
-        let ft_norm = ft.norm();
-        if ft_norm > cap {
-            ft *= if ft_norm > 0.0 { cap / ft_norm } else { 0.0 };
-            xi = if kt > 0.0 {
-                -(ft + ut * eta_t) / kt
+        // Coulomb: compared squared, so that a sticking contact (a resting
+        // bed's) takes no square root on the way to its force
+        let ft_sq = ft.norm_squared();
+        if ft_sq > cap * cap {
+            ft *= cap / ft_sq.sqrt();
+            xi = if s.tangential > 0.0 {
+                -(ft + ut * s.tangential_damping) / s.tangential
             } else {
                 Vec3::zeros()
             };
         }
+        let k_lin = s.normal_slope;
         // rolling and twisting: elastic-plastic spring-dashpot, Ai et al.
         // (2011) model C; the dashpot acts while the spring is below its limit
         let mut rolling = old.rolling;
@@ -136,9 +159,9 @@ impl ForceLaw<'_> {
             let w_rel = v[a].angular - v[b].angular;
             rolling -= w_rel * (kr * dt);
             let rcap = pair.rolling_resistance * effective_radius * fn_;
-            let rn = rolling.norm();
-            if rn > rcap {
-                rolling *= if rn > 0.0 { rcap / rn } else { 0.0 };
+            let rolling_sq = rolling.norm_squared();
+            if rolling_sq > rcap * rcap {
+                rolling *= rcap / rolling_sq.sqrt();
                 moment = rolling;
             } else {
                 let i_r = rolling_inertia(world, a, &c.arm_a, b, &c.arm_b);
@@ -150,6 +173,62 @@ impl ForceLaw<'_> {
         }
         (n * fn_ + ft, moment, ContactHistory { xi, rolling })
     }
+
+    /// The contact's stiffnesses and dashpots at overlap `δ`: Hertz
+    /// `k_n = (4/3) E* √R*`, `η = ζ √(m* k_n)`, `k_t = 8 G* √(R* δ)`,
+    /// `ζ √(m* k_t)`, formed from the pair table, the bodies' invariants and
+    /// two square roots (`√δ`, `δ^{1/4}`); the linear laws `k_t = (2/7) k_n`.
+    /// The same values as the textbook forms to round-off (`tests` below;
+    /// `docs/theory.md`, "Smooth DEM baseline").
+    #[inline(always)]
+    fn stiffness(&self, pair: &PairConstants, bodies: &PairInvariants, delta: f64) -> Stiffness {
+        match self.settings.law {
+            SmoothLaw::Hertz => {
+                let root = delta.sqrt();
+                let quarter = root.sqrt();
+                let kn = pair.stiffness_factor * bodies.root_radius;
+                let eta = pair.damping_factor * bodies.quarter_radius * bodies.root_mass;
+                Stiffness {
+                    normal: kn,
+                    overlap_power: delta * root,
+                    normal_damping: eta * quarter,
+                    normal_slope: 1.5 * kn * root,
+                    tangential: kn * pair.tangential_ratio * root,
+                    tangential_damping: eta * pair.tangential_damping_ratio * quarter,
+                }
+            }
+            SmoothLaw::Linear { .. } | SmoothLaw::LinearModulus { .. } => {
+                let kn = pair.stiffness_factor;
+                let eta = pair.damping_factor * bodies.root_mass;
+                Stiffness {
+                    normal: kn,
+                    overlap_power: delta,
+                    normal_damping: eta,
+                    normal_slope: kn,
+                    tangential: kn * pair.tangential_ratio,
+                    tangential_damping: eta * pair.tangential_damping_ratio,
+                }
+            }
+        }
+    }
+}
+
+/// What [`ForceLaw::stiffness`] gives: `F_n = k_n δ^p − η_δ δ̇` before the
+/// no-attraction clamp, and the tangential spring and dashpot.
+#[derive(Debug, Clone, Copy)]
+struct Stiffness {
+    /// `k_n`.
+    normal: f64,
+    /// `δ^p`.
+    overlap_power: f64,
+    /// `η δ^{(p−1)/2}`.
+    normal_damping: f64,
+    /// `dF_n/dδ` of the spring, `p k_n δ^{p−1}` (the rolling spring's scale).
+    normal_slope: f64,
+    /// `k_t`.
+    tangential: f64,
+    /// `ζ √(m* k_t)`.
+    tangential_damping: f64,
 }
 
 /// Equivalent moment of inertia of a contact for relative rotation (Ai et

@@ -1,6 +1,6 @@
 //! The explicit smooth-DEM stepper.
 
-use crate::force::{ContactHistory, ForceLaw, PairConstants};
+use crate::force::{ContactHistory, ForceLaw, PairConstants, PairInvariants};
 use crate::law::{SmoothLaw, damping_for_restitution};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactPoint, ContactSet};
 use ndem_math::{ContactKey, Material, Vec3, integrate_orientation};
@@ -128,7 +128,12 @@ pub struct SmoothStepper {
     pair_table: Vec<PairConstants>,
     new_velocity: Vec<ndem_math::Velocity6>,
     skin: f64,
-    candidates: Vec<(u32, u32)>,
+    /// The Verlet list: body pairs within the skin at the last rebuild,
+    /// sorted.
+    candidates: Vec<Candidate>,
+    /// The world's membership version at the last rebuild: attaching or
+    /// detaching a member changes masses, which sphere candidates hold.
+    membership_version: u64,
     reference: Vec<(Vec3, ndem_math::Quat)>,
     raw: Vec<ndem_collide::narrow::RawContact>,
     rebuilds: u64,
@@ -138,7 +143,7 @@ pub struct SmoothStepper {
     /// its own mass properties (none for members of an aggregate).
     turning: Vec<(Motion, bool, Option<ndem_math::MassProperties>)>,
     /// Touching contacts of this step: index in the contact set, history.
-    touching: Vec<(u32, ContactHistory)>,
+    touching: Vec<Touching>,
     /// Force, moment and new history of each touching contact.
     evaluated: Vec<Evaluated>,
     /// Threads that evaluate contact forces (this one included).
@@ -209,6 +214,7 @@ impl SmoothStepper {
             })?,
             skin,
             candidates: Vec::new(),
+            membership_version: 0,
             reference: Vec::new(),
             raw: Vec::new(),
             rebuilds: 0,
@@ -302,7 +308,8 @@ impl SmoothStepper {
                 settings: &self.settings,
                 pairs: &self.pair_table,
             };
-            let (f, _, _) = law.force(world, &c, old);
+            let bodies = PairInvariants::new(world, c.body_a(), c.body_b(), c.curvature);
+            let (f, _, _) = law.force(world, &c, &bodies, old);
             out.push((c, f.dot(&c.normal)));
         }
         Ok(out)
@@ -328,10 +335,24 @@ impl SmoothStepper {
                 // unit radii: the radius-free part of the pair's properties
                 let pair = world.pair_properties(ia, 1.0, ib, 1.0)?;
                 let zeta = self.zeta_for(pair.restitution);
+                let shear_modulus = 1.0
+                    / (shear_compliance(&world.materials[ia])
+                        + shear_compliance(&world.materials[ib]));
+                let (stiffness_factor, tangential_ratio) = match self.settings.law {
+                    SmoothLaw::Hertz => (
+                        4.0 / 3.0 * pair.effective_modulus,
+                        6.0 * shear_modulus / pair.effective_modulus,
+                    ),
+                    SmoothLaw::Linear { stiffness } => (stiffness, 2.0 / 7.0),
+                    SmoothLaw::LinearModulus { length } => {
+                        (pair.effective_modulus * length, 2.0 / 7.0)
+                    }
+                };
                 self.pair_table.push(PairConstants {
-                    effective_modulus: pair.effective_modulus,
-                    shear_compliance: shear_compliance(&world.materials[ia])
-                        + shear_compliance(&world.materials[ib]),
+                    stiffness_factor,
+                    damping_factor: zeta * stiffness_factor.sqrt(),
+                    tangential_ratio,
+                    tangential_damping_ratio: tangential_ratio.sqrt(),
                     friction: pair.friction,
                     rolling_resistance: pair.rolling_resistance,
                     zeta,
@@ -365,61 +386,44 @@ impl SmoothStepper {
         sphere_sq.sqrt().max(other)
     }
 
-    /// Contacts for this step, through the Verlet candidate list; sphere
-    /// pairs take the closed form directly.
-    fn find_contacts(
+    /// Rebuilds the Verlet candidate list when some body has moved (or
+    /// turned) half the skin since the last rebuild.
+    fn refresh_candidates(
         &mut self,
         world: &World,
         contacts: &mut ContactSet,
     ) -> Result<(), SmoothError> {
         let nb = world.len();
-        if 2.0 * self.largest_move(world) >= self.skin {
+        if 2.0 * self.largest_move(world) >= self.skin
+            || world.membership_version() != self.membership_version
+        {
             self.rebuilds += 1;
             self.collision.detect(&world.body_view(&[]), contacts)?;
             self.candidates.clear();
-            self.candidates
-                .extend(contacts.iter().map(|c| (c.key.body_a, c.key.body_b)));
-            self.candidates.dedup();
+            let shapes = world.shapes();
+            for c in contacts.iter() {
+                let bodies = [c.key.body_a, c.key.body_b];
+                if self.candidates.last().is_some_and(|l| l.bodies == bodies) {
+                    continue;
+                }
+                let [a, b] = bodies.map(|i| i as usize);
+                let spheres = match (&shapes[a], &shapes[b]) {
+                    (
+                        ndem_collide::Shape::Sphere { radius: ra },
+                        ndem_collide::Shape::Sphere { radius: rb },
+                    ) => Some(SpherePair {
+                        radii: [*ra, *rb],
+                        invariants: PairInvariants::new(world, a, b, [*ra, *rb]),
+                    }),
+                    _ => None,
+                };
+                self.candidates.push(Candidate { bodies, spheres });
+            }
+            self.membership_version = world.membership_version();
             self.reference.clear();
             self.reference
                 .extend((0..nb).map(|i| (world.positions()[i], world.orientations()[i])));
         }
-        let mut out = std::mem::take(contacts).into_vec();
-        out.clear();
-        let (pos, shapes) = (world.positions(), world.shapes());
-        for &(a, b) in &self.candidates {
-            let (a, b) = (a as usize, b as usize);
-            if let (
-                ndem_collide::Shape::Sphere { radius: ra },
-                ndem_collide::Shape::Sphere { radius: rb },
-            ) = (&shapes[a], &shapes[b])
-            {
-                if let Some(r) =
-                    ndem_collide::narrow::sphere_sphere(&pos[a], *ra, &pos[b], *rb, 0.0)
-                {
-                    out.push(contact_point(a, b, &r, pos, [*ra, *rb]));
-                }
-                continue;
-            }
-            self.raw.clear();
-            let placed = |i: usize| ndem_collide::narrow::Placed {
-                shape: &shapes[i],
-                position: pos[i],
-                orientation: world.orientations()[i],
-            };
-            if !ndem_collide::narrow::collide(&placed(a), &placed(b), 0.0, &mut self.raw) {
-                return Err(ndem_collide::CollideError::UnsupportedPair {
-                    body_a: a,
-                    body_b: b,
-                }
-                .into());
-            }
-            let curvature = [shapes[a].curvature_radius(), shapes[b].curvature_radius()];
-            for r in &self.raw {
-                out.push(contact_point(a, b, r, pos, curvature));
-            }
-        }
-        *contacts = ContactSet::from_sorted(out);
         Ok(())
     }
 
@@ -428,15 +432,11 @@ impl SmoothStepper {
         world.validate_state()?;
         self.refresh_pair_table(world)?;
         let mut contacts = std::mem::take(&mut self.contacts);
-        let found = self.find_contacts(world, &mut contacts);
-        let in_contact = match found {
-            Ok(()) => self.accumulate_contact_forces(world, &contacts),
-            Err(e) => {
-                self.contacts = contacts;
-                return Err(e);
-            }
-        };
+        let found = self
+            .refresh_candidates(world, &mut contacts)
+            .and_then(|()| self.contacts_and_forces(world, &mut contacts));
         self.contacts = contacts;
+        let in_contact = found?;
         let kinetic_energy = self.integrate(world)?;
         self.time += self.settings.dt;
         Ok(SmoothStats {
@@ -446,32 +446,75 @@ impl SmoothStepper {
         })
     }
 
+    /// This step's contacts from the candidate list and the forces of the
+    /// touching ones; returns how many touch. On one thread the forces are
+    /// evaluated as each contact is found, while its bodies' data are in
+    /// cache ([`ContactForces`]); on several, after the narrow phase, in
+    /// parallel. Either way the sums are taken in contact order.
+    fn contacts_and_forces(
+        &mut self,
+        world: &World,
+        contacts: &mut ContactSet,
+    ) -> Result<usize, SmoothError> {
+        let mut out = std::mem::take(contacts).into_vec();
+        out.clear();
+        if self.threads > 1 {
+            // the previous step's history, key-sorted like the contacts:
+            // matched by a linear merge
+            self.touching.clear();
+            let mut list = TouchingList {
+                world,
+                touching: &mut self.touching,
+                old: &self.history,
+                cursor: 0,
+            };
+            narrow_phase(world, &self.candidates, &mut self.raw, &mut out, &mut list)?;
+            *contacts = ContactSet::from_sorted(out);
+            return Ok(self.accumulate_contact_forces(world, contacts));
+        }
+        let nb = world.len();
+        self.force.clear();
+        self.force.resize(nb, Vec3::zeros());
+        self.torque.clear();
+        self.torque.resize(nb, Vec3::zeros());
+        let mut history = std::mem::take(&mut self.next_history);
+        history.clear();
+        let mut sums = ContactForces {
+            law: ForceLaw {
+                settings: &self.settings,
+                pairs: &self.pair_table,
+            },
+            world,
+            force: &mut self.force,
+            torque: &mut self.torque,
+            old: &self.history,
+            cursor: 0,
+            new: &mut history,
+        };
+        let found = narrow_phase(world, &self.candidates, &mut self.raw, &mut out, &mut sums);
+        if let Err(e) = found {
+            // the history stays the previous step's; no contact set
+            self.next_history = history;
+            return Err(e);
+        }
+        *contacts = ContactSet::from_sorted(out);
+        let touching = history.len();
+        self.next_history = std::mem::replace(&mut self.history, history);
+        Ok(touching)
+    }
+
     /// Forces and torques of every touching contact, accumulated per body
     /// in contact order, and the contacts' new histories; returns how many
     /// contacts touch. Each contact's force is evaluated on its own (in
     /// parallel when the stepper has threads), so the sums, taken serially,
     /// do not depend on the thread count.
     fn accumulate_contact_forces(&mut self, world: &World, contacts: &ContactSet) -> usize {
-        if self.threads <= 1 {
-            return self.accumulate_serially(world, contacts);
-        }
-        // the previous step's history, key-sorted like the contact set:
-        // matched by a linear merge
-        self.touching.clear();
-        let mut j = 0;
-        for (k, c) in contacts.iter().enumerate() {
-            if c.gap >= 0.0 {
-                continue;
-            }
-            let old = previous_history(&self.history, &mut j, &c.key);
-            self.touching.push((k as u32, old));
-        }
         let law = ForceLaw {
             settings: &self.settings,
             pairs: &self.pair_table,
         };
         let set = contacts.as_slice();
-        let evaluate = |&(k, old): &(u32, ContactHistory)| law.force(world, &set[k as usize], old);
+        let evaluate = |t: &Touching| law.force(world, &set[t.index as usize], &t.bodies, t.old);
         self.evaluated.clear();
         let zero = (Vec3::zeros(), Vec3::zeros(), ContactHistory::default());
         self.evaluated.resize(self.touching.len(), zero);
@@ -481,7 +524,7 @@ impl SmoothStepper {
             .evaluated
             .chunks_mut(block)
             .zip(self.touching.chunks(block));
-        let run = |(out, input): (&mut [Evaluated], &[(u32, ContactHistory)])| {
+        let run = |(out, input): (&mut [Evaluated], &[Touching])| {
             for (o, i) in out.iter_mut().zip(input) {
                 *o = evaluate(i);
             }
@@ -503,42 +546,13 @@ impl SmoothStepper {
         self.torque.resize(nb, Vec3::zeros());
         let mut history = std::mem::take(&mut self.next_history);
         history.clear();
-        for (&(k, _), &(f, m, h)) in self.touching.iter().zip(&self.evaluated) {
-            let c = &set[k as usize];
+        for (t, &(f, m, h)) in self.touching.iter().zip(&self.evaluated) {
+            let c = &set[t.index as usize];
             add_contact_force(&mut self.force, &mut self.torque, c, (f, m));
             history.push((c.key, h));
         }
         self.next_history = std::mem::replace(&mut self.history, history);
         self.touching.len()
-    }
-
-    /// [`Self::accumulate_contact_forces`] on this thread in one pass: the
-    /// same merge, forces and sums, without the intermediate lists.
-    fn accumulate_serially(&mut self, world: &World, contacts: &ContactSet) -> usize {
-        let nb = world.len();
-        self.force.clear();
-        self.force.resize(nb, Vec3::zeros());
-        self.torque.clear();
-        self.torque.resize(nb, Vec3::zeros());
-        let law = ForceLaw {
-            settings: &self.settings,
-            pairs: &self.pair_table,
-        };
-        let mut history = std::mem::take(&mut self.next_history);
-        history.clear();
-        let mut j = 0;
-        for c in contacts.iter() {
-            if c.gap >= 0.0 {
-                continue;
-            }
-            let old = previous_history(&self.history, &mut j, &c.key);
-            let (f, m, h) = law.force(world, c, old);
-            add_contact_force(&mut self.force, &mut self.torque, c, (f, m));
-            history.push((c.key, h));
-        }
-        let touching = history.len();
-        self.next_history = std::mem::replace(&mut self.history, history);
-        touching
     }
 
     /// Symplectic Euler: velocities from this step's forces, then positions
@@ -621,8 +635,144 @@ impl SmoothStepper {
     }
 }
 
+/// The contacts of the candidate pairs, in key order (candidates are
+/// sorted by body pair): sphere pairs through the closed form, other pairs
+/// through the generic narrow phase; `each` sees every contact as it is
+/// written, with its index and, for a sphere pair, the pair's invariants.
+fn narrow_phase(
+    world: &World,
+    candidates: &[Candidate],
+    raw: &mut Vec<ndem_collide::narrow::RawContact>,
+    out: &mut Vec<ContactPoint>,
+    each: &mut impl ContactSink,
+) -> Result<(), SmoothError> {
+    let (pos, shapes) = (world.positions(), world.shapes());
+    for candidate in candidates {
+        let [a, b] = candidate.bodies.map(|i| i as usize);
+        if let Some(pair) = &candidate.spheres {
+            let [ra, rb] = pair.radii;
+            if let Some(r) = ndem_collide::narrow::sphere_sphere(&pos[a], ra, &pos[b], rb, 0.0) {
+                out.push(contact_point(a, b, &r, pos, pair.radii));
+                let k = out.len() - 1;
+                each.contact(k, &out[k], Some(&pair.invariants));
+            }
+            continue;
+        }
+        raw.clear();
+        let placed = |i: usize| ndem_collide::narrow::Placed {
+            shape: &shapes[i],
+            position: pos[i],
+            orientation: world.orientations()[i],
+        };
+        if !ndem_collide::narrow::collide(&placed(a), &placed(b), 0.0, raw) {
+            return Err(ndem_collide::CollideError::UnsupportedPair {
+                body_a: a,
+                body_b: b,
+            }
+            .into());
+        }
+        let curvature = [shapes[a].curvature_radius(), shapes[b].curvature_radius()];
+        for r in raw.iter() {
+            out.push(contact_point(a, b, r, pos, curvature));
+            let k = out.len() - 1;
+            each.contact(k, &out[k], None);
+        }
+    }
+    Ok(())
+}
+
+/// A pair of the Verlet list; for two spheres, their radii and the
+/// invariants of their force, which hold until the next rebuild.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    bodies: [u32; 2],
+    spheres: Option<SpherePair>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct SpherePair {
+    radii: [f64; 2],
+    invariants: PairInvariants,
+}
+
+/// A touching contact of this step on the threaded path: its index in the
+/// contact set, its previous history and its bodies' invariants.
+#[derive(Debug, Clone, Copy)]
+struct Touching {
+    index: u32,
+    old: ContactHistory,
+    bodies: PairInvariants,
+}
+
+/// What the narrow phase hands each contact to as it is written: its index,
+/// the contact, and for a sphere pair the pair's invariants.
+trait ContactSink {
+    fn contact(&mut self, index: usize, c: &ContactPoint, bodies: Option<&PairInvariants>);
+}
+
+/// The threaded path's collection of touching contacts with their
+/// previous histories (matched by a linear merge: the history is
+/// key-sorted like the contacts).
+struct TouchingList<'a> {
+    world: &'a World,
+    touching: &'a mut Vec<Touching>,
+    old: &'a [(ContactKey, ContactHistory)],
+    cursor: usize,
+}
+
+impl ContactSink for TouchingList<'_> {
+    #[inline(always)]
+    fn contact(&mut self, index: usize, c: &ContactPoint, bodies: Option<&PairInvariants>) {
+        if c.gap < 0.0 {
+            self.touching.push(Touching {
+                index: index as u32,
+                old: previous_history(self.old, &mut self.cursor, &c.key),
+                bodies: bodies.copied().unwrap_or_else(|| {
+                    PairInvariants::new(self.world, c.body_a(), c.body_b(), c.curvature)
+                }),
+            });
+        }
+    }
+}
+
+/// The serial force pass, fed contact by contact in key order: each
+/// touching contact's force from its previous history (found by a linear
+/// merge), added to its bodies' sums, and its new history appended.
+struct ContactForces<'a> {
+    law: ForceLaw<'a>,
+    world: &'a World,
+    force: &'a mut [Vec3],
+    torque: &'a mut [Vec3],
+    /// The previous step's histories, key-sorted.
+    old: &'a [(ContactKey, ContactHistory)],
+    cursor: usize,
+    new: &'a mut Vec<(ContactKey, ContactHistory)>,
+}
+
+impl ContactSink for ContactForces<'_> {
+    #[inline(always)]
+    fn contact(&mut self, _: usize, c: &ContactPoint, bodies: Option<&PairInvariants>) {
+        if c.gap >= 0.0 {
+            return;
+        }
+        let own;
+        let bodies = match bodies {
+            Some(b) => b,
+            None => {
+                own = PairInvariants::new(self.world, c.body_a(), c.body_b(), c.curvature);
+                &own
+            }
+        };
+        let old = previous_history(self.old, &mut self.cursor, &c.key);
+        let (f, m, h) = self.law.force(self.world, c, bodies, old);
+        add_contact_force(self.force, self.torque, c, (f, m));
+        self.new.push((c.key, h));
+    }
+}
+
 /// Adds contact `c`'s force `f` on body a (and `−f` on b) and its moment
 /// `m` to the bodies' force and torque sums.
+#[inline(always)]
 fn add_contact_force(
     force: &mut [Vec3],
     torque: &mut [Vec3],
@@ -639,6 +789,7 @@ fn add_contact_force(
 /// The history the previous step left for contact `key`, found by a
 /// linear merge: `history` is key-sorted and so are the keys asked for, so
 /// the cursor `j` only moves forward. A new contact starts from rest.
+#[inline(always)]
 fn previous_history(
     history: &[(ContactKey, ContactHistory)],
     j: &mut usize,
