@@ -131,17 +131,18 @@ pub struct SmoothStepper {
     /// The Verlet list: body pairs within the skin at the last rebuild,
     /// sorted.
     candidates: Vec<Candidate>,
-    /// The world's membership version at the last rebuild: attaching or
-    /// detaching a member changes masses, which sphere candidates hold.
-    membership_version: u64,
+    /// Whether a body's record (motion, membership, mass properties) or
+    /// the body count changed since the last rebuild: the candidates hold
+    /// masses, so the list is then rebuilt.
+    bodies_changed: bool,
     reference: Vec<(Vec3, ndem_math::Quat)>,
     raw: Vec<ndem_collide::narrow::RawContact>,
     rebuilds: u64,
     force: Vec<Vec3>,
     torque: Vec<Vec3>,
-    /// Per body: its motion, whether its orientation is integrated, and
-    /// its own mass properties (none for members of an aggregate).
-    turning: Vec<(Motion, bool, Option<ndem_math::MassProperties>)>,
+    /// Per body, what integration and the candidates' invariants read of
+    /// it, refreshed at the start of each step.
+    records: Vec<BodyRecord>,
     /// Touching contacts of this step: index in the contact set, history.
     touching: Vec<Touching>,
     /// Force, moment and new history of each touching contact.
@@ -214,7 +215,7 @@ impl SmoothStepper {
             })?,
             skin,
             candidates: Vec::new(),
-            membership_version: 0,
+            bodies_changed: true,
             reference: Vec::new(),
             raw: Vec::new(),
             rebuilds: 0,
@@ -226,7 +227,7 @@ impl SmoothStepper {
             new_velocity: Vec::new(),
             force: Vec::new(),
             torque: Vec::new(),
-            turning: Vec::new(),
+            records: Vec::new(),
             touching: Vec::new(),
             evaluated: Vec::new(),
             threads,
@@ -386,40 +387,57 @@ impl SmoothStepper {
         sphere_sq.sqrt().max(other)
     }
 
+    /// Refreshes the per-body records; a changed record (a body added, its
+    /// mass properties set, made a member or released, activated or
+    /// retired) marks the candidate list for a rebuild.
+    fn refresh_records(&mut self, world: &World) {
+        let nb = world.len();
+        if self.records.len() != nb {
+            self.records.clear();
+            self.bodies_changed = true;
+        }
+        let mut changed = false;
+        let orientations = self.settings.sphere_orientations;
+        let fresh = (0..nb).map(|i| BodyRecord {
+            motion: world.motions()[i],
+            turning: orientations
+                || !matches!(world.shapes()[i], ndem_collide::Shape::Sphere { .. }),
+            member: world.is_member(i),
+            mass: world.mass_properties()[i],
+        });
+        if self.records.is_empty() {
+            self.records.extend(fresh);
+        } else {
+            for (r, f) in self.records.iter_mut().zip(fresh) {
+                changed |= *r != f;
+                *r = f;
+            }
+        }
+        self.bodies_changed |= changed;
+    }
+
     /// Rebuilds the Verlet candidate list when some body has moved (or
-    /// turned) half the skin since the last rebuild.
+    /// turned) half the skin since the last rebuild, or a body's record
+    /// changed.
     fn refresh_candidates(
         &mut self,
         world: &World,
         contacts: &mut ContactSet,
     ) -> Result<(), SmoothError> {
         let nb = world.len();
-        if 2.0 * self.largest_move(world) >= self.skin
-            || world.membership_version() != self.membership_version
-        {
+        if self.bodies_changed || 2.0 * self.largest_move(world) >= self.skin {
             self.rebuilds += 1;
             self.collision.detect(&world.body_view(&[]), contacts)?;
             self.candidates.clear();
-            let shapes = world.shapes();
             for c in contacts.iter() {
                 let bodies = [c.key.body_a, c.key.body_b];
                 if self.candidates.last().is_some_and(|l| l.bodies == bodies) {
                     continue;
                 }
                 let [a, b] = bodies.map(|i| i as usize);
-                let spheres = match (&shapes[a], &shapes[b]) {
-                    (
-                        ndem_collide::Shape::Sphere { radius: ra },
-                        ndem_collide::Shape::Sphere { radius: rb },
-                    ) => Some(SpherePair {
-                        radii: [*ra, *rb],
-                        invariants: PairInvariants::new(world, a, b, [*ra, *rb]),
-                    }),
-                    _ => None,
-                };
-                self.candidates.push(Candidate { bodies, spheres });
+                self.candidates.push(Candidate::new(world, a, b));
             }
-            self.membership_version = world.membership_version();
+            self.bodies_changed = false;
             self.reference.clear();
             self.reference
                 .extend((0..nb).map(|i| (world.positions()[i], world.orientations()[i])));
@@ -431,6 +449,7 @@ impl SmoothStepper {
     pub fn step(&mut self, world: &mut World) -> Result<SmoothStats, SmoothError> {
         world.validate_state()?;
         self.refresh_pair_table(world)?;
+        self.refresh_records(world);
         let mut contacts = std::mem::take(&mut self.contacts);
         let found = self
             .refresh_candidates(world, &mut contacts)
@@ -595,32 +614,19 @@ impl SmoothStepper {
             }
             .into());
         }
-        let turns = |i: usize| {
-            self.settings.sphere_orientations
-                || !matches!(world.shapes()[i], ndem_collide::Shape::Sphere { .. })
-        };
-        self.turning.clear();
-        self.turning.extend((0..nb).map(|i| {
-            let own_mass = if world.is_member(i) {
-                None
-            } else {
-                world.mass_properties()[i]
-            };
-            (world.motions()[i], turns(i), own_mass)
-        }));
         let (pos, ori, vel) = world.state_mut();
         let mut kinetic = 0.0;
-        for (i, &(motion, turning, own_mass)) in self.turning.iter().enumerate() {
-            if motion == Motion::Dynamic {
+        for (i, r) in self.records.iter().enumerate() {
+            if r.motion == Motion::Dynamic {
                 vel[i] = new_v[i];
             }
-            if motion != Motion::Static {
+            if r.motion != Motion::Static {
                 pos[i] += vel[i].linear * dt;
-                if turning {
+                if r.turning {
                     ori[i] = integrate_orientation(&ori[i], &vel[i].angular, dt);
                 }
             }
-            if let Some(m) = own_mass {
+            if let (Some(m), false) = (r.mass, r.member) {
                 let v = &vel[i];
                 let iw_omega = if m.is_isotropic() {
                     v.angular * m.principal_inertia.x
@@ -649,14 +655,41 @@ fn narrow_phase(
     let (pos, shapes) = (world.positions(), world.shapes());
     for candidate in candidates {
         let [a, b] = candidate.bodies.map(|i| i as usize);
-        if let Some(pair) = &candidate.spheres {
-            let [ra, rb] = pair.radii;
-            if let Some(r) = ndem_collide::narrow::sphere_sphere(&pos[a], ra, &pos[b], rb, 0.0) {
-                out.push(contact_point(a, b, &r, pos, pair.radii));
-                let k = out.len() - 1;
-                each.contact(k, &out[k], Some(&pair.invariants));
+        match candidate.kind {
+            PairKind::Spheres { radii: [ra, rb] } => {
+                if let Some(r) = ndem_collide::narrow::sphere_sphere(&pos[a], ra, &pos[b], rb, 0.0)
+                {
+                    out.push(contact_point(a, b, &r, pos, [ra, rb]));
+                    let k = out.len() - 1;
+                    each.contact(k, &out[k], Some(&candidate.invariants));
+                }
+                continue;
             }
-            continue;
+            PairKind::SpherePlane {
+                plane_first,
+                radius,
+                normal,
+            } => {
+                // as the generic narrow phase: sphere against the plane's
+                // world normal, the normal flipped when the plane is body a
+                let (sphere, plane) = if plane_first { (b, a) } else { (a, b) };
+                let n = world.orientations()[plane] * normal;
+                if let Some(mut r) =
+                    ndem_collide::narrow::sphere_plane(&pos[sphere], radius, &pos[plane], &n, 0.0)
+                {
+                    let curvature = if plane_first {
+                        r.normal = -r.normal;
+                        [f64::INFINITY, radius]
+                    } else {
+                        [radius, f64::INFINITY]
+                    };
+                    out.push(contact_point(a, b, &r, pos, curvature));
+                    let k = out.len() - 1;
+                    each.contact(k, &out[k], Some(&candidate.invariants));
+                }
+                continue;
+            }
+            PairKind::Other => {}
         }
         raw.clear();
         let placed = |i: usize| ndem_collide::narrow::Placed {
@@ -681,18 +714,79 @@ fn narrow_phase(
     Ok(())
 }
 
-/// A pair of the Verlet list; for two spheres, their radii and the
-/// invariants of their force, which hold until the next rebuild.
+/// A pair of the Verlet list: which narrow phase it takes and, for the
+/// closed forms, what they read of the shapes and the invariants of the
+/// pair's force, which hold until the next rebuild.
 #[derive(Debug, Clone, Copy)]
 struct Candidate {
     bodies: [u32; 2],
-    spheres: Option<SpherePair>,
+    kind: PairKind,
+    /// Of the contact's curvatures and the bodies' masses (unused for
+    /// [`PairKind::Other`], whose curvatures vary by contact).
+    invariants: PairInvariants,
 }
 
 #[derive(Debug, Clone, Copy)]
-struct SpherePair {
-    radii: [f64; 2],
-    invariants: PairInvariants,
+enum PairKind {
+    /// Two spheres of these radii.
+    Spheres { radii: [f64; 2] },
+    /// A sphere of `radius` and a half-space of body-frame `normal`; the
+    /// half-space is body a when `plane_first`.
+    SpherePlane {
+        plane_first: bool,
+        radius: f64,
+        normal: Vec3,
+    },
+    /// Anything else: the generic narrow phase.
+    Other,
+}
+
+impl Candidate {
+    fn new(world: &World, a: usize, b: usize) -> Self {
+        use ndem_collide::Shape;
+        let shapes = world.shapes();
+        let (kind, curvature) = match (&shapes[a], &shapes[b]) {
+            (Shape::Sphere { radius: ra }, Shape::Sphere { radius: rb }) => {
+                (PairKind::Spheres { radii: [*ra, *rb] }, [*ra, *rb])
+            }
+            (Shape::HalfSpace { normal }, Shape::Sphere { radius }) => (
+                PairKind::SpherePlane {
+                    plane_first: true,
+                    radius: *radius,
+                    normal: *normal,
+                },
+                [f64::INFINITY, *radius],
+            ),
+            (Shape::Sphere { radius }, Shape::HalfSpace { normal }) => (
+                PairKind::SpherePlane {
+                    plane_first: false,
+                    radius: *radius,
+                    normal: *normal,
+                },
+                [*radius, f64::INFINITY],
+            ),
+            (sa, sb) => (
+                PairKind::Other,
+                [sa.curvature_radius(), sb.curvature_radius()],
+            ),
+        };
+        Self {
+            bodies: [a as u32, b as u32],
+            kind,
+            invariants: PairInvariants::new(world, a, b, curvature),
+        }
+    }
+}
+
+/// What integration and the candidates read of a body.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct BodyRecord {
+    motion: Motion,
+    /// Whether its orientation is integrated.
+    turning: bool,
+    /// A member of an aggregate (its own mass is not integrated).
+    member: bool,
+    mass: Option<ndem_math::MassProperties>,
 }
 
 /// A touching contact of this step on the threaded path: its index in the
