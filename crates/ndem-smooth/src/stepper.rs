@@ -655,39 +655,40 @@ fn narrow_phase(
     let (pos, shapes) = (world.positions(), world.shapes());
     for candidate in candidates {
         let [a, b] = candidate.bodies.map(|i| i as usize);
+        let [ra, rb] = candidate.radii;
         match candidate.kind {
-            PairKind::Spheres { radii: [ra, rb] } => {
+            PairKind::Spheres => {
                 if let Some(r) = ndem_collide::narrow::sphere_sphere(&pos[a], ra, &pos[b], rb, 0.0)
                 {
-                    out.push(contact_point(a, b, &r, pos, [ra, rb]));
+                    out.push(contact_point(a, b, &r, pos, candidate.radii));
                     let k = out.len() - 1;
                     each.contact(k, &out[k], Some(&candidate.invariants));
                 }
                 continue;
             }
-            PairKind::SpherePlane {
-                plane_first,
-                radius,
-                normal,
-            } => {
+            PairKind::PlaneFirst | PairKind::PlaneSecond => {
                 // as the generic narrow phase: sphere against the plane's
                 // world normal, the normal flipped when the plane is body a
-                let (sphere, plane) = if plane_first { (b, a) } else { (a, b) };
-                let n = world.orientations()[plane] * normal;
-                if let Some(mut r) =
-                    ndem_collide::narrow::sphere_plane(&pos[sphere], radius, &pos[plane], &n, 0.0)
-                {
-                    let curvature = if plane_first {
-                        r.normal = -r.normal;
-                        [f64::INFINITY, radius]
-                    } else {
-                        [radius, f64::INFINITY]
-                    };
-                    out.push(contact_point(a, b, &r, pos, curvature));
-                    let k = out.len() - 1;
-                    each.contact(k, &out[k], Some(&candidate.invariants));
+                let plane_first = candidate.kind == PairKind::PlaneFirst;
+                let (sphere, radius, plane) = if plane_first { (b, rb, a) } else { (a, ra, b) };
+                if let ndem_collide::Shape::HalfSpace { normal } = &shapes[plane] {
+                    let n = world.orientations()[plane] * normal;
+                    if let Some(mut r) = ndem_collide::narrow::sphere_plane(
+                        &pos[sphere],
+                        radius,
+                        &pos[plane],
+                        &n,
+                        0.0,
+                    ) {
+                        if plane_first {
+                            r.normal = -r.normal;
+                        }
+                        out.push(contact_point(a, b, &r, pos, candidate.radii));
+                        let k = out.len() - 1;
+                        each.contact(k, &out[k], Some(&candidate.invariants));
+                    }
+                    continue;
                 }
-                continue;
             }
             PairKind::Other => {}
         }
@@ -715,28 +716,28 @@ fn narrow_phase(
 }
 
 /// A pair of the Verlet list: which narrow phase it takes and, for the
-/// closed forms, what they read of the shapes and the invariants of the
-/// pair's force, which hold until the next rebuild.
+/// closed forms, the radii of curvature and the invariants of the pair's
+/// force, which hold until the next rebuild (64 bytes, read in order each
+/// step).
 #[derive(Debug, Clone, Copy)]
 struct Candidate {
     bodies: [u32; 2],
     kind: PairKind,
-    /// Of the contact's curvatures and the bodies' masses (unused for
-    /// [`PairKind::Other`], whose curvatures vary by contact).
+    /// Radii of curvature (infinite for the half-space).
+    radii: [f64; 2],
+    /// Of `radii` and the bodies' masses (unused for [`PairKind::Other`],
+    /// whose curvatures vary by contact).
     invariants: PairInvariants,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PairKind {
-    /// Two spheres of these radii.
-    Spheres { radii: [f64; 2] },
-    /// A sphere of `radius` and a half-space of body-frame `normal`; the
-    /// half-space is body a when `plane_first`.
-    SpherePlane {
-        plane_first: bool,
-        radius: f64,
-        normal: Vec3,
-    },
+    /// Two spheres.
+    Spheres,
+    /// A half-space (body a) and a sphere (body b).
+    PlaneFirst,
+    /// A sphere (body a) and a half-space (body b).
+    PlaneSecond,
     /// Anything else: the generic narrow phase.
     Other,
 }
@@ -745,35 +746,18 @@ impl Candidate {
     fn new(world: &World, a: usize, b: usize) -> Self {
         use ndem_collide::Shape;
         let shapes = world.shapes();
-        let (kind, curvature) = match (&shapes[a], &shapes[b]) {
-            (Shape::Sphere { radius: ra }, Shape::Sphere { radius: rb }) => {
-                (PairKind::Spheres { radii: [*ra, *rb] }, [*ra, *rb])
-            }
-            (Shape::HalfSpace { normal }, Shape::Sphere { radius }) => (
-                PairKind::SpherePlane {
-                    plane_first: true,
-                    radius: *radius,
-                    normal: *normal,
-                },
-                [f64::INFINITY, *radius],
-            ),
-            (Shape::Sphere { radius }, Shape::HalfSpace { normal }) => (
-                PairKind::SpherePlane {
-                    plane_first: false,
-                    radius: *radius,
-                    normal: *normal,
-                },
-                [*radius, f64::INFINITY],
-            ),
-            (sa, sb) => (
-                PairKind::Other,
-                [sa.curvature_radius(), sb.curvature_radius()],
-            ),
+        let kind = match (&shapes[a], &shapes[b]) {
+            (Shape::Sphere { .. }, Shape::Sphere { .. }) => PairKind::Spheres,
+            (Shape::HalfSpace { .. }, Shape::Sphere { .. }) => PairKind::PlaneFirst,
+            (Shape::Sphere { .. }, Shape::HalfSpace { .. }) => PairKind::PlaneSecond,
+            _ => PairKind::Other,
         };
+        let radii = [shapes[a].curvature_radius(), shapes[b].curvature_radius()];
         Self {
             bodies: [a as u32, b as u32],
             kind,
-            invariants: PairInvariants::new(world, a, b, curvature),
+            radii,
+            invariants: PairInvariants::new(world, a, b, radii),
         }
     }
 }
