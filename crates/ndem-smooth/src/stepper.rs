@@ -478,17 +478,29 @@ impl SmoothStepper {
         let mut out = std::mem::take(contacts).into_vec();
         out.clear();
         if self.threads > 1 {
-            // the previous step's history, key-sorted like the contacts:
+            narrow_phase(
+                world,
+                &self.candidates,
+                &mut self.raw,
+                &mut out,
+                &mut Discard,
+            )?;
+            *contacts = ContactSet::from_sorted(out);
+            // the previous step's history, key-sorted like the contact set:
             // matched by a linear merge
             self.touching.clear();
-            let mut list = TouchingList {
-                world,
-                touching: &mut self.touching,
-                old: &self.history,
-                cursor: 0,
-            };
-            narrow_phase(world, &self.candidates, &mut self.raw, &mut out, &mut list)?;
-            *contacts = ContactSet::from_sorted(out);
+            let mut cursor = 0;
+            for (k, c) in contacts.iter().enumerate() {
+                if c.gap < 0.0 {
+                    self.touching.push(Touching {
+                        index: k as u32,
+                        old: previous_history(&self.history, &mut cursor, &c.key),
+                        // the values the serial path takes from the
+                        // candidates, formed from the same inputs
+                        bodies: PairInvariants::new(world, c.body_a(), c.body_b(), c.curvature),
+                    });
+                }
+            }
             return Ok(self.accumulate_contact_forces(world, contacts));
         }
         let nb = world.len();
@@ -644,7 +656,7 @@ impl SmoothStepper {
 /// The contacts of the candidate pairs, in key order (candidates are
 /// sorted by body pair): sphere pairs through the closed form, other pairs
 /// through the generic narrow phase; `each` sees every contact as it is
-/// written, with its index and, for a sphere pair, the pair's invariants.
+/// written.
 fn narrow_phase(
     world: &World,
     candidates: &[Candidate],
@@ -661,8 +673,7 @@ fn narrow_phase(
                 if let Some(r) = ndem_collide::narrow::sphere_sphere(&pos[a], ra, &pos[b], rb, 0.0)
                 {
                     out.push(contact_point(a, b, &r, pos, candidate.radii));
-                    let k = out.len() - 1;
-                    each.contact(k, &out[k], Some(&candidate.invariants));
+                    each.contact(&out[out.len() - 1], Some(&candidate.invariants));
                 }
                 continue;
             }
@@ -684,8 +695,7 @@ fn narrow_phase(
                             r.normal = -r.normal;
                         }
                         out.push(contact_point(a, b, &r, pos, candidate.radii));
-                        let k = out.len() - 1;
-                        each.contact(k, &out[k], Some(&candidate.invariants));
+                        each.contact(&out[out.len() - 1], Some(&candidate.invariants));
                     }
                     continue;
                 }
@@ -705,11 +715,16 @@ fn narrow_phase(
             }
             .into());
         }
+        // the pair's contacts in feature order, each feature once (the
+        // generic narrow phase gives them in any order): with the pairs in
+        // order, every key then follows the last, so the serial force pass
+        // can merge the histories as the contacts come
+        raw.sort_by_key(|r| r.feature);
+        raw.dedup_by_key(|r| r.feature);
         let curvature = [shapes[a].curvature_radius(), shapes[b].curvature_radius()];
         for r in raw.iter() {
             out.push(contact_point(a, b, r, pos, curvature));
-            let k = out.len() - 1;
-            each.contact(k, &out[k], None);
+            each.contact(&out[out.len() - 1], None);
         }
     }
     Ok(())
@@ -782,35 +797,18 @@ struct Touching {
     bodies: PairInvariants,
 }
 
-/// What the narrow phase hands each contact to as it is written: its index,
-/// the contact, and for a sphere pair the pair's invariants.
+/// What the narrow phase hands each contact to as it is written: the
+/// contact and, for a closed-form pair, the pair's invariants.
 trait ContactSink {
-    fn contact(&mut self, index: usize, c: &ContactPoint, bodies: Option<&PairInvariants>);
+    fn contact(&mut self, c: &ContactPoint, bodies: Option<&PairInvariants>);
 }
 
-/// The threaded path's collection of touching contacts with their
-/// previous histories (matched by a linear merge: the history is
-/// key-sorted like the contacts).
-struct TouchingList<'a> {
-    world: &'a World,
-    touching: &'a mut Vec<Touching>,
-    old: &'a [(ContactKey, ContactHistory)],
-    cursor: usize,
-}
+/// The threaded path's sink: its forces are evaluated on the finished set.
+struct Discard;
 
-impl ContactSink for TouchingList<'_> {
+impl ContactSink for Discard {
     #[inline(always)]
-    fn contact(&mut self, index: usize, c: &ContactPoint, bodies: Option<&PairInvariants>) {
-        if c.gap < 0.0 {
-            self.touching.push(Touching {
-                index: index as u32,
-                old: previous_history(self.old, &mut self.cursor, &c.key),
-                bodies: bodies.copied().unwrap_or_else(|| {
-                    PairInvariants::new(self.world, c.body_a(), c.body_b(), c.curvature)
-                }),
-            });
-        }
-    }
+    fn contact(&mut self, _: &ContactPoint, _: Option<&PairInvariants>) {}
 }
 
 /// The serial force pass, fed contact by contact in key order: each
@@ -829,7 +827,7 @@ struct ContactForces<'a> {
 
 impl ContactSink for ContactForces<'_> {
     #[inline(always)]
-    fn contact(&mut self, _: usize, c: &ContactPoint, bodies: Option<&PairInvariants>) {
+    fn contact(&mut self, c: &ContactPoint, bodies: Option<&PairInvariants>) {
         if c.gap >= 0.0 {
             return;
         }
