@@ -95,6 +95,21 @@ impl ContactSet {
         self.contacts.clear();
     }
 
+    /// Appends `contact` when its key follows the last contact's, so that
+    /// the set stays sorted with unique keys; gives it back otherwise. For
+    /// a pass that writes contacts in key order: the order is checked as
+    /// they come, with no second pass ([`Self::from_sorted`]).
+    #[inline]
+    pub fn push_in_order(&mut self, contact: ContactPoint) -> Result<(), ContactPoint> {
+        match self.contacts.last() {
+            Some(last) if last.key >= contact.key => Err(contact),
+            _ => {
+                self.contacts.push(contact);
+                Ok(())
+            }
+        }
+    }
+
     /// Builds a set from arbitrary contacts (sorts them; later duplicates of
     /// a key are dropped).
     pub fn from_contacts(mut contacts: Vec<ContactPoint>) -> Self {

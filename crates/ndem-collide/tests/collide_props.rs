@@ -525,3 +525,41 @@ fn bad_input_is_a_typed_error() {
     ));
     assert!(Shape::trimesh(&[Vec3::zeros()], vec![[0, 1, 2]]).is_err());
 }
+
+proptest! {
+    /// `ContactSet::push_in_order` keeps exactly the contacts whose key
+    /// follows the last kept one, so the set stays sorted with unique keys
+    /// and equals the set built from the kept contacts.
+    #[test]
+    fn push_in_order_keeps_the_set_sorted(
+        keys in proptest::collection::vec((0u32..6, 0u32..6, 0u32..3), 0..40),
+    ) {
+        let contact = |(a, b, f): (u32, u32, u32)| ContactPoint {
+            key: ContactKey::new(a, b, f),
+            point: Vec3::zeros(),
+            normal: Vec3::z(),
+            gap: -1e-4,
+            arm_a: Vec3::zeros(),
+            arm_b: Vec3::zeros(),
+            curvature: [0.01, 0.01],
+        };
+        let mut set = ContactSet::new();
+        let mut kept = Vec::new();
+        for &k in &keys {
+            let c = contact(k);
+            let follows = kept.last().is_none_or(|l: &ContactPoint| l.key < c.key);
+            match set.push_in_order(c) {
+                Ok(()) => {
+                    prop_assert!(follows);
+                    kept.push(c);
+                }
+                Err(back) => {
+                    prop_assert!(!follows);
+                    prop_assert_eq!(back, c);
+                }
+            }
+        }
+        prop_assert!(set.as_slice().windows(2).all(|w| w[0].key < w[1].key));
+        prop_assert_eq!(set, ContactSet::from_contacts(kept));
+    }
+}

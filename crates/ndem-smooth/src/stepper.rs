@@ -25,6 +25,22 @@ pub enum SmoothError {
         /// Allowed fraction.
         safety: f64,
     },
+    /// The narrow phase wrote a contact whose key does not follow the last
+    /// one's. It writes the candidate pairs in order and each pair's
+    /// contacts in feature order, so this is a broken invariant of this
+    /// crate, reported rather than stepped on (the histories are merged
+    /// in key order).
+    #[error(
+        "contact of bodies {body_a} and {body_b} (feature {feature}) came out of key order: please report"
+    )]
+    ContactOrder {
+        /// Body a.
+        body_a: usize,
+        /// Body b.
+        body_b: usize,
+        /// Feature id.
+        feature: u32,
+    },
     /// Invalid setting.
     #[error("invalid setting `{field}`: {reason}")]
     InvalidSettings {
@@ -475,17 +491,19 @@ impl SmoothStepper {
         world: &World,
         contacts: &mut ContactSet,
     ) -> Result<usize, SmoothError> {
-        let mut out = std::mem::take(contacts).into_vec();
-        out.clear();
+        contacts.clear();
         if self.threads > 1 {
-            narrow_phase(
+            let found = narrow_phase(
                 world,
                 &self.candidates,
                 &mut self.raw,
-                &mut out,
+                contacts,
                 &mut Discard,
-            )?;
-            *contacts = ContactSet::from_sorted(out);
+            );
+            if let Err(e) = found {
+                contacts.clear();
+                return Err(e);
+            }
             // the previous step's history, key-sorted like the contact set:
             // matched by a linear merge
             self.touching.clear();
@@ -522,13 +540,13 @@ impl SmoothStepper {
             cursor: 0,
             new: &mut history,
         };
-        let found = narrow_phase(world, &self.candidates, &mut self.raw, &mut out, &mut sums);
+        let found = narrow_phase(world, &self.candidates, &mut self.raw, contacts, &mut sums);
         if let Err(e) = found {
             // the history stays the previous step's; no contact set
             self.next_history = history;
+            contacts.clear();
             return Err(e);
         }
-        *contacts = ContactSet::from_sorted(out);
         let touching = history.len();
         self.next_history = std::mem::replace(&mut self.history, history);
         Ok(touching)
@@ -653,6 +671,25 @@ impl SmoothStepper {
     }
 }
 
+/// Appends `c` to the set (its key follows the last one's: the pairs come
+/// sorted, each pair's contacts in feature order) and returns it.
+#[inline(always)]
+fn push_in_order(out: &mut ContactSet, c: ContactPoint) -> Result<&ContactPoint, SmoothError> {
+    match out.push_in_order(c) {
+        Ok(()) => out.as_slice().last().ok_or_else(|| out_of_order(&c)),
+        Err(c) => Err(out_of_order(&c)),
+    }
+}
+
+#[cold]
+fn out_of_order(c: &ContactPoint) -> SmoothError {
+    SmoothError::ContactOrder {
+        body_a: c.body_a(),
+        body_b: c.body_b(),
+        feature: c.key.feature,
+    }
+}
+
 /// The contacts of the candidate pairs, in key order (candidates are
 /// sorted by body pair): sphere pairs through the closed form, other pairs
 /// through the generic narrow phase; `each` sees every contact as it is
@@ -661,7 +698,7 @@ fn narrow_phase(
     world: &World,
     candidates: &[Candidate],
     raw: &mut Vec<ndem_collide::narrow::RawContact>,
-    out: &mut Vec<ContactPoint>,
+    out: &mut ContactSet,
     each: &mut impl ContactSink,
 ) -> Result<(), SmoothError> {
     let (pos, shapes) = (world.positions(), world.shapes());
@@ -672,8 +709,8 @@ fn narrow_phase(
             PairKind::Spheres => {
                 if let Some(r) = ndem_collide::narrow::sphere_sphere(&pos[a], ra, &pos[b], rb, 0.0)
                 {
-                    out.push(contact_point(a, b, &r, pos, candidate.radii));
-                    each.contact(&out[out.len() - 1], Some(&candidate.invariants));
+                    let c = push_in_order(out, contact_point(a, b, &r, pos, candidate.radii))?;
+                    each.contact(c, Some(&candidate.invariants));
                 }
                 continue;
             }
@@ -694,8 +731,8 @@ fn narrow_phase(
                         if plane_first {
                             r.normal = -r.normal;
                         }
-                        out.push(contact_point(a, b, &r, pos, candidate.radii));
-                        each.contact(&out[out.len() - 1], Some(&candidate.invariants));
+                        let c = push_in_order(out, contact_point(a, b, &r, pos, candidate.radii))?;
+                        each.contact(c, Some(&candidate.invariants));
                     }
                     continue;
                 }
@@ -723,8 +760,8 @@ fn narrow_phase(
         raw.dedup_by_key(|r| r.feature);
         let curvature = [shapes[a].curvature_radius(), shapes[b].curvature_radius()];
         for r in raw.iter() {
-            out.push(contact_point(a, b, r, pos, curvature));
-            each.contact(&out[out.len() - 1], None);
+            let c = push_in_order(out, contact_point(a, b, r, pos, curvature))?;
+            each.contact(c, None);
         }
     }
     Ok(())
