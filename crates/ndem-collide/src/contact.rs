@@ -96,16 +96,18 @@ impl ContactSet {
     }
 
     /// Appends `contact` when its key follows the last contact's, so that
-    /// the set stays sorted with unique keys; gives it back otherwise. For
-    /// a pass that writes contacts in key order: the order is checked as
-    /// they come, with no second pass ([`Self::from_sorted`]).
+    /// the set stays sorted with unique keys, and returns `true`; returns
+    /// `false` and leaves the set as it was otherwise. For a pass that
+    /// writes contacts in key order: the order is checked as they come,
+    /// with no second pass ([`Self::from_sorted`]).
     #[inline]
-    pub fn push_in_order(&mut self, contact: ContactPoint) -> Result<(), ContactPoint> {
+    #[must_use]
+    pub fn push_in_order(&mut self, contact: ContactPoint) -> bool {
         match self.contacts.last() {
-            Some(last) if last.key >= contact.key => Err(contact),
+            Some(last) if last.key >= contact.key => false,
             _ => {
                 self.contacts.push(contact);
-                Ok(())
+                true
             }
         }
     }

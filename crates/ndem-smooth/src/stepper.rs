@@ -675,9 +675,10 @@ impl SmoothStepper {
 /// sorted, each pair's contacts in feature order) and returns it.
 #[inline(always)]
 fn push_in_order(out: &mut ContactSet, c: ContactPoint) -> Result<&ContactPoint, SmoothError> {
-    match out.push_in_order(c) {
-        Ok(()) => out.as_slice().last().ok_or_else(|| out_of_order(&c)),
-        Err(c) => Err(out_of_order(&c)),
+    if out.push_in_order(c) {
+        out.as_slice().last().ok_or_else(|| out_of_order(&c))
+    } else {
+        Err(out_of_order(&c))
     }
 }
 
