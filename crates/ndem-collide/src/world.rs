@@ -303,6 +303,26 @@ impl CollisionWorld {
         self.detect_impl(bodies, out, true)
     }
 
+    /// The pairs of bodies that [`Self::detect`] finds a contact between,
+    /// each once and in the same (key) order, without forming the contacts:
+    /// a Verlet candidate list. A sphere pair is in when its centres are
+    /// within `r_a + r_b` plus the margin and sweeps, the test
+    /// [`crate::narrow::sphere_sphere`] makes before it forms the normal;
+    /// pairs with a large body go through the narrow phase as in `detect`.
+    pub fn detect_pairs(
+        &mut self,
+        bodies: &BodyView<'_>,
+        out: &mut Vec<(u32, u32)>,
+    ) -> Result<(), CollideError> {
+        bodies.validate()?;
+        self.classify(bodies);
+        self.build_grid(bodies);
+        self.large_pairs(bodies)?;
+        out.clear();
+        self.particle_pair_ids(bodies, &self.large_contacts, out);
+        Ok(())
+    }
+
     fn classify(&mut self, bodies: &BodyView<'_>) {
         self.particles.clear();
         self.large.clear();
@@ -413,6 +433,48 @@ impl CollisionWorld {
         self.fill = fill;
     }
 
+    /// Calls `visit` on the grid entries of the 27 cells around cell `c`:
+    /// the dense layout's 9 rows of three adjacent buckets, or the hashed
+    /// buckets with the cell to check (entries of other cells share them).
+    #[inline]
+    fn visit_neighbours(&self, c: [i64; 3], mut visit: impl FnMut(&[Entry], Option<[i64; 3]>)) {
+        match &self.dense {
+            Some((lo, dims)) => {
+                // Dense layout: the three cells of a row along x are
+                // adjacent buckets, so each of the 9 rows is one range.
+                let x = c[0] - lo[0];
+                let (x0, x1) = ((x - 1).max(0), (x + 1).min(dims[0] - 1));
+                for dz in -1..=1 {
+                    let z = c[2] - lo[2] + dz;
+                    if z < 0 || z >= dims[2] {
+                        continue;
+                    }
+                    for dy in -1..=1 {
+                        let y = c[1] - lo[1] + dy;
+                        if y < 0 || y >= dims[1] {
+                            continue;
+                        }
+                        let row = dims[0] * (y + dims[1] * z);
+                        let s = self.bucket_start[(row + x0) as usize] as usize;
+                        let e = self.bucket_start[(row + x1) as usize + 1] as usize;
+                        visit(&self.entries[s..e], None);
+                    }
+                }
+            }
+            None => {
+                for off in NEIGHBOURS {
+                    let nc = [c[0] + off[0], c[1] + off[1], c[2] + off[2]];
+                    let h = hash(nc, self.mask);
+                    let (s, e) = (
+                        self.bucket_start[h] as usize,
+                        self.bucket_start[h + 1] as usize,
+                    );
+                    visit(&self.entries[s..e], Some(nc));
+                }
+            }
+        }
+    }
+
     /// Sphere-sphere contacts of particles `range` (indices into
     /// `self.particles`), each pair reported once from its smaller body
     /// index, merged with the large-body contacts `extra` (sorted by key,
@@ -439,7 +501,7 @@ impl CollisionWorld {
             let gi = bodies.group_of(i as usize);
             let si = margin + bodies.sweep_of(i as usize);
             local.clear();
-            let mut visit = |ents: &[Entry], check_cell: Option<[i64; 3]>| {
+            let visit = |ents: &[Entry], check_cell: Option<[i64; 3]>| {
                 for ent in ents {
                     if ent.body <= i
                         || (fi && ent.fixed)
@@ -455,41 +517,7 @@ impl CollisionWorld {
                     }
                 }
             };
-            match &self.dense {
-                Some((lo, dims)) => {
-                    // Dense layout: the three cells of a row along x are
-                    // adjacent buckets, so each of the 9 rows is one range.
-                    let x = c[0] - lo[0];
-                    let (x0, x1) = ((x - 1).max(0), (x + 1).min(dims[0] - 1));
-                    for dz in -1..=1 {
-                        let z = c[2] - lo[2] + dz;
-                        if z < 0 || z >= dims[2] {
-                            continue;
-                        }
-                        for dy in -1..=1 {
-                            let y = c[1] - lo[1] + dy;
-                            if y < 0 || y >= dims[1] {
-                                continue;
-                            }
-                            let row = dims[0] * (y + dims[1] * z);
-                            let s = self.bucket_start[(row + x0) as usize] as usize;
-                            let e = self.bucket_start[(row + x1) as usize + 1] as usize;
-                            visit(&self.entries[s..e], None);
-                        }
-                    }
-                }
-                None => {
-                    for off in NEIGHBOURS {
-                        let nc = [c[0] + off[0], c[1] + off[1], c[2] + off[2]];
-                        let h = hash(nc, self.mask);
-                        let (s, e) = (
-                            self.bucket_start[h] as usize,
-                            self.bucket_start[h + 1] as usize,
-                        );
-                        visit(&self.entries[s..e], Some(nc));
-                    }
-                }
-            }
+            self.visit_neighbours(c, visit);
             local.sort_unstable_by_key(|(b, _)| *b);
             for (b, raw) in &local {
                 // normal from b (larger index) to a (smaller index)
@@ -501,6 +529,66 @@ impl CollisionWorld {
             }
         }
         out.extend(extra.copied());
+    }
+
+    /// The body pairs of [`Self::particle_pairs`] for all particles, without
+    /// their contact points: a sphere pair is in when its centres are
+    /// within `r_a + r_b` plus the margin and the sweeps (the closed form's
+    /// test, without the normal), merged with the pairs of the large-body
+    /// contacts `extra`, in increasing key order, each pair once.
+    fn particle_pair_ids(
+        &self,
+        bodies: &BodyView<'_>,
+        extra: &[ContactPoint],
+        out: &mut Vec<(u32, u32)>,
+    ) {
+        let mut extra = extra
+            .iter()
+            .map(|e| (e.key.body_a, e.key.body_b))
+            .peekable();
+        let margin = self.settings.margin;
+        let mut local: Vec<u32> = Vec::new();
+        let push = |out: &mut Vec<(u32, u32)>, pair: (u32, u32)| {
+            if out.last() != Some(&pair) {
+                out.push(pair);
+            }
+        };
+        for (k, &i) in self.particles.iter().enumerate() {
+            let c = self.cells[k];
+            let xi = bodies.positions[i as usize];
+            let ri = bodies.shapes[i as usize].sphere_radius().unwrap_or(0.0);
+            let fi = bodies.fixed[i as usize];
+            let gi = bodies.group_of(i as usize);
+            let si = margin + bodies.sweep_of(i as usize);
+            local.clear();
+            let visit = |ents: &[Entry], check_cell: Option<[i64; 3]>| {
+                for ent in ents {
+                    if ent.body <= i
+                        || (fi && ent.fixed)
+                        || (gi != 0 && gi == ent.group)
+                        || check_cell.is_some_and(|nc| ent.cell != nc)
+                    {
+                        continue;
+                    }
+                    // as sphere_sphere forms it, for the same verdict
+                    let reach = ri + ent.radius + (si + ent.sweep);
+                    if (xi - ent.position).norm_squared() <= reach * reach {
+                        local.push(ent.body);
+                    }
+                }
+            };
+            self.visit_neighbours(c, visit);
+            local.sort_unstable();
+            for &b in &local {
+                while let Some(e) = extra.next_if(|e| *e < (i, b)) {
+                    push(out, e);
+                }
+                push(out, (i, b));
+            }
+        }
+        for e in extra {
+            push(out, e);
+        }
     }
 
     fn large_pairs(&mut self, bodies: &BodyView<'_>) -> Result<(), CollideError> {

@@ -561,3 +561,40 @@ proptest! {
         prop_assert_eq!(set, ContactSet::from_contacts(kept));
     }
 }
+
+/// The body pairs of a contact set, in its order, each once.
+fn pairs_of(set: &ContactSet) -> Vec<(u32, u32)> {
+    let mut pairs: Vec<(u32, u32)> = set.iter().map(|c| (c.key.body_a, c.key.body_b)).collect();
+    pairs.dedup();
+    pairs
+}
+
+fn detect_pairs(bodies: &Bodies, margin: f64) -> Vec<(u32, u32)> {
+    let mut world = CollisionWorld::new(CollisionSettings {
+        margin,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut pairs = vec![(7, 7)];
+    world.detect_pairs(&bodies.view(), &mut pairs).unwrap();
+    pairs
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// `detect_pairs` is the pairs of `detect`, in the same order: sphere
+    /// clouds with walls (floor, box, cylinder, drum), sweeps and groups.
+    #[test]
+    fn pairs_are_those_of_the_contacts(
+        mut bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07),
+        margin in 0.0f64..0.01,
+        seed in any::<u64>(),
+    ) {
+        let mut s = seed | 1;
+        let mut next = || { s ^= s << 13; s ^= s >> 7; s ^= s << 17; s };
+        bodies.sweep = bodies.shapes.iter().map(|_| (next() % 1000) as f64 * 2e-5).collect();
+        bodies.groups = bodies.shapes.iter().map(|_| (next() % 3) as u32).collect();
+        prop_assert_eq!(detect_pairs(&bodies, margin), pairs_of(&detect(&bodies, margin, false)));
+    }
+}

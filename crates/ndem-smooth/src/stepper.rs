@@ -147,6 +147,8 @@ pub struct SmoothStepper {
     /// The Verlet list: body pairs within the skin at the last rebuild,
     /// sorted.
     candidates: Vec<Candidate>,
+    /// The body pairs of the last rebuild (scratch).
+    pairs: Vec<(u32, u32)>,
     /// Whether a body's record (motion, membership, mass properties) or
     /// the body count changed since the last rebuild: the candidates hold
     /// masses, so the list is then rebuilt.
@@ -231,6 +233,7 @@ impl SmoothStepper {
             })?,
             skin,
             candidates: Vec::new(),
+            pairs: Vec::new(),
             bodies_changed: true,
             reference: Vec::new(),
             raw: Vec::new(),
@@ -434,25 +437,21 @@ impl SmoothStepper {
 
     /// Rebuilds the Verlet candidate list when some body has moved (or
     /// turned) half the skin since the last rebuild, or a body's record
-    /// changed.
-    fn refresh_candidates(
-        &mut self,
-        world: &World,
-        contacts: &mut ContactSet,
-    ) -> Result<(), SmoothError> {
+    /// changed: the pairs that detection with the skin as margin finds in
+    /// contact ([`CollisionWorld::detect_pairs`], without forming the
+    /// contacts).
+    fn refresh_candidates(&mut self, world: &World) -> Result<(), SmoothError> {
         let nb = world.len();
         if self.bodies_changed || 2.0 * self.largest_move(world) >= self.skin {
             self.rebuilds += 1;
-            self.collision.detect(&world.body_view(&[]), contacts)?;
+            self.collision
+                .detect_pairs(&world.body_view(&[]), &mut self.pairs)?;
             self.candidates.clear();
-            for c in contacts.iter() {
-                let bodies = [c.key.body_a, c.key.body_b];
-                if self.candidates.last().is_some_and(|l| l.bodies == bodies) {
-                    continue;
-                }
-                let [a, b] = bodies.map(|i| i as usize);
-                self.candidates.push(Candidate::new(world, a, b));
-            }
+            self.candidates.extend(
+                self.pairs
+                    .iter()
+                    .map(|&(a, b)| Candidate::new(world, a as usize, b as usize)),
+            );
             self.bodies_changed = false;
             self.reference.clear();
             self.reference
@@ -468,7 +467,7 @@ impl SmoothStepper {
         self.refresh_records(world);
         let mut contacts = std::mem::take(&mut self.contacts);
         let found = self
-            .refresh_candidates(world, &mut contacts)
+            .refresh_candidates(world)
             .and_then(|()| self.contacts_and_forces(world, &mut contacts));
         self.contacts = contacts;
         let in_contact = found?;
