@@ -861,3 +861,51 @@ fn impact_stage_reports_its_status() {
     // measured, far above the 1e-10 tolerance
     assert!(stats.impact_residual > 0.1, "{}", stats.impact_residual);
 }
+
+proptest::proptest! {
+    /// `World::validate_state` names the body and field of any infinite or
+    /// NaN component, and passes finite ones however large (its first pass
+    /// sums `x·0`, which overflows to NaN for such values too; the second
+    /// pass then finds nothing wrong).
+    #[test]
+    fn validate_state_finds_any_non_finite_component(
+        body in 1usize..40,
+        field in 0usize..4,
+        component in 0usize..4,
+        value in proptest::sample::select(vec![f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e308, -1e308]),
+    ) {
+        let mut w = pile(2);
+        let body = body % w.len();
+        {
+            let (pos, ori, vel) = w.state_mut();
+            match field {
+                0 => pos[body][component % 3] = value,
+                1 => vel[body].linear[component % 3] = value,
+                2 => vel[body].angular[component % 3] = value,
+                _ => {
+                    let mut q = ori[body].into_inner();
+                    q.coords[component] = value;
+                    ori[body] = ndem_math::Quat::new_unchecked(q);
+                }
+            }
+            if value.is_finite() {
+                // a second huge value in the same vector: the sum overflows
+                match field {
+                    0 => pos[body][(component + 1) % 3] = value,
+                    1 => vel[body].linear[(component + 1) % 3] = value,
+                    2 => vel[body].angular[(component + 1) % 3] = value,
+                    _ => {}
+                }
+            }
+        }
+        let names = ["position", "velocity", "angular_velocity", "orientation"];
+        match w.validate_state() {
+            Ok(()) => proptest::prop_assert!(value.is_finite()),
+            Err(StepError::NonFiniteState { field: f, body: b }) => {
+                proptest::prop_assert!(!value.is_finite());
+                proptest::prop_assert_eq!((f, b), (names[field], body));
+            }
+            Err(e) => proptest::prop_assert!(false, "{e}"),
+        }
+    }
+}
