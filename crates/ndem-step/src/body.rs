@@ -513,24 +513,20 @@ impl World {
             }
             pair.validate()?;
         }
-        // one branch-free pass first: x·0 is 0 for a finite x and NaN for
-        // an infinite or NaN one, so the sum is NaN exactly when some
-        // component is not finite; only then is the culprit looked for
-        let mut probe = 0.0;
-        for i in 0..self.len() {
-            let v = &self.velocity[i];
-            let parts = [
-                &self.position[i],
-                &v.linear,
-                &v.angular,
-                &self.orientation[i].coords.xyz(),
-            ];
-            for p in parts {
-                probe += (p.x + p.y + p.z) * 0.0;
-            }
-            probe += self.orientation[i].coords.w * 0.0;
-        }
-        if !probe.is_nan() {
+        // one branch-free pass first (an OR of the per-component tests,
+        // which the compiler can vectorise); only when it finds something
+        // is the culprit looked for
+        let bad = |v: &Vec3| !v.x.is_finite() | !v.y.is_finite() | !v.z.is_finite();
+        let mut any = self.position.iter().fold(false, |acc, p| acc | bad(p));
+        any |= self
+            .velocity
+            .iter()
+            .fold(false, |acc, v| acc | bad(&v.linear) | bad(&v.angular));
+        any |= self
+            .orientation
+            .iter()
+            .fold(false, |acc, q| acc | q.coords.iter().fold(false, |a, x| a | !x.is_finite()));
+        if !any {
             return Ok(());
         }
         for i in 0..self.len() {
