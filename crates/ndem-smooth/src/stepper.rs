@@ -615,6 +615,9 @@ impl SmoothStepper {
         let mut new_v = std::mem::take(&mut self.new_velocity);
         new_v.clear();
         new_v.extend_from_slice(world.velocities());
+        // the velocities that change are checked as they are formed (the
+        // others passed `validate_state` at the start of the step)
+        let mut non_finite = false;
         for i in 0..nb {
             if let Some(mp) = &world.mass_properties()[i] {
                 let (uf, ut) = world.user_force(i);
@@ -629,11 +632,14 @@ impl SmoothStepper {
                     new_v[i].linear += (g + (self.force[i] + uf) * inv.inv_mass) * dt;
                     new_v[i].angular += inv.inv_inertia * torque * dt;
                 }
+                let v = &new_v[i];
+                non_finite |= !v.linear.iter().chain(v.angular.iter()).all(|x| x.is_finite());
             }
         }
-        if let Some(i) = new_v.iter().position(|v| {
+        let bad = |v: &ndem_math::Velocity6| {
             !(v.linear.iter().all(|x| x.is_finite()) && v.angular.iter().all(|x| x.is_finite()))
-        }) {
+        };
+        if let Some(i) = non_finite.then(|| new_v.iter().position(bad)).flatten() {
             self.new_velocity = new_v;
             return Err(StepError::NonFiniteVelocity {
                 stage: "smooth",
