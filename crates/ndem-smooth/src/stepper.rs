@@ -633,7 +633,11 @@ impl SmoothStepper {
                     new_v[i].angular += inv.inv_inertia * torque * dt;
                 }
                 let v = &new_v[i];
-                non_finite |= !v.linear.iter().chain(v.angular.iter()).all(|x| x.is_finite());
+                non_finite |= !v
+                    .linear
+                    .iter()
+                    .chain(v.angular.iter())
+                    .all(|x| x.is_finite());
             }
         }
         let bad = |v: &ndem_math::Velocity6| {

@@ -522,10 +522,9 @@ impl World {
             .velocity
             .iter()
             .fold(false, |acc, v| acc | bad(&v.linear) | bad(&v.angular));
-        any |= self
-            .orientation
-            .iter()
-            .fold(false, |acc, q| acc | q.coords.iter().fold(false, |a, x| a | !x.is_finite()));
+        any |= self.orientation.iter().fold(false, |acc, q| {
+            acc | q.coords.iter().fold(false, |a, x| a | !x.is_finite())
+        });
         if !any {
             return Ok(());
         }
