@@ -253,6 +253,43 @@ impl CollisionWorld {
     }
 }
 
+/// Particle `i` as the neighbour walk sees it: centre, radius, whether it
+/// is fixed, its collision group, and its margin plus sweep.
+struct Probe {
+    i: u32,
+    x: Vec3,
+    r: f64,
+    fixed: bool,
+    group: u32,
+    s: f64,
+}
+
+impl Probe {
+    #[inline]
+    fn of(bodies: &BodyView<'_>, i: u32, margin: f64) -> Self {
+        let b = i as usize;
+        Self {
+            i,
+            x: bodies.positions[b],
+            r: bodies.shapes[b].sphere_radius().unwrap_or(0.0),
+            fixed: bodies.fixed[b],
+            group: bodies.group_of(b),
+            s: margin + bodies.sweep_of(b),
+        }
+    }
+
+    /// Whether the walk passes over `ent`: a pair reported from the other
+    /// body, two fixed bodies, one collision group, or (hashed layout) an
+    /// entry of another cell sharing the bucket.
+    #[inline(always)]
+    fn passes_over(&self, ent: &Entry, check_cell: Option<[i64; 3]>) -> bool {
+        ent.body <= self.i
+            || (self.fixed && ent.fixed)
+            || (self.group != 0 && self.group == ent.group)
+            || check_cell.is_some_and(|nc| ent.cell != nc)
+    }
+}
+
 fn make_point(bodies: &BodyView<'_>, a: usize, b: usize, raw: &RawContact) -> ContactPoint {
     ContactPoint {
         key: ContactKey::new(a as u32, b as u32, raw.feature),
@@ -495,23 +532,15 @@ impl CollisionWorld {
         for k in range {
             let i = self.particles[k];
             let c = self.cells[k];
-            let xi = bodies.positions[i as usize];
-            let ri = bodies.shapes[i as usize].sphere_radius().unwrap_or(0.0);
-            let fi = bodies.fixed[i as usize];
-            let gi = bodies.group_of(i as usize);
-            let si = margin + bodies.sweep_of(i as usize);
+            let p = Probe::of(bodies, i, margin);
             local.clear();
             let visit = |ents: &[Entry], check_cell: Option<[i64; 3]>| {
                 for ent in ents {
-                    if ent.body <= i
-                        || (fi && ent.fixed)
-                        || (gi != 0 && gi == ent.group)
-                        || check_cell.is_some_and(|nc| ent.cell != nc)
-                    {
+                    if p.passes_over(ent, check_cell) {
                         continue;
                     }
                     if let Some(raw) =
-                        narrow::sphere_sphere(&xi, ri, &ent.position, ent.radius, si + ent.sweep)
+                        narrow::sphere_sphere(&p.x, p.r, &ent.position, ent.radius, p.s + ent.sweep)
                     {
                         local.push((ent.body, raw));
                     }
@@ -555,24 +584,16 @@ impl CollisionWorld {
         };
         for (k, &i) in self.particles.iter().enumerate() {
             let c = self.cells[k];
-            let xi = bodies.positions[i as usize];
-            let ri = bodies.shapes[i as usize].sphere_radius().unwrap_or(0.0);
-            let fi = bodies.fixed[i as usize];
-            let gi = bodies.group_of(i as usize);
-            let si = margin + bodies.sweep_of(i as usize);
+            let p = Probe::of(bodies, i, margin);
             local.clear();
             let visit = |ents: &[Entry], check_cell: Option<[i64; 3]>| {
                 for ent in ents {
-                    if ent.body <= i
-                        || (fi && ent.fixed)
-                        || (gi != 0 && gi == ent.group)
-                        || check_cell.is_some_and(|nc| ent.cell != nc)
-                    {
+                    if p.passes_over(ent, check_cell) {
                         continue;
                     }
                     // as sphere_sphere forms it, for the same verdict
-                    let reach = ri + ent.radius + (si + ent.sweep);
-                    if (xi - ent.position).norm_squared() <= reach * reach {
+                    let reach = p.r + ent.radius + (p.s + ent.sweep);
+                    if (p.x - ent.position).norm_squared() <= reach * reach {
                         local.push(ent.body);
                     }
                 }

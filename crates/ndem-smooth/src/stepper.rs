@@ -520,13 +520,7 @@ impl SmoothStepper {
             }
             return Ok(self.accumulate_contact_forces(world, contacts));
         }
-        let nb = world.len();
-        self.force.clear();
-        self.force.resize(nb, Vec3::zeros());
-        self.torque.clear();
-        self.torque.resize(nb, Vec3::zeros());
-        let mut history = std::mem::take(&mut self.next_history);
-        history.clear();
+        let mut history = self.reset_sums(world.len());
         let mut sums = ContactForces {
             law: ForceLaw {
                 settings: &self.settings,
@@ -549,6 +543,18 @@ impl SmoothStepper {
         let touching = history.len();
         self.next_history = std::mem::replace(&mut self.history, history);
         Ok(touching)
+    }
+
+    /// Zeroes the force and torque sums of `bodies` bodies and hands out
+    /// the (cleared) history buffer of this step.
+    fn reset_sums(&mut self, bodies: usize) -> Vec<(ContactKey, ContactHistory)> {
+        self.force.clear();
+        self.force.resize(bodies, Vec3::zeros());
+        self.torque.clear();
+        self.torque.resize(bodies, Vec3::zeros());
+        let mut history = std::mem::take(&mut self.next_history);
+        history.clear();
+        history
     }
 
     /// Forces and torques of every touching contact, accumulated per body
@@ -587,13 +593,7 @@ impl SmoothStepper {
                 run(b);
             }
         });
-        let nb = world.len();
-        self.force.clear();
-        self.force.resize(nb, Vec3::zeros());
-        self.torque.clear();
-        self.torque.resize(nb, Vec3::zeros());
-        let mut history = std::mem::take(&mut self.next_history);
-        history.clear();
+        let mut history = self.reset_sums(world.len());
         for (t, &(f, m, h)) in self.touching.iter().zip(&self.evaluated) {
             let c = &set[t.index as usize];
             add_contact_force(&mut self.force, &mut self.torque, c, (f, m));
