@@ -512,6 +512,27 @@ impl CollisionWorld {
         }
     }
 
+    /// Calls `f` with particle `k` (an index into `self.particles`) and
+    /// each grid entry around it that could pair with it: a larger body,
+    /// not both fixed, not of one collision group.
+    #[inline(always)]
+    fn walk_neighbours(
+        &self,
+        bodies: &BodyView<'_>,
+        k: usize,
+        margin: f64,
+        mut f: impl FnMut(&Probe, &Entry),
+    ) {
+        let p = Probe::of(bodies, self.particles[k], margin);
+        self.visit_neighbours(self.cells[k], |ents, check_cell| {
+            for ent in ents {
+                if !p.passes_over(ent, check_cell) {
+                    f(&p, ent);
+                }
+            }
+        });
+    }
+
     /// Sphere-sphere contacts of particles `range` (indices into
     /// `self.particles`), each pair reported once from its smaller body
     /// index, merged with the large-body contacts `extra` (sorted by key,
@@ -531,22 +552,14 @@ impl CollisionWorld {
         let mut local: Vec<(u32, RawContact)> = Vec::new();
         for k in range {
             let i = self.particles[k];
-            let c = self.cells[k];
-            let p = Probe::of(bodies, i, margin);
             local.clear();
-            let visit = |ents: &[Entry], check_cell: Option<[i64; 3]>| {
-                for ent in ents {
-                    if p.passes_over(ent, check_cell) {
-                        continue;
-                    }
-                    if let Some(raw) =
-                        narrow::sphere_sphere(&p.x, p.r, &ent.position, ent.radius, p.s + ent.sweep)
-                    {
-                        local.push((ent.body, raw));
-                    }
+            self.walk_neighbours(bodies, k, margin, |p, ent| {
+                if let Some(raw) =
+                    narrow::sphere_sphere(&p.x, p.r, &ent.position, ent.radius, p.s + ent.sweep)
+                {
+                    local.push((ent.body, raw));
                 }
-            };
-            self.visit_neighbours(c, visit);
+            });
             local.sort_unstable_by_key(|(b, _)| *b);
             for (b, raw) in &local {
                 // normal from b (larger index) to a (smaller index)
@@ -583,22 +596,14 @@ impl CollisionWorld {
             }
         };
         for (k, &i) in self.particles.iter().enumerate() {
-            let c = self.cells[k];
-            let p = Probe::of(bodies, i, margin);
             local.clear();
-            let visit = |ents: &[Entry], check_cell: Option<[i64; 3]>| {
-                for ent in ents {
-                    if p.passes_over(ent, check_cell) {
-                        continue;
-                    }
-                    // as sphere_sphere forms it, for the same verdict
-                    let reach = p.r + ent.radius + (p.s + ent.sweep);
-                    if (p.x - ent.position).norm_squared() <= reach * reach {
-                        local.push(ent.body);
-                    }
+            self.walk_neighbours(bodies, k, margin, |p, ent| {
+                // as sphere_sphere forms it, for the same verdict
+                let reach = p.r + ent.radius + (p.s + ent.sweep);
+                if (p.x - ent.position).norm_squared() <= reach * reach {
+                    local.push(ent.body);
                 }
-            };
-            self.visit_neighbours(c, visit);
+            });
             local.sort_unstable();
             for &b in &local {
                 while let Some(e) = extra.next_if(|e| *e < (i, b)) {

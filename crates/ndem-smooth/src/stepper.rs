@@ -503,21 +503,6 @@ impl SmoothStepper {
                 contacts.clear();
                 return Err(e);
             }
-            // the previous step's history, key-sorted like the contact set:
-            // matched by a linear merge
-            self.touching.clear();
-            let mut cursor = 0;
-            for (k, c) in contacts.iter().enumerate() {
-                if c.gap < 0.0 {
-                    self.touching.push(Touching {
-                        index: k as u32,
-                        old: previous_history(&self.history, &mut cursor, &c.key),
-                        // the values the serial path takes from the
-                        // candidates, formed from the same inputs
-                        bodies: PairInvariants::new(world, c.body_a(), c.body_b(), c.curvature),
-                    });
-                }
-            }
             return Ok(self.accumulate_contact_forces(world, contacts));
         }
         let mut history = self.reset_sums(world.len());
@@ -563,6 +548,21 @@ impl SmoothStepper {
     /// parallel when the stepper has threads), so the sums, taken serially,
     /// do not depend on the thread count.
     fn accumulate_contact_forces(&mut self, world: &World, contacts: &ContactSet) -> usize {
+        // the previous step's history, key-sorted like the contact set:
+        // matched by a linear merge
+        self.touching.clear();
+        let mut cursor = 0;
+        for (k, c) in contacts.iter().enumerate() {
+            if c.gap < 0.0 {
+                self.touching.push(Touching {
+                    index: k as u32,
+                    old: previous_history(&self.history, &mut cursor, &c.key),
+                    // the values the serial path takes from the candidates,
+                    // formed from the same inputs
+                    bodies: PairInvariants::new(world, c.body_a(), c.body_b(), c.curvature),
+                });
+            }
+        }
         let law = ForceLaw {
             settings: &self.settings,
             pairs: &self.pair_table,

@@ -42,18 +42,23 @@ fn bed() -> World {
     w
 }
 
-fn run(threads: usize) -> World {
-    let mut w = bed();
-    let crit = stepper::critical_time_step(&w, &SmoothLaw::Hertz);
-    let mut st = SmoothStepper::new(
+/// A Hertz stepper for `w` at 0.1 of its critical time step.
+fn stepper_for(w: &World, threads: usize) -> SmoothStepper {
+    let crit = stepper::critical_time_step(w, &SmoothLaw::Hertz);
+    SmoothStepper::new(
         SmoothSettings {
             dt: 0.1 * crit,
             threads,
             ..SmoothSettings::default()
         },
-        &w,
+        w,
     )
-    .unwrap();
+    .unwrap()
+}
+
+fn run(threads: usize) -> World {
+    let mut w = bed();
+    let mut st = stepper_for(&w, threads);
     let mut touching = 0;
     for _ in 0..3000 {
         touching = st.step(&mut w).unwrap().contacts;
@@ -139,16 +144,7 @@ fn generic_narrow_phase_contacts_give_the_serial_trajectory_on_threads() {
     // the threaded one on the finished key-sorted set
     let run = |threads: usize| {
         let mut w = tumbling_blocks();
-        let crit = stepper::critical_time_step(&w, &SmoothLaw::Hertz);
-        let mut st = SmoothStepper::new(
-            SmoothSettings {
-                dt: 0.1 * crit,
-                threads,
-                ..SmoothSettings::default()
-            },
-            &w,
-        )
-        .unwrap();
+        let mut st = stepper_for(&w, threads);
         let mut multi = 0;
         for _ in 0..4000 {
             st.step(&mut w).unwrap();
