@@ -57,13 +57,24 @@ impl ResidualStats {
 }
 
 /// Evaluates residuals; owns its scratch so repeated use does not allocate.
+///
+/// [`Self::stats`] forms each row's residual and adds it to the sums of
+/// its block of [`SUM_BLOCK`] contacts; the blocks' sums are then added
+/// in block order. No row-sized scratch is kept (the stepper evaluates at
+/// its memory peak), and the sums do not depend on the thread count.
+/// [`Self::row_residuals`] stores the rows for callers that need them.
 #[derive(Debug, Clone, Default)]
 pub struct ResidualEvaluator {
     rows: Vec<f64>,
     natural: Vec<f64>,
     velocity: Vec<Velocity6>,
+    block_sums: Vec<RowSums>,
     threads: usize,
 }
+
+/// Contacts whose row residuals are summed together before the sums of
+/// the blocks are added in order (also the fewest contacts per thread).
+pub const SUM_BLOCK: usize = 2048;
 
 impl ResidualEvaluator {
     /// A new evaluator (on the calling thread).
@@ -72,8 +83,9 @@ impl ResidualEvaluator {
     }
 
     /// Evaluates the contacts' row residuals on `threads` threads (1 or 0:
-    /// the calling thread). Each row is computed alone and the statistics
-    /// are summed serially, so the result does not depend on the count.
+    /// the calling thread). Each block of [`SUM_BLOCK`] contacts is summed
+    /// alone and the blocks' sums are added serially, so the result does
+    /// not depend on the count.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads;
     }
@@ -89,23 +101,11 @@ impl ResidualEvaluator {
         let n = problem.len();
         self.rows.resize(n, 0.0);
         self.natural.resize(n, 0.0);
-        let vel: &[Velocity6] = match velocity {
-            Some(v) => v,
-            None => {
-                self.velocity.resize(problem.body_count(), Velocity6::ZERO);
-                problem.velocity_from_unchecked(lambda, &mut self.velocity);
-                &self.velocity
-            }
-        };
-        // w and the diagonal are formed row by row in the same pass as the
-        // residuals, not stored (the same arithmetic as
-        // `residual_unchecked` and `diagonal_unchecked`)
+        let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity);
         let m = problem.contact_rows().count().max(1);
         let off = problem.generic_offset();
         let contacts = problem.contacts().len();
-        let threads = self
-            .threads
-            .clamp(1, contacts.div_ceil(PARALLEL_MIN_CONTACTS).max(1));
+        let threads = self.threads.clamp(1, contacts.div_ceil(SUM_BLOCK).max(1));
         // each thread fills the rows of its own block of contacts
         let block = contacts.div_ceil(threads).max(1) * m;
         let mut blocks = self.rows[..off]
@@ -113,30 +113,28 @@ impl ResidualEvaluator {
             .zip(self.natural[..off].chunks_mut(block))
             .enumerate();
         let first = blocks.next();
+        let fill = |k: usize, rows: &mut [f64], natural: &mut [f64]| {
+            let first = k * block / m;
+            let count = rows.len() / m;
+            let cs = &problem.contacts()[first..first + count];
+            for (i, c) in cs.iter().enumerate() {
+                let (r, nat) = contact_residuals(problem, c, &lambda[(first + i) * m..], vel);
+                rows[i * m..(i + 1) * m].copy_from_slice(&r[..m]);
+                natural[i * m..(i + 1) * m].copy_from_slice(&nat[..m]);
+            }
+        };
         std::thread::scope(|scope| {
             for (k, (rows, natural)) in blocks {
-                scope.spawn(move || {
-                    contact_rows(problem, lambda, vel, k * block / m, rows, natural)
-                });
+                scope.spawn(move || fill(k, rows, natural));
             }
             if let Some((_, (rows, natural))) = first {
-                contact_rows(problem, lambda, vel, 0, rows, natural);
+                fill(0, rows, natural);
             }
         });
-        let off = problem.generic_offset();
         for i in 0..problem.generic_rows().len() {
-            let k = off + i;
-            let (lo, hi) = problem.generic_bounds(i, lambda);
-            let w = problem.generic_row_residual(i, lambda, vel);
-            let d = problem.generic_row_diagonal(i);
-            let c = if d > 0.0 {
-                lambda[k] - w / d
-            } else {
-                lambda[k] - w
-            };
-            let scale = if d > 0.0 { d } else { 1.0 };
-            self.rows[k] = scale * (lambda[k] - c.clamp(lo, hi)).abs();
-            self.natural[k] = (lambda[k] - (lambda[k] - w).clamp(lo, hi)).abs();
+            let (r, nat) = generic_residual(problem, i, lambda, vel);
+            self.rows[off + i] = r;
+            self.natural[off + i] = nat;
         }
         &self.rows
     }
@@ -158,15 +156,53 @@ impl ResidualEvaluator {
     }
 
     /// Residual statistics of `λ` with velocity `v` (if `None`,
-    /// `v = v* + M⁻¹Gᵀλ`).
+    /// `v = v* + M⁻¹Gᵀλ`), summed by blocks of [`SUM_BLOCK`] contacts.
     pub fn stats(
         &mut self,
         problem: &ContactProblem,
         lambda: &[f64],
         velocity: Option<&[Velocity6]>,
     ) -> ResidualStats {
-        self.row_residuals(problem, lambda, velocity);
-        self.row_sums(problem, |_| true).finish()
+        let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity);
+        let m = problem.contact_rows().count().max(1);
+        let contacts = problem.contacts();
+        let blocks = contacts.len().div_ceil(SUM_BLOCK);
+        self.block_sums.clear();
+        self.block_sums.resize(blocks, RowSums::default());
+        let threads = self.threads.clamp(1, blocks.max(1));
+        let per_thread = blocks.div_ceil(threads).max(1);
+        let sum_blocks = |first_block: usize, out: &mut [RowSums]| {
+            for (k, sums) in out.iter_mut().enumerate() {
+                let first = (first_block + k) * SUM_BLOCK;
+                let last = (first + SUM_BLOCK).min(contacts.len());
+                for (i, c) in contacts[first..last].iter().enumerate() {
+                    let base = (first + i) * m;
+                    let (r, nat) = contact_residuals(problem, c, &lambda[base..], vel);
+                    for j in 0..m {
+                        sums.add_row(kind_index(RowKind::of_contact_row(j)), r[j], nat[j]);
+                    }
+                }
+            }
+        };
+        let mut parts = self.block_sums.chunks_mut(per_thread).enumerate();
+        let first = parts.next();
+        std::thread::scope(|scope| {
+            for (t, out) in parts {
+                scope.spawn(move || sum_blocks(t * per_thread, out));
+            }
+            if let Some((_, out)) = first {
+                sum_blocks(0, out);
+            }
+        });
+        let mut total = RowSums::default();
+        for b in &self.block_sums {
+            total.add(b);
+        }
+        for i in 0..problem.generic_rows().len() {
+            let (r, nat) = generic_residual(problem, i, lambda, vel);
+            total.add_row(kind_index(problem.generic_rows()[i].kind), r, nat);
+        }
+        total.finish()
     }
 
     /// Sums of the rows of the last [`Self::row_residuals`] for which
@@ -179,18 +215,52 @@ impl ResidualEvaluator {
     ) -> RowSums {
         let mut out = RowSums::default();
         for (i, &r) in self.rows.iter().enumerate() {
-            if !include(i) {
-                continue;
+            if include(i) {
+                out.add_row(kind_index(problem.row_kind(i)), r, self.natural[i]);
             }
-            let slot = kind_index(problem.row_kind(i));
-            out.count[slot] += 1.0;
-            out.sum[slot] += r;
-            out.total += r;
-            out.max[slot] = out.max[slot].max(r);
-            out.natural = out.natural.max(self.natural[i]);
         }
         out
     }
+}
+
+/// `velocity` if given, else `v = v* + M⁻¹Gᵀλ` formed in `scratch`.
+fn velocity_or_formed<'a>(
+    scratch: &'a mut Vec<Velocity6>,
+    problem: &ContactProblem,
+    lambda: &[f64],
+    velocity: Option<&'a [Velocity6]>,
+) -> &'a [Velocity6] {
+    match velocity {
+        Some(v) => v,
+        None => {
+            scratch.resize(problem.body_count(), Velocity6::ZERO);
+            problem.velocity_from_unchecked(lambda, scratch);
+            scratch
+        }
+    }
+}
+
+/// Row residual and natural-map residual of generic row `i`.
+fn generic_residual(
+    problem: &ContactProblem,
+    i: usize,
+    lambda: &[f64],
+    vel: &[Velocity6],
+) -> (f64, f64) {
+    let k = problem.generic_offset() + i;
+    let (lo, hi) = problem.generic_bounds(i, lambda);
+    let w = problem.generic_row_residual(i, lambda, vel);
+    let d = problem.generic_row_diagonal(i);
+    let c = if d > 0.0 {
+        lambda[k] - w / d
+    } else {
+        lambda[k] - w
+    };
+    let scale = if d > 0.0 { d } else { 1.0 };
+    (
+        scale * (lambda[k] - c.clamp(lo, hi)).abs(),
+        (lambda[k] - (lambda[k] - w).clamp(lo, hi)).abs(),
+    )
 }
 
 /// Row residual sums by kind (normal, friction, rolling, bilateral) over
@@ -207,6 +277,28 @@ pub(crate) struct RowSums {
 }
 
 impl RowSums {
+    /// Adds one row of kind slot `slot` with residual `r` and natural-map
+    /// residual `natural`.
+    #[inline]
+    pub(crate) fn add_row(&mut self, slot: usize, r: f64, natural: f64) {
+        self.count[slot] += 1.0;
+        self.sum[slot] += r;
+        self.total += r;
+        self.max[slot] = self.max[slot].max(r);
+        self.natural = self.natural.max(natural);
+    }
+
+    /// Adds the sums of later rows.
+    pub(crate) fn add(&mut self, later: &RowSums) {
+        for k in 0..4 {
+            self.count[k] += later.count[k];
+            self.sum[k] += later.sum[k];
+            self.max[k] = self.max[k].max(later.max[k]);
+        }
+        self.total += later.total;
+        self.natural = self.natural.max(later.natural);
+    }
+
     /// `[count; 4, sum; 4, total]`, the parts that add.
     pub(crate) fn additive(&self) -> [f64; 9] {
         let mut out = [0.0; 9];
@@ -265,64 +357,58 @@ impl RowSums {
     }
 }
 
-/// Fewest contacts per thread for which the row residuals are split
-/// across threads.
-const PARALLEL_MIN_CONTACTS: usize = 2048;
-
-/// Row residuals `rows` and natural-map residuals `natural` of the
-/// contacts from `first` on (as many as `rows` holds), with velocity `vel`:
-/// `w = G v + Σ λ + b` and the diagonal of `N` formed per contact, the same
-/// arithmetic as `residual_unchecked` and `diagonal_unchecked`.
-fn contact_rows(
+/// Row residuals and natural-map residuals of contact `c`, whose rows'
+/// multipliers start `lambda`, with velocity `vel`: `w = G v + Σ λ + b`
+/// and the diagonal of `N` formed per contact, the same arithmetic as
+/// `residual_unchecked` and `diagonal_unchecked`. Rows past the problem's
+/// row count are zero.
+#[inline]
+fn contact_residuals(
     problem: &ContactProblem,
+    c: &crate::problem::Contact,
     lambda: &[f64],
     vel: &[Velocity6],
-    first: usize,
-    rows: &mut [f64],
-    natural: &mut [f64],
-) {
+) -> ([f64; 6], [f64; 6]) {
     let m = problem.contact_rows().count();
     let set = problem.friction_set();
     let inv = problem.inverse_mass();
     let (mut cand, mut nat, mut w, mut diag) = ([0.0; 6], [0.0; 6], [0.0; 6], [0.0; 6]);
-    let count = rows.len() / m.max(1);
-    for (i, c) in problem.contacts()[first..first + count].iter().enumerate() {
-        let base = (first + i) * m;
-        let lam = &lambda[base..base + m];
-        let [a, b] = c.bodies.map(|x| x as usize);
-        let gv = c.jacobian.velocity(&vel[a], &vel[b]);
-        let d = c.jacobian.diagonal(&inv[a], &inv[b]);
-        for j in 0..m {
-            w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs[j]);
-            diag[j] = d[j] + c.row_sigma(j);
+    let (mut rows, mut natural) = ([0.0; 6], [0.0; 6]);
+    let lam = &lambda[..m];
+    let [a, b] = c.bodies.map(|x| x as usize);
+    let gv = c.jacobian.velocity(&vel[a], &vel[b]);
+    let d = c.jacobian.diagonal(&inv[a], &inv[b]);
+    for j in 0..m {
+        w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs[j]);
+        diag[j] = d[j] + c.row_sigma(j);
+    }
+    // Scaled (PGS) candidate and unscaled (natural map) candidate.
+    for j in 0..m {
+        cand[j] = if diag[j] > 0.0 {
+            lam[j] - w[j] / diag[j]
+        } else {
+            lam[j] - w[j]
+        };
+        nat[j] = lam[j] - w[j];
+    }
+    let normal_force = c.jacobian.normal_scale * lam[0].max(0.0);
+    for arr in [&mut cand, &mut nat] {
+        arr[0] = arr[0].max(0.0);
+        if m >= 3 {
+            project_pair(set, c.friction * normal_force, &mut arr[1..3]);
         }
-        // Scaled (PGS) candidate and unscaled (natural map) candidate.
-        for j in 0..m {
-            cand[j] = if diag[j] > 0.0 {
-                lam[j] - w[j] / diag[j]
-            } else {
-                lam[j] - w[j]
-            };
-            nat[j] = lam[j] - w[j];
-        }
-        let normal_force = c.jacobian.normal_scale * lam[0].max(0.0);
-        for arr in [&mut cand, &mut nat] {
-            arr[0] = arr[0].max(0.0);
-            if m >= 3 {
-                project_pair(set, c.friction * normal_force, &mut arr[1..3]);
-            }
-            if m >= 6 {
-                let b = c.rolling_arm * normal_force;
-                project_pair(set, b, &mut arr[3..5]);
-                arr[5] = arr[5].clamp(-b, b);
-            }
-        }
-        for j in 0..m {
-            let scale = if diag[j] > 0.0 { diag[j] } else { 1.0 };
-            rows[i * m + j] = scale * (lam[j] - cand[j]).abs();
-            natural[i * m + j] = (lam[j] - nat[j]).abs();
+        if m >= 6 {
+            let b = c.rolling_arm * normal_force;
+            project_pair(set, b, &mut arr[3..5]);
+            arr[5] = arr[5].clamp(-b, b);
         }
     }
+    for j in 0..m {
+        let scale = if diag[j] > 0.0 { diag[j] } else { 1.0 };
+        rows[j] = scale * (lam[j] - cand[j]).abs();
+        natural[j] = (lam[j] - nat[j]).abs();
+    }
+    (rows, natural)
 }
 
 fn kind_index(kind: RowKind) -> usize {

@@ -921,27 +921,31 @@ impl ContactProblem {
     /// The elastic energy of compliant contacts is accounted separately
     /// ([`Self::elastic_energy`]).
     pub fn row_energy_bound(&self) -> f64 {
-        let n = self.len();
-        let mut gv = vec![0.0; n];
-        self.jacobian_times_unchecked(&self.free_velocity, &mut gv);
-        let mut diag = vec![0.0; n];
-        self.diagonal_unchecked(&mut diag);
+        // formed contact by contact (no row-sized scratch: the stepper
+        // calls this at its memory peak), with the arithmetic of
+        // `jacobian_times_unchecked` and `diagonal_unchecked`
         let m = self.rows.count();
+        let inv = &self.inverse_mass;
+        let v = &self.free_velocity;
         let mut total = 0.0;
-        for (ci, c) in self.contacts.iter().enumerate() {
+        for c in &self.contacts {
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let gv = c.jacobian.velocity(&v[a], &v[b]);
+            let diag = c.jacobian.diagonal(&inv[a], &inv[b]);
             for j in 0..m {
-                let k = ci * m + j;
-                let d = diag[k] - c.row_sigma(j);
+                // (D_jj + Σ_j) − Σ_j, as the diagonal of N less Σ
+                let d = (diag[j] + c.row_sigma(j)) - c.row_sigma(j);
                 if d > 0.0 {
-                    total += 0.5 * (gv[k].abs() + c.rhs[j].abs()).powi(2) / d;
+                    total += 0.5 * (gv[j].abs() + c.rhs[j].abs()).powi(2) / d;
                 }
             }
         }
-        let off = self.generic_offset();
         for (i, r) in self.generic.iter().enumerate() {
-            let d = diag[off + i] - r.sigma;
+            let [a, b] = r.bodies.map(|x| x as usize);
+            let gv = r.jacobian.dot(&v[a], &v[b]);
+            let d = self.generic_row_diagonal(i) - r.sigma;
             if d > 0.0 {
-                total += 0.5 * (gv[off + i].abs() + r.rhs.abs()).powi(2) / d;
+                total += 0.5 * (gv.abs() + r.rhs.abs()).powi(2) / d;
             }
         }
         total
