@@ -42,22 +42,49 @@ impl Resolution<'_> {
 }
 
 /// One contact as the solver sees it: between the bodies that carry the
-/// contacting bodies' degrees of freedom (a member's host), with lever arms
-/// from their centres.
+/// contacting bodies' degrees of freedom (a member's host). Holds only the
+/// indices (12 bytes); its frame, lever arms and material parameters are
+/// formed from the contact point where a stage needs them
+/// ([`SolverContact::geometry`], [`contact_parameters`]), so that the
+/// stepper does not keep a second record per contact through the solve.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SolverContact {
     /// Index in the contact set.
-    pub set_index: usize,
+    pub set_index: u32,
     /// Carrier bodies `[a, b]`.
-    pub bodies: [usize; 2],
+    pub bodies: [u32; 2],
+}
+
+/// Frame and lever arms of a solver contact.
+pub(crate) struct SolverGeometry {
+    pub frame: ContactFrame,
     /// Lever arm from carrier a's centre to the contact point.
     pub arm_a: Vec3,
     /// Lever arm from carrier b's centre to the contact point.
     pub arm_b: Vec3,
-    /// Contact frame.
-    pub frame: ContactFrame,
-    /// Material parameters of the contacting bodies.
-    pub params: ContactParameters,
+}
+
+impl SolverContact {
+    /// Carrier indices.
+    pub fn carriers(&self) -> [usize; 2] {
+        self.bodies.map(|x| x as usize)
+    }
+
+    /// The contact point of the set.
+    pub fn point<'a>(&self, set: &'a [ContactPoint]) -> &'a ContactPoint {
+        &set[self.set_index as usize]
+    }
+
+    /// Frame and lever arms from the carriers' centres.
+    pub fn geometry(&self, world: &World, c: &ContactPoint) -> Result<SolverGeometry, StepError> {
+        let [ca, cb] = self.carriers();
+        let (a, b) = (c.body_a(), c.body_b());
+        Ok(SolverGeometry {
+            frame: ContactFrame::from_normal(&c.normal)?,
+            arm_a: c.arm_a + (world.position[a] - world.position[ca]),
+            arm_b: c.arm_b + (world.position[b] - world.position[cb]),
+        })
+    }
 }
 
 /// Contact data of the detected contacts (Algorithm 1, line 5). Contacts
@@ -67,7 +94,6 @@ pub(crate) struct SolverContact {
 pub(crate) fn contact_data(
     world: &World,
     contacts: &ContactSet,
-    settings: &StepSettings,
     resolution: Resolution<'_>,
     (step, time): (u64, f64),
     out: &mut Vec<SolverContact>,
@@ -103,12 +129,8 @@ pub(crate) fn contact_data(
             });
         }
         out.push(SolverContact {
-            set_index: k,
-            bodies: [ca, cb],
-            arm_a: c.arm_a + (world.position[a] - world.position[ca]),
-            arm_b: c.arm_b + (world.position[b] - world.position[cb]),
-            frame: ContactFrame::from_normal(&c.normal)?,
-            params: contact_parameters(world, settings, c)?,
+            set_index: k as u32,
+            bodies: [ca as u32, cb as u32],
         });
     }
     Ok(())
@@ -185,14 +207,20 @@ pub(crate) fn impact_problem(
     velocity: &[Velocity6],
     any_subdomain: impl FnOnce(bool) -> bool,
 ) -> Result<(usize, Option<ContactProblem>), StepError> {
-    let jacobian = |s: &SolverContact| ContactJacobian::new(s.frame, &s.arm_a, &s.arm_b, 1.0);
-    let normal_velocity =
-        |s: &SolverContact| jacobian(s).velocity(&velocity[s.bodies[0]], &velocity[s.bodies[1]])[0];
     let set = contacts.as_slice();
-    let impacts = solver_contacts
-        .iter()
-        .filter(|s| impacting(settings, set[s.set_index].gap, normal_velocity(s)))
-        .count();
+    // the stage's Jacobian (unit normal scaling) and `G_n v⁻`
+    let jacobian = |s: &SolverContact| -> Result<(ContactJacobian, f64), StepError> {
+        let g = s.geometry(world, s.point(set))?;
+        let jac = ContactJacobian::new(g.frame, &g.arm_a, &g.arm_b, 1.0);
+        let [a, b] = s.carriers();
+        let un = jac.velocity(&velocity[a], &velocity[b])[0];
+        Ok((jac, un))
+    };
+    let mut impacts = 0;
+    for s in solver_contacts {
+        let (_, un) = jacobian(s)?;
+        impacts += usize::from(impacting(settings, s.point(set).gap, un));
+    }
     // a decomposed solve runs the stage on every subdomain or on none
     if !any_subdomain(impacts > 0) {
         return Ok((0, None));
@@ -201,19 +229,19 @@ pub(crate) fn impact_problem(
     let mut problem = new_problem(world, settings, Resolution::Reduced, velocity.to_vec())?;
     problem.reserve_contacts(solver_contacts.len());
     for s in solver_contacts {
-        let c = &set[s.set_index];
-        let un = normal_velocity(s);
+        let c = s.point(set);
+        let (jac, un) = jacobian(s)?;
+        let p = contact_parameters(world, settings, c)?;
         let b_n = if impacting(settings, c.gap, un) {
-            s.params.restitution * un
+            p.restitution * un
         } else {
             c.gap.max(0.0) / dt
         };
-        let [st1, st2] = surface_rhs(world, c, &s.frame);
-        let p = &s.params;
+        let [st1, st2] = surface_rhs(world, c, &jac.frame);
         problem.push_contact(Contact {
-            bodies: s.bodies.map(|x| x as u32),
+            bodies: s.bodies,
             key: c.key,
-            jacobian: jacobian(s),
+            jacobian: jac,
             sigma: [p.sigma_t, p.sigma_t, p.sigma_r],
             rhs: [b_n, st1, st2, 0.0, 0.0, 0.0],
             friction: p.friction,
@@ -253,21 +281,15 @@ pub(crate) fn continuous_problem(
     let mut overlap_scale = OverlapScale::default();
     let set = contacts.as_slice();
     for s in solver_contacts {
-        let c = &set[s.set_index];
+        let c = s.point(set);
+        let g = s.geometry(world, c)?;
+        let params = contact_parameters(world, settings, c)?;
         let nr = normal_row(c.gap, e_h, settings.spook.overlap_floor);
-        let jac = ContactJacobian::new(s.frame, &s.arm_a, &s.arm_b, nr.scale);
-        let [a, b] = s.bodies;
+        let jac = ContactJacobian::new(g.frame, &g.arm_a, &g.arm_b, nr.scale);
+        let [a, b] = s.carriers();
         let gv_old = jac.velocity(&velocity[a], &velocity[b])[0];
-        let mut contact = Contact::spook(
-            s.bodies.map(|x| x as u32),
-            c.key,
-            jac,
-            nr.g,
-            gv_old,
-            &s.params,
-            dt,
-        );
-        overlap_scale.add(settings.contact_law, nr.g, s.params.upsilon_n, dt);
+        let mut contact = Contact::spook(s.bodies, c.key, jac, nr.g, gv_old, &params, dt);
+        overlap_scale.add(settings.contact_law, nr.g, params.upsilon_n, dt);
         if c.gap > 0.0 {
             // Speculative contact (found through the margin or sweep):
             // G_n v ≥ −φ/Δt lets the gap close within the step but not
@@ -275,7 +297,7 @@ pub(crate) fn continuous_problem(
             // brake an approaching pair while it is still apart.
             contact.rhs[0] = c.gap / dt;
         }
-        let [st1, st2] = surface_rhs(world, c, &s.frame);
+        let [st1, st2] = surface_rhs(world, c, &g.frame);
         contact.rhs[1] = st1;
         contact.rhs[2] = st2;
         problem.push_contact(contact)?;
@@ -313,14 +335,7 @@ pub fn unfolded_problem(
     }
     let resolution = Resolution::Unfolded { hosts: &hosts };
     let mut solver_contacts = Vec::new();
-    contact_data(
-        world,
-        contacts,
-        settings,
-        resolution,
-        (0, 0.0),
-        &mut solver_contacts,
-    )?;
+    contact_data(world, contacts, resolution, (0, 0.0), &mut solver_contacts)?;
     let (problem, _) = continuous_problem(
         world,
         settings,
@@ -331,7 +346,10 @@ pub fn unfolded_problem(
     )?;
     Ok((
         problem,
-        solver_contacts.iter().map(|s| s.set_index).collect(),
+        solver_contacts
+            .iter()
+            .map(|s| s.set_index as usize)
+            .collect(),
     ))
 }
 

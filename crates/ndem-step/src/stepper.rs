@@ -745,7 +745,6 @@ impl Stepper {
         stages::contact_data(
             world,
             contacts,
-            &settings,
             stages::Resolution::Reduced,
             (step, time),
             &mut solver_contacts,
@@ -845,7 +844,10 @@ impl Stepper {
         stats.unresolved = !problem.contacts().is_empty()
             && report.residuals.normal.mean > stats.residual_tolerance;
         times.continuous = t.elapsed();
-        let contact_index = solver_contacts.iter().map(|s| s.set_index).collect();
+        let contact_index = solver_contacts
+            .iter()
+            .map(|s| s.set_index as usize)
+            .collect();
         self.solver_contacts = solver_contacts;
         Ok(SolvedStep {
             velocity: vel,
