@@ -14,7 +14,10 @@
 //! arm cross products and `s_n` (28 numbers); products with `G`, `Gᵀ` and
 //! `M⁻¹Gᵀ` are formed on the fly.
 
-use crate::{ContactFrame, InverseMass, MathError, Vec3, Velocity6, error::finite};
+use crate::{
+    ContactFrame, InverseMass, MathError, Vec3, Velocity6,
+    error::{finite, finite_vec},
+};
 
 /// Number of constraint rows of a full contact (1 normal, 2 friction,
 /// 3 rolling/twisting).
@@ -152,35 +155,50 @@ impl JacobianRow {
     }
 }
 
-/// The compact Jacobian of one contact: frame, lever-arm cross products and
-/// the Hertz scaling `s_n` of the normal row.
+/// The compact Jacobian of one contact: frame, lever arms and the Hertz
+/// scaling `s_n` of the normal row (128 bytes). The blocks' angular parts
+/// `d × u` are formed where they are used ([`Self::arm_cross_a`]): a
+/// solver sweep over many contacts reads memory, not arithmetic, at scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactJacobian {
     /// Contact frame `(n, t1, t2)`.
     pub frame: ContactFrame,
-    /// `[d_a × n, d_a × t1, d_a × t2]`.
-    pub arm_cross_a: [Vec3; 3],
-    /// `[d_b × n, d_b × t1, d_b × t2]`.
-    pub arm_cross_b: [Vec3; 3],
+    /// Lever arm `d_a` from body a's centre to the contact point.
+    pub arm_a: Vec3,
+    /// Lever arm `d_b` from body b's centre to the contact point.
+    pub arm_b: Vec3,
     /// Normal row scaling `s_n`.
     pub normal_scale: f64,
 }
 
 impl ContactJacobian {
-    /// Builds the blocks from the frame, the lever arms `d_a`, `d_b` and the
+    /// The Jacobian from the frame, the lever arms `d_a`, `d_b` and the
     /// normal scaling `s_n`.
     pub fn new(frame: ContactFrame, arm_a: &Vec3, arm_b: &Vec3, normal_scale: f64) -> Self {
-        let dirs = [frame.normal, frame.tangent1, frame.tangent2];
         Self {
             frame,
-            arm_cross_a: dirs.map(|u| arm_a.cross(&u)),
-            arm_cross_b: dirs.map(|u| arm_b.cross(&u)),
+            arm_a: *arm_a,
+            arm_b: *arm_b,
             normal_scale,
         }
     }
 
+    /// `d_a × u_j` for translational row `j ∈ {0,1,2}` (`u = n, t1, t2`).
+    #[inline(always)]
+    pub fn arm_cross_a(&self, j: usize) -> Vec3 {
+        self.arm_a.cross(&self.direction(j))
+    }
+
+    /// `d_b × u_j` for translational row `j ∈ {0,1,2}`.
+    #[inline(always)]
+    pub fn arm_cross_b(&self, j: usize) -> Vec3 {
+        self.arm_b.cross(&self.direction(j))
+    }
+
     /// Checks that all stored numbers are finite and `s_n > 0`.
     pub fn validate(&self) -> Result<(), MathError> {
+        finite_vec("jacobian.arm_a", &self.arm_a)?;
+        finite_vec("jacobian.arm_b", &self.arm_b)?;
         for j in 0..ROWS_PER_CONTACT {
             self.row(j).validate("jacobian")?;
         }
@@ -207,9 +225,9 @@ impl ContactJacobian {
                 let u = self.direction(j);
                 JacobianRow {
                     linear_a: u * s,
-                    angular_a: self.arm_cross_a[j] * s,
+                    angular_a: self.arm_cross_a(j) * s,
                     linear_b: -u * s,
-                    angular_b: -self.arm_cross_b[j] * s,
+                    angular_b: -self.arm_cross_b(j) * s,
                 }
             }
             _ => {
@@ -225,15 +243,15 @@ impl ContactJacobian {
     }
 
     /// `G v` for all six rows: `[s_n u_n, u_t1, u_t2, ω_t1, ω_t2, ω_n]` where
-    /// `u = v_a + ω_a × d_a − v_b − ω_b × d_b` (computed through the stored
-    /// cross products) and `ω = ω_a − ω_b`.
+    /// `u = v_a + ω_a × d_a − v_b − ω_b × d_b` (computed through the cross
+    /// products `d × u`) and `ω = ω_a − ω_b`.
     #[inline]
     pub fn velocity(&self, va: &Velocity6, vb: &Velocity6) -> [f64; 6] {
         let dv = va.linear - vb.linear;
         let dw = va.angular - vb.angular;
         let f = &self.frame;
         let tr = |j: usize, u: &Vec3| {
-            u.dot(&dv) + self.arm_cross_a[j].dot(&va.angular) - self.arm_cross_b[j].dot(&vb.angular)
+            u.dot(&dv) + self.arm_cross_a(j).dot(&va.angular) - self.arm_cross_b(j).dot(&vb.angular)
         };
         [
             self.normal_scale * tr(0, &f.normal),
@@ -252,8 +270,8 @@ impl ContactJacobian {
             0..=2 => {
                 let s = if j == 0 { self.normal_scale } else { 1.0 };
                 let u = self.direction(j);
-                s * (u.dot(&(va.linear - vb.linear)) + self.arm_cross_a[j].dot(&va.angular)
-                    - self.arm_cross_b[j].dot(&vb.angular))
+                s * (u.dot(&(va.linear - vb.linear)) + self.arm_cross_a(j).dot(&va.angular)
+                    - self.arm_cross_b(j).dot(&vb.angular))
             }
             _ => self.direction(j).dot(&(va.angular - vb.angular)),
         }
@@ -281,11 +299,11 @@ impl ContactJacobian {
     /// [`Self::world_impulses`]: on a `(P, d_a × P + T)`, on b `−(P, d_b × P + T)`.
     #[inline]
     pub fn transpose_apply(&self, lambda: &[f64]) -> (Velocity6, Velocity6) {
-        let mut ang_a = self.arm_cross_a[0] * (self.normal_scale * lambda[0]);
-        let mut ang_b = self.arm_cross_b[0] * (self.normal_scale * lambda[0]);
+        let mut ang_a = self.arm_cross_a(0) * (self.normal_scale * lambda[0]);
+        let mut ang_b = self.arm_cross_b(0) * (self.normal_scale * lambda[0]);
         if lambda.len() > 1 {
-            ang_a += self.arm_cross_a[1] * lambda[1] + self.arm_cross_a[2] * lambda[2];
-            ang_b += self.arm_cross_b[1] * lambda[1] + self.arm_cross_b[2] * lambda[2];
+            ang_a += self.arm_cross_a(1) * lambda[1] + self.arm_cross_a(2) * lambda[2];
+            ang_b += self.arm_cross_b(1) * lambda[1] + self.arm_cross_b(2) * lambda[2];
         }
         let (p, t) = self.world_impulses(lambda);
         (

@@ -375,8 +375,8 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         if J < 3 {
             let lin_a = u * self.mass_a;
             let lin_b = u * self.mass_b;
-            let ang_a = self.resp_a.apply(jac.arm_cross_a[J]);
-            let ang_b = self.resp_b.apply(jac.arm_cross_b[J]);
+            let ang_a = self.resp_a.apply(jac.arm_cross_a(J));
+            let ang_b = self.resp_b.apply(jac.arm_cross_b(J));
             let s = if J == 0 {
                 jac.normal_scale * delta
             } else {
@@ -625,8 +625,8 @@ fn arms_along_normal(c: &Contact) -> bool {
     let tol = 1e-24;
     let unit = |u: &Vec3| (u.norm_squared() - 1.0).abs() <= 1e-12;
     let orthogonal = |u: &Vec3, v: &Vec3| u.dot(v).abs() <= 1e-12;
-    j.arm_cross_a[0].norm_squared() <= tol * j.arm_cross_a[1].norm_squared()
-        && j.arm_cross_b[0].norm_squared() <= tol * j.arm_cross_b[1].norm_squared()
+    j.arm_cross_a(0).norm_squared() <= tol * j.arm_cross_a(1).norm_squared()
+        && j.arm_cross_b(0).norm_squared() <= tol * j.arm_cross_b(1).norm_squared()
         && unit(&f.normal)
         && unit(&f.tangent1)
         && unit(&f.tangent2)

@@ -151,6 +151,10 @@ impl Contact {
     /// μ and rolling arm ≥ 0, finite `b`); body indices are checked
     /// against a problem by [`ContactProblem::push_contact`].
     pub fn validate(&self, index: usize) -> Result<(), SolveError> {
+        let arms = [&self.jacobian.arm_a, &self.jacobian.arm_b];
+        for x in arms.iter().flat_map(|v| v.iter()) {
+            check_finite("contacts.jacobian.arm", index, *x)?;
+        }
         for j in 0..6 {
             for x in self.jacobian.row(j).to_array() {
                 check_finite("contacts.jacobian", index, x)?;
