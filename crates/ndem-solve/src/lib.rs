@@ -72,7 +72,7 @@ pub use pgs::{JointRows, PgsSettings, PgsVariant, ProjectedGaussSeidel};
 pub use pgs_subdomain::{SubdomainCoupling, SubdomainPgs};
 pub use problem::{
     Contact, ContactBuilder, ContactModel, ContactProblem, ContactRows, FrictionSet, GenericRow,
-    RowBounds,
+    ProblemStorage, RowBounds,
 };
 pub use qp::{ApgdSettings, BoxConeSet, solve_qp};
 pub use solver::{

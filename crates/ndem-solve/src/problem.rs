@@ -297,6 +297,33 @@ pub struct ContactProblem {
     pub(crate) generic: Vec<GenericRow>,
 }
 
+/// The emptied vectors of a released [`ContactProblem`], kept to assemble
+/// the next one without allocating ([`ContactProblem::with_storage`]).
+#[derive(Debug, Clone, Default)]
+pub struct ProblemStorage {
+    inverse_mass: Vec<InverseMass>,
+    free_velocity: Vec<Velocity6>,
+    contacts: Vec<Contact>,
+    generic: Vec<GenericRow>,
+}
+
+impl ProblemStorage {
+    /// Empty storage.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The empty inverse-mass and free-velocity vectors (with their
+    /// capacity), to be filled and passed to [`ContactProblem::with_storage`].
+    pub fn take_bodies(&mut self) -> (Vec<InverseMass>, Vec<Velocity6>) {
+        let mut inv = std::mem::take(&mut self.inverse_mass);
+        let mut free = std::mem::take(&mut self.free_velocity);
+        inv.clear();
+        free.clear();
+        (inv, free)
+    }
+}
+
 impl ContactProblem {
     /// An empty problem over the given bodies. `dt` is only used by
     /// model-based warm starting (`docs/theory.md`, "Warm starting": `λ_n0 = −Δt g/ε_n`).
@@ -342,6 +369,43 @@ impl ContactProblem {
             contacts: Vec::new(),
             generic: Vec::new(),
         })
+    }
+
+    /// [`Self::new`] with the contact and row storage of a released
+    /// problem ([`Self::into_storage`]): a stepper that assembles a problem
+    /// every step allocates nothing once the storage has grown to the
+    /// largest problem. `inverse_mass` and `free_velocity` may be the
+    /// storage's own vectors ([`ProblemStorage::take_bodies`]), refilled.
+    pub fn with_storage(
+        storage: &mut ProblemStorage,
+        inverse_mass: Vec<InverseMass>,
+        free_velocity: Vec<Velocity6>,
+        rows: ContactRows,
+        friction_set: FrictionSet,
+        dt: f64,
+    ) -> Result<Self, SolveError> {
+        let mut problem = Self::new(inverse_mass, free_velocity, rows, friction_set, dt)?;
+        problem.contacts = std::mem::take(&mut storage.contacts);
+        problem.contacts.clear();
+        problem.generic = std::mem::take(&mut storage.generic);
+        problem.generic.clear();
+        Ok(problem)
+    }
+
+    /// Releases the problem, keeping its vectors (emptied) for the next
+    /// ([`Self::with_storage`]).
+    pub fn into_storage(self) -> ProblemStorage {
+        let mut s = ProblemStorage {
+            inverse_mass: self.inverse_mass,
+            free_velocity: self.free_velocity,
+            contacts: self.contacts,
+            generic: self.generic,
+        };
+        s.inverse_mass.clear();
+        s.free_velocity.clear();
+        s.contacts.clear();
+        s.generic.clear();
+        s
     }
 
     /// Reserves room for exactly `additional` more contacts, so that a

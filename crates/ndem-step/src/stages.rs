@@ -8,7 +8,7 @@ use crate::{StepError, StepSettings, World};
 use ndem_collide::{ContactPoint, ContactSet};
 use ndem_math::jacobian::normal_row;
 use ndem_math::{ContactFrame, ContactJacobian, ContactParameters, Vec3, Velocity6};
-use ndem_solve::{Contact, ContactProblem};
+use ndem_solve::{Contact, ContactProblem, ProblemStorage};
 
 /// Which bodies carry degrees of freedom in a problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,25 +163,28 @@ fn surface_rhs(world: &World, c: &ContactPoint, frame: &ContactFrame) -> [f64; 2
     [frame.tangent1.dot(&s), frame.tangent2.dot(&s)]
 }
 
-/// An empty problem over the world's bodies.
+/// An empty problem over the world's bodies with free velocity `free`,
+/// assembled in `storage` (the released previous problem's vectors).
 pub(crate) fn new_problem(
     world: &World,
     settings: &StepSettings,
     resolution: Resolution<'_>,
-    free: Vec<Velocity6>,
+    storage: &mut ProblemStorage,
+    free: impl FnOnce(&mut Vec<Velocity6>),
 ) -> Result<ContactProblem, StepError> {
-    let inv = (0..world.len())
-        .map(|i| match resolution {
-            Resolution::Reduced => world.inverse_mass(i),
-            Resolution::Unfolded { .. } if !resolution.moves(world, i) => {
-                ndem_math::InverseMass::INFINITE_MASS
-            }
-            Resolution::Unfolded { .. } => world.own_inverse_mass(i),
-        })
-        .collect();
-    Ok(ContactProblem::new(
+    let (mut inv, mut free_velocity) = storage.take_bodies();
+    inv.extend((0..world.len()).map(|i| match resolution {
+        Resolution::Reduced => world.inverse_mass(i),
+        Resolution::Unfolded { .. } if !resolution.moves(world, i) => {
+            ndem_math::InverseMass::INFINITE_MASS
+        }
+        Resolution::Unfolded { .. } => world.own_inverse_mass(i),
+    }));
+    free(&mut free_velocity);
+    Ok(ContactProblem::with_storage(
+        storage,
         inv,
-        free,
+        free_velocity,
         settings.contact_rows,
         settings.friction_set,
         settings.dt,
@@ -205,6 +208,7 @@ pub(crate) fn impact_problem(
     contacts: &ContactSet,
     solver_contacts: &[SolverContact],
     velocity: &[Velocity6],
+    storage: &mut ProblemStorage,
     any_subdomain: impl FnOnce(bool) -> bool,
 ) -> Result<(usize, Option<ContactProblem>), StepError> {
     let set = contacts.as_slice();
@@ -226,7 +230,9 @@ pub(crate) fn impact_problem(
         return Ok((0, None));
     }
     let dt = settings.dt;
-    let mut problem = new_problem(world, settings, Resolution::Reduced, velocity.to_vec())?;
+    let mut problem = new_problem(world, settings, Resolution::Reduced, storage, |free| {
+        free.extend_from_slice(velocity)
+    })?;
     problem.reserve_contacts(solver_contacts.len());
     for s in solver_contacts {
         let c = s.point(set);
@@ -262,20 +268,23 @@ pub(crate) fn continuous_problem(
     contacts: &ContactSet,
     solver_contacts: &[SolverContact],
     velocity: &[Velocity6],
+    storage: &mut ProblemStorage,
 ) -> Result<(ContactProblem, OverlapScale), StepError> {
     let dt = settings.dt;
-    let mut free = velocity.to_vec();
-    for i in 0..world.len() {
-        if !resolution.moves(world, i) {
-            continue;
+    let free = |free: &mut Vec<Velocity6>| {
+        free.extend_from_slice(velocity);
+        for (i, f) in free.iter_mut().enumerate() {
+            if !resolution.moves(world, i) {
+                continue;
+            }
+            if let Some(m) = &world.mass[i] {
+                let inv = m.inverse(&world.orientation[i]);
+                f.linear += (world.gravity + world.force[i] * inv.inv_mass) * dt;
+                f.angular += inv.inv_inertia * world.torque[i] * dt;
+            }
         }
-        if let Some(m) = &world.mass[i] {
-            let inv = m.inverse(&world.orientation[i]);
-            free[i].linear += (world.gravity + world.force[i] * inv.inv_mass) * dt;
-            free[i].angular += inv.inv_inertia * world.torque[i] * dt;
-        }
-    }
-    let mut problem = new_problem(world, settings, resolution, free)?;
+    };
+    let mut problem = new_problem(world, settings, resolution, storage, free)?;
     problem.reserve_contacts(solver_contacts.len());
     let e_h = settings.contact_law.exponent();
     let mut overlap_scale = OverlapScale::default();
@@ -343,6 +352,7 @@ pub fn unfolded_problem(
         contacts,
         &solver_contacts,
         world.velocities(),
+        &mut ProblemStorage::new(),
     )?;
     Ok((
         problem,

@@ -24,7 +24,7 @@ use ndem_collide::{CollisionSettings, CollisionWorld, ContactSet};
 use ndem_math::{ContactKey, ContactLaw, SpookSettings, Vec3, Velocity6, integrate_orientation};
 use ndem_solve::{
     ColdStart, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, PgsSettings,
-    ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
+    ProblemStorage, ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
 };
 use std::time::{Duration, Instant};
 
@@ -304,6 +304,8 @@ pub struct Stepper {
     problem: Option<ContactProblem>,
     lambda: Vec<f64>,
     velocity: Vec<Velocity6>,
+    /// The vectors of the last released problem, for the next.
+    storage: ProblemStorage,
     sweep: Vec<f64>,
     time: f64,
     step: u64,
@@ -353,6 +355,7 @@ impl Stepper {
             problem: None,
             lambda: Vec::new(),
             velocity: Vec::new(),
+            storage: ProblemStorage::new(),
             sweep: Vec::new(),
             time: 0.0,
             step: 0,
@@ -598,7 +601,9 @@ impl Stepper {
         // 3. the two solve stages; the last step's problem is released
         // first, so that the stepper never holds two (after a failed step
         // `last_problem` is `None`)
-        self.problem = None;
+        if let Some(p) = self.problem.take() {
+            self.storage = p.into_storage();
+        }
         let result = self.solve_stages(world, &contacts, &mut times);
         let solved = match result {
             Ok(s) => s,
@@ -755,6 +760,7 @@ impl Stepper {
             ..StepStats::default()
         };
         let mut velocity = world.velocity.clone();
+        let mut lambda = std::mem::take(&mut self.lambda);
 
         // impact stage
         let mut impact = None;
@@ -766,11 +772,15 @@ impl Stepper {
                 contacts,
                 &solver_contacts,
                 &velocity,
+                &mut self.storage,
                 |local| impact_solver.any_subdomain(local),
             )?;
             stats.impacts = impacts;
             if let Some(problem) = problem {
-                let mut lambda = vec![0.0; problem.len()];
+                // the last step's λ is released with its problem; its
+                // vector serves both stages
+                lambda.clear();
+                lambda.resize(problem.len(), 0.0);
                 let rep = self
                     .impact_solver
                     .solve(&problem, &mut lambda, &mut velocity)
@@ -790,6 +800,7 @@ impl Stepper {
                 if settings.energy_guard {
                     impact = Some(guard::ProblemWork::of(world, &problem));
                 }
+                self.storage = problem.into_storage();
             }
         }
         times.impact = t.elapsed();
@@ -803,11 +814,15 @@ impl Stepper {
             contacts,
             &solver_contacts,
             &velocity,
+            &mut self.storage,
         )?;
         times.assembly = t.elapsed();
         let t = Instant::now();
-        let mut lambda = vec![0.0; problem.len()];
-        let mut vel = vec![Velocity6::ZERO; problem.body_count()];
+        lambda.clear();
+        lambda.resize(problem.len(), 0.0);
+        let mut vel = std::mem::take(&mut self.velocity);
+        vel.clear();
+        vel.resize(problem.body_count(), Velocity6::ZERO);
         let ws = self
             .warm_start
             .initialize(&problem, &mut lambda, &mut vel)?;
@@ -844,10 +859,9 @@ impl Stepper {
         stats.unresolved = !problem.contacts().is_empty()
             && report.residuals.normal.mean > stats.residual_tolerance;
         times.continuous = t.elapsed();
-        let contact_index = solver_contacts
-            .iter()
-            .map(|s| s.set_index as usize)
-            .collect();
+        let mut contact_index = std::mem::take(&mut self.contact_index);
+        contact_index.clear();
+        contact_index.extend(solver_contacts.iter().map(|s| s.set_index as usize));
         self.solver_contacts = solver_contacts;
         Ok(SolvedStep {
             velocity: vel,
