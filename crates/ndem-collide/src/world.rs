@@ -709,7 +709,12 @@ impl CollisionWorld {
                 }
             }
         }
-        self.large_contacts.sort_by_key(|c| c.key);
+        // in key order already when the large bodies precede the particles
+        // (each large body's contacts come in particle order); the stable
+        // sort allocates, so it runs only when needed
+        if !self.large_contacts.is_sorted_by_key(|c| c.key) {
+            self.large_contacts.sort_by_key(|c| c.key);
+        }
         self.large_contacts.dedup_by(|a, b| a.key == b.key);
         Ok(())
     }

@@ -306,6 +306,11 @@ pub struct Stepper {
     velocity: Vec<Velocity6>,
     /// The vectors of the last released problem, for the next.
     storage: ProblemStorage,
+    /// The velocities before this step's update (kept for the hooks and
+    /// to restore them when the energy guard refuses the step).
+    previous_velocity: Vec<Velocity6>,
+    /// The stages' working velocities (`v⁺` after the impact stage).
+    stage_velocity: Vec<Velocity6>,
     sweep: Vec<f64>,
     time: f64,
     step: u64,
@@ -356,6 +361,8 @@ impl Stepper {
             lambda: Vec::new(),
             velocity: Vec::new(),
             storage: ProblemStorage::new(),
+            previous_velocity: Vec::new(),
+            stage_velocity: Vec::new(),
             sweep: Vec::new(),
             time: 0.0,
             step: 0,
@@ -619,7 +626,7 @@ impl Stepper {
         let held =
             world.kinetic_energy() + world.potential_energy() + solved.problem.elastic_energy();
         let available = self.energy_budget.map_or(held, |b| b.max(held));
-        let previous_velocity = world.velocity.clone();
+        self.previous_velocity.clone_from(&world.velocity);
         for i in 0..world.len() {
             if world.motion[i] == Motion::Dynamic && !world.is_member(i) {
                 world.velocity[i] = solved.velocity[i];
@@ -638,7 +645,7 @@ impl Stepper {
             );
             let after = world.kinetic_energy() + guard::potential_energy_after(world, dt);
             if let Err(e) = guard::check_energy(self.step + 1, self.time, held, after, bound) {
-                world.velocity = previous_velocity;
+                world.velocity.copy_from_slice(&self.previous_velocity);
                 self.contacts = contacts;
                 return Err(e);
             }
@@ -680,7 +687,7 @@ impl Stepper {
                 problem: &solved.problem,
                 lambda: &solved.lambda,
                 contact_index: &solved.contact_index,
-                previous_velocity: &previous_velocity,
+                previous_velocity: &self.previous_velocity,
                 dt,
             },
         );
@@ -759,7 +766,8 @@ impl Stepper {
             detected_contacts: contacts.len(),
             ..StepStats::default()
         };
-        let mut velocity = world.velocity.clone();
+        let mut velocity = std::mem::take(&mut self.stage_velocity);
+        velocity.clone_from(&world.velocity);
         let mut lambda = std::mem::take(&mut self.lambda);
 
         // impact stage
@@ -863,6 +871,7 @@ impl Stepper {
         contact_index.clear();
         contact_index.extend(solver_contacts.iter().map(|s| s.set_index as usize));
         self.solver_contacts = solver_contacts;
+        self.stage_velocity = velocity;
         Ok(SolvedStep {
             velocity: vel,
             problem,
