@@ -275,7 +275,7 @@ impl RunFiles {
             .write_frame(
                 &self.dir,
                 &scene.world,
-                &stepper.contact_forces(),
+                stepper.contact_forces_iter(),
                 stepper.time(),
                 step,
             )

@@ -476,12 +476,18 @@ impl Stepper {
 
     /// Contact forces of the last continuous solve.
     pub fn contact_forces(&self) -> Vec<ContactForce> {
-        let Some(p) = &self.problem else {
-            return Vec::new();
-        };
-        let m = p.contact_rows().count();
+        self.contact_forces_iter().collect()
+    }
+
+    /// [`Self::contact_forces`] formed on the fly, one per contact of the
+    /// last continuous solve in its order (empty after a failed step), for
+    /// a consumer that does not need them all at once (frame output).
+    pub fn contact_forces_iter(&self) -> impl Iterator<Item = ContactForce> + Clone + '_ {
+        let problem = self.problem.as_ref();
+        let m = problem.map_or(1, |p| p.contact_rows().count());
         let dt = self.settings.dt;
-        p.contacts()
+        let contacts = problem.map_or(&[][..], |p| p.contacts());
+        contacts
             .iter()
             .zip(self.lambda.chunks_exact(m))
             .zip(
@@ -489,7 +495,7 @@ impl Stepper {
                     .iter()
                     .map(|&k| &self.contacts.as_slice()[k]),
             )
-            .map(|((c, lam), cp)| {
+            .map(move |((c, lam), cp)| {
                 let (imp, _) = c.jacobian.world_impulses(lam);
                 ContactForce {
                     key: c.key,
@@ -500,7 +506,6 @@ impl Stepper {
                     overlap: (-cp.gap).max(0.0),
                 }
             })
-            .collect()
     }
 
     /// Forces of the joint rows of the last step, `λ/Δt` per row in joint

@@ -3,6 +3,7 @@
 //! at all).
 
 use ndem_step::{ContactForce, StepStats, World};
+use std::borrow::Borrow;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,50 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         f.sync_all()?;
     }
     std::fs::rename(&tmp, path)
+}
+
+/// Writes the text that `fill` formats to `path` through a temporary file
+/// and a rename, streamed through a buffer (a frame of 10⁵ spheres is not
+/// held in memory as one string).
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn std::fmt::Write),
+) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.partial",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    {
+        let mut sink = IoSink {
+            out: std::io::BufWriter::new(std::fs::File::create(&tmp)?),
+            error: None,
+        };
+        fill(&mut sink);
+        if let Some(e) = sink.error {
+            return Err(e);
+        }
+        let f = sink.out.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+/// `fmt::Write` into an `io::Write`, keeping the first I/O error.
+struct IoSink<W: Write> {
+    out: W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: Write> std::fmt::Write for IoSink<W> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.error.is_some() {
+            return Err(std::fmt::Error);
+        }
+        self.out.write_all(s.as_bytes()).map_err(|e| {
+            self.error = Some(e);
+            std::fmt::Error
+        })
+    }
 }
 
 /// Creates `dir` (and `dir/frames`) and checks that it is writable.
@@ -127,7 +172,7 @@ pub fn stats_line(s: &StepStats, r: Option<&ndem_reduce::ReductionStats>) -> Str
 }
 
 fn data_array(
-    out: &mut String,
+    out: &mut dyn std::fmt::Write,
     name: &str,
     ty: &str,
     components: usize,
@@ -138,10 +183,10 @@ fn data_array(
         "        <DataArray type=\"{ty}\" Name=\"{name}\" NumberOfComponents=\"{components}\" format=\"ascii\">\n          "
     );
     for v in values {
-        out.push_str(&v);
-        out.push(' ');
+        let _ = out.write_str(&v);
+        let _ = out.write_char(' ');
     }
-    out.push_str("\n        </DataArray>\n");
+    let _ = out.write_str("\n        </DataArray>\n");
 }
 
 /// VTK XML PolyData of the spheres (one vertex per sphere) with radius,
@@ -154,17 +199,23 @@ pub fn particles_vtp(world: &World) -> String {
 /// (a distributed run's piece, whose bodies carry their indices in the
 /// whole scene); `None` labels bodies by their index in `world`.
 pub fn particles_vtp_labelled(world: &World, labels: Option<&[u64]>) -> String {
+    let mut s = String::new();
+    write_particles_vtp(&mut s, world, labels);
+    s
+}
+
+/// [`particles_vtp_labelled`] written to `s` (a file sink streams it).
+pub fn write_particles_vtp(s: &mut dyn std::fmt::Write, world: &World, labels: Option<&[u64]>) {
     let ids: Vec<usize> = (0..world.len())
         .filter(|&i| world.shapes()[i].sphere_radius().is_some())
         .collect();
     let n = ids.len();
-    let mut s = String::new();
     let _ = writeln!(
         s,
         "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <PolyData>\n    <Piece NumberOfPoints=\"{n}\" NumberOfVerts=\"{n}\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n      <Points>"
     );
     data_array(
-        &mut s,
+        s,
         "position",
         "Float64",
         3,
@@ -173,9 +224,10 @@ pub fn particles_vtp_labelled(world: &World, labels: Option<&[u64]>) -> String {
             format!("{:e} {:e} {:e}", p.x, p.y, p.z)
         }),
     );
-    s.push_str("      </Points>\n      <PointData Scalars=\"radius\" Vectors=\"velocity\">\n");
+    let _ =
+        s.write_str("      </Points>\n      <PointData Scalars=\"radius\" Vectors=\"velocity\">\n");
     data_array(
-        &mut s,
+        s,
         "radius",
         "Float64",
         1,
@@ -183,7 +235,7 @@ pub fn particles_vtp_labelled(world: &World, labels: Option<&[u64]>) -> String {
             .map(|&i| format!("{:e}", world.shapes()[i].sphere_radius().unwrap_or(0.0))),
     );
     data_array(
-        &mut s,
+        s,
         "velocity",
         "Float64",
         3,
@@ -193,7 +245,7 @@ pub fn particles_vtp_labelled(world: &World, labels: Option<&[u64]>) -> String {
         }),
     );
     data_array(
-        &mut s,
+        s,
         "angular_velocity",
         "Float64",
         3,
@@ -203,7 +255,7 @@ pub fn particles_vtp_labelled(world: &World, labels: Option<&[u64]>) -> String {
         }),
     );
     data_array(
-        &mut s,
+        s,
         "body_id",
         "Int64",
         1,
@@ -212,44 +264,43 @@ pub fn particles_vtp_labelled(world: &World, labels: Option<&[u64]>) -> String {
     );
     // the body that carries each particle: its rigid aggregate, or -1
     data_array(
-        &mut s,
+        s,
         "aggregate",
         "Int64",
         1,
         ids.iter()
             .map(|&i| world.host_of(i).map_or("-1".to_string(), |h| h.to_string())),
     );
-    s.push_str("      </PointData>\n      <Verts>\n");
-    data_array(
-        &mut s,
-        "connectivity",
-        "Int64",
-        1,
-        (0..n).map(|i| i.to_string()),
-    );
-    data_array(
-        &mut s,
-        "offsets",
-        "Int64",
-        1,
-        (1..=n).map(|i| i.to_string()),
-    );
-    s.push_str("      </Verts>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
-    s
+    let _ = s.write_str("      </PointData>\n      <Verts>\n");
+    data_array(s, "connectivity", "Int64", 1, (0..n).map(|i| i.to_string()));
+    data_array(s, "offsets", "Int64", 1, (1..=n).map(|i| i.to_string()));
+    let _ = s.write_str("      </Verts>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
 }
 
 /// VTK XML PolyData of the contact network: one line per contact from the
 /// centre of body a to the centre of body b (or to the contact point for
 /// large bodies), with the normal force magnitude as cell data.
 pub fn contacts_vtp(world: &World, forces: &[ContactForce]) -> String {
-    let n = forces.len();
     let mut s = String::new();
+    write_contacts_vtp(&mut s, world, forces.iter());
+    s
+}
+
+/// [`contacts_vtp`] written to `s`, for forces that may be formed on the
+/// fly ([`ndem_step::Stepper::contact_forces_iter`]); each data array is
+/// one pass over `forces`.
+pub fn write_contacts_vtp<F: Borrow<ContactForce>>(
+    s: &mut dyn std::fmt::Write,
+    world: &World,
+    forces: impl Iterator<Item = F> + Clone,
+) {
+    let n = forces.clone().count();
     let _ = writeln!(
         s,
         "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <PolyData>\n    <Piece NumberOfPoints=\"{}\" NumberOfVerts=\"0\" NumberOfLines=\"{n}\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n      <Points>",
         2 * n
     );
-    let end = |body: usize, f: &ContactForce| {
+    let end = |body: usize, f: &ContactForce| -> ndem_math::Vec3 {
         if world.shapes()[body].sphere_radius().is_some() {
             world.positions()[body]
         } else {
@@ -257,11 +308,12 @@ pub fn contacts_vtp(world: &World, forces: &[ContactForce]) -> String {
         }
     };
     data_array(
-        &mut s,
+        s,
         "position",
         "Float64",
         3,
-        forces.iter().flat_map(|f| {
+        forces.clone().flat_map(|f| {
+            let f = f.borrow();
             let a = end(f.key.body_a as usize, f);
             let b = end(f.key.body_b as usize, f);
             [
@@ -270,38 +322,39 @@ pub fn contacts_vtp(world: &World, forces: &[ContactForce]) -> String {
             ]
         }),
     );
-    s.push_str("      </Points>\n      <CellData Scalars=\"normal_force\">\n");
+    let _ = s.write_str("      </Points>\n      <CellData Scalars=\"normal_force\">\n");
     data_array(
-        &mut s,
+        s,
         "normal_force",
         "Float64",
         1,
-        forces.iter().map(|f| format!("{:e}", f.normal_force)),
+        forces
+            .clone()
+            .map(|f| format!("{:e}", f.borrow().normal_force)),
     );
     data_array(
-        &mut s,
+        s,
         "overlap",
         "Float64",
         1,
-        forces.iter().map(|f| format!("{:e}", f.overlap)),
+        forces.map(|f| format!("{:e}", f.borrow().overlap)),
     );
-    s.push_str("      </CellData>\n      <Lines>\n");
+    let _ = s.write_str("      </CellData>\n      <Lines>\n");
     data_array(
-        &mut s,
+        s,
         "connectivity",
         "Int64",
         1,
         (0..2 * n).map(|i| i.to_string()),
     );
     data_array(
-        &mut s,
+        s,
         "offsets",
         "Int64",
         1,
         (1..=n).map(|i| (2 * i).to_string()),
     );
-    s.push_str("      </Lines>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
-    s
+    let _ = s.write_str("      </Lines>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
 }
 
 /// The patch of a half-space drawn in ParaView: a square of this half size
@@ -467,18 +520,25 @@ pub struct FrameLog {
 
 impl FrameLog {
     /// Writes frame files for the current state.
-    pub fn write_frame(
+    /// `forces` may be a slice of [`ContactForce`] or the forces formed on
+    /// the fly by [`ndem_step::Stepper::contact_forces_iter`]; the files are
+    /// streamed, not built in memory.
+    pub fn write_frame<I>(
         &mut self,
         dir: &Path,
         world: &World,
-        forces: &[ContactForce],
+        forces: I,
         time: f64,
         step: u64,
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<()>
+    where
+        I: IntoIterator<IntoIter: Clone, Item: Borrow<ContactForce>>,
+    {
         let p = PathBuf::from(format!("frames/particles_{step:08}.vtp"));
         let c = PathBuf::from(format!("frames/contacts_{step:08}.vtp"));
-        write_atomic(&dir.join(&p), particles_vtp(world).as_bytes())?;
-        write_atomic(&dir.join(&c), contacts_vtp(world, forces).as_bytes())?;
+        write_atomic_with(&dir.join(&p), |s| write_particles_vtp(s, world, None))?;
+        let forces = forces.into_iter();
+        write_atomic_with(&dir.join(&c), |s| write_contacts_vtp(s, world, forces))?;
         self.frames.push((time, p, c));
         if let Some(bodies) = bodies_vtp(world) {
             let b = PathBuf::from(format!("frames/bodies_{step:08}.vtp"));
