@@ -512,6 +512,7 @@ pub fn box_packing(
     let mut world = base_world(Material::default())?;
     let h = 0.5 * side;
     add_open_box(&mut world, [-h, -h], [h, h])?;
+    world.reserve(n);
     let mut rng = Rng::new(seed);
     let s = 2.2 * r_max;
     let per_side = ((side - s) / s).floor().max(1.0) as usize;

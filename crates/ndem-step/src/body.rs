@@ -110,7 +110,8 @@ pub struct World {
     pub(crate) torque: Vec<Vec3>,
     pub(crate) fixed: Vec<bool>,
     pub(crate) joints: Vec<crate::Joint>,
-    pub(crate) membership: Vec<Option<crate::member::Membership>>,
+    /// Boxed: 8 bytes for a body that is no member (most of a scene).
+    pub(crate) membership: Vec<Option<Box<crate::member::Membership>>>,
     pub(crate) membership_version: u64,
     /// Per-pair contact parameters, keyed by the material pair with the
     /// smaller index first.
@@ -284,6 +285,24 @@ impl World {
         self.torque.push(Vec3::zeros());
         self.membership.push(None);
         Ok(i)
+    }
+
+    /// Room for exactly `additional` more bodies, so that a scene that
+    /// knows its size holds no growth slack in its per-body vectors.
+    pub fn reserve(&mut self, additional: usize) {
+        self.shapes.reserve_exact(additional);
+        self.material.reserve_exact(additional);
+        self.motion.reserve_exact(additional);
+        self.mass.reserve_exact(additional);
+        self.position.reserve_exact(additional);
+        self.orientation.reserve_exact(additional);
+        self.velocity.reserve_exact(additional);
+        self.surface_velocity.reserve_exact(additional);
+        self.collision_group.reserve_exact(additional);
+        self.force.reserve_exact(additional);
+        self.torque.reserve_exact(additional);
+        self.fixed.reserve_exact(additional);
+        self.membership.reserve_exact(additional);
     }
 
     /// Number of bodies.

@@ -29,7 +29,7 @@ pub struct Membership {
 impl World {
     /// The membership of `body`, if it is carried by a host.
     pub fn membership(&self, body: usize) -> Option<&Membership> {
-        self.membership.get(body).and_then(Option::as_ref)
+        self.membership.get(body).and_then(Option::as_deref)
     }
 
     /// A counter that changes whenever a membership is made or undone, so
@@ -90,11 +90,11 @@ impl World {
         let qh = self.orientation[host];
         let offset = qh.inverse() * (self.position[member] - self.position[host]);
         let relative_orientation = qh.inverse() * self.orientation[member];
-        self.membership[member] = Some(Membership {
+        self.membership[member] = Some(Box::new(Membership {
             host,
             offset,
             relative_orientation,
-        });
+        }));
         self.membership_version += 1;
         Ok(())
     }
@@ -120,7 +120,7 @@ impl World {
             });
         }
         self.attach(member, membership.host)?;
-        self.membership[member] = Some(membership);
+        self.membership[member] = Some(Box::new(membership));
         Ok(())
     }
 
@@ -146,7 +146,7 @@ impl World {
     /// `ω_a = ω_A`.
     pub fn co_move(&mut self) {
         for i in 0..self.len() {
-            if let Some(m) = self.membership[i] {
+            if let Some(m) = self.membership[i].as_deref().copied() {
                 let (xh, qh, vh) = (
                     self.position[m.host],
                     self.orientation[m.host],
