@@ -58,7 +58,7 @@ suites:
   excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic
   creep                a pile at rest: drift against iterations, warm start and time step
-  peers [smooth|ndem]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed; the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer)
+  peers [smooth|ndem [ours]]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed; the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer; `ndem ours`: without it)
   mpi-scaling          distributed runs on 1, 2, 4 MPI ranks (.ci/install-mpi): strong and weak scaling, communication, sweeps by subdomains, cluster model";
 
 fn main() -> ExitCode {

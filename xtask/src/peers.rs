@@ -559,7 +559,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     if !liggghts_available() {
         progress.note("liggghts not found (apt-get install liggghts): ours only");
     }
-    // `peers smooth` or `peers ndem` runs one half
+    // `peers smooth` or `peers ndem` runs one half; `peers ndem ours`
+    // leaves rapier3d out (at 10⁵ its own settling takes half an hour)
     let part = opts.args.first().map(String::as_str);
     if let Some(p) = part
         && p != "smooth"
@@ -567,6 +568,11 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     {
         return Err(format!("unknown part `{p}` (smooth or ndem)"));
     }
+    let with_rapier = match opts.args.get(1).map(String::as_str) {
+        None => true,
+        Some("ours") if part == Some("ndem") => false,
+        Some(other) => return Err(format!("unknown option `{other}` (`peers ndem ours`)")),
+    };
     let mut results = Vec::new();
     for &n in sizes.iter().filter(|_| part != Some("ndem")) {
         // settle for 1.5 s, then 2000 steps at rest; at 10^5 the settling
@@ -595,7 +601,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         }
     }
     let mut ndem = Vec::new();
-    let rapier = if part != Some("smooth") {
+    let rapier = if part != Some("smooth") && with_rapier {
         crate::peers_rapier::build(&mut progress)
     } else {
         None
