@@ -5,6 +5,7 @@ use crate::CollideError;
 use crate::contact::{ContactPoint, ContactSet};
 use crate::narrow::{self, Placed, RawContact};
 use crate::shape::Shape;
+use ndem_math::capacity::reserve_for;
 use ndem_math::{ContactKey, Quat, Vec3};
 
 /// The bodies seen by collision detection (one shape per body).
@@ -733,7 +734,11 @@ impl CollisionWorld {
         // the pairs are written into `out`'s own storage (no second
         // contact buffer kept between steps)
         let mut pairs = std::mem::take(&mut out.contacts);
+        // room for the last pass's count and a little more (a set grown
+        // by doubling while a packing settles holds up to twice its pairs)
+        let last = pairs.len();
         pairs.clear();
+        reserve_for(&mut pairs, last + last / 16);
         let n = self.particles.len();
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
         let blocks = if parallel && n > 4096 && threads > 1 {
@@ -769,12 +774,16 @@ impl CollisionWorld {
                     let range = ((k + 1) * chunk).min(n)..((k + 2) * chunk).min(n);
                     let mine = &extra[split(k + 1)..split(k + 2)];
                     scope.spawn(move || {
+                        let last = part.len();
                         part.clear();
+                        reserve_for(part, last + last / 16);
                         this.particle_pairs(bodies, range, mine, part);
                     });
                 }
                 this.particle_pairs(bodies, 0..chunk.min(n), &extra[..split(1)], &mut pairs);
             });
+            let total = pairs.len() + parts.iter().map(Vec::len).sum::<usize>();
+            reserve_for(&mut pairs, total);
             for p in &parts {
                 pairs.extend_from_slice(p);
             }

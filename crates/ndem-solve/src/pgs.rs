@@ -210,6 +210,8 @@ impl ProjectedGaussSeidel {
                 }));
         }
         let inv = masses(&self.split_inverse, problem);
+        // reused by every solve: grown by an eighth, not doubled
+        ndem_math::capacity::reserve_for(&mut self.inv_diag, n);
         self.inv_diag.resize(n, 0.0);
         // D⁻¹ of the contact rows per contact (as `diagonal_unchecked`
         // forms D), then of the generic rows
@@ -238,6 +240,7 @@ impl ProjectedGaussSeidel {
         // the shape of each contact: the shared entries in parallel, the
         // contacts with blocks of their own afterwards, in contact order
         self.shape_of.clear();
+        ndem_math::capacity::reserve_for(&mut self.shape_of, contacts.len());
         self.shape_of.resize(contacts.len(), SHAPE_COUPLED);
         let bodies = &self.bodies;
         for_each_block(&mut self.shape_of, 1, threads, |first, out| {

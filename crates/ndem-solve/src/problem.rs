@@ -410,7 +410,8 @@ impl ContactProblem {
 
     /// Reserves room for exactly `additional` more contacts, so that a
     /// problem assembled from a known contact count holds no growth slack
-    /// (a `Vec` grown by doubling holds up to twice the records).
+    /// (a `Vec` grown by doubling holds up to twice the records; a large
+    /// block grown exactly is remapped by the allocator, not copied).
     pub fn reserve_contacts(&mut self, additional: usize) {
         self.contacts.reserve_exact(additional);
     }

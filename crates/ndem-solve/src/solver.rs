@@ -438,6 +438,7 @@ impl ContactOrder {
     /// Fills `order` with the visiting order of `n` items.
     pub fn fill(self, n: usize, order: &mut Vec<u32>) {
         order.clear();
+        ndem_math::capacity::reserve_for(order, n);
         order.extend(0..n as u32);
         match self {
             ContactOrder::Given | ContactOrder::Coloured => {}

@@ -21,6 +21,7 @@ use crate::guard::{self, ResidualCheck};
 use crate::stages;
 use crate::{Motion, StepError, World};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactSet};
+use ndem_math::capacity::reserve_for;
 use ndem_math::{ContactKey, ContactLaw, SpookSettings, Vec3, Velocity6, integrate_orientation};
 use ndem_solve::{
     ColdStart, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, PgsSettings,
@@ -793,6 +794,7 @@ impl Stepper {
                 // the last step's λ is released with its problem; its
                 // vector serves both stages
                 lambda.clear();
+                reserve_for(&mut lambda, problem.len());
                 lambda.resize(problem.len(), 0.0);
                 let rep = self
                     .impact_solver
@@ -832,6 +834,7 @@ impl Stepper {
         times.assembly = t.elapsed();
         let t = Instant::now();
         lambda.clear();
+        reserve_for(&mut lambda, problem.len());
         lambda.resize(problem.len(), 0.0);
         let mut vel = std::mem::take(&mut self.velocity);
         vel.clear();
@@ -874,6 +877,7 @@ impl Stepper {
         times.continuous = t.elapsed();
         let mut contact_index = std::mem::take(&mut self.contact_index);
         contact_index.clear();
+        reserve_for(&mut contact_index, solver_contacts.len());
         contact_index.extend(solver_contacts.iter().map(|s| s.set_index as usize));
         self.solver_contacts = solver_contacts;
         self.stage_velocity = velocity;
