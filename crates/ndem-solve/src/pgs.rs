@@ -349,6 +349,8 @@ struct Local<'a, A: AngularResponse, B: AngularResponse> {
     va: Velocity6,
     vb: Velocity6,
     max_corr: f64,
+    /// Whether `max_corr` is formed (a division per row).
+    track: bool,
     finite: bool,
 }
 
@@ -395,7 +397,9 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
             self.va.angular += ang_a * delta;
             self.vb.angular -= ang_b * delta;
         }
-        self.max_corr = self.max_corr.max(delta.abs() * self.diag(J));
+        if self.track {
+            self.max_corr = self.max_corr.max(delta.abs() * self.diag(J));
+        }
     }
 
     /// `D_JJ` (zero for rows without effective mass).
@@ -519,7 +523,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
     omega: f64,
     (mass_a, resp_a): (f64, A),
     (mass_b, resp_b): (f64, B),
-    decoupled: bool,
+    (decoupled, track): (bool, bool),
     va: &mut Velocity6,
     vb: &mut Velocity6,
 ) -> (f64, bool) {
@@ -535,6 +539,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
         va: *va,
         vb: *vb,
         max_corr: 0.0,
+        track,
         finite: true,
     };
     if decoupled && shape.decoupled {
@@ -559,6 +564,7 @@ fn sweep_contact_rows(
     omega: f64,
     (inv, a, b): (&[InverseMass], usize, usize),
     body: [BodyResponse; 2],
+    track: bool,
     va: &mut Velocity6,
     vb: &mut Velocity6,
 ) -> (f64, bool) {
@@ -574,7 +580,7 @@ fn sweep_contact_rows(
             omega,
             (ma, Isotropic(sa)),
             (mb, Isotropic(sb)),
-            true,
+            (true, track),
             va,
             vb,
         ),
@@ -587,7 +593,7 @@ fn sweep_contact_rows(
             omega,
             (ma, Isotropic(sa)),
             (mb, Anisotropic(inv[b].inv_inertia)),
-            false,
+            (false, track),
             va,
             vb,
         ),
@@ -600,7 +606,7 @@ fn sweep_contact_rows(
             omega,
             (ma, Anisotropic(inv[a].inv_inertia)),
             (mb, Isotropic(sb)),
-            false,
+            (false, track),
             va,
             vb,
         ),
@@ -613,7 +619,7 @@ fn sweep_contact_rows(
             omega,
             (ma, Anisotropic(inv[a].inv_inertia)),
             (mb, Anisotropic(inv[b].inv_inertia)),
-            false,
+            (false, track),
             va,
             vb,
         ),
@@ -663,9 +669,18 @@ fn coupled_shape(c: &Contact, m: usize, ia: &InverseMass, ib: &InverseMass) -> C
 /// Most row-wise passes of one blocked contact update.
 pub const BLOCK_INNER_SWEEPS: usize = 10;
 
-/// Updates one contact: `passes` row-wise passes over its rows, stopping
-/// early once a pass no longer changes anything (1 pass: row-wise PGS;
-/// [`BLOCK_INNER_SWEEPS`]: the blocked variant's exact local solve).
+/// How a sweep treats each contact: `passes` row-wise passes (1: row-wise
+/// PGS; [`BLOCK_INNER_SWEEPS`]: the blocked variant's exact local solve),
+/// and whether the largest correction `D_jj |Δλ_j|` is formed (a division
+/// per row; always when `passes > 1`, whose inner loop stops on it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SweepMode {
+    pub(crate) passes: usize,
+    pub(crate) track: bool,
+}
+
+/// Updates one contact: `mode.passes` row-wise passes over its rows,
+/// stopping early once a pass no longer changes anything.
 #[inline]
 fn sweep_contact(
     c: &Contact,
@@ -677,13 +692,25 @@ fn sweep_contact(
     (inv, a, b): (&[InverseMass], usize, usize),
     body: [BodyResponse; 2],
     (va, vb): (&mut Velocity6, &mut Velocity6),
-    passes: usize,
+    mode: SweepMode,
 ) -> (f64, bool) {
     let mut max_corr = 0.0f64;
     let mut finite = true;
-    for _ in 0..passes {
-        let (corr, ok) =
-            sweep_contact_rows(c, shape, set, lam, inv_d, omega, (inv, a, b), body, va, vb);
+    let track = mode.track || mode.passes > 1;
+    for _ in 0..mode.passes {
+        let (corr, ok) = sweep_contact_rows(
+            c,
+            shape,
+            set,
+            lam,
+            inv_d,
+            omega,
+            (inv, a, b),
+            body,
+            track,
+            va,
+            vb,
+        );
         finite &= ok;
         let done = corr <= 1e-15 * max_corr || corr == 0.0;
         max_corr = max_corr.max(corr);
@@ -714,18 +741,18 @@ impl ProjectedGaussSeidel {
 
     /// One sweep over the contacts (Algorithm 1, lines 3-9): in
     /// `self.order` on this thread, or colour by colour on several.
-    /// Returns the largest correction and whether everything stayed
-    /// finite.
+    /// Returns the largest correction (zero when `mode.track` is off and
+    /// one pass is made) and whether everything stayed finite.
     pub(crate) fn sweep_contacts(
         &mut self,
         problem: &ContactProblem,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
-        passes: usize,
+        mode: SweepMode,
     ) -> (f64, bool) {
         let threads = self.sweep_threads(problem);
         if threads > 1 {
-            return self.sweep_contacts_parallel(problem, lambda, velocity, passes, threads);
+            return self.sweep_contacts_parallel(problem, lambda, velocity, mode, threads);
         }
         self.current.shared = false;
         let m = problem.contact_rows().count();
@@ -750,7 +777,7 @@ impl ProjectedGaussSeidel {
                 (inv, a, b),
                 [self.bodies[a], self.bodies[b]],
                 (&mut va, &mut vb),
-                passes,
+                mode,
             );
             velocity[a] = va;
             velocity[b] = vb;
@@ -770,7 +797,7 @@ impl ProjectedGaussSeidel {
         problem: &ContactProblem,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
-        passes: usize,
+        mode: SweepMode,
         threads: usize,
     ) -> (f64, bool) {
         let m = problem.contact_rows().count();
@@ -817,7 +844,7 @@ impl ProjectedGaussSeidel {
                         (inv, a, b),
                         [bodies[a], bodies[b]],
                         (&mut va, &mut vb),
-                        passes,
+                        mode,
                     );
                     shared.set_lambda(ci * m, &lam[..m]);
                     shared.set_velocity(a, &va);
@@ -888,8 +915,18 @@ impl Solver for ProjectedGaussSeidel {
             slices: true,
         };
         let wants_iterates = observer.wants_iterates();
-        for it in 0..self.settings.stopping.max_iterations {
-            let (mut max_corr, mut finite) = self.sweep_contacts(problem, lambda, velocity, passes);
+        // the largest correction is needed by the early stop and an
+        // observer that reads it each sweep, and for the report after the
+        // last sweep; otherwise its division per row is skipped
+        let track_every = stopping.early_stop || observer.wants_updates();
+        let mut checked: Option<(usize, crate::metrics::ResidualStats)> = None;
+        let max_iterations = self.settings.stopping.max_iterations;
+        for it in 0..max_iterations {
+            let mode = SweepMode {
+                passes,
+                track: track_every || it + 1 == max_iterations,
+            };
+            let (mut max_corr, mut finite) = self.sweep_contacts(problem, lambda, velocity, mode);
             if !problem.generic_rows().is_empty() {
                 self.sync_slices(problem, lambda, velocity);
                 self.current.shared = false;
@@ -957,7 +994,9 @@ impl Solver for ProjectedGaussSeidel {
             // converged, or stalled when the sweep no longer moves anything
             match schedule.decide(&stopping, max_corr, iterations, || {
                 self.sync_slices(problem, lambda, velocity);
-                self.evaluator.stats(problem, lambda, None).max
+                let stats = self.evaluator.stats(problem, lambda, None);
+                checked = Some((iterations, stats));
+                stats.max
             }) {
                 EarlyStop::Continue => {}
                 EarlyStop::Converged => break,
@@ -968,7 +1007,11 @@ impl Solver for ProjectedGaussSeidel {
             }
         }
         self.sync_slices(problem, lambda, velocity);
-        let residuals = self.evaluator.stats(problem, lambda, None);
+        // a check after the last sweep already evaluated this λ
+        let residuals = match checked {
+            Some((at, stats)) if at == iterations => stats,
+            _ => self.evaluator.stats(problem, lambda, None),
+        };
         Ok(SolveReport::judged(
             name,
             residuals,

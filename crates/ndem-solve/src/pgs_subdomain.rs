@@ -281,7 +281,12 @@ impl Solver for SubdomainPgs {
         for it in 0..stopping.max_iterations {
             self.start.clear();
             self.start.extend_from_slice(velocity);
-            let (corr, finite) = self.pgs.sweep_contacts(problem, lambda, velocity, passes);
+            // the subdomains' largest corrections are combined every sweep
+            let mode = crate::pgs::SweepMode {
+                passes,
+                track: true,
+            };
+            let (corr, finite) = self.pgs.sweep_contacts(problem, lambda, velocity, mode);
             let start = std::mem::take(&mut self.start);
             self.sum_corrections(&start, velocity, true);
             self.start = start;

@@ -210,7 +210,8 @@ pub struct IterationRecord<'a> {
     /// The solver's running velocity when it keeps one (PGS); `None` when
     /// the velocity is `v* + M⁻¹Gᵀλ` and must be formed by the observer.
     pub velocity: Option<&'a [Velocity6]>,
-    /// The solver's progress measure.
+    /// The solver's progress measure (0 in the sweeps that skip it for an
+    /// observer that does not read it, [`Observer::wants_updates`]).
     pub update: f64,
 }
 
@@ -227,6 +228,14 @@ pub trait Observer {
     /// iterate of the last copy; `iteration` and `update` are always
     /// current. Default `true`.
     fn wants_iterates(&self) -> bool {
+        true
+    }
+
+    /// Whether this observer reads the record's `update` every iteration.
+    /// When it does not, a sweep solver without early stopping may skip
+    /// forming its progress measure (a division per row) in every sweep
+    /// but the last, and passes `update = 0` for those. Default `true`.
+    fn wants_updates(&self) -> bool {
         true
     }
 }
@@ -270,6 +279,10 @@ impl Observer for NoObserver {
     fn observe(&mut self, _record: &IterationRecord<'_>) {}
 
     fn wants_iterates(&self) -> bool {
+        false
+    }
+
+    fn wants_updates(&self) -> bool {
         false
     }
 }

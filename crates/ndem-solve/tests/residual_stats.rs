@@ -63,3 +63,50 @@ fn block_sums_equal_the_row_order_sums() {
         }
     }
 }
+
+/// Records each sweep's progress measure.
+struct Updates(Vec<f64>);
+
+impl Observer for Updates {
+    fn observe(&mut self, record: &IterationRecord<'_>) {
+        self.0.push(record.update);
+    }
+}
+
+/// Without an observer that reads it, PGS forms its largest correction
+/// only in the last sweep (`Observer::wants_updates`): the iterate, the
+/// report and that last figure are those of a solve whose observer reads
+/// every sweep's, in both variants.
+#[test]
+fn skipping_the_progress_measure_changes_nothing_reported() {
+    let problem = sphere_packing(&PackingSpec {
+        cells: [8, 8, 6],
+        ..PackingSpec::default()
+    });
+    for variant in [PgsVariant::RowWise, PgsVariant::Blocked] {
+        let solve = |observer: Option<&mut Updates>| {
+            let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+                stopping: Stopping::iterations(12),
+                variant,
+                ..PgsSettings::default()
+            })
+            .unwrap();
+            let mut lambda = vec![0.0; problem.len()];
+            let mut v = problem.free_velocity().to_vec();
+            let report = match observer {
+                Some(o) => pgs.solve_observed(&problem, &mut lambda, &mut v, o),
+                None => pgs.solve(&problem, &mut lambda, &mut v),
+            }
+            .unwrap();
+            (lambda, v, report)
+        };
+        let mut updates = Updates(Vec::new());
+        let (l1, v1, r1) = solve(Some(&mut updates));
+        let (l0, v0, r0) = solve(None);
+        assert!(l0 == l1 && v0 == v1, "{variant:?}");
+        assert_eq!(r0, r1, "{variant:?}");
+        assert_eq!(updates.0.len(), 12);
+        assert!(updates.0.iter().all(|&u| u > 0.0), "{:?}", updates.0);
+        assert_eq!(*updates.0.last().unwrap(), r0.last_update);
+    }
+}
