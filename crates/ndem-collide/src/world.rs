@@ -5,7 +5,7 @@ use crate::CollideError;
 use crate::contact::{ContactPoint, ContactSet};
 use crate::narrow::{self, Placed, RawContact};
 use crate::shape::Shape;
-use ndem_math::capacity::reserve_for;
+use ndem_math::capacity::{push_with_headroom, reserve_for};
 use ndem_math::{ContactKey, Quat, Vec3};
 
 /// The bodies seen by collision detection (one shape per body).
@@ -566,11 +566,12 @@ impl CollisionWorld {
                 // normal from b (larger index) to a (smaller index)
                 let point = make_point(bodies, i as usize, *b as usize, raw);
                 while let Some(e) = extra.next_if(|e| e.key < point.key) {
-                    out.push(*e);
+                    push_with_headroom(out, *e);
                 }
-                out.push(point);
+                push_with_headroom(out, point);
             }
         }
+        reserve_for(out, out.len() + extra.len());
         out.extend(extra.copied());
     }
 

@@ -23,9 +23,30 @@ pub fn reserve_for<T>(v: &mut Vec<T>, len: usize) {
     }
 }
 
+/// `v.push(x)`, growing a full vector by one eighth (and at least 16)
+/// rather than doubling it: for a vector filled by pushes whose final
+/// length is not known in advance (the contacts of a collision pass).
+#[inline]
+pub fn push_with_headroom<T>(v: &mut Vec<T>, x: T) {
+    if v.len() == v.capacity() {
+        v.reserve_exact(v.len() / 8 + 16);
+    }
+    v.push(x);
+}
+
 #[cfg(test)]
 mod tests {
-    use super::reserve_for;
+    use super::{push_with_headroom, reserve_for};
+
+    #[test]
+    fn pushes_grow_by_an_eighth() {
+        let mut v: Vec<u32> = Vec::new();
+        for i in 0..1000 {
+            push_with_headroom(&mut v, i);
+            assert!(v.capacity() <= v.len() + v.len() / 8 + 16);
+        }
+        assert!(v.iter().copied().eq(0..1000));
+    }
 
     #[test]
     fn grows_by_an_eighth_and_only_when_needed() {

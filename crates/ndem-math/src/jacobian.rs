@@ -218,6 +218,7 @@ impl ContactJacobian {
     }
 
     /// Row `j` as a general [`JacobianRow`] (includes the scaling `s_n`).
+    #[inline]
     pub fn row(&self, j: usize) -> JacobianRow {
         match j {
             0..=2 => {

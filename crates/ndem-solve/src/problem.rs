@@ -151,13 +151,18 @@ impl Contact {
     /// μ and rolling arm ≥ 0, finite `b`); body indices are checked
     /// against a problem by [`ContactProblem::push_contact`].
     pub fn validate(&self, index: usize) -> Result<(), SolveError> {
-        let arms = [&self.jacobian.arm_a, &self.jacobian.arm_b];
-        for x in arms.iter().flat_map(|v| v.iter()) {
-            check_finite("contacts.jacobian.arm", index, *x)?;
-        }
-        for j in 0..6 {
-            for x in self.jacobian.row(j).to_array() {
-                check_finite("contacts.jacobian", index, x)?;
+        // one branch-free pass over the arms and the six rows (every
+        // contact of every step is checked); the failing entry is looked
+        // for only when it finds one
+        if !self.jacobian_finite() {
+            let arms = [&self.jacobian.arm_a, &self.jacobian.arm_b];
+            for x in arms.iter().flat_map(|v| v.iter()) {
+                check_finite("contacts.jacobian.arm", index, *x)?;
+            }
+            for j in 0..6 {
+                for x in self.jacobian.row(j).to_array() {
+                    check_finite("contacts.jacobian", index, x)?;
+                }
             }
         }
         check_nonneg(
@@ -182,6 +187,24 @@ impl Contact {
             });
         }
         Ok(())
+    }
+
+    /// Whether the lever arms and every entry of the six Jacobian rows are
+    /// finite (a branch-free `and` over all of them).
+    fn jacobian_finite(&self) -> bool {
+        let j = &self.jacobian;
+        let mut finite = true;
+        for x in j.arm_a.iter().chain(j.arm_b.iter()) {
+            finite &= x.is_finite();
+        }
+        for r in 0..6 {
+            let row = j.row(r);
+            let parts = [row.linear_a, row.angular_a, row.linear_b, row.angular_b];
+            for x in parts.iter().flat_map(|v| v.iter()) {
+                finite &= x.is_finite();
+            }
+        }
+        finite
     }
 
     /// Σ of row `j`.

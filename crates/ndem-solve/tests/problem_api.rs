@@ -71,4 +71,24 @@ fn contact_builder_checks_values() {
         field(Contact::builder([2, 2], jacobian).build()),
         "contacts.bodies"
     );
+    // a non-finite lever arm, frame entry, or a row that overflows
+    let mut bad = jacobian;
+    bad.arm_b.y = f64::NAN;
+    assert_eq!(
+        field(Contact::builder([1, 0], bad).build()),
+        "contacts.jacobian.arm"
+    );
+    let mut bad = jacobian;
+    bad.frame.tangent2.x = f64::INFINITY;
+    assert_eq!(
+        field(Contact::builder([1, 0], bad).build()),
+        "contacts.jacobian"
+    );
+    let mut bad = jacobian;
+    bad.arm_a = Vec3::new(1e300, 0.0, 0.0);
+    bad.frame.tangent1 = Vec3::new(0.0, 1e300, 0.0);
+    assert_eq!(
+        field(Contact::builder([1, 0], bad).build()),
+        "contacts.jacobian"
+    );
 }
