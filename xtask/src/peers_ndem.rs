@@ -260,7 +260,7 @@ fn rapier_table(results: &[NdemResult]) -> String {
     }
     if results.iter().all(|r| r.rapier.is_none()) {
         return String::from(
-            "\nrapier3d: not run (its peer did not build; see `xtask/rapier-peer`).\n",
+            "\nrapier3d: not run (`peers ndem ours`, or its peer did not build; see `xtask/rapier-peer`).\n",
         );
     }
     let mut table = format!(
