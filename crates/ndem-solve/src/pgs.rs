@@ -115,8 +115,12 @@ impl PgsSettings {
 pub struct ProjectedGaussSeidel {
     settings: PgsSettings,
     inv_diag: Vec<f64>,
-    /// Contacts in visiting order (the subdomain solver keeps only its own).
-    pub(crate) order: Vec<u32>,
+    /// Contacts in visiting order when `order_source` is `Own` (the
+    /// subdomain solver keeps only its own).
+    order: Vec<u32>,
+    /// Where the visiting order is: the problem's own (no vector), the
+    /// colouring's, or `order`.
+    order_source: OrderSource,
     /// Mass-splitting factors `k_i` of the subdomain solver (empty: none):
     /// body `i` is swept with inverse mass `k_i M_i⁻¹`.
     pub(crate) mass_split: Vec<f64>,
@@ -136,6 +140,16 @@ pub struct ProjectedGaussSeidel {
     /// Where the current iterate is: in the caller's slices, in the
     /// threads' shared copy, or both.
     current: Current,
+}
+
+/// Where [`ProjectedGaussSeidel`]'s visiting order is kept: the given
+/// order and the coloured one are not copied (4 bytes per contact).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum OrderSource {
+    #[default]
+    Identity,
+    Colouring,
+    Own,
 }
 
 /// Which copies of the iterate are current during a solve.
@@ -231,12 +245,17 @@ impl ProjectedGaussSeidel {
         }
         self.bodies.clear();
         self.bodies.extend(inv.iter().map(BodyResponse::of));
-        if self.settings.order == ContactOrder::Coloured {
-            self.colouring.build(problem);
-            self.order.clone_from(&self.colouring.order);
-        } else {
-            self.settings.order.fill(contacts.len(), &mut self.order);
-        }
+        self.order_source = match self.settings.order {
+            ContactOrder::Given => OrderSource::Identity,
+            ContactOrder::Coloured => {
+                self.colouring.build(problem);
+                OrderSource::Colouring
+            }
+            order => {
+                order.fill(contacts.len(), &mut self.order);
+                OrderSource::Own
+            }
+        };
         // the shape of each contact: the shared entries in parallel, the
         // contacts with blocks of their own afterwards, in contact order
         self.shape_of.clear();
@@ -721,11 +740,81 @@ fn sweep_contact(
     (max_corr, finite)
 }
 
+/// What a sweep on the calling thread reads besides the iterate.
+struct SerialSweep<'a> {
+    problem: &'a ContactProblem,
+    inv: &'a [InverseMass],
+    shapes: (&'a [u32], &'a [ContactShape]),
+    inv_diag: &'a [f64],
+    bodies: &'a [BodyResponse],
+    omega: f64,
+    mode: SweepMode,
+}
+
+impl SerialSweep<'_> {
+    /// One sweep over the contacts in `order`: the largest correction and
+    /// whether everything stayed finite.
+    fn run(
+        &self,
+        order: impl Iterator<Item = usize>,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+    ) -> (f64, bool) {
+        let m = self.problem.contact_rows().count();
+        let set = self.problem.friction_set();
+        let contacts = self.problem.contacts();
+        let (shape_of, shape_table) = self.shapes;
+        let mut max_corr = 0.0f64;
+        let mut finite = true;
+        for ci in order {
+            let c = &contacts[ci];
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let (mut va, mut vb) = (velocity[a], velocity[b]);
+            let (corr, ok) = sweep_contact(
+                c,
+                &shape_table[shape_of[ci] as usize],
+                set,
+                &mut lambda[ci * m..ci * m + m],
+                &self.inv_diag[ci * m..ci * m + m],
+                self.omega,
+                (self.inv, a, b),
+                [self.bodies[a], self.bodies[b]],
+                (&mut va, &mut vb),
+                self.mode,
+            );
+            velocity[a] = va;
+            velocity[b] = vb;
+            max_corr = max_corr.max(corr);
+            finite &= ok;
+        }
+        (max_corr, finite)
+    }
+}
+
 /// Fewest contacts for which a sweep is split across threads (below it the
 /// spawn and barrier costs exceed the work; the result is the same).
 const PARALLEL_MIN_CONTACTS: usize = 4096;
 
 impl ProjectedGaussSeidel {
+    /// Keeps in the visiting order only the contacts `keep` holds (the
+    /// subdomain solver's own), after [`Self::prepare`].
+    pub(crate) fn restrict_order(&mut self, keep: impl Fn(usize) -> bool) {
+        match self.order_source {
+            OrderSource::Identity => {
+                self.order.clear();
+                self.order
+                    .extend((0..self.shape_of.len() as u32).filter(|&c| keep(c as usize)));
+            }
+            OrderSource::Colouring => {
+                self.order.clear();
+                let kept = self.colouring.order.iter().filter(|&&c| keep(c as usize));
+                self.order.extend(kept);
+            }
+            OrderSource::Own => self.order.retain(|&c| keep(c as usize)),
+        }
+        self.order_source = OrderSource::Own;
+    }
+
     /// Threads a sweep of `problem` runs on.
     fn sweep_threads(&self, problem: &ContactProblem) -> usize {
         if self.settings.order != ContactOrder::Coloured
@@ -755,36 +844,28 @@ impl ProjectedGaussSeidel {
             return self.sweep_contacts_parallel(problem, lambda, velocity, mode, threads);
         }
         self.current.shared = false;
-        let m = problem.contact_rows().count();
-        let set = problem.friction_set();
-        let omega = self.settings.relaxation;
-        let inv = masses(&self.split_inverse, problem);
-        let contacts = problem.contacts();
-        let mut max_corr = 0.0f64;
-        let mut finite = true;
-        for &ci in &self.order {
-            let ci = ci as usize;
-            let c = &contacts[ci];
-            let [a, b] = c.bodies.map(|x| x as usize);
-            let (mut va, mut vb) = (velocity[a], velocity[b]);
-            let (corr, ok) = sweep_contact(
-                c,
-                &self.shape_table[self.shape_of[ci] as usize],
-                set,
-                &mut lambda[ci * m..ci * m + m],
-                &self.inv_diag[ci * m..ci * m + m],
-                omega,
-                (inv, a, b),
-                [self.bodies[a], self.bodies[b]],
-                (&mut va, &mut vb),
-                mode,
-            );
-            velocity[a] = va;
-            velocity[b] = vb;
-            max_corr = max_corr.max(corr);
-            finite &= ok;
+        let sweep = SerialSweep {
+            problem,
+            inv: masses(&self.split_inverse, problem),
+            shapes: (&self.shape_of, &self.shape_table),
+            inv_diag: &self.inv_diag,
+            bodies: &self.bodies,
+            omega: self.settings.relaxation,
+            mode,
+        };
+        // monomorphised per order source (no call per contact through a
+        // trait object)
+        match self.order_source {
+            OrderSource::Identity => sweep.run(0..problem.contacts().len(), lambda, velocity),
+            OrderSource::Colouring => {
+                let order = self.colouring.order.iter().map(|&c| c as usize);
+                sweep.run(order, lambda, velocity)
+            }
+            OrderSource::Own => {
+                let order = self.order.iter().map(|&c| c as usize);
+                sweep.run(order, lambda, velocity)
+            }
         }
-        (max_corr, finite)
     }
 
     /// [`Self::sweep_contacts`] colour by colour on `threads` threads (see
