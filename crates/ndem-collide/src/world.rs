@@ -5,7 +5,7 @@ use crate::CollideError;
 use crate::contact::{ContactPoint, ContactSet};
 use crate::narrow::{self, Placed, RawContact};
 use crate::shape::Shape;
-use ndem_math::capacity::{push_with_headroom, reserve_for};
+use ndem_math::capacity::{clear_for_refill, push_with_headroom, reserve_for};
 use ndem_math::{ContactKey, Quat, Vec3};
 
 /// The bodies seen by collision detection (one shape per body).
@@ -737,9 +737,7 @@ impl CollisionWorld {
         let mut pairs = std::mem::take(&mut out.contacts);
         // room for the last pass's count and a little more (a set grown
         // by doubling while a packing settles holds up to twice its pairs)
-        let last = pairs.len();
-        pairs.clear();
-        reserve_for(&mut pairs, last + last / 16);
+        clear_for_refill(&mut pairs);
         let n = self.particles.len();
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
         let blocks = if parallel && n > 4096 && threads > 1 {
@@ -775,9 +773,7 @@ impl CollisionWorld {
                     let range = ((k + 1) * chunk).min(n)..((k + 2) * chunk).min(n);
                     let mine = &extra[split(k + 1)..split(k + 2)];
                     scope.spawn(move || {
-                        let last = part.len();
-                        part.clear();
-                        reserve_for(part, last + last / 16);
+                        clear_for_refill(part);
                         this.particle_pairs(bodies, range, mine, part);
                     });
                 }

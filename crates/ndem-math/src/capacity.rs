@@ -23,6 +23,22 @@ pub fn reserve_for<T>(v: &mut Vec<T>, len: usize) {
     }
 }
 
+/// Makes `v` hold `len` copies of `value`, growing it as [`reserve_for`]
+/// does (a reused scratch vector refilled each solve or step).
+pub fn refill<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
+    v.clear();
+    reserve_for(v, len);
+    v.resize(len, value);
+}
+
+/// Empties `v` for a refill of unknown length, keeping room for its last
+/// length and one sixteenth more (the contacts of the next collision pass).
+pub fn clear_for_refill<T>(v: &mut Vec<T>) {
+    let last = v.len();
+    v.clear();
+    reserve_for(v, last + last / 16);
+}
+
 /// `v.push(x)`, growing a full vector by one eighth (and at least 16)
 /// rather than doubling it: for a vector filled by pushes whose final
 /// length is not known in advance (the contacts of a collision pass).
@@ -36,7 +52,23 @@ pub fn push_with_headroom<T>(v: &mut Vec<T>, x: T) {
 
 #[cfg(test)]
 mod tests {
-    use super::{push_with_headroom, reserve_for};
+    use super::{clear_for_refill, push_with_headroom, refill, reserve_for};
+
+    #[test]
+    fn refills_keep_their_room() {
+        let mut v = vec![1u8; 800];
+        refill(&mut v, 700, 0);
+        assert_eq!((v.len(), v.capacity()), (700, 800));
+        assert!(v.iter().all(|&x| x == 0));
+        refill(&mut v, 1600, 2);
+        assert_eq!((v.len(), v.capacity()), (1600, 1800));
+        clear_for_refill(&mut v);
+        assert_eq!((v.len(), v.capacity()), (0, 1800));
+        v.resize(1800, 0);
+        clear_for_refill(&mut v);
+        let want = 1800 + 1800 / 16;
+        assert_eq!((v.len(), v.capacity()), (0, want + want / 8));
+    }
 
     #[test]
     fn pushes_grow_by_an_eighth() {

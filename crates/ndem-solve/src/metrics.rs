@@ -170,7 +170,6 @@ impl ResidualEvaluator {
         self.block_sums.clear();
         self.block_sums.resize(blocks, RowSums::default());
         let threads = self.threads.clamp(1, blocks.max(1));
-        let per_thread = blocks.div_ceil(threads).max(1);
         let sum_blocks = |first_block: usize, out: &mut [RowSums]| {
             for (k, sums) in out.iter_mut().enumerate() {
                 let first = (first_block + k) * SUM_BLOCK;
@@ -184,16 +183,7 @@ impl ResidualEvaluator {
                 }
             }
         };
-        let mut parts = self.block_sums.chunks_mut(per_thread).enumerate();
-        let first = parts.next();
-        std::thread::scope(|scope| {
-            for (t, out) in parts {
-                scope.spawn(move || sum_blocks(t * per_thread, out));
-            }
-            if let Some((_, out)) = first {
-                sum_blocks(0, out);
-            }
-        });
+        crate::pgs_parallel::for_each_block(&mut self.block_sums, 1, threads, sum_blocks);
         let mut total = RowSums::default();
         for b in &self.block_sums {
             total.add(b);

@@ -225,8 +225,7 @@ impl ProjectedGaussSeidel {
         }
         let inv = masses(&self.split_inverse, problem);
         // reused by every solve: grown by an eighth, not doubled
-        ndem_math::capacity::reserve_for(&mut self.inv_diag, n);
-        self.inv_diag.resize(n, 0.0);
+        ndem_math::capacity::refill(&mut self.inv_diag, n, 0.0);
         // D⁻¹ of the contact rows per contact (as `diagonal_unchecked`
         // forms D), then of the generic rows
         let contacts = problem.contacts();
@@ -258,9 +257,7 @@ impl ProjectedGaussSeidel {
         };
         // the shape of each contact: the shared entries in parallel, the
         // contacts with blocks of their own afterwards, in contact order
-        self.shape_of.clear();
-        ndem_math::capacity::reserve_for(&mut self.shape_of, contacts.len());
-        self.shape_of.resize(contacts.len(), SHAPE_COUPLED);
+        ndem_math::capacity::refill(&mut self.shape_of, contacts.len(), SHAPE_COUPLED);
         let bodies = &self.bodies;
         for_each_block(&mut self.shape_of, 1, threads, |first, out| {
             for (c, s) in contacts[first..].iter().zip(out) {
@@ -796,14 +793,18 @@ impl SerialSweep<'_> {
 const PARALLEL_MIN_CONTACTS: usize = 4096;
 
 impl ProjectedGaussSeidel {
-    /// Keeps in the visiting order only the contacts `keep` holds (the
-    /// subdomain solver's own), after [`Self::prepare`].
-    pub(crate) fn restrict_order(&mut self, keep: impl Fn(usize) -> bool) {
+    /// Keeps in the visiting order of `problem` only the contacts `keep`
+    /// holds (the subdomain solver's own), after [`Self::prepare`].
+    pub(crate) fn restrict_order(
+        &mut self,
+        problem: &ContactProblem,
+        keep: impl Fn(usize) -> bool,
+    ) {
         match self.order_source {
             OrderSource::Identity => {
+                let n = problem.contacts().len() as u32;
                 self.order.clear();
-                self.order
-                    .extend((0..self.shape_of.len() as u32).filter(|&c| keep(c as usize)));
+                self.order.extend((0..n).filter(|&c| keep(c as usize)));
             }
             OrderSource::Colouring => {
                 self.order.clear();

@@ -261,7 +261,7 @@ impl Solver for SubdomainPgs {
         }
         self.pgs.prepare(problem);
         let owned = &self.owned;
-        self.pgs.restrict_order(|c| owned[c]);
+        self.pgs.restrict_order(problem, |c| owned[c]);
         // the start: the owned multipliers of every subdomain
         let m = problem.contact_rows().count();
         for (c, owned) in self.owned.iter().enumerate() {

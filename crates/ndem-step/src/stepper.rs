@@ -21,7 +21,7 @@ use crate::guard::{self, ResidualCheck};
 use crate::stages;
 use crate::{Motion, StepError, World};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactSet};
-use ndem_math::capacity::reserve_for;
+use ndem_math::capacity::{refill, reserve_for};
 use ndem_math::{ContactKey, ContactLaw, SpookSettings, Vec3, Velocity6, integrate_orientation};
 use ndem_solve::{
     ColdStart, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, PgsSettings,
@@ -793,9 +793,7 @@ impl Stepper {
             if let Some(problem) = problem {
                 // the last step's λ is released with its problem; its
                 // vector serves both stages
-                lambda.clear();
-                reserve_for(&mut lambda, problem.len());
-                lambda.resize(problem.len(), 0.0);
+                refill(&mut lambda, problem.len(), 0.0);
                 let rep = self
                     .impact_solver
                     .solve(&problem, &mut lambda, &mut velocity)
@@ -833,12 +831,9 @@ impl Stepper {
         )?;
         times.assembly = t.elapsed();
         let t = Instant::now();
-        lambda.clear();
-        reserve_for(&mut lambda, problem.len());
-        lambda.resize(problem.len(), 0.0);
+        refill(&mut lambda, problem.len(), 0.0);
         let mut vel = std::mem::take(&mut self.velocity);
-        vel.clear();
-        vel.resize(problem.body_count(), Velocity6::ZERO);
+        refill(&mut vel, problem.body_count(), Velocity6::ZERO);
         let ws = self
             .warm_start
             .initialize(&problem, &mut lambda, &mut vel)?;
