@@ -630,6 +630,12 @@ impl CollisionWorld {
             let grow = margin + lsweep + self.max_sweep;
             let (lo, hi) = (lo - Vec3::repeat(grow), hi + Vec3::repeat(grow));
             let lfixed = bodies.fixed[l];
+            // a half-space's world normal, formed once for all particles
+            // (the generic narrow phase forms it per pair, the same way)
+            let plane_normal = match &bodies.shapes[l] {
+                Shape::HalfSpace { normal } => Some(bodies.orientations[l] * normal),
+                _ => None,
+            };
             // particles against this large body: query the grid cells under
             // its box when that is cheaper than scanning all particles
             let inv = 1.0 / self.cell_size;
@@ -672,7 +678,12 @@ impl CollisionWorld {
                 }
                 self.raw.clear();
                 let pair_margin = margin + lsweep + bodies.sweep_of(p);
-                if !narrow::collide(
+                if let (Some(n), Some(radius)) = (plane_normal, bodies.shapes[p].sphere_radius()) {
+                    // the generic narrow phase's sphere-half-space case
+                    let plane = &bodies.positions[l];
+                    self.raw
+                        .extend(narrow::sphere_plane(&x, radius, plane, &n, pair_margin));
+                } else if !narrow::collide(
                     &bodies.placed(p),
                     &bodies.placed(l),
                     pair_margin,
