@@ -399,9 +399,7 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             let moved = self.domain.rebuild(&carried)?;
             if self.stepper.history().is_some() {
                 let mut history = ImpulseHistory::new();
-                for (k, v) in moved {
-                    history.insert(k, v);
-                }
+                history.extend(moved);
                 let _kept = self.stepper.set_history(history);
             }
             self.refresh_plan();
@@ -491,11 +489,11 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
     /// `false` when the policy keeps no history.
     pub fn set_history(&mut self, entries: &[(GlobalKey, StoredImpulse)]) -> bool {
         let mut history = ImpulseHistory::new();
-        for (k, v) in entries {
-            if let Some(local) = self.domain.local_key(k) {
-                history.insert(local, *v);
-            }
-        }
+        history.extend(
+            entries
+                .iter()
+                .filter_map(|(k, v)| Some((self.domain.local_key(k)?, *v))),
+        );
         self.stepper.set_history(history)
     }
 

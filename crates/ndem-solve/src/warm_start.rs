@@ -8,6 +8,7 @@
 
 use crate::SolveError;
 use crate::problem::{ContactProblem, project_contact};
+use ndem_math::capacity::reserve_for;
 use ndem_math::{ContactKey, Vec3, Velocity6};
 use std::collections::HashMap;
 
@@ -23,9 +24,15 @@ pub struct StoredImpulse {
 }
 
 /// Last step's multipliers, keyed by contact identity.
+///
+/// The contacts' impulses are kept in a vector sorted by key, each key
+/// once: the stepper's contacts come in key order, so a record is a copy
+/// and a warm start a merge walk through it (no hashing, no random access;
+/// 72 bytes per contact).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImpulseHistory {
-    contacts: HashMap<ContactKey, StoredImpulse>,
+    /// Sorted by key, each key once.
+    contacts: Vec<(ContactKey, StoredImpulse)>,
     rows: HashMap<ContactKey, f64>,
     /// Impulses of contacts that are out of the solve for now (inside a
     /// rigid aggregate), kept across records; see [`Self::hold`].
@@ -39,23 +46,24 @@ impl ImpulseHistory {
     }
 
     /// Replaces the history by the solution `λ` of `problem`. Contacts that
-    /// are not in `problem` are forgotten.
+    /// are not in `problem` are forgotten; of a key given twice, the later
+    /// contact's impulse is kept.
     pub fn record(&mut self, problem: &ContactProblem, lambda: &[f64]) {
         self.contacts.clear();
+        reserve_for(&mut self.contacts, problem.contacts().len());
         self.rows.clear();
         let m = problem.contact_rows().count();
         for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact(m)) {
             let (p, t) = c.jacobian.world_impulses(lam);
             let f = &c.jacobian.frame;
-            self.contacts.insert(
-                c.key,
-                StoredImpulse {
-                    normal: c.jacobian.normal_scale * lam[0],
-                    friction: p - f.normal * f.normal.dot(&p),
-                    rolling: t,
-                },
-            );
+            let impulse = StoredImpulse {
+                normal: c.jacobian.normal_scale * lam[0],
+                friction: p - f.normal * f.normal.dot(&p),
+                rolling: t,
+            };
+            self.contacts.push((c.key, impulse));
         }
+        sort_keeping_last(&mut self.contacts);
         let off = problem.generic_offset();
         for (r, &lam) in problem.generic_rows().iter().zip(&lambda[off..]) {
             if let Some(key) = r.key {
@@ -66,7 +74,35 @@ impl ImpulseHistory {
 
     /// Stored impulse of a contact.
     pub fn get(&self, key: &ContactKey) -> Option<&StoredImpulse> {
-        self.contacts.get(key).or_else(|| self.held.get(key))
+        let mut from = 0;
+        self.get_from(key, &mut from)
+    }
+
+    /// [`Self::get`] for keys asked in increasing order: `from` (start at
+    /// 0) remembers where the last key was, so that a walk through sorted
+    /// keys costs O(1) per key; a key below the last one is searched from
+    /// the start.
+    fn get_from(&self, key: &ContactKey, from: &mut usize) -> Option<&StoredImpulse> {
+        let entries = &self.contacts;
+        let start = match *from {
+            f if f <= entries.len() && (f == 0 || entries[f - 1].0 < *key) => f,
+            _ => 0,
+        };
+        // the first entry at or after `key`, by doubling steps from `start`
+        let (mut below, mut probe, mut step) = (start, start, 1);
+        while probe < entries.len() && entries[probe].0 < *key {
+            below = probe + 1;
+            probe = start + step;
+            step *= 2;
+        }
+        let end = probe.min(entries.len());
+        let at = below + entries[below..end].partition_point(|e| e.0 < *key);
+        *from = at;
+        match entries.get(at) {
+            Some((k, impulse)) if k == key => Some(impulse),
+            _ if self.held.is_empty() => None,
+            _ => self.held.get(key),
+        }
     }
 
     /// Replaces the held set by `keys`: contacts leaving the solve for now
@@ -89,9 +125,20 @@ impl ImpulseHistory {
         self.rows.get(key).copied()
     }
 
-    /// Inserts or replaces one contact's impulse.
+    /// Inserts or replaces one contact's impulse (a search and a shift of
+    /// the later entries: use [`Self::extend`] for many).
     pub fn insert(&mut self, key: ContactKey, impulse: StoredImpulse) {
-        self.contacts.insert(key, impulse);
+        match self.contacts.binary_search_by_key(&key, |e| e.0) {
+            Ok(i) => self.contacts[i].1 = impulse,
+            Err(i) => self.contacts.insert(i, (key, impulse)),
+        }
+    }
+
+    /// Inserts or replaces many contacts' impulses at once; of a key given
+    /// twice (or already stored), the last impulse is kept.
+    pub fn extend(&mut self, entries: impl IntoIterator<Item = (ContactKey, StoredImpulse)>) {
+        self.contacts.extend(entries);
+        sort_keeping_last(&mut self.contacts);
     }
 
     /// Inserts or replaces one keyed generic row's multiplier.
@@ -112,12 +159,13 @@ impl ImpulseHistory {
     /// Stored contacts, held ones included, sorted by key (deterministic
     /// order, for checkpoints).
     pub fn sorted_contacts(&self) -> Vec<(ContactKey, StoredImpulse)> {
+        let stored = |k: &ContactKey| self.contacts.binary_search_by_key(k, |e| e.0).is_ok();
         let mut v: Vec<_> = self
             .held
             .iter()
-            .filter(|(k, _)| !self.contacts.contains_key(k))
-            .chain(&self.contacts)
+            .filter(|(k, _)| !stored(k))
             .map(|(k, s)| (*k, *s))
+            .chain(self.contacts.iter().copied())
             .collect();
         v.sort_by_key(|(k, _)| *k);
         v
@@ -129,6 +177,26 @@ impl ImpulseHistory {
         v.sort_by_key(|(k, _)| *k);
         v
     }
+}
+
+/// Sorts `entries` by key and keeps, of equal keys, the one that came
+/// last (as repeated inserts into a map would). Nothing moves (and nothing
+/// is allocated) when they are in strictly increasing key order already,
+/// as the stepper's contacts are.
+fn sort_keeping_last(entries: &mut Vec<(ContactKey, StoredImpulse)>) {
+    if entries.windows(2).all(|w| w[0].0 < w[1].0) {
+        return;
+    }
+    entries.sort_by_key(|e| e.0);
+    let mut kept = 0;
+    for i in 0..entries.len() {
+        if i + 1 < entries.len() && entries[i + 1].0 == entries[i].0 {
+            continue;
+        }
+        entries[kept] = entries[i];
+        kept += 1;
+    }
+    entries.truncate(kept);
 }
 
 /// What a warm start did.
@@ -348,8 +416,9 @@ impl HistoryWarmStart {
         cold_start(problem, lambda, velocity)?;
         let m = problem.contact_rows().count();
         let mut stats = WarmStartStats::default();
+        let mut from = 0;
         for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact_mut(m)) {
-            let Some(s) = history.get(&c.key) else {
+            let Some(s) = history.get_from(&c.key, &mut from) else {
                 stats.cold += 1;
                 continue;
             };

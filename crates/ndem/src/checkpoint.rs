@@ -202,16 +202,16 @@ impl Checkpoint {
             stepper.set_hooks(Box::new(reducer));
         }
         let mut h = ImpulseHistory::new();
-        for &(a, b, f, n, t, r) in &self.contacts {
-            h.insert(
+        h.extend(self.contacts.iter().map(|&(a, b, f, n, t, r)| {
+            (
                 ContactKey::new(a, b, f),
                 StoredImpulse {
                     normal: n,
                     friction: Vec3::new(t[0], t[1], t[2]),
                     rolling: Vec3::new(r[0], r[1], r[2]),
                 },
-            );
-        }
+            )
+        }));
         for &(a, b, f, l) in &self.rows {
             h.insert_row(ContactKey::new(a, b, f), l);
         }

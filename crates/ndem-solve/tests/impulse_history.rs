@@ -1,0 +1,120 @@
+//! `ImpulseHistory` (a key-sorted vector) against a map model: single and
+//! batch inserts, records with keys in any order (of a repeated key the
+//! later contact wins) and the warm start's merge walk through the keys
+//! give what a `HashMap` keyed by contact gives.
+
+use ndem_math::{ContactFrame, ContactJacobian, ContactKey, InverseMass, Vec3, Velocity6};
+use ndem_solve::*;
+use proptest::prelude::*;
+use std::collections::HashMap;
+
+type Model = HashMap<ContactKey, StoredImpulse>;
+
+fn key((a, b, f): (u32, u32, u32)) -> ContactKey {
+    ContactKey::new(a, b, f)
+}
+
+fn impulse(x: f64) -> StoredImpulse {
+    StoredImpulse {
+        normal: x,
+        friction: Vec3::new(0.0, x, 0.0),
+        rolling: Vec3::zeros(),
+    }
+}
+
+/// Keys from a small range, so that repeats and misses are common.
+fn arb_keys(max: usize) -> impl Strategy<Value = Vec<(u32, u32, u32)>> {
+    prop::collection::vec((0u32..6, 0u32..6, 0u32..3), 0..max)
+}
+
+/// A problem over 6 bodies with one normal row per contact, keyed `keys`
+/// in the given order, and `λ_n = 1, 2, 3, ...`.
+fn problem(keys: &[(u32, u32, u32)]) -> (ContactProblem, Vec<f64>) {
+    let n = 6;
+    let inverse = vec![
+        InverseMass {
+            inv_mass: 1.0,
+            inv_inertia: ndem_math::Mat3::identity(),
+        };
+        n
+    ];
+    let mut p = ContactProblem::new(
+        inverse,
+        vec![Velocity6::default(); n],
+        ContactRows::Normal,
+        FrictionSet::Box,
+        1e-3,
+    )
+    .unwrap();
+    for &k in keys {
+        let frame = ContactFrame::from_unit_normal(Vec3::z());
+        let jacobian = ContactJacobian::new(frame, &Vec3::zeros(), &Vec3::zeros(), 1.0);
+        let c = Contact::builder([0, 1], jacobian)
+            .key(key(k))
+            .build()
+            .unwrap();
+        p.push_contact(c).unwrap();
+    }
+    let lambda = (1..=keys.len()).map(|i| i as f64).collect();
+    (p, lambda)
+}
+
+proptest! {
+    /// Inserts, batch inserts and lookups agree with the map; the sorted
+    /// listing is the map's entries in key order.
+    #[test]
+    fn inserts_agree_with_a_map(
+        single in arb_keys(40),
+        batch in arb_keys(40),
+        asked in arb_keys(40),
+    ) {
+        let (mut history, mut model) = (ImpulseHistory::new(), Model::new());
+        for (i, &k) in single.iter().enumerate() {
+            history.insert(key(k), impulse(i as f64));
+            model.insert(key(k), impulse(i as f64));
+        }
+        let entries: Vec<_> = batch.iter().enumerate().map(|(i, &k)| (key(k), impulse(100.0 + i as f64))).collect();
+        history.extend(entries.iter().copied());
+        model.extend(entries);
+        prop_assert_eq!(history.len(), model.len());
+        for &k in single.iter().chain(&batch).chain(&asked) {
+            prop_assert_eq!(history.get(&key(k)), model.get(&key(k)));
+        }
+        let mut listed: Vec<_> = model.iter().map(|(k, v)| (*k, *v)).collect();
+        listed.sort_by_key(|e| e.0);
+        prop_assert_eq!(history.sorted_contacts(), listed);
+    }
+
+    /// A record keeps the last contact of each key; the history warm start
+    /// then finds, through its walk, exactly the contacts the map has,
+    /// whatever the order of the second problem's keys.
+    #[test]
+    fn records_and_warm_starts_agree_with_a_map(
+        recorded in arb_keys(30),
+        started in arb_keys(30),
+        sorted in any::<bool>(),
+    ) {
+        let (first, lambda) = problem(&recorded);
+        let mut history = ImpulseHistory::new();
+        history.insert(key((9, 9, 9)), impulse(-1.0)); // forgotten by the record
+        history.record(&first, &lambda);
+        let model: HashMap<ContactKey, f64> =
+            recorded.iter().zip(&lambda).map(|(&k, &l)| (key(k), l)).collect();
+        prop_assert_eq!(history.len(), model.len());
+        prop_assert_eq!(history.get(&key((9, 9, 9))), None);
+        let mut started = started;
+        if sorted {
+            started.sort_unstable();
+        }
+        let (second, _) = problem(&started);
+        let warm = HistoryWarmStart { beta: 1.0, history, ..HistoryWarmStart::default() };
+        let (mut l0, mut v0) = (vec![0.0; second.len()], vec![Velocity6::default(); 6]);
+        let mut warm = warm;
+        let stats = warm.initialize(&second, &mut l0, &mut v0).unwrap();
+        let expected: Vec<f64> = started.iter().map(|k| model.get(&key(*k)).copied().unwrap_or(0.0)).collect();
+        prop_assert_eq!(&l0, &expected);
+        let found = started.iter().filter(|k| model.contains_key(&key(**k))).count();
+        prop_assert_eq!(stats.warm, found);
+        prop_assert_eq!(stats.cold, started.len() - found);
+    }
+}
