@@ -131,6 +131,25 @@ impl InverseMass {
         self.inv_mass == 0.0 && self.inv_inertia.iter().all(|&x| x == 0.0)
     }
 
+    /// `Some(k)` when `I⁻¹ = k 1` exactly (a sphere's, or an infinite
+    /// mass's with `k = 0`): then `I⁻¹ x` is `k x`, the same numbers as the
+    /// matrix product (its off-diagonal zeros add only zeros, which change
+    /// at most the sign of a zero entry) without its nine multiplications.
+    #[inline]
+    pub fn isotropic_inertia(&self) -> Option<f64> {
+        let i = &self.inv_inertia;
+        let d = i[(0, 0)];
+        let off = [
+            i[(0, 1)],
+            i[(0, 2)],
+            i[(1, 0)],
+            i[(1, 2)],
+            i[(2, 0)],
+            i[(2, 1)],
+        ];
+        (off.iter().all(|&x| x == 0.0) && i[(1, 1)] == d && i[(2, 2)] == d).then_some(d)
+    }
+
     /// Applies `M⁻¹` to a generalized impulse `(p, L)`.
     pub fn apply(&self, linear: &Vec3, angular: &Vec3) -> (Vec3, Vec3) {
         (linear * self.inv_mass, self.inv_inertia * angular)

@@ -329,10 +329,48 @@ impl ContactJacobian {
     }
 
     /// Diagonal of `G M⁻¹ Gᵀ` for the six rows.
+    ///
+    /// Row by row [`JacobianRow::effective_inverse_mass`], with the same
+    /// arithmetic; a body with an isotropic inverse inertia (a sphere) is
+    /// applied as a scalar ([`InverseMass::isotropic_inertia`]).
     pub fn diagonal(&self, inv_a: &InverseMass, inv_b: &InverseMass) -> [f64; 6] {
+        let (ma, mb) = (inv_a.inv_mass, inv_b.inv_mass);
+        match (inv_a.isotropic_inertia(), inv_b.isotropic_inertia()) {
+            (Some(ka), Some(kb)) => self.diagonal_with(ma, &ka, mb, &kb),
+            (Some(ka), None) => self.diagonal_with(ma, &ka, mb, &inv_b.inv_inertia),
+            (None, Some(kb)) => self.diagonal_with(ma, &inv_a.inv_inertia, mb, &kb),
+            (None, None) => self.diagonal_with(ma, &inv_a.inv_inertia, mb, &inv_b.inv_inertia),
+        }
+    }
+
+    /// [`Self::diagonal`] with the inverse inertias as scalars or matrices.
+    /// The terms and their order are those of
+    /// [`JacobianRow::effective_inverse_mass`] on [`Self::row`]; b's
+    /// negated row entries are used unnegated (the same squares and
+    /// products) and a rotational row's zero linear terms are added as
+    /// zeros.
+    #[inline(always)]
+    fn diagonal_with(
+        &self,
+        mass_a: f64,
+        inertia_a: &impl InertiaProduct,
+        mass_b: f64,
+        inertia_b: &impl InertiaProduct,
+    ) -> [f64; 6] {
         let mut d = [0.0; 6];
-        for (j, dj) in d.iter_mut().enumerate() {
-            *dj = self.row(j).effective_inverse_mass(inv_a, inv_b);
+        for (j, dj) in d.iter_mut().enumerate().take(3) {
+            let s = if j == 0 { self.normal_scale } else { 1.0 };
+            let linear = self.direction(j) * s;
+            let (angular_a, angular_b) = (self.arm_cross_a(j) * s, self.arm_cross_b(j) * s);
+            let linear_sq = linear.norm_squared();
+            *dj = mass_a * linear_sq
+                + angular_a.dot(&inertia_a.apply(&angular_a))
+                + mass_b * linear_sq
+                + angular_b.dot(&inertia_b.apply(&angular_b));
+        }
+        for (j, dj) in d.iter_mut().enumerate().skip(3) {
+            let u = self.direction(j);
+            *dj = 0.0 + u.dot(&inertia_a.apply(&u)) + 0.0 + u.dot(&inertia_b.apply(&u));
         }
         d
     }
@@ -364,5 +402,24 @@ impl ContactJacobian {
             }
         }
         m
+    }
+}
+
+/// `x ↦ I⁻¹ x` for one body: a scalar product when `I⁻¹ = k 1`.
+trait InertiaProduct {
+    fn apply(&self, x: &Vec3) -> Vec3;
+}
+
+impl InertiaProduct for f64 {
+    #[inline(always)]
+    fn apply(&self, x: &Vec3) -> Vec3 {
+        x * *self
+    }
+}
+
+impl InertiaProduct for crate::Mat3 {
+    #[inline(always)]
+    fn apply(&self, x: &Vec3) -> Vec3 {
+        self * x
     }
 }

@@ -189,7 +189,7 @@ impl BodyResponse {
     fn of(m: &InverseMass) -> Self {
         Self {
             inv_mass: m.inv_mass,
-            isotropic: isotropic_scalar(m).unwrap_or(-1.0),
+            isotropic: m.isotropic_inertia().unwrap_or(-1.0),
         }
     }
 
@@ -335,21 +335,6 @@ impl AngularResponse for Anisotropic {
     fn apply(&self, v: Vec3) -> Vec3 {
         self.0 * v
     }
-}
-
-/// `Some(s)` when `I⁻¹ = s 1` exactly.
-fn isotropic_scalar(m: &InverseMass) -> Option<f64> {
-    let i = &m.inv_inertia;
-    let d = i[(0, 0)];
-    let off = [
-        i[(0, 1)],
-        i[(0, 2)],
-        i[(1, 0)],
-        i[(1, 2)],
-        i[(2, 0)],
-        i[(2, 1)],
-    ];
-    (off.iter().all(|&x| x == 0.0) && i[(1, 1)] == d && i[(2, 2)] == d).then_some(d)
 }
 
 /// Local state of one contact during a row-wise pass.
