@@ -3,7 +3,7 @@
 
 use ndem_math::proptest_support::*;
 use ndem_math::{
-    ContactFrame, ContactJacobian, Quat, Vec3, Velocity6, integrate_orientation,
+    ContactFrame, ContactJacobian, InverseMass, Mat3, Quat, Vec3, Velocity6, integrate_orientation,
     jacobian::normal_row,
 };
 use proptest::prelude::*;
@@ -138,6 +138,23 @@ proptest! {
         for j in 0..6 {
             prop_assert!((block[(j, j)] - diag[j]).abs() <= 1e-10 * (1.0 + diag[j].abs()));
             prop_assert!((prod[j] - g_minv_gt_lam[j]).abs() <= 1e-9 * (1.0 + prod[j].abs()));
+        }
+    }
+
+    /// The diagonal is the rows' `G_j M⁻¹ G_jᵀ` with the same arithmetic
+    /// (equal numbers, not only close ones: the stepper's trajectories rest
+    /// on it), whether the inverse inertias are general, isotropic (applied
+    /// as scalars) or zero.
+    #[test]
+    fn diagonal_is_the_rows_effective_mass_exactly(n in unit_vector(), da in vec3(1.0), db in vec3(1.0), s in 0.01f64..3.0,
+                                                   general in inverse_mass(), k in 0.0f64..1e4, m in 0.0f64..1e2, kinds in (0usize..3, 0usize..3)) {
+        let jac = ContactJacobian::new(ContactFrame::from_unit_normal(n), &da, &db, s);
+        let isotropic = InverseMass { inv_mass: m, inv_inertia: Mat3::identity() * k };
+        let pick = |kind: usize| [general, isotropic, InverseMass::INFINITE_MASS][kind];
+        let (ia, ib) = (pick(kinds.0), pick(kinds.1));
+        let diag = jac.diagonal(&ia, &ib);
+        for (j, d) in diag.iter().enumerate() {
+            prop_assert_eq!(*d, jac.row(j).effective_inverse_mass(&ia, &ib), "row {}", j);
         }
     }
 
