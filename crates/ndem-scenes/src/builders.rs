@@ -131,9 +131,11 @@ impl Scene {
             .solver
             .build_on(self.iterations, self.threads)
             .map_err(StepError::from)?;
-        // detection on every core of `threads` (the same contact set)
+        // detection and assembly on every core of `threads` (the same
+        // contact set, the same problems)
         let settings = StepSettings {
             parallel_detection: self.settings.parallel_detection || self.threads != 1,
+            assembly_threads: self.threads,
             ..self.settings
         };
         let mut stepper = Stepper::new(settings, solver, self.warm_start.build())?;

@@ -22,8 +22,8 @@
 use crate::SolveError;
 use nalgebra_sparse::CsrMatrix;
 use ndem_math::{
-    ContactJacobian, ContactKey, ContactParameters, InverseMass, JacobianRow, RowKind, Vec3,
-    Velocity6,
+    ContactFrame, ContactJacobian, ContactKey, ContactParameters, InverseMass, JacobianRow,
+    RowKind, Vec3, Velocity6,
 };
 
 /// Which rows each contact of a problem has.
@@ -70,6 +70,34 @@ pub struct ContactModel {
     pub gamma_t: f64,
     /// Rolling compliance `γ_r`.
     pub gamma_r: f64,
+}
+
+/// What failed in [`ContactProblem::extend_contacts_with`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContactFillError<E> {
+    /// The caller's builder failed.
+    Build(E),
+    /// A built contact did not pass the problem's checks.
+    Invalid(SolveError),
+}
+
+fn check_known_bodies(
+    field: &'static str,
+    i: usize,
+    bodies: [u32; 2],
+    body_count: usize,
+) -> Result<(), SolveError> {
+    for b in bodies {
+        if b as usize >= body_count {
+            return Err(SolveError::UnknownBody {
+                field,
+                index: i,
+                body: b as usize,
+                body_count,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// One frictional contact: compact Jacobian, regularization, right-hand side
@@ -125,6 +153,17 @@ impl Contact {
                 gamma_r: params.gamma_r,
             },
         }
+    }
+
+    /// A slot's value before [`ContactProblem::extend_contacts_with`]
+    /// writes it (never left in a problem).
+    fn placeholder() -> Self {
+        let frame = ContactFrame::from_unit_normal(Vec3::z());
+        Self::builder(
+            [0, 0],
+            ContactJacobian::new(frame, &Vec3::zeros(), &Vec3::zeros(), 1.0),
+        )
+        .contact
     }
 
     /// A builder for a contact posed by hand: between bodies `[a, b]`
@@ -575,17 +614,69 @@ impl ContactProblem {
         i: usize,
         bodies: [u32; 2],
     ) -> Result<(), SolveError> {
-        for b in bodies {
-            if b as usize >= self.inverse_mass.len() {
-                return Err(SolveError::UnknownBody {
-                    field,
-                    index: i,
-                    body: b as usize,
-                    body_count: self.inverse_mass.len(),
-                });
+        check_known_bodies(field, i, bodies, self.inverse_mass.len())
+    }
+
+    /// Appends `extra.len()` contacts, contact `i` (counted from the first
+    /// appended) built by `build(i)`, which also gives `extra[i]`; each is
+    /// checked as [`Self::push_contact`] checks it. The work is split into
+    /// `threads` consecutive blocks (the first on this thread, the others
+    /// on scoped threads): the problem is the same as that of serial pushes
+    /// in index order, on any thread count. On failure the problem keeps
+    /// only its earlier contacts, and the error is that of the lowest
+    /// failing index, as a serial loop would report.
+    pub fn extend_contacts_with<X: Send, E: Send>(
+        &mut self,
+        extra: &mut [X],
+        threads: usize,
+        build: impl Fn(usize) -> Result<(Contact, X), E> + Sync,
+    ) -> Result<(), ContactFillError<E>> {
+        let start = self.contacts.len();
+        let count = extra.len();
+        let body_count = self.inverse_mass.len();
+        let placeholder = Contact::placeholder();
+        self.contacts.resize(start + count, placeholder);
+        let block = count.div_ceil(threads.max(1)).max(1);
+        let fill = |first: usize, slots: &mut [Contact], extra: &mut [X]| {
+            for (k, (slot, x)) in slots.iter_mut().zip(extra).enumerate() {
+                let i = first + k;
+                let (contact, e) = build(i).map_err(|e| (i, ContactFillError::Build(e)))?;
+                check_known_bodies("contacts", start + i, contact.bodies, body_count)
+                    .and_then(|()| contact.validate(start + i))
+                    .map_err(|e| (i, ContactFillError::Invalid(e)))?;
+                *slot = contact;
+                *x = e;
+            }
+            Ok(())
+        };
+        let fill = &fill;
+        let mut blocks = self.contacts[start..]
+            .chunks_mut(block)
+            .zip(extra.chunks_mut(block))
+            .enumerate();
+        let first = blocks.next();
+        let mut failures: Vec<(usize, ContactFillError<E>)> = Vec::new();
+        std::thread::scope(|scope| {
+            let spawned: Vec<_> = blocks
+                .map(|(k, (slots, x))| scope.spawn(move || fill(k * block, slots, x)))
+                .collect();
+            if let Some((_, (slots, x))) = first {
+                failures.extend(fill(0, slots, x).err());
+            }
+            for handle in spawned {
+                match handle.join() {
+                    Ok(result) => failures.extend(result.err()),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+        });
+        match failures.into_iter().min_by_key(|(i, _)| *i) {
+            None => Ok(()),
+            Some((_, e)) => {
+                self.contacts.truncate(start);
+                Err(e)
             }
         }
-        Ok(())
     }
 
     /// The same problem with a different number of rows per contact (e.g.

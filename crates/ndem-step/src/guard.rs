@@ -63,10 +63,17 @@ pub(crate) struct OverlapScale {
 }
 
 impl OverlapScale {
-    /// Adds one contact with constraint value `g`, relaxation `Υ_n`.
-    pub(crate) fn add(&mut self, law: ContactLaw, g: f64, upsilon: f64, dt: f64) {
-        if g < 0.0 && !matches!(law, ContactLaw::Rigid) {
-            self.sum += 4.0 * upsilon * g.abs() / dt;
+    /// One contact's term, for constraint value `g` and relaxation `Υ_n`:
+    /// `4 Υ_n |g| / Δt` for an overlapping compliant contact, else none.
+    pub(crate) fn term(law: ContactLaw, g: f64, upsilon: f64, dt: f64) -> Option<f64> {
+        (g < 0.0 && !matches!(law, ContactLaw::Rigid)).then(|| 4.0 * upsilon * g.abs() / dt)
+    }
+
+    /// Adds one contact's [`Self::term`] (in contact order, so that the
+    /// sum does not depend on how the terms were formed).
+    pub(crate) fn add_term(&mut self, term: Option<f64>) {
+        if let Some(t) = term {
+            self.sum += t;
             self.count += 1;
         }
     }

@@ -6,9 +6,10 @@
 use crate::guard::OverlapScale;
 use crate::{StepError, StepSettings, World};
 use ndem_collide::{ContactPoint, ContactSet};
+use ndem_math::capacity::refill;
 use ndem_math::jacobian::normal_row;
 use ndem_math::{ContactFrame, ContactJacobian, ContactParameters, Vec3, Velocity6};
-use ndem_solve::{Contact, ContactProblem, ProblemStorage};
+use ndem_solve::{Contact, ContactFillError, ContactProblem, ProblemStorage};
 
 /// Which bodies carry degrees of freedom in a problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,6 +194,66 @@ pub(crate) fn new_problem(
 
 /// An impact: approaching faster than `v_imp` and closing the gap within
 /// this step.
+/// Contacts per assembly thread below which a thread is not worth its
+/// start (a few tens of microseconds).
+const CONTACTS_PER_ASSEMBLY_THREAD: usize = 4096;
+
+/// The assembly's thread count for `contacts` contacts:
+/// [`StepSettings::assembly_threads`] (0: every core), at most one per
+/// [`CONTACTS_PER_ASSEMBLY_THREAD`] contacts.
+fn assembly_threads(settings: &StepSettings, contacts: usize) -> usize {
+    let wanted = match settings.assembly_threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    wanted.min(contacts / CONTACTS_PER_ASSEMBLY_THREAD).max(1)
+}
+
+/// How many of `items` satisfy `test`, counted in `threads` consecutive
+/// blocks (an integer sum: the same on any thread count); the error is
+/// that of the first failing item, as a serial loop would report.
+fn count_in_blocks<T: Sync>(
+    items: &[T],
+    threads: usize,
+    test: impl Fn(&T) -> Result<bool, StepError> + Sync,
+) -> Result<usize, StepError> {
+    let count = |block: &[T]| -> Result<usize, StepError> {
+        let mut n = 0;
+        for item in block {
+            n += usize::from(test(item)?);
+        }
+        Ok(n)
+    };
+    if threads <= 1 {
+        return count(items);
+    }
+    let block = items.len().div_ceil(threads).max(1);
+    let count = &count;
+    let results: Vec<Result<usize, StepError>> = std::thread::scope(|scope| {
+        let mut chunks = items.chunks(block);
+        let first = chunks.next();
+        let spawned: Vec<_> = chunks.map(|c| scope.spawn(move || count(c))).collect();
+        let mut results = vec![first.map_or(Ok(0), count)];
+        for handle in spawned {
+            match handle.join() {
+                Ok(r) => results.push(r),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        results
+    });
+    // blocks in order: the first error is the lowest failing item's
+    results.into_iter().sum()
+}
+
+/// A failed parallel assembly as the serial loop reported it.
+fn fill_error(e: ContactFillError<StepError>) -> StepError {
+    match e {
+        ContactFillError::Build(e) => e,
+        ContactFillError::Invalid(e) => e.into(),
+    }
+}
+
 fn impacting(settings: &StepSettings, gap: f64, un: f64) -> bool {
     un < -settings.impact_velocity && gap + un * settings.dt <= 0.0
 }
@@ -220,11 +281,11 @@ pub(crate) fn impact_problem(
         let un = jac.velocity(&velocity[a], &velocity[b])[0];
         Ok((jac, un))
     };
-    let mut impacts = 0;
-    for s in solver_contacts {
+    let threads = assembly_threads(settings, solver_contacts.len());
+    let impacts = count_in_blocks(solver_contacts, threads, |s| {
         let (_, un) = jacobian(s)?;
-        impacts += usize::from(impacting(settings, s.point(set).gap, un));
-    }
+        Ok(impacting(settings, s.point(set).gap, un))
+    })?;
     // a decomposed solve runs the stage on every subdomain or on none
     if !any_subdomain(impacts > 0) {
         return Ok((0, None));
@@ -234,7 +295,8 @@ pub(crate) fn impact_problem(
         free.extend_from_slice(velocity)
     })?;
     problem.reserve_contacts(solver_contacts.len());
-    for s in solver_contacts {
+    let contact = |i: usize| -> Result<(Contact, ()), StepError> {
+        let s = &solver_contacts[i];
         let c = s.point(set);
         let (jac, un) = jacobian(s)?;
         let p = contact_parameters(world, settings, c)?;
@@ -244,7 +306,7 @@ pub(crate) fn impact_problem(
             c.gap.max(0.0) / dt
         };
         let [st1, st2] = surface_rhs(world, c, &jac.frame);
-        problem.push_contact(Contact {
+        let contact = Contact {
             bodies: s.bodies,
             key: c.key,
             jacobian: jac,
@@ -253,8 +315,14 @@ pub(crate) fn impact_problem(
             friction: p.friction,
             rolling_arm: p.rolling_arm,
             model: Default::default(),
-        })?;
-    }
+        };
+        Ok((contact, ()))
+    };
+    let threads = assembly_threads(settings, solver_contacts.len());
+    let mut nothing = vec![(); solver_contacts.len()];
+    problem
+        .extend_contacts_with(&mut nothing, threads, contact)
+        .map_err(fill_error)?;
     Ok((impacts, Some(problem)))
 }
 
@@ -269,6 +337,7 @@ pub(crate) fn continuous_problem(
     solver_contacts: &[SolverContact],
     velocity: &[Velocity6],
     storage: &mut ProblemStorage,
+    overlap_terms: &mut Vec<Option<f64>>,
 ) -> Result<(ContactProblem, OverlapScale), StepError> {
     let dt = settings.dt;
     let free = |free: &mut Vec<Velocity6>| {
@@ -287,9 +356,11 @@ pub(crate) fn continuous_problem(
     let mut problem = new_problem(world, settings, resolution, storage, free)?;
     problem.reserve_contacts(solver_contacts.len());
     let e_h = settings.contact_law.exponent();
-    let mut overlap_scale = OverlapScale::default();
     let set = contacts.as_slice();
-    for s in solver_contacts {
+    refill(overlap_terms, solver_contacts.len(), None);
+    let threads = assembly_threads(settings, solver_contacts.len());
+    let contact = |i: usize| -> Result<(Contact, Option<f64>), StepError> {
+        let s = &solver_contacts[i];
         let c = s.point(set);
         let g = s.geometry(world, c)?;
         let params = contact_parameters(world, settings, c)?;
@@ -298,7 +369,6 @@ pub(crate) fn continuous_problem(
         let [a, b] = s.carriers();
         let gv_old = jac.velocity(&velocity[a], &velocity[b])[0];
         let mut contact = Contact::spook(s.bodies, c.key, jac, nr.g, gv_old, &params, dt);
-        overlap_scale.add(settings.contact_law, nr.g, params.upsilon_n, dt);
         if c.gap > 0.0 {
             // Speculative contact (found through the margin or sweep):
             // G_n v ≥ −φ/Δt lets the gap close within the step but not
@@ -309,7 +379,15 @@ pub(crate) fn continuous_problem(
         let [st1, st2] = surface_rhs(world, c, &g.frame);
         contact.rhs[1] = st1;
         contact.rhs[2] = st2;
-        problem.push_contact(contact)?;
+        let term = OverlapScale::term(settings.contact_law, nr.g, params.upsilon_n, dt);
+        Ok((contact, term))
+    };
+    problem
+        .extend_contacts_with(overlap_terms, threads, contact)
+        .map_err(fill_error)?;
+    let mut overlap_scale = OverlapScale::default();
+    for &term in overlap_terms.iter() {
+        overlap_scale.add_term(term);
     }
     let mut rows = Vec::new();
     for (j, joint) in world.joints.iter().enumerate() {
@@ -353,6 +431,7 @@ pub fn unfolded_problem(
         &solver_contacts,
         world.velocities(),
         &mut ProblemStorage::new(),
+        &mut Vec::new(),
     )?;
     Ok((
         problem,
