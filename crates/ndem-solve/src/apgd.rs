@@ -222,12 +222,18 @@ impl Solver for Apgd {
         }
         problem.velocity_from_unchecked(lambda, velocity);
         let residuals = self.evaluator.stats(problem, lambda, Some(velocity));
+        // APGD stopped early on its own criterion (its projected gradient)
+        // while the row residual stays above the tolerance: a fixed point
+        // of APGD that is not a solution of the rows (with the cone, the
+        // CCP answer of a sliding contact), reported as stalled, not as an
+        // iteration limit it did not reach
+        let own_fixed_point = self.settings.stopping.early_stop && report.converged;
         Ok(SolveReport::judged(
             "apgd",
             residuals,
             initial_residual,
             self.settings.stopping.tolerance,
-            report.stalled,
+            report.stalled || own_fixed_point,
             report.iterations,
             report.residual,
         ))

@@ -387,6 +387,54 @@ fn solve_qp_rejects_malformed_sets() {
     );
 }
 
+/// A sphere sliding on a fixed floor with disk friction: APGD (cone
+/// projection) solves the CCP, whose answer lets the sliding contact
+/// separate (`w_n = μ‖w_t‖`), so the MCP row residual stays near
+/// `μ ‖w_t‖`. APGD stops early on its own criterion, and its report says
+/// it stalled at a point that is not a solution of the rows; it did not
+/// reach its iteration cap.
+#[test]
+fn apgd_on_a_sliding_contact_reports_a_fixed_point_that_is_no_mcp_solution() {
+    use ndem_math::{ContactFrame, ContactJacobian, InverseMass, Mat3, Vec3};
+    let sphere = InverseMass {
+        inv_mass: 1.0,
+        inv_inertia: Mat3::identity() * 250.0,
+    };
+    // sliding at 3 m/s and approaching at 1 m/s with μ = 0.1: friction
+    // cannot stop the slide, and the start's residual (the approach speed)
+    // exceeds the answer's (μ times the remaining slide)
+    let free = Velocity6::new(Vec3::new(3.0, 0.0, -1.0), Vec3::zeros());
+    let mut p = ContactProblem::new(
+        vec![InverseMass::INFINITE_MASS, sphere],
+        vec![Velocity6::default(), free],
+        ContactRows::NormalFriction,
+        FrictionSet::Disk,
+        1e-3,
+    )
+    .unwrap();
+    let frame = ContactFrame::from_unit_normal(Vec3::z());
+    let jacobian = ContactJacobian::new(frame, &Vec3::new(0.0, 0.0, -0.1), &Vec3::zeros(), 1.0);
+    let contact = Contact::builder([1, 0], jacobian)
+        .compliance([1e-8, 1e-8, 1e-8])
+        .friction(0.1)
+        .build()
+        .unwrap();
+    p.push_contact(contact).unwrap();
+    let (mut l, mut v) = cold(&p);
+    let rep = apgd(50_000, 1e-10).solve(&p, &mut l, &mut v).unwrap();
+    assert_eq!(rep.status, SolverStatus::Stalled, "{rep:?}");
+    assert!(rep.iterations < 50_000, "{rep:?}");
+    assert!(rep.last_update <= 1e-10, "APGD's own measure met: {rep:?}");
+    // the CCP answer: the contact separates at the rate μ |v_t| of the slide
+    let w = p.contacts()[0].jacobian.velocity(&v[1], &v[0]);
+    let slide = w[1].hypot(w[2]);
+    assert!(slide > 1.0, "still sliding: {w:?}");
+    assert!(
+        (w[0] - 0.1 * slide).abs() <= 1e-6 * slide,
+        "w_n = μ|w_t|: {w:?}"
+    );
+}
+
 /// APGD's settings can be replaced after construction, validated.
 #[test]
 fn apgd_settings_can_be_replaced() {
