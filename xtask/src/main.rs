@@ -43,9 +43,11 @@ pub struct SuiteOptions {
     pub particles: Option<usize>,
     /// Override of the number of interleaved repeats (`peers`).
     pub repeats: Option<usize>,
+    /// Override of the random seed of the generated bed (`peers`).
+    pub seed: Option<u64>,
 }
 
-const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR] [--particles N] [--repeats N]
+const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR] [--particles N] [--repeats N] [--seed N]
 
 suites:
   verify      physics verification cases with known answers
@@ -58,7 +60,7 @@ suites:
   excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic
   creep                a pile at rest: drift against iterations, warm start and time step
-  peers [smooth|ndem [ours]]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed; the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer; `ndem ours`: without it)
+  peers [smooth|ndem [ours]]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed (--seed: another draw of it, default 11); the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer; `ndem ours`: without it)
   mpi-scaling          distributed runs on 1, 2, 4 MPI ranks (.ci/install-mpi): strong and weak scaling, communication, sweeps by subdomains, cluster model";
 
 fn main() -> ExitCode {
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
     let mut quick = false;
     let mut particles = None;
     let mut repeats = None;
+    let mut seed = None;
     let mut rest = Vec::new();
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -96,6 +99,13 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             },
+            "--seed" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) => seed = Some(n),
+                None => {
+                    eprintln!("error: --seed needs a whole number\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -114,6 +124,7 @@ fn main() -> ExitCode {
         args: rest,
         particles,
         repeats,
+        seed,
     };
     let result = match suite.as_str() {
         "verify" => verify::run(&opts),

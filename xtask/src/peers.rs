@@ -40,6 +40,9 @@ const ROLLING: f64 = 0.1;
 
 /// The bed of `n` spheres: a loose lattice about 16 layers deep in an open
 /// box, rolling-resistance coefficient `rolling`.
+/// The bed's seed unless `--seed` gives another.
+pub(crate) const DEFAULT_SEED: u64 = 11;
+
 pub(crate) fn bed(n: usize, seed: u64, rolling: f64) -> SuiteResult<Scene> {
     let per_side = ((n as f64 / 16.0).sqrt().ceil() as usize).max(2);
     let side = (per_side as f64 + 1.2) * 2.2 * R_MAX;
@@ -423,7 +426,7 @@ fn compare_size(
     repeats: usize,
     progress: &mut Progress,
 ) -> SuiteResult<SizeResult> {
-    let scene = bed(n, 11, rolling)?;
+    let scene = bed(n, opts.seed.unwrap_or(DEFAULT_SEED), rolling)?;
     let settings = smooth_settings(&scene.world);
     let phases = phases_for(settings.dt);
     let dir = opts.out.join(format!("liggghts-{n}-mu_r-{rolling}"));
@@ -667,6 +670,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             "suite": "peers",
             "quick": opts.quick,
             "liggghts": liggghts_available(),
+            "smooth_bed_seed": opts.seed.unwrap_or(DEFAULT_SEED),
             "rapier": rapier.as_ref().map(|_| crate::peers_rapier::RAPIER),
             "sizes": rows,
             "ndem": ndem_rows,
@@ -676,7 +680,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let mut md = report::heading("Peers: ndem-smooth beside LIGGGHTS on one bed", opts.quick);
     let _ = writeln!(
         md,
-        "Hertz-Mindlin with tangential history, without rolling resistance and with μ_r = {ROLLING} (LIGGGHTS `epsd`, ours model C, both with viscous damping 0.3; LIGGGHTS' `epsd` leaves twisting free, ours resists it), Δt = 0.1 Δt_Rayleigh, skin 0.2 r_min, e = {RESTITUTION}, μ = {FRICTION}; minimum CPU time of {repeats} interleaved repeats. Load: {}.\n",
+        "Hertz-Mindlin with tangential history, without rolling resistance and with μ_r = {ROLLING} (LIGGGHTS `epsd`, ours model C, both with viscous damping 0.3; LIGGGHTS' `epsd` leaves twisting free, ours resists it), Δt = 0.1 Δt_Rayleigh, skin 0.2 r_min, e = {RESTITUTION}, μ = {FRICTION}; bed seed {}; minimum CPU time of {repeats} interleaved repeats. Load: {}.\n",
+        opts.seed.unwrap_or(DEFAULT_SEED),
         report::load_average()
     );
     md.push_str(&table);

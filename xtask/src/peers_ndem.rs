@@ -76,7 +76,7 @@ impl StepTimes {
 /// Settles `n` spheres with NDEM (the scene's own stepper, 1.5 s) and
 /// returns the scene with its settled world and the warm-start history.
 fn settle(n: usize, progress: &mut Progress) -> SuiteResult<(Scene, ndem_solve::ImpulseHistory)> {
-    let mut scene = bed(n, 11, 0.1)?;
+    let mut scene = bed(n, crate::peers::DEFAULT_SEED, 0.1)?;
     let mut stepper = scene.stepper().map_err(|e| e.to_string())?;
     let steps = (1.5 / scene.settings.dt).round() as usize;
     for k in 0..steps {
