@@ -13,6 +13,7 @@
 //! Invariant: this crate knows nothing about shapes, collision detection,
 //! solvers or time stepping. It depends only on nalgebra(-sparse) and thiserror.
 
+pub mod blocks;
 pub mod capacity;
 pub mod error;
 pub mod frame;

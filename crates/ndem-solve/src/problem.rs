@@ -21,6 +21,7 @@
 
 use crate::SolveError;
 use nalgebra_sparse::CsrMatrix;
+use ndem_math::blocks::{block_len, map_parts};
 use ndem_math::{
     ContactFrame, ContactJacobian, ContactKey, ContactParameters, InverseMass, JacobianRow,
     RowKind, Vec3, Velocity6,
@@ -636,47 +637,34 @@ impl ContactProblem {
         let body_count = self.inverse_mass.len();
         let placeholder = Contact::placeholder();
         self.contacts.resize(start + count, placeholder);
-        let block = count.div_ceil(threads.max(1)).max(1);
-        let fill = |first: usize, slots: &mut [Contact], extra: &mut [X]| {
-            for (k, (slot, x)) in slots.iter_mut().zip(extra).enumerate() {
-                let i = first + k;
-                let (contact, e) = build(i).map_err(|e| (i, ContactFillError::Build(e)))?;
+        let block = block_len(count, threads);
+        let fill = |(k, (slots, extra)): (usize, (&mut [Contact], &mut [X]))| {
+            for (n, (slot, x)) in slots.iter_mut().zip(extra).enumerate() {
+                let i = k * block + n;
+                let (contact, e) = build(i).map_err(ContactFillError::Build)?;
                 check_known_bodies("contacts", start + i, contact.bodies, body_count)
                     .and_then(|()| contact.validate(start + i))
-                    .map_err(|e| (i, ContactFillError::Invalid(e)))?;
+                    .map_err(ContactFillError::Invalid)?;
                 *slot = contact;
                 *x = e;
             }
             Ok(())
         };
-        let fill = &fill;
-        let mut blocks = self.contacts[start..]
+        let blocks = self.contacts[start..]
             .chunks_mut(block)
             .zip(extra.chunks_mut(block))
             .enumerate();
-        let first = blocks.next();
-        let mut failures: Vec<(usize, ContactFillError<E>)> = Vec::new();
-        std::thread::scope(|scope| {
-            let spawned: Vec<_> = blocks
-                .map(|(k, (slots, x))| scope.spawn(move || fill(k * block, slots, x)))
-                .collect();
-            if let Some((_, (slots, x))) = first {
-                failures.extend(fill(0, slots, x).err());
-            }
-            for handle in spawned {
-                match handle.join() {
-                    Ok(result) => failures.extend(result.err()),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-        });
-        match failures.into_iter().min_by_key(|(i, _)| *i) {
-            None => Ok(()),
-            Some((_, e)) => {
-                self.contacts.truncate(start);
-                Err(e)
-            }
+        // each block stops at its first failure, so the first failing
+        // block's error is the lowest failing index's
+        let result: Result<(), ContactFillError<E>> = if threads <= 1 {
+            blocks.map(fill).collect()
+        } else {
+            map_parts(blocks, fill).into_iter().collect()
+        };
+        if result.is_err() {
+            self.contacts.truncate(start);
         }
+        result
     }
 
     /// The same problem with a different number of rows per contact (e.g.

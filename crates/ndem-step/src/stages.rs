@@ -6,6 +6,7 @@
 use crate::guard::OverlapScale;
 use crate::{StepError, StepSettings, World};
 use ndem_collide::{ContactPoint, ContactSet};
+use ndem_math::blocks::{block_len, map_parts};
 use ndem_math::capacity::refill;
 use ndem_math::jacobian::normal_row;
 use ndem_math::{ContactFrame, ContactJacobian, ContactParameters, Vec3, Velocity6};
@@ -192,8 +193,6 @@ pub(crate) fn new_problem(
     )?)
 }
 
-/// An impact: approaching faster than `v_imp` and closing the gap within
-/// this step.
 /// Contacts per assembly thread below which a thread is not worth its
 /// start (a few tens of microseconds).
 const CONTACTS_PER_ASSEMBLY_THREAD: usize = 4096;
@@ -227,23 +226,10 @@ fn count_in_blocks<T: Sync>(
     if threads <= 1 {
         return count(items);
     }
-    let block = items.len().div_ceil(threads).max(1);
-    let count = &count;
-    let results: Vec<Result<usize, StepError>> = std::thread::scope(|scope| {
-        let mut chunks = items.chunks(block);
-        let first = chunks.next();
-        let spawned: Vec<_> = chunks.map(|c| scope.spawn(move || count(c))).collect();
-        let mut results = vec![first.map_or(Ok(0), count)];
-        for handle in spawned {
-            match handle.join() {
-                Ok(r) => results.push(r),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        results
-    });
     // blocks in order: the first error is the lowest failing item's
-    results.into_iter().sum()
+    map_parts(items.chunks(block_len(items.len(), threads)), count)
+        .into_iter()
+        .sum()
 }
 
 /// A failed parallel assembly as the serial loop reported it.
@@ -254,6 +240,8 @@ fn fill_error(e: ContactFillError<StepError>) -> StepError {
     }
 }
 
+/// An impact: approaching faster than `v_imp` and closing the gap within
+/// this step.
 fn impacting(settings: &StepSettings, gap: f64, un: f64) -> bool {
     un < -settings.impact_velocity && gap + un * settings.dt <= 0.0
 }
