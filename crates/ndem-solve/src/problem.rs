@@ -650,14 +650,14 @@ impl ContactProblem {
             }
             Ok(())
         };
-        let blocks = self.contacts[start..]
+        let mut blocks = self.contacts[start..]
             .chunks_mut(block)
             .zip(extra.chunks_mut(block))
             .enumerate();
         // each block stops at its first failure, so the first failing
         // block's error is the lowest failing index's
         let result: Result<(), ContactFillError<E>> = if threads <= 1 {
-            blocks.map(fill).collect()
+            blocks.try_for_each(fill)
         } else {
             map_parts(blocks, fill).into_iter().collect()
         };
