@@ -88,18 +88,11 @@ impl Colouring {
         // greedy first: each block takes the lowest colour free of its
         // moving bodies; then again with the greedy's colour count, each
         // block taking the free colour with the fewest blocks so far
-        self.assign(count, &block_bodies, |_, free| {
-            free.trailing_zeros() as usize
-        });
-        let greedy = self
-            .colour
-            .iter()
-            .map(|&k| k as usize + 1)
-            .max()
-            .unwrap_or(0);
+        self.assign(count, &block_bodies, |free| free.trailing_zeros() as usize);
+        let greedy = self.colours_used();
         if !self.overflow && greedy > 1 {
             let mut sizes = [0u32; MAX_COLOURS];
-            self.assign(count, &block_bodies, |_, free| {
+            self.assign(count, &block_bodies, |free| {
                 let least = (0..greedy)
                     .filter(|&k| free & (1 << k) != 0)
                     .min_by_key(|&k| sizes[k]);
@@ -111,12 +104,7 @@ impl Colouring {
                 k
             });
         }
-        let colours = self
-            .colour
-            .iter()
-            .map(|&k| k as usize + 1)
-            .max()
-            .unwrap_or(0);
+        let colours = self.colours_used();
         self.blocks.clear();
         self.colour_starts.clear();
         self.order.clear();
@@ -137,14 +125,14 @@ impl Colouring {
     }
 
     /// Colours blocks `0..count` in order, block `k` taking
-    /// `choose(k, free)` where `free` has bit `c` set when colour `c` is
+    /// `choose(free)` where `free` has bit `c` set when colour `c` is
     /// free of the block's moving bodies; a choice of [`MAX_COLOURS`] or
     /// more puts the block in the last, serial colour.
     fn assign<I: Iterator<Item = usize> + Clone>(
         &mut self,
         count: usize,
         block_bodies: &impl Fn(usize) -> I,
-        mut choose: impl FnMut(usize, u64) -> usize,
+        mut choose: impl FnMut(u64) -> usize,
     ) {
         self.used.fill(0);
         self.colour.clear();
@@ -155,7 +143,7 @@ impl Colouring {
             let colour = if taken == u64::MAX {
                 MAX_COLOURS
             } else {
-                choose(k, !taken)
+                choose(!taken)
             };
             let colour = if colour >= MAX_COLOURS {
                 self.overflow = true;
@@ -168,6 +156,15 @@ impl Colouring {
             };
             self.colour.push(colour as u8);
         }
+    }
+
+    /// One more than the highest colour a block has.
+    fn colours_used(&self) -> usize {
+        self.colour
+            .iter()
+            .map(|&k| k as usize + 1)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Number of colours.
