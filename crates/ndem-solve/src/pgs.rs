@@ -889,12 +889,7 @@ impl ProjectedGaussSeidel {
             let mut lam = [0.0; 6];
             for k in 0..colours {
                 let (start, end) = (colouring.colour_starts[k], colouring.colour_starts[k + 1]);
-                // the overflow colour's blocks may share bodies: one thread
-                let (s, e) = if colouring.overflow && k + 1 == colours {
-                    if t == 0 { (0, end - start) } else { (0, 0) }
-                } else {
-                    share(end - start, t, threads)
-                };
+                let (s, e) = share(end - start, t, threads);
                 let blocks = &colouring.blocks[start + s..start + e];
                 for ci in blocks.iter().flat_map(|&(bs, be)| bs as usize..be as usize) {
                     let c = &contacts[ci];

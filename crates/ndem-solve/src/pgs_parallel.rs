@@ -31,11 +31,13 @@
 
 use crate::problem::ContactProblem;
 use ndem_math::Velocity6;
+use ndem_math::blocks::{block_len, map_parts};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-/// Largest number of colours tracked per body by the greedy colouring;
-/// blocks that would need more go to one last colour visited serially.
+/// Colours tracked per body (bits of a `u64`): as many as blocks can be,
+/// so that every block finds a free colour.
 const MAX_COLOURS: usize = 64;
+const _: () = assert!(MAX_BLOCKS <= MAX_COLOURS);
 
 /// Fewest contacts per block, and most blocks: the blocks depend on the
 /// problem alone (never on the thread count), so the visiting order and the
@@ -56,9 +58,6 @@ pub(crate) struct Colouring {
     pub(crate) blocks: Vec<(u32, u32)>,
     /// `blocks[colour_starts[k]..colour_starts[k + 1]]` is colour `k`.
     pub(crate) colour_starts: Vec<usize>,
-    /// The last colour holds blocks that did not fit in [`MAX_COLOURS`];
-    /// they may share bodies and are swept by one thread.
-    pub(crate) overflow: bool,
     used: Vec<u64>,
     colour: Vec<u8>,
 }
@@ -90,7 +89,7 @@ impl Colouring {
         // block taking the free colour with the fewest blocks so far
         self.assign(count, &block_bodies, |free| free.trailing_zeros() as usize);
         let greedy = self.colours_used();
-        if !self.overflow && greedy > 1 {
+        if greedy > 1 {
             let mut sizes = [0u32; MAX_COLOURS];
             self.assign(count, &block_bodies, |free| {
                 let least = (0..greedy)
@@ -98,9 +97,7 @@ impl Colouring {
                     .min_by_key(|&k| sizes[k]);
                 // no free colour among the greedy's: the lowest free one
                 let k = least.unwrap_or(free.trailing_zeros() as usize);
-                if k < MAX_COLOURS {
-                    sizes[k] += 1;
-                }
+                sizes[k] += 1;
                 k
             });
         }
@@ -126,8 +123,8 @@ impl Colouring {
 
     /// Colours blocks `0..count` in order, block `k` taking
     /// `choose(free)` where `free` has bit `c` set when colour `c` is
-    /// free of the block's moving bodies; a choice of [`MAX_COLOURS`] or
-    /// more puts the block in the last, serial colour.
+    /// free of the block's moving bodies (a block shares bodies with at
+    /// most `MAX_BLOCKS - 1 < MAX_COLOURS` others, so some colour is free).
     fn assign<I: Iterator<Item = usize> + Clone>(
         &mut self,
         count: usize,
@@ -136,24 +133,13 @@ impl Colouring {
     ) {
         self.used.fill(0);
         self.colour.clear();
-        self.overflow = false;
         for k in 0..count {
             let bodies = block_bodies(k);
             let taken = bodies.clone().fold(0u64, |m, b| m | self.used[b]);
-            let colour = if taken == u64::MAX {
-                MAX_COLOURS
-            } else {
-                choose(!taken)
-            };
-            let colour = if colour >= MAX_COLOURS {
-                self.overflow = true;
-                MAX_COLOURS
-            } else {
-                for b in bodies {
-                    self.used[b] |= 1 << colour;
-                }
-                colour
-            };
+            let colour = choose(!taken);
+            for b in bodies {
+                self.used[b] |= 1 << colour;
+            }
             self.colour.push(colour as u8);
         }
     }
@@ -344,19 +330,9 @@ pub(crate) fn for_each_block<T: Send>(
     f: impl Fn(usize, &mut [T]) + Sync,
 ) {
     let per = per.max(1);
-    let items = out.len() / per;
-    let block = items.div_ceil(threads.max(1)).max(1) * per;
-    let f = &f;
-    let mut blocks = out.chunks_mut(block).enumerate();
-    let first = blocks.next();
-    std::thread::scope(|scope| {
-        for (k, b) in blocks {
-            scope.spawn(move || f(k * block / per, b));
-        }
-        if let Some((_, b)) = first {
-            f(0, b);
-        }
-    });
+    let block = block_len(out.len() / per, threads) * per;
+    let blocks = out.chunks_mut(block).enumerate();
+    map_parts(blocks, |(k, b)| f(k * block / per, b));
 }
 
 /// The share `[start, end)` of `len` items that thread `t` of `threads`
@@ -406,8 +382,7 @@ mod tests {
 
     /// What the parallel sweep relies on: `order` is the blocks'
     /// contacts, colour after colour, every contact once, and no two
-    /// blocks of a colour share a moving body (but in the last colour
-    /// when it is the serial overflow colour).
+    /// blocks of a colour share a moving body.
     fn check(colouring: &Colouring, problem: &ContactProblem) -> Result<(), TestCaseError> {
         let n = problem.contacts().len();
         let from_blocks: Vec<u32> = colouring.blocks.iter().flat_map(|&(s, e)| s..e).collect();
@@ -423,9 +398,6 @@ mod tests {
         let mut owner = vec![usize::MAX; problem.body_count()];
         let colours = colouring.colours();
         for k in 0..colours {
-            if colouring.overflow && k + 1 == colours {
-                continue;
-            }
             owner.fill(usize::MAX);
             let range = colouring.colour_starts[k]..colouring.colour_starts[k + 1];
             for (block, &(s, e)) in colouring.blocks[range].iter().enumerate() {
@@ -451,7 +423,7 @@ mod tests {
 
     /// Contact graphs of every kind: bodies joined to index neighbours
     /// (`reach` small, few colours) or to bodies anywhere (`reach` large,
-    /// up to the serial overflow colour), static bodies among them.
+    /// up to one colour per block), static bodies among them.
     fn arb_graph() -> impl Strategy<Value = (usize, Vec<bool>, Vec<[u32; 2]>)> {
         (200usize..3000, 1u32..3000, 2100usize..40_000, any::<u64>())
             .prop_flat_map(|(bodies, reach, contacts, seed)| {
