@@ -1268,8 +1268,12 @@ mod tests {
                 }
                 lam[0] = lam[0].abs();
                 let state = (lam, velocity(&mut rng, 0.1), velocity(&mut rng, 0.1));
-                let (l1, a1, b1) = pass(&problem, c, state, true);
-                let (l2, a2, b2) = pass(&problem, c, state, false);
+                // rolling resistance μ_r R* up to 1 mm (the packings have
+                // none), so that the rolling rows' candidates matter
+                let mut c = *c;
+                c.rolling_arm = 1e-3 * (0.5 + 0.5 * uniform(&mut rng));
+                let (l1, a1, b1) = pass(&problem, &c, state, true);
+                let (l2, a2, b2) = pass(&problem, &c, state, false);
                 let lam_scale = l2.iter().fold(1e-300f64, |m, x| m.max(x.abs()));
                 for j in 0..6 {
                     worst = worst.max((l1[j] - l2[j]).abs() / lam_scale);
