@@ -172,7 +172,6 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
             )
         };
         let mut out = vec![Vec::new(); self.comm.size()];
-        let keys = problem.contact_keys();
         for (ci, c) in problem.contacts().iter().enumerate() {
             if !owned[ci] {
                 continue;
@@ -182,7 +181,7 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
             let Some(o) = [lo, hi].into_iter().find(|&i| plan.dynamic[i]) else {
                 continue;
             };
-            let (ga, gb, f) = global(&keys[ci]);
+            let (ga, gb, f) = global(&c.key);
             for &s in &plan.holders[o] {
                 let buf = &mut out[s as usize];
                 buf.extend_from_slice(&[ga as f64, gb as f64, f as f64]);
@@ -190,11 +189,12 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
             }
         }
         let received = self.exchange(out);
-        let unowned: HashMap<GlobalKey, usize> = keys
+        let unowned: HashMap<GlobalKey, usize> = problem
+            .contacts()
             .iter()
             .enumerate()
             .filter(|(ci, _)| !owned[*ci])
-            .map(|(ci, key)| (global(key), ci))
+            .map(|(ci, c)| (global(&c.key), ci))
             .collect();
         for buf in received {
             for entry in buf.chunks_exact(3 + m) {

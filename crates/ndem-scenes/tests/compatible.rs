@@ -94,10 +94,10 @@ fn truss_on_rigid_cd_reproduces_the_linear_spring_pile() {
     let fmax = reference.values().fold(0.0f64, |a, &b| a.max(b));
     let mut worst_truss = 0.0f64;
     let mut worst_pgs = 0.0f64;
-    for (key, f) in problem.contact_keys().iter().zip(&truss.forces) {
-        let expected = reference.get(key).copied().unwrap_or(0.0);
+    for (c, f) in problem.contacts().iter().zip(&truss.forces) {
+        let expected = reference.get(&c.key).copied().unwrap_or(0.0);
         worst_truss = worst_truss.max((f - expected).abs() / fmax);
-        let pgs = pgs_forces.get(key).copied().unwrap_or(0.0);
+        let pgs = pgs_forces.get(&c.key).copied().unwrap_or(0.0);
         worst_pgs = worst_pgs.max((pgs - expected).abs() / fmax);
     }
     eprintln!(

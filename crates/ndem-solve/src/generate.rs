@@ -8,7 +8,7 @@
 //! * [`random_sparse_problem`]: random bodies and random two-body rows
 //!   assembled through [`ContactProblem::from_sparse`].
 
-use crate::problem::{Contact, ContactEntry, ContactProblem, ContactRows, FrictionSet, RowBounds};
+use crate::problem::{Contact, ContactProblem, ContactRows, FrictionSet, RowBounds};
 use crate::solver::SplitMix64;
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 use ndem_math::jacobian::normal_row;
@@ -291,16 +291,14 @@ pub fn beam_problem(weight: f64) -> ContactProblem {
             &point,
             1.0,
         );
-        p.push_contact(ContactEntry {
-            contact: Contact {
-                bodies: [1, 0],
-                jacobian: jac,
-                sigma: [1e-12, 1e-12, 1e-12],
-                rhs: [0.0; 6],
-                friction: 0.0,
-                rolling_arm: 0.0,
-            },
+        p.push_contact(Contact {
+            bodies: [1, 0],
             key: ContactKey::new(1, 0, k as u32),
+            jacobian: jac,
+            sigma: [1e-12, 1e-12, 1e-12],
+            rhs: [0.0; 6],
+            friction: 0.0,
+            rolling_arm: 0.0,
             model: Default::default(),
         })
         .expect("valid contact");
@@ -402,16 +400,14 @@ pub fn skewed_contacts(spec: &SkewedSpec) -> ContactProblem {
             sig(d[1].min(d[2]), &mut u),
             sig(d[3].min(d[4]), &mut u),
         ];
-        p.push_contact(ContactEntry {
-            contact: Contact {
-                bodies: [a as u32, b as u32],
-                jacobian: jac,
-                sigma,
-                rhs: [0.0; 6],
-                friction: 0.3 + 0.6 * u(),
-                rolling_arm: 0.01 + 0.05 * u(),
-            },
+        p.push_contact(Contact {
+            bodies: [a as u32, b as u32],
             key: ContactKey::new(a as u32, b as u32, k as u32),
+            jacobian: jac,
+            sigma,
+            rhs: [0.0; 6],
+            friction: 0.3 + 0.6 * u(),
+            rolling_arm: 0.01 + 0.05 * u(),
             model: Default::default(),
         })
         .expect("valid contact");

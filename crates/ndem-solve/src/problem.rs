@@ -73,13 +73,6 @@ pub struct ContactModel {
     pub gamma_r: f64,
 }
 
-/// One block of [`ContactProblem::extend_contacts_with`]'s slots.
-type ContactSlots<'a> = (
-    &'a mut [Contact],
-    &'a mut [ContactKey],
-    &'a mut [ContactModel],
-);
-
 /// What failed in [`ContactProblem::extend_contacts_with`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContactFillError<E> {
@@ -108,15 +101,14 @@ fn check_known_bodies(
     Ok(())
 }
 
-/// One frictional contact as the solvers read it: compact Jacobian,
-/// regularization, right-hand side and bounds. What warm starting knows the
-/// contact by (its key and [`ContactModel`]) is kept apart
-/// ([`ContactProblem::contact_keys`], [`ContactProblem::contact_models`]),
-/// so that a sweep streams 224 bytes per contact, not 272.
+/// One frictional contact: compact Jacobian, regularization, right-hand side
+/// and bounds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Contact {
     /// Body indices `[a, b]` (normal points from b to a).
     pub bodies: [u32; 2],
+    /// Persistent identity, for warm starting.
+    pub key: ContactKey,
     /// The compact Jacobian (includes `s_n`).
     pub jacobian: ContactJacobian,
     /// `[Σ_n, Σ_t, Σ_r]`.
@@ -127,29 +119,8 @@ pub struct Contact {
     pub friction: f64,
     /// Rolling torque arm `μ_r R*` \[m\].
     pub rolling_arm: f64,
-}
-
-/// A contact as it enters a [`ContactProblem`]: what the solvers read and
-/// what warm starting knows it by.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ContactEntry {
-    /// What the solvers read.
-    pub contact: Contact,
-    /// Persistent identity, for warm starting.
-    pub key: ContactKey,
     /// Data for model-based warm starting.
     pub model: ContactModel,
-}
-
-impl From<Contact> for ContactEntry {
-    /// The contact with the key `(a, b, 0)` of its bodies and no model data.
-    fn from(contact: Contact) -> Self {
-        Self {
-            contact,
-            key: ContactKey::new(contact.bodies[0], contact.bodies[1], 0),
-            model: ContactModel::default(),
-        }
-    }
 }
 
 impl Contact {
@@ -166,18 +137,16 @@ impl Contact {
         normal_velocity_old: f64,
         params: &ContactParameters,
         dt: f64,
-    ) -> ContactEntry {
+    ) -> Self {
         let b_n = 4.0 / dt * params.upsilon_n * g - params.upsilon_n * normal_velocity_old;
-        ContactEntry {
-            contact: Self {
-                bodies,
-                jacobian,
-                sigma: [params.sigma_n, params.sigma_t, params.sigma_r],
-                rhs: [b_n, 0.0, 0.0, 0.0, 0.0, 0.0],
-                friction: params.friction,
-                rolling_arm: params.rolling_arm,
-            },
+        Self {
+            bodies,
             key,
+            jacobian,
+            sigma: [params.sigma_n, params.sigma_t, params.sigma_r],
+            rhs: [b_n, 0.0, 0.0, 0.0, 0.0, 0.0],
+            friction: params.friction,
+            rolling_arm: params.rolling_arm,
             model: ContactModel {
                 g,
                 epsilon_n: params.epsilon_n,
@@ -195,7 +164,6 @@ impl Contact {
             [0, 0],
             ContactJacobian::new(frame, &Vec3::zeros(), &Vec3::zeros(), 1.0),
         )
-        .entry
         .contact
     }
 
@@ -206,15 +174,16 @@ impl Contact {
     /// value.
     pub fn builder(bodies: [u32; 2], jacobian: ContactJacobian) -> ContactBuilder {
         ContactBuilder {
-            entry: Self {
+            contact: Self {
                 bodies,
+                key: ContactKey::new(bodies[0], bodies[1], 0),
                 jacobian,
                 sigma: [0.0; 3],
                 rhs: [0.0; 6],
                 friction: 0.0,
                 rolling_arm: 0.0,
-            }
-            .into(),
+                model: ContactModel::default(),
+            },
         }
     }
 
@@ -292,49 +261,49 @@ impl Contact {
 /// Builds a [`Contact`] ([`Contact::builder`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactBuilder {
-    entry: ContactEntry,
+    contact: Contact,
 }
 
 impl ContactBuilder {
     /// Persistent identity, for warm starting.
     pub fn key(mut self, key: ContactKey) -> Self {
-        self.entry.key = key;
+        self.contact.key = key;
         self
     }
     /// Compliances `[Σ_n, Σ_t, Σ_r]` (warm-starting paper, appendix A).
     pub fn compliance(mut self, sigma: [f64; 3]) -> Self {
-        self.entry.contact.sigma = sigma;
+        self.contact.sigma = sigma;
         self
     }
     /// Right-hand side `b` of the normal row (the others stay 0).
     pub fn normal_rhs(mut self, b_n: f64) -> Self {
-        self.entry.contact.rhs[0] = b_n;
+        self.contact.rhs[0] = b_n;
         self
     }
     /// Right-hand side `b` of all six rows.
     pub fn rhs(mut self, rhs: [f64; 6]) -> Self {
-        self.entry.contact.rhs = rhs;
+        self.contact.rhs = rhs;
         self
     }
     /// Friction coefficient `μ_t`.
     pub fn friction(mut self, mu: f64) -> Self {
-        self.entry.contact.friction = mu;
+        self.contact.friction = mu;
         self
     }
     /// Rolling torque arm `μ_r R*` \[m\].
     pub fn rolling_arm(mut self, arm: f64) -> Self {
-        self.entry.contact.rolling_arm = arm;
+        self.contact.rolling_arm = arm;
         self
     }
     /// Data for model-based warm starting.
     pub fn model(mut self, model: ContactModel) -> Self {
-        self.entry.model = model;
+        self.contact.model = model;
         self
     }
     /// The contact, with its values checked ([`Contact::validate`]).
-    pub fn build(self) -> Result<ContactEntry, SolveError> {
-        self.entry.contact.validate(0)?;
-        Ok(self.entry)
+    pub fn build(self) -> Result<Contact, SolveError> {
+        self.contact.validate(0)?;
+        Ok(self.contact)
     }
 }
 
@@ -388,9 +357,6 @@ pub struct ContactProblem {
     pub(crate) friction_set: FrictionSet,
     pub(crate) dt: f64,
     pub(crate) contacts: Vec<Contact>,
-    /// `keys[i]`, `models[i]`: contact `i`'s identity and model data.
-    pub(crate) keys: Vec<ContactKey>,
-    pub(crate) models: Vec<ContactModel>,
     pub(crate) generic: Vec<GenericRow>,
 }
 
@@ -401,8 +367,6 @@ pub struct ProblemStorage {
     inverse_mass: Vec<InverseMass>,
     free_velocity: Vec<Velocity6>,
     contacts: Vec<Contact>,
-    keys: Vec<ContactKey>,
-    models: Vec<ContactModel>,
     generic: Vec<GenericRow>,
 }
 
@@ -466,8 +430,6 @@ impl ContactProblem {
             friction_set,
             dt,
             contacts: Vec::new(),
-            keys: Vec::new(),
-            models: Vec::new(),
             generic: Vec::new(),
         })
     }
@@ -488,10 +450,6 @@ impl ContactProblem {
         let mut problem = Self::new(inverse_mass, free_velocity, rows, friction_set, dt)?;
         problem.contacts = std::mem::take(&mut storage.contacts);
         problem.contacts.clear();
-        problem.keys = std::mem::take(&mut storage.keys);
-        problem.keys.clear();
-        problem.models = std::mem::take(&mut storage.models);
-        problem.models.clear();
         problem.generic = std::mem::take(&mut storage.generic);
         problem.generic.clear();
         Ok(problem)
@@ -504,15 +462,11 @@ impl ContactProblem {
             inverse_mass: self.inverse_mass,
             free_velocity: self.free_velocity,
             contacts: self.contacts,
-            keys: self.keys,
-            models: self.models,
             generic: self.generic,
         };
         s.inverse_mass.clear();
         s.free_velocity.clear();
         s.contacts.clear();
-        s.keys.clear();
-        s.models.clear();
         s.generic.clear();
         s
     }
@@ -523,24 +477,14 @@ impl ContactProblem {
     /// block grown exactly is remapped by the allocator, not copied).
     pub fn reserve_contacts(&mut self, additional: usize) {
         self.contacts.reserve_exact(additional);
-        self.keys.reserve_exact(additional);
-        self.models.reserve_exact(additional);
     }
 
-    /// Adds a contact after checking it (a bare [`Contact`] gets the key
-    /// `(a, b, 0)` and no model data).
-    pub fn push_contact(&mut self, entry: impl Into<ContactEntry>) -> Result<usize, SolveError> {
-        let ContactEntry {
-            contact,
-            key,
-            model,
-        } = entry.into();
+    /// Adds a contact after checking it.
+    pub fn push_contact(&mut self, contact: Contact) -> Result<usize, SolveError> {
         let i = self.contacts.len();
         self.check_bodies("contacts", i, contact.bodies)?;
         contact.validate(i)?;
         self.contacts.push(contact);
-        self.keys.push(key);
-        self.models.push(model);
         Ok(i)
     }
 
@@ -686,36 +630,30 @@ impl ContactProblem {
         &mut self,
         extra: &mut [X],
         threads: usize,
-        build: impl Fn(usize) -> Result<(ContactEntry, X), E> + Sync,
+        build: impl Fn(usize) -> Result<(Contact, X), E> + Sync,
     ) -> Result<(), ContactFillError<E>> {
         let start = self.contacts.len();
         let count = extra.len();
         let body_count = self.inverse_mass.len();
-        self.contacts.resize(start + count, Contact::placeholder());
-        self.keys.resize(start + count, ContactKey::default());
-        self.models.resize(start + count, ContactModel::default());
+        let placeholder = Contact::placeholder();
+        self.contacts.resize(start + count, placeholder);
         let block = block_len(count, threads);
-        let fill = |(k, (slots, extra)): (usize, (ContactSlots<'_>, &mut [X]))| {
-            let (contacts, keys, models) = slots;
-            let slots = contacts.iter_mut().zip(keys).zip(models);
-            for (n, (((contact, key), model), x)) in slots.zip(extra).enumerate() {
+        let fill = |(k, (slots, extra)): (usize, (&mut [Contact], &mut [X]))| {
+            for (n, (slot, x)) in slots.iter_mut().zip(extra).enumerate() {
                 let i = k * block + n;
-                let (entry, e) = build(i).map_err(ContactFillError::Build)?;
-                let c = entry.contact;
-                check_known_bodies("contacts", start + i, c.bodies, body_count)
-                    .and_then(|()| c.validate(start + i))
+                let (contact, e) = build(i).map_err(ContactFillError::Build)?;
+                check_known_bodies("contacts", start + i, contact.bodies, body_count)
+                    .and_then(|()| contact.validate(start + i))
                     .map_err(ContactFillError::Invalid)?;
-                (*contact, *key, *model) = (c, entry.key, entry.model);
+                *slot = contact;
                 *x = e;
             }
             Ok(())
         };
-        let slots = self.contacts[start..]
+        let mut blocks = self.contacts[start..]
             .chunks_mut(block)
-            .zip(self.keys[start..].chunks_mut(block))
-            .zip(self.models[start..].chunks_mut(block))
-            .map(|((c, k), m)| (c, k, m));
-        let mut blocks = slots.zip(extra.chunks_mut(block)).enumerate();
+            .zip(extra.chunks_mut(block))
+            .enumerate();
         // each block stops at its first failure, so the first failing
         // block's error is the lowest failing index's
         let result: Result<(), ContactFillError<E>> = if threads <= 1 {
@@ -725,8 +663,6 @@ impl ContactProblem {
         };
         if result.is_err() {
             self.contacts.truncate(start);
-            self.keys.truncate(start);
-            self.models.truncate(start);
         }
         result
     }
@@ -745,18 +681,9 @@ impl ContactProblem {
     pub fn body_count(&self) -> usize {
         self.inverse_mass.len()
     }
-    /// The contacts, as the solvers read them.
+    /// The contacts.
     pub fn contacts(&self) -> &[Contact] {
         &self.contacts
-    }
-    /// Each contact's persistent identity (`contact_keys()[i]` is contact
-    /// `i`'s), for warm starting.
-    pub fn contact_keys(&self) -> &[ContactKey] {
-        &self.keys
-    }
-    /// Each contact's data for model-based warm starting.
-    pub fn contact_models(&self) -> &[ContactModel] {
-        &self.models
     }
     /// The generic rows.
     pub fn generic_rows(&self) -> &[GenericRow] {
@@ -1201,9 +1128,9 @@ impl ContactProblem {
     /// for Hertz, `½ k_n δ²` for the linear law).
     pub fn elastic_energy(&self) -> f64 {
         let mut total = 0.0;
-        for m in &self.models {
-            if m.epsilon_n > 0.0 && m.g < 0.0 {
-                total += 0.5 * m.g * m.g / m.epsilon_n;
+        for c in &self.contacts {
+            if c.model.epsilon_n > 0.0 && c.model.g < 0.0 {
+                total += 0.5 * c.model.g * c.model.g / c.model.epsilon_n;
             }
         }
         total
@@ -1220,21 +1147,5 @@ fn check_len(field: &'static str, got: usize, expected: usize) -> Result<(), Sol
             expected,
             got,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The record a sweep streams is 224 bytes: the key and the model data,
-    /// which only warm starting and the energy read, live beside it
-    /// (`docs/performance.md`, "Session 15"). Fails when a field is added
-    /// to the record without deciding where it belongs.
-    #[test]
-    fn a_contact_record_is_what_a_sweep_reads() {
-        assert_eq!(std::mem::size_of::<Contact>(), 224);
-        assert_eq!(std::mem::size_of::<ContactKey>(), 12);
-        assert_eq!(std::mem::size_of::<ContactModel>(), 32);
     }
 }

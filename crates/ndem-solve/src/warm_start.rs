@@ -53,8 +53,7 @@ impl ImpulseHistory {
         reserve_for(&mut self.contacts, problem.contacts().len());
         self.rows.clear();
         let m = problem.contact_rows().count();
-        let contacts = problem.contacts().iter().zip(problem.contact_keys());
-        for ((c, &key), lam) in contacts.zip(lambda.chunks_exact(m)) {
+        for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact(m)) {
             let (p, t) = c.jacobian.world_impulses(lam);
             let f = &c.jacobian.frame;
             let impulse = StoredImpulse {
@@ -62,7 +61,7 @@ impl ImpulseHistory {
                 friction: p - f.normal * f.normal.dot(&p),
                 rolling: t,
             };
-            self.contacts.push((key, impulse));
+            self.contacts.push((c.key, impulse));
         }
         sort_keeping_last(&mut self.contacts);
         let off = problem.generic_offset();
@@ -418,9 +417,8 @@ impl HistoryWarmStart {
         let m = problem.contact_rows().count();
         let mut stats = WarmStartStats::default();
         let mut from = 0;
-        let contacts = problem.contacts().iter().zip(problem.contact_keys());
-        for ((c, key), lam) in contacts.zip(lambda.chunks_exact_mut(m)) {
-            let Some(s) = history.get_from(key, &mut from) else {
+        for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact_mut(m)) {
+            let Some(s) = history.get_from(&c.key, &mut from) else {
                 stats.cold += 1;
                 continue;
             };
@@ -476,8 +474,8 @@ impl WarmStart for ModelWarmStart {
         let dt = problem.dt();
         let vstar = problem.free_velocity();
         let mut stats = WarmStartStats::default();
-        let contacts = problem.contacts().iter().zip(problem.contact_models());
-        for ((c, md), lam) in contacts.zip(lambda.chunks_exact_mut(m)) {
+        for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact_mut(m)) {
+            let md = &c.model;
             if md.g < 0.0 && md.epsilon_n > 0.0 {
                 lam[0] = -dt * md.g / md.epsilon_n;
                 stats.warm += 1;

@@ -180,8 +180,8 @@ proptest! {
         let mut p = lam.clone();
         problem.project(&mut p).unwrap();
         prop_assert_eq!(&p, &lam);
-        for (md, l) in problem.contact_models().iter().zip(lam.chunks_exact(6)) {
-            let expected = -problem.dt() * md.g / md.epsilon_n;
+        for (c, l) in problem.contacts().iter().zip(lam.chunks_exact(6)) {
+            let expected = -problem.dt() * c.model.g / c.model.epsilon_n;
             prop_assert!((l[0] - expected).abs() <= 1e-12 * expected.abs());
         }
     }
@@ -261,7 +261,7 @@ fn observer_sees_every_iteration_and_residual_falls() {
 
 #[test]
 fn bad_input_gives_typed_errors() {
-    use ndem_math::{InverseMass, Vec3};
+    use ndem_math::{ContactKey, InverseMass, Vec3};
     let good = sphere_packing(&PackingSpec {
         cells: [2, 1, 1],
         ..PackingSpec::default()
@@ -306,6 +306,7 @@ fn bad_input_gives_typed_errors() {
         })
     ));
     let mut c = c0;
+    c.key = ContactKey::new(0, 99, 0);
     c.bodies = [0, 99];
     assert!(matches!(
         p.push_contact(c),

@@ -49,10 +49,8 @@ fn contact_builder_checks_values() {
         .build()
         .unwrap();
     assert_eq!(c.key, ContactKey::new(1, 0, 0));
-    assert_eq!(c.model, ContactModel::default());
-    let c = c.contact;
     assert_eq!((c.sigma, c.rhs, c.rolling_arm), ([0.0; 3], [0.0; 6], 0.0));
-    let field = |r: Result<ContactEntry, SolveError>| match r {
+    let field = |r: Result<Contact, SolveError>| match r {
         Err(SolveError::OutOfRange { field, .. }) | Err(SolveError::NonFinite { field, .. }) => {
             field
         }

@@ -10,7 +10,7 @@ use ndem_math::blocks::{block_len, map_parts};
 use ndem_math::capacity::refill;
 use ndem_math::jacobian::normal_row;
 use ndem_math::{ContactFrame, ContactJacobian, ContactParameters, Vec3, Velocity6};
-use ndem_solve::{Contact, ContactEntry, ContactFillError, ContactProblem, ProblemStorage};
+use ndem_solve::{Contact, ContactFillError, ContactProblem, ProblemStorage};
 
 /// Which bodies carry degrees of freedom in a problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -283,7 +283,7 @@ pub(crate) fn impact_problem(
         free.extend_from_slice(velocity)
     })?;
     problem.reserve_contacts(solver_contacts.len());
-    let contact = |i: usize| -> Result<(ContactEntry, ()), StepError> {
+    let contact = |i: usize| -> Result<(Contact, ()), StepError> {
         let s = &solver_contacts[i];
         let c = s.point(set);
         let (jac, un) = jacobian(s)?;
@@ -294,16 +294,14 @@ pub(crate) fn impact_problem(
             c.gap.max(0.0) / dt
         };
         let [st1, st2] = surface_rhs(world, c, &jac.frame);
-        let contact = ContactEntry {
-            contact: Contact {
-                bodies: s.bodies,
-                jacobian: jac,
-                sigma: [p.sigma_t, p.sigma_t, p.sigma_r],
-                rhs: [b_n, st1, st2, 0.0, 0.0, 0.0],
-                friction: p.friction,
-                rolling_arm: p.rolling_arm,
-            },
+        let contact = Contact {
+            bodies: s.bodies,
             key: c.key,
+            jacobian: jac,
+            sigma: [p.sigma_t, p.sigma_t, p.sigma_r],
+            rhs: [b_n, st1, st2, 0.0, 0.0, 0.0],
+            friction: p.friction,
+            rolling_arm: p.rolling_arm,
             model: Default::default(),
         };
         Ok((contact, ()))
@@ -349,7 +347,7 @@ pub(crate) fn continuous_problem(
     let set = contacts.as_slice();
     refill(overlap_terms, solver_contacts.len(), None);
     let threads = assembly_threads(settings, solver_contacts.len());
-    let contact = |i: usize| -> Result<(ContactEntry, Option<f64>), StepError> {
+    let contact = |i: usize| -> Result<(Contact, Option<f64>), StepError> {
         let s = &solver_contacts[i];
         let c = s.point(set);
         let g = s.geometry(world, c)?;
@@ -358,8 +356,7 @@ pub(crate) fn continuous_problem(
         let jac = ContactJacobian::new(g.frame, &g.arm_a, &g.arm_b, nr.scale);
         let [a, b] = s.carriers();
         let gv_old = jac.velocity(&velocity[a], &velocity[b])[0];
-        let mut entry = Contact::spook(s.bodies, c.key, jac, nr.g, gv_old, &params, dt);
-        let contact = &mut entry.contact;
+        let mut contact = Contact::spook(s.bodies, c.key, jac, nr.g, gv_old, &params, dt);
         if c.gap > 0.0 {
             // Speculative contact (found through the margin or sweep):
             // G_n v ≥ −φ/Δt lets the gap close within the step but not
@@ -371,7 +368,7 @@ pub(crate) fn continuous_problem(
         contact.rhs[1] = st1;
         contact.rhs[2] = st2;
         let term = OverlapScale::term(settings.contact_law, nr.g, params.upsilon_n, dt);
-        Ok((entry, term))
+        Ok((contact, term))
     };
     problem
         .extend_contacts_with(overlap_terms, threads, contact)

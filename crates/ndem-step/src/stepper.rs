@@ -499,20 +499,18 @@ impl Stepper {
         let m = problem.map_or(1, |p| p.contact_rows().count());
         let dt = self.settings.dt;
         let contacts = problem.map_or(&[][..], |p| p.contacts());
-        let keys = problem.map_or(&[][..], |p| p.contact_keys());
         contacts
             .iter()
-            .zip(keys)
             .zip(self.lambda.chunks_exact(m))
             .zip(
                 self.contact_index
                     .iter()
                     .map(|&k| &self.contacts.as_slice()[k]),
             )
-            .map(move |(((c, &key), lam), cp)| {
+            .map(move |((c, lam), cp)| {
                 let (imp, _) = c.jacobian.world_impulses(lam);
                 ContactForce {
-                    key,
+                    key: c.key,
                     point: cp.point,
                     normal: cp.normal,
                     normal_force: c.jacobian.normal_scale * lam[0] / dt,

@@ -27,9 +27,9 @@ impl WarmStart for AdaptiveBeta {
     ) -> Result<WarmStartStats, SolveError> {
         let history = self.history_start.history();
         let persisting = problem
-            .contact_keys()
+            .contacts()
             .iter()
-            .filter(|key| history.is_some_and(|h| h.get(key).is_some()))
+            .filter(|c| history.is_some_and(|h| h.get(&c.key).is_some()))
             .count();
         let beta = 0.85 * persisting as f64 / problem.contacts().len().max(1) as f64;
         if let Ok(mut log) = self.betas.lock() {
