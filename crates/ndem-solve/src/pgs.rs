@@ -374,8 +374,9 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         base - k * gv
     }
 
-    /// Sets `λ_J = new` and returns `Δλ_J`, without touching the
-    /// velocities (the decoupled pass applies a group's impulse at once).
+    /// Sets `λ_J = new` and returns `Δλ_J` (tracking finiteness and the
+    /// largest correction), without touching the velocities: the decoupled
+    /// pass applies a group's impulse at once, [`Self::update`] a row's.
     #[inline(always)]
     fn set<const J: usize>(&mut self, lam: &mut [f64], new: f64) -> f64 {
         let delta = new - lam[J];
@@ -393,9 +394,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     /// (a zero `Δλ` adds zeros) to avoid unpredictable branches.
     #[inline(always)]
     fn update<const J: usize>(&mut self, lam: &mut [f64], new: f64) {
-        let delta = new - lam[J];
-        self.finite &= new.is_finite();
-        lam[J] = new;
+        let delta = self.set::<J>(lam, new);
         let jac = &self.c.jacobian;
         let u = jac.direction(J);
         if J < 3 {
@@ -417,9 +416,6 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
             let ang_b = self.resp_b.apply(u);
             self.va.angular += ang_a * delta;
             self.vb.angular -= ang_b * delta;
-        }
-        if self.track {
-            self.max_corr = self.max_corr.max(delta.abs() * self.diag(J));
         }
     }
 
