@@ -19,6 +19,7 @@ pub mod error;
 pub mod frame;
 pub mod inertia;
 pub mod jacobian;
+pub mod locality;
 pub mod material;
 pub mod sparse;
 pub mod spatial;

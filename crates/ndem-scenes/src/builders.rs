@@ -497,7 +497,12 @@ pub fn falling_lattice(n: usize, length: f64) -> Result<World, SceneError> {
 
 /// A random packing: `n` spheres (radii uniform in `[r_min, r_max]`)
 /// dropped from a loose random lattice into a box of side `side` with a
-/// floor and four walls; run it to rest to get a dense packing.
+/// floor and four walls; run it to rest to get a dense packing. The box's
+/// five walls are bodies 0-4; the spheres follow, numbered along the
+/// Morton curve of their lattice sites
+/// ([`ndem_math::locality::morton_code`]), so that the contacts, which the
+/// stepper sweeps in body order, touch bodies close in memory
+/// (`docs/performance.md`, "Session 16").
 pub fn box_packing(
     n: usize,
     r_min: f64,
@@ -518,22 +523,29 @@ pub fn box_packing(
     let mut rng = Rng::new(seed);
     let s = 2.2 * r_max;
     let per_side = ((side - s) / s).floor().max(1.0) as usize;
+    // the spheres are drawn site by site, row by row, and numbered along
+    // the Morton curve of their lattice sites: the same bed, numbered for
+    // locality (`ndem_math::locality`)
+    let mut spheres = Vec::with_capacity(n);
     for i in 0..n {
-        let (ix, iy, iz) = (
+        let site = [
             i % per_side,
             (i / per_side) % per_side,
             i / (per_side * per_side),
-        );
+        ];
         let p = Vec3::new(
-            -h + s * (0.5 + ix as f64),
-            -h + s * (0.5 + iy as f64),
-            s * (0.5 + iz as f64),
+            -h + s * (0.5 + site[0] as f64),
+            -h + s * (0.5 + site[1] as f64),
+            s * (0.5 + site[2] as f64),
         ) + Vec3::new(rng.range(-0.05, 0.05), rng.range(-0.05, 0.05), 0.0) * r_max;
-        world.add_body(BodyDesc::dynamic(
-            Shape::sphere(rng.range(r_min, r_max))?,
-            0,
-            p,
-        ))?;
+        let radius = rng.range(r_min, r_max);
+        let code = ndem_math::locality::morton_code(site.map(|c| c as u32));
+        spheres.push((code, p, radius));
+    }
+    // stable: sites beyond the code's 2^21 per axis keep their draw order
+    spheres.sort_by_key(|&(code, _, _)| code);
+    for (_, p, radius) in spheres {
+        world.add_body(BodyDesc::dynamic(Shape::sphere(radius)?, 0, p))?;
     }
     Ok(Scene {
         output: crate::file::OutputSpec::default(),
