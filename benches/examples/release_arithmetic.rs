@@ -1,0 +1,57 @@
+//! A reproduction of the release-build discrepancy of `docs/performance.md`
+//! ("Session 16", "a compiler lead"): the loop of
+//! `ContactProblem::apply_impulses`, copied here with
+//! `ContactJacobian::velocity_change` inlined into it, against the
+//! library's own `ContactProblem::velocity_from` and the value an IEEE
+//! evaluation of the same operations in the same order gives (computed
+//! outside Rust, from the problem printed with `{:?}`).
+//!
+//! `cargo run --release -p ndem-benches --example release_arithmetic`
+//! printed, with rustc 1.95.0 (LLVM 22.1) on x86-64 (SSE2): the copied loop
+//! −2236361.1044109412, the library −2236361.0581080536 (the IEEE value).
+//! With `RUSTFLAGS="-C llvm-args=-vectorize-slp=false"` both give the IEEE
+//! value; so does the same loop written over plain `[f64; 3]` arrays
+//! instead of nalgebra vectors. Exits with status 1 while the two differ.
+
+use ndem_math::Velocity6;
+use ndem_solve::ContactProblem;
+use ndem_solve::generate::{PackingSpec, sphere_packing};
+
+/// `ω_x` of body 1 that an IEEE evaluation of the operations gives.
+const IEEE: f64 = -2236361.0581080536;
+
+/// `velocity += M⁻¹ Gᵀ λ`, as `ContactProblem::apply_impulses` writes it.
+#[inline(never)]
+fn apply(problem: &ContactProblem, lambda: &[f64], velocity: &mut [Velocity6]) {
+    let m = problem.contact_rows().count();
+    let inv = problem.inverse_mass();
+    for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact(m)) {
+        let [a, b] = c.bodies.map(|x| x as usize);
+        let (dva, dvb) = c.jacobian.velocity_change(&inv[a], &inv[b], lam);
+        velocity[a] += dva;
+        velocity[b] += dvb;
+    }
+}
+
+fn main() {
+    let problem = sphere_packing(&PackingSpec {
+        cells: [2, 1, 1],
+        seed: 0,
+        ..PackingSpec::default()
+    });
+    let lambda: Vec<f64> = (0..problem.len())
+        .map(|i| ((i * 7919) % 13) as f64 * 0.1 - 0.3)
+        .collect();
+    let mut copied = problem.free_velocity().to_vec();
+    apply(&problem, &lambda, &mut copied);
+    let mut library = vec![Velocity6::ZERO; problem.body_count()];
+    problem
+        .velocity_from(&lambda, &mut library)
+        .expect("sizes match");
+    let (x, y) = (copied[1].angular.x, library[1].angular.x);
+    println!("copied loop {x:?}, library {y:?}, IEEE evaluation {IEEE:?}");
+    if x.to_bits() != IEEE.to_bits() || y.to_bits() != IEEE.to_bits() {
+        println!("the release arithmetic differs from the IEEE evaluation");
+        std::process::exit(1);
+    }
+}
