@@ -12,6 +12,12 @@
 //! With `RUSTFLAGS="-C llvm-args=-vectorize-slp=false"` both give the IEEE
 //! value; so does the same loop written over plain `[f64; 3]` arrays
 //! instead of nalgebra vectors. Exits with status 1 while the two differ.
+//!
+//! Cause (session 17): LLVM's SLP vectorizer emits broken IR for `apply`
+//! (an instruction used before the load that defines it); `-Zverify-llvm-ir`
+//! rejects it, Miri finds no undefined behaviour. This example is the
+//! self-test of `cargo xtask codegen`, which builds the workspace with the
+//! IR verifier on and expects this example, and nothing else, rejected.
 
 use ndem_math::Velocity6;
 use ndem_solve::ContactProblem;

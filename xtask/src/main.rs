@@ -4,6 +4,7 @@
 //! `--quick`, writes `summary.json`, CSV files and a `report.md` there, and
 //! prints progress to stderr.
 
+mod codegen;
 mod collapse;
 mod compatible;
 mod conveyor;
@@ -61,6 +62,7 @@ suites:
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic
   creep                a pile at rest: drift against iterations, warm start and time step
   peers [smooth|ndem [ours]]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed (--seed: another draw of it, default 11); the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer; `ndem ours`: without it)
+  codegen              the release build with LLVM's IR verifier on every function (RUSTC_BOOTSTRAP=1 -Zverify-llvm-ir): no miscompiled loop
   mpi-scaling          distributed runs on 1, 2, 4 MPI ranks (.ci/install-mpi): strong and weak scaling, communication, sweeps by subdomains, cluster model";
 
 fn main() -> ExitCode {
@@ -132,6 +134,7 @@ fn main() -> ExitCode {
         "solvers" => solvers::run(&opts),
         "dem-vs-ndem" => dem_vs_ndem::run(&opts),
         "fuzz" => fuzz::run(&opts),
+        "codegen" => codegen::run(&opts),
         "peers" => peers::run(&opts),
         "mpi-scaling" => mpi_scaling::run(&opts),
         "creep" => creep::run(&opts),
