@@ -46,7 +46,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let target_dir = root.join("target/verify-ir");
     let mut progress = Progress::new("codegen (verified release build)", 3);
     let versions = compiler_versions()?;
-    progress.tick(&format!("{versions}"));
+    progress.tick(&versions);
 
     let scope: Vec<&str> = if opts.quick {
         vec!["--workspace", "--lib", "--bins"]
