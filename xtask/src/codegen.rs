@@ -112,8 +112,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         }
         let result = LevelResult {
             cpu,
-            reproduction_rejected: reproduction_built
-                .then(|| rejected.iter().any(is_reproduction)),
+            reproduction_rejected: reproduction_built.then(|| rejected.iter().any(is_reproduction)),
             rejected,
             other_failure,
             seconds: progress.elapsed() - start,
@@ -127,17 +126,33 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     }
     let baseline_reproduced = results[0].reproduction_rejected == Some(true);
     if !baseline_reproduced {
-        eprintln!("warning: codegen: the reproduction was not rejected ({versions}): the self-test is void");
+        eprintln!(
+            "warning: codegen: the reproduction was not rejected ({versions}): the self-test is void"
+        );
     }
     let passed = results
         .iter()
         .all(|r| r.unexpected().count() == 0 && !r.other_failure);
-    write_outputs(opts, &versions, &scope, &results, baseline_reproduced, passed)?;
+    write_outputs(
+        opts,
+        &versions,
+        &scope,
+        &results,
+        baseline_reproduced,
+        passed,
+    )?;
     println!(
         "codegen: {} unexpected rejections over {} CPU levels; reproduction {}; {:.0} s",
-        results.iter().map(|r| r.unexpected().count()).sum::<usize>(),
+        results
+            .iter()
+            .map(|r| r.unexpected().count())
+            .sum::<usize>(),
         results.len(),
-        if baseline_reproduced { "rejected" } else { "not rejected" },
+        if baseline_reproduced {
+            "rejected"
+        } else {
+            "not rejected"
+        },
         progress.elapsed()
     );
     Ok(passed)
@@ -162,7 +177,12 @@ fn write_outputs(
                         r.target.replace(',', ";"),
                         f.clone(),
                         r.message.replace(',', ";"),
-                        if is_reproduction(r) { "expected" } else { "unexpected" }.to_string(),
+                        if is_reproduction(r) {
+                            "expected"
+                        } else {
+                            "unexpected"
+                        }
+                        .to_string(),
                     ]
                 })
             })
