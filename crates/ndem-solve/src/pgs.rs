@@ -55,6 +55,13 @@ pub struct PgsSettings {
     /// [`ContactOrder::Coloured`], whose result is bit-identical for every
     /// thread count (the contacts of one colour are independent).
     pub threads: usize,
+    /// Most blocks of consecutive contacts [`ContactOrder::Coloured`]
+    /// cuts a problem into (each at least 1024 contacts), in `1..=64`;
+    /// default 32. The blocks, so the visiting order and the iterates,
+    /// depend on it and on the problem, never on `threads`. More blocks
+    /// give the threads more even shares of each colour and a sweep a
+    /// less local visiting order (`docs/performance.md`, "Session 17").
+    pub colour_blocks: usize,
 }
 
 /// How [`ProjectedGaussSeidel`] treats a problem's bilateral rows (generic
@@ -84,6 +91,7 @@ impl Default for PgsSettings {
             relaxation: 1.0,
             joints: JointRows::Iterative,
             threads: 1,
+            colour_blocks: crate::pgs_parallel::DEFAULT_BLOCKS,
         }
     }
 }
@@ -96,6 +104,12 @@ impl PgsSettings {
             return Err(SolveError::InvalidSettings {
                 field: "relaxation",
                 reason: "must lie in (0, 2)",
+            });
+        }
+        if !(1..=crate::pgs_parallel::MAX_BLOCKS).contains(&self.colour_blocks) {
+            return Err(SolveError::InvalidSettings {
+                field: "colour_blocks",
+                reason: "must lie in 1..=64 (a body's colours are the bits of a u64)",
             });
         }
         if self.threads != 1 && self.order != ContactOrder::Coloured {
@@ -247,7 +261,7 @@ impl ProjectedGaussSeidel {
         self.order_source = match self.settings.order {
             ContactOrder::Given => OrderSource::Identity,
             ContactOrder::Coloured => {
-                self.colouring.build(problem);
+                self.colouring.build(problem, self.settings.colour_blocks);
                 OrderSource::Colouring
             }
             order => {

@@ -1,8 +1,9 @@
 //! Parallel sweeps of [`crate::ProjectedGaussSeidel`] over a colouring of
 //! the contacts ([`crate::ContactOrder::Coloured`]).
 //!
-//! The contacts are cut into at most 32 blocks of consecutive contacts (at
-//! least 1024 each; the cut depends on the problem only), and the blocks
+//! The contacts are cut into at most `PgsSettings::colour_blocks` blocks
+//! of consecutive contacts (default 32, at most 64; at least 1024 contacts
+//! each; the cut depends on the problem and that setting only), and the blocks
 //! are coloured in the problem's order so that no two blocks of one colour
 //! share a body with finite mass: first greedily (each block the lowest
 //! free colour), then again with the greedy's number of colours, each
@@ -43,7 +44,10 @@ const _: () = assert!(MAX_BLOCKS <= MAX_COLOURS);
 /// problem alone (never on the thread count), so the visiting order and the
 /// result do not either.
 const BLOCK_MIN_CONTACTS: usize = 1024;
-const MAX_BLOCKS: usize = 32;
+/// Most blocks a caller may ask for ([`crate::PgsSettings::colour_blocks`]).
+pub(crate) const MAX_BLOCKS: usize = 64;
+/// Blocks by default.
+pub(crate) const DEFAULT_BLOCKS: usize = 32;
 
 /// The contacts in blocks of consecutive contacts (problem order), the
 /// blocks grouped by colour so that no two blocks of a colour share a body
@@ -67,13 +71,13 @@ impl Colouring {
     /// problem order, greedily and then balanced (module docs). Bodies with
     /// zero inverse mass (static, kinematic) do not conflict: their
     /// velocity never changes.
-    pub(crate) fn build(&mut self, problem: &ContactProblem) {
+    pub(crate) fn build(&mut self, problem: &ContactProblem, max_blocks: usize) {
         let inv = problem.inverse_mass();
         let moves =
             |b: usize| inv[b].inv_mass > 0.0 || inv[b].inv_inertia != ndem_math::Mat3::zeros();
         let contacts = problem.contacts();
         let n = contacts.len();
-        let count = (n / BLOCK_MIN_CONTACTS).clamp(1, MAX_BLOCKS);
+        let count = (n / BLOCK_MIN_CONTACTS).clamp(1, max_blocks.clamp(1, MAX_BLOCKS));
         let block = |k: usize| ((n * k / count) as u32, (n * (k + 1) / count) as u32);
         let block_bodies = |k: usize| {
             let (s, e) = block(k);
@@ -452,13 +456,39 @@ mod tests {
         fn blocks_of_a_colour_share_no_moving_body((bodies, fixed, pairs) in arb_graph()) {
             let problem = graph_problem(bodies, &fixed, &pairs);
             let mut colouring = Colouring::default();
-            colouring.build(&problem);
+            colouring.build(&problem, DEFAULT_BLOCKS);
             check(&colouring, &problem)?;
             // rebuilt in the same scratch: the same colouring
             let (order, blocks) = (colouring.order.clone(), colouring.blocks.clone());
-            colouring.build(&problem);
+            colouring.build(&problem, DEFAULT_BLOCKS);
             prop_assert_eq!(&order, &colouring.order);
             prop_assert_eq!(&blocks, &colouring.blocks);
+        }
+
+        /// Any block count a caller may set (`PgsSettings::colour_blocks`),
+        /// on graphs large enough for 64 blocks: the same invariant, and
+        /// as many blocks as asked for where the contacts allow.
+        #[test]
+        fn every_block_count_colours_soundly(
+            (bodies, fixed, pairs) in arb_graph(),
+            max_blocks in 1usize..=MAX_BLOCKS,
+            copies in 1usize..4,
+        ) {
+            // the graph repeated on disjoint copies of its bodies: up to
+            // 1.2·10⁵ contacts in key order
+            let mut all = Vec::with_capacity(pairs.len() * copies);
+            let mut all_fixed = Vec::with_capacity(bodies * copies);
+            for k in 0..copies {
+                let shift = (k * bodies) as u32;
+                all.extend(pairs.iter().map(|[a, b]| [a + shift, b + shift]));
+                all_fixed.extend_from_slice(&fixed);
+            }
+            let problem = graph_problem(bodies * copies, &all_fixed, &all);
+            let mut colouring = Colouring::default();
+            colouring.build(&problem, max_blocks);
+            check(&colouring, &problem)?;
+            let expected = (all.len() / BLOCK_MIN_CONTACTS).clamp(1, max_blocks);
+            prop_assert_eq!(colouring.blocks.len(), expected);
         }
     }
 }

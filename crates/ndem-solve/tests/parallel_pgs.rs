@@ -115,3 +115,55 @@ fn threads_need_the_coloured_order() {
         }
     ));
 }
+
+/// `colour_blocks` changes the blocks, so the visiting order, but never
+/// makes the iterate depend on the thread count.
+#[test]
+fn every_block_count_gives_one_iterate_on_any_thread_count() {
+    let problem = sphere_packing(&PackingSpec {
+        cells: [14, 14, 8],
+        ..PackingSpec::default()
+    });
+    let run = |threads: usize, blocks: usize| {
+        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+            stopping: Stopping::iterations(20),
+            order: ContactOrder::Coloured,
+            threads,
+            colour_blocks: blocks,
+            ..PgsSettings::default()
+        })
+        .unwrap();
+        let mut lambda = vec![0.0; problem.len()];
+        let mut v = problem.free_velocity().to_vec();
+        pgs.solve(&problem, &mut lambda, &mut v).unwrap();
+        (lambda, v)
+    };
+    let mut results = Vec::new();
+    for blocks in [1, 3, 64] {
+        let one = run(1, blocks);
+        assert!(run(2, blocks) == one, "{blocks} blocks: 2 threads differ");
+        results.push(one);
+    }
+    // one block is the problem's own order; three blocks visit it otherwise
+    assert!(results[0].0 != results[1].0);
+}
+
+/// A block count outside `1..=64` is a typed error naming the field.
+#[test]
+fn colour_blocks_outside_the_range_are_refused() {
+    for blocks in [0, 65] {
+        let err = ProjectedGaussSeidel::new(PgsSettings {
+            order: ContactOrder::Coloured,
+            colour_blocks: blocks,
+            ..PgsSettings::default()
+        })
+        .unwrap_err();
+        assert!(matches!(
+            err,
+            SolveError::InvalidSettings {
+                field: "colour_blocks",
+                ..
+            }
+        ));
+    }
+}

@@ -1,0 +1,100 @@
+//! What the block count of the coloured order costs and gains.
+//!
+//! `cargo run --release -p ndem-benches --example colour_blocks -- [N] [STEPS]`
+//! settles the built-in `packing` bed of `N` spheres (default 30 000) for
+//! `STEPS` steps (default 200, 25 sweeps each), takes the stepper's last
+//! continuous problem and times 25-sweep `pgs-coloured` solves of it with
+//! `PgsSettings::colour_blocks` 32 (the default) and 64, on one and on two
+//! threads, interleaved, 7 repeats.
+//!
+//! More blocks split each colour more evenly between two threads (a colour
+//! of 3 blocks gives one thread 2 of them) but visit the contacts in a
+//! less local order. Prints ns per contact-iteration of each repeat, the
+//! minimum of each case, the two-thread speed-up of each block count and
+//! the load average (`docs/performance.md`, "Session 17").
+
+use ndem_solve::{
+    ContactOrder, ContactProblem, PgsSettings, ProjectedGaussSeidel, Solver, Stopping,
+};
+use std::time::Instant;
+
+const SWEEPS: usize = 25;
+const REPEATS: usize = 7;
+const CASES: [(usize, usize); 4] = [(32, 1), (64, 1), (32, 2), (64, 2)];
+
+fn ns_per_contact_iteration(pgs: &mut ProjectedGaussSeidel, problem: &ContactProblem) -> f64 {
+    let mut lambda = vec![0.0; problem.len()];
+    let mut velocity = problem.free_velocity().to_vec();
+    let start = Instant::now();
+    pgs.solve(problem, &mut lambda, &mut velocity)
+        .expect("a valid problem");
+    start.elapsed().as_secs_f64() * 1e9 / (problem.contacts().len() * SWEEPS) as f64
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: usize = args.next().map_or(30_000, |s| s.parse().expect("N"));
+    let steps: usize = args.next().map_or(200, |s| s.parse().expect("STEPS"));
+    let mut scene = ndem_scenes::builders::packing(n).expect("a packing");
+    scene.iterations = SWEEPS;
+    let mut stepper = scene.stepper().expect("a stepper");
+    for step in 0..steps {
+        stepper.step(&mut scene.world).expect("a step");
+        if step % 20 == 0 {
+            eprintln!("settling: step {step}/{steps}");
+        }
+    }
+    let (problem, _) = stepper.last_problem().expect("a problem");
+    let problem = problem.clone();
+    let mut solvers: Vec<_> = CASES
+        .iter()
+        .map(|&(blocks, threads)| {
+            ProjectedGaussSeidel::new(PgsSettings {
+                stopping: Stopping::iterations(SWEEPS),
+                order: ContactOrder::Coloured,
+                threads,
+                colour_blocks: blocks,
+                ..PgsSettings::default()
+            })
+            .expect("valid settings")
+        })
+        .collect();
+    // warm-up: the solvers' scratch grows to the problem once
+    for s in &mut solvers {
+        ns_per_contact_iteration(s, &problem);
+    }
+    println!(
+        "{n} spheres, {} contacts, {SWEEPS} sweeps per solve, load {}",
+        problem.contacts().len(),
+        load_average()
+    );
+    let mut best = [f64::INFINITY; CASES.len()];
+    for repeat in 0..REPEATS {
+        let mut line = format!("repeat {repeat}:");
+        for (k, s) in solvers.iter_mut().enumerate() {
+            let t = ns_per_contact_iteration(s, &problem);
+            best[k] = best[k].min(t);
+            let (blocks, threads) = CASES[k];
+            line += &format!(" {blocks} blocks/{threads} thr {t:.1}");
+        }
+        println!("{line} ns per contact-iteration");
+    }
+    for (k, &(blocks, threads)) in CASES.iter().enumerate() {
+        println!(
+            "minimum: {blocks} blocks, {threads} thread(s): {:.1} ns per contact-iteration",
+            best[k]
+        );
+    }
+    println!(
+        "two threads over one: 32 blocks {:.2}x, 64 blocks {:.2}x; load {}",
+        best[0] / best[2],
+        best[1] / best[3],
+        load_average()
+    );
+}
