@@ -18,9 +18,12 @@
 //! (`docs/performance.md`, "Session 16"). An example, not a criterion
 //! bench: settling a bed of 10⁵ spheres takes minutes.
 
+#[path = "common/settled.rs"]
+mod settled;
+
 use ndem_math::locality::morton_order;
-use ndem_solve::{ContactProblem, PgsSettings, ProjectedGaussSeidel, Solver, Stopping};
-use std::time::Instant;
+use ndem_solve::{ContactProblem, PgsSettings, ProjectedGaussSeidel, Stopping};
+use settled::{ns_per_contact_iteration, settled_packing};
 
 const SWEEPS: usize = 25;
 const REPEATS: usize = 7;
@@ -73,30 +76,11 @@ fn numbering_of(order: impl Iterator<Item = usize>, statics: usize, n: usize) ->
     new_index
 }
 
-fn ns_per_contact_iteration(pgs: &mut ProjectedGaussSeidel, problem: &ContactProblem) -> f64 {
-    let mut lambda = vec![0.0; problem.len()];
-    let mut velocity = problem.free_velocity().to_vec();
-    let start = Instant::now();
-    pgs.solve(problem, &mut lambda, &mut velocity)
-        .expect("a valid problem");
-    start.elapsed().as_secs_f64() * 1e9 / (problem.contacts().len() * SWEEPS) as f64
-}
-
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map_or(30_000, |s| s.parse().expect("N"));
     let steps: usize = args.next().map_or(260, |s| s.parse().expect("STEPS"));
-    let mut scene = ndem_scenes::builders::packing(n).expect("a packing");
-    scene.iterations = SWEEPS;
-    let mut stepper = scene.stepper().expect("a stepper");
-    for step in 0..steps {
-        stepper.step(&mut scene.world).expect("a step");
-        if step % 20 == 0 {
-            eprintln!("settling: step {step}/{steps}");
-        }
-    }
-    let (problem, _) = stepper.last_problem().expect("a problem");
-    let own = problem.clone();
+    let (scene, own) = settled_packing(n, steps, SWEEPS);
     let bodies = own.body_count();
     let statics = own
         .inverse_mass()
@@ -135,7 +119,7 @@ fn main() {
     let mut solvers: Vec<_> = cases.iter().map(|_| new_solver()).collect();
     // warm-up: the solvers' scratch grows to the problem once
     for ((_, p), s) in cases.iter().zip(&mut solvers) {
-        ns_per_contact_iteration(s, p);
+        ns_per_contact_iteration(s, p, SWEEPS);
     }
     println!(
         "{} spheres, {} contacts, {SWEEPS} sweeps per solve",
@@ -146,7 +130,7 @@ fn main() {
     for repeat in 0..REPEATS {
         let mut line = format!("repeat {repeat}:");
         for (k, ((label, p), s)) in cases.iter().zip(&mut solvers).enumerate() {
-            let t = ns_per_contact_iteration(s, p);
+            let t = ns_per_contact_iteration(s, p, SWEEPS);
             best[k] = best[k].min(t);
             line += &format!(" {label} {t:.1}");
         }

@@ -13,23 +13,15 @@
 //! minimum of each case, the two-thread speed-up of each block count and
 //! the load average (`docs/performance.md`, "Session 17").
 
-use ndem_solve::{
-    ContactOrder, ContactProblem, PgsSettings, ProjectedGaussSeidel, Solver, Stopping,
-};
-use std::time::Instant;
+#[path = "common/settled.rs"]
+mod settled;
+
+use ndem_solve::{ContactOrder, PgsSettings, ProjectedGaussSeidel, Stopping};
+use settled::{ns_per_contact_iteration, settled_packing};
 
 const SWEEPS: usize = 25;
 const REPEATS: usize = 7;
 const CASES: [(usize, usize); 4] = [(32, 1), (64, 1), (32, 2), (64, 2)];
-
-fn ns_per_contact_iteration(pgs: &mut ProjectedGaussSeidel, problem: &ContactProblem) -> f64 {
-    let mut lambda = vec![0.0; problem.len()];
-    let mut velocity = problem.free_velocity().to_vec();
-    let start = Instant::now();
-    pgs.solve(problem, &mut lambda, &mut velocity)
-        .expect("a valid problem");
-    start.elapsed().as_secs_f64() * 1e9 / (problem.contacts().len() * SWEEPS) as f64
-}
 
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
@@ -41,17 +33,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map_or(30_000, |s| s.parse().expect("N"));
     let steps: usize = args.next().map_or(200, |s| s.parse().expect("STEPS"));
-    let mut scene = ndem_scenes::builders::packing(n).expect("a packing");
-    scene.iterations = SWEEPS;
-    let mut stepper = scene.stepper().expect("a stepper");
-    for step in 0..steps {
-        stepper.step(&mut scene.world).expect("a step");
-        if step % 20 == 0 {
-            eprintln!("settling: step {step}/{steps}");
-        }
-    }
-    let (problem, _) = stepper.last_problem().expect("a problem");
-    let problem = problem.clone();
+    let (_, problem) = settled_packing(n, steps, SWEEPS);
     let mut solvers: Vec<_> = CASES
         .iter()
         .map(|&(blocks, threads)| {
@@ -67,7 +49,7 @@ fn main() {
         .collect();
     // warm-up: the solvers' scratch grows to the problem once
     for s in &mut solvers {
-        ns_per_contact_iteration(s, &problem);
+        ns_per_contact_iteration(s, &problem, SWEEPS);
     }
     println!(
         "{n} spheres, {} contacts, {SWEEPS} sweeps per solve, load {}",
@@ -78,7 +60,7 @@ fn main() {
     for repeat in 0..REPEATS {
         let mut line = format!("repeat {repeat}:");
         for (k, s) in solvers.iter_mut().enumerate() {
-            let t = ns_per_contact_iteration(s, &problem);
+            let t = ns_per_contact_iteration(s, &problem, SWEEPS);
             best[k] = best[k].min(t);
             let (blocks, threads) = CASES[k];
             line += &format!(" {blocks} blocks/{threads} thr {t:.1}");

@@ -1,0 +1,42 @@
+//! Shared by the examples that time PGS on a settled bed (`body_order`,
+//! `colour_blocks`): the bed settled by the stepper, and the timing of one
+//! solve. Included with `#[path]`; not an example of its own.
+
+use ndem_solve::{ContactProblem, ProjectedGaussSeidel, Solver};
+use std::time::Instant;
+
+/// The built-in `packing` bed of `n` spheres stepped `steps` times with
+/// `sweeps` PGS sweeps per step, and the stepper's last continuous problem.
+pub fn settled_packing(
+    n: usize,
+    steps: usize,
+    sweeps: usize,
+) -> (ndem_scenes::Scene, ContactProblem) {
+    let mut scene = ndem_scenes::builders::packing(n).expect("a packing");
+    scene.iterations = sweeps;
+    let mut stepper = scene.stepper().expect("a stepper");
+    for step in 0..steps {
+        stepper.step(&mut scene.world).expect("a step");
+        if step % 20 == 0 {
+            eprintln!("settling: step {step}/{steps}");
+        }
+    }
+    let (problem, _) = stepper.last_problem().expect("a problem");
+    let problem = problem.clone();
+    (scene, problem)
+}
+
+/// Wall time of one solve from `λ = 0`, `v = v*`, in ns per
+/// contact-iteration for a solver stopped after `sweeps` sweeps.
+pub fn ns_per_contact_iteration(
+    pgs: &mut ProjectedGaussSeidel,
+    problem: &ContactProblem,
+    sweeps: usize,
+) -> f64 {
+    let mut lambda = vec![0.0; problem.len()];
+    let mut velocity = problem.free_velocity().to_vec();
+    let start = Instant::now();
+    pgs.solve(problem, &mut lambda, &mut velocity)
+        .expect("a valid problem");
+    start.elapsed().as_secs_f64() * 1e9 / (problem.contacts().len() * sweeps) as f64
+}
