@@ -52,7 +52,7 @@ struct LevelResult {
     reproduction_rejected: Option<bool>,
     /// A target failed for another reason than the verifier.
     other_failure: bool,
-    /// Wall time of the level's builds [s].
+    /// Wall time of the level's builds \[s\].
     seconds: f64,
 }
 
