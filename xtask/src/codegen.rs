@@ -271,22 +271,25 @@ fn write_outputs(
 
 /// `rustc -vV`'s release and LLVM version.
 fn compiler_versions() -> SuiteResult<String> {
+    Ok(format!(
+        "rustc {}, LLVM {}",
+        rustc_field("release:")?,
+        rustc_field("LLVM version:")?
+    ))
+}
+
+/// A field of `rustc -vV` (`release:`, `host:`, ...).
+fn rustc_field(name: &str) -> SuiteResult<String> {
     let out = Command::new("rustc")
         .arg("-vV")
         .output()
         .map_err(|e| format!("rustc -vV: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name).map(str::trim))
-            .unwrap_or("?")
-            .to_string()
-    };
-    Ok(format!(
-        "rustc {}, LLVM {}",
-        field("release:"),
-        field("LLVM version:")
-    ))
+    Ok(text
+        .lines()
+        .find_map(|l| l.strip_prefix(name).map(str::trim))
+        .unwrap_or("?")
+        .to_string())
 }
 
 /// Builds `scope` with the verifier on, `--keep-going`, and returns the
@@ -297,16 +300,25 @@ fn verified_build(
     scope: &[&str],
     cpu: &str,
 ) -> SuiteResult<(Vec<Rejected>, bool)> {
-    let flags = match cpu {
-        "default" => "-Zverify-llvm-ir".to_string(),
-        level => format!("-Zverify-llvm-ir -Ctarget-cpu={level}"),
-    };
-    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo
         .current_dir(root)
         .env("RUSTC_BOOTSTRAP", "1")
-        .env("RUSTFLAGS", flags)
         .env("CARGO_TARGET_DIR", target_dir)
-        .args(["build", "--release", "--keep-going", "--color", "never"])
+        .args(["build", "--release", "--keep-going", "--color", "never"]);
+    match cpu {
+        "default" => cargo.env("RUSTFLAGS", "-Zverify-llvm-ir"),
+        // with an explicit `--target`, RUSTFLAGS reach the target's code
+        // only: build scripts and proc-macros stay at the host's baseline,
+        // so a host without AVX-512 still builds (it need not run) v4
+        level => cargo
+            .env(
+                "RUSTFLAGS",
+                format!("-Zverify-llvm-ir -Ctarget-cpu={level}"),
+            )
+            .args(["--target", &rustc_field("host:")?]),
+    };
+    let out = cargo
         .args(scope)
         .output()
         .map_err(|e| format!("cargo build: {e}"))?;
