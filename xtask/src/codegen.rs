@@ -87,7 +87,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let root = report::workspace_root();
     let levels = cpu_levels(opts.quick);
     let mut progress = Progress::new("codegen (verified release build)", levels.len() + 1);
-    let versions = compiler_versions()?;
+    let compiler = Compiler::query()?;
+    let versions = compiler.versions.clone();
     progress.tick(&versions);
     let scope: Vec<&str> = if opts.quick {
         vec!["--workspace", "--lib", "--bins"]
@@ -98,15 +99,21 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     for &cpu in &levels {
         let start = progress.elapsed();
         let target_dir = root.join("target/verify-ir").join(cpu);
-        let (mut rejected, built) = verified_build(&root, &target_dir, &scope, cpu)?;
+        let (mut rejected, built) =
+            verified_build(&root, &target_dir, &scope, cpu, &compiler.host)?;
         let mut other_failure = !built;
         // `--quick` builds no examples: the reproduction on its own, at the
         // baseline only (the level it was found at)
         let reproduction_built = !opts.quick || cpu == "default";
         if opts.quick && cpu == "default" {
             let (pkg, example) = REPRODUCTION;
-            let (r, built) =
-                verified_build(&root, &target_dir, &["-p", pkg, "--example", example], cpu)?;
+            let (r, built) = verified_build(
+                &root,
+                &target_dir,
+                &["-p", pkg, "--example", example],
+                cpu,
+                &compiler.host,
+            )?;
             rejected.extend(r);
             other_failure |= !built;
         }
@@ -269,36 +276,46 @@ fn write_outputs(
     report::write(&opts.out.join("report.md"), &md)
 }
 
-/// `rustc -vV`'s release and LLVM version.
-fn compiler_versions() -> SuiteResult<String> {
-    Ok(format!(
-        "rustc {}, LLVM {}",
-        rustc_field("release:")?,
-        rustc_field("LLVM version:")?
-    ))
+/// What `rustc -vV` says of the compiler the builds use.
+struct Compiler {
+    /// "rustc 1.95.0, LLVM 22.1.2".
+    versions: String,
+    /// The host triple, the `--target` of the CPU-level builds.
+    host: String,
 }
 
-/// A field of `rustc -vV` (`release:`, `host:`, ...).
-fn rustc_field(name: &str) -> SuiteResult<String> {
-    let out = Command::new("rustc")
-        .arg("-vV")
-        .output()
-        .map_err(|e| format!("rustc -vV: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    Ok(text
-        .lines()
-        .find_map(|l| l.strip_prefix(name).map(str::trim))
-        .unwrap_or("?")
-        .to_string())
+impl Compiler {
+    fn query() -> SuiteResult<Self> {
+        let out = Command::new("rustc")
+            .arg("-vV")
+            .output()
+            .map_err(|e| format!("rustc -vV: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name).map(str::trim))
+                .unwrap_or("?")
+                .to_string()
+        };
+        Ok(Self {
+            versions: format!(
+                "rustc {}, LLVM {}",
+                field("release:"),
+                field("LLVM version:")
+            ),
+            host: field("host:"),
+        })
+    }
 }
 
 /// Builds `scope` with the verifier on, `--keep-going`, and returns the
-/// targets rejected by it and whether every other target built.
+/// targets rejected by it and whether the build failed for nothing else.
 fn verified_build(
     root: &std::path::Path,
     target_dir: &std::path::Path,
     scope: &[&str],
     cpu: &str,
+    host: &str,
 ) -> SuiteResult<(Vec<Rejected>, bool)> {
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cargo
@@ -316,7 +333,7 @@ fn verified_build(
                 "RUSTFLAGS",
                 format!("-Zverify-llvm-ir -Ctarget-cpu={level}"),
             )
-            .args(["--target", &rustc_field("host:")?]),
+            .args(["--target", host]),
     };
     let out = cargo
         .args(scope)
@@ -328,7 +345,10 @@ fn verified_build(
         .lines()
         .filter(|l| l.starts_with("error: could not compile"))
         .count();
-    let only_verifier = failed_targets == rejected.len();
+    // a failed build with no target the verifier rejected (a manifest
+    // error, a compiler that refuses the flags) is a failure too
+    let only_verifier =
+        out.status.success() || (failed_targets > 0 && failed_targets == rejected.len());
     if !only_verifier {
         eprintln!("{log}");
     }
