@@ -1,5 +1,5 @@
 //! A reproduction of the release-build discrepancy of `docs/performance.md`
-//! ("Session 16", "a compiler lead"): the loop of
+//! ("Session 16", "A compiler defect"): the loop of
 //! `ContactProblem::apply_impulses`, copied here with
 //! `ContactJacobian::velocity_change` inlined into it, against the
 //! library's own `ContactProblem::velocity_from` and the value an IEEE
