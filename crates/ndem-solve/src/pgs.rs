@@ -4,9 +4,7 @@ use crate::SolveError;
 use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
 use crate::metrics::ResidualEvaluator;
-use crate::pgs_parallel::{
-    Colouring, SharedIterate, SpinBarrier, SweepOutcome, for_each_block, share,
-};
+use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome, for_each_block};
 use crate::problem::{Contact, ContactProblem, FrictionSet};
 use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
@@ -59,7 +57,7 @@ pub struct PgsSettings {
     /// cuts a problem into (each at least 1024 contacts), in `1..=64`;
     /// default 32. The blocks, so the visiting order and the iterates,
     /// depend on it and on the problem, never on `threads`. More blocks
-    /// give the threads more even shares of each colour and a sweep a
+    /// split the contacts more finely between threads and give a sweep a
     /// less local visiting order (`docs/performance.md`, "Session 17").
     pub colour_blocks: usize,
 }
@@ -927,10 +925,12 @@ impl ProjectedGaussSeidel {
     }
 
     /// [`Self::sweep_contacts`] colour by colour on `threads` threads (see
-    /// [`crate::pgs_parallel`]): each thread takes its share of every
-    /// colour, and a barrier separates the colours. The contacts of a
-    /// colour share no moving body, so every contact sees the same
-    /// velocities as in the one-thread sweep of the same order.
+    /// [`crate::pgs_parallel`]): each thread takes a range of consecutive
+    /// blocks ([`Colouring::owner`]) and sweeps them in the colouring's
+    /// order; a block waits until the earlier blocks it shares a moving
+    /// body with are finished ([`BlockProgress`]; no barrier between
+    /// colours). Every contact sees the same velocities as in the
+    /// one-thread sweep of the same order.
     fn sweep_contacts_parallel(
         &mut self,
         problem: &ContactProblem,
@@ -949,21 +949,24 @@ impl ProjectedGaussSeidel {
             slices: false,
         };
         let outcome = SweepOutcome::default();
-        let barrier = SpinBarrier::new(threads);
+        let progress = BlockProgress::default();
         let (set, omega) = (problem.friction_set(), self.settings.relaxation);
         let (inv, contacts) = (masses(&self.split_inverse, problem), problem.contacts());
         let (shared, colouring) = (&self.shared, &self.colouring);
         let (shape_of, shape_table) = (&self.shape_of, &self.shape_table);
         let (inv_diag, bodies) = (&self.inv_diag, &self.bodies);
-        let colours = colouring.colours();
         let work = |t: usize| {
             let (mut max_corr, mut finite) = (0.0f64, true);
             let mut lam = [0.0; 6];
-            for k in 0..colours {
-                let (start, end) = (colouring.colour_starts[k], colouring.colour_starts[k + 1]);
-                let (s, e) = share(end - start, t, threads);
-                let blocks = &colouring.blocks[start + s..start + e];
-                for ci in blocks.iter().flat_map(|&(bs, be)| bs as usize..be as usize) {
+            for p in 0..colouring.blocks.len() {
+                if threads > 1 {
+                    if colouring.owner(p, threads) != t {
+                        continue;
+                    }
+                    progress.wait_for(colouring.earlier_conflicts[p]);
+                }
+                let (bs, be) = colouring.blocks[p];
+                for ci in bs as usize..be as usize {
                     let c = &contacts[ci];
                     let [a, b] = c.bodies.map(|x| x as usize);
                     let (mut va, mut vb) = (shared.velocity(a), shared.velocity(b));
@@ -987,7 +990,7 @@ impl ProjectedGaussSeidel {
                     finite &= ok;
                 }
                 if threads > 1 {
-                    barrier.wait();
+                    progress.finish(p);
                 }
             }
             outcome.add(max_corr, finite);

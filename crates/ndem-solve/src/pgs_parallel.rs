@@ -27,13 +27,17 @@
 //!
 //! The threads share the iterate through relaxed atomics holding the bits
 //! of each `f64` (plain loads and stores on x86-64 and AArch64): disjoint
-//! access within a colour is what makes the result deterministic, and the
-//! barrier between colours orders the colours.
+//! access within a colour is what makes the result deterministic. There is
+//! no barrier between colours: a block waits only for the earlier blocks
+//! (in colour order) it shares a moving body with ([`BlockProgress`]), so
+//! a thread with the smaller share of a colour starts on the next one
+//! (session 18; a per-colour barrier left one thread idle whenever a
+//! colour's blocks did not split evenly, up to a third of a colour).
 
 use crate::problem::ContactProblem;
 use ndem_math::Velocity6;
 use ndem_math::blocks::{block_len, map_parts};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Colours tracked per body (bits of a `u64`): as many as blocks can be,
 /// so that every block finds a free colour.
@@ -62,6 +66,14 @@ pub(crate) struct Colouring {
     pub(crate) blocks: Vec<(u32, u32)>,
     /// `blocks[colour_starts[k]..colour_starts[k + 1]]` is colour `k`.
     pub(crate) colour_starts: Vec<usize>,
+    /// `earlier_conflicts[p]` has bit `q` set when block `q < p` (both
+    /// positions in `blocks`) shares a moving body with block `p`: what
+    /// block `p` waits for in a parallel sweep ([`BlockProgress`]).
+    pub(crate) earlier_conflicts: Vec<u64>,
+    /// `block_numbers[p]`: the number of block `p` in contact order
+    /// (`0..blocks.len()`); a parallel sweep gives each thread a range of
+    /// numbers, i.e. a range of consecutive contacts ([`Self::owner`]).
+    pub(crate) block_numbers: Vec<u8>,
     used: Vec<u64>,
     colour: Vec<u8>,
 }
@@ -109,6 +121,7 @@ impl Colouring {
         self.blocks.clear();
         self.colour_starts.clear();
         self.order.clear();
+        self.block_numbers.clear();
         for k in 0..colours {
             self.colour_starts.push(self.blocks.len());
             for (b, _) in self
@@ -119,10 +132,40 @@ impl Colouring {
             {
                 let (s, e) = block(b);
                 self.blocks.push((s, e));
+                self.block_numbers.push(b as u8);
                 self.order.extend(s..e);
             }
         }
         self.colour_starts.push(self.blocks.len());
+        self.find_conflicts(problem);
+    }
+
+    /// Fills `earlier_conflicts`: each moving body collects the positions
+    /// of the blocks that touch it, and each block the positions before
+    /// its own that its bodies collected.
+    fn find_conflicts(&mut self, problem: &ContactProblem) {
+        let inv = problem.inverse_mass();
+        let moves =
+            |b: usize| inv[b].inv_mass > 0.0 || inv[b].inv_inertia != ndem_math::Mat3::zeros();
+        let contacts = problem.contacts();
+        let bodies_of = |(s, e): (u32, u32)| {
+            contacts[s as usize..e as usize]
+                .iter()
+                .flat_map(|c| c.bodies)
+                .map(|b| b as usize)
+                .filter(|&b| moves(b))
+        };
+        self.used.fill(0);
+        for (p, &block) in self.blocks.iter().enumerate() {
+            for b in bodies_of(block) {
+                self.used[b] |= 1 << p;
+            }
+        }
+        self.earlier_conflicts.clear();
+        for (p, &block) in self.blocks.iter().enumerate() {
+            let touching = bodies_of(block).fold(0u64, |m, b| m | self.used[b]);
+            self.earlier_conflicts.push(touching & ((1u64 << p) - 1));
+        }
     }
 
     /// Colours blocks `0..count` in order, block `k` taking
@@ -157,7 +200,18 @@ impl Colouring {
             .unwrap_or(0)
     }
 
+    /// The thread of `threads` that sweeps the block at position `p`:
+    /// thread `t` takes the `t`-th of `threads` ranges of consecutive
+    /// blocks (in contact order, so in space for a bed numbered along a
+    /// space-filling curve). A thread then mostly waits for its own earlier
+    /// blocks, which it has already swept, and for the other threads' only
+    /// where their ranges meet.
+    pub(crate) fn owner(&self, p: usize, threads: usize) -> usize {
+        (self.block_numbers[p] as usize * threads) / self.blocks.len()
+    }
+
     /// Number of colours.
+    #[cfg(test)]
     pub(crate) fn colours(&self) -> usize {
         self.colour_starts.len().saturating_sub(1)
     }
@@ -257,35 +311,27 @@ fn store_velocity(a: &[AtomicU64; 6], v: &Velocity6) {
     }
 }
 
-/// A barrier for a fixed set of threads that spins briefly before it
-/// yields (the colours of one sweep are short; a sleeping barrier's wake-up
-/// would cost more than a colour).
-#[derive(Debug)]
-pub(crate) struct SpinBarrier {
-    threads: usize,
-    arrived: AtomicUsize,
-    generation: AtomicUsize,
+/// Which blocks of a parallel sweep are finished (bit `p` for the block at
+/// position `p` of [`Colouring::blocks`]). A block waits only for the
+/// earlier blocks it shares a moving body with
+/// ([`Colouring::earlier_conflicts`]), not for a whole colour: a thread
+/// whose share of a colour is smaller goes on to its next block as soon
+/// as that block's neighbours are done. Each thread takes its blocks in
+/// position order and waits only for earlier positions, so some thread
+/// can always go on (no deadlock), and every pair of blocks that share a
+/// body runs in position order: the one-thread order's iterate, bit for
+/// bit.
+#[derive(Debug, Default)]
+pub(crate) struct BlockProgress {
+    finished: AtomicU64,
 }
 
-impl SpinBarrier {
-    pub(crate) fn new(threads: usize) -> Self {
-        Self {
-            threads,
-            arrived: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-        }
-    }
-
-    /// Waits until every thread has arrived.
-    pub(crate) fn wait(&self) {
-        let generation = self.generation.load(Ordering::Acquire);
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
-            self.arrived.store(0, Ordering::Relaxed);
-            self.generation.fetch_add(1, Ordering::Release);
-            return;
-        }
+impl BlockProgress {
+    /// Spins (briefly, then yields) until every block in `blocks` is
+    /// finished; the blocks' writes are then visible (acquire).
+    pub(crate) fn wait_for(&self, blocks: u64) {
         let mut spins = 0u32;
-        while self.generation.load(Ordering::Acquire) == generation {
+        while self.finished.load(Ordering::Acquire) & blocks != blocks {
             if spins < 1 << 12 {
                 std::hint::spin_loop();
                 spins += 1;
@@ -293,6 +339,11 @@ impl SpinBarrier {
                 std::thread::yield_now();
             }
         }
+    }
+
+    /// Marks block `position` finished (release: its writes are published).
+    pub(crate) fn finish(&self, position: usize) {
+        self.finished.fetch_or(1 << position, Ordering::Release);
     }
 }
 
@@ -337,12 +388,6 @@ pub(crate) fn for_each_block<T: Send>(
     let block = block_len(out.len() / per, threads) * per;
     let blocks = out.chunks_mut(block).enumerate();
     map_parts(blocks, |(k, b)| f(k * block / per, b));
-}
-
-/// The share `[start, end)` of `len` items that thread `t` of `threads`
-/// takes.
-pub(crate) fn share(len: usize, t: usize, threads: usize) -> (usize, usize) {
-    (len * t / threads, len * (t + 1) / threads)
 }
 
 #[cfg(test)]
@@ -420,6 +465,31 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+        // what a block waits for: exactly the earlier blocks it shares a
+        // moving body with (a pair, checked body set against body set)
+        let moving = |(s, e): (u32, u32)| -> std::collections::BTreeSet<u32> {
+            problem.contacts()[s as usize..e as usize]
+                .iter()
+                .flat_map(|c| c.bodies)
+                .filter(|&b| inv[b as usize].inv_mass > 0.0)
+                .collect()
+        };
+        let sets: Vec<_> = colouring.blocks.iter().map(|&b| moving(b)).collect();
+        prop_assert_eq!(colouring.earlier_conflicts.len(), sets.len());
+        for (p, mask) in colouring.earlier_conflicts.iter().enumerate() {
+            for (q, earlier) in sets.iter().enumerate() {
+                let shares = q < p && !earlier.is_disjoint(&sets[p]);
+                prop_assert_eq!(
+                    mask & (1 << q) != 0,
+                    shares,
+                    "block {} waits for {}: {} (shares a body: {})",
+                    p,
+                    q,
+                    mask & (1 << q) != 0,
+                    shares
+                );
             }
         }
         Ok(())
