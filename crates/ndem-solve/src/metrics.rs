@@ -101,7 +101,7 @@ impl ResidualEvaluator {
         let n = problem.len();
         self.rows.resize(n, 0.0);
         self.natural.resize(n, 0.0);
-        let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity);
+        let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
         let m = problem.contact_rows().count().max(1);
         let off = problem.generic_offset();
         let contacts = problem.contacts().len();
@@ -163,7 +163,7 @@ impl ResidualEvaluator {
         lambda: &[f64],
         velocity: Option<&[Velocity6]>,
     ) -> ResidualStats {
-        let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity);
+        let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
         let m = problem.contact_rows().count().max(1);
         let contacts = problem.contacts();
         let blocks = contacts.len().div_ceil(SUM_BLOCK);
@@ -213,18 +213,26 @@ impl ResidualEvaluator {
     }
 }
 
-/// `velocity` if given, else `v = v* + M⁻¹Gᵀλ` formed in `scratch`.
+/// Fewest contacts per thread when `v = v* + M⁻¹Gᵀλ` is formed on several
+/// threads (each thread reads every contact: below this the second read
+/// costs more than the split saves).
+const VELOCITY_MIN_CONTACTS: usize = 4 * SUM_BLOCK;
+
+/// `velocity` if given, else `v = v* + M⁻¹Gᵀλ` formed in `scratch` on up
+/// to `threads` threads (the serial sums, bit for bit).
 fn velocity_or_formed<'a>(
     scratch: &'a mut Vec<Velocity6>,
     problem: &ContactProblem,
     lambda: &[f64],
     velocity: Option<&'a [Velocity6]>,
+    threads: usize,
 ) -> &'a [Velocity6] {
     match velocity {
         Some(v) => v,
         None => {
             scratch.resize(problem.body_count(), Velocity6::ZERO);
-            problem.velocity_from_unchecked(lambda, scratch);
+            let threads = threads.min(problem.contacts().len() / VELOCITY_MIN_CONTACTS);
+            problem.velocity_from_on(lambda, scratch, threads);
             scratch
         }
     }

@@ -794,6 +794,71 @@ impl ContactProblem {
         self.apply_impulses_unchecked(lambda, velocity);
     }
 
+    /// [`Self::velocity_from_unchecked`] on `threads` threads (0 or 1: this
+    /// one). The bodies are cut into one range of consecutive indices per
+    /// thread, and each thread walks every contact and then every generic
+    /// row in order, adding the impulses that land in its range. Every body
+    /// receives its impulses in the serial order, so the result is the
+    /// serial one, bit for bit, on any thread count. Each thread reads all
+    /// the contacts but forms only the changes of its bodies.
+    pub(crate) fn velocity_from_on(
+        &self,
+        lambda: &[f64],
+        velocity: &mut [Velocity6],
+        threads: usize,
+    ) {
+        let threads = threads.clamp(1, velocity.len().max(1));
+        if threads == 1 {
+            self.velocity_from_unchecked(lambda, velocity);
+            return;
+        }
+        let per = ndem_math::blocks::block_len(velocity.len(), threads);
+        ndem_math::blocks::map_parts(velocity.chunks_mut(per).enumerate(), |(k, part)| {
+            self.velocity_of_range(lambda, k * per, part)
+        });
+    }
+
+    /// `v(λ)` of bodies `first..first + part.len()`, written to `part`:
+    /// the serial sums restricted to those bodies.
+    fn velocity_of_range(&self, lambda: &[f64], first: usize, part: &mut [Velocity6]) {
+        let len = part.len();
+        part.copy_from_slice(&self.free_velocity[first..first + len]);
+        let local = |b: usize| b.wrapping_sub(first);
+        let m = self.rows.count();
+        for (c, lam) in self.contacts.iter().zip(lambda.chunks_exact(m)) {
+            let [a, b] = c.bodies.map(|x| x as usize);
+            let (la, lb) = (local(a), local(b));
+            if la >= len && lb >= len {
+                continue;
+            }
+            let (dva, dvb) =
+                c.jacobian
+                    .velocity_change(&self.inverse_mass[a], &self.inverse_mass[b], lam);
+            if la < len {
+                part[la] += dva;
+            }
+            if lb < len {
+                part[lb] += dvb;
+            }
+        }
+        let off = self.generic_offset();
+        for (r, &lam) in self.generic.iter().zip(&lambda[off..]) {
+            let [a, b] = r.bodies.map(|x| x as usize);
+            let (la, lb) = (local(a), local(b));
+            if la >= len && lb >= len {
+                continue;
+            }
+            let (ia, ib) = r.jacobian.transpose_apply(lam);
+            let (ma, mb) = (&self.inverse_mass[a], &self.inverse_mass[b]);
+            if la < len {
+                part[la] += Velocity6::new(ia.linear * ma.inv_mass, ma.inv_inertia * ia.angular);
+            }
+            if lb < len {
+                part[lb] += Velocity6::new(ib.linear * mb.inv_mass, mb.inv_inertia * ib.angular);
+            }
+        }
+    }
+
     /// `G v` for all rows, written to `out`.
     ///
     /// Checks the slices' lengths (typed error naming the slice).
@@ -1147,5 +1212,68 @@ fn check_len(field: &'static str, got: usize, expected: usize) -> Result<(), Sol
             expected,
             got,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{arb_joint_tree, arb_packing, arb_sparse_problem};
+    use proptest::prelude::*;
+
+    /// `λ` with every sign and scale: the sums are what is compared, not a
+    /// solution.
+    fn multipliers(n: usize, seed: u64) -> Vec<f64> {
+        let mut rng = crate::solver::SplitMix64(seed);
+        (0..n)
+            .map(|_| (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0)
+            .collect()
+    }
+
+    /// `v(λ)` formed on body ranges equals the serial sums bit for bit on
+    /// 2 to 5 threads (more threads than bodies included).
+    fn check_ranges(problem: &ContactProblem, seed: u64) -> Result<(), TestCaseError> {
+        let lambda = multipliers(problem.len(), seed);
+        let mut serial = vec![Velocity6::ZERO; problem.body_count()];
+        problem.velocity_from_unchecked(&lambda, &mut serial);
+        for threads in 2..=5 {
+            let mut ranged = vec![Velocity6::ZERO; problem.body_count()];
+            problem.velocity_from_on(&lambda, &mut ranged, threads);
+            for (b, (x, y)) in serial.iter().zip(&ranged).enumerate() {
+                let xs = x.linear.iter().chain(x.angular.iter());
+                let ys = y.linear.iter().chain(y.angular.iter());
+                for (k, (p, q)) in xs.zip(ys).enumerate() {
+                    prop_assert_eq!(
+                        p.to_bits(),
+                        q.to_bits(),
+                        "body {} component {} on {} threads",
+                        b,
+                        k,
+                        threads
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn velocity_on_body_ranges_is_the_serial_sum_in_packings(
+            problem in arb_packing(ContactRows::NormalFrictionRolling, FrictionSet::Disk),
+            seed in any::<u64>(),
+        ) {
+            check_ranges(&problem, seed)?;
+        }
+
+        #[test]
+        fn velocity_on_body_ranges_is_the_serial_sum_with_generic_rows(
+            problem in prop_oneof![arb_joint_tree(), arb_sparse_problem(1e-8, 0.5)],
+            seed in any::<u64>(),
+        ) {
+            check_ranges(&problem, seed)?;
+        }
     }
 }
