@@ -16,36 +16,20 @@
 #[path = "common/settled.rs"]
 mod settled;
 
-use ndem_solve::{ContactOrder, PgsSettings, ProjectedGaussSeidel, Stopping};
-use settled::{ns_per_contact_iteration, settled_packing};
+use settled::{
+    bed_arguments, coloured_pgs, load_average, ns_per_contact_iteration, settled_packing,
+};
 
 const SWEEPS: usize = 25;
 const REPEATS: usize = 7;
 const CASES: [(usize, usize); 4] = [(32, 1), (64, 1), (32, 2), (64, 2)];
 
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let n: usize = args.next().map_or(30_000, |s| s.parse().expect("N"));
-    let steps: usize = args.next().map_or(200, |s| s.parse().expect("STEPS"));
+    let (n, steps) = bed_arguments();
     let (_, problem) = settled_packing(n, steps, SWEEPS);
     let mut solvers: Vec<_> = CASES
         .iter()
-        .map(|&(blocks, threads)| {
-            ProjectedGaussSeidel::new(PgsSettings {
-                stopping: Stopping::iterations(SWEEPS),
-                order: ContactOrder::Coloured,
-                threads,
-                colour_blocks: blocks,
-                ..PgsSettings::default()
-            })
-            .expect("valid settings")
-        })
+        .map(|&(blocks, threads)| coloured_pgs(SWEEPS, threads, blocks))
         .collect();
     // warm-up: the solvers' scratch grows to the problem once
     for s in &mut solvers {

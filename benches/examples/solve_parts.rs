@@ -20,37 +20,22 @@
 mod settled;
 
 use ndem_solve::{
-    ContactOrder, ContactProblem, PgsSettings, ProjectedGaussSeidel, ResidualEvaluator, Solver,
-    Stopping,
+    ContactProblem, PgsSettings, ProjectedGaussSeidel, ResidualEvaluator, Solver, Stopping,
 };
-use settled::{ns_per_contact_iteration, settled_packing};
+use settled::{
+    bed_arguments, coloured_pgs, load_average, ns_per_contact_iteration, settled_packing,
+};
 use std::time::Instant;
 
 const REPEATS: usize = 7;
 const CASES: [(usize, usize); 4] = [(1, 1), (25, 1), (1, 2), (25, 2)];
 
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let n: usize = args.next().map_or(30_000, |s| s.parse().expect("N"));
-    let steps: usize = args.next().map_or(200, |s| s.parse().expect("STEPS"));
+    let (n, steps) = bed_arguments();
     let (_, problem) = settled_packing(n, steps, 25);
     let mut solvers: Vec<_> = CASES
         .iter()
-        .map(|&(sweeps, threads)| {
-            ProjectedGaussSeidel::new(PgsSettings {
-                stopping: Stopping::iterations(sweeps),
-                order: ContactOrder::Coloured,
-                threads,
-                ..PgsSettings::default()
-            })
-            .expect("valid settings")
-        })
+        .map(|&(sweeps, threads)| coloured_pgs(sweeps, threads, 32))
         .collect();
     for (s, &(sweeps, _)) in solvers.iter_mut().zip(&CASES) {
         ns_per_contact_iteration(s, &problem, sweeps);

@@ -1,8 +1,12 @@
 //! Shared by the examples that time PGS on a settled bed (`body_order`,
 //! `colour_blocks`): the bed settled by the stepper, and the timing of one
 //! solve. Included with `#[path]`; not an example of its own.
+// each example uses part of it
+#![allow(dead_code)]
 
-use ndem_solve::{ContactProblem, ProjectedGaussSeidel, Solver};
+use ndem_solve::{
+    ContactOrder, ContactProblem, PgsSettings, ProjectedGaussSeidel, Solver, Stopping,
+};
 use std::time::Instant;
 
 /// The built-in `packing` bed of `n` spheres stepped `steps` times with
@@ -39,4 +43,33 @@ pub fn ns_per_contact_iteration(
     pgs.solve(problem, &mut lambda, &mut velocity)
         .expect("a valid problem");
     start.elapsed().as_secs_f64() * 1e9 / (problem.contacts().len() * sweeps) as f64
+}
+
+/// The bed size `N` and settling steps `STEPS` from the command line
+/// (defaults 30 000 and 200).
+pub fn bed_arguments() -> (usize, usize) {
+    let mut args = std::env::args().skip(1);
+    let n = args.next().map_or(30_000, |s| s.parse().expect("N"));
+    let steps = args.next().map_or(200, |s| s.parse().expect("STEPS"));
+    (n, steps)
+}
+
+/// `pgs-coloured` stopped after `sweeps` sweeps on `threads` threads with
+/// `colour_blocks` blocks.
+pub fn coloured_pgs(sweeps: usize, threads: usize, colour_blocks: usize) -> ProjectedGaussSeidel {
+    ProjectedGaussSeidel::new(PgsSettings {
+        stopping: Stopping::iterations(sweeps),
+        order: ContactOrder::Coloured,
+        threads,
+        colour_blocks,
+        ..PgsSettings::default()
+    })
+    .expect("valid settings")
+}
+
+/// The host's load averages (1, 5, 15 min), printed beside the timings.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
 }
