@@ -924,7 +924,7 @@ impl ProjectedGaussSeidel {
         }
     }
 
-    /// [`Self::sweep_contacts`] colour by colour on `threads` threads (see
+    /// [`Self::sweep_contacts`] colour by colour on `threads > 1` threads (see
     /// [`crate::pgs_parallel`]): each thread takes a range of consecutive
     /// blocks ([`Colouring::owner`]) and sweeps them in the colouring's
     /// order; a block waits until the earlier blocks it shares a moving
@@ -959,12 +959,10 @@ impl ProjectedGaussSeidel {
             let (mut max_corr, mut finite) = (0.0f64, true);
             let mut lam = [0.0; 6];
             for p in 0..colouring.blocks.len() {
-                if threads > 1 {
-                    if colouring.owner(p, threads) != t {
-                        continue;
-                    }
-                    progress.wait_for(colouring.earlier_conflicts[p]);
+                if colouring.owner(p, threads) != t {
+                    continue;
                 }
+                progress.wait_for(colouring.earlier_conflicts[p]);
                 let (bs, be) = colouring.blocks[p];
                 for ci in bs as usize..be as usize {
                     let c = &contacts[ci];
@@ -989,23 +987,17 @@ impl ProjectedGaussSeidel {
                     max_corr = max_corr.max(corr);
                     finite &= ok;
                 }
-                if threads > 1 {
-                    progress.finish(p);
-                }
+                progress.finish(p);
             }
             outcome.add(max_corr, finite);
         };
         let work = &work;
-        if threads == 1 {
+        std::thread::scope(|scope| {
+            for t in 1..threads {
+                scope.spawn(move || work(t));
+            }
             work(0);
-        } else {
-            std::thread::scope(|scope| {
-                for t in 1..threads {
-                    scope.spawn(move || work(t));
-                }
-                work(0);
-            });
-        }
+        });
         outcome.get()
     }
 

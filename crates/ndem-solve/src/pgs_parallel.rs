@@ -28,11 +28,12 @@
 //! The threads share the iterate through relaxed atomics holding the bits
 //! of each `f64` (plain loads and stores on x86-64 and AArch64): disjoint
 //! access within a colour is what makes the result deterministic. There is
-//! no barrier between colours: a block waits only for the earlier blocks
-//! (in colour order) it shares a moving body with ([`BlockProgress`]), so
-//! a thread with the smaller share of a colour starts on the next one
-//! (session 18; a per-colour barrier left one thread idle whenever a
-//! colour's blocks did not split evenly, up to a third of a colour).
+//! no barrier between colours: each thread sweeps a range of consecutive
+//! blocks ([`Colouring::owner`]) in colour order, and a block waits only
+//! for the earlier blocks (in colour order) it shares a moving body with
+//! ([`BlockProgress`]), so the threads wait for each other only where
+//! their ranges meet (session 18; a per-colour barrier left one thread
+//! idle whenever a colour's blocks did not split evenly).
 
 use crate::problem::ContactProblem;
 use ndem_math::Velocity6;
@@ -84,22 +85,11 @@ impl Colouring {
     /// zero inverse mass (static, kinematic) do not conflict: their
     /// velocity never changes.
     pub(crate) fn build(&mut self, problem: &ContactProblem, max_blocks: usize) {
-        let inv = problem.inverse_mass();
-        let moves =
-            |b: usize| inv[b].inv_mass > 0.0 || inv[b].inv_inertia != ndem_math::Mat3::zeros();
-        let contacts = problem.contacts();
-        let n = contacts.len();
+        let n = problem.contacts().len();
         let count = (n / BLOCK_MIN_CONTACTS).clamp(1, max_blocks.clamp(1, MAX_BLOCKS));
         let block = |k: usize| ((n * k / count) as u32, (n * (k + 1) / count) as u32);
-        let block_bodies = |k: usize| {
-            let (s, e) = block(k);
-            contacts[s as usize..e as usize]
-                .iter()
-                .flat_map(|c| c.bodies)
-                .map(|b| b as usize)
-                .filter(|&b| moves(b))
-        };
-        self.used.resize(inv.len(), 0);
+        let block_bodies = |k: usize| moving_bodies(problem, block(k));
+        self.used.resize(problem.body_count(), 0);
         // greedy first: each block takes the lowest colour free of its
         // moving bodies; then again with the greedy's colour count, each
         // block taking the free colour with the fewest blocks so far
@@ -144,26 +134,15 @@ impl Colouring {
     /// of the blocks that touch it, and each block the positions before
     /// its own that its bodies collected.
     fn find_conflicts(&mut self, problem: &ContactProblem) {
-        let inv = problem.inverse_mass();
-        let moves =
-            |b: usize| inv[b].inv_mass > 0.0 || inv[b].inv_inertia != ndem_math::Mat3::zeros();
-        let contacts = problem.contacts();
-        let bodies_of = |(s, e): (u32, u32)| {
-            contacts[s as usize..e as usize]
-                .iter()
-                .flat_map(|c| c.bodies)
-                .map(|b| b as usize)
-                .filter(|&b| moves(b))
-        };
         self.used.fill(0);
         for (p, &block) in self.blocks.iter().enumerate() {
-            for b in bodies_of(block) {
+            for b in moving_bodies(problem, block) {
                 self.used[b] |= 1 << p;
             }
         }
         self.earlier_conflicts.clear();
         for (p, &block) in self.blocks.iter().enumerate() {
-            let touching = bodies_of(block).fold(0u64, |m, b| m | self.used[b]);
+            let touching = moving_bodies(problem, block).fold(0u64, |m, b| m | self.used[b]);
             self.earlier_conflicts.push(touching & ((1u64 << p) - 1));
         }
     }
@@ -215,6 +194,21 @@ impl Colouring {
     pub(crate) fn colours(&self) -> usize {
         self.colour_starts.len().saturating_sub(1)
     }
+}
+
+/// The bodies with finite mass (moving ones) of contacts `s..e`, with
+/// repeats. Static and kinematic bodies never conflict: their velocity
+/// never changes.
+fn moving_bodies(
+    problem: &ContactProblem,
+    (s, e): (u32, u32),
+) -> impl Iterator<Item = usize> + Clone + '_ {
+    let inv = problem.inverse_mass();
+    problem.contacts()[s as usize..e as usize]
+        .iter()
+        .flat_map(|c| c.bodies)
+        .map(|b| b as usize)
+        .filter(move |&b| inv[b].inv_mass > 0.0 || inv[b].inv_inertia != ndem_math::Mat3::zeros())
 }
 
 /// The iterate shared by the sweeping threads: contact multipliers and
@@ -315,8 +309,8 @@ fn store_velocity(a: &[AtomicU64; 6], v: &Velocity6) {
 /// position `p` of [`Colouring::blocks`]). A block waits only for the
 /// earlier blocks it shares a moving body with
 /// ([`Colouring::earlier_conflicts`]), not for a whole colour: a thread
-/// whose share of a colour is smaller goes on to its next block as soon
-/// as that block's neighbours are done. Each thread takes its blocks in
+/// goes on to its next block as soon as that block's neighbours are
+/// done. Each thread takes its blocks in
 /// position order and waits only for earlier positions, so some thread
 /// can always go on (no deadlock), and every pair of blocks that share a
 /// body runs in position order: the one-thread order's iterate, bit for

@@ -820,6 +820,13 @@ impl ContactProblem {
 
     /// `v(λ)` of bodies `first..first + part.len()`, written to `part`:
     /// the serial sums restricted to those bodies.
+    ///
+    /// The arithmetic repeats [`Self::apply_impulses_unchecked`]'s on
+    /// purpose: with the serial pass written as this loop over the whole
+    /// range (session 18), rustc 1.95 / LLVM 22.1 release builds computed
+    /// wrong velocities (the built-in `drum` stopped at step 12 with an
+    /// overlap error, while the opt-level 1 build replayed it bit for bit);
+    /// see `docs/performance.md`, "A compiler defect".
     fn velocity_of_range(&self, lambda: &[f64], first: usize, part: &mut [Velocity6]) {
         let len = part.len();
         part.copy_from_slice(&self.free_velocity[first..first + len]);
