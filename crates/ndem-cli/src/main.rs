@@ -55,6 +55,10 @@ enum Command {
         /// Iterations per step (N_it).
         #[arg(long)]
         iterations: Option<usize>,
+        /// PGS sweeps of the impact stage (default: the scene's
+        /// `run.impact_iterations`, 20).
+        #[arg(long = "impact-iterations")]
+        impact_iterations: Option<usize>,
         /// Warm-start policy: cold, history, model, model-raw or
         /// safeguarded-history.
         #[arg(long = "warm-start", value_parser = warm_start_choice)]
@@ -336,6 +340,7 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             particles,
             threads,
             iterations,
+            impact_iterations,
             warm_start,
             reduce,
             mpi,
@@ -353,6 +358,9 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             }
             if let Some(n) = iterations {
                 s.iterations = n;
+            }
+            if let Some(n) = impact_iterations {
+                s.settings.impact_iterations = n;
             }
             if let Some(x) = warm_start {
                 s.warm_start = x;

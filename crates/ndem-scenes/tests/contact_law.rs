@@ -42,3 +42,23 @@ fn rigid_and_linear_together_name_the_field() {
         other => panic!("expected an invalid-field error, got {other:?}"),
     }
 }
+
+/// `run.impact_iterations` sets the impact stage's sweeps; a file without it
+/// gets the stepper's default (20), and zero with the stage on is refused
+/// with the field's name.
+#[test]
+fn impact_iterations_round_trip_and_zero_is_refused() {
+    let mut scene = cannonball();
+    assert_eq!(scene.settings.impact_iterations, 20);
+    scene.settings.impact_iterations = 150;
+    let text = SceneFile::from_scene(&scene).to_toml().unwrap();
+    assert!(text.contains("impact_iterations = 150"), "{text}");
+    let back = SceneFile::from_toml(&text).unwrap().to_scene().unwrap();
+    assert_eq!(back.settings.impact_iterations, 150);
+    let without = text.replace("impact_iterations = 150\n", "");
+    let back = SceneFile::from_toml(&without).unwrap().to_scene().unwrap();
+    assert_eq!(back.settings.impact_iterations, 20);
+    let zero = text.replace("impact_iterations = 150", "impact_iterations = 0");
+    let err = SceneFile::from_toml(&zero).unwrap().to_scene().unwrap_err();
+    assert!(err.to_string().contains("impact_iterations"), "{err}");
+}

@@ -187,7 +187,7 @@ impl Solver for Apgd {
         for i in 0..lambda.len() {
             lambda[i] = scale[i] * self.scaled[i];
         }
-        let initial_residual = self.evaluator.stats(problem, lambda, None).max;
+        let initial_residuals = self.evaluator.stats(problem, lambda, None);
         let mut objective = ScaledContactQp {
             problem,
             linear: &self.linear,
@@ -231,7 +231,7 @@ impl Solver for Apgd {
         Ok(SolveReport::judged(
             "apgd",
             residuals,
-            initial_residual,
+            initial_residuals,
             self.settings.stopping.tolerance,
             report.stalled || own_fixed_point,
             report.iterations,

@@ -68,7 +68,7 @@ impl Solver for CoulombApgd {
                 reason: "the De Saxcé fixed point needs the disk (cone) set and friction rows",
             });
         }
-        let initial = self.evaluator.stats(problem, lambda, None).max;
+        let initial = self.evaluator.stats(problem, lambda, None);
         let initial_merit = coulomb_merit(problem, lambda);
         let tol = self.settings.stopping.tolerance;
         let m = problem.contact_rows().count();
@@ -119,7 +119,8 @@ impl Solver for CoulombApgd {
             status: SolverStatus::judge(merit, initial_merit, tol, false),
             iterations: outer,
             last_update: merit,
-            initial_residual: initial,
+            initial_residual: initial.max,
+            initial_residuals: initial,
             residuals,
         })
     }

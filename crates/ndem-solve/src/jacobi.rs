@@ -154,7 +154,7 @@ impl Solver for ProjectedJacobi {
         let off = problem.generic_offset();
         // start from a consistent velocity
         self.rebuild_velocity(problem, lambda, velocity);
-        let initial_residual = self.evaluator.stats(problem, lambda, Some(velocity)).max;
+        let initial_residuals = self.evaluator.stats(problem, lambda, Some(velocity));
         let mut iterations = 0;
         let mut last = 0.0;
         for it in 0..self.settings.stopping.max_iterations {
@@ -242,7 +242,7 @@ impl Solver for ProjectedJacobi {
         Ok(SolveReport::judged(
             "jacobi",
             residuals,
-            initial_residual,
+            initial_residuals,
             stopping.tolerance,
             stalled,
             iterations,

@@ -1026,7 +1026,7 @@ impl Solver for ProjectedGaussSeidel {
         let threads = self.sweep_threads(problem);
         self.evaluator.set_threads(threads);
         let mut direct = self.settings.joints == JointRows::Direct && self.block.prepare(problem);
-        let initial_residual = self.evaluator.stats(problem, lambda, None).max;
+        let initial_residuals = self.evaluator.stats(problem, lambda, None);
         let omega = self.settings.relaxation;
         let inv = problem.inverse_mass();
         let off = problem.generic_offset();
@@ -1144,7 +1144,7 @@ impl Solver for ProjectedGaussSeidel {
         Ok(SolveReport::judged(
             name,
             residuals,
-            initial_residual,
+            initial_residuals,
             stopping.tolerance,
             stalled,
             iterations,

@@ -270,7 +270,7 @@ impl Solver for SubdomainPgs {
             }
         }
         self.consistent_velocity(problem, lambda, velocity);
-        let initial_residual = self.global_sums(problem, lambda, velocity).finish().max;
+        let initial_residuals = self.global_sums(problem, lambda, velocity).finish();
         let stopping: Stopping = self.pgs.settings().stopping;
         let passes = match self.pgs.settings().variant {
             PgsVariant::RowWise => 1,
@@ -333,7 +333,7 @@ impl Solver for SubdomainPgs {
         Ok(SolveReport::judged(
             name,
             residuals,
-            initial_residual,
+            initial_residuals,
             stopping.tolerance,
             stalled,
             iterations,

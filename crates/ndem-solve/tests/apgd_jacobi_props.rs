@@ -4,7 +4,7 @@
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, SupportedConeT};
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
-use ndem_math::{SpookSettings, Velocity6};
+use ndem_math::{RowKind, SpookSettings, Velocity6};
 use ndem_solve::qp::{ApgdSettings, BoxConeSet, solve_qp};
 use ndem_solve::reference::{dense_qp, solve_frictionless};
 use ndem_solve::testing::*;
@@ -282,14 +282,20 @@ fn cone_projection_is_euclidean() {
 
 /// Projected Jacobi with its default ω = 0.3 on real packings (friction and
 /// rolling rows, disk set; 48 cases of `arb_packing` from proptest's
-/// deterministic runner), 50 sweeps from cold. It is not a reliable solver
-/// there: on some packings the residual grows. What it must do is say so:
-/// reported residuals equal an independent evaluation, the status is
-/// `Diverged` exactly when the final largest residual exceeds the start's,
-/// and never `Converged` above the tolerance. The number whose mean
-/// residual falls is printed and asserted at its measured value
-/// (MEASURED_JACOBI_REDUCED). docs/solvers.md says where
-/// Jacobi is usable.
+/// deterministic runner), 50 sweeps from cold. What it must do is say how
+/// it ended: reported residuals equal an independent evaluation, the status
+/// is `Diverged` exactly when some row kind's largest residual exceeds the
+/// start's (friction and rolling rows counted when their start is not
+/// zero), and never `Converged` above the tolerance.
+///
+/// Measured: the mean residual after 50 sweeps is above the start's on 46
+/// cases (MEASURED_JACOBI_REDUCED counts the others), because the friction
+/// and rolling rows start at zero (bounds `μ λ_n = 0`); the largest normal
+/// residual never grows, and 500 sweeps end below 50 sweeps' largest
+/// residual on every case (MEASURED_JACOBI_CONVERGING): Jacobi converges
+/// slowly on these packings, it does not diverge. Until session 19 these
+/// 46 solves were reported `Diverged` (the largest residual of any kind
+/// against the start's, which only the normal rows carried).
 #[test]
 fn jacobi_on_packings_reports_what_it_does() {
     use proptest::strategy::ValueTree;
@@ -298,6 +304,8 @@ fn jacobi_on_packings_reports_what_it_does() {
     let strategy = arb_packing(ContactRows::NormalFrictionRolling, FrictionSet::Disk);
     let cases = 48;
     let mut reduced = 0;
+    let mut normal_grew = 0;
+    let mut converging = 0;
     let mut statuses = std::collections::BTreeMap::new();
     for _ in 0..cases {
         let problem = strategy.new_tree(&mut runner).unwrap().current();
@@ -317,25 +325,52 @@ fn jacobi_on_packings_reports_what_it_does() {
         }
         if rep.residuals.max > DEFAULT_TOLERANCE {
             assert_ne!(rep.status, SolverStatus::Converged);
-            assert_eq!(
-                rep.status == SolverStatus::Diverged,
-                rep.residuals.max > start.max,
-                "{rep:?}"
-            );
+            let grew = |kind: RowKind, collapses: bool| {
+                let (end, begin) = (rep.residuals.kind(kind).max, start.kind(kind).max);
+                end > begin && !(collapses && begin == 0.0)
+            };
+            let worse = grew(RowKind::Normal, false)
+                || grew(RowKind::Friction, true)
+                || grew(RowKind::Rolling, true)
+                || grew(RowKind::Bilateral, false);
+            assert_eq!(rep.status == SolverStatus::Diverged, worse, "{rep:?}");
+            if rep.residuals.normal.max > start.normal.max {
+                normal_grew += 1;
+            }
         }
         if rep.residuals.mean < start.mean || start.mean == 0.0 {
             reduced += 1;
         }
+        let mut longer = ProjectedJacobi::new(JacobiSettings {
+            stopping: Stopping::iterations(500),
+            ..Default::default()
+        })
+        .unwrap();
+        let (mut l, mut v) = cold(&problem);
+        let rep_longer = longer.solve(&problem, &mut l, &mut v).unwrap();
+        if rep_longer.residuals.max < rep.residuals.max {
+            converging += 1;
+        }
     }
     println!(
-        "Jacobi (omega 0.3, 50 sweeps) on packings: mean residual reduced on {reduced} of {cases}; statuses {statuses:?}"
+        "Jacobi (omega 0.3, 50 sweeps) on packings: mean residual reduced on {reduced} of {cases}; largest normal residual grew on {normal_grew}; 500 sweeps below 50 on {converging}; statuses {statuses:?}"
     );
     assert!(reduced >= MEASURED_JACOBI_REDUCED, "{reduced} of {cases}");
+    assert_eq!(normal_grew, 0);
+    assert!(
+        converging >= MEASURED_JACOBI_CONVERGING,
+        "{converging} of {cases}"
+    );
+    assert_eq!(statuses.get("diverged"), None, "{statuses:?}");
 }
 
-/// Measured: 2 of 48 (the other 46 end `Diverged`, one `Converged`).
+/// Measured: 2 of 48 (the statuses: 47 `IterationLimit`, one `Converged`).
 /// The runner is deterministic, so no margin is needed.
 const MEASURED_JACOBI_REDUCED: usize = 2;
+
+/// Measured: 48 of 48 problems end 500 sweeps below the largest residual
+/// of 50 (the one `Converged` case included: 3.5e-10 → 6.7e-18).
+const MEASURED_JACOBI_CONVERGING: usize = 48;
 
 /// A malformed box-cone set gives a typed error naming its field instead
 /// of a panic in `clamp` or an out-of-range cone slice.

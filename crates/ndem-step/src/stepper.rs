@@ -690,7 +690,7 @@ impl Stepper {
                 status = status.name(),
                 normal_residual = stats.impact_residual,
                 sweeps = stats.impact_iterations,
-                "impact stage not solved to its tolerance: the post-impact velocities are the solver's best iterate (in a packing the impact problem spans the whole contact network; more `impact_iterations` help); the `impact_status` column of the step statistics marks every such step"
+                "impact stage not solved to its tolerance: the post-impact velocities are the solver's best iterate (in a packing the impact problem spans the whole contact network; more sweeps help: `StepSettings::impact_iterations`, `run.impact_iterations` in a scene file); the `impact_status` column of the step statistics marks every such step"
             );
         }
         self.record_history(world, &contacts, &solved);

@@ -348,6 +348,7 @@ impl Solver for Broken {
             iterations: 1,
             last_update: f64::NAN,
             initial_residual: f64::NAN,
+            initial_residuals: Default::default(),
             residuals: Default::default(),
         })
     }
@@ -541,6 +542,7 @@ impl Solver for Absurd {
             iterations: 1,
             last_update: 0.0,
             initial_residual: 0.0,
+            initial_residuals: Default::default(),
             residuals: Default::default(),
         })
     }
