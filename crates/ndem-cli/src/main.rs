@@ -501,6 +501,16 @@ fn go(
         return Err(Failure::Error("--stats-every must be at least 1".into()));
     }
     tracing::info!(scene = %s.name, steps, out = %out.display(), "run");
+    let threads = match s.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    if threads > 1 && !s.solver.solves_on_threads() {
+        eprintln!(
+            "note: {threads} threads serve contact detection and assembly; the `{}` solver sweeps on one (`--solver pgs-coloured` sweeps on all of them, in another contact order than `pgs`)",
+            s.solver.name()
+        );
+    }
     let summary = run_scene(
         s,
         stepper,

@@ -523,3 +523,53 @@ fn packing_size_threads_and_peak_memory() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("particles"));
 }
+
+/// With several threads and a solver that sweeps on one, the run says so
+/// (once, on stderr); `pgs-coloured` and one thread say nothing. The
+/// impact-stage sweeps are set from the command line.
+#[test]
+fn several_threads_with_a_serial_solver_are_noted() {
+    let dir = tmp("threads_note");
+    let run = |extra: &[&str], name: &str| {
+        let out = dir.join(name);
+        let mut args = vec![
+            "run",
+            "packing",
+            "--particles",
+            "300",
+            "--steps",
+            "3",
+            "--frame-every",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = ndem(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let err = run(&["--threads", "2"], "pgs2");
+    assert_eq!(err.matches("note: 2 threads serve").count(), 1, "{err}");
+    assert!(err.contains("the `pgs` solver sweeps on one"), "{err}");
+    let err = run(&["--threads", "2", "--solver", "pgs-coloured"], "col2");
+    assert!(!err.contains("note:"), "{err}");
+    let err = run(&["--threads", "1", "--impact-iterations", "5"], "pgs1");
+    assert!(!err.contains("note:"), "{err}");
+    let out = dir.join("zero");
+    let o = ndem(&[
+        "run",
+        "packing",
+        "--particles",
+        "300",
+        "--steps",
+        "3",
+        "--impact-iterations",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("impact_iterations"), "{err}");
+}

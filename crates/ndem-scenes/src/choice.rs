@@ -92,6 +92,14 @@ impl SolverChoice {
         })
     }
 
+    /// Whether the continuous-stage solve itself uses several threads
+    /// (`pgs-coloured` on the scene's threads, `jacobi` on rayon's); the
+    /// other choices solve on one thread whatever the scene's `threads`,
+    /// which then serve detection and assembly only.
+    pub fn solves_on_threads(self) -> bool {
+        matches!(self, SolverChoice::PgsColoured | SolverChoice::Jacobi)
+    }
+
     /// The impact-stage solver that goes with this choice, when it is not
     /// the stepper's default (PGS in the problem's order to 1e-10 within
     /// `impact_iterations` sweeps): `pgs-coloured` runs the impact stage in

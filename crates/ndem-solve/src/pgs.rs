@@ -1169,6 +1169,17 @@ impl Solver for ProjectedGaussSeidel {
     fn stopping(&self) -> Stopping {
         self.settings.stopping
     }
+
+    /// Drops every scratch vector (`D⁻¹`, body responses, contact shapes,
+    /// orders, colouring, shared iterate, residual evaluator); the settings
+    /// and a subdomain solver's mass splitting are kept.
+    fn release_scratch(&mut self) {
+        *self = Self {
+            settings: self.settings.clone(),
+            mass_split: std::mem::take(&mut self.mass_split),
+            ..Self::default()
+        };
+    }
 }
 
 /// A Gauss-Seidel sweep whose largest correction is below this fraction of

@@ -825,6 +825,9 @@ impl Stepper {
                     impact = Some(guard::ProblemWork::of(world, &problem));
                 }
                 self.storage = problem.into_storage();
+                // idle until the next impact: its scratch is not held
+                // through the continuous stage (the step's memory peak)
+                self.impact_solver.release_scratch();
             }
         }
         times.impact = t.elapsed();
