@@ -124,12 +124,13 @@ impl SolverStatus {
     /// divergence kind by kind, since the kinds differ in units (rolling
     /// and twisting rows are angular velocities) and a start can satisfy
     /// some kinds trivially. Friction and rolling rows whose largest start
-    /// residual is exactly zero are not compared: at a cold start
+    /// residual is within the tolerance are not compared: at a cold start
     /// (`λ_n = 0`) their bounds `μ s_n λ_n` are zero, so their residual is
-    /// zero by construction, and it grows as soon as the normal rows carry
-    /// load, in a solve that is converging (the impact stage of a packing:
-    /// normal residual 0.8 → 0.05 m/s while the rolling rows go from 0 to
-    /// 2 rad/s in 20 sweeps and fall with more; `docs/solvers.md`).
+    /// zero by construction (or 1e-160 where the disk's squared norm
+    /// underflows), and it grows as soon as the normal rows carry load, in
+    /// a solve that is converging (the impact stage of a packing: normal
+    /// residual 0.8 → 0.05 m/s while the rolling rows go from 0 to 2 rad/s
+    /// in 20 sweeps and fall with more; `docs/solvers.md`).
     pub(crate) fn judge_rows(
         residuals: &ResidualStats,
         initial: &ResidualStats,
@@ -138,7 +139,8 @@ impl SolverStatus {
     ) -> Self {
         let grew = |kind: RowKind| {
             let (end, start) = (residuals.kind(kind).max, initial.kind(kind).max);
-            let collapsed = matches!(kind, RowKind::Friction | RowKind::Rolling) && start == 0.0;
+            let collapsed =
+                matches!(kind, RowKind::Friction | RowKind::Rolling) && start <= tolerance;
             !collapsed && end > start
         };
         let diverged = [
@@ -418,10 +420,11 @@ pub trait Solver: Send {
 
     /// Frees the scratch this solver keeps between solves (the next solve
     /// allocates it again); settings are kept. For a solver that is idle
-    /// while another one runs: the stepper's impact solver, whose scratch
-    /// (48 bytes per contact for `D⁻¹` alone) would otherwise be held
-    /// through the continuous stage, the step's memory peak. Default: a
-    /// solver that keeps nothing worth freeing does nothing.
+    /// while another one runs: in a step with an impact the stepper frees
+    /// the continuous solver's scratch before the impact solve and the
+    /// impact solver's after it, so that the two (48 bytes per contact for
+    /// PGS's `D⁻¹` alone) are not held at once. Default: a solver that
+    /// keeps nothing worth freeing does nothing.
     fn release_scratch(&mut self) {}
 }
 
@@ -697,6 +700,12 @@ mod tests {
         assert_eq!(
             judge(stats(0.1, 0.3, 0.0, 0.0), stats(0.8, 0.2, 0.0, 0.0)),
             SolverStatus::Diverged
+        );
+        // ... but not from a start within the tolerance (a cold start's
+        // 1e-161 where the disk's squared norm underflows)
+        assert_eq!(
+            judge(stats(0.1, 0.3, 0.5, 0.0), stats(0.8, 1.7e-161, 1e-7, 0.0)),
+            SolverStatus::IterationLimit
         );
         // bilateral rows are compared even from zero (their bounds do not
         // depend on λ)

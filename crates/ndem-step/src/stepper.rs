@@ -802,6 +802,10 @@ impl Stepper {
             )?;
             stats.impacts = impacts;
             if let Some(problem) = problem {
+                // one solver's scratch at a time: the continuous solver's
+                // is freed while the impact solver runs (a step without an
+                // impact keeps it, and allocates nothing)
+                self.solver.release_scratch();
                 // the last step's λ is released with its problem; its
                 // vector serves both stages
                 refill(&mut lambda, problem.len(), 0.0);
@@ -826,7 +830,7 @@ impl Stepper {
                 }
                 self.storage = problem.into_storage();
                 // idle until the next impact: its scratch is not held
-                // through the continuous stage (the step's memory peak)
+                // through the continuous stage
                 self.impact_solver.release_scratch();
             }
         }

@@ -2,10 +2,10 @@
 //! grows with the contact count: the problems are assembled in the storage
 //! of the last one released, and the multipliers and velocities reuse the
 //! last step's vectors (issue 21, "no per-step allocation after warm-up").
-//! A step with an impact is not covered: the impact solver releases its
-//! scratch after each solve (`Solver::release_scratch`), so that it is not
-//! held through the continuous stage, and allocates it again at the next
-//! impact.
+//! A step with an impact is not covered: there the two solvers hold their
+//! scratch one at a time (`Solver::release_scratch`: the continuous
+//! solver's is freed before the impact solve, the impact solver's after
+//! it), and both allocate it again.
 
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
