@@ -1175,7 +1175,7 @@ impl Solver for ProjectedGaussSeidel {
     /// and a subdomain solver's mass splitting are kept.
     fn release_scratch(&mut self) {
         *self = Self {
-            settings: self.settings.clone(),
+            settings: self.settings,
             mass_split: std::mem::take(&mut self.mass_split),
             ..Self::default()
         };

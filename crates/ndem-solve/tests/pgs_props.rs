@@ -647,7 +647,7 @@ proptest! {
         let second = sphere_packing(&PackingSpec { seed: seed.wrapping_add(1), ..spec });
         let (order, threads) = [(ContactOrder::Given, 1), (ContactOrder::Reversed, 1), (ContactOrder::Coloured, 2)][order];
         let settings = PgsSettings { stopping: Stopping::iterations(30), order, threads, ..PgsSettings::default() };
-        let mut used = ProjectedGaussSeidel::new(settings.clone()).unwrap();
+        let mut used = ProjectedGaussSeidel::new(settings).unwrap();
         let (mut l, mut v) = cold(&first);
         used.solve(&first, &mut l, &mut v).unwrap();
         used.release_scratch();
