@@ -546,30 +546,20 @@ fn several_threads_with_a_serial_solver_are_noted() {
         ];
         args.extend_from_slice(extra);
         let o = ndem(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stderr).into_owned()
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        (o.status.code(), err)
     };
-    let err = run(&["--threads", "2"], "pgs2");
+    let (code, err) = run(&["--threads", "2"], "pgs2");
+    assert_eq!(code, Some(0), "{err}");
     assert_eq!(err.matches("note: 2 threads serve").count(), 1, "{err}");
     assert!(err.contains("the `pgs` solver sweeps on one"), "{err}");
-    let err = run(&["--threads", "2", "--solver", "pgs-coloured"], "col2");
+    let (code, err) = run(&["--threads", "2", "--solver", "pgs-coloured"], "col2");
+    assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("note:"), "{err}");
-    let err = run(&["--threads", "1", "--impact-iterations", "5"], "pgs1");
+    let (code, err) = run(&["--threads", "1", "--impact-iterations", "5"], "pgs1");
+    assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("note:"), "{err}");
-    let out = dir.join("zero");
-    let o = ndem(&[
-        "run",
-        "packing",
-        "--particles",
-        "300",
-        "--steps",
-        "3",
-        "--impact-iterations",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let (code, err) = run(&["--impact-iterations", "0"], "zero");
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("impact_iterations"), "{err}");
 }
