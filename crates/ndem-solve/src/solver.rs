@@ -99,7 +99,8 @@ pub enum SolverStatus {
     Stalled,
     /// The answer is worse than the start: some kind of row (normal,
     /// friction, rolling, bilateral) ends with a larger largest residual
-    /// than it started with ([`Self::judge_rows`]).
+    /// than it started with (friction and rolling rows only from a start above
+    /// the tolerance; `docs/solvers.md`, "Status and honest reports").
     Diverged,
     /// The residual of the returned `λ` is not finite.
     NumericalError,
