@@ -501,16 +501,7 @@ fn go(
         return Err(Failure::Error("--stats-every must be at least 1".into()));
     }
     tracing::info!(scene = %s.name, steps, out = %out.display(), "run");
-    let threads = match s.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
-    if threads > 1 && !s.solver.solves_on_threads() {
-        eprintln!(
-            "note: {threads} threads serve contact detection and assembly; the `{}` solver sweeps on one (`--solver pgs-coloured` sweeps on all of them, in another contact order than `pgs`)",
-            s.solver.name()
-        );
-    }
+
     let summary = run_scene(
         s,
         stepper,
@@ -552,6 +543,16 @@ fn go(
         say(format_args!(
             "impact stage: {} of {} solves stopped before their tolerance (see `impact_status` in stats.csv)\n",
             summary.impact_unconverged_steps, summary.impact_steps
+        ))?;
+    }
+    let threads = match s.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    if threads > 1 && !s.solver.solves_on_threads() {
+        say(format_args!(
+            "note: {threads} threads served contact detection and assembly; the `{}` solver swept on one (`--solver pgs-coloured` sweeps on all of them, in another contact order than `pgs`)\n",
+            s.solver.name()
         ))?;
     }
     if summary.interrupted {

@@ -524,9 +524,10 @@ fn packing_size_threads_and_peak_memory() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("particles"));
 }
 
-/// With several threads and a solver that sweeps on one, the run says so
-/// (once, on stderr); `pgs-coloured` and one thread say nothing. The
-/// impact-stage sweeps are set from the command line.
+/// With several threads and a solver that sweeps on one, the run's summary
+/// says so (once, on stdout; a failed run keeps its one error line);
+/// `pgs-coloured` and one thread say nothing. The impact-stage sweeps are
+/// set from the command line.
 #[test]
 fn several_threads_with_a_serial_solver_are_noted() {
     let dir = tmp("threads_note");
@@ -546,13 +547,14 @@ fn several_threads_with_a_serial_solver_are_noted() {
         ];
         args.extend_from_slice(extra);
         let o = ndem(&args);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
-        (o.status.code(), err)
+        (o.status.code(), out + &err)
     };
     let (code, err) = run(&["--threads", "2"], "pgs2");
     assert_eq!(code, Some(0), "{err}");
-    assert_eq!(err.matches("note: 2 threads serve").count(), 1, "{err}");
-    assert!(err.contains("the `pgs` solver sweeps on one"), "{err}");
+    assert_eq!(err.matches("note: 2 threads served").count(), 1, "{err}");
+    assert!(err.contains("the `pgs` solver swept on one"), "{err}");
     let (code, err) = run(&["--threads", "2", "--solver", "pgs-coloured"], "col2");
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("note:"), "{err}");

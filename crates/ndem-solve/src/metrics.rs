@@ -82,6 +82,16 @@ impl ResidualEvaluator {
         Self::default()
     }
 
+    /// Moves out the velocity scratch (`v* + M⁻¹Gᵀλ` is formed in it).
+    pub(crate) fn take_velocity(&mut self) -> Vec<Velocity6> {
+        std::mem::take(&mut self.velocity)
+    }
+
+    /// Takes a velocity scratch to form `v* + M⁻¹Gᵀλ` in.
+    pub(crate) fn adopt_velocity(&mut self, velocity: Vec<Velocity6>) {
+        self.velocity = velocity;
+    }
+
     /// Evaluates the contacts' row residuals on `threads` threads (1 or 0:
     /// the calling thread). Each block of [`SUM_BLOCK`] contacts is summed
     /// alone and the blocks' sums are added serially, so the result does

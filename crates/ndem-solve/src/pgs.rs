@@ -192,7 +192,7 @@ struct ContactShape {
 /// [`InverseMass`]. Kept apart from the 80-byte `InverseMass` so that a
 /// contact's two random body reads fetch 16 bytes each.
 #[derive(Debug, Clone, Copy, Default)]
-struct BodyResponse {
+pub(crate) struct BodyResponse {
     inv_mass: f64,
     isotropic: f64,
 }
@@ -1170,15 +1170,22 @@ impl Solver for ProjectedGaussSeidel {
         self.settings.stopping
     }
 
-    /// Drops every scratch vector (`D⁻¹`, body responses, contact shapes,
-    /// orders, colouring, shared iterate, residual evaluator); the settings
-    /// and a subdomain solver's mass splitting are kept.
-    fn release_scratch(&mut self) {
-        *self = Self {
-            settings: self.settings,
-            mass_split: std::mem::take(&mut self.mass_split),
-            ..Self::default()
-        };
+    /// `D⁻¹`, the body responses, the contact shapes and the residual
+    /// evaluator's velocity.
+    fn take_scratch(&mut self) -> crate::SolverScratch {
+        crate::SolverScratch {
+            diagonal: std::mem::take(&mut self.inv_diag),
+            bodies: std::mem::take(&mut self.bodies),
+            shapes: std::mem::take(&mut self.shape_of),
+            velocity: self.evaluator.take_velocity(),
+        }
+    }
+
+    fn adopt_scratch(&mut self, scratch: crate::SolverScratch) {
+        self.inv_diag = scratch.diagonal;
+        self.bodies = scratch.bodies;
+        self.shape_of = scratch.shapes;
+        self.evaluator.adopt_velocity(scratch.velocity);
     }
 }
 

@@ -243,18 +243,13 @@ impl Solver for SubdomainPgs {
         flag[0] > 0.0
     }
 
-    /// The inner PGS's scratch and this solver's per-contact and per-body
-    /// vectors; the coupling is kept (local, no collective call).
-    fn release_scratch(&mut self) {
-        self.pgs.release_scratch();
-        for v in [&mut self.start, &mut self.honest] {
-            *v = Vec::new();
-        }
-        for v in [&mut self.split, &mut self.exchange, &mut self.scratch] {
-            *v = Vec::new();
-        }
-        self.owned = Vec::new();
-        self.evaluator = ResidualEvaluator::new();
+    /// The inner PGS's scratch (this solver's own exchange vectors stay).
+    fn take_scratch(&mut self) -> crate::SolverScratch {
+        self.pgs.take_scratch()
+    }
+
+    fn adopt_scratch(&mut self, scratch: crate::SolverScratch) {
+        self.pgs.adopt_scratch(scratch);
     }
 
     fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {

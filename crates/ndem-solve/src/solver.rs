@@ -419,14 +419,47 @@ pub trait Solver: Send {
         self.stopping().max_iterations
     }
 
-    /// Frees the scratch this solver keeps between solves (the next solve
-    /// allocates it again); settings are kept. For a solver that is idle
-    /// while another one runs: in a step with an impact the stepper frees
-    /// the continuous solver's scratch before the impact solve and the
-    /// impact solver's after it, so that the two (48 bytes per contact for
-    /// PGS's `D⁻¹` alone) are not held at once. Default: a solver that
-    /// keeps nothing worth freeing does nothing.
-    fn release_scratch(&mut self) {}
+    /// Moves out the scratch this solver keeps between solves (its next
+    /// solve allocates it again unless given scratch back by
+    /// [`Self::adopt_scratch`]). In a step with an impact the stepper hands
+    /// the continuous solver's scratch to the impact solver and back, so
+    /// that the two (48 bytes per contact for PGS's `D⁻¹` alone) are not
+    /// held at once and nothing is freed or allocated. Default: no scratch.
+    fn take_scratch(&mut self) -> SolverScratch {
+        SolverScratch::default()
+    }
+
+    /// Takes `scratch` (another solver's, from [`Self::take_scratch`]) to
+    /// reuse in its next solves; the vectors are resized and overwritten
+    /// there, so the answer does not depend on where they came from.
+    /// Default: drops it.
+    fn adopt_scratch(&mut self, scratch: SolverScratch) {
+        drop(scratch);
+    }
+}
+
+/// Scratch vectors a solver keeps between solves, handed from one solver
+/// to another ([`Solver::take_scratch`], [`Solver::adopt_scratch`]): the
+/// per-row diagonal, per-contact and per-body vectors of PGS and the
+/// residual evaluator's velocity. Opaque; its contents carry nothing from
+/// one solve to the next.
+#[derive(Debug, Default)]
+pub struct SolverScratch {
+    pub(crate) diagonal: Vec<f64>,
+    pub(crate) bodies: Vec<crate::pgs::BodyResponse>,
+    pub(crate) shapes: Vec<u32>,
+    pub(crate) velocity: Vec<Velocity6>,
+}
+
+impl SolverScratch {
+    /// Bytes the vectors hold (their capacity).
+    pub fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.diagonal.capacity() * size_of::<f64>()
+            + self.bodies.capacity() * size_of::<crate::pgs::BodyResponse>()
+            + self.shapes.capacity() * size_of::<u32>()
+            + self.velocity.capacity() * size_of::<Velocity6>()
+    }
 }
 
 /// What [`Solver::solve_task`] works on: a problem with rows, and the

@@ -803,9 +803,9 @@ impl Stepper {
             stats.impacts = impacts;
             if let Some(problem) = problem {
                 // one solver's scratch at a time: the continuous solver's
-                // is freed while the impact solver runs (a step without an
-                // impact keeps it, and allocates nothing)
-                self.solver.release_scratch();
+                // serves the impact solve and comes back after it
+                let scratch = self.solver.take_scratch();
+                self.impact_solver.adopt_scratch(scratch);
                 // the last step's λ is released with its problem; its
                 // vector serves both stages
                 refill(&mut lambda, problem.len(), 0.0);
@@ -829,9 +829,8 @@ impl Stepper {
                     impact = Some(guard::ProblemWork::of(world, &problem));
                 }
                 self.storage = problem.into_storage();
-                // idle until the next impact: its scratch is not held
-                // through the continuous stage
-                self.impact_solver.release_scratch();
+                let scratch = self.impact_solver.take_scratch();
+                self.solver.adopt_scratch(scratch);
             }
         }
         times.impact = t.elapsed();
