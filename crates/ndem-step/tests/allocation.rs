@@ -2,10 +2,9 @@
 //! grows with the contact count: the problems are assembled in the storage
 //! of the last one released, and the multipliers and velocities reuse the
 //! last step's vectors (issue 21, "no per-step allocation after warm-up").
-//! A step with an impact is not covered: there the two solvers hold their
-//! scratch one at a time (`Solver::release_scratch`: the continuous
-//! solver's is freed before the impact solve, the impact solver's after
-//! it), and both allocate it again.
+//! In a step with an impact the continuous solver lends its scratch to the
+//! impact solver and takes it back (`Solver::take_scratch`,
+//! `adopt_scratch`); a step of this resting bed has none.
 
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
