@@ -128,10 +128,9 @@ impl SolverStatus {
     /// residual is within the tolerance are not compared: at a cold start
     /// (`λ_n = 0`) their bounds `μ s_n λ_n` are zero, so their residual is
     /// zero by construction, and it grows as soon as the normal rows carry
-    /// load, in
-    /// a solve that is converging (the impact stage of a packing: normal
-    /// residual 0.8 → 0.05 m/s while the rolling rows go from 0 to 2 rad/s
-    /// in 20 sweeps and fall with more; `docs/solvers.md`).
+    /// load, in a solve that is converging (the impact stage of a packing:
+    /// normal residual 0.8 → 0.05 m/s while the rolling rows go from 0 to
+    /// 2 rad/s in 20 sweeps and fall with more; `docs/solvers.md`).
     pub(crate) fn judge_rows(
         residuals: &ResidualStats,
         initial: &ResidualStats,
