@@ -539,6 +539,21 @@ fn go(
         summary.steps_per_second,
         out.display()
     ))?;
+    let solves: u64 = summary.statuses.values().sum();
+    let unconverged = solves - summary.statuses.get("converged").copied().unwrap_or(0);
+    if unconverged > 0 || summary.unresolved_steps > 0 {
+        let counts: Vec<String> = summary
+            .statuses
+            .iter()
+            .map(|(name, n)| format!("{n} {name}"))
+            .collect();
+        say(format_args!(
+            "continuous stage: {} of {solves} solves not converged ({}), {} steps unresolved (see `status` and `unresolved` in stats.csv)\n",
+            unconverged,
+            counts.join(", "),
+            summary.unresolved_steps
+        ))?;
+    }
     if summary.impact_unconverged_steps > 0 {
         say(format_args!(
             "impact stage: {} of {} solves stopped before their tolerance (see `impact_status` in stats.csv)\n",

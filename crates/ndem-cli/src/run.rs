@@ -166,6 +166,13 @@ pub struct RunSummary {
     /// Of those, steps whose impact solve did not reach its tolerance
     /// (`impact_status` other than `converged` in `stats.csv`).
     pub impact_unconverged_steps: u64,
+    /// Continuous-stage solves by how they ended (`status` in `stats.csv`:
+    /// `converged`, `iteration-limit`, `stalled`, `diverged`), steps with
+    /// contacts only.
+    pub statuses: std::collections::BTreeMap<&'static str, u64>,
+    /// Steps whose mean normal residual left the overlaps off the contact
+    /// law (`unresolved` in `stats.csv`).
+    pub unresolved_steps: u64,
 }
 
 /// Peak resident set size of this process \[bytes\], from Linux's
@@ -303,6 +310,8 @@ struct Totals {
     steps: u64,
     impact_steps: u64,
     impact_unconverged_steps: u64,
+    statuses: std::collections::BTreeMap<&'static str, u64>,
+    unresolved_steps: u64,
     checkpoints: Vec<String>,
 }
 
@@ -402,6 +411,10 @@ impl Totals {
             self.impact_unconverged_steps +=
                 u64::from(status != ndem::solve::SolverStatus::Converged);
         }
+        if s.contacts > 0 {
+            *self.statuses.entry(s.status.name()).or_default() += 1;
+        }
+        self.unresolved_steps += u64::from(s.unresolved);
         let t = &s.times;
         for (acc, d) in self.stage.iter_mut().zip([
             t.detection,
@@ -467,6 +480,8 @@ impl Totals {
             peak_rss_bytes: peak_rss_bytes(),
             impact_steps: self.impact_steps,
             impact_unconverged_steps: self.impact_unconverged_steps,
+            statuses: self.statuses,
+            unresolved_steps: self.unresolved_steps,
         }
     }
 }

@@ -542,6 +542,8 @@ fn several_threads_with_a_serial_solver_are_noted() {
             "3",
             "--frame-every",
             "0",
+            "--stats-every",
+            "1",
             "--out",
             out.to_str().unwrap(),
         ];
@@ -555,6 +557,30 @@ fn several_threads_with_a_serial_solver_are_noted() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(err.matches("note: 2 threads served").count(), 1, "{err}");
     assert!(err.contains("the `pgs` solver swept on one"), "{err}");
+    // the summary's status counts are those of stats.csv (steps with
+    // contacts), and so is its unresolved count
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("pgs2").join("summary.json")).unwrap(),
+    )
+    .unwrap();
+    let stats = std::fs::read_to_string(dir.join("pgs2").join("stats.csv")).unwrap();
+    let mut lines = stats.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (contacts, status, unresolved) = (col("contacts"), col("status"), col("unresolved"));
+    let mut counts = std::collections::BTreeMap::<String, u64>::new();
+    let mut unresolved_steps = 0;
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[contacts] != "0" {
+            *counts.entry(f[status].to_string()).or_default() += 1;
+        }
+        unresolved_steps += u64::from(f[unresolved] == "true");
+    }
+    let reported: std::collections::BTreeMap<String, u64> =
+        serde_json::from_value(summary["statuses"].clone()).unwrap();
+    assert_eq!(reported, counts, "{summary}");
+    assert_eq!(summary["unresolved_steps"], unresolved_steps, "{summary}");
     let (code, err) = run(&["--threads", "2", "--solver", "pgs-coloured"], "col2");
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("note:"), "{err}");
