@@ -539,7 +539,7 @@ fn several_threads_with_a_serial_solver_are_noted() {
             "--particles",
             "300",
             "--steps",
-            "3",
+            "30",
             "--frame-every",
             "0",
             "--stats-every",
@@ -579,6 +579,7 @@ fn several_threads_with_a_serial_solver_are_noted() {
     }
     let reported: std::collections::BTreeMap<String, u64> =
         serde_json::from_value(summary["statuses"].clone()).unwrap();
+    assert!(counts.values().sum::<u64>() >= 20, "{stats}");
     assert_eq!(reported, counts, "{summary}");
     assert_eq!(summary["unresolved_steps"], unresolved_steps, "{summary}");
     let (code, err) = run(&["--threads", "2", "--solver", "pgs-coloured"], "col2");
