@@ -477,6 +477,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             "wall_per_simulated_s": "about 100 s on a 6-core Xeon X5690",
         },
         "note": if timing { "one run alone" } else { "cold and warm ran concurrently on the 2 cores: wall times include each other's load" },
+        "load_average": report::load_average(),
     });
     report::write_summary(&opts.out, &summary)?;
     report::write(&opts.out.join("report.md"), &report_md(&summary))?;
