@@ -560,10 +560,7 @@ fn go(
             summary.impact_unconverged_steps, summary.impact_steps
         ))?;
     }
-    let threads = match s.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
+    let threads = ndem::math::blocks::resolve_threads(s.threads);
     if threads > 1 && !s.solver.solves_on_threads() {
         say(format_args!(
             "note: {threads} threads served contact detection and assembly; the `{}` solver swept on one (`--solver pgs-coloured` sweeps on all of them, in another contact order than `pgs`)\n",

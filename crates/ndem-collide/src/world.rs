@@ -750,7 +750,7 @@ impl CollisionWorld {
         // by doubling while a packing settles holds up to twice its pairs)
         clear_for_refill(&mut pairs);
         let n = self.particles.len();
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        let threads = ndem_math::blocks::resolve_threads(0);
         let blocks = if parallel && n > 4096 && threads > 1 {
             threads
         } else {

@@ -3,6 +3,15 @@
 //! result comes back in block order, so the caller combines them as a
 //! serial loop would.
 
+/// The thread count a `threads` setting asks for: the number itself, or
+/// every core the system offers for 0 (the settings' "all cores").
+pub fn resolve_threads(threads: usize) -> usize {
+    match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+}
+
 /// Runs `f` on every part, the first on this thread and the others on
 /// scoped threads, and returns the results in part order. A panic in a
 /// part is resumed on this thread.

@@ -221,10 +221,7 @@ impl SmoothStepper {
         } else {
             0.0
         };
-        let threads = match settings.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        };
+        let threads = ndem_math::blocks::resolve_threads(settings.threads);
         Ok(Self {
             settings,
             collision: CollisionWorld::new(CollisionSettings {

@@ -878,10 +878,7 @@ impl ProjectedGaussSeidel {
         {
             return 1;
         }
-        match self.settings.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        }
+        ndem_math::blocks::resolve_threads(self.settings.threads)
     }
 
     /// One sweep over the contacts (Algorithm 1, lines 3-9): in

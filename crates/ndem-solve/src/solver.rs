@@ -143,21 +143,20 @@ impl SolverStatus {
                 matches!(kind, RowKind::Friction | RowKind::Rolling) && start <= tolerance;
             !collapsed && end > start
         };
-        let diverged = [
-            RowKind::Normal,
-            RowKind::Friction,
-            RowKind::Rolling,
-            RowKind::Bilateral,
-        ]
-        .into_iter()
-        .any(grew);
         // a NaN row drops out of a running maximum but not out of the sum
         // behind the mean
-        if !(residuals.max.is_finite() && residuals.mean.is_finite()) {
+        let finite = residuals.max.is_finite() && residuals.mean.is_finite();
+        let diverged = RowKind::ALL.into_iter().any(grew);
+        Self::classify(finite, residuals.max <= tolerance, diverged, stalled)
+    }
+
+    /// The status from what a judge found, in order of precedence.
+    fn classify(finite: bool, within: bool, worse: bool, stalled: bool) -> Self {
+        if !finite {
             SolverStatus::NumericalError
-        } else if residuals.max <= tolerance {
+        } else if within {
             SolverStatus::Converged
-        } else if diverged {
+        } else if worse {
             SolverStatus::Diverged
         } else if stalled {
             SolverStatus::Stalled
@@ -169,17 +168,8 @@ impl SolverStatus {
     /// Status of an answer with a single merit `residual` after a solve
     /// that started at `initial` and ended by `stalled` or at the cap.
     pub(crate) fn judge(residual: f64, initial: f64, tolerance: f64, stalled: bool) -> Self {
-        if !residual.is_finite() {
-            SolverStatus::NumericalError
-        } else if residual <= tolerance {
-            SolverStatus::Converged
-        } else if residual > initial {
-            SolverStatus::Diverged
-        } else if stalled {
-            SolverStatus::Stalled
-        } else {
-            SolverStatus::IterationLimit
-        }
+        let finite = residual.is_finite();
+        Self::classify(finite, residual <= tolerance, residual > initial, stalled)
     }
 }
 

@@ -201,10 +201,7 @@ const CONTACTS_PER_ASSEMBLY_THREAD: usize = 4096;
 /// [`StepSettings::assembly_threads`] (0: every core), at most one per
 /// [`CONTACTS_PER_ASSEMBLY_THREAD`] contacts.
 fn assembly_threads(settings: &StepSettings, contacts: usize) -> usize {
-    let wanted = match settings.assembly_threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
+    let wanted = ndem_math::blocks::resolve_threads(settings.assembly_threads);
     wanted.min(contacts / CONTACTS_PER_ASSEMBLY_THREAD).max(1)
 }
 
