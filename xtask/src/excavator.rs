@@ -32,8 +32,9 @@ const CELL: f64 = 0.1;
 struct Run {
     name: &'static str,
     particles: usize,
-    /// `(t, phase index, slew torque, boom, arm, bucket cylinder forces)`.
-    forces: Vec<[f64; 6]>,
+    /// `(t, phase index, slew torque, boom, arm, bucket cylinder forces,
+    /// largest overlap relative to its contact's radius)`.
+    forces: Vec<[f64; 7]>,
     before: HeightMap,
     after: HeightMap,
     /// Bucket fill `(count, solid volume, mass)` at the end of the lift.
@@ -133,6 +134,7 @@ fn simulate(
             drive(machine.cylinders[0]),
             drive(machine.cylinders[1]),
             drive(machine.cylinders[2]),
+            st.overlap_max,
         ]);
         for (stage, d) in [
             ("detection", st.times.detection),
@@ -251,6 +253,18 @@ fn height_plot(
     )
 }
 
+/// Largest of `column` over the rows whose phase is `phase`.
+fn phase_max(run: &Run, machine: &Machine, phase: &str, column: usize) -> f64 {
+    let Some(p) = machine.schedule.phases.iter().position(|x| x == phase) else {
+        return f64::NAN;
+    };
+    run.forces
+        .iter()
+        .filter(|r| r[1] as usize + 1 == p)
+        .map(|r| r[column])
+        .fold(f64::NAN, f64::max)
+}
+
 /// Writes one run's CSV files and height maps; returns its summary entry.
 fn run_outputs(
     opts: &SuiteOptions,
@@ -268,6 +282,7 @@ fn run_outputs(
         "boom_N",
         "arm_N",
         "bucket_N",
+        "overlap_max",
     ];
     let rows: Vec<Vec<String>> = run
         .forces
@@ -341,6 +356,15 @@ fn run_outputs(
         "volume_raised_m3": raised,
         "bucket_fill_after_lift": {"particles": run.fill_after_lift.0, "solid_m3": run.fill_after_lift.1, "kg": run.fill_after_lift.2},
         "bucket_fill_max": {"particles": run.fill_max.0, "solid_m3": run.fill_max.1, "kg": run.fill_max.2},
+        // the artificial compression of an under-resolved solve: the
+        // step stops above 1
+        "overlap_max_relative": {
+            "settle": phase_max(run, machine, "settle", 6),
+            "penetrate": phase_max(run, machine, "penetrate", 6),
+            "drag": phase_max(run, machine, "drag", 6),
+            "curl": phase_max(run, machine, "curl", 6),
+            "lift": phase_max(run, machine, "lift", 6),
+        },
         "arm_cylinder_mean_force_N": {
             "penetrate": phase_mean(run, machine, "penetrate", 4),
             "drag": phase_mean(run, machine, "drag", 4),
@@ -431,6 +455,25 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         },
         &series,
     )?;
+    let overlaps: Vec<Series> = runs
+        .iter()
+        .map(|r| {
+            Series::line(
+                format!("{} start", r.name),
+                r.forces.iter().map(|f| (f[0], f[6])).collect(),
+            )
+        })
+        .collect();
+    plot::line_plot(
+        &opts.out.join("overlap_max.svg"),
+        Axes {
+            title: "largest overlap relative to its contact's radius (the step stops above 1)",
+            x: "t [s]",
+            y: "δ/R",
+            ..Axes::default()
+        },
+        &overlaps,
+    )?;
     let comparison = if reduce && runs.len() == 2 {
         let (full, reduced) = (&runs[0], &runs[1]);
         let drag = |r: &Run| phase_mean(r, &machine, "drag", 4);
@@ -494,13 +537,13 @@ fn report_md(summary: &serde_json::Value) -> String {
     );
     let _ = writeln!(
         s,
-        "| run | particles | wall s per simulated s | bed height after settling [m] | lowered volume [m³] | raised [m³] | bucket fill after lift [kg] | arm cylinder mean force in drag [kN] | statuses |"
+        "| run | particles | wall s per simulated s | bed height after settling [m] | lowered volume [m³] | raised [m³] | bucket fill after lift [kg] | arm cylinder mean force in drag [kN] | largest overlap δ/R: settle, penetrate, drag | statuses |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|");
     for r in summary["runs"].as_array().into_iter().flatten() {
         let _ = writeln!(
             s,
-            "| {} | {} | {:.1} | {:.4} | {:.3} | {:.3} | {:.0} | {:.1} | {} |",
+            "| {} | {} | {:.1} | {:.4} | {:.3} | {:.3} | {:.0} | {:.1} | {} | {} |",
             r["run"].as_str().unwrap_or(""),
             r["particles"],
             r["wall_per_simulated_s"].as_f64().unwrap_or(f64::NAN),
@@ -516,6 +559,11 @@ fn report_md(summary: &serde_json::Value) -> String {
                 .as_f64()
                 .unwrap_or(f64::NAN)
                 / 1e3,
+            ["settle", "penetrate", "drag"]
+                .map(|p| r["overlap_max_relative"][p]
+                    .as_f64()
+                    .map_or("–".into(), |x| format!("{x:.3}")))
+                .join(", "),
             r["statuses"]
         );
     }
@@ -581,7 +629,7 @@ fn report_md(summary: &serde_json::Value) -> String {
     );
     let _ = writeln!(
         s,
-        "\nPlots: `arm_cylinder_force.svg` (Fig. 19), `heights_<run>_<before|after>.svg`. Data: `forces_<run>.csv`, `heights_<run>_<when>.csv`."
+        "\nPlots: `arm_cylinder_force.svg` (Fig. 19), `overlap_max.svg` (largest overlap relative to its contact's radius), `heights_<run>_<before|after>.svg`. Data: `forces_<run>.csv`, `heights_<run>_<when>.csv`."
     );
     s
 }

@@ -173,6 +173,11 @@ pub struct RunSummary {
     /// Steps whose mean normal residual left the overlaps off the contact
     /// law (`unresolved` in `stats.csv`).
     pub unresolved_steps: u64,
+    /// Largest overlap relative to its contact's radius over the run's
+    /// steps (`overlap_max` in `stats.csv`; a step above 1 fails).
+    pub overlap_max: f64,
+    /// The step it was seen at (0 without contacts).
+    pub overlap_max_step: u64,
 }
 
 /// Peak resident set size of this process \[bytes\], from Linux's
@@ -312,6 +317,7 @@ struct Totals {
     impact_unconverged_steps: u64,
     statuses: std::collections::BTreeMap<&'static str, u64>,
     unresolved_steps: u64,
+    overlap_max: (f64, u64),
     checkpoints: Vec<String>,
 }
 
@@ -415,6 +421,9 @@ impl Totals {
             *self.statuses.entry(s.status.name()).or_default() += 1;
         }
         self.unresolved_steps += u64::from(s.unresolved);
+        if s.overlap_max > self.overlap_max.0 {
+            self.overlap_max = (s.overlap_max, s.step);
+        }
         let t = &s.times;
         for (acc, d) in self.stage.iter_mut().zip([
             t.detection,
@@ -482,6 +491,8 @@ impl Totals {
             impact_unconverged_steps: self.impact_unconverged_steps,
             statuses: self.statuses,
             unresolved_steps: self.unresolved_steps,
+            overlap_max: self.overlap_max.0,
+            overlap_max_step: self.overlap_max.1,
         }
     }
 }

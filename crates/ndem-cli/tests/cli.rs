@@ -568,20 +568,31 @@ fn several_threads_with_a_serial_solver_are_noted() {
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let (contacts, status, unresolved) = (col("contacts"), col("status"), col("unresolved"));
+    let (step, overlap) = (col("step"), col("overlap_max"));
     let mut counts = std::collections::BTreeMap::<String, u64>::new();
     let mut unresolved_steps = 0;
+    let mut deepest = (0.0f64, 0u64);
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
         if f[contacts] != "0" {
             *counts.entry(f[status].to_string()).or_default() += 1;
         }
         unresolved_steps += u64::from(f[unresolved] == "true");
+        let o: f64 = f[overlap].parse().unwrap();
+        if o > deepest.0 {
+            deepest = (o, f[step].parse().unwrap());
+        }
     }
     let reported: std::collections::BTreeMap<String, u64> =
         serde_json::from_value(summary["statuses"].clone()).unwrap();
     assert!(counts.values().sum::<u64>() >= 20, "{stats}");
     assert_eq!(reported, counts, "{summary}");
     assert_eq!(summary["unresolved_steps"], unresolved_steps, "{summary}");
+    // the largest overlap and its step are those of stats.csv (written
+    // with `{:e}`, which round-trips an f64 exactly)
+    assert!(deepest.0 > 0.0, "{stats}");
+    assert_eq!(summary["overlap_max"], deepest.0, "{summary}");
+    assert_eq!(summary["overlap_max_step"], deepest.1, "{summary}");
     let (code, err) = run(&["--threads", "2", "--solver", "pgs-coloured"], "col2");
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("note:"), "{err}");

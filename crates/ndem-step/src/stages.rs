@@ -92,14 +92,16 @@ impl SolverContact {
 /// Contact data of the detected contacts (Algorithm 1, line 5). Contacts
 /// between two members of one host leave the solve (they stay in the
 /// contact set). Refuses overlaps beyond the contact's radius and contacts
-/// between two bodies no impulse can move.
+/// between two bodies no impulse can move. Returns the largest overlap
+/// relative to its contact's radius over the detected contacts
+/// ([`crate::StepStats::overlap_max`]; the guard stops at 1).
 pub(crate) fn contact_data(
     world: &World,
     contacts: &ContactSet,
     resolution: Resolution<'_>,
     (step, time): (u64, f64),
     out: &mut Vec<SolverContact>,
-) -> Result<(), StepError> {
+) -> Result<f64, StepError> {
     // reused from step to step; when it must grow, it is replaced by one of
     // exactly the contact count (no doubling slack, and no copy of records
     // that are about to be overwritten)
@@ -107,9 +109,11 @@ pub(crate) fn contact_data(
         *out = Vec::with_capacity(contacts.len());
     }
     out.clear();
+    let mut overlap_max = 0.0f64;
     for (k, c) in contacts.iter().enumerate() {
         let (a, b) = (c.body_a(), c.body_b());
         let radius = c.curvature[0].min(c.curvature[1]);
+        overlap_max = overlap_max.max(-c.gap / radius);
         if -c.gap > radius {
             return Err(StepError::OverlapBeyondRadius {
                 step,
@@ -135,7 +139,7 @@ pub(crate) fn contact_data(
             bodies: [ca as u32, cb as u32],
         });
     }
-    Ok(())
+    Ok(overlap_max)
 }
 
 fn contact_parameters(

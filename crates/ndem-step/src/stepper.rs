@@ -232,6 +232,13 @@ pub struct StepStats {
     pub contacts: usize,
     /// Contacts found by detection.
     pub detected_contacts: usize,
+    /// Largest overlap `δ/R` over the detected contacts at the start of
+    /// the step, relative to the contact's radius `R` (the smaller
+    /// curvature radius of the two surfaces; 0 between flat faces). The
+    /// step refuses `δ/R > 1` ([`StepError::OverlapBeyondRadius`]); a value
+    /// that creeps up over the steps is the "artificial compression" of an
+    /// under-resolved solve (warm-starting paper, section 5).
+    pub overlap_max: f64,
     /// Contacts treated as impacts.
     pub impacts: usize,
     /// Iterations of the continuous solve.
@@ -771,7 +778,7 @@ impl Stepper {
         let settings = self.settings;
         let t = Instant::now();
         let mut solver_contacts = std::mem::take(&mut self.solver_contacts);
-        stages::contact_data(
+        let overlap_max = stages::contact_data(
             world,
             contacts,
             stages::Resolution::Reduced,
@@ -781,6 +788,7 @@ impl Stepper {
         let mut stats = StepStats {
             contacts: solver_contacts.len(),
             detected_contacts: contacts.len(),
+            overlap_max,
             ..StepStats::default()
         };
         let mut velocity = std::mem::take(&mut self.stage_velocity);

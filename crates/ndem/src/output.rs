@@ -127,7 +127,7 @@ pub fn stats_up_to(dir: &Path, last: u64) -> std::io::Result<String> {
 }
 
 /// Header of the statistics CSV.
-pub const STATS_HEADER: &str = "step,time,contacts,impacts,iterations,status,unresolved,residual_tolerance,warm_contacts,residual_normal_mean,residual_friction_mean,residual_rolling_mean,residual_max,kinetic_energy,potential_energy,momentum_x,momentum_y,momentum_z,t_detection_s,t_assembly_s,t_impact_s,t_continuous_s,t_total_s,reduction_level,aggregates,merges,split_members,t_reduction_s,impact_status,impact_residual";
+pub const STATS_HEADER: &str = "step,time,contacts,impacts,iterations,status,unresolved,residual_tolerance,warm_contacts,residual_normal_mean,residual_friction_mean,residual_rolling_mean,residual_max,kinetic_energy,potential_energy,momentum_x,momentum_y,momentum_z,t_detection_s,t_assembly_s,t_impact_s,t_continuous_s,t_total_s,reduction_level,aggregates,merges,split_members,t_reduction_s,impact_status,impact_residual,overlap_max";
 
 /// One CSV line of step statistics (reduction columns zero without a
 /// reducer; `impact_status` is `skipped` when no contact impacted).
@@ -160,14 +160,15 @@ pub fn stats_line(s: &StepStats, r: Option<&ndem_reduce::ReductionStats>) -> Str
         s.times.total.as_secs_f64()
     );
     format!(
-        "{line},{:e},{},{},{},{:e},{},{:e}",
+        "{line},{:e},{},{},{},{:e},{},{:e},{:e}",
         r.level,
         r.aggregates,
         r.merges,
         r.split_members,
         (r.split_time + r.merge_time).as_secs_f64(),
         s.impact_status.map_or("skipped", |x| x.name()),
-        s.impact_residual
+        s.impact_residual,
+        s.overlap_max
     )
 }
 
