@@ -126,3 +126,31 @@ fn schedule_interpolates_smoothly_and_holds_at_the_ends() {
     assert_eq!(s.phase_at(0.5 * (t2 + t3)), "penetrate");
     assert_eq!(s.phase_at(1e9), "hold");
 }
+
+/// The bucket's contacts with the particles are as stiff as the particles'
+/// own: the machine's steel must not be the softer side of the Hertz
+/// modulus `E* = 1/((1-ν_a²)/E_a + (1-ν_b²)/E_b)` (at the default 6 MPa it
+/// was, and a 14 mm sphere under 1 kN sank 0.7 of its radius into the
+/// teeth; `docs/machines.md`).
+#[test]
+fn bucket_contacts_are_no_softer_than_the_particles() {
+    let (scene, machine) = excavator_with_machine(ExcavatorSpec::quick()).unwrap();
+    let w = &scene.world;
+    let particle = w.body_materials()[machine.first_particle];
+    let bucket = w.body_materials()[machine.bodies[4]];
+    let r = 0.014;
+    let own = w.pair_properties(particle, r, particle, r).unwrap();
+    let against_steel = w
+        .pair_properties(particle, r, bucket, f64::INFINITY)
+        .unwrap();
+    // particle on particle: E*/E = 1/(2(1-ν²)) = 0.549; on steel of
+    // 200 GPa: 1.09; the steel side is 0.5 % of the compliance
+    let e = w.materials[particle].youngs_modulus;
+    assert!(
+        against_steel.effective_modulus >= 1.9 * own.effective_modulus,
+        "bucket {} Pa against particles {} Pa",
+        against_steel.effective_modulus,
+        own.effective_modulus
+    );
+    assert!(against_steel.effective_modulus <= e / (1.0 - 0.3f64.powi(2)));
+}
