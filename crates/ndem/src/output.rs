@@ -116,10 +116,15 @@ pub fn stats_up_to(dir: &Path, last: u64) -> std::io::Result<String> {
         Err(e) => return Err(e),
     };
     let mut out = format!("{STATS_HEADER}\n");
+    let fields = STATS_HEADER.split(',').count();
     for line in text.lines().skip(1) {
         let step = line.split(',').next().and_then(|s| s.parse::<u64>().ok());
         if step.is_some_and(|s| s <= last) {
             out.push_str(line);
+            // lines of an earlier version lack the newer (last) columns:
+            // they stay empty, so the file keeps one column count
+            let missing = fields.saturating_sub(line.split(',').count());
+            out.extend(std::iter::repeat_n(',', missing));
             out.push('\n');
         }
     }
@@ -669,4 +674,33 @@ fn attribute<'a>(line: &'a str, name: &str) -> Option<&'a str> {
     let start = line.find(&key)? + key.len();
     let len = line[start..].find('"')?;
     Some(&line[start..start + len])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run written before the last column was added continues with one
+    /// column count: its lines get the new columns empty.
+    #[test]
+    fn stats_of_an_earlier_version_keep_one_column_count() {
+        let dir = std::env::temp_dir().join(format!("ndem-stats-up-to-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fields = STATS_HEADER.split(',').count();
+        let old_header = STATS_HEADER.rsplit_once(',').unwrap().0;
+        let old_line = |step: u64| {
+            let mut f = vec!["0".to_string(); fields - 1];
+            f[0] = step.to_string();
+            f.join(",")
+        };
+        let text = format!("{old_header}\n{}\n{}\n", old_line(1), old_line(2));
+        std::fs::write(dir.join("stats.csv"), text).unwrap();
+        let kept = stats_up_to(&dir, 1).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let lines: Vec<&str> = kept.lines().collect();
+        assert_eq!(lines.len(), 2, "{kept}");
+        assert_eq!(lines[0], STATS_HEADER);
+        assert_eq!(lines[1], format!("{},", old_line(1)));
+        assert!(lines.iter().all(|l| l.split(',').count() == fields));
+    }
 }
