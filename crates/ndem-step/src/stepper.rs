@@ -318,17 +318,15 @@ pub struct Stepper {
     contacts: ContactSet,
     problem: Option<ContactProblem>,
     lambda: Vec<f64>,
+    /// One vector of body velocities, recycled: the stages' working
+    /// velocities, then the continuous solve's, then the world's (the
+    /// world's old vector, holding `v_i`, comes back here).
     velocity: Vec<Velocity6>,
     /// The vectors of the last released problem, for the next.
     storage: ProblemStorage,
     /// Each contact's term of the residual check's overlap scale, formed
     /// with the continuous problem and summed in contact order.
     overlap_terms: Vec<Option<f64>>,
-    /// The velocities before this step's update (kept for the hooks and
-    /// to restore them when the energy guard refuses the step).
-    previous_velocity: Vec<Velocity6>,
-    /// The stages' working velocities (`v⁺` after the impact stage).
-    stage_velocity: Vec<Velocity6>,
     sweep: Vec<f64>,
     time: f64,
     step: u64,
@@ -380,8 +378,6 @@ impl Stepper {
             velocity: Vec::new(),
             storage: ProblemStorage::new(),
             overlap_terms: Vec::new(),
-            previous_velocity: Vec::new(),
-            stage_velocity: Vec::new(),
             sweep: Vec::new(),
             time: 0.0,
             step: 0,
@@ -636,7 +632,7 @@ impl Stepper {
             self.storage = p.into_storage();
         }
         let result = self.solve_stages(world, &contacts, &mut times);
-        let solved = match result {
+        let mut solved = match result {
             Ok(s) => s,
             Err(e) => {
                 self.contacts = contacts;
@@ -650,12 +646,18 @@ impl Stepper {
         let held =
             world.kinetic_energy() + world.potential_energy() + solved.problem.elastic_energy();
         let available = self.energy_budget.map_or(held, |b| b.max(held));
-        self.previous_velocity.clone_from(&world.velocity);
-        for i in 0..world.len() {
-            if world.motion[i] == Motion::Dynamic && !world.is_member(i) {
-                world.velocity[i] = solved.velocity[i];
+        // the solve's vector becomes the world's (bodies that are not free
+        // keep their velocity), and the world's old one keeps v_i for the
+        // hooks and a refused step: no third vector of body velocities
+        let mut velocity = std::mem::take(&mut solved.velocity);
+        debug_assert_eq!(velocity.len(), world.len());
+        for (i, v) in velocity.iter_mut().enumerate() {
+            if world.motion[i] != Motion::Dynamic || world.is_member(i) {
+                *v = world.velocity[i];
             }
         }
+        std::mem::swap(&mut world.velocity, &mut velocity);
+        let previous_velocity = velocity;
         world.co_move();
         if self.settings.energy_guard {
             let mut problems = vec![guard::ProblemWork::of(world, &solved.problem)];
@@ -669,7 +671,8 @@ impl Stepper {
             );
             let after = world.kinetic_energy() + guard::potential_energy_after(world, dt);
             if let Err(e) = guard::check_energy(self.step + 1, self.time, held, after, bound) {
-                world.velocity.copy_from_slice(&self.previous_velocity);
+                world.velocity.copy_from_slice(&previous_velocity);
+                self.velocity = previous_velocity;
                 self.contacts = contacts;
                 return Err(e);
             }
@@ -711,7 +714,7 @@ impl Stepper {
                 problem: &solved.problem,
                 lambda: &solved.lambda,
                 contact_index: &solved.contact_index,
-                previous_velocity: &self.previous_velocity,
+                previous_velocity: &previous_velocity,
                 dt,
             },
         );
@@ -727,7 +730,7 @@ impl Stepper {
         self.problem = Some(solved.problem);
         self.lambda = solved.lambda;
         self.contact_index = solved.contact_index;
-        self.velocity = solved.velocity;
+        self.velocity = previous_velocity;
         self.time += dt;
         self.step += 1;
         stats.step = self.step;
@@ -791,7 +794,9 @@ impl Stepper {
             overlap_max,
             ..StepStats::default()
         };
-        let mut velocity = std::mem::take(&mut self.stage_velocity);
+        // the stages' working velocities (v⁺ after the impact stage), in
+        // the vector that held v_i of the last step
+        let mut velocity = std::mem::take(&mut self.velocity);
         velocity.clone_from(&world.velocity);
         let mut lambda = std::mem::take(&mut self.lambda);
 
@@ -858,7 +863,8 @@ impl Stepper {
         times.assembly = t.elapsed();
         let t = Instant::now();
         refill(&mut lambda, problem.len(), 0.0);
-        let mut vel = std::mem::take(&mut self.velocity);
+        // v⁺ is in the continuous problem now: its vector serves the solve
+        let mut vel = velocity;
         refill(&mut vel, problem.body_count(), Velocity6::ZERO);
         let ws = self
             .warm_start
@@ -901,7 +907,6 @@ impl Stepper {
         reserve_for(&mut contact_index, solver_contacts.len());
         contact_index.extend(solver_contacts.iter().map(|s| s.set_index as usize));
         self.solver_contacts = solver_contacts;
-        self.stage_velocity = velocity;
         Ok(SolvedStep {
             velocity: vel,
             problem,
