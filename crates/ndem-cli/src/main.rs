@@ -554,6 +554,12 @@ fn go(
             summary.unresolved_steps
         ))?;
     }
+    if summary.overlap_max > 0.0 {
+        say(format_args!(
+            "largest overlap: {:.3} of its contact's radius at step {} (a step stops above 1; `overlap_max` in stats.csv)\n",
+            summary.overlap_max, summary.overlap_max_step
+        ))?;
+    }
     if summary.impact_unconverged_steps > 0 {
         say(format_args!(
             "impact stage: {} of {} solves stopped before their tolerance (see `impact_status` in stats.csv)\n",

@@ -593,6 +593,11 @@ fn several_threads_with_a_serial_solver_are_noted() {
     assert!(deepest.0 > 0.0, "{stats}");
     assert_eq!(summary["overlap_max"], deepest.0, "{summary}");
     assert_eq!(summary["overlap_max_step"], deepest.1, "{summary}");
+    let said = format!(
+        "largest overlap: {:.3} of its contact's radius at step {}",
+        deepest.0, deepest.1
+    );
+    assert!(err.contains(&said), "{err}");
     let (code, err) = run(&["--threads", "2", "--solver", "pgs-coloured"], "col2");
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("note:"), "{err}");
