@@ -436,43 +436,43 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         .iter()
         .map(|run| run_outputs(opts, run, &machine, &spec))
         .collect::<SuiteResult<Vec<_>>>()?;
-    let series: Vec<Series> = runs
-        .iter()
-        .map(|r| {
-            Series::line(
-                format!("{} start", r.name),
-                r.forces.iter().map(|f| (f[0], f[4] / 1e3)).collect(),
-            )
-        })
-        .collect();
-    plot::line_plot(
-        &opts.out.join("arm_cylinder_force.svg"),
+    // one line per run: a column of `forces` (divided by `divisor`) against time
+    let plot_column = |file: &str, axes: Axes<'_>, column: usize, divisor: f64| {
+        let series: Vec<Series> = runs
+            .iter()
+            .map(|r| {
+                Series::line(
+                    format!("{} start", r.name),
+                    r.forces
+                        .iter()
+                        .map(|f| (f[0], f[column] / divisor))
+                        .collect(),
+                )
+            })
+            .collect();
+        plot::line_plot(&opts.out.join(file), axes, &series)
+    };
+    plot_column(
+        "arm_cylinder_force.svg",
         Axes {
             title: "middle (arm) cylinder force, Δt = 2.5 ms, N_it = 25 (paper Fig. 19)",
             x: "t [s]",
             y: "force [kN]",
             ..Axes::default()
         },
-        &series,
+        4,
+        1e3,
     )?;
-    let overlaps: Vec<Series> = runs
-        .iter()
-        .map(|r| {
-            Series::line(
-                format!("{} start", r.name),
-                r.forces.iter().map(|f| (f[0], f[6])).collect(),
-            )
-        })
-        .collect();
-    plot::line_plot(
-        &opts.out.join("overlap_max.svg"),
+    plot_column(
+        "overlap_max.svg",
         Axes {
             title: "largest overlap relative to its contact's radius (the step stops above 1)",
             x: "t [s]",
             y: "δ/R",
             ..Axes::default()
         },
-        &overlaps,
+        6,
+        1.0,
     )?;
     let comparison = if reduce && runs.len() == 2 {
         let (full, reduced) = (&runs[0], &runs[1]);
