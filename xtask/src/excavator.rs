@@ -201,7 +201,8 @@ fn simulate(
     ))
 }
 
-/// Mean of `|column|` over the rows whose phase is `phase`.
+/// Mean of `|column|` over the rows whose phase is `phase` (NaN, i.e.
+/// `null` in `summary.json`, when the run did not reach it).
 fn phase_mean(run: &Run, machine: &Machine, phase: &str, column: usize) -> f64 {
     let Some(p) = machine.schedule.phases.iter().position(|x| x == phase) else {
         return f64::NAN;
@@ -213,7 +214,10 @@ fn phase_mean(run: &Run, machine: &Machine, phase: &str, column: usize) -> f64 {
         .filter(|r| r[1] as usize + 1 == p)
         .map(|r| r[column].abs())
         .collect();
-    rows.iter().sum::<f64>() / rows.len().max(1) as f64
+    if rows.is_empty() {
+        return f64::NAN;
+    }
+    rows.iter().sum::<f64>() / rows.len() as f64
 }
 
 fn heights_csv(path: &std::path::Path, map: &HeightMap) -> SuiteResult<()> {
@@ -543,7 +547,7 @@ fn report_md(summary: &serde_json::Value) -> String {
     for r in summary["runs"].as_array().into_iter().flatten() {
         let _ = writeln!(
             s,
-            "| {} | {} | {:.1} | {:.4} | {:.3} | {:.3} | {:.0} | {:.1} | {} | {} |",
+            "| {} | {} | {:.1} | {:.4} | {:.3} | {:.3} | {:.0} | {} | {} | {} |",
             r["run"].as_str().unwrap_or(""),
             r["particles"],
             r["wall_per_simulated_s"].as_f64().unwrap_or(f64::NAN),
@@ -555,10 +559,10 @@ fn report_md(summary: &serde_json::Value) -> String {
             r["bucket_fill_after_lift"]["kg"]
                 .as_f64()
                 .unwrap_or(f64::NAN),
+            // `–` for a run that did not reach the drag
             r["arm_cylinder_mean_force_N"]["drag"]
                 .as_f64()
-                .unwrap_or(f64::NAN)
-                / 1e3,
+                .map_or("–".into(), |f| format!("{:.1}", f / 1e3)),
             ["settle", "penetrate", "drag"]
                 .map(|p| r["overlap_max_relative"][p]
                     .as_f64()
