@@ -201,23 +201,36 @@ fn simulate(
     ))
 }
 
+/// `column` over the rows whose phase is `phase` (none when the schedule
+/// has no such phase or the run did not reach it).
+fn phase_column(run: &Run, machine: &Machine, phase: &str, column: usize) -> Vec<f64> {
+    let Some(p) = machine.schedule.phases.iter().position(|x| x == phase) else {
+        return Vec::new();
+    };
+    // the phase named by a row runs from the previous row to it
+    run.forces
+        .iter()
+        .filter(|r| r[1] as usize + 1 == p)
+        .map(|r| r[column])
+        .collect()
+}
+
 /// Mean of `|column|` over the rows whose phase is `phase` (NaN, i.e.
 /// `null` in `summary.json`, when the run did not reach it).
 fn phase_mean(run: &Run, machine: &Machine, phase: &str, column: usize) -> f64 {
-    let Some(p) = machine.schedule.phases.iter().position(|x| x == phase) else {
-        return f64::NAN;
-    };
-    // the phase named by a row runs from the previous row to it
-    let rows: Vec<f64> = run
-        .forces
-        .iter()
-        .filter(|r| r[1] as usize + 1 == p)
-        .map(|r| r[column].abs())
-        .collect();
+    let rows = phase_column(run, machine, phase, column);
     if rows.is_empty() {
         return f64::NAN;
     }
-    rows.iter().sum::<f64>() / rows.len() as f64
+    rows.iter().map(|x| x.abs()).sum::<f64>() / rows.len() as f64
+}
+
+/// Largest of `column` over the rows whose phase is `phase` (NaN when the
+/// run did not reach it).
+fn phase_max(run: &Run, machine: &Machine, phase: &str, column: usize) -> f64 {
+    phase_column(run, machine, phase, column)
+        .into_iter()
+        .fold(f64::NAN, f64::max)
 }
 
 fn heights_csv(path: &std::path::Path, map: &HeightMap) -> SuiteResult<()> {
@@ -255,18 +268,6 @@ fn height_plot(
             vertical: "y [m]",
         },
     )
-}
-
-/// Largest of `column` over the rows whose phase is `phase`.
-fn phase_max(run: &Run, machine: &Machine, phase: &str, column: usize) -> f64 {
-    let Some(p) = machine.schedule.phases.iter().position(|x| x == phase) else {
-        return f64::NAN;
-    };
-    run.forces
-        .iter()
-        .filter(|r| r[1] as usize + 1 == p)
-        .map(|r| r[column])
-        .fold(f64::NAN, f64::max)
 }
 
 /// Writes one run's CSV files and height maps; returns its summary entry.
