@@ -50,7 +50,6 @@ fn renumbered(problem: &ContactProblem, new_index: &[u32]) -> ContactProblem {
     let mut contacts: Vec<_> = problem
         .contacts()
         .iter()
-        .cloned()
         .map(|mut c| {
             c.bodies = c.bodies.map(|b| new_index[b as usize]);
             c

@@ -118,7 +118,7 @@ impl Projection for ScaledSetProjection<'_> {
             FrictionSet::Disk => {
                 let m = p.contact_rows().count();
                 for (ci, (contact, lam)) in
-                    p.contacts().iter().zip(y.chunks_exact_mut(m)).enumerate()
+                    p.records().iter().zip(y.chunks_exact_mut(m)).enumerate()
                 {
                     let k = ci * m;
                     let s = contact.jacobian.normal_scale;

@@ -73,7 +73,7 @@ impl Network<'_> {
     /// `out = Σ_α J_αᵀ f_α` (zero on non-dynamic bodies).
     fn transpose_apply(&self, f: &[f64], out: &mut [Velocity6]) {
         out.fill(Velocity6::ZERO);
-        for (c, &fa) in self.problem.contacts().iter().zip(f) {
+        for (c, &fa) in self.problem.records().iter().zip(f) {
             let [a, b] = c.bodies.map(|x| x as usize);
             let mut jac = c.jacobian;
             jac.normal_scale = 1.0;
@@ -89,7 +89,7 @@ impl Network<'_> {
 
     /// `out_α = J_α · y`.
     fn apply(&self, y: &[Velocity6], out: &mut [f64]) {
-        for (c, o) in self.problem.contacts().iter().zip(out.iter_mut()) {
+        for (c, o) in self.problem.records().iter().zip(out.iter_mut()) {
             let [a, b] = c.bodies.map(|x| x as usize);
             let mut jac = c.jacobian;
             jac.normal_scale = 1.0;

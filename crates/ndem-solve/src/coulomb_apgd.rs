@@ -84,14 +84,14 @@ impl Solver for CoulombApgd {
             problem.velocity_from_unchecked(lambda, velocity);
             problem.residual_unchecked(lambda, velocity, &mut self.w);
             for (ci, (c, sc)) in problem
-                .contacts()
+                .records()
                 .iter()
-                .zip(shifted.contacts.iter_mut())
+                .zip(shifted.records.iter_mut())
                 .enumerate()
             {
                 let k = ci * m;
                 let wt = self.w[k + 1].hypot(self.w[k + 2]);
-                sc.rhs[0] = c.rhs[0] + c.jacobian.normal_scale * c.friction * wt;
+                sc.normal_rhs = c.normal_rhs + c.jacobian.normal_scale * c.friction * wt;
             }
             problem.velocity_from_unchecked(lambda, velocity);
             self.inner.solve(shifted, lambda, velocity)?;

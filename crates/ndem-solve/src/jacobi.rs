@@ -8,7 +8,7 @@
 use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
 use crate::problem::FrictionSet;
-use crate::problem::{ContactProblem, project_contact};
+use crate::problem::{ContactProblem, project_record};
 use crate::solver::{
     EarlyStop, IterationClock, IterationRecord, SolveReport, SolveTask, Solver, Stopping,
     check_finite_iterate,
@@ -77,7 +77,7 @@ impl ProjectedJacobi {
         let nb = p.body_count();
         self.adj_start.clear();
         self.adj_start.resize(nb + 1, 0);
-        for c in p.contacts() {
+        for c in p.records() {
             for b in c.bodies {
                 self.adj_start[b as usize + 1] += 1;
             }
@@ -88,7 +88,7 @@ impl ProjectedJacobi {
         let mut fill: Vec<u32> = self.adj_start[..nb].to_vec();
         self.adj.clear();
         self.adj.resize(self.adj_start[nb] as usize, (0, 0));
-        for (ci, c) in p.contacts().iter().enumerate() {
+        for (ci, c) in p.records().iter().enumerate() {
             for (side, b) in c.bodies.iter().enumerate() {
                 let slot = &mut fill[*b as usize];
                 self.adj[*slot as usize] = (ci as u32, side as u8);
@@ -105,7 +105,7 @@ impl ProjectedJacobi {
             let mut acc = p.free_velocity()[b];
             for &(ci, side) in &self.adj[self.adj_start[b] as usize..self.adj_start[b + 1] as usize]
             {
-                let c = &p.contacts()[ci as usize];
+                let c = &p.records()[ci as usize];
                 let lam = &lambda[ci as usize * m..ci as usize * m + m];
                 let (ia, ib) = c.jacobian.transpose_apply(lam);
                 let imp = if side == 0 { ia } else { ib };
@@ -163,20 +163,21 @@ impl Solver for ProjectedJacobi {
                 let diag = &self.diag;
                 let lam_old: &[f64] = lambda;
                 let contact = |ci: usize, out: &mut [f64], corr: &mut f64| {
-                    let c = &problem.contacts()[ci];
+                    let c = &problem.records()[ci];
+                    let t = problem.tangential_rhs(ci);
                     let [a, b] = c.bodies.map(|x| x as usize);
                     let gv = c.jacobian.velocity(&vel[a], &vel[b]);
                     let base = ci * m;
                     for j in 0..m {
                         let d = pair_step_diagonal(set, &diag[base..base + m], j);
-                        let w = gv[j] + c.row_sigma(j) * lam_old[base + j] + c.rhs[j];
+                        let w = gv[j] + c.row_sigma(j) * lam_old[base + j] + c.rhs(t, j);
                         out[j] = if d > 0.0 {
                             lam_old[base + j] - omega * w / d
                         } else {
                             lam_old[base + j]
                         };
                     }
-                    project_contact(c, set, out);
+                    project_record(c, set, out);
                     *corr = (0..m)
                         .map(|j| (out[j] - lam_old[base + j]).abs() * diag[base + j])
                         .fold(0.0, f64::max);

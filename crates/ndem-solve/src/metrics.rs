@@ -126,9 +126,9 @@ impl ResidualEvaluator {
         let fill = |k: usize, rows: &mut [f64], natural: &mut [f64]| {
             let first = k * block / m;
             let count = rows.len() / m;
-            let cs = &problem.contacts()[first..first + count];
-            for (i, c) in cs.iter().enumerate() {
-                let (r, nat) = contact_residuals(problem, c, &lambda[(first + i) * m..], vel);
+            for i in 0..count {
+                let ci = first + i;
+                let (r, nat) = contact_residuals(problem, ci, &lambda[ci * m..], vel);
                 rows[i * m..(i + 1) * m].copy_from_slice(&r[..m]);
                 natural[i * m..(i + 1) * m].copy_from_slice(&nat[..m]);
             }
@@ -175,18 +175,18 @@ impl ResidualEvaluator {
     ) -> ResidualStats {
         let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
         let m = problem.contact_rows().count().max(1);
-        let contacts = problem.contacts();
-        let blocks = contacts.len().div_ceil(SUM_BLOCK);
+        let contacts = problem.records().len();
+        let blocks = contacts.div_ceil(SUM_BLOCK);
         self.block_sums.clear();
         self.block_sums.resize(blocks, RowSums::default());
         let threads = self.threads.clamp(1, blocks.max(1));
         let sum_blocks = |first_block: usize, out: &mut [RowSums]| {
             for (k, sums) in out.iter_mut().enumerate() {
                 let first = (first_block + k) * SUM_BLOCK;
-                let last = (first + SUM_BLOCK).min(contacts.len());
-                for (i, c) in contacts[first..last].iter().enumerate() {
-                    let base = (first + i) * m;
-                    let (r, nat) = contact_residuals(problem, c, &lambda[base..], vel);
+                let last = (first + SUM_BLOCK).min(contacts);
+                for ci in first..last {
+                    let base = ci * m;
+                    let (r, nat) = contact_residuals(problem, ci, &lambda[base..], vel);
                     for j in 0..m {
                         sums.add_row(kind_index(RowKind::of_contact_row(j)), r[j], nat[j]);
                     }
@@ -373,10 +373,12 @@ impl RowSums {
 #[inline]
 fn contact_residuals(
     problem: &ContactProblem,
-    c: &crate::problem::Contact,
+    ci: usize,
     lambda: &[f64],
     vel: &[Velocity6],
 ) -> ([f64; 6], [f64; 6]) {
+    let c = &problem.records()[ci];
+    let t = problem.tangential_rhs(ci);
     let m = problem.contact_rows().count();
     let set = problem.friction_set();
     let inv = problem.inverse_mass();
@@ -387,7 +389,7 @@ fn contact_residuals(
     let gv = c.jacobian.velocity(&vel[a], &vel[b]);
     let d = c.jacobian.diagonal(&inv[a], &inv[b]);
     for j in 0..m {
-        w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs[j]);
+        w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs(t, j));
         diag[j] = d[j] + c.row_sigma(j);
     }
     // Scaled (PGS) candidate and unscaled (natural map) candidate.
@@ -582,7 +584,7 @@ pub fn coulomb_merit(problem: &ContactProblem, lambda: &[f64]) -> f64 {
     let set = problem.friction_set();
     let mut err2 = 0.0;
     let mut q2 = 0.0;
-    for (ci, c) in problem.contacts().iter().enumerate() {
+    for (ci, c) in problem.records().iter().enumerate() {
         let k = ci * m;
         let s = c.jacobian.normal_scale;
         let s_inv = if s > 0.0 { 1.0 / s } else { 0.0 };

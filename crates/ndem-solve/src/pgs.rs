@@ -5,7 +5,7 @@ use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
 use crate::metrics::ResidualEvaluator;
 use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome, for_each_block};
-use crate::problem::{Contact, ContactProblem, FrictionSet};
+use crate::problem::{ContactProblem, ContactRecord, FrictionSet};
 use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
     SolveTask, Solver, Stopping, check_finite_iterate,
@@ -240,7 +240,7 @@ impl ProjectedGaussSeidel {
         ndem_math::capacity::refill(&mut self.inv_diag, n, 0.0);
         // D⁻¹ of the contact rows per contact (as `diagonal_unchecked`
         // forms D), then of the generic rows
-        let contacts = problem.contacts();
+        let contacts = problem.records();
         for_each_block(&mut self.inv_diag[..off], m, threads, |first, out| {
             for (c, o) in contacts[first..].iter().zip(out.chunks_exact_mut(m)) {
                 let [a, b] = c.bodies.map(|x| x as usize);
@@ -351,7 +351,9 @@ impl AngularResponse for Anisotropic {
 
 /// Local state of one contact during a row-wise pass.
 struct Local<'a, A: AngularResponse, B: AngularResponse> {
-    c: &'a Contact,
+    c: &'a ContactRecord,
+    /// `b` of rows 1-5.
+    rhs_t: &'a [f64; 5],
     shape: &'a ContactShape,
     inv_d: &'a [f64],
     omega: f64,
@@ -382,7 +384,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     fn candidate_at<const J: usize>(&self, lam: &[f64], gv: f64) -> f64 {
         let c = self.c;
         let k = self.omega * self.inv_d[J];
-        let base = lam[J] - k * (c.row_sigma(J) * lam[J] + c.rhs[J]);
+        let base = lam[J] - k * (c.row_sigma(J) * lam[J] + c.rhs(self.rhs_t, J));
         base - k * gv
     }
 
@@ -442,7 +444,9 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     #[inline(always)]
     fn residual<const J: usize>(&self, lam: &[f64]) -> f64 {
         let c = self.c;
-        c.row_sigma(J) * lam[J] + c.rhs[J] + c.jacobian.row_velocity(J, &self.va, &self.vb)
+        c.row_sigma(J) * lam[J]
+            + c.rhs(self.rhs_t, J)
+            + c.jacobian.row_velocity(J, &self.va, &self.vb)
     }
 
     /// The two friction rows (`J0 = 1`) or the two rolling rows (`J0 = 3`).
@@ -586,7 +590,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
 
 #[inline(always)]
 fn sweep_generic<A: AngularResponse, B: AngularResponse>(
-    c: &Contact,
+    (c, rhs_t): (&ContactRecord, &[f64; 5]),
     shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
@@ -600,6 +604,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
 ) -> (f64, bool) {
     let mut local = Local {
         c,
+        rhs_t,
         shape,
         inv_d,
         omega,
@@ -627,7 +632,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
 /// largest correction `D_jj |Δλ_j|` and whether every new value is finite.
 #[inline]
 fn sweep_contact_rows(
-    c: &Contact,
+    c: (&ContactRecord, &[f64; 5]),
     shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
@@ -699,7 +704,7 @@ fn sweep_contact_rows(
 
 /// `true` when both lever arms are parallel to the normal (to round-off),
 /// i.e. `d × n = 0`, as for spheres, and the frame is orthonormal.
-fn arms_along_normal(c: &Contact) -> bool {
+fn arms_along_normal(c: &ContactRecord) -> bool {
     let j = &c.jacobian;
     let f = &j.frame;
     let tol = 1e-24;
@@ -718,7 +723,7 @@ fn arms_along_normal(c: &Contact) -> bool {
 /// The coupling of the rows of a contact that is not decoupled (see
 /// [`ContactShape`]): the friction and rolling pairs' blocks when they are
 /// not multiples of the identity.
-fn coupled_shape(c: &Contact, m: usize, ia: &InverseMass, ib: &InverseMass) -> ContactShape {
+fn coupled_shape(c: &ContactRecord, m: usize, ia: &InverseMass, ib: &InverseMass) -> ContactShape {
     let full = c.jacobian.block(ia, ib);
     let pair = |j: usize| {
         let a = [
@@ -754,7 +759,7 @@ pub(crate) struct SweepMode {
 /// stopping early once a pass no longer changes anything.
 #[inline]
 fn sweep_contact(
-    c: &Contact,
+    c: (&ContactRecord, &[f64; 5]),
     shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
@@ -814,7 +819,7 @@ impl SerialSweep<'_> {
     ) -> (f64, bool) {
         let m = self.problem.contact_rows().count();
         let set = self.problem.friction_set();
-        let contacts = self.problem.contacts();
+        let contacts = self.problem.records();
         let (shape_of, shape_table) = self.shapes;
         let mut max_corr = 0.0f64;
         let mut finite = true;
@@ -823,7 +828,7 @@ impl SerialSweep<'_> {
             let [a, b] = c.bodies.map(|x| x as usize);
             let (mut va, mut vb) = (velocity[a], velocity[b]);
             let (corr, ok) = sweep_contact(
-                c,
+                (c, self.problem.tangential_rhs(ci)),
                 &shape_table[shape_of[ci] as usize],
                 set,
                 &mut lambda[ci * m..ci * m + m],
@@ -948,7 +953,7 @@ impl ProjectedGaussSeidel {
         let outcome = SweepOutcome::default();
         let progress = BlockProgress::default();
         let (set, omega) = (problem.friction_set(), self.settings.relaxation);
-        let (inv, contacts) = (masses(&self.split_inverse, problem), problem.contacts());
+        let (inv, contacts) = (masses(&self.split_inverse, problem), problem.records());
         let (shared, colouring) = (&self.shared, &self.colouring);
         let (shape_of, shape_table) = (&self.shape_of, &self.shape_table);
         let (inv_diag, bodies) = (&self.inv_diag, &self.bodies);
@@ -967,7 +972,7 @@ impl ProjectedGaussSeidel {
                     let (mut va, mut vb) = (shared.velocity(a), shared.velocity(b));
                     shared.lambda(ci * m, &mut lam[..m]);
                     let (corr, ok) = sweep_contact(
-                        c,
+                        (c, problem.tangential_rhs(ci)),
                         &shape_table[shape_of[ci] as usize],
                         set,
                         &mut lam[..m],
@@ -1202,7 +1207,7 @@ mod tests {
     /// through the contact point, or the row-wise pass.
     fn pass(
         problem: &ContactProblem,
-        c: &Contact,
+        c: &ContactRecord,
         state: ([f64; 6], Velocity6, Velocity6),
         decoupled: bool,
     ) -> ([f64; 6], Velocity6, Velocity6) {
@@ -1221,6 +1226,7 @@ mod tests {
         let (mut lam, va, vb) = state;
         let mut local = Local {
             c,
+            rhs_t: &crate::problem::NO_TANGENTIAL_RHS,
             shape: &shape,
             inv_d: &inv_d,
             omega: 1.0,
@@ -1276,7 +1282,7 @@ mod tests {
         ) {
             let mut rng = SplitMix64(seed);
             let mut worst = 0.0f64;
-            for c in problem.contacts() {
+            for c in problem.records() {
                 // the contacts the solver passes through the decoupled pass
                 // (sphere pairs; a floor's arm is off the normal)
                 if !arms_along_normal(c) {

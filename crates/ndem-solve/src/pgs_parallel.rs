@@ -204,7 +204,7 @@ fn moving_bodies(
     (s, e): (u32, u32),
 ) -> impl Iterator<Item = usize> + Clone + '_ {
     let inv = problem.inverse_mass();
-    problem.contacts()[s as usize..e as usize]
+    problem.records()[s as usize..e as usize]
         .iter()
         .flat_map(|c| c.bodies)
         .map(|b| b as usize)
@@ -444,7 +444,7 @@ mod tests {
             owner.fill(usize::MAX);
             let range = colouring.colour_starts[k]..colouring.colour_starts[k + 1];
             for (block, &(s, e)) in colouring.blocks[range].iter().enumerate() {
-                for c in &problem.contacts()[s as usize..e as usize] {
+                for c in &problem.records()[s as usize..e as usize] {
                     for b in c.bodies.map(|b| b as usize) {
                         if inv[b].inv_mass > 0.0 {
                             prop_assert!(
@@ -464,7 +464,7 @@ mod tests {
         // what a block waits for: exactly the earlier blocks it shares a
         // moving body with (a pair, checked body set against body set)
         let moving = |(s, e): (u32, u32)| -> std::collections::BTreeSet<u32> {
-            problem.contacts()[s as usize..e as usize]
+            problem.records()[s as usize..e as usize]
                 .iter()
                 .flat_map(|c| c.bodies)
                 .filter(|&b| inv[b as usize].inv_mass > 0.0)

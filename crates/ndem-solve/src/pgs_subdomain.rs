@@ -173,7 +173,7 @@ impl SubdomainPgs {
     fn split_factors(&mut self, problem: &ContactProblem) {
         self.split.clear();
         self.split.resize(problem.body_count(), 0.0);
-        for (c, owned) in problem.contacts().iter().zip(&self.owned) {
+        for (c, owned) in problem.records().iter().zip(&self.owned) {
             if *owned {
                 for b in c.bodies {
                     self.split[b as usize] = 1.0;

@@ -258,6 +258,157 @@ impl Contact {
     }
 }
 
+/// What the solvers read of a contact in every sweep (184 bytes): a
+/// [`Contact`] without its key, its model data and the right-hand sides of
+/// its friction and rolling rows, which the problem keeps apart (the key
+/// and model data are read once per solve, and the tangential `b` is zero
+/// in the stepper's problems but on moving surfaces).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ContactRecord {
+    /// The compact Jacobian (includes `s_n`).
+    pub(crate) jacobian: ContactJacobian,
+    /// `[Σ_n, Σ_t, Σ_r]`.
+    pub(crate) sigma: [f64; 3],
+    /// `b_n`.
+    pub(crate) normal_rhs: f64,
+    /// Friction coefficient `μ_t`.
+    pub(crate) friction: f64,
+    /// Rolling torque arm `μ_r R*` \[m\].
+    pub(crate) rolling_arm: f64,
+    /// Body indices `[a, b]`.
+    pub(crate) bodies: [u32; 2],
+}
+
+impl ContactRecord {
+    fn of(c: &Contact) -> Self {
+        Self {
+            jacobian: c.jacobian,
+            sigma: c.sigma,
+            normal_rhs: c.rhs[0],
+            friction: c.friction,
+            rolling_arm: c.rolling_arm,
+            bodies: c.bodies,
+        }
+    }
+
+    /// Σ of row `j`.
+    #[inline]
+    pub(crate) fn row_sigma(&self, j: usize) -> f64 {
+        match j {
+            0 => self.sigma[0],
+            1 | 2 => self.sigma[1],
+            _ => self.sigma[2],
+        }
+    }
+
+    /// `b_j` of row `j`, given the contact's tangential right-hand sides.
+    #[inline(always)]
+    pub(crate) fn rhs(&self, tangential: &[f64; 5], j: usize) -> f64 {
+        if j == 0 {
+            self.normal_rhs
+        } else {
+            tangential[j - 1]
+        }
+    }
+}
+
+/// `b` of rows 1-5 of a contact.
+fn tangential_rhs_of(c: &Contact) -> [f64; 5] {
+    [c.rhs[1], c.rhs[2], c.rhs[3], c.rhs[4], c.rhs[5]]
+}
+
+/// One block's slots in [`ContactProblem::extend_contacts_with`].
+struct FillSlots<'a, X> {
+    records: &'a mut [ContactRecord],
+    keys: &'a mut [ContactKey],
+    models: &'a mut [ContactModel],
+    /// Empty when the problem stores no tangential `b`.
+    tangential: &'a mut [[f64; 5]],
+    extra: &'a mut [X],
+}
+
+/// The tangential right-hand sides of a contact without any.
+pub(crate) const NO_TANGENTIAL_RHS: [f64; 5] = [0.0; 5];
+
+/// The contacts of a [`ContactProblem`] ([`ContactProblem::contacts`]):
+/// each is put together from the problem's parts when it is read, so
+/// they are handed out by value.
+#[derive(Clone, Copy)]
+pub struct Contacts<'a> {
+    problem: &'a ContactProblem,
+}
+
+impl std::fmt::Debug for Contacts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for Contacts<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl<'a> Contacts<'a> {
+    /// Number of contacts.
+    pub fn len(&self) -> usize {
+        self.problem.records.len()
+    }
+    /// `true` when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.problem.records.is_empty()
+    }
+    /// Contact `i`, or `None` past the end.
+    pub fn get(&self, i: usize) -> Option<Contact> {
+        (i < self.len()).then(|| self.problem.contact_at(i))
+    }
+    /// The contacts in order.
+    pub fn iter(&self) -> ContactIter<'a> {
+        ContactIter {
+            problem: self.problem,
+            range: 0..self.len(),
+        }
+    }
+    /// The contacts' keys, in order.
+    pub fn keys(&self) -> &'a [ContactKey] {
+        &self.problem.keys
+    }
+}
+
+impl<'a> IntoIterator for Contacts<'a> {
+    type Item = Contact;
+    type IntoIter = ContactIter<'a>;
+    fn into_iter(self) -> ContactIter<'a> {
+        self.iter()
+    }
+}
+
+/// Iterator over the contacts of a [`ContactProblem`] ([`Contacts::iter`]).
+#[derive(Debug, Clone)]
+pub struct ContactIter<'a> {
+    problem: &'a ContactProblem,
+    range: std::ops::Range<usize>,
+}
+
+impl Iterator for ContactIter<'_> {
+    type Item = Contact;
+    fn next(&mut self) -> Option<Contact> {
+        self.range.next().map(|i| self.problem.contact_at(i))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.range.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for ContactIter<'_> {
+    fn next_back(&mut self) -> Option<Contact> {
+        self.range.next_back().map(|i| self.problem.contact_at(i))
+    }
+}
+
+impl ExactSizeIterator for ContactIter<'_> {}
+
 /// Builds a [`Contact`] ([`Contact::builder`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactBuilder {
@@ -350,13 +501,22 @@ pub struct GenericRow {
 
 /// One MCP in Schur-complement form. See the module docs.
 #[derive(Debug, Clone, PartialEq)]
+///
+/// The contacts are kept in parts ([`ContactRecord`]s for the sweeps, then
+/// keys, model data and, only when some contact has them, the tangential
+/// right-hand sides), so that a sweep reads 184 bytes per contact instead
+/// of a whole [`Contact`]'s 272.
 pub struct ContactProblem {
     pub(crate) inverse_mass: Vec<InverseMass>,
     pub(crate) free_velocity: Vec<Velocity6>,
     pub(crate) rows: ContactRows,
     pub(crate) friction_set: FrictionSet,
     pub(crate) dt: f64,
-    pub(crate) contacts: Vec<Contact>,
+    pub(crate) records: Vec<ContactRecord>,
+    keys: Vec<ContactKey>,
+    models: Vec<ContactModel>,
+    /// `b` of rows 1-5 per contact; empty when every contact's are zero.
+    tangential_rhs: Vec<[f64; 5]>,
     pub(crate) generic: Vec<GenericRow>,
 }
 
@@ -366,7 +526,10 @@ pub struct ContactProblem {
 pub struct ProblemStorage {
     inverse_mass: Vec<InverseMass>,
     free_velocity: Vec<Velocity6>,
-    contacts: Vec<Contact>,
+    records: Vec<ContactRecord>,
+    keys: Vec<ContactKey>,
+    models: Vec<ContactModel>,
+    tangential_rhs: Vec<[f64; 5]>,
     generic: Vec<GenericRow>,
 }
 
@@ -429,7 +592,10 @@ impl ContactProblem {
             rows,
             friction_set,
             dt,
-            contacts: Vec::new(),
+            records: Vec::new(),
+            keys: Vec::new(),
+            models: Vec::new(),
+            tangential_rhs: Vec::new(),
             generic: Vec::new(),
         })
     }
@@ -448,10 +614,16 @@ impl ContactProblem {
         dt: f64,
     ) -> Result<Self, SolveError> {
         let mut problem = Self::new(inverse_mass, free_velocity, rows, friction_set, dt)?;
-        problem.contacts = std::mem::take(&mut storage.contacts);
-        problem.contacts.clear();
-        problem.generic = std::mem::take(&mut storage.generic);
-        problem.generic.clear();
+        fn take<T>(v: &mut Vec<T>) -> Vec<T> {
+            let mut v = std::mem::take(v);
+            v.clear();
+            v
+        }
+        problem.records = take(&mut storage.records);
+        problem.keys = take(&mut storage.keys);
+        problem.models = take(&mut storage.models);
+        problem.tangential_rhs = take(&mut storage.tangential_rhs);
+        problem.generic = take(&mut storage.generic);
         Ok(problem)
     }
 
@@ -461,12 +633,18 @@ impl ContactProblem {
         let mut s = ProblemStorage {
             inverse_mass: self.inverse_mass,
             free_velocity: self.free_velocity,
-            contacts: self.contacts,
+            records: self.records,
+            keys: self.keys,
+            models: self.models,
+            tangential_rhs: self.tangential_rhs,
             generic: self.generic,
         };
         s.inverse_mass.clear();
         s.free_velocity.clear();
-        s.contacts.clear();
+        s.records.clear();
+        s.keys.clear();
+        s.models.clear();
+        s.tangential_rhs.clear();
         s.generic.clear();
         s
     }
@@ -476,16 +654,63 @@ impl ContactProblem {
     /// (a `Vec` grown by doubling holds up to twice the records; a large
     /// block grown exactly is remapped by the allocator, not copied).
     pub fn reserve_contacts(&mut self, additional: usize) {
-        self.contacts.reserve_exact(additional);
+        self.records.reserve_exact(additional);
+        self.keys.reserve_exact(additional);
+        self.models.reserve_exact(additional);
+        if !self.tangential_rhs.is_empty() {
+            self.tangential_rhs.reserve_exact(additional);
+        }
     }
 
     /// Adds a contact after checking it.
     pub fn push_contact(&mut self, contact: Contact) -> Result<usize, SolveError> {
-        let i = self.contacts.len();
+        let i = self.records.len();
         self.check_bodies("contacts", i, contact.bodies)?;
         contact.validate(i)?;
-        self.contacts.push(contact);
+        // stored from the first contact with a tangential `b` on (the
+        // earlier ones' zeros written then)
+        let tangential = tangential_rhs_of(&contact);
+        if tangential != NO_TANGENTIAL_RHS || !self.tangential_rhs.is_empty() {
+            self.tangential_rhs.resize(i, NO_TANGENTIAL_RHS);
+            self.tangential_rhs.push(tangential);
+        }
+        self.records.push(ContactRecord::of(&contact));
+        self.keys.push(contact.key);
+        self.models.push(contact.model);
         Ok(i)
+    }
+
+    /// Contact `i` put together from its parts (`i` in range).
+    fn contact_at(&self, i: usize) -> Contact {
+        let r = &self.records[i];
+        let t = self.tangential_rhs(i);
+        Contact {
+            bodies: r.bodies,
+            key: self.keys[i],
+            jacobian: r.jacobian,
+            sigma: r.sigma,
+            rhs: [r.normal_rhs, t[0], t[1], t[2], t[3], t[4]],
+            friction: r.friction,
+            rolling_arm: r.rolling_arm,
+            model: self.models[i],
+        }
+    }
+
+    /// What the sweeps read of each contact.
+    #[inline]
+    pub(crate) fn records(&self) -> &[ContactRecord] {
+        &self.records
+    }
+
+    /// The model data of each contact.
+    pub(crate) fn models(&self) -> &[ContactModel] {
+        &self.models
+    }
+
+    /// `b` of rows 1-5 of contact `i` (zeros for most problems).
+    #[inline(always)]
+    pub(crate) fn tangential_rhs(&self, i: usize) -> &[f64; 5] {
+        self.tangential_rhs.get(i).unwrap_or(&NO_TANGENTIAL_RHS)
     }
 
     /// Adds a generic row after checking it; returns its index among generic rows.
@@ -632,37 +857,95 @@ impl ContactProblem {
         threads: usize,
         build: impl Fn(usize) -> Result<(Contact, X), E> + Sync,
     ) -> Result<(), ContactFillError<E>> {
-        let start = self.contacts.len();
+        let start = self.records.len();
         let count = extra.len();
         let body_count = self.inverse_mass.len();
         let placeholder = Contact::placeholder();
-        self.contacts.resize(start + count, placeholder);
+        self.records
+            .resize(start + count, ContactRecord::of(&placeholder));
+        self.keys.resize(start + count, placeholder.key);
+        self.models.resize(start + count, placeholder.model);
+        let mut tangential = std::mem::take(&mut self.tangential_rhs);
+        if !tangential.is_empty() {
+            tangential.resize(start + count, NO_TANGENTIAL_RHS);
+        }
+        let has_tangential = !tangential.is_empty();
         let block = block_len(count, threads);
-        let fill = |(k, (slots, extra)): (usize, (&mut [Contact], &mut [X]))| {
-            for (n, (slot, x)) in slots.iter_mut().zip(extra).enumerate() {
+        // per block: whether a contact had a tangential `b` that there was
+        // no storage for (written in a second pass below)
+        let fill = |(k, slots): (usize, FillSlots<'_, X>)| {
+            let mut unstored = false;
+            for n in 0..slots.extra.len() {
                 let i = k * block + n;
                 let (contact, e) = build(i).map_err(ContactFillError::Build)?;
                 check_known_bodies("contacts", start + i, contact.bodies, body_count)
                     .and_then(|()| contact.validate(start + i))
                     .map_err(ContactFillError::Invalid)?;
-                *slot = contact;
-                *x = e;
+                slots.records[n] = ContactRecord::of(&contact);
+                slots.keys[n] = contact.key;
+                slots.models[n] = contact.model;
+                let t = tangential_rhs_of(&contact);
+                match slots.tangential.get_mut(n) {
+                    Some(slot) => *slot = t,
+                    None => unstored |= t != NO_TANGENTIAL_RHS,
+                }
+                slots.extra[n] = e;
             }
-            Ok(())
+            Ok(unstored)
         };
-        let mut blocks = self.contacts[start..]
+        let tangential_slots: Vec<&mut [[f64; 5]]> = if has_tangential {
+            tangential[start..].chunks_mut(block).collect()
+        } else {
+            Vec::new()
+        };
+        let mut tangential_slots = tangential_slots.into_iter();
+        let blocks = self.records[start..]
             .chunks_mut(block)
+            .zip(self.keys[start..].chunks_mut(block))
+            .zip(self.models[start..].chunks_mut(block))
             .zip(extra.chunks_mut(block))
+            .map(|(((records, keys), models), extra)| FillSlots {
+                records,
+                keys,
+                models,
+                tangential: tangential_slots.next().unwrap_or_default(),
+                extra,
+            })
             .enumerate();
         // each block stops at its first failure, so the first failing
         // block's error is the lowest failing index's
-        let result: Result<(), ContactFillError<E>> = if threads <= 1 {
-            blocks.try_for_each(fill)
+        let result: Result<bool, ContactFillError<E>> = if threads <= 1 {
+            blocks
+                .map(fill)
+                .try_fold(false, |any, r| r.map(|u| any | u))
         } else {
-            map_parts(blocks, fill).into_iter().collect()
+            map_parts(blocks, fill)
+                .into_iter()
+                .try_fold(false, |any, r| r.map(|u| any | u))
+        };
+        self.tangential_rhs = tangential;
+        let result = match result {
+            Ok(true) => {
+                // some contact has a tangential `b` and the problem kept
+                // none so far: store them all (built again, in order)
+                self.tangential_rhs.resize(start, NO_TANGENTIAL_RHS);
+                (0..count).try_for_each(|i| {
+                    let (contact, _) = build(i).map_err(ContactFillError::Build)?;
+                    self.tangential_rhs.push(tangential_rhs_of(&contact));
+                    Ok(())
+                })
+            }
+            r => r.map(|_| ()),
         };
         if result.is_err() {
-            self.contacts.truncate(start);
+            self.records.truncate(start);
+            self.keys.truncate(start);
+            self.models.truncate(start);
+            if has_tangential {
+                self.tangential_rhs.truncate(start);
+            } else {
+                self.tangential_rhs.clear();
+            }
         }
         result
     }
@@ -681,9 +964,10 @@ impl ContactProblem {
     pub fn body_count(&self) -> usize {
         self.inverse_mass.len()
     }
-    /// The contacts.
-    pub fn contacts(&self) -> &[Contact] {
-        &self.contacts
+    /// The contacts (put together from the problem's parts as they are
+    /// read; see [`Contacts`]).
+    pub fn contacts(&self) -> Contacts<'_> {
+        Contacts { problem: self }
     }
     /// The generic rows.
     pub fn generic_rows(&self) -> &[GenericRow] {
@@ -715,7 +999,7 @@ impl ContactProblem {
     }
     /// Offset of the first generic row in `λ`.
     pub fn generic_offset(&self) -> usize {
-        self.contacts.len() * self.rows.count()
+        self.records.len() * self.rows.count()
     }
     /// Total number of multipliers.
     pub fn len(&self) -> usize {
@@ -757,7 +1041,7 @@ impl ContactProblem {
     /// [`Self::apply_impulses`] without the length checks.
     pub(crate) fn apply_impulses_unchecked(&self, lambda: &[f64], velocity: &mut [Velocity6]) {
         let m = self.rows.count();
-        for (c, lam) in self.contacts.iter().zip(lambda.chunks_exact(m)) {
+        for (c, lam) in self.records.iter().zip(lambda.chunks_exact(m)) {
             let [a, b] = c.bodies.map(|x| x as usize);
             let (dva, dvb) =
                 c.jacobian
@@ -832,7 +1116,7 @@ impl ContactProblem {
         part.copy_from_slice(&self.free_velocity[first..first + len]);
         let local = |b: usize| b.wrapping_sub(first);
         let m = self.rows.count();
-        for (c, lam) in self.contacts.iter().zip(lambda.chunks_exact(m)) {
+        for (c, lam) in self.records.iter().zip(lambda.chunks_exact(m)) {
             let [a, b] = c.bodies.map(|x| x as usize);
             let (la, lb) = (local(a), local(b));
             if la >= len && lb >= len {
@@ -883,7 +1167,7 @@ impl ContactProblem {
     /// [`Self::jacobian_times`] without the length checks.
     pub(crate) fn jacobian_times_unchecked(&self, velocity: &[Velocity6], out: &mut [f64]) {
         let m = self.rows.count();
-        for (c, o) in self.contacts.iter().zip(out.chunks_exact_mut(m)) {
+        for (c, o) in self.records.iter().zip(out.chunks_exact_mut(m)) {
             let [a, b] = c.bodies.map(|x| x as usize);
             let gv = c.jacobian.velocity(&velocity[a], &velocity[b]);
             o.copy_from_slice(&gv[..m]);
@@ -919,10 +1203,11 @@ impl ContactProblem {
     ) {
         self.jacobian_times_unchecked(velocity, out);
         let m = self.rows.count();
-        for (ci, c) in self.contacts.iter().enumerate() {
+        for (ci, c) in self.records.iter().enumerate() {
+            let t = self.tangential_rhs(ci);
             for j in 0..m {
                 let k = ci * m + j;
-                out[k] += c.row_sigma(j) * lambda[k] + c.rhs[j];
+                out[k] += c.row_sigma(j) * lambda[k] + c.rhs(t, j);
             }
         }
         let off = self.generic_offset();
@@ -976,7 +1261,7 @@ impl ContactProblem {
     /// [`Self::diagonal`] without the length checks.
     pub(crate) fn diagonal_unchecked(&self, out: &mut [f64]) {
         let m = self.rows.count();
-        for (c, o) in self.contacts.iter().zip(out.chunks_exact_mut(m)) {
+        for (c, o) in self.records.iter().zip(out.chunks_exact_mut(m)) {
             let [a, b] = c.bodies.map(|x| x as usize);
             let d = c
                 .jacobian
@@ -1016,7 +1301,7 @@ impl ContactProblem {
         self.apply_impulses_unchecked(x, scratch);
         self.jacobian_times_unchecked(scratch, out);
         let m = self.rows.count();
-        for (ci, c) in self.contacts.iter().enumerate() {
+        for (ci, c) in self.records.iter().enumerate() {
             for j in 0..m {
                 out[ci * m + j] += c.row_sigma(j) * x[ci * m + j];
             }
@@ -1040,9 +1325,10 @@ impl ContactProblem {
     pub(crate) fn linear_term_unchecked(&self, out: &mut [f64]) {
         self.jacobian_times_unchecked(&self.free_velocity, out);
         let m = self.rows.count();
-        for (ci, c) in self.contacts.iter().enumerate() {
+        for (ci, c) in self.records.iter().enumerate() {
+            let t = self.tangential_rhs(ci);
             for j in 0..m {
-                out[ci * m + j] += c.rhs[j];
+                out[ci * m + j] += c.rhs(t, j);
             }
         }
         let off = self.generic_offset();
@@ -1065,8 +1351,8 @@ impl ContactProblem {
     /// [`Self::project`] without the length checks.
     pub(crate) fn project_unchecked(&self, lambda: &mut [f64]) {
         let m = self.rows.count();
-        for (c, lam) in self.contacts.iter().zip(lambda.chunks_exact_mut(m)) {
-            project_contact(c, self.friction_set, lam);
+        for (c, lam) in self.records.iter().zip(lambda.chunks_exact_mut(m)) {
+            project_record(c, self.friction_set, lam);
         }
         let off = self.generic_offset();
         for i in 0..self.generic.len() {
@@ -1094,14 +1380,40 @@ impl ContactProblem {
 /// Projects the multipliers of one contact (1, 3 or 6 entries) onto its set.
 #[inline]
 pub fn project_contact(c: &Contact, set: FrictionSet, lam: &mut [f64]) {
+    project_onto_bounds(
+        c.jacobian.normal_scale,
+        [c.friction, c.rolling_arm],
+        set,
+        lam,
+    );
+}
+
+/// [`project_contact`] for a problem's record.
+#[inline]
+pub(crate) fn project_record(c: &ContactRecord, set: FrictionSet, lam: &mut [f64]) {
+    project_onto_bounds(
+        c.jacobian.normal_scale,
+        [c.friction, c.rolling_arm],
+        set,
+        lam,
+    );
+}
+
+#[inline]
+fn project_onto_bounds(
+    normal_scale: f64,
+    [friction, rolling_arm]: [f64; 2],
+    set: FrictionSet,
+    lam: &mut [f64],
+) {
     lam[0] = lam[0].max(0.0);
-    let force = c.jacobian.normal_scale * lam[0];
+    let force = normal_scale * lam[0];
     if lam.len() >= 3 {
-        let bound = c.friction * force;
+        let bound = friction * force;
         project_pair(set, bound, &mut lam[1..3]);
     }
     if lam.len() >= 6 {
-        let bound = c.rolling_arm * force;
+        let bound = rolling_arm * force;
         project_pair(set, bound, &mut lam[3..5]);
         lam[5] = lam[5].clamp(-bound, bound);
     }
@@ -1181,7 +1493,8 @@ impl ContactProblem {
         let inv = &self.inverse_mass;
         let v = &self.free_velocity;
         let mut total = 0.0;
-        for c in &self.contacts {
+        for (ci, c) in self.records.iter().enumerate() {
+            let t = self.tangential_rhs(ci);
             let [a, b] = c.bodies.map(|x| x as usize);
             let gv = c.jacobian.velocity(&v[a], &v[b]);
             let diag = c.jacobian.diagonal(&inv[a], &inv[b]);
@@ -1189,7 +1502,7 @@ impl ContactProblem {
                 // (D_jj + Σ_j) − Σ_j, as the diagonal of N less Σ
                 let d = (diag[j] + c.row_sigma(j)) - c.row_sigma(j);
                 if d > 0.0 {
-                    total += 0.5 * (gv[j].abs() + c.rhs[j].abs()).powi(2) / d;
+                    total += 0.5 * (gv[j].abs() + c.rhs(t, j).abs()).powi(2) / d;
                 }
             }
         }
@@ -1210,9 +1523,9 @@ impl ContactProblem {
     /// for Hertz, `½ k_n δ²` for the linear law).
     pub fn elastic_energy(&self) -> f64 {
         let mut total = 0.0;
-        for c in &self.contacts {
-            if c.model.epsilon_n > 0.0 && c.model.g < 0.0 {
-                total += 0.5 * c.model.g * c.model.g / c.model.epsilon_n;
+        for model in &self.models {
+            if model.epsilon_n > 0.0 && model.g < 0.0 {
+                total += 0.5 * model.g * model.g / model.epsilon_n;
             }
         }
         total
@@ -1259,6 +1572,14 @@ mod tests {
         let mut pair = [0.0, 0.0];
         project_pair(FrictionSet::Disk, 0.0, &mut pair);
         assert_eq!(pair, [0.0, 0.0]);
+    }
+
+    /// A sweep reads 184 bytes per contact (`docs/performance.md`,
+    /// "Session 21"), not a whole `Contact`'s 272.
+    #[test]
+    fn a_sweep_record_is_184_bytes() {
+        assert_eq!(std::mem::size_of::<ContactRecord>(), 184);
+        assert_eq!(std::mem::size_of::<Contact>(), 272);
     }
 
     /// `λ` with every sign and scale: the sums are what is compared, not a

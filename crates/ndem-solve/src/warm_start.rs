@@ -7,7 +7,7 @@
 //! does not change the warm-started force.
 
 use crate::SolveError;
-use crate::problem::{ContactProblem, project_contact};
+use crate::problem::{ContactProblem, project_record};
 use ndem_math::capacity::reserve_for;
 use ndem_math::{ContactKey, Vec3, Velocity6};
 use std::collections::HashMap;
@@ -53,7 +53,8 @@ impl ImpulseHistory {
         reserve_for(&mut self.contacts, problem.contacts().len());
         self.rows.clear();
         let m = problem.contact_rows().count();
-        for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact(m)) {
+        let records = problem.records().iter().zip(problem.contacts().keys());
+        for ((c, key), lam) in records.zip(lambda.chunks_exact(m)) {
             let (p, t) = c.jacobian.world_impulses(lam);
             let f = &c.jacobian.frame;
             let impulse = StoredImpulse {
@@ -61,7 +62,7 @@ impl ImpulseHistory {
                 friction: p - f.normal * f.normal.dot(&p),
                 rolling: t,
             };
-            self.contacts.push((c.key, impulse));
+            self.contacts.push((*key, impulse));
         }
         sort_keeping_last(&mut self.contacts);
         let off = problem.generic_offset();
@@ -417,8 +418,14 @@ impl HistoryWarmStart {
         let m = problem.contact_rows().count();
         let mut stats = WarmStartStats::default();
         let mut from = 0;
-        for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact_mut(m)) {
-            let Some(s) = history.get_from(&c.key, &mut from) else {
+        let keys = problem.contacts().keys();
+        for ((c, key), lam) in problem
+            .records()
+            .iter()
+            .zip(keys)
+            .zip(lambda.chunks_exact_mut(m))
+        {
+            let Some(s) = history.get_from(key, &mut from) else {
                 stats.cold += 1;
                 continue;
             };
@@ -436,7 +443,7 @@ impl HistoryWarmStart {
                     lam[5] = self.beta * f.normal.dot(&s.rolling);
                 }
             }
-            project_contact(c, problem.friction_set(), lam);
+            project_record(c, problem.friction_set(), lam);
         }
         let off = problem.generic_offset();
         for (i, r) in problem.generic_rows().iter().enumerate() {
@@ -474,8 +481,8 @@ impl WarmStart for ModelWarmStart {
         let dt = problem.dt();
         let vstar = problem.free_velocity();
         let mut stats = WarmStartStats::default();
-        for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact_mut(m)) {
-            let md = &c.model;
+        let records = problem.records().iter().zip(problem.models());
+        for ((c, md), lam) in records.zip(lambda.chunks_exact_mut(m)) {
             if md.g < 0.0 && md.epsilon_n > 0.0 {
                 lam[0] = -dt * md.g / md.epsilon_n;
                 stats.warm += 1;
@@ -493,7 +500,7 @@ impl WarmStart for ModelWarmStart {
                     lam[j] = -dt * gv[j] / md.gamma_r;
                 }
             }
-            project_contact(c, problem.friction_set(), lam);
+            project_record(c, problem.friction_set(), lam);
         }
         stats.cold += problem.generic_rows().len();
         problem.velocity_from_unchecked(lambda, velocity);

@@ -461,7 +461,12 @@ fn apgd_on_a_sliding_contact_reports_a_fixed_point_that_is_no_mcp_solution() {
     assert!(rep.iterations < 50_000, "{rep:?}");
     assert!(rep.last_update <= 1e-10, "APGD's own measure met: {rep:?}");
     // the CCP answer: the contact separates at the rate μ |v_t| of the slide
-    let w = p.contacts()[0].jacobian.velocity(&v[1], &v[0]);
+    let w = p
+        .contacts()
+        .get(0)
+        .expect("one contact")
+        .jacobian
+        .velocity(&v[1], &v[0]);
     let slide = w[1].hypot(w[2]);
     assert!(slide > 1.0, "still sliding: {w:?}");
     assert!(

@@ -111,3 +111,86 @@ proptest! {
         }
     }
 }
+
+/// Contact `i` with the right-hand sides `rhs` (rows 1-5 may be non-zero:
+/// a moving surface's target velocity, a problem read from a file).
+fn contact_with_rhs(i: usize, rhs: [f64; 6]) -> Contact {
+    let mut c = contact(i, Kind::Valid).unwrap();
+    c.rhs = rhs;
+    c.key = ndem_math::ContactKey::new(0, 1, i as u32);
+    c.model = ContactModel {
+        g: -1e-6 * i as f64,
+        epsilon_n: 1e-9,
+        gamma_t: 2e-9,
+        gamma_r: 3e-9,
+    };
+    c
+}
+
+/// Right-hand sides: mostly `b_n` alone (the stepper's continuous
+/// problems), sometimes tangential entries too.
+fn arb_rhs() -> impl Strategy<Value = [f64; 6]> {
+    let entry = || prop_oneof![3 => Just(0.0), 1 => -1.0..1.0f64];
+    (
+        -1.0..1.0f64,
+        prop_oneof![
+            4 => Just([0.0; 5]),
+            1 => [entry(), entry(), entry(), entry(), entry()],
+        ],
+    )
+        .prop_map(|(b_n, t)| [b_n, t[0], t[1], t[2], t[3], t[4]])
+}
+
+proptest! {
+    /// The problem keeps a contact in parts (the sweeps' record, key, model
+    /// data and, only when some contact has them, the tangential `b`): every
+    /// contact reads back as it was built, bit for bit, whether pushed one
+    /// by one or filled on 1-4 threads, whichever contact is the first with
+    /// a tangential `b`; and a fill that fails leaves the earlier contacts
+    /// as they were.
+    #[test]
+    fn contacts_read_back_as_built(
+        before in prop::collection::vec(arb_rhs(), 0..4),
+        added in prop::collection::vec(arb_rhs(), 0..300),
+        threads in 1usize..5,
+        fail_at in prop::option::of(0usize..300),
+    ) {
+        let built: Vec<Contact> = before
+            .iter()
+            .chain(&added)
+            .enumerate()
+            .map(|(i, &rhs)| contact_with_rhs(i, rhs))
+            .collect();
+        let mut pushed = empty_problem();
+        for c in &built {
+            pushed.push_contact(*c).unwrap();
+        }
+        prop_assert!(pushed.contacts().iter().eq(built.iter().copied()));
+        let mut filled = empty_problem();
+        for c in &built[..before.len()] {
+            filled.push_contact(*c).unwrap();
+        }
+        let mut extra = vec![(); added.len()];
+        let fails = fail_at.filter(|&k| k < added.len());
+        let result = filled.extend_contacts_with(&mut extra, threads, |i| {
+            if Some(i) == fails {
+                return Err(i);
+            }
+            Ok((built[before.len() + i], ()))
+        });
+        match fails {
+            None => {
+                prop_assert_eq!(result, Ok(()));
+                prop_assert_eq!(filled.contacts(), pushed.contacts());
+            }
+            Some(k) => {
+                prop_assert_eq!(result, Err(ContactFillError::Build(k)));
+                prop_assert!(filled.contacts().iter().eq(built[..before.len()].iter().copied()));
+            }
+        }
+        for (k, c) in built.iter().enumerate() {
+            prop_assert_eq!(pushed.contacts().get(k), Some(*c));
+        }
+        prop_assert_eq!(pushed.contacts().get(built.len()), None);
+    }
+}

@@ -266,7 +266,7 @@ fn bad_input_gives_typed_errors() {
         cells: [2, 1, 1],
         ..PackingSpec::default()
     });
-    let c0 = good.contacts()[0];
+    let c0 = good.contacts().get(0).expect("one contact");
     let mut p = ContactProblem::new(
         good.inverse_mass().to_vec(),
         good.free_velocity().to_vec(),

@@ -501,9 +501,9 @@ impl Stepper {
         let problem = self.problem.as_ref();
         let m = problem.map_or(1, |p| p.contact_rows().count());
         let dt = self.settings.dt;
-        let contacts = problem.map_or(&[][..], |p| p.contacts());
-        contacts
-            .iter()
+        problem
+            .into_iter()
+            .flat_map(|p| p.contacts())
             .zip(self.lambda.chunks_exact(m))
             .zip(
                 self.contact_index
