@@ -5,7 +5,7 @@ use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
 use crate::metrics::ResidualEvaluator;
 use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome, for_each_block};
-use crate::problem::{ContactProblem, ContactRecord, FrictionSet};
+use crate::problem::{ContactProblem, ContactRecord, FrictionSet, NO_TANGENTIAL_RHS};
 use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
     SolveTask, Solver, Stopping, check_finite_iterate,
@@ -817,6 +817,22 @@ impl SerialSweep<'_> {
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> (f64, bool) {
+        // monomorphised for problems without a tangential `b` (no lookup
+        // per contact)
+        match self.problem.stored_tangential_rhs() {
+            None => self.run_with(order, lambda, velocity, |_| &NO_TANGENTIAL_RHS),
+            Some(t) => self.run_with(order, lambda, velocity, |ci| &t[ci]),
+        }
+    }
+
+    #[inline(always)]
+    fn run_with<'t>(
+        &self,
+        order: impl Iterator<Item = usize>,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+        tangential_rhs: impl Fn(usize) -> &'t [f64; 5],
+    ) -> (f64, bool) {
         let m = self.problem.contact_rows().count();
         let set = self.problem.friction_set();
         let contacts = self.problem.records();
@@ -828,7 +844,7 @@ impl SerialSweep<'_> {
             let [a, b] = c.bodies.map(|x| x as usize);
             let (mut va, mut vb) = (velocity[a], velocity[b]);
             let (corr, ok) = sweep_contact(
-                (c, self.problem.tangential_rhs(ci)),
+                (c, tangential_rhs(ci)),
                 &shape_table[shape_of[ci] as usize],
                 set,
                 &mut lambda[ci * m..ci * m + m],
@@ -1226,7 +1242,7 @@ mod tests {
         let (mut lam, va, vb) = state;
         let mut local = Local {
             c,
-            rhs_t: &crate::problem::NO_TANGENTIAL_RHS,
+            rhs_t: &NO_TANGENTIAL_RHS,
             shape: &shape,
             inv_d: &inv_d,
             omega: 1.0,

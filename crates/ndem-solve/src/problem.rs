@@ -707,6 +707,11 @@ impl ContactProblem {
         &self.models
     }
 
+    /// `b` of rows 1-5 of every contact, when some contact's are not zero.
+    pub(crate) fn stored_tangential_rhs(&self) -> Option<&[[f64; 5]]> {
+        (!self.tangential_rhs.is_empty()).then_some(&self.tangential_rhs[..])
+    }
+
     /// `b` of rows 1-5 of contact `i` (zeros for most problems).
     #[inline(always)]
     pub(crate) fn tangential_rhs(&self, i: usize) -> &[f64; 5] {
