@@ -71,8 +71,8 @@ pub use newton::{NewtonSettings, SemismoothNewton};
 pub use pgs::{JointRows, PgsSettings, PgsVariant, ProjectedGaussSeidel};
 pub use pgs_subdomain::{SubdomainCoupling, SubdomainPgs};
 pub use problem::{
-    Contact, ContactBuilder, ContactFillError, ContactModel, ContactProblem, ContactRows,
-    FrictionSet, GenericRow, ProblemStorage, RowBounds,
+    Contact, ContactBuilder, ContactFillError, ContactIter, ContactModel, ContactProblem,
+    ContactRows, Contacts, FrictionSet, GenericRow, ProblemStorage, RowBounds,
 };
 pub use qp::{ApgdSettings, BoxConeSet, solve_qp};
 pub use solver::{

@@ -856,6 +856,13 @@ impl ContactProblem {
     /// in index order, on any thread count. On failure the problem keeps
     /// only its earlier contacts, and the error is that of the lowest
     /// failing index, as a serial loop would report.
+    ///
+    /// `build` is called once per contact, except when these are the
+    /// problem's first contacts with a non-zero `b` on a friction or
+    /// rolling row: the problem keeps those right-hand sides only once
+    /// some contact has one, so it then calls `build` a second time for
+    /// every appended contact, in index order on this thread, and keeps
+    /// only their right-hand sides (the first call's `extra` stand).
     pub fn extend_contacts_with<X: Send, E: Send>(
         &mut self,
         extra: &mut [X],
@@ -1385,40 +1392,20 @@ impl ContactProblem {
 /// Projects the multipliers of one contact (1, 3 or 6 entries) onto its set.
 #[inline]
 pub fn project_contact(c: &Contact, set: FrictionSet, lam: &mut [f64]) {
-    project_onto_bounds(
-        c.jacobian.normal_scale,
-        [c.friction, c.rolling_arm],
-        set,
-        lam,
-    );
+    project_record(&ContactRecord::of(c), set, lam);
 }
 
 /// [`project_contact`] for a problem's record.
 #[inline]
 pub(crate) fn project_record(c: &ContactRecord, set: FrictionSet, lam: &mut [f64]) {
-    project_onto_bounds(
-        c.jacobian.normal_scale,
-        [c.friction, c.rolling_arm],
-        set,
-        lam,
-    );
-}
-
-#[inline]
-fn project_onto_bounds(
-    normal_scale: f64,
-    [friction, rolling_arm]: [f64; 2],
-    set: FrictionSet,
-    lam: &mut [f64],
-) {
     lam[0] = lam[0].max(0.0);
-    let force = normal_scale * lam[0];
+    let force = c.jacobian.normal_scale * lam[0];
     if lam.len() >= 3 {
-        let bound = friction * force;
+        let bound = c.friction * force;
         project_pair(set, bound, &mut lam[1..3]);
     }
     if lam.len() >= 6 {
-        let bound = rolling_arm * force;
+        let bound = c.rolling_arm * force;
         project_pair(set, bound, &mut lam[3..5]);
         lam[5] = lam[5].clamp(-bound, bound);
     }
