@@ -500,12 +500,12 @@ pub struct GenericRow {
 }
 
 /// One MCP in Schur-complement form. See the module docs.
-#[derive(Debug, Clone, PartialEq)]
 ///
-/// The contacts are kept in parts ([`ContactRecord`]s for the sweeps, then
+/// The contacts are kept in parts (a record of what the sweeps read, then
 /// keys, model data and, only when some contact has them, the tangential
 /// right-hand sides), so that a sweep reads 184 bytes per contact instead
-/// of a whole [`Contact`]'s 272.
+/// of a whole [`Contact`]'s 272; [`Self::contacts`] puts them together.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ContactProblem {
     pub(crate) inverse_mass: Vec<InverseMass>,
     pub(crate) free_velocity: Vec<Velocity6>,
