@@ -976,11 +976,12 @@ impl ProjectedGaussSeidel {
         let work = |t: usize| {
             let (mut max_corr, mut finite) = (0.0f64, true);
             let mut lam = [0.0; 6];
-            for p in 0..colouring.blocks.len() {
-                if colouring.owner(p, threads) != t {
-                    continue;
-                }
-                progress.wait_for(colouring.earlier_conflicts[p]);
+            let mut pending = colouring.owned_blocks(t, threads);
+            while pending != 0 {
+                // the first of this thread's blocks whose earlier
+                // conflicting blocks are finished (`BlockProgress`)
+                let p = progress.next_ready(pending, &colouring.earlier_conflicts);
+                pending &= !(1u64 << p);
                 let (bs, be) = colouring.blocks[p];
                 for ci in bs as usize..be as usize {
                     let c = &contacts[ci];

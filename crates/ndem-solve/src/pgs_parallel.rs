@@ -29,11 +29,13 @@
 //! of each `f64` (plain loads and stores on x86-64 and AArch64): disjoint
 //! access within a colour is what makes the result deterministic. There is
 //! no barrier between colours: each thread sweeps a range of consecutive
-//! blocks ([`Colouring::owner`]) in colour order, and a block waits only
-//! for the earlier blocks (in colour order) it shares a moving body with
+//! blocks ([`Colouring::owner`]), and a block waits only for the earlier
+//! blocks (in colour order) it shares a moving body with
 //! ([`BlockProgress`]), so the threads wait for each other only where
 //! their ranges meet (session 18; a per-colour barrier left one thread
-//! idle whenever a colour's blocks did not split evenly).
+//! idle whenever a colour's blocks did not split evenly). A thread takes
+//! its blocks in colour order but skips a block that is still waiting for
+//! another thread's when a later one of its own is free (session 21).
 
 use crate::problem::ContactProblem;
 use ndem_math::Velocity6;
@@ -189,6 +191,14 @@ impl Colouring {
         (self.block_numbers[p] as usize * threads) / self.blocks.len()
     }
 
+    /// The positions of the blocks thread `t` of `threads` sweeps
+    /// ([`Self::owner`]), as bits.
+    pub(crate) fn owned_blocks(&self, t: usize, threads: usize) -> u64 {
+        (0..self.blocks.len())
+            .filter(|&p| self.owner(p, threads) == t)
+            .fold(0, |m, p| m | 1 << p)
+    }
+
     /// Number of colours.
     #[cfg(test)]
     pub(crate) fn colours(&self) -> usize {
@@ -308,24 +318,38 @@ fn store_velocity(a: &[AtomicU64; 6], v: &Velocity6) {
 /// Which blocks of a parallel sweep are finished (bit `p` for the block at
 /// position `p` of [`Colouring::blocks`]). A block waits only for the
 /// earlier blocks it shares a moving body with
-/// ([`Colouring::earlier_conflicts`]), not for a whole colour: a thread
-/// goes on to its next block as soon as that block's neighbours are
-/// done. Each thread takes its blocks in
-/// position order and waits only for earlier positions, so some thread
-/// can always go on (no deadlock), and every pair of blocks that share a
-/// body runs in position order: the one-thread order's iterate, bit for
-/// bit.
+/// ([`Colouring::earlier_conflicts`]), not for a whole colour. A thread
+/// takes, of its blocks not yet swept, the first (in position order) whose
+/// earlier conflicting blocks are finished ([`Self::next_ready`]), so it
+/// does not wait at a block held up by another thread while a later block
+/// of its own is free (session 21; before, it took its blocks strictly in
+/// position order). Every pair of blocks that share a moving body still
+/// runs in position order, since the later one starts only once the
+/// earlier has finished: the one-thread order's iterate, bit for bit. No
+/// deadlock: the unfinished block of lowest position has all its earlier
+/// conflicts finished, so its thread can always go on.
 #[derive(Debug, Default)]
 pub(crate) struct BlockProgress {
     finished: AtomicU64,
 }
 
 impl BlockProgress {
-    /// Spins (briefly, then yields) until every block in `blocks` is
-    /// finished; the blocks' writes are then visible (acquire).
-    pub(crate) fn wait_for(&self, blocks: u64) {
+    /// Spins (briefly, then yields) until one of the blocks in `pending`
+    /// has every block of its `earlier_conflicts` finished, and returns the
+    /// first such position; those blocks' writes are then visible
+    /// (acquire).
+    pub(crate) fn next_ready(&self, pending: u64, earlier_conflicts: &[u64]) -> usize {
         let mut spins = 0u32;
-        while self.finished.load(Ordering::Acquire) & blocks != blocks {
+        loop {
+            let finished = self.finished.load(Ordering::Acquire);
+            let mut candidates = pending;
+            while candidates != 0 {
+                let p = candidates.trailing_zeros() as usize;
+                if earlier_conflicts[p] & !finished == 0 {
+                    return p;
+                }
+                candidates &= candidates - 1;
+            }
             if spins < 1 << 12 {
                 std::hint::spin_loop();
                 spins += 1;
