@@ -250,11 +250,17 @@ impl Contact {
     /// Σ of row `j`.
     #[inline]
     pub fn row_sigma(&self, j: usize) -> f64 {
-        match j {
-            0 => self.sigma[0],
-            1 | 2 => self.sigma[1],
-            _ => self.sigma[2],
-        }
+        sigma_of_row(&self.sigma, j)
+    }
+}
+
+/// Σ of row `j` from `[Σ_n, Σ_t, Σ_r]`.
+#[inline]
+fn sigma_of_row(sigma: &[f64; 3], j: usize) -> f64 {
+    match j {
+        0 => sigma[0],
+        1 | 2 => sigma[1],
+        _ => sigma[2],
     }
 }
 
@@ -294,11 +300,7 @@ impl ContactRecord {
     /// Σ of row `j`.
     #[inline]
     pub(crate) fn row_sigma(&self, j: usize) -> f64 {
-        match j {
-            0 => self.sigma[0],
-            1 | 2 => self.sigma[1],
-            _ => self.sigma[2],
-        }
+        sigma_of_row(&self.sigma, j)
     }
 
     /// `b_j` of row `j`, given the contact's tangential right-hand sides.
@@ -905,12 +907,12 @@ impl ContactProblem {
             }
             Ok(unstored)
         };
-        let tangential_slots: Vec<&mut [[f64; 5]]> = if has_tangential {
-            tangential[start..].chunks_mut(block).collect()
-        } else {
-            Vec::new()
-        };
-        let mut tangential_slots = tangential_slots.into_iter();
+        // no storage: an empty slice for every block
+        let mut tangential_slots = tangential
+            .get_mut(start..)
+            .unwrap_or_default()
+            .chunks_mut(block)
+            .chain(std::iter::repeat_with(|| &mut [][..]));
         let blocks = self.records[start..]
             .chunks_mut(block)
             .zip(self.keys[start..].chunks_mut(block))
