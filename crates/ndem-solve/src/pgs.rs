@@ -13,6 +13,8 @@ use crate::solver::{
 use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
 use std::time::Duration;
 
+mod paired;
+
 /// Row-wise or blocked Gauss-Seidel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PgsVariant {
@@ -512,7 +514,18 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     /// grouped otherwise (`docs/solvers.md`, "The decoupled pass").
     #[inline(always)]
     fn sweep_decoupled(&mut self, set: FrictionSet, lam: &mut [f64]) {
-        let m = lam.len();
+        let translational = self.decoupled_translational_candidates(lam);
+        let force = self.decoupled_translational_update(set, lam, translational);
+        if lam.len() >= 6 {
+            let rotational = self.decoupled_rotational_candidates(lam, force);
+            self.decoupled_rotational_update(set, lam, force, rotational);
+        }
+    }
+
+    /// The normal row's projected candidate and the friction rows'
+    /// unprojected ones, from the relative velocity at the contact point.
+    #[inline(always)]
+    fn decoupled_translational_candidates(&self, lam: &[f64]) -> (f64, [f64; 2]) {
         let jac = &self.c.jacobian;
         let f = &jac.frame;
         let w = (self.va.linear - self.vb.linear) + self.va.angular.cross(&jac.arm_a)
@@ -520,15 +533,32 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         let n = self
             .candidate_at::<0>(lam, jac.normal_scale * f.normal.dot(&w))
             .max(0.0);
-        if m == 1 {
-            let d0 = self.set::<0>(lam, n);
-            self.apply_translational(f.normal * (jac.normal_scale * d0));
-            return;
+        if lam.len() == 1 {
+            return (n, [0.0; 2]);
         }
-        let mut t = [
+        let t = [
             self.candidate_at::<1>(lam, f.tangent1.dot(&w)),
             self.candidate_at::<2>(lam, f.tangent2.dot(&w)),
         ];
+        (n, t)
+    }
+
+    /// Projects the friction candidates, sets the normal and friction rows
+    /// and applies their impulse; returns the normal force `s_n λ_n`.
+    #[inline(always)]
+    fn decoupled_translational_update(
+        &mut self,
+        set: FrictionSet,
+        lam: &mut [f64],
+        (n, mut t): (f64, [f64; 2]),
+    ) -> f64 {
+        let jac = &self.c.jacobian;
+        let f = &jac.frame;
+        if lam.len() == 1 {
+            let d0 = self.set::<0>(lam, n);
+            self.apply_translational(f.normal * (jac.normal_scale * d0));
+            return 0.0;
+        }
         let force = jac.normal_scale * n;
         crate::problem::project_pair(set, self.c.friction * force, &mut t);
         let d0 = self.set::<0>(lam, n);
@@ -537,24 +567,44 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         self.apply_translational(
             f.normal * (jac.normal_scale * d0) + f.tangent1 * d1 + f.tangent2 * d2,
         );
-        if m >= 6 {
-            let bound = self.c.rolling_arm * force;
-            let dw = self.va.angular - self.vb.angular;
-            let mut r = [
-                self.candidate_at::<3>(lam, f.tangent1.dot(&dw)),
-                self.candidate_at::<4>(lam, f.tangent2.dot(&dw)),
-            ];
-            let tw = self
-                .candidate_at::<5>(lam, f.normal.dot(&dw))
-                .clamp(-bound, bound);
-            crate::problem::project_pair(set, bound, &mut r);
-            let d3 = self.set::<3>(lam, r[0]);
-            let d4 = self.set::<4>(lam, r[1]);
-            let d5 = self.set::<5>(lam, tw);
-            let torque = f.tangent1 * d3 + f.tangent2 * d4 + f.normal * d5;
-            self.va.angular += self.resp_a.apply(torque);
-            self.vb.angular -= self.resp_b.apply(torque);
-        }
+        force
+    }
+
+    /// The rolling and twisting rows' unprojected candidates.
+    #[inline(always)]
+    fn decoupled_rotational_candidates(&self, lam: &[f64], force: f64) -> ([f64; 2], f64) {
+        let f = &self.c.jacobian.frame;
+        let bound = self.c.rolling_arm * force;
+        let dw = self.va.angular - self.vb.angular;
+        let r = [
+            self.candidate_at::<3>(lam, f.tangent1.dot(&dw)),
+            self.candidate_at::<4>(lam, f.tangent2.dot(&dw)),
+        ];
+        let tw = self
+            .candidate_at::<5>(lam, f.normal.dot(&dw))
+            .clamp(-bound, bound);
+        (r, tw)
+    }
+
+    /// Projects the rolling candidates, sets rows 3-5 and applies their
+    /// torque.
+    #[inline(always)]
+    fn decoupled_rotational_update(
+        &mut self,
+        set: FrictionSet,
+        lam: &mut [f64],
+        force: f64,
+        (mut r, tw): ([f64; 2], f64),
+    ) {
+        let f = &self.c.jacobian.frame;
+        let bound = self.c.rolling_arm * force;
+        crate::problem::project_pair(set, bound, &mut r);
+        let d3 = self.set::<3>(lam, r[0]);
+        let d4 = self.set::<4>(lam, r[1]);
+        let d5 = self.set::<5>(lam, tw);
+        let torque = f.tangent1 * d3 + f.tangent2 * d4 + f.normal * d5;
+        self.va.angular += self.resp_a.apply(torque);
+        self.vb.angular -= self.resp_b.apply(torque);
     }
 
     /// Applies the impulse `P` at the contact point: `Δv_a = m_a⁻¹ P`,
@@ -797,8 +847,8 @@ fn sweep_contact(
     (max_corr, finite)
 }
 
-/// What a sweep on the calling thread reads besides the iterate.
-struct SerialSweep<'a> {
+/// What a sweep reads besides the iterate.
+struct SweepInputs<'a> {
     problem: &'a ContactProblem,
     inv: &'a [InverseMass],
     shapes: (&'a [u32], &'a [ContactShape]),
@@ -808,7 +858,7 @@ struct SerialSweep<'a> {
     mode: SweepMode,
 }
 
-impl SerialSweep<'_> {
+impl SweepInputs<'_> {
     /// One sweep over the contacts in `order`: the largest correction and
     /// whether everything stayed finite.
     fn run(
@@ -822,6 +872,47 @@ impl SerialSweep<'_> {
         match self.problem.stored_tangential_rhs() {
             None => self.run_with(order, lambda, velocity, |_| &NO_TANGENTIAL_RHS),
             Some(t) => self.run_with(order, lambda, velocity, |ci| &t[ci]),
+        }
+    }
+
+    /// The sweep's data with `tangential_rhs` giving a contact's `b` of
+    /// rows 1-5.
+    fn data<T>(&self, tangential_rhs: T) -> paired::SweepData<'_, T> {
+        paired::SweepData {
+            problem: self.problem,
+            inv: self.inv,
+            shapes: self.shapes,
+            inv_diag: self.inv_diag,
+            bodies: self.bodies,
+            omega: self.omega,
+            mode: self.mode,
+            tangential_rhs,
+        }
+    }
+
+    /// Sweeps the colouring's blocks two at a time ([`paired`]): the
+    /// colour order's iterate.
+    fn run_blocks(
+        &self,
+        colouring: &Colouring,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+    ) -> (f64, bool) {
+        let mut store = paired::Slices { lambda, velocity };
+        let mut source = paired::SerialBlocks {
+            earlier_conflicts: &colouring.earlier_conflicts,
+            finished: 0,
+        };
+        let blocks = &colouring.blocks;
+        let all = u64::MAX >> (64 - blocks.len());
+        match self.problem.stored_tangential_rhs() {
+            None => {
+                self.data(|_| &NO_TANGENTIAL_RHS)
+                    .sweep_blocks(blocks, all, &mut source, &mut store)
+            }
+            Some(t) => self
+                .data(|ci| &t[ci])
+                .sweep_blocks(blocks, all, &mut source, &mut store),
         }
     }
 
@@ -903,7 +994,8 @@ impl ProjectedGaussSeidel {
     }
 
     /// One sweep over the contacts (Algorithm 1, lines 3-9): in
-    /// `self.order` on this thread, or colour by colour on several.
+    /// `self.order` on this thread (the coloured order two blocks at a
+    /// time, [`paired`]), or colour by colour on several.
     /// Returns the largest correction (zero when `mode.track` is off and
     /// one pass is made) and whether everything stayed finite.
     pub(crate) fn sweep_contacts(
@@ -918,7 +1010,7 @@ impl ProjectedGaussSeidel {
             return self.sweep_contacts_parallel(problem, lambda, velocity, mode, threads);
         }
         self.current.shared = false;
-        let sweep = SerialSweep {
+        let sweep = SweepInputs {
             problem,
             inv: masses(&self.split_inverse, problem),
             shapes: (&self.shape_of, &self.shape_table),
@@ -931,10 +1023,7 @@ impl ProjectedGaussSeidel {
         // trait object)
         match self.order_source {
             OrderSource::Identity => sweep.run(0..problem.contacts().len(), lambda, velocity),
-            OrderSource::Colouring => {
-                let order = self.colouring.order.iter().map(|&c| c as usize);
-                sweep.run(order, lambda, velocity)
-            }
+            OrderSource::Colouring => sweep.run_blocks(&self.colouring, lambda, velocity),
             OrderSource::Own => {
                 let order = self.order.iter().map(|&c| c as usize);
                 sweep.run(order, lambda, velocity)
@@ -944,9 +1033,9 @@ impl ProjectedGaussSeidel {
 
     /// [`Self::sweep_contacts`] colour by colour on `threads > 1` threads (see
     /// [`crate::pgs_parallel`]): each thread takes a range of consecutive
-    /// blocks ([`Colouring::owner`]) and sweeps them in the colouring's
-    /// order; a block waits until the earlier blocks it shares a moving
-    /// body with are finished ([`BlockProgress`]; no barrier between
+    /// blocks ([`Colouring::owner`]) and sweeps them two at a time
+    /// ([`paired`]); a block waits until the earlier blocks it shares a
+    /// moving body with are finished ([`BlockProgress`]; no barrier between
     /// colours). Every contact sees the same velocities as in the
     /// one-thread sweep of the same order.
     fn sweep_contacts_parallel(
@@ -957,7 +1046,6 @@ impl ProjectedGaussSeidel {
         mode: SweepMode,
         threads: usize,
     ) -> (f64, bool) {
-        let m = problem.contact_rows().count();
         let off = problem.generic_offset();
         if !self.current.shared {
             self.shared.fill(&lambda[..off], velocity);
@@ -968,46 +1056,38 @@ impl ProjectedGaussSeidel {
         };
         let outcome = SweepOutcome::default();
         let progress = BlockProgress::default();
-        let (set, omega) = (problem.friction_set(), self.settings.relaxation);
-        let (inv, contacts) = (masses(&self.split_inverse, problem), problem.records());
         let (shared, colouring) = (&self.shared, &self.colouring);
-        let (shape_of, shape_table) = (&self.shape_of, &self.shape_table);
-        let (inv_diag, bodies) = (&self.inv_diag, &self.bodies);
+        let sweep = SweepInputs {
+            problem,
+            inv: masses(&self.split_inverse, problem),
+            shapes: (&self.shape_of, &self.shape_table),
+            inv_diag: &self.inv_diag,
+            bodies: &self.bodies,
+            omega: self.settings.relaxation,
+            mode,
+        };
         let work = |t: usize| {
-            let (mut max_corr, mut finite) = (0.0f64, true);
-            let mut lam = [0.0; 6];
-            let mut pending = colouring.owned_blocks(t, threads);
-            while pending != 0 {
-                // the first of this thread's blocks whose earlier
-                // conflicting blocks are finished (`BlockProgress`)
-                let p = progress.next_ready(pending, &colouring.earlier_conflicts);
-                pending &= !(1u64 << p);
-                let (bs, be) = colouring.blocks[p];
-                for ci in bs as usize..be as usize {
-                    let c = &contacts[ci];
-                    let [a, b] = c.bodies.map(|x| x as usize);
-                    let (mut va, mut vb) = (shared.velocity(a), shared.velocity(b));
-                    shared.lambda(ci * m, &mut lam[..m]);
-                    let (corr, ok) = sweep_contact(
-                        (c, problem.tangential_rhs(ci)),
-                        &shape_table[shape_of[ci] as usize],
-                        set,
-                        &mut lam[..m],
-                        &inv_diag[ci * m..ci * m + m],
-                        omega,
-                        (inv, a, b),
-                        [bodies[a], bodies[b]],
-                        (&mut va, &mut vb),
-                        mode,
-                    );
-                    shared.set_lambda(ci * m, &lam[..m]);
-                    shared.set_velocity(a, &va);
-                    shared.set_velocity(b, &vb);
-                    max_corr = max_corr.max(corr);
-                    finite &= ok;
+            // this thread's blocks, two at a time ([`paired`])
+            let mut source = paired::SharedBlocks {
+                earlier_conflicts: &colouring.earlier_conflicts,
+                progress: &progress,
+            };
+            let mut store = shared;
+            let pending = colouring.owned_blocks(t, threads);
+            let blocks = &colouring.blocks;
+            let (max_corr, finite) = match problem.stored_tangential_rhs() {
+                None => sweep.data(|_| &NO_TANGENTIAL_RHS).sweep_blocks(
+                    blocks,
+                    pending,
+                    &mut source,
+                    &mut store,
+                ),
+                Some(rhs) => {
+                    sweep
+                        .data(|ci| &rhs[ci])
+                        .sweep_blocks(blocks, pending, &mut source, &mut store)
                 }
-                progress.finish(p);
-            }
+            };
             outcome.add(max_corr, finite);
         };
         let work = &work;
@@ -1275,6 +1355,127 @@ mod tests {
         Velocity6 {
             linear: Vec3::new(x(), x(), x()),
             angular: Vec3::new(x() * 100.0, x() * 100.0, x() * 100.0),
+        }
+    }
+
+    /// A packing of `cells` spheres on a static floor. With `mixed`, every
+    /// seventh sphere gets an anisotropic inverse inertia (its contacts
+    /// take the row-wise pass) and every fifth contact a non-zero `b` on
+    /// rows 1-5 (a moving surface).
+    fn packing_for_pairs(
+        cells: [usize; 3],
+        (rows, set): (ContactRows, FrictionSet),
+        seed: u64,
+        mixed: bool,
+    ) -> ContactProblem {
+        use crate::generate::{PackingSpec, sphere_packing};
+        let packed = sphere_packing(&PackingSpec {
+            cells,
+            rows,
+            friction_set: set,
+            compression: 0.01,
+            polydispersity: 0.1,
+            speed: 0.05,
+            seed,
+            ..PackingSpec::default()
+        });
+        if !mixed {
+            return packed;
+        }
+        let inv: Vec<InverseMass> = packed
+            .inverse_mass()
+            .iter()
+            .enumerate()
+            .map(|(i, m)| match m.isotropic_inertia() {
+                Some(s) if i % 7 == 3 => InverseMass {
+                    inv_mass: m.inv_mass,
+                    inv_inertia: Mat3::from_diagonal(&Vec3::new(s, 1.3 * s, 0.8 * s)),
+                },
+                _ => *m,
+            })
+            .collect();
+        let mut problem =
+            ContactProblem::new(inv, packed.free_velocity().to_vec(), rows, set, packed.dt())
+                .unwrap();
+        for (k, mut c) in packed.contacts().iter().enumerate() {
+            if k % 5 == 2 {
+                for (j, b) in c.rhs.iter_mut().enumerate().skip(1) {
+                    *b = 1e-3 * (j as f64 - 2.5);
+                }
+            }
+            problem.push_contact(c).unwrap();
+        }
+        problem
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(12))]
+        /// The paired sweep of the coloured order (two blocks in lockstep,
+        /// [`paired`]) gives the iterate of the colour order swept contact
+        /// by contact, bit for bit, and the same largest correction and
+        /// finiteness: with 1, 3 and 6 rows, box and disk, row-wise and
+        /// blocked, with and without the largest correction formed, with
+        /// anisotropic bodies and tangential `b` among the contacts, over
+        /// 1-64 blocks.
+        #[test]
+        fn paired_sweep_is_the_sequential_sweep(
+            cells in (10usize..16, 10usize..14, 5usize..8),
+            rows in prop_oneof![
+                Just(ContactRows::Normal),
+                Just(ContactRows::NormalFriction),
+                Just(ContactRows::NormalFrictionRolling),
+            ],
+            set in prop_oneof![Just(FrictionSet::Box), Just(FrictionSet::Disk)],
+            variant in prop_oneof![Just(PgsVariant::RowWise), Just(PgsVariant::Blocked)],
+            (mixed, track) in (any::<bool>(), any::<bool>()),
+            colour_blocks in 1usize..=64,
+            seed in any::<u64>(),
+        ) {
+            let problem =
+                packing_for_pairs([cells.0, cells.1, cells.2], (rows, set), seed, mixed);
+            let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+                order: ContactOrder::Coloured,
+                variant,
+                colour_blocks,
+                ..PgsSettings::default()
+            })
+            .unwrap();
+            pgs.prepare(&problem);
+            let passes = match variant {
+                PgsVariant::RowWise => 1,
+                PgsVariant::Blocked => BLOCK_INNER_SWEEPS,
+            };
+            let sweep = SweepInputs {
+                problem: &problem,
+                inv: problem.inverse_mass(),
+                shapes: (&pgs.shape_of, &pgs.shape_table),
+                inv_diag: &pgs.inv_diag,
+                bodies: &pgs.bodies,
+                omega: pgs.settings.relaxation,
+                mode: SweepMode { passes, track },
+            };
+            let start = (vec![0.0; problem.len()], problem.free_velocity().to_vec());
+            let (mut l1, mut v1) = start.clone();
+            let (mut l2, mut v2) = start;
+            for _ in 0..3 {
+                let (c1, ok1) = sweep.run_blocks(&pgs.colouring, &mut l1, &mut v1);
+                let order = pgs.colouring.order.iter().map(|&c| c as usize);
+                let (c2, ok2) = sweep.run(order, &mut l2, &mut v2);
+                prop_assert_eq!(c1.to_bits(), c2.to_bits());
+                prop_assert_eq!(ok1, ok2);
+            }
+            let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            prop_assert!(bits(&l1) == bits(&l2), "λ differs");
+            let vel = |v: &[Velocity6]| {
+                v.iter()
+                    .flat_map(|x| x.linear.iter().chain(x.angular.iter()).map(|c| c.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            prop_assert!(vel(&v1) == vel(&v2), "v differs");
+            // the pairing is exercised: several blocks unless the setting
+            // or the problem's size allows only one
+            let n = problem.contacts().len();
+            prop_assert!(colour_blocks < 2 || n < 2048 || pgs.colouring.blocks.len() >= 2);
         }
     }
 

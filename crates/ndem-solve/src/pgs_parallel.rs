@@ -341,14 +341,8 @@ impl BlockProgress {
     pub(crate) fn next_ready(&self, pending: u64, earlier_conflicts: &[u64]) -> usize {
         let mut spins = 0u32;
         loop {
-            let finished = self.finished.load(Ordering::Acquire);
-            let mut candidates = pending;
-            while candidates != 0 {
-                let p = candidates.trailing_zeros() as usize;
-                if earlier_conflicts[p] & !finished == 0 {
-                    return p;
-                }
-                candidates &= candidates - 1;
+            if let Some(p) = first_ready(pending, earlier_conflicts, self.finished()) {
+                return p;
             }
             if spins < 1 << 12 {
                 std::hint::spin_loop();
@@ -359,10 +353,30 @@ impl BlockProgress {
         }
     }
 
+    /// The blocks finished so far (acquire: their writes are visible).
+    pub(crate) fn finished(&self) -> u64 {
+        self.finished.load(Ordering::Acquire)
+    }
+
     /// Marks block `position` finished (release: its writes are published).
     pub(crate) fn finish(&self, position: usize) {
         self.finished.fetch_or(1 << position, Ordering::Release);
     }
+}
+
+/// The first of `pending` (lowest position) whose earlier conflicting
+/// blocks are all in `finished`.
+#[inline]
+pub(crate) fn first_ready(pending: u64, earlier_conflicts: &[u64], finished: u64) -> Option<usize> {
+    let mut candidates = pending;
+    while candidates != 0 {
+        let p = candidates.trailing_zeros() as usize;
+        if earlier_conflicts[p] & !finished == 0 {
+            return Some(p);
+        }
+        candidates &= candidates - 1;
+    }
+    None
 }
 
 /// The largest correction and whether everything stayed finite, combined

@@ -1,0 +1,417 @@
+//! Paired sweeps of the coloured order: two blocks that share no moving
+//! body swept in lockstep, with the one-block-at-a-time result bit for bit.
+//!
+//! The decoupled pass over one sphere contact ([`Local::sweep_decoupled`])
+//! is a chain of dependent operations through the contact's two body
+//! velocities, and consecutive contacts of a block usually share a body.
+//! A pass is about 600 instructions, more than the processor's reorder
+//! window holds, so the processor cannot start the next contact while it
+//! waits on this one's chain: a sweep ran at about 64 ns per contact on
+//! this project's machine with room for more arithmetic
+//! (`docs/performance.md`, "Session 22").
+//!
+//! A paired sweep gives it two independent chains. It keeps two lanes,
+//! each holding a block of the colouring ([`crate::pgs_parallel::Colouring`])
+//! whose earlier conflicting blocks are finished, and visits the next
+//! contact of each lane together, the stages of the two decoupled passes
+//! interleaved ([`sweep_pair`]). Two blocks that are both ready share no
+//! moving body (the later of two conflicting blocks waits for the
+//! earlier), so every contact sees the velocities it sees when the blocks
+//! are swept one after the other in position order, and the iterate is the
+//! same bit for bit, on any number of threads. Bodies with zero inverse
+//! mass (static, kinematic) do not order blocks: a pass adds a zero
+//! response to their velocity.
+
+use super::{Isotropic, Local, SHAPE_DECOUPLED, sweep_contact};
+use crate::pgs_parallel::{BlockProgress, SharedIterate, first_ready};
+use crate::problem::{ContactProblem, FrictionSet};
+use ndem_math::{InverseMass, Velocity6};
+
+/// What a sweep reads besides the iterate.
+pub(super) struct SweepData<'a, T> {
+    pub(super) problem: &'a ContactProblem,
+    pub(super) inv: &'a [InverseMass],
+    pub(super) shapes: (&'a [u32], &'a [super::ContactShape]),
+    pub(super) inv_diag: &'a [f64],
+    pub(super) bodies: &'a [super::BodyResponse],
+    pub(super) omega: f64,
+    pub(super) mode: super::SweepMode,
+    /// `b` of rows 1-5 of a contact.
+    pub(super) tangential_rhs: T,
+}
+
+/// Where the iterate lives: the caller's slices (one thread) or the
+/// threads' shared copy.
+pub(super) trait IterateStore {
+    fn velocity(&self, body: usize) -> Velocity6;
+    fn set_velocity(&mut self, body: usize, v: &Velocity6);
+    /// Calls `f` with the `m` multipliers from `first`.
+    fn with_lambda<R>(&mut self, first: usize, m: usize, f: impl FnOnce(&mut [f64]) -> R) -> R;
+    /// Calls `f` with the `m` multipliers from `first[0]` and those from
+    /// `first[1]` (ranges that do not overlap).
+    fn with_two_lambdas<R>(
+        &mut self,
+        first: [usize; 2],
+        m: usize,
+        f: impl FnOnce(&mut [f64], &mut [f64]) -> R,
+    ) -> R;
+}
+
+/// The caller's `λ` and `v`: the multipliers are updated in place.
+pub(super) struct Slices<'a> {
+    pub(super) lambda: &'a mut [f64],
+    pub(super) velocity: &'a mut [Velocity6],
+}
+
+impl IterateStore for Slices<'_> {
+    #[inline(always)]
+    fn velocity(&self, body: usize) -> Velocity6 {
+        self.velocity[body]
+    }
+    #[inline(always)]
+    fn set_velocity(&mut self, body: usize, v: &Velocity6) {
+        self.velocity[body] = *v;
+    }
+    #[inline(always)]
+    fn with_lambda<R>(&mut self, first: usize, m: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
+        f(&mut self.lambda[first..first + m])
+    }
+    #[inline(always)]
+    fn with_two_lambdas<R>(
+        &mut self,
+        [k0, k1]: [usize; 2],
+        m: usize,
+        f: impl FnOnce(&mut [f64], &mut [f64]) -> R,
+    ) -> R {
+        // one call of `f`, so that it is inlined once and the lanes' state
+        // stays in registers
+        let (lam0, lam1) = if k0 < k1 {
+            let (lo, hi) = self.lambda.split_at_mut(k1);
+            (&mut lo[k0..k0 + m], &mut hi[..m])
+        } else {
+            let (lo, hi) = self.lambda.split_at_mut(k0);
+            (&mut hi[..m], &mut lo[k1..k1 + m])
+        };
+        f(lam0, lam1)
+    }
+}
+
+impl IterateStore for &SharedIterate {
+    #[inline(always)]
+    fn velocity(&self, body: usize) -> Velocity6 {
+        SharedIterate::velocity(self, body)
+    }
+    #[inline(always)]
+    fn set_velocity(&mut self, body: usize, v: &Velocity6) {
+        SharedIterate::set_velocity(self, body, v)
+    }
+    #[inline(always)]
+    fn with_lambda<R>(&mut self, first: usize, m: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
+        let mut lam = [0.0; 6];
+        self.lambda(first, &mut lam[..m]);
+        let r = f(&mut lam[..m]);
+        self.set_lambda(first, &lam[..m]);
+        r
+    }
+    #[inline(always)]
+    fn with_two_lambdas<R>(
+        &mut self,
+        [k0, k1]: [usize; 2],
+        m: usize,
+        f: impl FnOnce(&mut [f64], &mut [f64]) -> R,
+    ) -> R {
+        let (mut lam0, mut lam1) = ([0.0; 6], [0.0; 6]);
+        self.lambda(k0, &mut lam0[..m]);
+        self.lambda(k1, &mut lam1[..m]);
+        let r = f(&mut lam0[..m], &mut lam1[..m]);
+        self.set_lambda(k0, &lam0[..m]);
+        self.set_lambda(k1, &lam1[..m]);
+        r
+    }
+}
+
+/// Which blocks may start: every earlier block a block shares a moving
+/// body with must be finished.
+pub(super) trait BlockSource {
+    /// The first of `pending` that may start now, if any.
+    fn try_next(&mut self, pending: u64) -> Option<usize>;
+    /// The first of `pending` that may start, waiting for one if needed.
+    fn next(&mut self, pending: u64) -> usize;
+    /// Marks block `p` finished.
+    fn finish(&mut self, p: usize);
+    /// Contacts a lane sweeps alone before it looks for a second block
+    /// again.
+    fn recheck_after(&self) -> u32;
+}
+
+/// The blocks of a sweep on one thread.
+pub(super) struct SerialBlocks<'a> {
+    pub(super) earlier_conflicts: &'a [u64],
+    pub(super) finished: u64,
+}
+
+impl BlockSource for SerialBlocks<'_> {
+    fn try_next(&mut self, pending: u64) -> Option<usize> {
+        first_ready(pending, self.earlier_conflicts, self.finished)
+    }
+    fn next(&mut self, pending: u64) -> usize {
+        // the unfinished block of lowest position is always ready
+        self.try_next(pending)
+            .unwrap_or(pending.trailing_zeros() as usize)
+    }
+    fn finish(&mut self, p: usize) {
+        self.finished |= 1 << p;
+    }
+    fn recheck_after(&self) -> u32 {
+        // on one thread only a finished block makes another ready
+        u32::MAX
+    }
+}
+
+/// One thread's view of a parallel sweep's blocks.
+pub(super) struct SharedBlocks<'a> {
+    pub(super) earlier_conflicts: &'a [u64],
+    pub(super) progress: &'a BlockProgress,
+}
+
+impl BlockSource for SharedBlocks<'_> {
+    fn try_next(&mut self, pending: u64) -> Option<usize> {
+        first_ready(pending, self.earlier_conflicts, self.progress.finished())
+    }
+    fn next(&mut self, pending: u64) -> usize {
+        self.progress.next_ready(pending, self.earlier_conflicts)
+    }
+    fn finish(&mut self, p: usize) {
+        self.progress.finish(p);
+    }
+    fn recheck_after(&self) -> u32 {
+        // another thread may finish a block at any time
+        64
+    }
+}
+
+/// A block being swept in one lane: position, next contact, end.
+#[derive(Clone, Copy)]
+struct Lane {
+    block: usize,
+    next: u32,
+    end: u32,
+}
+
+impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
+    /// Sweeps the blocks of `pending` (positions in `blocks`) in two lanes
+    /// (module docs). Returns the largest correction and whether every
+    /// new value is finite.
+    pub(super) fn sweep_blocks(
+        &self,
+        blocks: &[(u32, u32)],
+        pending: u64,
+        source: &mut impl BlockSource,
+        store: &mut impl IterateStore,
+    ) -> (f64, bool) {
+        // monomorphised on whether the largest correction is formed (a
+        // division per row, in few sweeps)
+        if self.mode.track {
+            self.sweep_blocks_with::<true>(blocks, pending, source, store)
+        } else {
+            self.sweep_blocks_with::<false>(blocks, pending, source, store)
+        }
+    }
+
+    #[inline(always)]
+    fn sweep_blocks_with<const TRACK: bool>(
+        &self,
+        blocks: &[(u32, u32)],
+        mut pending: u64,
+        source: &mut impl BlockSource,
+        store: &mut impl IterateStore,
+    ) -> (f64, bool) {
+        let mut lanes: [Option<Lane>; 2] = [None, None];
+        let (mut max_corr, mut finite) = (0.0f64, true);
+        let take = |p: usize, pending: &mut u64| {
+            *pending &= !(1u64 << p);
+            let (next, end) = blocks[p];
+            Some(Lane {
+                block: p,
+                next,
+                end,
+            })
+        };
+        loop {
+            for lane in &mut lanes {
+                if lane.is_none()
+                    && pending != 0
+                    && let Some(p) = source.try_next(pending)
+                {
+                    *lane = take(p, &mut pending);
+                }
+            }
+            let (corr, ok) = match &mut lanes {
+                [Some(x), Some(y)] => {
+                    // together until the shorter block ends
+                    let run = (x.end - x.next).min(y.end - y.next);
+                    let (p, q) = (x.next as usize, y.next as usize);
+                    x.next += run;
+                    y.next += run;
+                    let (mut corr, mut ok) = (0.0f64, true);
+                    for k in 0..run as usize {
+                        let (c, o) = self.visit_two::<TRACK>([p + k, q + k], store);
+                        corr = corr.max(c);
+                        ok &= o;
+                    }
+                    (corr, ok)
+                }
+                [Some(x), None] | [None, Some(x)] => {
+                    // alone until its block ends, or until another block
+                    // may have become ready
+                    let run = (x.end - x.next).min(source.recheck_after());
+                    let p = x.next as usize;
+                    x.next += run;
+                    (0..run as usize).fold((0.0f64, true), |(corr, ok), k| {
+                        let (c, o) = self.visit_one(p + k, store);
+                        (corr.max(c), ok & o)
+                    })
+                }
+                [None, None] => {
+                    if pending == 0 {
+                        break;
+                    }
+                    let p = source.next(pending);
+                    lanes[0] = take(p, &mut pending);
+                    continue;
+                }
+            };
+            max_corr = max_corr.max(corr);
+            finite &= ok;
+            for lane in &mut lanes {
+                if let Some(x) = lane
+                    && x.next == x.end
+                {
+                    source.finish(x.block);
+                    *lane = None;
+                }
+            }
+        }
+        (max_corr, finite)
+    }
+
+    /// The update of one contact ([`sweep_contact`]).
+    #[inline(always)]
+    fn visit_one(&self, ci: usize, store: &mut impl IterateStore) -> (f64, bool) {
+        let m = self.problem.contact_rows().count();
+        let c = &self.problem.records()[ci];
+        let [a, b] = c.bodies.map(|x| x as usize);
+        let (mut va, mut vb) = (store.velocity(a), store.velocity(b));
+        let outcome = store.with_lambda(ci * m, m, |lam| {
+            sweep_contact(
+                (c, (self.tangential_rhs)(ci)),
+                &self.shapes.1[self.shapes.0[ci] as usize],
+                self.problem.friction_set(),
+                lam,
+                &self.inv_diag[ci * m..ci * m + m],
+                self.omega,
+                (self.inv, a, b),
+                [self.bodies[a], self.bodies[b]],
+                (&mut va, &mut vb),
+                self.mode,
+            )
+        });
+        store.set_velocity(a, &va);
+        store.set_velocity(b, &vb);
+        outcome
+    }
+
+    /// Whether contact `ci` takes the decoupled pass (spheres and other
+    /// isotropic bodies with arms along `n`, one pass per sweep).
+    #[inline(always)]
+    fn pairable(&self, ci: usize) -> bool {
+        self.mode.passes == 1 && self.shapes.0[ci] == SHAPE_DECOUPLED
+    }
+
+    /// The updates of two contacts that share no moving body: the
+    /// decoupled passes interleaved ([`sweep_pair`]) when both take it,
+    /// else one after the other (the same iterate either way).
+    #[inline(always)]
+    fn visit_two<const TRACK: bool>(
+        &self,
+        [c0, c1]: [usize; 2],
+        store: &mut impl IterateStore,
+    ) -> (f64, bool) {
+        if !(self.pairable(c0) && self.pairable(c1)) {
+            let (k0, ok0) = self.visit_one(c0, store);
+            let (k1, ok1) = self.visit_one(c1, store);
+            return (k0.max(k1), ok0 & ok1);
+        }
+        let m = self.problem.contact_rows().count();
+        let mut l0 = self.local::<TRACK>(c0, store);
+        let mut l1 = self.local::<TRACK>(c1, store);
+        store.with_two_lambdas([c0 * m, c1 * m], m, |lam0, lam1| {
+            sweep_pair(
+                (&mut l0, lam0),
+                (&mut l1, lam1),
+                self.problem.friction_set(),
+            )
+        });
+        let [a0, b0] = l0.c.bodies.map(|x| x as usize);
+        let [a1, b1] = l1.c.bodies.map(|x| x as usize);
+        store.set_velocity(a0, &l0.va);
+        store.set_velocity(b0, &l0.vb);
+        store.set_velocity(a1, &l1.va);
+        store.set_velocity(b1, &l1.vb);
+        (l0.max_corr.max(l1.max_corr), l0.finite & l1.finite)
+    }
+
+    /// The decoupled pass's local state of contact `ci`.
+    #[inline(always)]
+    fn local<'s, const TRACK: bool>(
+        &'s self,
+        ci: usize,
+        store: &impl IterateStore,
+    ) -> Local<'s, Isotropic, Isotropic>
+    where
+        't: 's,
+    {
+        let m = self.problem.contact_rows().count();
+        let c = &self.problem.records()[ci];
+        let [a, b] = c.bodies.map(|x| x as usize);
+        let [ra, rb] = [self.bodies[a], self.bodies[b]];
+        Local {
+            c,
+            rhs_t: (self.tangential_rhs)(ci),
+            shape: &self.shapes.1[SHAPE_DECOUPLED as usize],
+            inv_d: &self.inv_diag[ci * m..ci * m + m],
+            omega: self.omega,
+            mass_a: ra.inv_mass,
+            mass_b: rb.inv_mass,
+            resp_a: Isotropic(ra.isotropic),
+            resp_b: Isotropic(rb.isotropic),
+            va: store.velocity(a),
+            vb: store.velocity(b),
+            max_corr: 0.0,
+            track: TRACK,
+            finite: true,
+        }
+    }
+}
+
+/// The decoupled passes over two contacts that share no moving body, each
+/// stage of the one beside the same stage of the other, so that the
+/// processor has two independent dependency chains to work on. Each lane's
+/// arithmetic is [`Local::sweep_decoupled`]'s.
+#[inline(always)]
+fn sweep_pair(
+    (l0, lam0): (&mut Local<'_, Isotropic, Isotropic>, &mut [f64]),
+    (l1, lam1): (&mut Local<'_, Isotropic, Isotropic>, &mut [f64]),
+    set: FrictionSet,
+) {
+    let t0 = l0.decoupled_translational_candidates(lam0);
+    let t1 = l1.decoupled_translational_candidates(lam1);
+    let force0 = l0.decoupled_translational_update(set, lam0, t0);
+    let force1 = l1.decoupled_translational_update(set, lam1, t1);
+    if lam0.len() >= 6 {
+        let r0 = l0.decoupled_rotational_candidates(lam0, force0);
+        let r1 = l1.decoupled_rotational_candidates(lam1, force1);
+        l0.decoupled_rotational_update(set, lam0, force0, r0);
+        l1.decoupled_rotational_update(set, lam1, force1, r1);
+    }
+}
