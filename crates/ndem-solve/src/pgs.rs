@@ -166,7 +166,8 @@ enum OrderSource {
     Own,
 }
 
-/// Which copies of the iterate are current during a solve.
+/// Which copies of the body velocities are current during a solve (the
+/// multipliers are always in the caller's slice).
 #[derive(Debug, Clone, Copy, Default)]
 struct Current {
     shared: bool,
@@ -1046,9 +1047,9 @@ impl ProjectedGaussSeidel {
         mode: SweepMode,
         threads: usize,
     ) -> (f64, bool) {
-        let off = problem.generic_offset();
+        let m = problem.contact_rows().count();
         if !self.current.shared {
-            self.shared.fill(&lambda[..off], velocity);
+            self.shared.fill(velocity);
         }
         self.current = Current {
             shared: true,
@@ -1066,13 +1067,17 @@ impl ProjectedGaussSeidel {
             omega: self.settings.relaxation,
             mode,
         };
-        let work = |t: usize| {
+        let work = |t: usize, lambda: &mut [f64], first_row: usize| {
             // this thread's blocks, two at a time ([`paired`])
             let mut source = paired::SharedBlocks {
                 earlier_conflicts: &colouring.earlier_conflicts,
                 progress: &progress,
             };
-            let mut store = shared;
+            let mut store = paired::ThreadIterate {
+                lambda,
+                first_row,
+                velocity: shared,
+            };
             let pending = colouring.owned_blocks(t, threads);
             let blocks = &colouring.blocks;
             let (max_corr, finite) = match problem.stored_tangential_rhs() {
@@ -1091,26 +1096,37 @@ impl ProjectedGaussSeidel {
             outcome.add(max_corr, finite);
         };
         let work = &work;
+        // each thread updates the multipliers of its own range of contacts
+        // in place; the ranges follow each other in thread order
         std::thread::scope(|scope| {
-            for t in 1..threads {
-                scope.spawn(move || work(t));
+            let mut rest = &mut lambda[..problem.generic_offset()];
+            let (mut taken, mut own) = (0, None);
+            for t in 0..threads {
+                let range = colouring.owned_contacts(t, threads);
+                let start = range.start.max(taken);
+                let end = range.end.max(start);
+                let (_, tail) = std::mem::take(&mut rest).split_at_mut((start - taken) * m);
+                let (part, tail) = tail.split_at_mut((end - start) * m);
+                rest = tail;
+                taken = end;
+                if t == 0 {
+                    own = Some((part, start * m));
+                } else {
+                    scope.spawn(move || work(t, part, start * m));
+                }
             }
-            work(0);
+            if let Some((part, first_row)) = own {
+                work(0, part, first_row);
+            }
         });
         outcome.get()
     }
 
-    /// Makes `lambda` and `velocity` current (after parallel sweeps the
-    /// iterate is in the shared copy).
-    pub(crate) fn sync_slices(
-        &mut self,
-        problem: &ContactProblem,
-        lambda: &mut [f64],
-        velocity: &mut [Velocity6],
-    ) {
+    /// Makes `velocity` current (after parallel sweeps the velocities are
+    /// in the shared copy; the multipliers are always updated in place).
+    pub(crate) fn sync_slices(&mut self, velocity: &mut [Velocity6]) {
         if !self.current.slices {
-            let off = problem.generic_offset();
-            self.shared.write_to(&mut lambda[..off], velocity);
+            self.shared.write_to(velocity);
             self.current.slices = true;
         }
     }
@@ -1156,7 +1172,7 @@ impl Solver for ProjectedGaussSeidel {
             };
             let (mut max_corr, mut finite) = self.sweep_contacts(problem, lambda, velocity, mode);
             if !problem.generic_rows().is_empty() {
-                self.sync_slices(problem, lambda, velocity);
+                self.sync_slices(velocity);
                 self.current.shared = false;
             }
             for (i, r) in problem.generic_rows().iter().enumerate() {
@@ -1201,7 +1217,7 @@ impl Solver for ProjectedGaussSeidel {
             iterations = it + 1;
             last_update = max_corr;
             if !finite || wants_iterates {
-                self.sync_slices(problem, lambda, velocity);
+                self.sync_slices(velocity);
             }
             if !finite {
                 check_finite_iterate(name, lambda, iterations)?;
@@ -1221,7 +1237,7 @@ impl Solver for ProjectedGaussSeidel {
             // check the answer honestly (at v* + M⁻¹Gᵀλ), then stop if it is
             // converged, or stalled when the sweep no longer moves anything
             match schedule.decide(&stopping, max_corr, iterations, || {
-                self.sync_slices(problem, lambda, velocity);
+                self.sync_slices(velocity);
                 let stats = self.evaluator.stats(problem, lambda, None);
                 checked = Some((iterations, stats));
                 stats.max
@@ -1234,7 +1250,7 @@ impl Solver for ProjectedGaussSeidel {
                 }
             }
         }
-        self.sync_slices(problem, lambda, velocity);
+        self.sync_slices(velocity);
         // a check after the last sweep already evaluated this λ
         let residuals = match checked {
             Some((at, stats)) if at == iterations => stats,

@@ -199,6 +199,18 @@ impl Colouring {
             .fold(0, |m, p| m | 1 << p)
     }
 
+    /// The contacts thread `t` of `threads` sweeps ([`Self::owner`]): a
+    /// range of consecutive contacts, empty when it owns no block.
+    pub(crate) fn owned_contacts(&self, t: usize, threads: usize) -> std::ops::Range<usize> {
+        let owned = (0..self.blocks.len()).filter(|&p| self.owner(p, threads) == t);
+        let start = owned.clone().map(|p| self.blocks[p].0).min();
+        let end = owned.map(|p| self.blocks[p].1).max();
+        match (start, end) {
+            (Some(s), Some(e)) => s as usize..e as usize,
+            _ => 0..0,
+        }
+    }
+
     /// Number of colours.
     #[cfg(test)]
     pub(crate) fn colours(&self) -> usize {
@@ -221,11 +233,12 @@ fn moving_bodies(
         .filter(move |&b| inv[b].inv_mass > 0.0 || inv[b].inv_inertia != ndem_math::Mat3::zeros())
 }
 
-/// The iterate shared by the sweeping threads: contact multipliers and
-/// body velocities as atomic `f64` bits.
+/// The body velocities shared by the sweeping threads, as atomic `f64`
+/// bits. The multipliers are not shared: a thread sweeps a range of
+/// consecutive contacts ([`Colouring::owner`]) and updates their rows in
+/// its own part of the caller's `λ`.
 #[derive(Debug, Default)]
 pub(crate) struct SharedIterate {
-    lambda: Vec<AtomicU64>,
     velocity: Vec<[AtomicU64; 6]>,
 }
 
@@ -247,12 +260,8 @@ fn store(a: &AtomicU64, x: f64) {
 }
 
 impl SharedIterate {
-    /// Copies the contact rows of `lambda` and all of `velocity` in.
-    pub(crate) fn fill(&mut self, lambda: &[f64], velocity: &[Velocity6]) {
-        self.lambda.resize_with(lambda.len(), || AtomicU64::new(0));
-        for (a, &x) in self.lambda.iter().zip(lambda) {
-            store(a, x);
-        }
+    /// Copies `velocity` in.
+    pub(crate) fn fill(&mut self, velocity: &[Velocity6]) {
         self.velocity.resize_with(velocity.len(), || {
             std::array::from_fn(|_| AtomicU64::new(0))
         });
@@ -261,11 +270,8 @@ impl SharedIterate {
         }
     }
 
-    /// Copies the iterate out.
-    pub(crate) fn write_to(&self, lambda: &mut [f64], velocity: &mut [Velocity6]) {
-        for (x, a) in lambda.iter_mut().zip(&self.lambda) {
-            *x = load(a);
-        }
+    /// Copies the velocities out.
+    pub(crate) fn write_to(&self, velocity: &mut [Velocity6]) {
         for (v, a) in velocity.iter_mut().zip(&self.velocity) {
             *v = load_velocity(a);
         }
@@ -281,22 +287,6 @@ impl SharedIterate {
     #[inline(always)]
     pub(crate) fn set_velocity(&self, b: usize, v: &Velocity6) {
         store_velocity(&self.velocity[b], v)
-    }
-
-    /// Multipliers `k..k + out.len()` into `out`.
-    #[inline(always)]
-    pub(crate) fn lambda(&self, k: usize, out: &mut [f64]) {
-        for (o, a) in out.iter_mut().zip(&self.lambda[k..]) {
-            *o = load(a);
-        }
-    }
-
-    /// Sets multipliers `k..k + values.len()`.
-    #[inline(always)]
-    pub(crate) fn set_lambda(&self, k: usize, values: &[f64]) {
-        for (a, &x) in self.lambda[k..].iter().zip(values) {
-            store(a, x);
-        }
     }
 }
 

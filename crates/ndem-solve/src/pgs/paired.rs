@@ -85,33 +85,32 @@ impl IterateStore for Slices<'_> {
     ) -> R {
         // one call of `f`, so that it is inlined once and the lanes' state
         // stays in registers
-        let (lam0, lam1) = if k0 < k1 {
-            let (lo, hi) = self.lambda.split_at_mut(k1);
-            (&mut lo[k0..k0 + m], &mut hi[..m])
-        } else {
-            let (lo, hi) = self.lambda.split_at_mut(k0);
-            (&mut hi[..m], &mut lo[k1..k1 + m])
-        };
+        let (lam0, lam1) = two_row_ranges(self.lambda, [k0, k1], m);
         f(lam0, lam1)
     }
 }
 
-impl IterateStore for &SharedIterate {
+/// One thread's part of a parallel sweep's iterate: the multipliers of
+/// its contacts (rows `first_row..`) in place, the body velocities shared.
+pub(super) struct ThreadIterate<'a> {
+    pub(super) lambda: &'a mut [f64],
+    pub(super) first_row: usize,
+    pub(super) velocity: &'a SharedIterate,
+}
+
+impl IterateStore for ThreadIterate<'_> {
     #[inline(always)]
     fn velocity(&self, body: usize) -> Velocity6 {
-        SharedIterate::velocity(self, body)
+        self.velocity.velocity(body)
     }
     #[inline(always)]
     fn set_velocity(&mut self, body: usize, v: &Velocity6) {
-        SharedIterate::set_velocity(self, body, v)
+        self.velocity.set_velocity(body, v)
     }
     #[inline(always)]
     fn with_lambda<R>(&mut self, first: usize, m: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
-        let mut lam = [0.0; 6];
-        self.lambda(first, &mut lam[..m]);
-        let r = f(&mut lam[..m]);
-        self.set_lambda(first, &lam[..m]);
-        r
+        let k = first - self.first_row;
+        f(&mut self.lambda[k..k + m])
     }
     #[inline(always)]
     fn with_two_lambdas<R>(
@@ -120,13 +119,21 @@ impl IterateStore for &SharedIterate {
         m: usize,
         f: impl FnOnce(&mut [f64], &mut [f64]) -> R,
     ) -> R {
-        let (mut lam0, mut lam1) = ([0.0; 6], [0.0; 6]);
-        self.lambda(k0, &mut lam0[..m]);
-        self.lambda(k1, &mut lam1[..m]);
-        let r = f(&mut lam0[..m], &mut lam1[..m]);
-        self.set_lambda(k0, &lam0[..m]);
-        self.set_lambda(k1, &lam1[..m]);
-        r
+        let (k0, k1) = (k0 - self.first_row, k1 - self.first_row);
+        let (lam0, lam1) = two_row_ranges(self.lambda, [k0, k1], m);
+        f(lam0, lam1)
+    }
+}
+
+/// Rows `k0..k0 + m` and `k1..k1 + m` of `lambda` (not overlapping).
+#[inline(always)]
+fn two_row_ranges(lambda: &mut [f64], [k0, k1]: [usize; 2], m: usize) -> (&mut [f64], &mut [f64]) {
+    if k0 < k1 {
+        let (lo, hi) = lambda.split_at_mut(k1);
+        (&mut lo[k0..k0 + m], &mut hi[..m])
+    } else {
+        let (lo, hi) = lambda.split_at_mut(k0);
+        (&mut hi[..m], &mut lo[k1..k1 + m])
     }
 }
 
