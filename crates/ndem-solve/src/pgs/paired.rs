@@ -40,8 +40,9 @@ pub(super) struct SweepData<'a, T> {
     pub(super) tangential_rhs: T,
 }
 
-/// Where the iterate lives: the caller's slices (one thread) or the
-/// threads' shared copy.
+/// Where a sweep finds the iterate: the caller's slices (one thread), or a
+/// thread's own multipliers and the shared body velocities
+/// ([`ThreadIterate`]).
 pub(super) trait IterateStore {
     fn velocity(&self, body: usize) -> Velocity6;
     fn set_velocity(&mut self, body: usize, v: &Velocity6);
