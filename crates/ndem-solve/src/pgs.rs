@@ -925,30 +925,12 @@ impl SweepInputs<'_> {
         velocity: &mut [Velocity6],
         tangential_rhs: impl Fn(usize) -> &'t [f64; 5],
     ) -> (f64, bool) {
-        let m = self.problem.contact_rows().count();
-        let set = self.problem.friction_set();
-        let contacts = self.problem.records();
-        let (shape_of, shape_table) = self.shapes;
+        let data = self.data(tangential_rhs);
+        let mut store = paired::Slices { lambda, velocity };
         let mut max_corr = 0.0f64;
         let mut finite = true;
         for ci in order {
-            let c = &contacts[ci];
-            let [a, b] = c.bodies.map(|x| x as usize);
-            let (mut va, mut vb) = (velocity[a], velocity[b]);
-            let (corr, ok) = sweep_contact(
-                (c, tangential_rhs(ci)),
-                &shape_table[shape_of[ci] as usize],
-                set,
-                &mut lambda[ci * m..ci * m + m],
-                &self.inv_diag[ci * m..ci * m + m],
-                self.omega,
-                (self.inv, a, b),
-                [self.bodies[a], self.bodies[b]],
-                (&mut va, &mut vb),
-                self.mode,
-            );
-            velocity[a] = va;
-            velocity[b] = vb;
+            let (corr, ok) = data.visit_one(ci, &mut store);
             max_corr = max_corr.max(corr);
             finite &= ok;
         }
@@ -994,6 +976,19 @@ impl ProjectedGaussSeidel {
         ndem_math::blocks::resolve_threads(self.settings.threads)
     }
 
+    /// What a sweep of `problem` reads besides the iterate.
+    fn sweep_inputs<'a>(&'a self, problem: &'a ContactProblem, mode: SweepMode) -> SweepInputs<'a> {
+        SweepInputs {
+            problem,
+            inv: masses(&self.split_inverse, problem),
+            shapes: (&self.shape_of, &self.shape_table),
+            inv_diag: &self.inv_diag,
+            bodies: &self.bodies,
+            omega: self.settings.relaxation,
+            mode,
+        }
+    }
+
     /// One sweep over the contacts (Algorithm 1, lines 3-9): in
     /// `self.order` on this thread (the coloured order two blocks at a
     /// time, [`paired`]), or colour by colour on several.
@@ -1011,15 +1006,7 @@ impl ProjectedGaussSeidel {
             return self.sweep_contacts_parallel(problem, lambda, velocity, mode, threads);
         }
         self.current.shared = false;
-        let sweep = SweepInputs {
-            problem,
-            inv: masses(&self.split_inverse, problem),
-            shapes: (&self.shape_of, &self.shape_table),
-            inv_diag: &self.inv_diag,
-            bodies: &self.bodies,
-            omega: self.settings.relaxation,
-            mode,
-        };
+        let sweep = self.sweep_inputs(problem, mode);
         // monomorphised per order source (no call per contact through a
         // trait object)
         match self.order_source {
@@ -1058,15 +1045,7 @@ impl ProjectedGaussSeidel {
         let outcome = SweepOutcome::default();
         let progress = BlockProgress::default();
         let (shared, colouring) = (&self.shared, &self.colouring);
-        let sweep = SweepInputs {
-            problem,
-            inv: masses(&self.split_inverse, problem),
-            shapes: (&self.shape_of, &self.shape_table),
-            inv_diag: &self.inv_diag,
-            bodies: &self.bodies,
-            omega: self.settings.relaxation,
-            mode,
-        };
+        let sweep = self.sweep_inputs(problem, mode);
         let work = |t: usize, lambda: &mut [f64], first_row: usize| {
             // this thread's blocks, two at a time ([`paired`])
             let mut source = paired::SharedBlocks {

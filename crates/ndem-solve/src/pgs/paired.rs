@@ -46,16 +46,32 @@ pub(super) struct SweepData<'a, T> {
 pub(super) trait IterateStore {
     fn velocity(&self, body: usize) -> Velocity6;
     fn set_velocity(&mut self, body: usize, v: &Velocity6);
-    /// Calls `f` with the `m` multipliers from `first`.
-    fn with_lambda<R>(&mut self, first: usize, m: usize, f: impl FnOnce(&mut [f64]) -> R) -> R;
-    /// Calls `f` with the `m` multipliers from `first[0]` and those from
-    /// `first[1]` (ranges that do not overlap).
+    /// The multipliers this store updates in place, and the row of `λ`
+    /// the first of them is.
+    fn rows(&mut self) -> (&mut [f64], usize);
+
+    /// Calls `f` with the `m` multipliers from row `first`.
+    #[inline(always)]
+    fn with_lambda<R>(&mut self, first: usize, m: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
+        let (rows, first_row) = self.rows();
+        let k = first - first_row;
+        f(&mut rows[k..k + m])
+    }
+
+    /// Calls `f` with the `m` multipliers from row `first[0]` and those
+    /// from row `first[1]` (ranges that do not overlap). One call of `f`,
+    /// so that it is inlined once and the lanes' state stays in registers.
+    #[inline(always)]
     fn with_two_lambdas<R>(
         &mut self,
-        first: [usize; 2],
+        [k0, k1]: [usize; 2],
         m: usize,
         f: impl FnOnce(&mut [f64], &mut [f64]) -> R,
-    ) -> R;
+    ) -> R {
+        let (rows, first_row) = self.rows();
+        let (lam0, lam1) = two_row_ranges(rows, [k0 - first_row, k1 - first_row], m);
+        f(lam0, lam1)
+    }
 }
 
 /// The caller's `λ` and `v`: the multipliers are updated in place.
@@ -74,20 +90,8 @@ impl IterateStore for Slices<'_> {
         self.velocity[body] = *v;
     }
     #[inline(always)]
-    fn with_lambda<R>(&mut self, first: usize, m: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
-        f(&mut self.lambda[first..first + m])
-    }
-    #[inline(always)]
-    fn with_two_lambdas<R>(
-        &mut self,
-        [k0, k1]: [usize; 2],
-        m: usize,
-        f: impl FnOnce(&mut [f64], &mut [f64]) -> R,
-    ) -> R {
-        // one call of `f`, so that it is inlined once and the lanes' state
-        // stays in registers
-        let (lam0, lam1) = two_row_ranges(self.lambda, [k0, k1], m);
-        f(lam0, lam1)
+    fn rows(&mut self) -> (&mut [f64], usize) {
+        (self.lambda, 0)
     }
 }
 
@@ -109,20 +113,8 @@ impl IterateStore for ThreadIterate<'_> {
         self.velocity.set_velocity(body, v)
     }
     #[inline(always)]
-    fn with_lambda<R>(&mut self, first: usize, m: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
-        let k = first - self.first_row;
-        f(&mut self.lambda[k..k + m])
-    }
-    #[inline(always)]
-    fn with_two_lambdas<R>(
-        &mut self,
-        [k0, k1]: [usize; 2],
-        m: usize,
-        f: impl FnOnce(&mut [f64], &mut [f64]) -> R,
-    ) -> R {
-        let (k0, k1) = (k0 - self.first_row, k1 - self.first_row);
-        let (lam0, lam1) = two_row_ranges(self.lambda, [k0, k1], m);
-        f(lam0, lam1)
+    fn rows(&mut self) -> (&mut [f64], usize) {
+        (self.lambda, self.first_row)
     }
 }
 
@@ -305,7 +297,7 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
 
     /// The update of one contact ([`sweep_contact`]).
     #[inline(always)]
-    fn visit_one(&self, ci: usize, store: &mut impl IterateStore) -> (f64, bool) {
+    pub(super) fn visit_one(&self, ci: usize, store: &mut impl IterateStore) -> (f64, bool) {
         let m = self.problem.contact_rows().count();
         let c = &self.problem.records()[ci];
         let [a, b] = c.bodies.map(|x| x as usize);
