@@ -131,7 +131,9 @@ fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 #[test]
 fn no_parry_type_in_the_public_api_of_ndem_collide() {
     let src = root().join("crates/ndem-collide/src");
-    for p in rust_files(&src) {
+    let files = rust_files(&src);
+    assert!(!files.is_empty(), "no sources in {}", src.display());
+    for p in files {
         let text = std::fs::read_to_string(&p).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         for (i, line) in lines.iter().enumerate() {
@@ -165,7 +167,9 @@ fn no_parry_type_in_the_public_api_of_ndem_collide() {
 #[test]
 fn solvers_do_not_know_bodies_or_shapes() {
     let src = root().join("crates/ndem-solve/src");
-    for p in rust_files(&src) {
+    let files = rust_files(&src);
+    assert!(!files.is_empty(), "no sources in {}", src.display());
+    for p in files {
         let text = std::fs::read_to_string(&p).unwrap();
         assert!(
             !text.contains("ndem_collide"),
@@ -344,7 +348,9 @@ fn solver_public_items_carry_no_scene_knowledge() {
     let words = [
         "radius", "gravity", "material", "sphere", "shape", "position",
     ];
-    for p in rust_files(&src) {
+    let files = rust_files(&src);
+    assert!(!files.is_empty(), "no sources in {}", src.display());
+    for p in files {
         let file = p.file_name().unwrap().to_string_lossy().into_owned();
         if file == "generate.rs" || file == "testing.rs" {
             continue;
