@@ -849,6 +849,7 @@ fn sweep_contact(
 }
 
 /// What a sweep reads besides the iterate.
+#[derive(Clone, Copy)]
 struct SweepInputs<'a> {
     problem: &'a ContactProblem,
     inv: &'a [InverseMass],
@@ -880,13 +881,7 @@ impl SweepInputs<'_> {
     /// rows 1-5.
     fn data<T>(&self, tangential_rhs: T) -> paired::SweepData<'_, T> {
         paired::SweepData {
-            problem: self.problem,
-            inv: self.inv,
-            shapes: self.shapes,
-            inv_diag: self.inv_diag,
-            bodies: self.bodies,
-            omega: self.omega,
-            mode: self.mode,
+            inputs: *self,
             tangential_rhs,
         }
     }
@@ -904,8 +899,7 @@ impl SweepInputs<'_> {
             earlier_conflicts: &colouring.earlier_conflicts,
             finished: 0,
         };
-        let blocks = &colouring.blocks;
-        let all = u64::MAX >> (64 - blocks.len());
+        let (blocks, all) = (&colouring.blocks, colouring.owned_blocks(0, 1));
         match self.problem.stored_tangential_rhs() {
             None => {
                 self.data(|_| &NO_TANGENTIAL_RHS)

@@ -25,9 +25,11 @@
 //! sweep, which visits the blocks in another order; below 2048 contacts
 //! there is one block and the two orders coincide.)
 //!
-//! The threads share the iterate through relaxed atomics holding the bits
-//! of each `f64` (plain loads and stores on x86-64 and AArch64): disjoint
-//! access within a colour is what makes the result deterministic. There is
+//! The threads share the body velocities through relaxed atomics holding
+//! the bits of each `f64` (plain loads and stores on x86-64 and AArch64);
+//! each thread updates the multipliers of its own range of contacts in its
+//! part of `λ`. Disjoint access within a colour is what makes the result
+//! deterministic. There is
 //! no barrier between colours: each thread sweeps a range of consecutive
 //! blocks ([`Colouring::owner`]), and a block waits only for the earlier
 //! blocks (in colour order) it shares a moving body with
@@ -35,7 +37,8 @@
 //! their ranges meet (session 18; a per-colour barrier left one thread
 //! idle whenever a colour's blocks did not split evenly). A thread takes
 //! its blocks in colour order but skips a block that is still waiting for
-//! another thread's when a later one of its own is free (session 21).
+//! another thread's when a later one of its own is free (session 21), and
+//! sweeps two ready blocks in lockstep (`pgs/paired.rs`, session 22).
 
 use crate::problem::ContactProblem;
 use ndem_math::Velocity6;

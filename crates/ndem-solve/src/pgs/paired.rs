@@ -22,21 +22,15 @@
 //! mass (static, kinematic) do not order blocks: a pass adds a zero
 //! response to their velocity.
 
-use super::{Isotropic, Local, SHAPE_DECOUPLED, sweep_contact};
+use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, sweep_contact};
 use crate::pgs_parallel::{BlockProgress, SharedIterate, first_ready};
-use crate::problem::{ContactProblem, FrictionSet};
-use ndem_math::{InverseMass, Velocity6};
+use crate::problem::FrictionSet;
+use ndem_math::Velocity6;
 
-/// What a sweep reads besides the iterate.
+/// What a sweep reads besides the iterate, with the tangential `b` of a
+/// contact (rows 1-5) looked up by `tangential_rhs`.
 pub(super) struct SweepData<'a, T> {
-    pub(super) problem: &'a ContactProblem,
-    pub(super) inv: &'a [InverseMass],
-    pub(super) shapes: (&'a [u32], &'a [super::ContactShape]),
-    pub(super) inv_diag: &'a [f64],
-    pub(super) bodies: &'a [super::BodyResponse],
-    pub(super) omega: f64,
-    pub(super) mode: super::SweepMode,
-    /// `b` of rows 1-5 of a contact.
+    pub(super) inputs: SweepInputs<'a>,
     pub(super) tangential_rhs: T,
 }
 
@@ -211,7 +205,7 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
     ) -> (f64, bool) {
         // monomorphised on whether the largest correction is formed (a
         // division per row, in few sweeps)
-        if self.mode.track {
+        if self.inputs.mode.track {
             self.sweep_blocks_with::<true>(blocks, pending, source, store)
         } else {
             self.sweep_blocks_with::<false>(blocks, pending, source, store)
@@ -298,22 +292,22 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
     /// The update of one contact ([`sweep_contact`]).
     #[inline(always)]
     pub(super) fn visit_one(&self, ci: usize, store: &mut impl IterateStore) -> (f64, bool) {
-        let m = self.problem.contact_rows().count();
-        let c = &self.problem.records()[ci];
+        let m = self.inputs.problem.contact_rows().count();
+        let c = &self.inputs.problem.records()[ci];
         let [a, b] = c.bodies.map(|x| x as usize);
         let (mut va, mut vb) = (store.velocity(a), store.velocity(b));
         let outcome = store.with_lambda(ci * m, m, |lam| {
             sweep_contact(
                 (c, (self.tangential_rhs)(ci)),
-                &self.shapes.1[self.shapes.0[ci] as usize],
-                self.problem.friction_set(),
+                &self.inputs.shapes.1[self.inputs.shapes.0[ci] as usize],
+                self.inputs.problem.friction_set(),
                 lam,
-                &self.inv_diag[ci * m..ci * m + m],
-                self.omega,
-                (self.inv, a, b),
-                [self.bodies[a], self.bodies[b]],
+                &self.inputs.inv_diag[ci * m..ci * m + m],
+                self.inputs.omega,
+                (self.inputs.inv, a, b),
+                [self.inputs.bodies[a], self.inputs.bodies[b]],
                 (&mut va, &mut vb),
-                self.mode,
+                self.inputs.mode,
             )
         });
         store.set_velocity(a, &va);
@@ -325,7 +319,7 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
     /// isotropic bodies with arms along `n`, one pass per sweep).
     #[inline(always)]
     fn pairable(&self, ci: usize) -> bool {
-        self.mode.passes == 1 && self.shapes.0[ci] == SHAPE_DECOUPLED
+        self.inputs.mode.passes == 1 && self.inputs.shapes.0[ci] == SHAPE_DECOUPLED
     }
 
     /// The updates of two contacts that share no moving body: the
@@ -342,14 +336,14 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
             let (k1, ok1) = self.visit_one(c1, store);
             return (k0.max(k1), ok0 & ok1);
         }
-        let m = self.problem.contact_rows().count();
+        let m = self.inputs.problem.contact_rows().count();
         let mut l0 = self.local::<TRACK>(c0, store);
         let mut l1 = self.local::<TRACK>(c1, store);
         store.with_two_lambdas([c0 * m, c1 * m], m, |lam0, lam1| {
             sweep_pair(
                 (&mut l0, lam0),
                 (&mut l1, lam1),
-                self.problem.friction_set(),
+                self.inputs.problem.friction_set(),
             )
         });
         let [a0, b0] = l0.c.bodies.map(|x| x as usize);
@@ -371,16 +365,16 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
     where
         't: 's,
     {
-        let m = self.problem.contact_rows().count();
-        let c = &self.problem.records()[ci];
+        let m = self.inputs.problem.contact_rows().count();
+        let c = &self.inputs.problem.records()[ci];
         let [a, b] = c.bodies.map(|x| x as usize);
-        let [ra, rb] = [self.bodies[a], self.bodies[b]];
+        let [ra, rb] = [self.inputs.bodies[a], self.inputs.bodies[b]];
         Local {
             c,
             rhs_t: (self.tangential_rhs)(ci),
-            shape: &self.shapes.1[SHAPE_DECOUPLED as usize],
-            inv_d: &self.inv_diag[ci * m..ci * m + m],
-            omega: self.omega,
+            shape: &self.inputs.shapes.1[SHAPE_DECOUPLED as usize],
+            inv_d: &self.inputs.inv_diag[ci * m..ci * m + m],
+            omega: self.inputs.omega,
             mass_a: ra.inv_mass,
             mass_b: rb.inv_mass,
             resp_a: Isotropic(ra.isotropic),
