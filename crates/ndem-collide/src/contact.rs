@@ -13,10 +13,6 @@ pub struct ContactPoint {
     pub normal: Vec3,
     /// Signed gap `φ` \[m\], negative when overlapping.
     pub gap: f64,
-    /// Lever arm `d_a` from the centre of a to the point.
-    pub arm_a: Vec3,
-    /// Lever arm `d_b` from the centre of b to the point.
-    pub arm_b: Vec3,
     /// Curvature radii `[r_a, r_b]` for the Hertz effective radius
     /// (`f64::INFINITY` for flat surfaces).
     pub curvature: [f64; 2],
@@ -32,6 +28,17 @@ impl ContactPoint {
         self.key.body_b as usize
     }
 
+    /// Lever arm `d = p − x` from a body centre `x` to the contact point
+    /// `p`. With the positions the contact was detected at, `arm(&x_a)`
+    /// and `arm(&x_b)` are the arms `d_a`, `d_b` of the contact Jacobian
+    /// (warm-starting paper, eq. 2), bit for bit as detection formed them:
+    /// the point does not store them (48 bytes per contact), since every
+    /// user of a contact has the positions beside it.
+    #[inline(always)]
+    pub fn arm(&self, centre: &Vec3) -> Vec3 {
+        self.point - centre
+    }
+
     /// The same contact seen from the other body: a and b swapped, the
     /// normal flipped, the gap unchanged.
     pub fn swapped(&self) -> ContactPoint {
@@ -40,8 +47,6 @@ impl ContactPoint {
             point: self.point,
             normal: -self.normal,
             gap: self.gap,
-            arm_a: self.arm_b,
-            arm_b: self.arm_a,
             curvature: [self.curvature[1], self.curvature[0]],
         }
     }

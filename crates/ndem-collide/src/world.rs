@@ -297,8 +297,6 @@ fn make_point(bodies: &BodyView<'_>, a: usize, b: usize, raw: &RawContact) -> Co
         point: raw.point,
         normal: raw.normal,
         gap: raw.gap,
-        arm_a: raw.point - bodies.positions[a],
-        arm_b: raw.point - bodies.positions[b],
         curvature: [
             bodies.shapes[a].curvature_radius(),
             bodies.shapes[b].curvature_radius(),

@@ -357,8 +357,8 @@ impl Reducer {
             if ca == cb || !node[ca] || !node[cb] {
                 continue;
             }
-            let now = relative_motion(c, world.velocities(), a, b);
-            let before = relative_motion(c, solved.previous_velocity, a, b);
+            let now = relative_motion(c, world, world.velocities(), a, b);
+            let before = relative_motion(c, world, solved.previous_velocity, a, b);
             let acc = (now - before) / solved.dt;
             let passes = now.normal >= -th.normal_incident
                 && now.normal <= th.normal_separating
@@ -461,7 +461,7 @@ impl Reducer {
                 if world.carrier(a) == world.carrier(b) {
                     continue;
                 }
-                let u = relative_motion(c, world.velocities(), a, b);
+                let u = relative_motion(c, world, world.velocities(), a, b);
                 let event = u.normal < -cs.impact
                     || u.normal > cs.separation
                     || u.tangential > cs.tangential
@@ -590,7 +590,7 @@ impl Reducer {
                 loaded[b] = true;
             }
             if ts.velocity_test && (world.is_member(a) || world.is_member(b)) {
-                let u = relative_motion(&set[k], &v, a, b);
+                let u = relative_motion(&set[k], world, &v, a, b);
                 if u.normal < -ts.normal_incident
                     || u.normal > ts.normal_separating
                     || u.tangential > ts.tangential
@@ -710,9 +710,20 @@ impl std::ops::Div<f64> for RelativeMotion {
     }
 }
 
-fn relative_motion(c: &ContactPoint, v: &[Velocity6], a: usize, b: usize) -> RelativeMotion {
+/// Relative motion at contact `c` of bodies `a`, `b` with velocities `v`;
+/// the lever arms from the world's positions (those the contact was
+/// detected at: the hooks run before the position update).
+fn relative_motion(
+    c: &ContactPoint,
+    world: &World,
+    v: &[Velocity6],
+    a: usize,
+    b: usize,
+) -> RelativeMotion {
     let (va, vb) = (v[a], v[b]);
-    let u: Vec3 = va.linear + va.angular.cross(&c.arm_a) - vb.linear - vb.angular.cross(&c.arm_b);
+    let x = world.positions();
+    let (arm_a, arm_b) = (c.arm(&x[a]), c.arm(&x[b]));
+    let u: Vec3 = va.linear + va.angular.cross(&arm_a) - vb.linear - vb.angular.cross(&arm_b);
     let un = c.normal.dot(&u);
     RelativeMotion {
         normal: un,

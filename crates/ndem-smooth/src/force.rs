@@ -116,7 +116,10 @@ impl ForceLaw<'_> {
         let effective_radius = bodies.effective_radius;
         let delta = -c.gap;
         let v = world.velocities();
-        let u = v[a].point_velocity(&c.arm_a) - v[b].point_velocity(&c.arm_b);
+        // the arms from the positions the contact was found at
+        let x = world.positions();
+        let (arm_a, arm_b) = (c.arm(&x[a]), c.arm(&x[b]));
+        let u = v[a].point_velocity(&arm_a) - v[b].point_velocity(&arm_b);
         let n = c.normal;
         let un = n.dot(&u);
         let ut = u - n * un;
@@ -164,7 +167,7 @@ impl ForceLaw<'_> {
                 rolling *= rcap / rolling_sq.sqrt();
                 moment = rolling;
             } else {
-                let i_r = rolling_inertia(world, a, &c.arm_a, b, &c.arm_b);
+                let i_r = rolling_inertia(world, a, &arm_a, b, &arm_b);
                 let c_r = self.settings.rolling_damping * 2.0 * (i_r * kr).sqrt();
                 moment = rolling - w_rel * c_r;
             }

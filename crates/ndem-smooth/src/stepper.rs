@@ -593,7 +593,8 @@ impl SmoothStepper {
         let mut history = self.reset_sums(world.len());
         for (t, &(f, m, h)) in self.touching.iter().zip(&self.evaluated) {
             let c = &set[t.index as usize];
-            add_contact_force(&mut self.force, &mut self.torque, c, (f, m));
+            let sums = (&mut self.force[..], &mut self.torque[..]);
+            add_contact_force(sums, c, world.positions(), (f, m));
             history.push((c.key, h));
         }
         self.next_history = std::mem::replace(&mut self.history, history);
@@ -716,7 +717,7 @@ fn narrow_phase(
             PairKind::Spheres => {
                 if let Some(r) = ndem_collide::narrow::sphere_sphere(&pos[a], ra, &pos[b], rb, 0.0)
                 {
-                    let c = push_in_order(out, contact_point(a, b, &r, pos, candidate.radii))?;
+                    let c = push_in_order(out, contact_point(a, b, &r, candidate.radii))?;
                     each.contact(c, Some(&candidate.invariants));
                 }
                 continue;
@@ -738,7 +739,7 @@ fn narrow_phase(
                         if plane_first {
                             r.normal = -r.normal;
                         }
-                        let c = push_in_order(out, contact_point(a, b, &r, pos, candidate.radii))?;
+                        let c = push_in_order(out, contact_point(a, b, &r, candidate.radii))?;
                         each.contact(c, Some(&candidate.invariants));
                     }
                     continue;
@@ -767,7 +768,7 @@ fn narrow_phase(
         raw.dedup_by_key(|r| r.feature);
         let curvature = [shapes[a].curvature_radius(), shapes[b].curvature_radius()];
         for r in raw.iter() {
-            let c = push_in_order(out, contact_point(a, b, r, pos, curvature))?;
+            let c = push_in_order(out, contact_point(a, b, r, curvature))?;
             each.contact(c, None);
         }
     }
@@ -885,25 +886,27 @@ impl ContactSink for ContactForces<'_> {
         };
         let old = previous_history(self.old, &mut self.cursor, &c.key);
         let (f, m, h) = self.law.force(self.world, c, bodies, old);
-        add_contact_force(self.force, self.torque, c, (f, m));
+        let sums = (&mut *self.force, &mut *self.torque);
+        add_contact_force(sums, c, self.world.positions(), (f, m));
         self.new.push((c.key, h));
     }
 }
 
 /// Adds contact `c`'s force `f` on body a (and `−f` on b) and its moment
-/// `m` to the bodies' force and torque sums.
+/// `m` to the bodies' force and torque sums; `positions` are those the
+/// contact was found at (its lever arms).
 #[inline(always)]
 fn add_contact_force(
-    force: &mut [Vec3],
-    torque: &mut [Vec3],
+    (force, torque): (&mut [Vec3], &mut [Vec3]),
     c: &ContactPoint,
+    positions: &[Vec3],
     (f, m): (Vec3, Vec3),
 ) {
     let (a, b) = (c.body_a(), c.body_b());
     force[a] += f;
     force[b] -= f;
-    torque[a] += c.arm_a.cross(&f) + m;
-    torque[b] -= c.arm_b.cross(&f) + m;
+    torque[a] += c.arm(&positions[a]).cross(&f) + m;
+    torque[b] -= c.arm(&positions[b]).cross(&f) + m;
 }
 
 /// The history the previous step left for contact `key`, found by a
@@ -929,7 +932,6 @@ fn contact_point(
     a: usize,
     b: usize,
     raw: &ndem_collide::narrow::RawContact,
-    positions: &[Vec3],
     curvature: [f64; 2],
 ) -> ContactPoint {
     ContactPoint {
@@ -937,8 +939,6 @@ fn contact_point(
         point: raw.point,
         normal: raw.normal,
         gap: raw.gap,
-        arm_a: raw.point - positions[a],
-        arm_b: raw.point - positions[b],
         curvature,
     }
 }

@@ -83,8 +83,8 @@ impl SolverContact {
         let (a, b) = (c.body_a(), c.body_b());
         Ok(SolverGeometry {
             frame: ContactFrame::from_normal(&c.normal)?,
-            arm_a: c.arm_a + (world.position[a] - world.position[ca]),
-            arm_b: c.arm_b + (world.position[b] - world.position[cb]),
+            arm_a: c.arm(&world.position[a]) + (world.position[a] - world.position[ca]),
+            arm_b: c.arm(&world.position[b]) + (world.position[b] - world.position[cb]),
         })
     }
 }
