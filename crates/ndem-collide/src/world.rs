@@ -169,7 +169,6 @@ impl CollisionSettings {
 /// One grid entry, stored in bucket order for locality.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    cell: [i64; 3],
     position: Vec3,
     radius: f64,
     sweep: f64,
@@ -185,10 +184,11 @@ pub struct CollisionWorld {
     settings: CollisionSettings,
     particles: Vec<u32>,
     large: Vec<u32>,
-    cells: Vec<[i64; 3]>,
     bucket_start: Vec<u32>,
     entries: Vec<Entry>,
     cell_size: f64,
+    /// `1 / cell_size`, from which every cell index is formed.
+    inv_cell: f64,
     max_sweep: f64,
     mask: u64,
     /// Dense layout: lowest cell and cell counts per axis; `None` when the
@@ -227,6 +227,17 @@ const NEIGHBOURS: [[i64; 3]; 27] = {
 /// `CollisionWorld::build_grid`.
 const CELL_LIMIT: f64 = 4_503_599_627_370_496.0; // 2^52
 
+/// The grid cell of a particle at `x` for cells of size `1 / inv`. Cells
+/// are clamped to ±2^52 so that neighbour offsets and grid differences
+/// cannot overflow for bodies far away (a body at 1e308 m, found by
+/// fuzzing); clamped bodies share a cell, which costs time, not
+/// correctness (the narrow phase is exact).
+#[inline(always)]
+fn cell_index(x: &Vec3, inv: f64) -> [i64; 3] {
+    let cell = |v: f64| (v * inv).floor().clamp(-CELL_LIMIT, CELL_LIMIT) as i64;
+    [cell(x.x), cell(x.y), cell(x.z)]
+}
+
 #[inline]
 fn hash(c: [i64; 3], mask: u64) -> usize {
     let h = (c[0] as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -236,6 +247,14 @@ fn hash(c: [i64; 3], mask: u64) -> usize {
 }
 
 impl CollisionWorld {
+    /// The grid cell of particle body `i` (the cell its entry is in),
+    /// formed again where it is needed rather than stored (24 bytes per
+    /// particle, and as many in each grid entry).
+    #[inline(always)]
+    fn cell_of(&self, bodies: &BodyView<'_>, i: u32) -> [i64; 3] {
+        cell_index(&bodies.positions[i as usize], self.inv_cell)
+    }
+
     /// Bucket of a cell: its linear index in the dense layout (`None` outside
     /// the grid), or its hash.
     #[inline]
@@ -283,11 +302,11 @@ impl Probe {
     /// body, two fixed bodies, one collision group, or (hashed layout) an
     /// entry of another cell sharing the bucket.
     #[inline(always)]
-    fn passes_over(&self, ent: &Entry, check_cell: Option<[i64; 3]>) -> bool {
+    fn passes_over(&self, ent: &Entry, check_cell: Option<([i64; 3], f64)>) -> bool {
         ent.body <= self.i
             || (self.fixed && ent.fixed)
             || (self.group != 0 && self.group == ent.group)
-            || check_cell.is_some_and(|nc| ent.cell != nc)
+            || check_cell.is_some_and(|(nc, inv)| cell_index(&ent.position, inv) != nc)
     }
 }
 
@@ -397,21 +416,14 @@ impl CollisionWorld {
             (2.0 * max_r + self.settings.margin + 2.0 * max_sweep).max(f64::MIN_POSITIVE);
         let n = self.particles.len();
         let inv = 1.0 / self.cell_size;
-        self.cells.clear();
+        self.inv_cell = inv;
         let (mut lo, mut hi) = ([i64::MAX; 3], [i64::MIN; 3]);
         for &i in &self.particles {
-            let x = bodies.positions[i as usize];
-            // cells clamped to ±2^52 so that neighbour offsets and grid
-            // differences cannot overflow for bodies far away (a body at
-            // 1e308 m, found by fuzzing); clamped bodies share a cell, which
-            // costs time, not correctness (the narrow phase is exact)
-            let cell = |v: f64| (v * inv).floor().clamp(-CELL_LIMIT, CELL_LIMIT) as i64;
-            let c = [cell(x.x), cell(x.y), cell(x.z)];
+            let c = cell_index(&bodies.positions[i as usize], inv);
             for k in 0..3 {
                 lo[k] = lo[k].min(c[k]);
                 hi[k] = hi[k].max(c[k]);
             }
-            self.cells.push(c);
         }
         // Dense layout (neighbouring cells adjacent in memory) unless the
         // bounding box of the particles is much larger than their number.
@@ -427,8 +439,8 @@ impl CollisionWorld {
         self.mask = table as u64 - 1;
         self.bucket_start.clear();
         self.bucket_start.resize(table + 1, 0);
-        for k in 0..n {
-            let b = self.bucket(self.cells[k]).unwrap_or(0);
+        for &i in &self.particles {
+            let b = self.bucket(self.cell_of(bodies, i)).unwrap_or(0);
             self.bucket_start[b + 1] += 1;
         }
         for k in 0..table {
@@ -441,7 +453,6 @@ impl CollisionWorld {
         self.entries.resize(
             n,
             Entry {
-                cell: [0; 3],
                 position: Vec3::zeros(),
                 radius: 0.0,
                 sweep: 0.0,
@@ -450,14 +461,12 @@ impl CollisionWorld {
                 fixed: false,
             },
         );
-        for (k, &i) in self.particles.iter().enumerate() {
-            let c = self.cells[k];
-            let h = self.bucket(c).unwrap_or(0);
+        for &i in &self.particles {
+            let h = self.bucket(self.cell_of(bodies, i)).unwrap_or(0);
             let slot = fill[h] as usize;
             fill[h] += 1;
             let i = i as usize;
             self.entries[slot] = Entry {
-                cell: c,
                 position: bodies.positions[i],
                 radius: bodies.shapes[i].sphere_radius().unwrap_or(0.0),
                 sweep: bodies.sweep_of(i),
@@ -473,7 +482,11 @@ impl CollisionWorld {
     /// the dense layout's 9 rows of three adjacent buckets, or the hashed
     /// buckets with the cell to check (entries of other cells share them).
     #[inline]
-    fn visit_neighbours(&self, c: [i64; 3], mut visit: impl FnMut(&[Entry], Option<[i64; 3]>)) {
+    fn visit_neighbours(
+        &self,
+        c: [i64; 3],
+        mut visit: impl FnMut(&[Entry], Option<([i64; 3], f64)>),
+    ) {
         match &self.dense {
             Some((lo, dims)) => {
                 // Dense layout: the three cells of a row along x are
@@ -505,7 +518,7 @@ impl CollisionWorld {
                         self.bucket_start[h] as usize,
                         self.bucket_start[h + 1] as usize,
                     );
-                    visit(&self.entries[s..e], Some(nc));
+                    visit(&self.entries[s..e], Some((nc, self.inv_cell)));
                 }
             }
         }
@@ -523,7 +536,8 @@ impl CollisionWorld {
         mut f: impl FnMut(&Probe, &Entry),
     ) {
         let p = Probe::of(bodies, self.particles[k], margin);
-        self.visit_neighbours(self.cells[k], |ents, check_cell| {
+        let i = self.particles[k];
+        self.visit_neighbours(self.cell_of(bodies, i), |ents, check_cell| {
             for ent in ents {
                 if !p.passes_over(ent, check_cell) {
                     f(&p, ent);
@@ -636,7 +650,7 @@ impl CollisionWorld {
             };
             // particles against this large body: query the grid cells under
             // its box when that is cheaper than scanning all particles
-            let inv = 1.0 / self.cell_size;
+            let inv = self.inv_cell;
             let cmin = lo.map(|x| ((x - reach) * inv).floor());
             let cmax = hi.map(|x| ((x + reach) * inv).floor());
             let ncells = (cmax - cmin).map(|x| x + 1.0).product();
@@ -655,7 +669,7 @@ impl CollisionWorld {
                             candidates.extend(
                                 self.entries[s..e]
                                     .iter()
-                                    .filter(|ent| ent.cell == nc)
+                                    .filter(|ent| cell_index(&ent.position, inv) == nc)
                                     .map(|ent| ent.body as usize),
                             );
                         }

@@ -93,6 +93,23 @@ proptest! {
         prop_assert_eq!(detect(&bodies, 0.001, false), brute_force(&bodies, 0.001));
     }
 
+    /// The same when the particles form three clouds far apart: the grid
+    /// then hashes its cells (the bounding box holds far more cells than
+    /// particles), and entries of other cells share a bucket.
+    #[test]
+    fn hashed_grid_equals_brute_force(mut bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07), margin in 0.0f64..0.01) {
+        let mut cloud = 0;
+        for (x, shape) in bodies.positions.iter_mut().zip(&bodies.shapes) {
+            if matches!(shape, Shape::Sphere { .. }) {
+                x.x += 40.0 * f64::from(cloud % 3);
+                x.z -= 25.0 * f64::from(cloud % 3);
+                cloud += 1;
+            }
+        }
+        prop_assert_eq!(detect(&bodies, margin, false), brute_force(&bodies, margin));
+        prop_assert_eq!(detect(&bodies, margin, true), brute_force(&bodies, margin));
+    }
+
     /// The same with walls (floor, box, cylinder, drum).
     #[test]
     fn grid_with_walls_equals_brute_force(bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07), margin in 0.0f64..0.01) {
