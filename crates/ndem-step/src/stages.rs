@@ -326,7 +326,7 @@ pub(crate) fn continuous_problem(
     solver_contacts: &[SolverContact],
     velocity: &[Velocity6],
     storage: &mut ProblemStorage,
-    overlap_terms: &mut Vec<Option<f64>>,
+    overlap_terms: &mut Vec<f64>,
 ) -> Result<(ContactProblem, OverlapScale), StepError> {
     let dt = settings.dt;
     let free = |free: &mut Vec<Velocity6>| {
@@ -346,9 +346,9 @@ pub(crate) fn continuous_problem(
     problem.reserve_contacts(solver_contacts.len());
     let e_h = settings.contact_law.exponent();
     let set = contacts.as_slice();
-    refill(overlap_terms, solver_contacts.len(), None);
+    refill(overlap_terms, solver_contacts.len(), OverlapScale::NO_TERM);
     let threads = assembly_threads(settings, solver_contacts.len());
-    let contact = |i: usize| -> Result<(Contact, Option<f64>), StepError> {
+    let contact = |i: usize| -> Result<(Contact, f64), StepError> {
         let s = &solver_contacts[i];
         let c = s.point(set);
         let g = s.geometry(world, c)?;

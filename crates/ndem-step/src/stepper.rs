@@ -326,7 +326,7 @@ pub struct Stepper {
     storage: ProblemStorage,
     /// Each contact's term of the residual check's overlap scale, formed
     /// with the continuous problem and summed in contact order.
-    overlap_terms: Vec<Option<f64>>,
+    overlap_terms: Vec<f64>,
     sweep: Vec<f64>,
     time: f64,
     step: u64,
