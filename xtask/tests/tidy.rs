@@ -184,6 +184,58 @@ fn solvers_do_not_know_bodies_or_shapes() {
     }
 }
 
+/// The keyword written in pieces, so that this file does not hold it.
+const UNSAFE: &str = concat!("un", "safe");
+
+/// Whether `line` uses the keyword in code (not in a comment, and not as
+/// part of a longer name such as the lint's).
+fn uses_unsafe(line: &str) -> bool {
+    let code = line.split("//").next().unwrap_or("");
+    code.match_indices(UNSAFE).any(|(i, _)| {
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        let before = code[..i].chars().next_back().is_some_and(word);
+        let after = code[i + UNSAFE.len()..].chars().next().is_some_and(word);
+        !before && !after
+    })
+}
+
+/// The one block of `unsafe` code is the prefetch hint
+/// (`crates/ndem-math/src/prefetch.rs`, `docs/ARCHITECTURE.md`); the
+/// workspace denies it everywhere else.
+#[test]
+fn the_only_unsafe_code_is_the_prefetch_hint() {
+    let allowed = root().join("crates/ndem-math/src/prefetch.rs");
+    let dirs = crates().into_iter().map(|(_, dir)| dir);
+    let mut found = Vec::new();
+    let mut files = 0;
+    for dir in dirs {
+        for p in rust_files(&dir) {
+            files += 1;
+            let text = std::fs::read_to_string(&p).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                if uses_unsafe(line) {
+                    found.push((p.clone(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(files > 100, "only {files} source files found");
+    let elsewhere: Vec<_> = found.iter().filter(|(p, _)| *p != allowed).collect();
+    assert!(
+        elsewhere.is_empty(),
+        "{UNSAFE} code outside the prefetch hint: {elsewhere:?}"
+    );
+    assert_eq!(
+        found.len(),
+        1,
+        "the prefetch hint holds one {UNSAFE} block: {found:?}"
+    );
+    // the check itself: a block is found, the lint's name and comments not
+    assert!(uses_unsafe(&format!("    {UNSAFE} {{")));
+    assert!(!uses_unsafe(&format!("#[allow({UNSAFE}_code)]")));
+    assert!(!uses_unsafe(&format!("// {UNSAFE} {{")));
+}
+
 /// The resolved dependency graph (`cargo metadata`), not the manifests'
 /// text: package name → names of its normal (non-dev, non-build)
 /// dependencies, direct.

@@ -21,6 +21,7 @@ pub mod inertia;
 pub mod jacobian;
 pub mod locality;
 pub mod material;
+pub mod prefetch;
 pub mod sparse;
 pub mod spatial;
 

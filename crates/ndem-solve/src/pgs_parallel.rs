@@ -291,6 +291,13 @@ impl SharedIterate {
     pub(crate) fn set_velocity(&self, b: usize, v: &Velocity6) {
         store_velocity(&self.velocity[b], v)
     }
+
+    /// Asks for body `b`'s velocity ahead of its use
+    /// ([`ndem_math::prefetch`]).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, b: usize) {
+        ndem_math::prefetch::prefetch(&self.velocity[b])
+    }
 }
 
 #[inline(always)]

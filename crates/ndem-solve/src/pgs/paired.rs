@@ -21,11 +21,23 @@
 //! same bit for bit, on any number of threads. Bodies with zero inverse
 //! mass (static, kinematic) do not order blocks: a pass adds a zero
 //! response to their velocity.
+//!
+//! Each lane also names the bodies of its contact [`PREFETCH_AHEAD`]
+//! places further on to the processor ([`ndem_math::prefetch`]): on a
+//! problem larger than the cache the contacts come in a stream the
+//! processor fetches ahead by itself, their bodies do not, and a body
+//! fetched only when its contact comes cost about a third of a sweep on
+//! the settled 10⁵ bed (`docs/performance.md`, "Session 23").
 
 use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, sweep_contact};
 use crate::pgs_parallel::{BlockProgress, SharedIterate, first_ready};
 use crate::problem::FrictionSet;
 use ndem_math::Velocity6;
+use ndem_math::prefetch::prefetch;
+
+/// How many contacts ahead of its visit a lane asks for a contact's bodies
+/// (8 measured best of 4, 8 and 16 on the settled 10⁵ bed).
+const PREFETCH_AHEAD: usize = 8;
 
 /// What a sweep reads besides the iterate, with the tangential `b` of a
 /// contact (rows 1-5) looked up by `tangential_rhs`.
@@ -43,6 +55,8 @@ pub(super) trait IterateStore {
     /// The multipliers this store updates in place, and the row of `λ`
     /// the first of them is.
     fn rows(&mut self) -> (&mut [f64], usize);
+    /// Asks for `body`'s velocity ahead of its use ([`prefetch`]).
+    fn prefetch_velocity(&self, body: usize);
 
     /// Calls `f` with the `m` multipliers from row `first`.
     #[inline(always)]
@@ -87,6 +101,10 @@ impl IterateStore for Slices<'_> {
     fn rows(&mut self) -> (&mut [f64], usize) {
         (self.lambda, 0)
     }
+    #[inline(always)]
+    fn prefetch_velocity(&self, body: usize) {
+        prefetch(&self.velocity[body]);
+    }
 }
 
 /// One thread's part of a parallel sweep's iterate: the multipliers of
@@ -109,6 +127,10 @@ impl IterateStore for ThreadIterate<'_> {
     #[inline(always)]
     fn rows(&mut self) -> (&mut [f64], usize) {
         (self.lambda, self.first_row)
+    }
+    #[inline(always)]
+    fn prefetch_velocity(&self, body: usize) {
+        self.velocity.prefetch(body)
     }
 }
 
@@ -249,6 +271,8 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
                     y.next += run;
                     let (mut corr, mut ok) = (0.0f64, true);
                     for k in 0..run as usize {
+                        self.prefetch_ahead(p + k, x.end, store);
+                        self.prefetch_ahead(q + k, y.end, store);
                         let (c, o) = self.visit_two::<TRACK>([p + k, q + k], store);
                         corr = corr.max(c);
                         ok &= o;
@@ -261,7 +285,9 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
                     let run = (x.end - x.next).min(source.recheck_after());
                     let p = x.next as usize;
                     x.next += run;
+                    let end = x.end;
                     (0..run as usize).fold((0.0f64, true), |(corr, ok), k| {
+                        self.prefetch_ahead(p + k, end, store);
                         let (c, o) = self.visit_one(p + k, store);
                         (corr.max(c), ok & o)
                     })
@@ -287,6 +313,21 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
             }
         }
         (max_corr, finite)
+    }
+
+    /// Asks for the bodies of the contact [`PREFETCH_AHEAD`] places after
+    /// `ci`, if that is still in the lane's block (which ends at `end`).
+    #[inline(always)]
+    fn prefetch_ahead(&self, ci: usize, end: u32, store: &impl IterateStore) {
+        let ahead = ci + PREFETCH_AHEAD;
+        if ahead < end as usize {
+            let c = &self.inputs.problem.records()[ahead];
+            for body in c.bodies {
+                let body = body as usize;
+                store.prefetch_velocity(body);
+                prefetch(&self.inputs.bodies[body]);
+            }
+        }
     }
 
     /// The update of one contact ([`sweep_contact`]).
