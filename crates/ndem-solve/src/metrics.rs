@@ -2,6 +2,7 @@
 //! statistics by row kind, the natural-map error, the relative multiplier
 //! error (eq. 13) and residual histograms (Figs. 8, 9).
 
+use ndem_math::prefetch::prefetch;
 use crate::problem::{ContactProblem, project_pair};
 use crate::solver::{IterationRecord, Observer};
 use ndem_math::{RowKind, Velocity6};
@@ -185,6 +186,9 @@ impl ResidualEvaluator {
                 let first = (first_block + k) * SUM_BLOCK;
                 let last = (first + SUM_BLOCK).min(contacts);
                 for ci in first..last {
+                    if ci + PREFETCH_AHEAD < last {
+                        prefetch_bodies(problem, ci + PREFETCH_AHEAD, vel);
+                    }
                     let base = ci * m;
                     let (r, nat) = contact_residuals(problem, ci, &lambda[base..], vel);
                     for j in 0..m {
@@ -362,6 +366,24 @@ impl RowSums {
         }
         out.natural_map = self.natural;
         out
+    }
+}
+
+/// How many contacts ahead of its evaluation the residual statistics ask
+/// for a contact's bodies ([`prefetch_bodies`]).
+const PREFETCH_AHEAD: usize = 8;
+
+/// Asks for the velocities and inverse masses of contact `ci`'s bodies
+/// ([`ndem_math::prefetch`]): on a problem larger than the cache the
+/// contacts come in a stream the processor fetches ahead by itself, their
+/// bodies do not.
+#[inline(always)]
+fn prefetch_bodies(problem: &ContactProblem, ci: usize, vel: &[Velocity6]) {
+    let inv = problem.inverse_mass();
+    for body in problem.records()[ci].bodies {
+        let body = body as usize;
+        prefetch(&vel[body]);
+        prefetch(&inv[body]);
     }
 }
 

@@ -865,7 +865,7 @@ impl SweepInputs<'_> {
     /// whether everything stayed finite.
     fn run(
         &self,
-        order: impl Iterator<Item = usize>,
+        order: impl Iterator<Item = usize> + Clone,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> (f64, bool) {
@@ -911,10 +911,12 @@ impl SweepInputs<'_> {
         }
     }
 
+    /// Sweeps the contacts in `order`, asking for the bodies of the
+    /// contact [`paired::PREFETCH_AHEAD`] places on as it goes.
     #[inline(always)]
     fn run_with<'t>(
         &self,
-        order: impl Iterator<Item = usize>,
+        order: impl Iterator<Item = usize> + Clone,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
         tangential_rhs: impl Fn(usize) -> &'t [f64; 5],
@@ -923,7 +925,11 @@ impl SweepInputs<'_> {
         let mut store = paired::Slices { lambda, velocity };
         let mut max_corr = 0.0f64;
         let mut finite = true;
+        let mut ahead = order.clone().skip(paired::PREFETCH_AHEAD);
         for ci in order {
+            if let Some(next) = ahead.next() {
+                data.prefetch_bodies(next, &store);
+            }
             let (corr, ok) = data.visit_one(ci, &mut store);
             max_corr = max_corr.max(corr);
             finite &= ok;

@@ -37,7 +37,7 @@ use ndem_math::prefetch::prefetch;
 
 /// How many contacts ahead of its visit a lane asks for a contact's bodies
 /// (8 measured best of 4, 8 and 16 on the settled 10⁵ bed).
-const PREFETCH_AHEAD: usize = 8;
+pub(super) const PREFETCH_AHEAD: usize = 8;
 
 /// What a sweep reads besides the iterate, with the tangential `b` of a
 /// contact (rows 1-5) looked up by `tangential_rhs`.
@@ -321,12 +321,19 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
     fn prefetch_ahead(&self, ci: usize, end: u32, store: &impl IterateStore) {
         let ahead = ci + PREFETCH_AHEAD;
         if ahead < end as usize {
-            let c = &self.inputs.problem.records()[ahead];
-            for body in c.bodies {
-                let body = body as usize;
-                store.prefetch_velocity(body);
-                prefetch(&self.inputs.bodies[body]);
-            }
+            self.prefetch_bodies(ahead, store);
+        }
+    }
+
+    /// Asks for the velocities and responses of contact `ci`'s bodies
+    /// ([`prefetch`]).
+    #[inline(always)]
+    pub(super) fn prefetch_bodies(&self, ci: usize, store: &impl IterateStore) {
+        let c = &self.inputs.problem.records()[ci];
+        for body in c.bodies {
+            let body = body as usize;
+            store.prefetch_velocity(body);
+            prefetch(&self.inputs.bodies[body]);
         }
     }
 
