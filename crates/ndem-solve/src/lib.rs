@@ -83,3 +83,11 @@ pub use warm_start::{
     ColdStart, HistoryWarmStart, ImpulseHistory, ModelWarmStart, Safeguarded, StoredImpulse,
     WarmRows, WarmStart, WarmStartStats, solve_warm_started,
 };
+
+/// How many contacts ahead of their use the loops over a problem's
+/// contacts (PGS sweeps, residual statistics, `v = v* + M⁻¹Gᵀλ`) ask for a
+/// contact's bodies ([`ndem_math::prefetch`]): on a problem larger than the
+/// cache the contacts come in a stream the processor fetches ahead by
+/// itself, their bodies do not (8 measured best of 4, 8 and 16 on the
+/// settled 10⁵ bed; `docs/performance.md`, "Session 23").
+pub(crate) const PREFETCH_AHEAD: usize = 8;

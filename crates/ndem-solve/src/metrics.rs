@@ -2,9 +2,10 @@
 //! statistics by row kind, the natural-map error, the relative multiplier
 //! error (eq. 13) and residual histograms (Figs. 8, 9).
 
-use ndem_math::prefetch::prefetch;
+use crate::PREFETCH_AHEAD;
 use crate::problem::{ContactProblem, project_pair};
 use crate::solver::{IterationRecord, Observer};
+use ndem_math::prefetch::prefetch;
 use ndem_math::{RowKind, Velocity6};
 use std::time::Duration;
 
@@ -368,10 +369,6 @@ impl RowSums {
         out
     }
 }
-
-/// How many contacts ahead of its evaluation the residual statistics ask
-/// for a contact's bodies ([`prefetch_bodies`]).
-const PREFETCH_AHEAD: usize = 8;
 
 /// Asks for the velocities and inverse masses of contact `ci`'s bodies
 /// ([`ndem_math::prefetch`]): on a problem larger than the cache the

@@ -912,7 +912,7 @@ impl SweepInputs<'_> {
     }
 
     /// Sweeps the contacts in `order`, asking for the bodies of the
-    /// contact [`paired::PREFETCH_AHEAD`] places on as it goes.
+    /// contact [`crate::PREFETCH_AHEAD`] places on as it goes.
     #[inline(always)]
     fn run_with<'t>(
         &self,
@@ -925,7 +925,7 @@ impl SweepInputs<'_> {
         let mut store = paired::Slices { lambda, velocity };
         let mut max_corr = 0.0f64;
         let mut finite = true;
-        let mut ahead = order.clone().skip(paired::PREFETCH_AHEAD);
+        let mut ahead = order.clone().skip(crate::PREFETCH_AHEAD);
         for ci in order {
             if let Some(next) = ahead.next() {
                 data.prefetch_bodies(next, &store);

@@ -19,9 +19,10 @@
 //! Invariant: the problem knows bodies only as inverse-mass blocks and free
 //! velocities; it knows nothing about shapes, positions or collision.
 
-use crate::SolveError;
+use crate::{PREFETCH_AHEAD, SolveError};
 use nalgebra_sparse::CsrMatrix;
 use ndem_math::blocks::{block_len, map_parts};
+use ndem_math::prefetch::prefetch;
 use ndem_math::{
     ContactFrame, ContactJacobian, ContactKey, ContactParameters, InverseMass, JacobianRow,
     RowKind, Vec3, Velocity6,
@@ -1055,7 +1056,8 @@ impl ContactProblem {
     /// [`Self::apply_impulses`] without the length checks.
     pub(crate) fn apply_impulses_unchecked(&self, lambda: &[f64], velocity: &mut [Velocity6]) {
         let m = self.rows.count();
-        for (c, lam) in self.records.iter().zip(lambda.chunks_exact(m)) {
+        for (k, (c, lam)) in self.records.iter().zip(lambda.chunks_exact(m)).enumerate() {
+            self.prefetch_bodies(k + PREFETCH_AHEAD, velocity);
             let [a, b] = c.bodies.map(|x| x as usize);
             let (dva, dvb) =
                 c.jacobian
@@ -1116,6 +1118,22 @@ impl ContactProblem {
         });
     }
 
+    /// Asks for the velocities and inverse masses of contact `ci`'s bodies
+    /// ([`ndem_math::prefetch`]), if there is such a contact: the loops
+    /// over the contacts read them ahead, [`PREFETCH_AHEAD`] contacts on.
+    #[inline(always)]
+    fn prefetch_bodies(&self, ci: usize, velocity: &[Velocity6]) {
+        if let Some(c) = self.records.get(ci) {
+            for body in c.bodies {
+                let body = body as usize;
+                if let Some(v) = velocity.get(body) {
+                    prefetch(v);
+                }
+                prefetch(&self.inverse_mass[body]);
+            }
+        }
+    }
+
     /// `v(λ)` of bodies `first..first + part.len()`, written to `part`:
     /// the serial sums restricted to those bodies.
     ///
@@ -1130,7 +1148,15 @@ impl ContactProblem {
         part.copy_from_slice(&self.free_velocity[first..first + len]);
         let local = |b: usize| b.wrapping_sub(first);
         let m = self.rows.count();
-        for (c, lam) in self.records.iter().zip(lambda.chunks_exact(m)) {
+        for (k, (c, lam)) in self.records.iter().zip(lambda.chunks_exact(m)).enumerate() {
+            if let Some(ahead) = self.records.get(k + PREFETCH_AHEAD) {
+                for body in ahead.bodies.map(|x| x as usize) {
+                    if let Some(v) = part.get(local(body)) {
+                        prefetch(v);
+                        prefetch(&self.inverse_mass[body]);
+                    }
+                }
+            }
             let [a, b] = c.bodies.map(|x| x as usize);
             let (la, lb) = (local(a), local(b));
             if la >= len && lb >= len {

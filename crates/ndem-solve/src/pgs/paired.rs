@@ -35,9 +35,7 @@ use crate::problem::FrictionSet;
 use ndem_math::Velocity6;
 use ndem_math::prefetch::prefetch;
 
-/// How many contacts ahead of its visit a lane asks for a contact's bodies
-/// (8 measured best of 4, 8 and 16 on the settled 10⁵ bed).
-pub(super) const PREFETCH_AHEAD: usize = 8;
+use crate::PREFETCH_AHEAD;
 
 /// What a sweep reads besides the iterate, with the tangential `b` of a
 /// contact (rows 1-5) looked up by `tangential_rhs`.
