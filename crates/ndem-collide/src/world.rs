@@ -166,7 +166,9 @@ impl CollisionSettings {
     }
 }
 
-/// One grid entry, stored in bucket order for locality.
+/// One grid entry, stored in bucket order for locality (56 bytes; its
+/// cell is formed from its position where the hashed layout must check
+/// it, not stored).
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     position: Vec3,
@@ -184,6 +186,8 @@ pub struct CollisionWorld {
     settings: CollisionSettings,
     particles: Vec<u32>,
     large: Vec<u32>,
+    /// The grid cell of each particle (`particles[k]` in `cells[k]`).
+    cells: Vec<[i64; 3]>,
     bucket_start: Vec<u32>,
     entries: Vec<Entry>,
     cell_size: f64,
@@ -234,8 +238,28 @@ const CELL_LIMIT: f64 = 4_503_599_627_370_496.0; // 2^52
 /// correctness (the narrow phase is exact).
 #[inline(always)]
 fn cell_index(x: &Vec3, inv: f64) -> [i64; 3] {
-    let cell = |v: f64| (v * inv).floor().clamp(-CELL_LIMIT, CELL_LIMIT) as i64;
-    [cell(x.x), cell(x.y), cell(x.z)]
+    [x.x, x.y, x.z].map(|v| floor_clamped(v * inv))
+}
+
+/// Whether `ent` lies in another cell than `cell` (hashed layout: entries
+/// of several cells share a bucket). Not inlined: it would make the
+/// neighbour walk too large to be inlined into the pair pass, which costs
+/// the dense layout (the common one) more than the call costs the hashed.
+#[inline(never)]
+fn in_other_cell(ent: &Entry, inv_cell: f64, cell: [i64; 3]) -> bool {
+    cell_index(&ent.position, inv_cell) != cell
+}
+
+/// `y.floor().clamp(−2^52, 2^52) as i64`, bit for bit (NaN gives 0, as the
+/// cast does), without `floor`, which the baseline x86-64 build calls in
+/// the C library: clamped first (every double beyond 2^52 is an integer,
+/// so the order does not matter), then truncated toward zero and moved
+/// down one where that rounded a negative fraction up.
+#[inline(always)]
+fn floor_clamped(y: f64) -> i64 {
+    let y = y.clamp(-CELL_LIMIT, CELL_LIMIT);
+    let t = y as i64;
+    t - i64::from((t as f64) > y)
 }
 
 #[inline]
@@ -247,14 +271,6 @@ fn hash(c: [i64; 3], mask: u64) -> usize {
 }
 
 impl CollisionWorld {
-    /// The grid cell of particle body `i` (the cell its entry is in),
-    /// formed again where it is needed rather than stored (24 bytes per
-    /// particle, and as many in each grid entry).
-    #[inline(always)]
-    fn cell_of(&self, bodies: &BodyView<'_>, i: u32) -> [i64; 3] {
-        cell_index(&bodies.positions[i as usize], self.inv_cell)
-    }
-
     /// Bucket of a cell: its linear index in the dense layout (`None` outside
     /// the grid), or its hash.
     #[inline]
@@ -274,7 +290,8 @@ impl CollisionWorld {
 }
 
 /// Particle `i` as the neighbour walk sees it: centre, radius, whether it
-/// is fixed, its collision group, and its margin plus sweep.
+/// is fixed, its collision group, its margin plus sweep, and the grid's
+/// inverse cell size (to tell the cell of an entry in a hashed bucket).
 struct Probe {
     i: u32,
     x: Vec3,
@@ -282,11 +299,12 @@ struct Probe {
     fixed: bool,
     group: u32,
     s: f64,
+    inv_cell: f64,
 }
 
 impl Probe {
     #[inline]
-    fn of(bodies: &BodyView<'_>, i: u32, margin: f64) -> Self {
+    fn of(bodies: &BodyView<'_>, i: u32, margin: f64, inv_cell: f64) -> Self {
         let b = i as usize;
         Self {
             i,
@@ -295,6 +313,7 @@ impl Probe {
             fixed: bodies.fixed[b],
             group: bodies.group_of(b),
             s: margin + bodies.sweep_of(b),
+            inv_cell,
         }
     }
 
@@ -302,11 +321,11 @@ impl Probe {
     /// body, two fixed bodies, one collision group, or (hashed layout) an
     /// entry of another cell sharing the bucket.
     #[inline(always)]
-    fn passes_over(&self, ent: &Entry, check_cell: Option<([i64; 3], f64)>) -> bool {
+    fn passes_over(&self, ent: &Entry, check_cell: Option<[i64; 3]>) -> bool {
         ent.body <= self.i
             || (self.fixed && ent.fixed)
             || (self.group != 0 && self.group == ent.group)
-            || check_cell.is_some_and(|(nc, inv)| cell_index(&ent.position, inv) != nc)
+            || check_cell.is_some_and(|nc| in_other_cell(ent, self.inv_cell, nc))
     }
 }
 
@@ -418,12 +437,14 @@ impl CollisionWorld {
         let inv = 1.0 / self.cell_size;
         self.inv_cell = inv;
         let (mut lo, mut hi) = ([i64::MAX; 3], [i64::MIN; 3]);
+        self.cells.clear();
         for &i in &self.particles {
             let c = cell_index(&bodies.positions[i as usize], inv);
             for k in 0..3 {
                 lo[k] = lo[k].min(c[k]);
                 hi[k] = hi[k].max(c[k]);
             }
+            self.cells.push(c);
         }
         // Dense layout (neighbouring cells adjacent in memory) unless the
         // bounding box of the particles is much larger than their number.
@@ -439,8 +460,8 @@ impl CollisionWorld {
         self.mask = table as u64 - 1;
         self.bucket_start.clear();
         self.bucket_start.resize(table + 1, 0);
-        for &i in &self.particles {
-            let b = self.bucket(self.cell_of(bodies, i)).unwrap_or(0);
+        for &c in &self.cells {
+            let b = self.bucket(c).unwrap_or(0);
             self.bucket_start[b + 1] += 1;
         }
         for k in 0..table {
@@ -461,8 +482,8 @@ impl CollisionWorld {
                 fixed: false,
             },
         );
-        for &i in &self.particles {
-            let h = self.bucket(self.cell_of(bodies, i)).unwrap_or(0);
+        for (&i, &c) in self.particles.iter().zip(&self.cells) {
+            let h = self.bucket(c).unwrap_or(0);
             let slot = fill[h] as usize;
             fill[h] += 1;
             let i = i as usize;
@@ -482,11 +503,7 @@ impl CollisionWorld {
     /// the dense layout's 9 rows of three adjacent buckets, or the hashed
     /// buckets with the cell to check (entries of other cells share them).
     #[inline]
-    fn visit_neighbours(
-        &self,
-        c: [i64; 3],
-        mut visit: impl FnMut(&[Entry], Option<([i64; 3], f64)>),
-    ) {
+    fn visit_neighbours(&self, c: [i64; 3], mut visit: impl FnMut(&[Entry], Option<[i64; 3]>)) {
         match &self.dense {
             Some((lo, dims)) => {
                 // Dense layout: the three cells of a row along x are
@@ -518,7 +535,7 @@ impl CollisionWorld {
                         self.bucket_start[h] as usize,
                         self.bucket_start[h + 1] as usize,
                     );
-                    visit(&self.entries[s..e], Some((nc, self.inv_cell)));
+                    visit(&self.entries[s..e], Some(nc));
                 }
             }
         }
@@ -535,9 +552,8 @@ impl CollisionWorld {
         margin: f64,
         mut f: impl FnMut(&Probe, &Entry),
     ) {
-        let p = Probe::of(bodies, self.particles[k], margin);
-        let i = self.particles[k];
-        self.visit_neighbours(self.cell_of(bodies, i), |ents, check_cell| {
+        let p = Probe::of(bodies, self.particles[k], margin, self.inv_cell);
+        self.visit_neighbours(self.cells[k], |ents, check_cell| {
             for ent in ents {
                 if !p.passes_over(ent, check_cell) {
                     f(&p, ent);
@@ -813,5 +829,57 @@ impl CollisionWorld {
         }
         out.contacts = pairs;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CELL_LIMIT, floor_clamped};
+
+    /// The formula the grid used before, with `floor`.
+    fn reference(y: f64) -> i64 {
+        y.floor().clamp(-CELL_LIMIT, CELL_LIMIT) as i64
+    }
+
+    #[test]
+    fn floor_clamped_is_floor_then_clamp() {
+        let edges = [
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            -1.0 - f64::EPSILON,
+            1e-300,
+            -1e-300,
+            2.5e15,
+            -2.5e15,
+            CELL_LIMIT - 0.5,
+            -CELL_LIMIT + 0.5,
+            CELL_LIMIT,
+            -CELL_LIMIT,
+            2.0 * CELL_LIMIT,
+            -2.0 * CELL_LIMIT,
+            1e308,
+            -1e308,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        for y in edges {
+            assert_eq!(floor_clamped(y), reference(y), "{y}");
+        }
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..100_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            // random bits: every exponent and sign, NaNs included
+            let y = f64::from_bits(s);
+            assert_eq!(floor_clamped(y), reference(y), "{y:e}");
+            let z = (s >> 11) as f64 * 2f64.powi(-40) - 4096.0;
+            assert_eq!(floor_clamped(z), reference(z), "{z}");
+        }
     }
 }
