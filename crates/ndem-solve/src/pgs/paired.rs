@@ -25,17 +25,17 @@
 //! Each lane also names the bodies of its contact [`PREFETCH_AHEAD`]
 //! places further on to the processor ([`ndem_math::prefetch`]): on a
 //! problem larger than the cache the contacts come in a stream the
-//! processor fetches ahead by itself, their bodies do not, and a body
-//! fetched only when its contact comes cost about a third of a sweep on
-//! the settled 10⁵ bed (`docs/performance.md`, "Session 23").
+//! processor fetches ahead by itself, their bodies do not, and bodies
+//! fetched only when their contact came cost about a sixth of a sweep on
+//! the 10⁵ bed (`docs/performance.md`, "Session 23: bodies fetched
+//! ahead").
 
 use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, sweep_contact};
+use crate::PREFETCH_AHEAD;
 use crate::pgs_parallel::{BlockProgress, SharedIterate, first_ready};
 use crate::problem::FrictionSet;
 use ndem_math::Velocity6;
 use ndem_math::prefetch::prefetch;
-
-use crate::PREFETCH_AHEAD;
 
 /// What a sweep reads besides the iterate, with the tangential `b` of a
 /// contact (rows 1-5) looked up by `tangential_rhs`.
