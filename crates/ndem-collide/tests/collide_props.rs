@@ -148,6 +148,9 @@ proptest! {
         }
         for c in set.iter() {
             prop_assert!((c.normal.norm() - 1.0).abs() < 1e-12);
+            let (xa, xb) = (bodies.positions[c.body_a()], bodies.positions[c.body_b()]);
+            prop_assert!((xa + c.arm(&xa) - c.point).norm() < 1e-12);
+            prop_assert!((xb + c.arm(&xb) - c.point).norm() < 1e-12);
             prop_assert!(c.gap <= 0.005 + 1e-15);
         }
     }

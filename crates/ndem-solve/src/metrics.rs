@@ -5,7 +5,6 @@
 use crate::PREFETCH_AHEAD;
 use crate::problem::{ContactProblem, project_pair};
 use crate::solver::{IterationRecord, Observer};
-use ndem_math::prefetch::prefetch;
 use ndem_math::{RowKind, Velocity6};
 use std::time::Duration;
 
@@ -187,9 +186,7 @@ impl ResidualEvaluator {
                 let first = (first_block + k) * SUM_BLOCK;
                 let last = (first + SUM_BLOCK).min(contacts);
                 for ci in first..last {
-                    if ci + PREFETCH_AHEAD < last {
-                        prefetch_bodies(problem, ci + PREFETCH_AHEAD, vel);
-                    }
+                    problem.prefetch_bodies(ci + PREFETCH_AHEAD, vel);
                     let base = ci * m;
                     let (r, nat) = contact_residuals(problem, ci, &lambda[base..], vel);
                     for j in 0..m {
@@ -367,20 +364,6 @@ impl RowSums {
         }
         out.natural_map = self.natural;
         out
-    }
-}
-
-/// Asks for the velocities and inverse masses of contact `ci`'s bodies
-/// ([`ndem_math::prefetch`]): on a problem larger than the cache the
-/// contacts come in a stream the processor fetches ahead by itself, their
-/// bodies do not.
-#[inline(always)]
-fn prefetch_bodies(problem: &ContactProblem, ci: usize, vel: &[Velocity6]) {
-    let inv = problem.inverse_mass();
-    for body in problem.records()[ci].bodies {
-        let body = body as usize;
-        prefetch(&vel[body]);
-        prefetch(&inv[body]);
     }
 }
 

@@ -1122,7 +1122,7 @@ impl ContactProblem {
     /// ([`ndem_math::prefetch`]), if there is such a contact: the loops
     /// over the contacts read them ahead, [`PREFETCH_AHEAD`] contacts on.
     #[inline(always)]
-    fn prefetch_bodies(&self, ci: usize, velocity: &[Velocity6]) {
+    pub(crate) fn prefetch_bodies(&self, ci: usize, velocity: &[Velocity6]) {
         if let Some(c) = self.records.get(ci) {
             for body in c.bodies {
                 let body = body as usize;
