@@ -1272,6 +1272,7 @@ impl Solver for ProjectedGaussSeidel {
             bodies: std::mem::take(&mut self.bodies),
             shapes: std::mem::take(&mut self.shape_of),
             velocity: self.evaluator.take_velocity(),
+            colouring: std::mem::take(&mut self.colouring),
         }
     }
 
@@ -1280,6 +1281,7 @@ impl Solver for ProjectedGaussSeidel {
         self.bodies = scratch.bodies;
         self.shape_of = scratch.shapes;
         self.evaluator.adopt_velocity(scratch.velocity);
+        self.colouring = scratch.colouring;
     }
 }
 

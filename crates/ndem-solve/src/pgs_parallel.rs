@@ -80,8 +80,64 @@ pub(crate) struct Colouring {
     /// (`0..blocks.len()`); a parallel sweep gives each thread a range of
     /// numbers, i.e. a range of consecutive contacts ([`Self::owner`]).
     pub(crate) block_numbers: Vec<u8>,
+    /// What the colouring was built from: each contact's two bodies,
+    /// [`NOT_MOVING`] for a body whose velocity never changes, in contact
+    /// order (8 bytes per contact where the problem's records are 184:
+    /// the colouring's passes read these), and the block count. A build
+    /// from the same input keeps the colouring it has.
+    input: ColouringInput,
     used: Vec<u64>,
     colour: Vec<u8>,
+}
+
+/// The input of [`Colouring::build`]: see [`Colouring`]'s `input`.
+#[derive(Debug, Clone, Default)]
+struct ColouringInput {
+    pairs: Vec<[u32; 2]>,
+    blocks: usize,
+    /// Per body: its velocity can change (finite mass or inertia).
+    moving: Vec<bool>,
+}
+
+/// A body in [`ColouringInput`]'s pairs that does not move.
+const NOT_MOVING: u32 = u32::MAX;
+
+impl ColouringInput {
+    /// Gathers `problem`'s pairs of moving bodies for `blocks` blocks;
+    /// `true` when they are what they were (the colouring still holds).
+    fn gather(&mut self, problem: &ContactProblem, blocks: usize) -> bool {
+        let inv = problem.inverse_mass();
+        self.moving.clear();
+        self.moving.extend(
+            inv.iter()
+                .map(|m| m.inv_mass > 0.0 || m.inv_inertia != ndem_math::Mat3::zeros()),
+        );
+        let records = problem.records();
+        let mut same = self.blocks == blocks && self.pairs.len() == records.len();
+        if self.pairs.len() != records.len() {
+            ndem_math::capacity::refill(&mut self.pairs, records.len(), [NOT_MOVING; 2]);
+        }
+        let moving = &self.moving;
+        for (pair, c) in self.pairs.iter_mut().zip(records) {
+            let new = c
+                .bodies
+                .map(|b| if moving[b as usize] { b } else { NOT_MOVING });
+            same &= *pair == new;
+            *pair = new;
+        }
+        self.blocks = blocks;
+        same
+    }
+
+    /// The moving bodies of contacts `s..e`, with repeats, in the order
+    /// the problem's records name them.
+    fn bodies(&self, (s, e): (u32, u32)) -> impl Iterator<Item = usize> + Clone + '_ {
+        self.pairs[s as usize..e as usize]
+            .iter()
+            .flatten()
+            .filter(|&&b| b != NOT_MOVING)
+            .map(|&b| b as usize)
+    }
 }
 
 impl Colouring {
@@ -92,8 +148,15 @@ impl Colouring {
     pub(crate) fn build(&mut self, problem: &ContactProblem, max_blocks: usize) {
         let n = problem.contacts().len();
         let count = (n / BLOCK_MIN_CONTACTS).clamp(1, max_blocks.clamp(1, MAX_BLOCKS));
+        // the impact and continuous stages of a step solve problems on the
+        // same contacts: their solvers pass this colouring on
+        // ([`crate::SolverScratch`]), and the second keeps it
+        if self.input.gather(problem, count) && self.colour.len() == count {
+            return;
+        }
+        let input = std::mem::take(&mut self.input);
         let block = |k: usize| ((n * k / count) as u32, (n * (k + 1) / count) as u32);
-        let block_bodies = |k: usize| moving_bodies(problem, block(k));
+        let block_bodies = |k: usize| input.bodies(block(k));
         self.used.resize(problem.body_count(), 0);
         // greedy first: each block takes the lowest colour free of its
         // moving bodies; then again with the greedy's colour count, each
@@ -132,22 +195,23 @@ impl Colouring {
             }
         }
         self.colour_starts.push(self.blocks.len());
-        self.find_conflicts(problem);
+        self.find_conflicts(&input);
+        self.input = input;
     }
 
     /// Fills `earlier_conflicts`: each moving body collects the positions
     /// of the blocks that touch it, and each block the positions before
     /// its own that its bodies collected.
-    fn find_conflicts(&mut self, problem: &ContactProblem) {
+    fn find_conflicts(&mut self, input: &ColouringInput) {
         self.used.fill(0);
         for (p, &block) in self.blocks.iter().enumerate() {
-            for b in moving_bodies(problem, block) {
+            for b in input.bodies(block) {
                 self.used[b] |= 1 << p;
             }
         }
         self.earlier_conflicts.clear();
         for (p, &block) in self.blocks.iter().enumerate() {
-            let touching = moving_bodies(problem, block).fold(0u64, |m, b| m | self.used[b]);
+            let touching = input.bodies(block).fold(0u64, |m, b| m | self.used[b]);
             self.earlier_conflicts.push(touching & ((1u64 << p) - 1));
         }
     }
@@ -173,6 +237,20 @@ impl Colouring {
             }
             self.colour.push(colour as u8);
         }
+    }
+
+    /// Bytes the colouring holds (its vectors' capacities).
+    pub(crate) fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.order.capacity() * size_of::<u32>()
+            + self.blocks.capacity() * size_of::<(u32, u32)>()
+            + self.colour_starts.capacity() * size_of::<usize>()
+            + self.earlier_conflicts.capacity() * size_of::<u64>()
+            + self.block_numbers.capacity()
+            + self.input.pairs.capacity() * size_of::<[u32; 2]>()
+            + self.input.moving.capacity()
+            + self.used.capacity() * size_of::<u64>()
+            + self.colour.capacity()
     }
 
     /// One more than the highest colour a block has.
@@ -219,21 +297,6 @@ impl Colouring {
     pub(crate) fn colours(&self) -> usize {
         self.colour_starts.len().saturating_sub(1)
     }
-}
-
-/// The bodies with finite mass (moving ones) of contacts `s..e`, with
-/// repeats. Static and kinematic bodies never conflict: their velocity
-/// never changes.
-fn moving_bodies(
-    problem: &ContactProblem,
-    (s, e): (u32, u32),
-) -> impl Iterator<Item = usize> + Clone + '_ {
-    let inv = problem.inverse_mass();
-    problem.records()[s as usize..e as usize]
-        .iter()
-        .flat_map(|c| c.bodies)
-        .map(|b| b as usize)
-        .filter(move |&b| inv[b].inv_mass > 0.0 || inv[b].inv_inertia != ndem_math::Mat3::zeros())
 }
 
 /// The body velocities shared by the sweeping threads, as atomic `f64`
@@ -565,6 +628,58 @@ mod tests {
             colouring.build(&problem, DEFAULT_BLOCKS);
             prop_assert_eq!(&order, &colouring.order);
             prop_assert_eq!(&blocks, &colouring.blocks);
+        }
+
+        /// A colouring built where another was (the scratch a solver hands
+        /// on, which keeps a colouring built from the same input) is the
+        /// colouring built fresh: after a problem whose contacts differ in
+        /// one body, in whether one body moves, in the block count, or in
+        /// all their bodies.
+        #[test]
+        fn a_reused_colouring_is_a_fresh_one(
+            (bodies, fixed, pairs) in arb_graph(),
+            change in 0usize..4,
+            at in any::<proptest::sample::Index>(),
+        ) {
+            let problem = graph_problem(bodies, &fixed, &pairs);
+            let (mut other_fixed, mut other_pairs) = (fixed.clone(), pairs.clone());
+            let mut other_blocks = DEFAULT_BLOCKS;
+            match change {
+                0 => {
+                    let pair = &mut other_pairs[at.index(pairs.len())];
+                    pair[1] = (pair[1] + 1) % pair[0].max(1);
+                }
+                1 => {
+                    let b = pairs[at.index(pairs.len())][0] as usize;
+                    other_fixed[b] = !other_fixed[b];
+                }
+                2 => other_blocks = DEFAULT_BLOCKS / 2,
+                // as many contacts, each joining index neighbours: another
+                // graph, mostly another colouring
+                _ => {
+                    let n = bodies as u32;
+                    for pair in &mut other_pairs {
+                        *pair = [pair[0], (pair[0] + 1) % n];
+                    }
+                }
+            }
+            let other = graph_problem(bodies, &other_fixed, &other_pairs);
+            let parts = |c: &Colouring| {
+                (
+                    c.order.clone(),
+                    c.blocks.clone(),
+                    c.colour_starts.clone(),
+                    c.earlier_conflicts.clone(),
+                    c.block_numbers.clone(),
+                )
+            };
+            let mut fresh = Colouring::default();
+            fresh.build(&problem, DEFAULT_BLOCKS);
+            let mut reused = Colouring::default();
+            reused.build(&other, other_blocks);
+            reused.build(&problem, DEFAULT_BLOCKS);
+            prop_assert!(parts(&reused) == parts(&fresh));
+            check(&reused, &problem)?;
         }
 
         /// Any block count a caller may set (`PgsSettings::colour_blocks`),

@@ -429,15 +429,19 @@ pub trait Solver: Send {
 
 /// Scratch vectors a solver keeps between solves, handed from one solver
 /// to another ([`Solver::take_scratch`], [`Solver::adopt_scratch`]): the
-/// per-row diagonal, per-contact and per-body vectors of PGS and the
-/// residual evaluator's velocity. Opaque; its contents carry nothing from
-/// one solve to the next.
+/// per-row diagonal, per-contact and per-body vectors of PGS, its
+/// colouring of the contacts, and the residual evaluator's velocity.
+/// Opaque; its contents carry nothing from one solve to the next but the
+/// colouring, which a solve keeps only when it was built from the same
+/// bodies of the same contacts (the stepper's impact and continuous
+/// stages colour one contact set once).
 #[derive(Debug, Default)]
 pub struct SolverScratch {
     pub(crate) diagonal: Vec<f64>,
     pub(crate) bodies: Vec<crate::pgs::BodyResponse>,
     pub(crate) shapes: Vec<u32>,
     pub(crate) velocity: Vec<Velocity6>,
+    pub(crate) colouring: crate::pgs_parallel::Colouring,
 }
 
 impl SolverScratch {
@@ -448,6 +452,7 @@ impl SolverScratch {
             + self.bodies.capacity() * size_of::<crate::pgs::BodyResponse>()
             + self.shapes.capacity() * size_of::<u32>()
             + self.velocity.capacity() * size_of::<Velocity6>()
+            + self.colouring.bytes()
     }
 }
 
