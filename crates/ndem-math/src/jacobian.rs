@@ -343,6 +343,17 @@ impl ContactJacobian {
         }
     }
 
+    /// [`Self::diagonal`] of two bodies with isotropic inverse inertia (a
+    /// sphere, a static body), given as `(1/m, k)` with `I⁻¹ = k 1`: the
+    /// same arithmetic, from 16 bytes per body instead of a matrix.
+    pub fn diagonal_isotropic(
+        &self,
+        (mass_a, inertia_a): (f64, f64),
+        (mass_b, inertia_b): (f64, f64),
+    ) -> [f64; 6] {
+        self.diagonal_with(mass_a, &inertia_a, mass_b, &inertia_b)
+    }
+
     /// [`Self::diagonal`] with the inverse inertias as scalars or matrices.
     /// The terms and their order are those of
     /// [`JacobianRow::effective_inverse_mass`] on [`Self::row`]; b's

@@ -144,7 +144,8 @@ proptest! {
     /// The diagonal is the rows' `G_j M⁻¹ G_jᵀ` with the same arithmetic
     /// (equal numbers, not only close ones: the stepper's trajectories rest
     /// on it), whether the inverse inertias are general, isotropic (applied
-    /// as scalars) or zero.
+    /// as scalars, also from the scalars alone: `diagonal_isotropic`) or
+    /// zero.
     #[test]
     fn diagonal_is_the_rows_effective_mass_exactly(n in unit_vector(), da in vec3(1.0), db in vec3(1.0), s in 0.01f64..3.0,
                                                    general in inverse_mass(), k in 0.0f64..1e4, m in 0.0f64..1e2, kinds in (0usize..3, 0usize..3)) {
@@ -155,6 +156,11 @@ proptest! {
         let diag = jac.diagonal(&ia, &ib);
         for (j, d) in diag.iter().enumerate() {
             prop_assert_eq!(*d, jac.row(j).effective_inverse_mass(&ia, &ib), "row {}", j);
+        }
+        // from the scalars of two isotropic bodies: the same numbers
+        if let (Some(ka), Some(kb)) = (ia.isotropic_inertia(), ib.isotropic_inertia()) {
+            let scalar = jac.diagonal_isotropic((ia.inv_mass, ka), (ib.inv_mass, kb));
+            prop_assert_eq!(scalar, diag);
         }
     }
 

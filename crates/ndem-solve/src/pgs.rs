@@ -4,7 +4,7 @@ use crate::SolveError;
 use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
 use crate::metrics::ResidualEvaluator;
-use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome, for_each_block};
+use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome};
 use crate::problem::{ContactProblem, ContactRecord, FrictionSet, NO_TANGENTIAL_RHS};
 use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
@@ -241,22 +241,6 @@ impl ProjectedGaussSeidel {
         let inv = masses(&self.split_inverse, problem);
         // reused by every solve: grown by an eighth, not doubled
         ndem_math::capacity::refill(&mut self.inv_diag, n, 0.0);
-        // D⁻¹ of the contact rows per contact (as `diagonal_unchecked`
-        // forms D), then of the generic rows
-        let contacts = problem.records();
-        for_each_block(&mut self.inv_diag[..off], m, threads, |first, out| {
-            for (c, o) in contacts[first..].iter().zip(out.chunks_exact_mut(m)) {
-                let [a, b] = c.bodies.map(|x| x as usize);
-                let d = c.jacobian.diagonal(&inv[a], &inv[b]);
-                for j in 0..m {
-                    o[j] = invert_diagonal(d[j] + c.row_sigma(j));
-                }
-            }
-        });
-        problem.generic_diagonal_unchecked(&mut self.inv_diag);
-        for d in &mut self.inv_diag[off..] {
-            *d = invert_diagonal(*d);
-        }
         self.bodies.clear();
         self.bodies.extend(inv.iter().map(BodyResponse::of));
         self.order_source = match self.settings.order {
@@ -266,19 +250,40 @@ impl ProjectedGaussSeidel {
                 OrderSource::Colouring
             }
             order => {
-                order.fill(contacts.len(), &mut self.order);
+                order.fill(problem.contacts().len(), &mut self.order);
                 OrderSource::Own
             }
         };
-        // the shape of each contact: the shared entries in parallel, the
-        // contacts with blocks of their own afterwards, in contact order
+        // one pass over the contacts: D⁻¹ of the contact rows (as
+        // `diagonal_unchecked` forms D) and the shape of each contact, the
+        // shared shapes here, the contacts with blocks of their own after
+        let contacts = problem.records();
         ndem_math::capacity::refill(&mut self.shape_of, contacts.len(), SHAPE_COUPLED);
+        let per_block = ndem_math::blocks::block_len(contacts.len(), threads);
+        let parts = self.inv_diag[..off]
+            .chunks_mut(per_block * m)
+            .zip(self.shape_of.chunks_mut(per_block))
+            .enumerate();
         let bodies = &self.bodies;
-        for_each_block(&mut self.shape_of, 1, threads, |first, out| {
-            for (c, s) in contacts[first..].iter().zip(out) {
+        ndem_math::blocks::map_parts(parts, |(k, (diagonal, shapes))| {
+            let first = k * per_block;
+            let rows = diagonal.chunks_exact_mut(m).zip(shapes);
+            for (c, (o, shape)) in contacts[first..].iter().zip(rows) {
                 let [a, b] = c.bodies.map(|x| x as usize);
-                let iso = bodies[a].isotropic().is_some() && bodies[b].isotropic().is_some();
-                *s = if m == 1 {
+                let (ra, rb) = (bodies[a], bodies[b]);
+                let (d, iso) = match (ra.isotropic(), rb.isotropic()) {
+                    (Some(ka), Some(kb)) => {
+                        let d = c
+                            .jacobian
+                            .diagonal_isotropic((ra.inv_mass, ka), (rb.inv_mass, kb));
+                        (d, true)
+                    }
+                    _ => (c.jacobian.diagonal(&inv[a], &inv[b]), false),
+                };
+                for j in 0..m {
+                    o[j] = invert_diagonal(d[j] + c.row_sigma(j));
+                }
+                *shape = if m == 1 {
                     SHAPE_COUPLED
                 } else if iso && arms_along_normal(c) {
                     SHAPE_DECOUPLED
@@ -287,6 +292,10 @@ impl ProjectedGaussSeidel {
                 };
             }
         });
+        problem.generic_diagonal_unchecked(&mut self.inv_diag);
+        for d in &mut self.inv_diag[off..] {
+            *d = invert_diagonal(*d);
+        }
         self.shape_table.clear();
         self.shape_table.push(ContactShape {
             decoupled: true,
