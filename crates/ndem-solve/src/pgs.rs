@@ -320,6 +320,12 @@ impl ProjectedGaussSeidel {
     }
 }
 
+/// `D_jj = 1/D⁻¹_jj` (zero for rows without effective mass).
+#[inline(always)]
+fn diag_of(inv_d: f64) -> f64 {
+    if inv_d > 0.0 { 1.0 / inv_d } else { 0.0 }
+}
+
 /// The inverse masses the sweeps use: the problem's, or the split ones.
 fn masses<'a>(split: &'a [InverseMass], problem: &'a ContactProblem) -> &'a [InverseMass] {
     if split.is_empty() {
@@ -375,8 +381,11 @@ struct Local<'a, A: AngularResponse, B: AngularResponse> {
     resp_b: B,
     va: Velocity6,
     vb: Velocity6,
-    max_corr: f64,
-    /// Whether `max_corr` is formed (a division per row).
+    /// Per row, the largest `|Δλ_j|` set so far (when `track`): the
+    /// largest correction `D_jj |Δλ_j|` is formed from it once per contact
+    /// ([`Self::max_corr`]), off the rows' dependency chain.
+    corrections: [f64; 6],
+    /// Whether the largest correction is formed (a division per row).
     track: bool,
     finite: bool,
 }
@@ -409,7 +418,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         self.finite &= new.is_finite();
         lam[J] = new;
         if self.track {
-            self.max_corr = self.max_corr.max(delta.abs() * self.diag(J));
+            self.corrections[J] = self.corrections[J].max(delta.abs());
         }
         delta
     }
@@ -445,11 +454,24 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         }
     }
 
-    /// `D_JJ` (zero for rows without effective mass).
+    /// The largest correction `D_jj |Δλ_j|` over the rows set so far (0
+    /// when not tracked): each row's largest `|Δλ_j|` times `D_jj`, the
+    /// same number as the largest of the products formed per update
+    /// (rounding is monotone and `D_jj ≥ 0`), with the six divisions
+    /// side by side instead of one in each row update (session 24: the
+    /// impact stage, which tracks every sweep, swept 17 % slower than
+    /// with the tracking switched off).
     #[inline(always)]
-    fn diag(&self, j: usize) -> f64 {
-        let x = self.inv_d[j];
-        if x > 0.0 { 1.0 / x } else { 0.0 }
+    fn max_corr(&self) -> f64 {
+        if !self.track {
+            return 0.0;
+        }
+        if let Ok(inv_d) = <&[f64; 6]>::try_from(self.inv_d) {
+            let terms: [f64; 6] = std::array::from_fn(|j| self.corrections[j] * diag_of(inv_d[j]));
+            return terms.iter().fold(0.0, |m, &t| m.max(t));
+        }
+        let rows = self.inv_d.iter().zip(&self.corrections);
+        rows.fold(0.0, |m, (&x, &c)| m.max(c * diag_of(x)))
     }
 
     /// Residual `w_J = G_J v + Σ_J λ_J + b_J` of row `J`.
@@ -674,7 +696,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
         resp_b,
         va: *va,
         vb: *vb,
-        max_corr: 0.0,
+        corrections: [0.0; 6],
         track,
         finite: true,
     };
@@ -685,7 +707,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
     }
     *va = local.va;
     *vb = local.vb;
-    (local.max_corr, local.finite)
+    (local.max_corr(), local.finite)
 }
 
 /// One row-wise Gauss-Seidel pass over the rows of one contact. Returns the
@@ -1339,7 +1361,7 @@ mod tests {
             resp_b: iso(b),
             va,
             vb,
-            max_corr: 0.0,
+            corrections: [0.0; 6],
             track: true,
             finite: true,
         };

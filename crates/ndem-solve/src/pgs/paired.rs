@@ -398,7 +398,7 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
         store.set_velocity(b0, &l0.vb);
         store.set_velocity(a1, &l1.va);
         store.set_velocity(b1, &l1.vb);
-        (l0.max_corr.max(l1.max_corr), l0.finite & l1.finite)
+        (l0.max_corr().max(l1.max_corr()), l0.finite & l1.finite)
     }
 
     /// The decoupled pass's local state of contact `ci`.
@@ -427,7 +427,7 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
             resp_b: Isotropic(rb.isotropic),
             va: store.velocity(a),
             vb: store.velocity(b),
-            max_corr: 0.0,
+            corrections: [0.0; 6],
             track: TRACK,
             finite: true,
         }
