@@ -988,6 +988,12 @@ impl ContactProblem {
     pub fn generic_rows(&self) -> &[GenericRow] {
         &self.generic
     }
+    /// `true` when no contact has a tangential right-hand side (`b` of
+    /// rows 1-5 zero for every contact: no conveyor surface, no driven
+    /// tangential row), as the problem stores it.
+    pub fn tangential_rhs_is_zero(&self) -> bool {
+        self.tangential_rhs.is_empty()
+    }
     /// Rows per contact.
     pub fn contact_rows(&self) -> ContactRows {
         self.rows
@@ -1394,6 +1400,12 @@ impl ContactProblem {
         for (c, lam) in self.records.iter().zip(lambda.chunks_exact_mut(m)) {
             project_record(c, self.friction_set, lam);
         }
+        self.project_generic_unchecked(lambda);
+    }
+
+    /// The generic rows' part of [`Self::project_unchecked`] (their bounds
+    /// depend on generic rows only).
+    pub(crate) fn project_generic_unchecked(&self, lambda: &mut [f64]) {
         let off = self.generic_offset();
         for i in 0..self.generic.len() {
             let v = self.generic_bounds(i, lambda);
@@ -1505,15 +1517,63 @@ impl ContactProblem {
     /// Rows on which no impulse acts (zero effective mass) count nothing.
     /// The elastic energy of compliant contacts is accounted separately
     /// ([`Self::elastic_energy`]).
+    ///
+    /// The contacts' terms are summed in blocks of
+    /// [`crate::metrics::SUM_BLOCK`] contacts and the block sums in order,
+    /// so the figure is the same from [`Self::row_energy_bound_on`] on any
+    /// thread count.
     pub fn row_energy_bound(&self) -> f64 {
-        // formed contact by contact (no row-sized scratch: the stepper
-        // calls this at its memory peak), with the arithmetic of
-        // `jacobian_times_unchecked` and `diagonal_unchecked`
+        self.row_energy_bound_on(1)
+    }
+
+    /// [`Self::row_energy_bound`] with the contacts' blocks shared among
+    /// `threads` threads (0 or 1: this one); the same number on any count.
+    pub fn row_energy_bound_on(&self, threads: usize) -> f64 {
+        use crate::metrics::SUM_BLOCK;
+        let blocks = self.records.len().div_ceil(SUM_BLOCK);
+        let per_thread = block_len(blocks, threads.clamp(1, blocks.max(1)));
+        let parts = (0..blocks)
+            .step_by(per_thread)
+            .map(|b| b..(b + per_thread).min(blocks));
+        let sums = map_parts(parts, |range| {
+            range
+                .map(|b| {
+                    self.contact_energy_bound(
+                        b * SUM_BLOCK..((b + 1) * SUM_BLOCK).min(self.records.len()),
+                    )
+                })
+                .collect::<Vec<f64>>()
+        });
+        let mut total = 0.0;
+        for s in sums.iter().flatten() {
+            total += s;
+        }
+        let v = &self.free_velocity;
+        for (i, r) in self.generic.iter().enumerate() {
+            let [a, b] = r.bodies.map(|x| x as usize);
+            let gv = r.jacobian.dot(&v[a], &v[b]);
+            let d = self.generic_row_diagonal(i) - r.sigma;
+            if d > 0.0 {
+                total += 0.5 * (gv.abs() + r.rhs.abs()).powi(2) / d;
+            }
+        }
+        total
+    }
+
+    /// The contacts' part of [`Self::row_energy_bound`] over `range`,
+    /// formed contact by contact (no row-sized scratch: the stepper calls
+    /// this at its memory peak), with the arithmetic of
+    /// `jacobian_times_unchecked` and `diagonal_unchecked`.
+    fn contact_energy_bound(&self, range: std::ops::Range<usize>) -> f64 {
         let m = self.rows.count();
         let inv = &self.inverse_mass;
         let v = &self.free_velocity;
         let mut total = 0.0;
-        for (ci, c) in self.records.iter().enumerate() {
+        for ci in range.clone() {
+            if ci + PREFETCH_AHEAD < range.end {
+                self.prefetch_bodies(ci + PREFETCH_AHEAD, v);
+            }
+            let c = &self.records[ci];
             let t = self.tangential_rhs(ci);
             let [a, b] = c.bodies.map(|x| x as usize);
             let gv = c.jacobian.velocity(&v[a], &v[b]);
@@ -1524,14 +1584,6 @@ impl ContactProblem {
                 if d > 0.0 {
                     total += 0.5 * (gv[j].abs() + c.rhs(t, j).abs()).powi(2) / d;
                 }
-            }
-        }
-        for (i, r) in self.generic.iter().enumerate() {
-            let [a, b] = r.bodies.map(|x| x as usize);
-            let gv = r.jacobian.dot(&v[a], &v[b]);
-            let d = self.generic_row_diagonal(i) - r.sigma;
-            if d > 0.0 {
-                total += 0.5 * (gv.abs() + r.rhs.abs()).powi(2) / d;
             }
         }
         total

@@ -8,6 +8,7 @@
 
 use crate::SolveError;
 use crate::problem::{ContactProblem, project_record};
+use ndem_math::blocks::{block_len, map_parts};
 use ndem_math::capacity::reserve_for;
 use ndem_math::{ContactKey, Vec3, Velocity6};
 use std::collections::HashMap;
@@ -49,21 +50,38 @@ impl ImpulseHistory {
     /// are not in `problem` are forgotten; of a key given twice, the later
     /// contact's impulse is kept.
     pub fn record(&mut self, problem: &ContactProblem, lambda: &[f64]) {
+        self.record_on(problem, lambda, 1);
+    }
+
+    /// [`Self::record`] with the contacts shared among `threads` threads
+    /// (0: every core); each contact's entry is its own, so the history
+    /// is the same on any count.
+    pub fn record_on(&mut self, problem: &ContactProblem, lambda: &[f64], threads: usize) {
+        let n = problem.contacts().len();
         self.contacts.clear();
-        reserve_for(&mut self.contacts, problem.contacts().len());
+        reserve_for(&mut self.contacts, n);
+        self.contacts
+            .resize(n, (ContactKey::default(), StoredImpulse::default()));
         self.rows.clear();
         let m = problem.contact_rows().count();
-        let records = problem.records().iter().zip(problem.contacts().keys());
-        for ((c, key), lam) in records.zip(lambda.chunks_exact(m)) {
-            let (p, t) = c.jacobian.world_impulses(lam);
-            let f = &c.jacobian.frame;
-            let impulse = StoredImpulse {
-                normal: c.jacobian.normal_scale * lam[0],
-                friction: p - f.normal * f.normal.dot(&p),
-                rolling: t,
-            };
-            self.contacts.push((*key, impulse));
-        }
+        let (records, keys) = (problem.records(), problem.contacts().keys());
+        let per_thread = block_len(n, warm_start_threads(threads, n));
+        let parts = self.contacts.chunks_mut(per_thread).enumerate();
+        map_parts(parts, |(k, out)| {
+            let first = k * per_thread;
+            let contacts = records[first..].iter().zip(&keys[first..]);
+            let lambdas = lambda[first * m..].chunks_exact(m);
+            for (((c, key), lam), entry) in contacts.zip(lambdas).zip(out) {
+                let (p, t) = c.jacobian.world_impulses(lam);
+                let f = &c.jacobian.frame;
+                let impulse = StoredImpulse {
+                    normal: c.jacobian.normal_scale * lam[0],
+                    friction: p - f.normal * f.normal.dot(&p),
+                    rolling: t,
+                };
+                *entry = (*key, impulse);
+            }
+        });
         sort_keeping_last(&mut self.contacts);
         let off = problem.generic_offset();
         for (r, &lam) in problem.generic_rows().iter().zip(&lambda[off..]) {
@@ -237,6 +255,13 @@ pub trait WarmStart: Send + Sync {
         let _ = (problem, lambda);
     }
 
+    /// Threads the policy may use (1: this one, 0: every core); its
+    /// results must not depend on the count. Default: ignored (one
+    /// thread).
+    fn set_threads(&mut self, threads: usize) {
+        let _ = threads;
+    }
+
     /// The multipliers this policy carries between steps, if it keeps any
     /// (checkpoints, model reduction's trial solve).
     fn history(&self) -> Option<&ImpulseHistory> {
@@ -331,6 +356,11 @@ pub struct HistoryWarmStart {
     /// Last accepted step's multipliers (filled by [`WarmStart::record`];
     /// empty for a fresh policy, so every contact starts cold).
     pub history: ImpulseHistory,
+    /// Threads the start and the record may use (1: this one, 0: every
+    /// core; [`WarmStart::set_threads`]). Each contact's start is its own
+    /// and `v₀` is formed in the serial order, so `λ₀`, `v₀` and the
+    /// history are the same on any count.
+    pub threads: usize,
 }
 
 impl Default for HistoryWarmStart {
@@ -340,6 +370,7 @@ impl Default for HistoryWarmStart {
             rows: WarmRows::All,
             apply_velocity: true,
             history: ImpulseHistory::new(),
+            threads: 1,
         }
     }
 }
@@ -354,19 +385,6 @@ impl HistoryWarmStart {
             });
         }
         Ok(())
-    }
-}
-
-fn finish_velocity(
-    problem: &ContactProblem,
-    lambda: &[f64],
-    velocity: &mut [Velocity6],
-    apply: bool,
-) {
-    if apply {
-        problem.velocity_from_unchecked(lambda, velocity);
-    } else {
-        velocity.copy_from_slice(problem.free_velocity());
     }
 }
 
@@ -390,7 +408,11 @@ impl WarmStart for HistoryWarmStart {
     }
 
     fn record(&mut self, problem: &ContactProblem, lambda: &[f64]) {
-        self.history.record(problem, lambda);
+        self.history.record_on(problem, lambda, self.threads);
+    }
+
+    fn set_threads(&mut self, threads: usize) {
+        self.threads = threads;
     }
 
     fn history(&self) -> Option<&ImpulseHistory> {
@@ -416,15 +438,55 @@ impl HistoryWarmStart {
         self.validate()?;
         cold_start(problem, lambda, velocity)?;
         let m = problem.contact_rows().count();
+        let n = problem.contacts().len();
+        let threads = warm_start_threads(self.threads, n);
+        let per_thread = block_len(n, threads);
+        let off = problem.generic_offset();
+        let parts = lambda[..off].chunks_mut(per_thread * m).enumerate();
+        let counts = map_parts(parts, |(k, part)| {
+            self.start_contacts(history, problem, k * per_thread, part)
+        });
+        let mut stats = WarmStartStats::default();
+        for c in counts {
+            stats.warm += c.warm;
+            stats.cold += c.cold;
+        }
+        for (i, r) in problem.generic_rows().iter().enumerate() {
+            match (r.key.and_then(|k| history.get_row(&k)), self.rows) {
+                (Some(v), WarmRows::All) => {
+                    lambda[off + i] = self.beta * v;
+                    stats.warm += 1;
+                }
+                _ => stats.cold += 1,
+            }
+        }
+        problem.project_generic_unchecked(lambda);
+        if self.apply_velocity {
+            problem.velocity_from_on(lambda, velocity, threads);
+        } else {
+            velocity.copy_from_slice(problem.free_velocity());
+        }
+        Ok(stats)
+    }
+
+    /// Eq. 7 for the contacts from `first` on whose rows are `lambda`
+    /// (zero on entry), each projected onto its bounds; a warm contact is
+    /// projected twice, as the start and then the whole `λ₀` were before
+    /// the start was shared among threads (a disk projection is not
+    /// idempotent to the last bit).
+    fn start_contacts(
+        &self,
+        history: &ImpulseHistory,
+        problem: &ContactProblem,
+        first: usize,
+        lambda: &mut [f64],
+    ) -> WarmStartStats {
+        let m = problem.contact_rows().count();
         let mut stats = WarmStartStats::default();
         let mut from = 0;
-        let keys = problem.contacts().keys();
-        for ((c, key), lam) in problem
-            .records()
-            .iter()
-            .zip(keys)
-            .zip(lambda.chunks_exact_mut(m))
-        {
+        let keys = &problem.contacts().keys()[first..];
+        let records = &problem.records()[first..];
+        for ((c, key), lam) in records.iter().zip(keys).zip(lambda.chunks_exact_mut(m)) {
             let Some(s) = history.get_from(key, &mut from) else {
                 stats.cold += 1;
                 continue;
@@ -444,21 +506,22 @@ impl HistoryWarmStart {
                 }
             }
             project_record(c, problem.friction_set(), lam);
+            project_record(c, problem.friction_set(), lam);
         }
-        let off = problem.generic_offset();
-        for (i, r) in problem.generic_rows().iter().enumerate() {
-            match (r.key.and_then(|k| history.get_row(&k)), self.rows) {
-                (Some(v), WarmRows::All) => {
-                    lambda[off + i] = self.beta * v;
-                    stats.warm += 1;
-                }
-                _ => stats.cold += 1,
-            }
-        }
-        problem.project_unchecked(lambda);
-        finish_velocity(problem, lambda, velocity, self.apply_velocity);
-        Ok(stats)
+        stats
     }
+}
+
+/// Contacts per thread of a warm start or record below which a thread is
+/// not worth its start.
+const CONTACTS_PER_THREAD: usize = 8192;
+
+/// The thread count for `contacts` contacts when `threads` are allowed
+/// (0: every core).
+fn warm_start_threads(threads: usize, contacts: usize) -> usize {
+    ndem_math::blocks::resolve_threads(threads)
+        .min(contacts / CONTACTS_PER_THREAD)
+        .max(1)
 }
 
 /// Model-based warm start (eqs. 9-11 in the form of `docs/theory.md`, "Warm starting"): the static
@@ -567,6 +630,10 @@ impl<W: WarmStart> WarmStart for Safeguarded<W> {
 
     fn record(&mut self, problem: &ContactProblem, lambda: &[f64]) {
         self.inner.record(problem, lambda);
+    }
+
+    fn set_threads(&mut self, threads: usize) {
+        self.inner.set_threads(threads);
     }
 
     fn history(&self) -> Option<&ImpulseHistory> {

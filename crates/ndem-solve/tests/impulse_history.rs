@@ -118,3 +118,62 @@ proptest! {
         prop_assert_eq!(stats.cold, started.len() - found);
     }
 }
+
+/// The history warm start and record on several threads (contacts shared
+/// in blocks of at least 8192) give the one-thread `λ₀`, `v₀`, counts and
+/// history, bit for bit, on a packing of some 2.5·10⁴ contacts whose
+/// history holds every other contact.
+#[test]
+fn warm_start_and_record_are_the_same_on_any_thread_count() {
+    use ndem_solve::generate::{PackingSpec, sphere_packing};
+    let problem = sphere_packing(&PackingSpec {
+        cells: [24, 24, 15],
+        speed: 0.05,
+        ..PackingSpec::default()
+    });
+    assert!(
+        problem.contacts().len() >= 3 * 8192,
+        "{}",
+        problem.contacts().len()
+    );
+    let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+        stopping: Stopping::iterations(5),
+        ..PgsSettings::default()
+    })
+    .unwrap();
+    let mut lambda = vec![0.0; problem.len()];
+    let mut v = problem.free_velocity().to_vec();
+    pgs.solve(&problem, &mut lambda, &mut v).unwrap();
+    let mut serial = ImpulseHistory::new();
+    serial.record(&problem, &lambda);
+    for threads in [0, 2, 3] {
+        let mut shared = ImpulseHistory::new();
+        shared.record_on(&problem, &lambda, threads);
+        assert!(shared == serial, "record on {threads} threads");
+    }
+    // every other contact known
+    let known: Vec<_> = serial.sorted_contacts().into_iter().step_by(2).collect();
+    let start = |threads: usize| {
+        let mut history = ImpulseHistory::new();
+        history.extend(known.iter().copied());
+        let mut warm = HistoryWarmStart {
+            history,
+            threads,
+            ..HistoryWarmStart::default()
+        };
+        let (mut l0, mut v0) = (
+            vec![0.0; problem.len()],
+            vec![Velocity6::default(); problem.body_count()],
+        );
+        let stats = warm.initialize(&problem, &mut l0, &mut v0).unwrap();
+        (l0, v0, stats)
+    };
+    let (l1, v1, s1) = start(1);
+    assert_eq!(s1.warm, known.len());
+    assert!(l1.iter().any(|&x| x != 0.0));
+    for threads in [0, 2, 3] {
+        let (l, v, s) = start(threads);
+        assert!(l == l1 && v == v1, "start on {threads} threads");
+        assert_eq!(s, s1);
+    }
+}

@@ -3,6 +3,7 @@
 //! solve whose residual leaves the rest state unphysical).
 
 use crate::{Motion, StepError, World};
+use ndem_math::blocks::{block_len, map_parts};
 use ndem_math::{ContactLaw, Velocity6};
 use ndem_solve::{ContactProblem, DEFAULT_TOLERANCE};
 
@@ -159,40 +160,43 @@ pub(crate) struct ProblemWork {
 }
 
 impl ProblemWork {
-    pub(crate) fn of(world: &World, problem: &ContactProblem) -> Self {
+    /// Both figures of `problem`, each formed on `threads` threads (the
+    /// same numbers on any count).
+    pub(crate) fn of(world: &World, problem: &ContactProblem, threads: usize) -> Self {
         Self {
-            rows: problem.row_energy_bound(),
-            drive: drive_speed(world, problem),
+            rows: problem.row_energy_bound_on(threads),
+            drive: drive_speed(world, problem, threads),
         }
     }
 }
 
 /// Largest speed at which a driven body (kinematic body, conveyor surface,
-/// motor or stabilisation target of a generic row) moves a contact or row.
-fn drive_speed(world: &World, p: &ContactProblem) -> f64 {
-    let mut speed = 0.0f64;
-    for c in p.contacts() {
-        for body in c.bodies {
-            let b = body as usize;
-            if world.motion[b] == Motion::Kinematic {
-                let v = world.velocity[b];
-                let zero = Velocity6::ZERO;
-                let (va, vb) = if b == c.bodies[0] as usize {
-                    (v, zero)
-                } else {
-                    (zero, v)
-                };
-                let gv = c.jacobian.velocity(&va, &vb);
-                let s = c.jacobian.normal_scale.max(f64::MIN_POSITIVE);
-                let u = Velocity6::new(
-                    ndem_math::Vec3::new(gv[0] / s, gv[1], gv[2]),
-                    ndem_math::Vec3::zeros(),
-                );
-                speed = speed.max(u.linear.norm());
-            }
-        }
-        speed = speed.max(c.rhs[1].hypot(c.rhs[2]));
-    }
+/// motor or stabilisation target of a generic row) moves a contact or row:
+/// the largest over `threads` consecutive ranges of contacts (a maximum,
+/// the same on any count).
+fn drive_speed(world: &World, p: &ContactProblem, threads: usize) -> f64 {
+    let contacts = p.contacts();
+    // a contact drives only through a kinematic body or a tangential
+    // right-hand side: without either (a packing at rest) every contact's
+    // speed is zero and none is read
+    let kinematic = world.motion.iter().any(|&m| m == Motion::Kinematic);
+    let read = if kinematic || !p.tangential_rhs_is_zero() {
+        contacts.len()
+    } else {
+        0
+    };
+    let per_thread = block_len(read, threads);
+    let ranges = (0..read)
+        .step_by(per_thread)
+        .map(|s| s..(s + per_thread).min(read));
+    let parts = map_parts(ranges, |range| {
+        range.fold(0.0f64, |speed, i| {
+            contacts
+                .get(i)
+                .map_or(speed, |c| speed.max(contact_drive_speed(world, &c)))
+        })
+    });
+    let mut speed = parts.into_iter().fold(0.0f64, f64::max);
     for r in p.generic_rows() {
         let len = r.jacobian.linear_a.norm().max(r.jacobian.linear_b.norm());
         if len > 0.0 {
@@ -200,6 +204,32 @@ fn drive_speed(world: &World, p: &ContactProblem) -> f64 {
         }
     }
     speed
+}
+
+/// [`drive_speed`] of one contact: its kinematic bodies' speeds along
+/// its rows and its surface-velocity target.
+fn contact_drive_speed(world: &World, c: &ndem_solve::Contact) -> f64 {
+    let mut speed = 0.0f64;
+    for body in c.bodies {
+        let b = body as usize;
+        if world.motion[b] == Motion::Kinematic {
+            let v = world.velocity[b];
+            let zero = Velocity6::ZERO;
+            let (va, vb) = if b == c.bodies[0] as usize {
+                (v, zero)
+            } else {
+                (zero, v)
+            };
+            let gv = c.jacobian.velocity(&va, &vb);
+            let s = c.jacobian.normal_scale.max(f64::MIN_POSITIVE);
+            let u = Velocity6::new(
+                ndem_math::Vec3::new(gv[0] / s, gv[1], gv[2]),
+                ndem_math::Vec3::zeros(),
+            );
+            speed = speed.max(u.linear.norm());
+        }
+    }
+    speed.max(c.rhs[1].hypot(c.rhs[2]))
 }
 
 /// Fails when the mechanical energy after a step exceeds its bound.

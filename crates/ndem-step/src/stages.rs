@@ -204,7 +204,7 @@ const CONTACTS_PER_ASSEMBLY_THREAD: usize = 4096;
 /// The assembly's thread count for `contacts` contacts:
 /// [`StepSettings::assembly_threads`] (0: every core), at most one per
 /// [`CONTACTS_PER_ASSEMBLY_THREAD`] contacts.
-fn assembly_threads(settings: &StepSettings, contacts: usize) -> usize {
+pub(crate) fn assembly_threads(settings: &StepSettings, contacts: usize) -> usize {
     let wanted = ndem_math::blocks::resolve_threads(settings.assembly_threads);
     wanted.min(contacts / CONTACTS_PER_ASSEMBLY_THREAD).max(1)
 }

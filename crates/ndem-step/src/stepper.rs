@@ -355,9 +355,12 @@ impl Stepper {
     pub fn new(
         settings: StepSettings,
         solver: Box<dyn Solver>,
-        warm_start: Box<dyn WarmStart>,
+        mut warm_start: Box<dyn WarmStart>,
     ) -> Result<Self, StepError> {
         settings.validate()?;
+        // the warm start runs on the assembly's threads (its result does
+        // not depend on the count)
+        warm_start.set_threads(settings.assembly_threads);
         let impact_solver = ProjectedGaussSeidel::new(PgsSettings {
             stopping: Stopping::to_tolerance(settings.impact_iterations.max(1), 1e-10),
             ..PgsSettings::default()
@@ -426,7 +429,8 @@ impl Stepper {
     /// carries between steps, so the new one starts with its own (empty
     /// for a fresh policy); move a history over with [`Self::history`]
     /// and [`Self::set_history`].
-    pub fn set_warm_start(&mut self, warm_start: Box<dyn WarmStart>) {
+    pub fn set_warm_start(&mut self, mut warm_start: Box<dyn WarmStart>) {
+        warm_start.set_threads(self.settings.assembly_threads);
         self.warm_start = warm_start;
         self.held_version = None;
     }
@@ -660,7 +664,8 @@ impl Stepper {
         let previous_velocity = velocity;
         world.co_move();
         if self.settings.energy_guard {
-            let mut problems = vec![guard::ProblemWork::of(world, &solved.problem)];
+            let threads = stages::assembly_threads(&self.settings, solved.problem.contacts().len());
+            let mut problems = vec![guard::ProblemWork::of(world, &solved.problem, threads)];
             problems.extend(solved.impact);
             let bound = guard::energy_bound(
                 world,
@@ -725,7 +730,12 @@ impl Stepper {
         times.reduction = split_time + t.elapsed();
 
         // 6. position update
-        update_positions(world, dt);
+        let threads = ndem_math::blocks::resolve_threads(self.settings.assembly_threads);
+        update_positions(
+            world,
+            dt,
+            threads.min(world.len() / BODIES_PER_THREAD).max(1),
+        );
         self.contacts = contacts;
         self.problem = Some(solved.problem);
         self.lambda = solved.lambda;
@@ -839,7 +849,8 @@ impl Stepper {
                 // the problem: it is released before the continuous
                 // problem is assembled
                 if settings.energy_guard {
-                    impact = Some(guard::ProblemWork::of(world, &problem));
+                    let threads = stages::assembly_threads(&settings, problem.contacts().len());
+                    impact = Some(guard::ProblemWork::of(world, &problem, threads));
                 }
                 self.storage = problem.into_storage();
                 let scratch = self.impact_solver.take_scratch();
@@ -953,13 +964,31 @@ struct SolvedStep {
 /// Stage 6: `x ← x + Δt v`, `q ← exp(Δt ω/2) ⊗ q` for every moving body
 /// that carries its own degrees of freedom, then members placed rigidly on
 /// their hosts.
-fn update_positions(world: &mut World, dt: f64) {
-    for i in 0..world.len() {
-        if world.motion[i] != Motion::Static && !world.is_member(i) {
-            let v = world.velocity[i];
-            world.position[i] += v.linear * dt;
-            world.orientation[i] = integrate_orientation(&world.orientation[i], &v.angular, dt);
+/// Bodies per thread of the position update below which a thread is not
+/// worth its start.
+const BODIES_PER_THREAD: usize = 8192;
+
+fn update_positions(world: &mut World, dt: f64, threads: usize) {
+    // each body on its own: the same bits on any thread count
+    let per_thread = ndem_math::blocks::block_len(world.len(), threads);
+    let (motion, velocity, membership) = (&world.motion, &world.velocity, &world.membership);
+    let parts = world
+        .position
+        .chunks_mut(per_thread)
+        .zip(world.orientation.chunks_mut(per_thread))
+        .enumerate();
+    ndem_math::blocks::map_parts(parts, |(k, (positions, orientations))| {
+        let first = k * per_thread;
+        for (j, (x, q)) in positions.iter_mut().zip(orientations).enumerate() {
+            let i = first + j;
+            // `World::is_member`
+            let member = membership.get(i).is_some_and(Option::is_some);
+            if motion[i] != Motion::Static && !member {
+                let v = velocity[i];
+                *x += v.linear * dt;
+                *q = integrate_orientation(q, &v.angular, dt);
+            }
         }
-    }
+    });
     world.co_move();
 }
