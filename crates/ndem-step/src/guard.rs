@@ -179,7 +179,7 @@ fn drive_speed(world: &World, p: &ContactProblem, threads: usize) -> f64 {
     // a contact drives only through a kinematic body or a tangential
     // right-hand side: without either (a packing at rest) every contact's
     // speed is zero and none is read
-    let kinematic = world.motion.iter().any(|&m| m == Motion::Kinematic);
+    let kinematic = world.motion.contains(&Motion::Kinematic);
     let read = if kinematic || !p.tangential_rhs_is_zero() {
         contacts.len()
     } else {
