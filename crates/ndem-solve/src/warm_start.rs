@@ -57,13 +57,14 @@ impl ImpulseHistory {
     /// (0: every core); each contact's entry is its own, so the history
     /// is the same on any count.
     pub fn record_on(&mut self, problem: &ContactProblem, lambda: &[f64], threads: usize) {
-        let n = problem.contacts().len();
+        let m = problem.contact_rows().count();
+        // a `λ` shorter than the problem's records the contacts it covers
+        let n = problem.contacts().len().min(lambda.len() / m);
         self.contacts.clear();
         reserve_for(&mut self.contacts, n);
         self.contacts
             .resize(n, (ContactKey::default(), StoredImpulse::default()));
         self.rows.clear();
-        let m = problem.contact_rows().count();
         let (records, keys) = (problem.records(), problem.contacts().keys());
         let per_thread = block_len(n, warm_start_threads(threads, n));
         let parts = self.contacts.chunks_mut(per_thread).enumerate();
@@ -84,7 +85,11 @@ impl ImpulseHistory {
         });
         sort_keeping_last(&mut self.contacts);
         let off = problem.generic_offset();
-        for (r, &lam) in problem.generic_rows().iter().zip(&lambda[off..]) {
+        for (r, &lam) in problem
+            .generic_rows()
+            .iter()
+            .zip(lambda.get(off..).unwrap_or(&[]))
+        {
             if let Some(key) = r.key {
                 self.rows.insert(key, lam);
             }
