@@ -108,10 +108,7 @@ impl ColouringInput {
     fn gather(&mut self, problem: &ContactProblem, blocks: usize) -> bool {
         let inv = problem.inverse_mass();
         self.moving.clear();
-        self.moving.extend(
-            inv.iter()
-                .map(|m| m.inv_mass > 0.0 || m.inv_inertia != ndem_math::Mat3::zeros()),
-        );
+        self.moving.extend(inv.iter().map(|m| !m.is_infinite()));
         let records = problem.records();
         let mut same = self.blocks == blocks && self.pairs.len() == records.len();
         if self.pairs.len() != records.len() {

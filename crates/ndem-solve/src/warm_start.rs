@@ -60,7 +60,9 @@ impl ImpulseHistory {
         let m = problem.contact_rows().count();
         // a `λ` shorter than the problem's records the contacts it covers
         let n = problem.contacts().len().min(lambda.len() / m);
-        self.contacts.clear();
+        // every entry is overwritten below: only entries beyond the last
+        // record's are filled first
+        self.contacts.truncate(n);
         reserve_for(&mut self.contacts, n);
         self.contacts
             .resize(n, (ContactKey::default(), StoredImpulse::default()));
