@@ -70,6 +70,9 @@ pub struct ResidualEvaluator {
     natural: Vec<f64>,
     velocity: Vec<Velocity6>,
     block_sums: Vec<RowSums>,
+    /// Per body `(1/m, k)` with `I⁻¹ = k 1`, or `k < 0` when the inverse
+    /// inertia is not isotropic (`D` from 16 bytes per body).
+    responses: Vec<(f64, f64)>,
     threads: usize,
 }
 
@@ -113,6 +116,7 @@ impl ResidualEvaluator {
         self.rows.resize(n, 0.0);
         self.natural.resize(n, 0.0);
         let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
+        let responses = body_responses(&mut self.responses, problem);
         let m = problem.contact_rows().count().max(1);
         let off = problem.generic_offset();
         let contacts = problem.contacts().len();
@@ -129,7 +133,7 @@ impl ResidualEvaluator {
             let count = rows.len() / m;
             for i in 0..count {
                 let ci = first + i;
-                let (r, nat) = contact_residuals(problem, ci, &lambda[ci * m..], vel);
+                let (r, nat) = contact_residuals(problem, responses, ci, &lambda[ci * m..], vel);
                 rows[i * m..(i + 1) * m].copy_from_slice(&r[..m]);
                 natural[i * m..(i + 1) * m].copy_from_slice(&nat[..m]);
             }
@@ -175,6 +179,7 @@ impl ResidualEvaluator {
         velocity: Option<&[Velocity6]>,
     ) -> ResidualStats {
         let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
+        let responses = body_responses(&mut self.responses, problem);
         let m = problem.contact_rows().count().max(1);
         let contacts = problem.records().len();
         let blocks = contacts.div_ceil(SUM_BLOCK);
@@ -188,7 +193,7 @@ impl ResidualEvaluator {
                 for ci in first..last {
                     problem.prefetch_bodies(ci + PREFETCH_AHEAD, vel);
                     let base = ci * m;
-                    let (r, nat) = contact_residuals(problem, ci, &lambda[base..], vel);
+                    let (r, nat) = contact_residuals(problem, responses, ci, &lambda[base..], vel);
                     for j in 0..m {
                         sums.add_row(kind_index(RowKind::of_contact_row(j)), r[j], nat[j]);
                     }
@@ -248,6 +253,19 @@ fn velocity_or_formed<'a>(
             scratch
         }
     }
+}
+
+/// Each body's `(1/m, k)` ([`ResidualEvaluator`]'s `responses`), formed
+/// in `out`.
+fn body_responses<'a>(out: &'a mut Vec<(f64, f64)>, problem: &ContactProblem) -> &'a [(f64, f64)] {
+    out.clear();
+    out.extend(
+        problem
+            .inverse_mass()
+            .iter()
+            .map(|m| (m.inv_mass, m.isotropic_inertia().unwrap_or(-1.0))),
+    );
+    out
 }
 
 /// Row residual and natural-map residual of generic row `i`.
@@ -370,11 +388,13 @@ impl RowSums {
 /// Row residuals and natural-map residuals of contact `c`, whose rows'
 /// multipliers start `lambda`, with velocity `vel`: `w = G v + Σ λ + b`
 /// and the diagonal of `N` formed per contact, the same arithmetic as
-/// `residual_unchecked` and `diagonal_unchecked`. Rows past the problem's
+/// `residual_unchecked` and `diagonal_unchecked` (`D` of two isotropic
+/// bodies from their `responses`, the same numbers). Rows past the problem's
 /// row count are zero.
 #[inline]
 fn contact_residuals(
     problem: &ContactProblem,
+    responses: &[(f64, f64)],
     ci: usize,
     lambda: &[f64],
     vel: &[Velocity6],
@@ -389,7 +409,12 @@ fn contact_residuals(
     let lam = &lambda[..m];
     let [a, b] = c.bodies.map(|x| x as usize);
     let gv = c.jacobian.velocity(&vel[a], &vel[b]);
-    let d = c.jacobian.diagonal(&inv[a], &inv[b]);
+    let (ra, rb) = (responses[a], responses[b]);
+    let d = if ra.1 >= 0.0 && rb.1 >= 0.0 {
+        c.jacobian.diagonal_isotropic(ra, rb)
+    } else {
+        c.jacobian.diagonal(&inv[a], &inv[b])
+    };
     for j in 0..m {
         w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs(t, j));
         diag[j] = d[j] + c.row_sigma(j);
