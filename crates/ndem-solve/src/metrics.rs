@@ -3,6 +3,7 @@
 //! error (eq. 13) and residual histograms (Figs. 8, 9).
 
 use crate::PREFETCH_AHEAD;
+use crate::pgs::BodyResponse;
 use crate::problem::{ContactProblem, project_pair};
 use crate::solver::{IterationRecord, Observer};
 use ndem_math::{RowKind, Velocity6};
@@ -70,9 +71,9 @@ pub struct ResidualEvaluator {
     natural: Vec<f64>,
     velocity: Vec<Velocity6>,
     block_sums: Vec<RowSums>,
-    /// Per body `(1/m, k)` with `I⁻¹ = k 1`, or `k < 0` when the inverse
-    /// inertia is not isotropic (`D` from 16 bytes per body).
-    responses: Vec<(f64, f64)>,
+    /// Per body `1/m` and `k` of `I⁻¹ = k 1` (`D` from 16 bytes per
+    /// body), when the caller does not give them.
+    responses: Vec<BodyResponse>,
     threads: usize,
 }
 
@@ -116,7 +117,7 @@ impl ResidualEvaluator {
         self.rows.resize(n, 0.0);
         self.natural.resize(n, 0.0);
         let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
-        let responses = body_responses(&mut self.responses, problem);
+        let responses = body_responses(&mut self.responses, problem, None);
         let m = problem.contact_rows().count().max(1);
         let off = problem.generic_offset();
         let contacts = problem.contacts().len();
@@ -178,8 +179,20 @@ impl ResidualEvaluator {
         lambda: &[f64],
         velocity: Option<&[Velocity6]>,
     ) -> ResidualStats {
+        self.stats_with_responses(problem, lambda, velocity, None)
+    }
+
+    /// [`Self::stats`] with the problem's body responses given (a solver
+    /// that formed them), or formed here (`None`).
+    pub(crate) fn stats_with_responses(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &[f64],
+        velocity: Option<&[Velocity6]>,
+        given: Option<&[BodyResponse]>,
+    ) -> ResidualStats {
         let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
-        let responses = body_responses(&mut self.responses, problem);
+        let responses = body_responses(&mut self.responses, problem, given);
         let m = problem.contact_rows().count().max(1);
         let contacts = problem.records().len();
         let blocks = contacts.div_ceil(SUM_BLOCK);
@@ -255,16 +268,19 @@ fn velocity_or_formed<'a>(
     }
 }
 
-/// Each body's `(1/m, k)` ([`ResidualEvaluator`]'s `responses`), formed
-/// in `out`.
-fn body_responses<'a>(out: &'a mut Vec<(f64, f64)>, problem: &ContactProblem) -> &'a [(f64, f64)] {
+/// Each body's response ([`ResidualEvaluator`]'s `responses`): `given`,
+/// or formed in `out`.
+fn body_responses<'a>(
+    out: &'a mut Vec<BodyResponse>,
+    problem: &ContactProblem,
+    given: Option<&'a [BodyResponse]>,
+) -> &'a [BodyResponse] {
+    if let Some(given) = given {
+        debug_assert_eq!(given.len(), problem.body_count());
+        return given;
+    }
     out.clear();
-    out.extend(
-        problem
-            .inverse_mass()
-            .iter()
-            .map(|m| (m.inv_mass, m.isotropic_inertia().unwrap_or(-1.0))),
-    );
+    out.extend(problem.inverse_mass().iter().map(BodyResponse::of));
     out
 }
 
@@ -394,7 +410,7 @@ impl RowSums {
 #[inline]
 fn contact_residuals(
     problem: &ContactProblem,
-    responses: &[(f64, f64)],
+    responses: &[BodyResponse],
     ci: usize,
     lambda: &[f64],
     vel: &[Velocity6],
@@ -410,10 +426,11 @@ fn contact_residuals(
     let [a, b] = c.bodies.map(|x| x as usize);
     let gv = c.jacobian.velocity(&vel[a], &vel[b]);
     let (ra, rb) = (responses[a], responses[b]);
-    let d = if ra.1 >= 0.0 && rb.1 >= 0.0 {
-        c.jacobian.diagonal_isotropic(ra, rb)
-    } else {
-        c.jacobian.diagonal(&inv[a], &inv[b])
+    let d = match (ra.isotropic(), rb.isotropic()) {
+        (Some(ka), Some(kb)) => c
+            .jacobian
+            .diagonal_isotropic((ra.inv_mass, ka), (rb.inv_mass, kb)),
+        _ => c.jacobian.diagonal(&inv[a], &inv[b]),
     };
     for j in 0..m {
         w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs(t, j));

@@ -3,7 +3,7 @@
 use crate::SolveError;
 use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
-use crate::metrics::ResidualEvaluator;
+use crate::metrics::{ResidualEvaluator, ResidualStats};
 use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome};
 use crate::problem::{ContactProblem, ContactRecord, FrictionSet, NO_TANGENTIAL_RHS};
 use crate::solver::{
@@ -196,12 +196,14 @@ struct ContactShape {
 /// contact's two random body reads fetch 16 bytes each.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct BodyResponse {
-    inv_mass: f64,
-    isotropic: f64,
+    pub(crate) inv_mass: f64,
+    /// `k` of `I⁻¹ = k 1`, or `-1` when the inverse inertia is not
+    /// isotropic.
+    pub(crate) isotropic: f64,
 }
 
 impl BodyResponse {
-    fn of(m: &InverseMass) -> Self {
+    pub(crate) fn of(m: &InverseMass) -> Self {
         Self {
             inv_mass: m.inv_mass,
             isotropic: m.isotropic_inertia().unwrap_or(-1.0),
@@ -209,7 +211,7 @@ impl BodyResponse {
     }
 
     #[inline(always)]
-    fn isotropic(&self) -> Option<f64> {
+    pub(crate) fn isotropic(&self) -> Option<f64> {
         (self.isotropic >= 0.0).then_some(self.isotropic)
     }
 }
@@ -1143,6 +1145,15 @@ impl ProjectedGaussSeidel {
 
     /// Makes `velocity` current (after parallel sweeps the velocities are
     /// in the shared copy; the multipliers are always updated in place).
+    /// The residual statistics of `λ` at `v* + M⁻¹Gᵀλ`, with the body
+    /// responses `prepare` formed when they are the problem's (no mass
+    /// split).
+    fn residual_stats(&mut self, problem: &ContactProblem, lambda: &[f64]) -> ResidualStats {
+        let responses = self.mass_split.is_empty().then_some(&self.bodies[..]);
+        self.evaluator
+            .stats_with_responses(problem, lambda, None, responses)
+    }
+
     pub(crate) fn sync_slices(&mut self, velocity: &mut [Velocity6]) {
         if !self.current.slices {
             self.shared.write_to(velocity);
@@ -1160,7 +1171,7 @@ impl Solver for ProjectedGaussSeidel {
         let threads = self.sweep_threads(problem);
         self.evaluator.set_threads(threads);
         let mut direct = self.settings.joints == JointRows::Direct && self.block.prepare(problem);
-        let initial_residuals = self.evaluator.stats(problem, lambda, None);
+        let initial_residuals = self.residual_stats(problem, lambda);
         let omega = self.settings.relaxation;
         let inv = problem.inverse_mass();
         let off = problem.generic_offset();
@@ -1182,7 +1193,7 @@ impl Solver for ProjectedGaussSeidel {
         // observer that reads it each sweep, and for the report after the
         // last sweep; otherwise its division per row is skipped
         let track_every = stopping.early_stop || observer.wants_updates();
-        let mut checked: Option<(usize, crate::metrics::ResidualStats)> = None;
+        let mut checked: Option<(usize, ResidualStats)> = None;
         let max_iterations = self.settings.stopping.max_iterations;
         for it in 0..max_iterations {
             let mode = SweepMode {
@@ -1257,7 +1268,7 @@ impl Solver for ProjectedGaussSeidel {
             // converged, or stalled when the sweep no longer moves anything
             match schedule.decide(&stopping, max_corr, iterations, || {
                 self.sync_slices(velocity);
-                let stats = self.evaluator.stats(problem, lambda, None);
+                let stats = self.residual_stats(problem, lambda);
                 checked = Some((iterations, stats));
                 stats.max
             }) {
@@ -1273,7 +1284,7 @@ impl Solver for ProjectedGaussSeidel {
         // a check after the last sweep already evaluated this λ
         let residuals = match checked {
             Some((at, stats)) if at == iterations => stats,
-            _ => self.evaluator.stats(problem, lambda, None),
+            _ => self.residual_stats(problem, lambda),
         };
         Ok(SolveReport::judged(
             name,
