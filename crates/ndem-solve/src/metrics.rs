@@ -249,16 +249,20 @@ impl ResidualEvaluator {
 const VELOCITY_MIN_CONTACTS: usize = 4 * SUM_BLOCK;
 
 /// `velocity` if given, else `v = v* + M⁻¹Gᵀλ` formed in `scratch` on up
-/// to `threads` threads (the serial sums, bit for bit).
+/// to `threads` threads (the serial sums, bit for bit), or `v*` itself when
+/// `λ = 0` (a cold start's initial residual; forming it would add zero
+/// impulses, which can change only the sign of a zero velocity component,
+/// and no residual depends on that sign).
 fn velocity_or_formed<'a>(
     scratch: &'a mut Vec<Velocity6>,
-    problem: &ContactProblem,
+    problem: &'a ContactProblem,
     lambda: &[f64],
     velocity: Option<&'a [Velocity6]>,
     threads: usize,
 ) -> &'a [Velocity6] {
     match velocity {
         Some(v) => v,
+        None if lambda.iter().all(|&x| x == 0.0) => problem.free_velocity(),
         None => {
             scratch.resize(problem.body_count(), Velocity6::ZERO);
             let threads = threads.min(problem.contacts().len() / VELOCITY_MIN_CONTACTS);

@@ -1,6 +1,7 @@
 //! The residual statistics summed by blocks (`metrics::SUM_BLOCK`) against
 //! the stored row residuals summed in row order.
 
+use ndem_math::Velocity6;
 use ndem_solve::generate::{PackingSpec, sphere_packing};
 use ndem_solve::metrics::SUM_BLOCK;
 use ndem_solve::*;
@@ -154,5 +155,42 @@ fn row_energy_bound_is_the_row_order_sum_on_any_thread_count() {
         if problem.contacts().len() <= SUM_BLOCK {
             assert_eq!(bound, expected);
         }
+    }
+}
+
+/// At `λ = 0` the evaluator reads `v*` instead of forming `v* + M⁻¹Gᵀ0`:
+/// the statistics equal those at the formed velocity exactly (two packings
+/// of moving spheres, box and disk friction; a `λ` of positive and of
+/// negative zeros), and one non-zero entry still forms `v`.
+#[test]
+fn a_cold_start_reads_the_free_velocity() {
+    for (seed, set) in [(3, FrictionSet::Box), (4, FrictionSet::Disk)] {
+        let problem = sphere_packing(&PackingSpec {
+            cells: [6, 6, 4],
+            friction_set: set,
+            speed: 0.05,
+            seed,
+            ..PackingSpec::default()
+        });
+        let mut formed = vec![Velocity6::ZERO; problem.body_count()];
+        let mut ev = ResidualEvaluator::new();
+        for zero in [0.0, -0.0] {
+            let lambda = vec![zero; problem.len()];
+            problem.velocity_from(&lambda, &mut formed).unwrap();
+            let given = ev.stats(&problem, &lambda, Some(&formed));
+            assert_eq!(ev.stats(&problem, &lambda, None), given);
+            assert!(
+                given.max > 0.0,
+                "a packing with a non-trivial start residual"
+            );
+        }
+        // one non-zero multiplier: v is formed, not v*
+        let mut lambda = vec![0.0; problem.len()];
+        lambda[0] = 1e-3;
+        problem.velocity_from(&lambda, &mut formed).unwrap();
+        let given = ev.stats(&problem, &lambda, Some(&formed));
+        let free = ev.stats(&problem, &lambda, Some(problem.free_velocity()));
+        assert_ne!(given, free, "the impulse changes the residual");
+        assert_eq!(ev.stats(&problem, &lambda, None), given);
     }
 }
