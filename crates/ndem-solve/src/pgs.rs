@@ -1143,8 +1143,6 @@ impl ProjectedGaussSeidel {
         outcome.get()
     }
 
-    /// Makes `velocity` current (after parallel sweeps the velocities are
-    /// in the shared copy; the multipliers are always updated in place).
     /// The residual statistics of `λ` at `v* + M⁻¹Gᵀλ`, with the body
     /// responses `prepare` formed when they are the problem's (no mass
     /// split).
@@ -1154,6 +1152,8 @@ impl ProjectedGaussSeidel {
             .stats_with_responses(problem, lambda, None, responses)
     }
 
+    /// Makes `velocity` current (after parallel sweeps the velocities are
+    /// in the shared copy; the multipliers are always updated in place).
     pub(crate) fn sync_slices(&mut self, velocity: &mut [Velocity6]) {
         if !self.current.slices {
             self.shared.write_to(velocity);
@@ -1558,8 +1558,12 @@ mod tests {
                 // in a packing of spheres on a static floor, every one (the
                 // floor's arm is off the normal, but it does not rotate)
                 let [a, b] = c.bodies.map(|x| x as usize);
-                let inertia = [a, b].map(|i| inv[i].isotropic_inertia().expect("a sphere or the floor"));
-                prop_assert!(decoupled_rows(c, inertia), "a contact of bodies {a} and {b} is not decoupled");
+                let inertia = [a, b]
+                    .map(|i| inv[i].isotropic_inertia().expect("a sphere or the floor"));
+                prop_assert!(
+                    decoupled_rows(c, inertia),
+                    "a contact of bodies {a} and {b} is not decoupled"
+                );
                 let mut lam = [0.0; 6];
                 for l in &mut lam {
                     *l = 1e-4 * uniform(&mut rng);
@@ -1576,7 +1580,10 @@ mod tests {
                 // relative to the largest multiplier (velocity component)
                 // before or after the pass: a result that cancels the
                 // start's digits keeps the start's absolute round-off
-                let lam_scale = l2.iter().chain(&state.0).fold(1e-300f64, |m, x| m.max(x.abs()));
+                let lam_scale = l2
+                    .iter()
+                    .chain(&state.0)
+                    .fold(1e-300f64, |m, x| m.max(x.abs()));
                 for j in 0..6 {
                     worst = worst.max((l1[j] - l2[j]).abs() / lam_scale);
                 }
