@@ -74,6 +74,24 @@ impl Observer for Updates {
     }
 }
 
+/// PGS with `settings` from a cold start, observed by `observer` if given:
+/// the multipliers, the velocity and the report.
+fn cold_solve(
+    problem: &ContactProblem,
+    settings: PgsSettings,
+    observer: Option<&mut Updates>,
+) -> (Vec<f64>, Vec<Velocity6>, SolveReport) {
+    let mut pgs = ProjectedGaussSeidel::new(settings).unwrap();
+    let mut lambda = vec![0.0; problem.len()];
+    let mut v = problem.free_velocity().to_vec();
+    let report = match observer {
+        Some(o) => pgs.solve_observed(problem, &mut lambda, &mut v, o),
+        None => pgs.solve(problem, &mut lambda, &mut v),
+    }
+    .unwrap();
+    (lambda, v, report)
+}
+
 /// Without an observer that reads it, PGS forms its largest correction
 /// only in the last sweep (`Observer::wants_updates`): the iterate, the
 /// report and that last figure are those of a solve whose observer reads
@@ -85,25 +103,14 @@ fn skipping_the_progress_measure_changes_nothing_reported() {
         ..PackingSpec::default()
     });
     for variant in [PgsVariant::RowWise, PgsVariant::Blocked] {
-        let solve = |observer: Option<&mut Updates>| {
-            let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-                stopping: Stopping::iterations(12),
-                variant,
-                ..PgsSettings::default()
-            })
-            .unwrap();
-            let mut lambda = vec![0.0; problem.len()];
-            let mut v = problem.free_velocity().to_vec();
-            let report = match observer {
-                Some(o) => pgs.solve_observed(&problem, &mut lambda, &mut v, o),
-                None => pgs.solve(&problem, &mut lambda, &mut v),
-            }
-            .unwrap();
-            (lambda, v, report)
+        let settings = PgsSettings {
+            stopping: Stopping::iterations(12),
+            variant,
+            ..PgsSettings::default()
         };
         let mut updates = Updates(Vec::new());
-        let (l1, v1, r1) = solve(Some(&mut updates));
-        let (l0, v0, r0) = solve(None);
+        let (l1, v1, r1) = cold_solve(&problem, settings, Some(&mut updates));
+        let (l0, v0, r0) = cold_solve(&problem, settings, None);
         assert!(l0 == l1 && v0 == v1, "{variant:?}");
         assert_eq!(r0, r1, "{variant:?}");
         assert_eq!(updates.0.len(), 12);
@@ -220,25 +227,14 @@ fn an_observer_changes_no_early_stop() {
             ..PackingSpec::default()
         });
         for variant in [PgsVariant::RowWise, PgsVariant::Blocked] {
-            let solve = |observer: Option<&mut Updates>| {
-                let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-                    stopping: Stopping::to_tolerance(cap, tolerance),
-                    variant,
-                    ..PgsSettings::default()
-                })
-                .unwrap();
-                let mut lambda = vec![0.0; problem.len()];
-                let mut v = problem.free_velocity().to_vec();
-                let report = match observer {
-                    Some(o) => pgs.solve_observed(&problem, &mut lambda, &mut v, o),
-                    None => pgs.solve(&problem, &mut lambda, &mut v),
-                }
-                .unwrap();
-                (lambda, v, report)
+            let settings = PgsSettings {
+                stopping: Stopping::to_tolerance(cap, tolerance),
+                variant,
+                ..PgsSettings::default()
             };
             let mut updates = Updates(Vec::new());
-            let (l1, v1, r1) = solve(Some(&mut updates));
-            let (l0, v0, r0) = solve(None);
+            let (l1, v1, r1) = cold_solve(&problem, settings, Some(&mut updates));
+            let (l0, v0, r0) = cold_solve(&problem, settings, None);
             let case = format!("{variant:?}, {cells:?}, {rows:?}, tolerance {tolerance:e}");
             assert!(l0 == l1 && v0 == v1, "{case}");
             assert_eq!(r0, r1, "{case}");
