@@ -71,9 +71,6 @@ pub struct ResidualEvaluator {
     natural: Vec<f64>,
     velocity: Vec<Velocity6>,
     block_sums: Vec<RowSums>,
-    /// Per body `1/m` and `k` of `I⁻¹ = k 1` (`D` from 16 bytes per
-    /// body), when the caller does not give them.
-    responses: Vec<BodyResponse>,
     threads: usize,
 }
 
@@ -117,7 +114,6 @@ impl ResidualEvaluator {
         self.rows.resize(n, 0.0);
         self.natural.resize(n, 0.0);
         let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
-        let responses = body_responses(&mut self.responses, problem, None);
         let m = problem.contact_rows().count().max(1);
         let off = problem.generic_offset();
         let contacts = problem.contacts().len();
@@ -134,7 +130,7 @@ impl ResidualEvaluator {
             let count = rows.len() / m;
             for i in 0..count {
                 let ci = first + i;
-                let (r, nat) = contact_residuals(problem, responses, ci, &lambda[ci * m..], vel);
+                let (r, nat) = contact_residuals(problem, None, ci, &lambda[ci * m..], vel);
                 rows[i * m..(i + 1) * m].copy_from_slice(&r[..m]);
                 natural[i * m..(i + 1) * m].copy_from_slice(&nat[..m]);
             }
@@ -182,8 +178,9 @@ impl ResidualEvaluator {
         self.stats_with_responses(problem, lambda, velocity, None)
     }
 
-    /// [`Self::stats`] with the problem's body responses given (a solver
-    /// that formed them), or formed here (`None`).
+    /// [`Self::stats`] with the problem's body responses given, when a
+    /// solver formed them (`D` of two isotropic bodies from 16 bytes per
+    /// body instead of their inverse masses; the same numbers).
     pub(crate) fn stats_with_responses(
         &mut self,
         problem: &ContactProblem,
@@ -192,7 +189,7 @@ impl ResidualEvaluator {
         given: Option<&[BodyResponse]>,
     ) -> ResidualStats {
         let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
-        let responses = body_responses(&mut self.responses, problem, given);
+        debug_assert!(given.is_none_or(|r| r.len() == problem.body_count()));
         let m = problem.contact_rows().count().max(1);
         let contacts = problem.records().len();
         let blocks = contacts.div_ceil(SUM_BLOCK);
@@ -206,7 +203,7 @@ impl ResidualEvaluator {
                 for ci in first..last {
                     problem.prefetch_bodies(ci + PREFETCH_AHEAD, vel);
                     let base = ci * m;
-                    let (r, nat) = contact_residuals(problem, responses, ci, &lambda[base..], vel);
+                    let (r, nat) = contact_residuals(problem, given, ci, &lambda[base..], vel);
                     for j in 0..m {
                         sums.add_row(kind_index(RowKind::of_contact_row(j)), r[j], nat[j]);
                     }
@@ -270,22 +267,6 @@ fn velocity_or_formed<'a>(
             scratch
         }
     }
-}
-
-/// Each body's response ([`ResidualEvaluator`]'s `responses`): `given`,
-/// or formed in `out`.
-fn body_responses<'a>(
-    out: &'a mut Vec<BodyResponse>,
-    problem: &ContactProblem,
-    given: Option<&'a [BodyResponse]>,
-) -> &'a [BodyResponse] {
-    if let Some(given) = given {
-        debug_assert_eq!(given.len(), problem.body_count());
-        return given;
-    }
-    out.clear();
-    out.extend(problem.inverse_mass().iter().map(BodyResponse::of));
-    out
 }
 
 /// Row residual and natural-map residual of generic row `i`.
@@ -409,12 +390,12 @@ impl RowSums {
 /// multipliers start `lambda`, with velocity `vel`: `w = G v + Σ λ + b`
 /// and the diagonal of `N` formed per contact, the same arithmetic as
 /// `residual_unchecked` and `diagonal_unchecked` (`D` of two isotropic
-/// bodies from their `responses`, the same numbers). Rows past the problem's
+/// bodies from their `responses` when given, the same numbers). Rows past the problem's
 /// row count are zero.
 #[inline]
 fn contact_residuals(
     problem: &ContactProblem,
-    responses: &[BodyResponse],
+    responses: Option<&[BodyResponse]>,
     ci: usize,
     lambda: &[f64],
     vel: &[Velocity6],
@@ -429,12 +410,16 @@ fn contact_residuals(
     let lam = &lambda[..m];
     let [a, b] = c.bodies.map(|x| x as usize);
     let gv = c.jacobian.velocity(&vel[a], &vel[b]);
-    let (ra, rb) = (responses[a], responses[b]);
-    let d = match (ra.isotropic(), rb.isotropic()) {
-        (Some(ka), Some(kb)) => c
-            .jacobian
-            .diagonal_isotropic((ra.inv_mass, ka), (rb.inv_mass, kb)),
-        _ => c.jacobian.diagonal(&inv[a], &inv[b]),
+    let isotropic = responses.and_then(|r| {
+        let (ra, rb) = (r[a], r[b]);
+        Some((
+            (ra.inv_mass, ra.isotropic()?),
+            (rb.inv_mass, rb.isotropic()?),
+        ))
+    });
+    let d = match isotropic {
+        Some((ra, rb)) => c.jacobian.diagonal_isotropic(ra, rb),
+        None => c.jacobian.diagonal(&inv[a], &inv[b]),
     };
     for j in 0..m {
         w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs(t, j));

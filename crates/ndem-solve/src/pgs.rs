@@ -800,11 +800,11 @@ fn decoupled_rows(c: &ContactRecord, inertia: [f64; 2]) -> bool {
     let tol = 1e-24;
     let unit = |u: &Vec3| (u.norm_squared() - 1.0).abs() <= 1e-12;
     let orthogonal = |u: &Vec3, v: &Vec3| u.dot(v).abs() <= 1e-12;
-    let along = |k: f64, arm_cross: &dyn Fn(usize) -> Vec3| {
-        k == 0.0 || arm_cross(0).norm_squared() <= tol * arm_cross(1).norm_squared()
-    };
-    along(inertia[0], &|r| j.arm_cross_a(r))
-        && along(inertia[1], &|r| j.arm_cross_b(r))
+    // `d × n` against `d × t1` of a body, or a body that does not rotate
+    let along =
+        |k: f64, [n, t1]: [Vec3; 2]| k == 0.0 || n.norm_squared() <= tol * t1.norm_squared();
+    along(inertia[0], [j.arm_cross_a(0), j.arm_cross_a(1)])
+        && along(inertia[1], [j.arm_cross_b(0), j.arm_cross_b(1)])
         && unit(&f.normal)
         && unit(&f.tangent1)
         && unit(&f.tangent2)

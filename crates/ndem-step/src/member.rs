@@ -29,7 +29,7 @@ pub struct Membership {
 impl World {
     /// The membership of `body`, if it is carried by a host.
     pub fn membership(&self, body: usize) -> Option<&Membership> {
-        self.membership.get(body).and_then(Option::as_deref)
+        membership_in(&self.membership, body)
     }
 
     /// A counter that changes whenever a membership is made or undone, so
@@ -222,4 +222,13 @@ impl World {
         }
         Ok(())
     }
+}
+
+/// The membership of `body` in a world's `membership` vector (for code that
+/// holds other fields of the world mutably).
+pub(crate) fn membership_in(
+    membership: &[Option<Box<Membership>>],
+    body: usize,
+) -> Option<&Membership> {
+    membership.get(body).and_then(Option::as_deref)
 }

@@ -981,8 +981,7 @@ fn update_positions(world: &mut World, dt: f64, threads: usize) {
         let first = k * per_thread;
         for (j, (x, q)) in positions.iter_mut().zip(orientations).enumerate() {
             let i = first + j;
-            // `World::is_member`
-            let member = membership.get(i).is_some_and(Option::is_some);
+            let member = crate::member::membership_in(membership, i).is_some();
             if motion[i] != Motion::Static && !member {
                 let v = velocity[i];
                 *x += v.linear * dt;
