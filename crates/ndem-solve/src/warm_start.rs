@@ -477,10 +477,11 @@ impl HistoryWarmStart {
     }
 
     /// Eq. 7 for the contacts from `first` on whose rows are `lambda`
-    /// (zero on entry), each projected onto its bounds; a warm contact is
-    /// projected twice, as the start and then the whole `λ₀` were before
-    /// the start was shared among threads (a disk projection is not
-    /// idempotent to the last bit).
+    /// (zero on entry), each projected onto its bounds once. (Until session
+    /// 25 a warm contact was projected a second time, to keep the bits of
+    /// the older code, which projected the start and then the whole `λ₀`;
+    /// a disk projection is not idempotent to the last bit, so disk-friction
+    /// starts differ from then by round-off.)
     fn start_contacts(
         &self,
         history: &ImpulseHistory,
@@ -512,7 +513,6 @@ impl HistoryWarmStart {
                     lam[5] = self.beta * f.normal.dot(&s.rolling);
                 }
             }
-            project_record(c, problem.friction_set(), lam);
             project_record(c, problem.friction_set(), lam);
         }
         stats
