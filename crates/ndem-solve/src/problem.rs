@@ -231,8 +231,32 @@ impl Contact {
     }
 
     /// Whether the lever arms and every entry of the six Jacobian rows are
-    /// finite (a branch-free `and` over all of them).
+    /// finite. The rows are products of the 16 stored numbers (frame, arms,
+    /// `s_n`): an entry is `±u_k s`, `±(d × u)_k s` or `±u_k`, so when every
+    /// stored number is at most [`STORED_BOUND`] in magnitude each entry
+    /// is at most `2·STORED_BOUND³ < f64::MAX` and finite. Only a contact
+    /// outside that bound (or with a NaN, which fails the comparison) has
+    /// its rows formed and checked one by one (a branch-free `and` over all
+    /// of them): the same verdict, without six cross products per contact
+    /// of every step.
     fn jacobian_finite(&self) -> bool {
+        let j = &self.jacobian;
+        let f = &j.frame;
+        let stored = [&f.normal, &f.tangent1, &f.tangent2, &j.arm_a, &j.arm_b];
+        // a NaN fails the comparison
+        let mut bounded = j.normal_scale.abs() <= STORED_BOUND;
+        for x in stored.iter().flat_map(|v| v.iter()) {
+            bounded &= x.abs() <= STORED_BOUND;
+        }
+        if bounded {
+            return true;
+        }
+        self.rows_finite()
+    }
+
+    /// Whether the lever arms and every entry of the six rows, formed, are
+    /// finite.
+    fn rows_finite(&self) -> bool {
         let j = &self.jacobian;
         let mut finite = true;
         for x in j.arm_a.iter().chain(j.arm_b.iter()) {
@@ -254,6 +278,11 @@ impl Contact {
         sigma_of_row(&self.sigma, j)
     }
 }
+
+/// A bound on the stored Jacobian numbers (frame, lever arms, `s_n`)
+/// under which every row entry is finite: at most `2·10³⁰⁰`
+/// ([`Contact::validate`]).
+const STORED_BOUND: f64 = 1e100;
 
 /// Σ of row `j` from `[Σ_n, Σ_t, Σ_r]`.
 #[inline]
@@ -1688,6 +1717,55 @@ mod tests {
             }
         }
         Ok(())
+    }
+
+    /// A stored Jacobian number of any scale: ordinary, around the fast
+    /// check's bound, near overflow, infinite or NaN.
+    fn stored_number() -> impl Strategy<Value = f64> {
+        let scale = prop_oneof![
+            Just(1.0),
+            Just(1e99),
+            Just(STORED_BOUND),
+            Just(1e101),
+            Just(1e150),
+            Just(1e300),
+            Just(f64::MAX),
+        ];
+        let special = prop_oneof![Just(f64::INFINITY), Just(f64::NEG_INFINITY), Just(f64::NAN)];
+        prop_oneof![
+            8 => (-1.0f64..1.0, scale).prop_map(|(x, s)| x * s),
+            1 => special,
+        ]
+    }
+
+    /// A contact whose 16 stored Jacobian numbers are each ordinary (most
+    /// often) or of [`stored_number`]'s scales.
+    fn arb_stored_jacobian() -> impl Strategy<Value = Contact> {
+        let number = prop_oneof![6 => -2.0f64..2.0, 1 => stored_number()];
+        proptest::collection::vec(number, 16).prop_map(|x| {
+            let v = |k: usize| Vec3::new(x[k], x[k + 1], x[k + 2]);
+            let frame = ContactFrame {
+                normal: v(0),
+                tangent1: v(3),
+                tangent2: v(6),
+            };
+            let jacobian = ContactJacobian::new(frame, &v(9), &v(12), x[15]);
+            Contact::builder([0, 1], jacobian).contact
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The bounded check of the stored numbers says "finite" only
+        /// when every formed row entry is finite, and otherwise defers to
+        /// the entry-by-entry check: the verdict of `validate` is that of
+        /// the rows themselves (with a bound of 1e150 it fails: entries of
+        /// `(d × u) s` overflow).
+        #[test]
+        fn the_bounded_check_is_the_rows_verdict(contact in arb_stored_jacobian()) {
+            prop_assert_eq!(contact.jacobian_finite(), contact.rows_finite());
+        }
     }
 
     proptest! {
