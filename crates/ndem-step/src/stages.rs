@@ -243,7 +243,7 @@ fn fill_error(e: ContactFillError<StepError>) -> StepError {
 
 /// An impact: approaching faster than `v_imp` and closing the gap within
 /// this step.
-fn impacting(settings: &StepSettings, gap: f64, un: f64) -> bool {
+fn is_impact(settings: &StepSettings, gap: f64, un: f64) -> bool {
     un < -settings.impact_velocity && gap + un * settings.dt <= 0.0
 }
 
@@ -251,7 +251,17 @@ fn impacting(settings: &StepSettings, gap: f64, un: f64) -> bool {
 /// contact impacts (most steps of a resting or slowly flowing packing):
 /// `G_n v⁺ ≥ −e G_n v⁻` for impacting contacts, `G_n v⁺ ≥ 0` (or
 /// `≥ −φ/Δt` for pairs still apart) and `G v⁺ = 0` within the friction
-/// bounds for the rest; unit normal scaling, no warm start.
+/// bounds for the rest; unit normal scaling, no warm start. Returns the
+/// number of impacting contacts.
+///
+/// With `expect_impacts` (the last step had some, as nearly every step of
+/// a settling packing does) the problem is built at once and its impacts
+/// counted from the build (`impacting`, one flag per contact); otherwise
+/// the impacts are counted first and the problem is built only when there
+/// are some. Either way the problem and the count are the same; the hint
+/// saves the counting pass's frames and `G_n v⁻` where they would be formed
+/// twice, and costs a build that is dropped where it was wrong.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn impact_problem(
     world: &World,
     settings: &StepSettings,
@@ -259,37 +269,71 @@ pub(crate) fn impact_problem(
     solver_contacts: &[SolverContact],
     velocity: &[Velocity6],
     storage: &mut ProblemStorage,
+    (impacting, expect_impacts): (&mut Vec<bool>, bool),
     any_subdomain: impl FnOnce(bool) -> bool,
 ) -> Result<(usize, Option<ContactProblem>), StepError> {
     let set = contacts.as_slice();
-    // the stage's Jacobian (unit normal scaling) and `G_n v⁻`
-    let jacobian = |s: &SolverContact| -> Result<(ContactJacobian, f64), StepError> {
-        let g = s.geometry(world, s.point(set))?;
-        let jac = ContactJacobian::new(g.frame, &g.arm_a, &g.arm_b, 1.0);
-        let [a, b] = s.carriers();
-        let un = jac.velocity(&velocity[a], &velocity[b])[0];
-        Ok((jac, un))
-    };
     let threads = assembly_threads(settings, solver_contacts.len());
-    let impacts = count_in_blocks(solver_contacts, threads, |s| {
-        let (_, un) = jacobian(s)?;
-        Ok(impacting(settings, s.point(set).gap, un))
-    })?;
-    // a decomposed solve runs the stage on every subdomain or on none
+    if !expect_impacts {
+        let impacts = count_in_blocks(solver_contacts, threads, |s| {
+            let (_, un) = impact_jacobian(world, set, velocity, s)?;
+            Ok(is_impact(settings, s.point(set).gap, un))
+        })?;
+        // a decomposed solve runs the stage on every subdomain or on none
+        if !any_subdomain(impacts > 0) {
+            return Ok((0, None));
+        }
+        let parts = (set, solver_contacts);
+        let problem = build_impact_problem(world, settings, parts, velocity, storage, impacting)?;
+        return Ok((impacts, Some(problem)));
+    }
+    let parts = (set, solver_contacts);
+    let problem = build_impact_problem(world, settings, parts, velocity, storage, impacting)?;
+    let impacts = impacting.iter().filter(|&&x| x).count();
     if !any_subdomain(impacts > 0) {
+        *storage = problem.into_storage();
         return Ok((0, None));
     }
+    Ok((impacts, Some(problem)))
+}
+
+/// The impact stage's Jacobian of a solver contact (unit normal scaling)
+/// and its `G_n v⁻`.
+fn impact_jacobian(
+    world: &World,
+    set: &[ContactPoint],
+    velocity: &[Velocity6],
+    s: &SolverContact,
+) -> Result<(ContactJacobian, f64), StepError> {
+    let g = s.geometry(world, s.point(set))?;
+    let jac = ContactJacobian::new(g.frame, &g.arm_a, &g.arm_b, 1.0);
+    let [a, b] = s.carriers();
+    let un = jac.velocity(&velocity[a], &velocity[b])[0];
+    Ok((jac, un))
+}
+
+/// The impact problem over every solver contact ([`impact_problem`]), with
+/// each contact's impact flag in `impacting`.
+fn build_impact_problem(
+    world: &World,
+    settings: &StepSettings,
+    (set, solver_contacts): (&[ContactPoint], &[SolverContact]),
+    velocity: &[Velocity6],
+    storage: &mut ProblemStorage,
+    impacting: &mut Vec<bool>,
+) -> Result<ContactProblem, StepError> {
     let dt = settings.dt;
     let mut problem = new_problem(world, settings, Resolution::Reduced, storage, |free| {
         free.extend_from_slice(velocity)
     })?;
     problem.reserve_contacts(solver_contacts.len());
-    let contact = |i: usize| -> Result<(Contact, ()), StepError> {
+    let contact = |i: usize| -> Result<(Contact, bool), StepError> {
         let s = &solver_contacts[i];
         let c = s.point(set);
-        let (jac, un) = jacobian(s)?;
+        let (jac, un) = impact_jacobian(world, set, velocity, s)?;
         let p = contact_parameters(world, settings, c)?;
-        let b_n = if impacting(settings, c.gap, un) {
+        let impact = is_impact(settings, c.gap, un);
+        let b_n = if impact {
             p.restitution * un
         } else {
             c.gap.max(0.0) / dt
@@ -305,14 +349,14 @@ pub(crate) fn impact_problem(
             rolling_arm: p.rolling_arm,
             model: Default::default(),
         };
-        Ok((contact, ()))
+        Ok((contact, impact))
     };
     let threads = assembly_threads(settings, solver_contacts.len());
-    let mut nothing = vec![(); solver_contacts.len()];
+    refill(impacting, solver_contacts.len(), false);
     problem
-        .extend_contacts_with(&mut nothing, threads, contact)
+        .extend_contacts_with(impacting, threads, contact)
         .map_err(fill_error)?;
-    Ok((impacts, Some(problem)))
+    Ok(problem)
 }
 
 /// The continuous-stage SPOOK problem (Algorithm 1, line 10) with free
@@ -453,4 +497,100 @@ fn carry_row(world: &World, row: &mut ndem_solve::GenericRow) -> bool {
     }
     row.bodies = [ca as u32, cb as u32];
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BodyDesc;
+    use ndem_collide::{CollisionSettings, CollisionWorld, Shape};
+    use ndem_math::Material;
+
+    /// A column of `n` resting spheres on a floor, one more sphere `gap`
+    /// above it falling at `speed`, and their detected contacts.
+    fn column(n: usize, gap: f64, speed: f64) -> (World, ContactSet, StepSettings) {
+        let r = 0.0065;
+        let settings = StepSettings {
+            margin: 0.001,
+            ..StepSettings::default()
+        };
+        let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+        let floor = BodyDesc::fixed(Shape::half_space(Vec3::z()).unwrap(), 0, Vec3::zeros());
+        w.add_body(floor).unwrap();
+        for k in 0..=n {
+            let z = r + 2.0 * r * k as f64 + if k == n { gap } else { 0.0 };
+            let sphere = BodyDesc::dynamic(Shape::sphere(r).unwrap(), 0, Vec3::new(0.0, 0.0, z));
+            let body = w.add_body(sphere).unwrap();
+            if k == n {
+                let v = Velocity6::new(Vec3::new(0.0, 0.0, -speed), Vec3::zeros());
+                w.set_velocity(body, v).unwrap();
+            }
+        }
+        let mut sweep = Vec::new();
+        w.sweep_distances(settings.dt, &mut sweep);
+        let collision = CollisionSettings {
+            margin: settings.margin,
+            ..CollisionSettings::default()
+        };
+        let mut contacts = ContactSet::new();
+        CollisionWorld::new(collision)
+            .unwrap()
+            .detect(&w.body_view(&sweep), &mut contacts)
+            .unwrap();
+        (w, contacts, settings)
+    }
+
+    /// The impact problem and count for the hint `expect_impacts`, and
+    /// whether the problem's storage came back when there is none.
+    fn impact_with(
+        (w, contacts, settings): &(World, ContactSet, StepSettings),
+        expect_impacts: bool,
+    ) -> (usize, Option<Vec<Contact>>, Vec<bool>) {
+        let mut solver_contacts = Vec::new();
+        contact_data(
+            w,
+            contacts,
+            Resolution::Reduced,
+            (1, 0.0),
+            &mut solver_contacts,
+        )
+        .unwrap();
+        let mut storage = ProblemStorage::new();
+        let mut flags = Vec::new();
+        let (impacts, problem) = impact_problem(
+            w,
+            settings,
+            contacts,
+            &solver_contacts,
+            &w.velocity,
+            &mut storage,
+            (&mut flags, expect_impacts),
+            |local| local,
+        )
+        .unwrap();
+        let contacts = problem.map(|p| p.contacts().iter().collect());
+        (impacts, contacts, flags)
+    }
+
+    /// The hint that the last step had impacts changes how the impact
+    /// problem is found, not what is found: the same count and the same
+    /// contacts bit for bit with and without it, with one impact among
+    /// resting contacts and with none (the top sphere approaching slower
+    /// than `v_imp`).
+    #[test]
+    fn the_impact_hint_changes_nothing_found() {
+        for (gap, speed, impacts) in [(1e-4, 1.0, 1), (1e-4, 0.01, 0)] {
+            let scene = column(4, gap, speed);
+            let counted_first = impact_with(&scene, false);
+            let built_first = impact_with(&scene, true);
+            assert_eq!(counted_first.0, impacts, "gap {gap}");
+            assert_eq!(built_first.0, impacts, "gap {gap}");
+            assert_eq!(counted_first.1.is_some(), impacts > 0);
+            assert_eq!(counted_first.1, built_first.1, "gap {gap}");
+            if impacts > 0 {
+                let flagged = built_first.2.iter().filter(|&&x| x).count();
+                assert_eq!(flagged, impacts);
+            }
+        }
+    }
 }

@@ -327,6 +327,11 @@ pub struct Stepper {
     /// Each contact's term of the residual check's overlap scale, formed
     /// with the continuous problem and summed in contact order.
     overlap_terms: Vec<f64>,
+    /// Each contact's impact flag, formed with the impact problem.
+    impact_flags: Vec<bool>,
+    /// Whether the last step had impacts: the impact problem is then built
+    /// without counting its impacts first (the same problem either way).
+    impacts_last_step: bool,
     sweep: Vec<f64>,
     time: f64,
     step: u64,
@@ -381,6 +386,8 @@ impl Stepper {
             velocity: Vec::new(),
             storage: ProblemStorage::new(),
             overlap_terms: Vec::new(),
+            impact_flags: Vec::new(),
+            impacts_last_step: false,
             sweep: Vec::new(),
             time: 0.0,
             step: 0,
@@ -821,9 +828,11 @@ impl Stepper {
                 &solver_contacts,
                 &velocity,
                 &mut self.storage,
+                (&mut self.impact_flags, self.impacts_last_step),
                 |local| impact_solver.any_subdomain(local),
             )?;
             stats.impacts = impacts;
+            self.impacts_last_step = impacts > 0;
             if let Some(problem) = problem {
                 // one solver's scratch at a time: the continuous solver's
                 // serves the impact solve and comes back after it
