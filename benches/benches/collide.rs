@@ -21,10 +21,20 @@ fn morton_numbered(bodies: &Bodies, r: f64) -> Bodies {
     let points: Vec<Vec3> = spheres.clone().map(|i| bodies.positions[i]).collect();
     let order = ndem_math::locality::morton_order(&points, 2.0 * r);
     let mut out = Bodies::new();
-    out.push(bodies.shapes[0].clone(), bodies.positions[0], Quat::identity(), true);
+    out.push(
+        bodies.shapes[0].clone(),
+        bodies.positions[0],
+        Quat::identity(),
+        true,
+    );
     for k in order {
         let i = k + 1;
-        out.push(bodies.shapes[i].clone(), bodies.positions[i], Quat::identity(), false);
+        out.push(
+            bodies.shapes[i].clone(),
+            bodies.positions[i],
+            Quat::identity(),
+            false,
+        );
     }
     out
 }

@@ -540,8 +540,8 @@ mod tests {
         (w, contacts, settings)
     }
 
-    /// The impact problem and count for the hint `expect_impacts`, and
-    /// whether the problem's storage came back when there is none.
+    /// The impact count, the impact problem's contacts (if it is built)
+    /// and the impact flags for the hint `expect_impacts`.
     fn impact_with(
         (w, contacts, settings): &(World, ContactSet, StepSettings),
         expect_impacts: bool,
@@ -573,8 +573,8 @@ mod tests {
     }
 
     /// The hint that the last step had impacts changes how the impact
-    /// problem is found, not what is found: the same count and the same
-    /// contacts bit for bit with and without it, with one impact among
+    /// problem is found, not what is found: the same count and equal
+    /// contacts with and without it, with one impact among
     /// resting contacts and with none (the top sphere approaching slower
     /// than `v_imp`).
     #[test]
