@@ -1558,23 +1558,27 @@ impl ContactProblem {
     /// [`Self::row_energy_bound`] with the contacts' blocks shared among
     /// `threads` threads (0 or 1: this one); the same number on any count.
     pub fn row_energy_bound_on(&self, threads: usize) -> f64 {
+        self.row_energy_bound_in(threads, &mut Vec::new())
+    }
+
+    /// [`Self::row_energy_bound_on`] with the sums of the contacts' blocks
+    /// formed in `block_sums`, which a caller keeps from step to step
+    /// (no allocation once it holds as many blocks as the problem).
+    pub fn row_energy_bound_in(&self, threads: usize, block_sums: &mut Vec<f64>) -> f64 {
         use crate::metrics::SUM_BLOCK;
-        let blocks = self.records.len().div_ceil(SUM_BLOCK);
-        let per_thread = block_len(blocks, threads.clamp(1, blocks.max(1)));
-        let parts = (0..blocks)
-            .step_by(per_thread)
-            .map(|b| b..(b + per_thread).min(blocks));
-        let sums = map_parts(parts, |range| {
-            range
-                .map(|b| {
-                    self.contact_energy_bound(
-                        b * SUM_BLOCK..((b + 1) * SUM_BLOCK).min(self.records.len()),
-                    )
-                })
-                .collect::<Vec<f64>>()
+        let contacts = self.records.len();
+        let blocks = contacts.div_ceil(SUM_BLOCK);
+        ndem_math::capacity::refill(block_sums, blocks, 0.0);
+        let threads = threads.clamp(1, blocks.max(1));
+        crate::pgs_parallel::for_each_block(block_sums, 1, threads, |first, out| {
+            for (k, sum) in out.iter_mut().enumerate() {
+                let b = first + k;
+                *sum =
+                    self.contact_energy_bound(b * SUM_BLOCK..((b + 1) * SUM_BLOCK).min(contacts));
+            }
         });
         let mut total = 0.0;
-        for s in sums.iter().flatten() {
+        for s in block_sums.iter() {
             total += s;
         }
         let v = &self.free_velocity;

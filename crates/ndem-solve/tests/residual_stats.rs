@@ -122,7 +122,8 @@ fn skipping_the_progress_measure_changes_nothing_reported() {
 /// The energy bound of the rows, `Σ_j ½ (|G_j v*| + |b_j|)² / (G_j M⁻¹ G_jᵀ)`,
 /// against the same sum in row order from the problem's public products:
 /// equal to round-off of the summation order (contacts summed in blocks of
-/// `SUM_BLOCK`), and the same bits on any thread count.
+/// `SUM_BLOCK`), and the same bits on any thread count and with a kept
+/// scratch of block sums.
 #[test]
 fn row_energy_bound_is_the_row_order_sum_on_any_thread_count() {
     for cells in [[8, 8, 6], [14, 14, 8]] {
@@ -152,11 +153,19 @@ fn row_energy_bound_is_the_row_order_sum_on_any_thread_count() {
         let relative = (bound - expected).abs() / expected;
         // measured 5.3e-15 (4480 contacts in three blocks; 0 in one block)
         assert!(relative <= 1e-14, "{relative:e}");
+        // a kept scratch of block sums, longer than the problem needs and
+        // holding another problem's sums, changes nothing
+        let mut kept = vec![f64::NAN; 64];
         for threads in [0, 2, 3, 4] {
             assert_eq!(
                 problem.row_energy_bound_on(threads),
                 bound,
                 "{threads} threads"
+            );
+            assert_eq!(
+                problem.row_energy_bound_in(threads, &mut kept),
+                bound,
+                "{threads} threads, kept block sums"
             );
         }
         if problem.contacts().len() <= SUM_BLOCK {

@@ -161,10 +161,16 @@ pub(crate) struct ProblemWork {
 
 impl ProblemWork {
     /// Both figures of `problem`, each formed on `threads` threads (the
-    /// same numbers on any count).
-    pub(crate) fn of(world: &World, problem: &ContactProblem, threads: usize) -> Self {
+    /// same numbers on any count), the row bound's block sums in
+    /// `block_sums` (the stepper's, kept from step to step).
+    pub(crate) fn of(
+        world: &World,
+        problem: &ContactProblem,
+        threads: usize,
+        block_sums: &mut Vec<f64>,
+    ) -> Self {
         Self {
-            rows: problem.row_energy_bound_on(threads),
+            rows: problem.row_energy_bound_in(threads, block_sums),
             drive: drive_speed(world, problem, threads),
         }
     }

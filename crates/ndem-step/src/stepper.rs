@@ -329,6 +329,8 @@ pub struct Stepper {
     overlap_terms: Vec<f64>,
     /// Each contact's impact flag, formed with the impact problem.
     impact_flags: Vec<bool>,
+    /// The energy guard's block sums of a problem's row bound.
+    energy_sums: Vec<f64>,
     /// Whether the last step had impacts: the impact problem is then built
     /// without counting its impacts first (the same problem either way).
     impacts_last_step: bool,
@@ -387,6 +389,7 @@ impl Stepper {
             storage: ProblemStorage::new(),
             overlap_terms: Vec::new(),
             impact_flags: Vec::new(),
+            energy_sums: Vec::new(),
             impacts_last_step: false,
             sweep: Vec::new(),
             time: 0.0,
@@ -672,7 +675,13 @@ impl Stepper {
         world.co_move();
         if self.settings.energy_guard {
             let threads = stages::assembly_threads(&self.settings, solved.problem.contacts().len());
-            let mut problems = vec![guard::ProblemWork::of(world, &solved.problem, threads)];
+            let sums = &mut self.energy_sums;
+            let mut problems = vec![guard::ProblemWork::of(
+                world,
+                &solved.problem,
+                threads,
+                sums,
+            )];
             problems.extend(solved.impact);
             let bound = guard::energy_bound(
                 world,
@@ -859,7 +868,8 @@ impl Stepper {
                 // problem is assembled
                 if settings.energy_guard {
                     let threads = stages::assembly_threads(&settings, problem.contacts().len());
-                    impact = Some(guard::ProblemWork::of(world, &problem, threads));
+                    let sums = &mut self.energy_sums;
+                    impact = Some(guard::ProblemWork::of(world, &problem, threads, sums));
                 }
                 self.storage = problem.into_storage();
                 let scratch = self.impact_solver.take_scratch();
