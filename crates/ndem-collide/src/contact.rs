@@ -1,5 +1,6 @@
 //! Contact points and the per-step contact set.
 
+use crate::Shape;
 use ndem_math::{ContactKey, Vec3};
 
 /// One contact point between bodies `a` and `b` (`docs/theory.md`, "Conventions").
@@ -13,9 +14,6 @@ pub struct ContactPoint {
     pub normal: Vec3,
     /// Signed gap `φ` \[m\], negative when overlapping.
     pub gap: f64,
-    /// Curvature radii `[r_a, r_b]` for the Hertz effective radius
-    /// (`f64::INFINITY` for flat surfaces).
-    pub curvature: [f64; 2],
 }
 
 impl ContactPoint {
@@ -39,6 +37,19 @@ impl ContactPoint {
         self.point - centre
     }
 
+    /// Curvature radii `[r_a, r_b]` of the two bodies for the Hertz
+    /// effective radius (`f64::INFINITY` for flat surfaces), from the
+    /// bodies' `shapes` ([`Shape::curvature_radius`]): a shape's radius
+    /// does not depend on where it is touched, so the point does not store
+    /// them (16 bytes per contact).
+    #[inline]
+    pub fn curvature(&self, shapes: &[Shape]) -> [f64; 2] {
+        [
+            shapes[self.body_a()].curvature_radius(),
+            shapes[self.body_b()].curvature_radius(),
+        ]
+    }
+
     /// The same contact seen from the other body: a and b swapped, the
     /// normal flipped, the gap unchanged.
     pub fn swapped(&self) -> ContactPoint {
@@ -47,7 +58,6 @@ impl ContactPoint {
             point: self.point,
             normal: -self.normal,
             gap: self.gap,
-            curvature: [self.curvature[1], self.curvature[0]],
         }
     }
 }
@@ -143,5 +153,42 @@ impl ContactSet {
     /// Iterates the contacts in key order.
     pub fn iter(&self) -> std::slice::Iter<'_, ContactPoint> {
         self.contacts.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A detected contact holds 72 bytes (`docs/performance.md`, "Memory",
+    /// session 26): no lever arms (session 23) and no curvature radii,
+    /// which its bodies' shapes give.
+    #[test]
+    fn a_contact_point_is_72_bytes() {
+        assert_eq!(std::mem::size_of::<ContactPoint>(), 72);
+    }
+
+    /// The radii come from the shapes of the key's bodies, in key order,
+    /// and swap with the contact.
+    #[test]
+    fn curvature_is_the_key_bodies_shapes() {
+        let shapes = [
+            Shape::HalfSpace { normal: Vec3::z() },
+            Shape::Sphere { radius: 0.004 },
+            Shape::Sphere { radius: 0.006 },
+        ];
+        let c = ContactPoint {
+            key: ContactKey::new(2, 0, 0),
+            point: Vec3::zeros(),
+            normal: Vec3::z(),
+            gap: -1e-5,
+        };
+        assert_eq!(c.curvature(&shapes), [0.006, f64::INFINITY]);
+        assert_eq!(c.swapped().curvature(&shapes), [f64::INFINITY, 0.006]);
+        let pair = ContactPoint {
+            key: ContactKey::new(1, 2, 0),
+            ..c
+        };
+        assert_eq!(pair.curvature(&shapes), [0.004, 0.006]);
     }
 }

@@ -329,16 +329,12 @@ impl Probe {
     }
 }
 
-fn make_point(bodies: &BodyView<'_>, a: usize, b: usize, raw: &RawContact) -> ContactPoint {
+fn make_point(a: usize, b: usize, raw: &RawContact) -> ContactPoint {
     ContactPoint {
         key: ContactKey::new(a as u32, b as u32, raw.feature),
         point: raw.point,
         normal: raw.normal,
         gap: raw.gap,
-        curvature: [
-            bodies.shapes[a].curvature_radius(),
-            bodies.shapes[b].curvature_radius(),
-        ],
     }
 }
 
@@ -592,7 +588,7 @@ impl CollisionWorld {
             local.sort_unstable_by_key(|(b, _)| *b);
             for (b, raw) in &local {
                 // normal from b (larger index) to a (smaller index)
-                let point = make_point(bodies, i as usize, *b as usize, raw);
+                let point = make_point(i as usize, *b as usize, raw);
                 while let Some(e) = extra.next_if(|e| e.key < point.key) {
                     push_with_headroom(out, *e);
                 }
@@ -723,7 +719,7 @@ impl CollisionWorld {
                     });
                 }
                 for raw in &self.raw {
-                    self.large_contacts.push(make_point(bodies, p, l, raw));
+                    self.large_contacts.push(make_point(p, l, raw));
                 }
             }
             self.candidates = candidates;
@@ -746,7 +742,7 @@ impl CollisionWorld {
                     });
                 }
                 for raw in &self.raw {
-                    self.large_contacts.push(make_point(bodies, l, m, raw));
+                    self.large_contacts.push(make_point(l, m, raw));
                 }
             }
         }

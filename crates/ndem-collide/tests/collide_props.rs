@@ -47,10 +47,6 @@ fn brute_force(bodies: &Bodies, margin: f64) -> ContactSet {
                     point: r.point,
                     normal: r.normal,
                     gap: r.gap,
-                    curvature: [
-                        v.shapes[a].curvature_radius(),
-                        v.shapes[b].curvature_radius(),
-                    ],
                 });
             }
         }
@@ -555,7 +551,6 @@ proptest! {
             point: Vec3::zeros(),
             normal: Vec3::z(),
             gap: -1e-4,
-            curvature: [0.01, 0.01],
         };
         let mut set = ContactSet::new();
         let mut kept = Vec::new();

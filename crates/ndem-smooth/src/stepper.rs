@@ -325,7 +325,8 @@ impl SmoothStepper {
                 settings: &self.settings,
                 pairs: &self.pair_table,
             };
-            let bodies = PairInvariants::new(world, c.body_a(), c.body_b(), c.curvature);
+            let bodies =
+                PairInvariants::new(world, c.body_a(), c.body_b(), c.curvature(world.shapes()));
             let (f, _, _) = law.force(world, &c, &bodies, old);
             out.push((c, f.dot(&c.normal)));
         }
@@ -556,7 +557,12 @@ impl SmoothStepper {
                     old: previous_history(&self.history, &mut cursor, &c.key),
                     // the values the serial path takes from the candidates,
                     // formed from the same inputs
-                    bodies: PairInvariants::new(world, c.body_a(), c.body_b(), c.curvature),
+                    bodies: PairInvariants::new(
+                        world,
+                        c.body_a(),
+                        c.body_b(),
+                        c.curvature(world.shapes()),
+                    ),
                 });
             }
         }
@@ -717,7 +723,7 @@ fn narrow_phase(
             PairKind::Spheres => {
                 if let Some(r) = ndem_collide::narrow::sphere_sphere(&pos[a], ra, &pos[b], rb, 0.0)
                 {
-                    let c = push_in_order(out, contact_point(a, b, &r, candidate.radii))?;
+                    let c = push_in_order(out, contact_point(a, b, &r))?;
                     each.contact(c, Some(&candidate.invariants));
                 }
                 continue;
@@ -739,7 +745,7 @@ fn narrow_phase(
                         if plane_first {
                             r.normal = -r.normal;
                         }
-                        let c = push_in_order(out, contact_point(a, b, &r, candidate.radii))?;
+                        let c = push_in_order(out, contact_point(a, b, &r))?;
                         each.contact(c, Some(&candidate.invariants));
                     }
                     continue;
@@ -766,9 +772,8 @@ fn narrow_phase(
         // can merge the histories as the contacts come
         raw.sort_by_key(|r| r.feature);
         raw.dedup_by_key(|r| r.feature);
-        let curvature = [shapes[a].curvature_radius(), shapes[b].curvature_radius()];
         for r in raw.iter() {
-            let c = push_in_order(out, contact_point(a, b, r, curvature))?;
+            let c = push_in_order(out, contact_point(a, b, r))?;
             each.contact(c, None);
         }
     }
@@ -880,7 +885,12 @@ impl ContactSink for ContactForces<'_> {
         let bodies = match bodies {
             Some(b) => b,
             None => {
-                own = PairInvariants::new(self.world, c.body_a(), c.body_b(), c.curvature);
+                own = PairInvariants::new(
+                    self.world,
+                    c.body_a(),
+                    c.body_b(),
+                    c.curvature(self.world.shapes()),
+                );
                 &own
             }
         };
@@ -928,18 +938,12 @@ fn previous_history(
 }
 
 /// The contact of bodies `a`, `b` from the narrow phase's `raw` one.
-fn contact_point(
-    a: usize,
-    b: usize,
-    raw: &ndem_collide::narrow::RawContact,
-    curvature: [f64; 2],
-) -> ContactPoint {
+fn contact_point(a: usize, b: usize, raw: &ndem_collide::narrow::RawContact) -> ContactPoint {
     ContactPoint {
         key: ContactKey::new(a as u32, b as u32, raw.feature),
         point: raw.point,
         normal: raw.normal,
         gap: raw.gap,
-        curvature,
     }
 }
 

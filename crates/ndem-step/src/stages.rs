@@ -112,7 +112,8 @@ pub(crate) fn contact_data(
     let mut overlap_max = 0.0f64;
     for (k, c) in contacts.iter().enumerate() {
         let (a, b) = (c.body_a(), c.body_b());
-        let radius = c.curvature[0].min(c.curvature[1]);
+        let [r_a, r_b] = c.curvature(world.shapes());
+        let radius = r_a.min(r_b);
         overlap_max = overlap_max.max(-c.gap / radius);
         if -c.gap > radius {
             return Err(StepError::OverlapBeyondRadius {
@@ -148,12 +149,8 @@ fn contact_parameters(
     c: &ContactPoint,
 ) -> Result<ContactParameters, StepError> {
     let (a, b) = (c.body_a(), c.body_b());
-    let pair = world.pair_properties(
-        world.material[a],
-        c.curvature[0],
-        world.material[b],
-        c.curvature[1],
-    )?;
+    let [r_a, r_b] = c.curvature(world.shapes());
+    let pair = world.pair_properties(world.material[a], r_a, world.material[b], r_b)?;
     Ok(ContactParameters::new(
         settings.contact_law,
         &pair,
