@@ -501,28 +501,23 @@ mod tests {
     use super::*;
     use crate::BodyDesc;
     use ndem_collide::{CollisionSettings, CollisionWorld, Shape};
-    use ndem_math::Material;
 
-    /// A column of `n` resting spheres on a floor, one more sphere `gap`
+    /// The verification column of `n` resting spheres on a floor
+    /// ([`crate::verification::column_world`]), one more sphere `gap`
     /// above it falling at `speed`, and their detected contacts.
     fn column(n: usize, gap: f64, speed: f64) -> (World, ContactSet, StepSettings) {
-        let r = 0.0065;
         let settings = StepSettings {
             margin: 0.001,
             ..StepSettings::default()
         };
-        let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-        let floor = BodyDesc::fixed(Shape::half_space(Vec3::z()).unwrap(), 0, Vec3::zeros());
-        w.add_body(floor).unwrap();
-        for k in 0..=n {
-            let z = r + 2.0 * r * k as f64 + if k == n { gap } else { 0.0 };
-            let sphere = BodyDesc::dynamic(Shape::sphere(r).unwrap(), 0, Vec3::new(0.0, 0.0, z));
-            let body = w.add_body(sphere).unwrap();
-            if k == n {
-                let v = Velocity6::new(Vec3::new(0.0, 0.0, -speed), Vec3::zeros());
-                w.set_velocity(body, v).unwrap();
-            }
-        }
+        let mut w = crate::verification::column_world(n).unwrap();
+        let r = 0.0065;
+        let top = Vec3::new(0.0, 0.0, r + 2.0 * r * n as f64 + gap);
+        let body = w
+            .add_body(BodyDesc::dynamic(Shape::sphere(r).unwrap(), 0, top))
+            .unwrap();
+        let v = Velocity6::new(Vec3::new(0.0, 0.0, -speed), Vec3::zeros());
+        w.set_velocity(body, v).unwrap();
         let mut sweep = Vec::new();
         w.sweep_distances(settings.dt, &mut sweep);
         let collision = CollisionSettings {
