@@ -193,6 +193,9 @@ pub struct CollisionWorld {
     cell_size: f64,
     /// `1 / cell_size`, from which every cell index is formed.
     inv_cell: f64,
+    /// Largest grid particle radius and sweep: with them a probe's reach
+    /// bounds every pair's ([`Self::walk_neighbours`]).
+    max_radius: f64,
     max_sweep: f64,
     mask: u64,
     /// Dense layout: lowest cell and cell counts per axis; `None` when the
@@ -329,6 +332,85 @@ impl Probe {
     }
 }
 
+/// How far a probe is from the faces of its cell, and the most its pairs
+/// can reach: a neighbour cell farther than that holds no pair of it, and
+/// the walk passes over it. A bed whose cells are widened by one fast
+/// particle's sweep, or whose probe is smaller than the largest particle,
+/// has many such cells; skipping them changes no contact.
+struct Near {
+    /// Per axis, the distance to the lower and to the upper face \[m\],
+    /// rounded down (0 where it cannot be bounded).
+    faces: [[f64; 2]; 3],
+    /// The square of the probe's largest reach, rounded up.
+    reach_squared: f64,
+}
+
+/// Cell coordinates beyond which the probe's place in its cell is not
+/// formed (its rounding would approach a cell).
+const NEAR_LIMIT: f64 = 1_099_511_627_776.0; // 2^40
+
+/// The share of the largest reach by which sweeps must widen the cells
+/// before the walk passes over cells out of reach
+/// ([`CollisionWorld::cells_outreach_pairs`]).
+const WIDE_CELLS: f64 = 0.25;
+
+impl Near {
+    /// Every neighbour cell in reach (the walk without [`Near`]).
+    const EVERYWHERE: Self = Self {
+        faces: [[0.0; 2]; 3],
+        reach_squared: f64::INFINITY,
+    };
+
+    /// For probe `p` in cell `c`, with the grid's largest particle radius
+    /// and sweep, and cell size `cell`.
+    ///
+    /// A pair's test is `|x_a − x_b|² ≤ (r_a + r_b + (s_a + s_b))²`
+    /// (`narrow::sphere_sphere`), whose sums round monotonically, so the
+    /// same sums with the grid's largest radius and sweep bound every
+    /// pair's reach. An entry of the cell below along an axis has
+    /// `fl(x_e / h) < c`, the probe `fl(x_p / h) = c + f` (`h` the cell
+    /// size, `1/h` rounded as the grid forms it), so the two are more than
+    /// `(f − δ) h` apart, `δ` covering the two products' rounding; the
+    /// reach is widened by 10⁻⁹ relative for the rest.
+    #[inline(always)]
+    fn of(p: &Probe, c: [i64; 3], (max_radius, max_sweep): (f64, f64), cell: f64) -> Self {
+        let reach = (p.r + max_radius) + (p.s + max_sweep);
+        let reach = reach * (1.0 + 1e-9);
+        let mut faces = [[0.0; 2]; 3];
+        for (k, face) in faces.iter_mut().enumerate() {
+            let u = p.x[k] * p.inv_cell;
+            if u.abs() < NEAR_LIMIT {
+                let f = u - c[k] as f64;
+                let delta = (u.abs() + 2.0) * (8.0 * f64::EPSILON);
+                *face = [(f - delta).max(0.0) * cell, (1.0 - f - delta).max(0.0) * cell];
+            }
+        }
+        Self {
+            faces,
+            reach_squared: reach * reach,
+        }
+    }
+
+    /// Square of the distance along `axis` to the neighbour cell at
+    /// offset `off` (0 for the probe's own cell).
+    #[inline(always)]
+    fn square(&self, axis: usize, off: i64) -> f64 {
+        let d = match off {
+            -1 => self.faces[axis][0],
+            1 => self.faces[axis][1],
+            _ => 0.0,
+        };
+        d * d
+    }
+
+    /// Whether the neighbour at offset `off` along `axis`, whose other two
+    /// axes add `rest` to the squared distance, may hold a pair.
+    #[inline(always)]
+    fn within(&self, axis: usize, off: i64, rest: f64) -> bool {
+        self.square(axis, off) + rest <= self.reach_squared
+    }
+}
+
 fn make_point(a: usize, b: usize, raw: &RawContact) -> ContactPoint {
     ContactPoint {
         key: ContactKey::new(a as u32, b as u32, raw.feature),
@@ -427,6 +509,7 @@ impl CollisionWorld {
             .map(|&i| bodies.sweep_of(i as usize))
             .fold(0.0, f64::max);
         self.max_sweep = max_sweep;
+        self.max_radius = max_r;
         self.cell_size =
             (2.0 * max_r + self.settings.margin + 2.0 * max_sweep).max(f64::MIN_POSITIVE);
         let n = self.particles.len();
@@ -495,17 +578,22 @@ impl CollisionWorld {
         self.fill = fill;
     }
 
-    /// Calls `visit` on the grid entries of the 27 cells around cell `c`:
-    /// the dense layout's 9 rows of three adjacent buckets, or the hashed
+    /// Calls `visit` on the grid entries of the 27 cells around cell `c`
+    /// that `near` does not rule out: the dense layout's 9 rows of three
+    /// adjacent buckets, each cut to the cells in reach, or the hashed
     /// buckets with the cell to check (entries of other cells share them).
     #[inline]
-    fn visit_neighbours(&self, c: [i64; 3], mut visit: impl FnMut(&[Entry], Option<[i64; 3]>)) {
+    fn visit_neighbours<const NEAR: bool>(
+        &self,
+        c: [i64; 3],
+        near: &Near,
+        mut visit: impl FnMut(&[Entry], Option<[i64; 3]>),
+    ) {
         match &self.dense {
             Some((lo, dims)) => {
                 // Dense layout: the three cells of a row along x are
                 // adjacent buckets, so each of the 9 rows is one range.
                 let x = c[0] - lo[0];
-                let (x0, x1) = ((x - 1).max(0), (x + 1).min(dims[0] - 1));
                 for dz in -1..=1 {
                     let z = c[2] - lo[2] + dz;
                     if z < 0 || z >= dims[2] {
@@ -516,6 +604,16 @@ impl CollisionWorld {
                         if y < 0 || y >= dims[1] {
                             continue;
                         }
+                        let (mut x0, mut x1) = (x - 1, x + 1);
+                        if NEAR {
+                            let yz = near.square(1, dy) + near.square(2, dz);
+                            if yz > near.reach_squared {
+                                continue;
+                            }
+                            x0 = if near.within(0, -1, yz) { x0 } else { x };
+                            x1 = if near.within(0, 1, yz) { x1 } else { x };
+                        }
+                        let (x0, x1) = (x0.max(0), x1.min(dims[0] - 1));
                         let row = dims[0] * (y + dims[1] * z);
                         let s = self.bucket_start[(row + x0) as usize] as usize;
                         let e = self.bucket_start[(row + x1) as usize + 1] as usize;
@@ -525,6 +623,10 @@ impl CollisionWorld {
             }
             None => {
                 for off in NEIGHBOURS {
+                    let yz = near.square(1, off[1]) + near.square(2, off[2]);
+                    if NEAR && !near.within(0, off[0], yz) {
+                        continue;
+                    }
                     let nc = [c[0] + off[0], c[1] + off[1], c[2] + off[2]];
                     let h = hash(nc, self.mask);
                     let (s, e) = (
@@ -540,8 +642,10 @@ impl CollisionWorld {
     /// Calls `f` with particle `k` (an index into `self.particles`) and
     /// each grid entry around it that could pair with it: a larger body,
     /// not both fixed, not of one collision group.
+    /// With `NEAR`, neighbour cells out of the probe's reach are passed
+    /// over ([`Near`]).
     #[inline(always)]
-    fn walk_neighbours(
+    fn walk_neighbours<const NEAR: bool>(
         &self,
         bodies: &BodyView<'_>,
         k: usize,
@@ -549,7 +653,13 @@ impl CollisionWorld {
         mut f: impl FnMut(&Probe, &Entry),
     ) {
         let p = Probe::of(bodies, self.particles[k], margin, self.inv_cell);
-        self.visit_neighbours(self.cells[k], |ents, check_cell| {
+        let c = self.cells[k];
+        let near = if NEAR {
+            Near::of(&p, c, (self.max_radius, self.max_sweep), self.cell_size)
+        } else {
+            Near::EVERYWHERE
+        };
+        self.visit_neighbours::<NEAR>(c, &near, |ents, check_cell| {
             for ent in ents {
                 if !p.passes_over(ent, check_cell) {
                     f(&p, ent);
@@ -572,13 +682,41 @@ impl CollisionWorld {
         extra: &[ContactPoint],
         out: &mut Vec<ContactPoint>,
     ) {
+        if self.cells_outreach_pairs() {
+            self.particle_pairs_with::<true>(bodies, range, extra, out)
+        } else {
+            self.particle_pairs_with::<false>(bodies, range, extra, out)
+        }
+    }
+
+    /// Whether the cells are wider than most pairs reach: a fast
+    /// particle's sweep widened them by more than [`WIDE_CELLS`] of the
+    /// largest reach without sweeps. The walk then passes over the
+    /// neighbour cells out of each probe's reach ([`Near`]); otherwise
+    /// few are, and forming each probe's distances to its cell's faces
+    /// costs more than it saves (`docs/performance.md`, "Collision
+    /// detection", session 27).
+    fn cells_outreach_pairs(&self) -> bool {
+        2.0 * self.max_sweep > WIDE_CELLS * (2.0 * self.max_radius + self.settings.margin)
+    }
+
+    /// [`Self::particle_pairs`], passing over cells out of reach with
+    /// `NEAR`.
+    #[inline(always)]
+    fn particle_pairs_with<const NEAR: bool>(
+        &self,
+        bodies: &BodyView<'_>,
+        range: std::ops::Range<usize>,
+        extra: &[ContactPoint],
+        out: &mut Vec<ContactPoint>,
+    ) {
         let mut extra = extra.iter().peekable();
         let margin = self.settings.margin;
         let mut local: Vec<(u32, RawContact)> = Vec::new();
         for k in range {
             let i = self.particles[k];
             local.clear();
-            self.walk_neighbours(bodies, k, margin, |p, ent| {
+            self.walk_neighbours::<NEAR>(bodies, k, margin, |p, ent| {
                 if let Some(raw) =
                     narrow::sphere_sphere(&p.x, p.r, &ent.position, ent.radius, p.s + ent.sweep)
                 {
@@ -623,7 +761,7 @@ impl CollisionWorld {
         };
         for (k, &i) in self.particles.iter().enumerate() {
             local.clear();
-            self.walk_neighbours(bodies, k, margin, |p, ent| {
+            self.walk_neighbours::<false>(bodies, k, margin, |p, ent| {
                 // as sphere_sphere forms it, for the same verdict
                 let reach = p.r + ent.radius + (p.s + ent.sweep);
                 if (p.x - ent.position).norm_squared() <= reach * reach {

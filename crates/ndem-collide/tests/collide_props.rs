@@ -89,6 +89,48 @@ proptest! {
         prop_assert_eq!(detect(&bodies, 0.001, false), brute_force(&bodies, 0.001));
     }
 
+    /// Pairs placed at their reach (`r_a + r_b` plus the margin and both
+    /// sweeps, give or take a few ulps) in every direction, polydisperse,
+    /// beside one fast sphere whose sweep widens every cell: the walk then
+    /// passes over neighbour cells out of each probe's reach
+    /// (`CollisionWorld::cells_outreach_pairs`), and must lose no pair the
+    /// brute force finds, in the dense and (`far`) the hashed layout. Half
+    /// the partners have the largest radius and sweep, so that a probe's
+    /// bound on its reach is reached by its pairs.
+    #[test]
+    fn cells_passed_over_hold_no_pair(
+        pairs in prop::collection::vec(
+            (
+                vec3(0.3),
+                0.01f64..0.05,
+                prop_oneof![Just(0.05), 0.01f64..0.05],
+                unit_vector(),
+                0.0f64..0.02,
+                prop_oneof![Just(0.02), 0.0f64..0.02],
+                -4i32..=4,
+            ),
+            20..60,
+        ),
+        far in any::<bool>(),
+    ) {
+        let margin = 0.001;
+        let mut bodies = Bodies::new();
+        for (k, (a, ra, rb, dir, sa, sb, ulps)) in pairs.into_iter().enumerate() {
+            let a = if far { a + Vec3::new(40.0, 0.0, -25.0) * f64::from(k as u32 % 3) } else { a };
+            let reach = (ra + rb) + ((margin + sa) + sb);
+            let reach = reach * (1.0 + f64::from(ulps) * f64::EPSILON);
+            for (x, r, s) in [(a, ra, sa), (a + dir * reach, rb, sb)] {
+                bodies.push(Shape::Sphere { radius: r }, x, Quat::identity(), false);
+                bodies.sweep.push(s);
+            }
+        }
+        // the fast sphere: 2 x 0.02 m of sweep against 0.25 x 0.101 m
+        bodies.push(Shape::Sphere { radius: 0.05 }, Vec3::new(0.0, 0.0, 0.8), Quat::identity(), false);
+        bodies.sweep.push(0.02);
+        prop_assert_eq!(detect(&bodies, margin, false), brute_force(&bodies, margin));
+        prop_assert_eq!(detect(&bodies, margin, true), brute_force(&bodies, margin));
+    }
+
     /// The same when the particles form three clouds far apart: the grid
     /// then hashes its cells (the bounding box holds far more cells than
     /// particles), and entries of other cells share a bucket.
