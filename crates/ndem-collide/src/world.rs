@@ -382,7 +382,10 @@ impl Near {
             if u.abs() < NEAR_LIMIT {
                 let f = u - c[k] as f64;
                 let delta = (u.abs() + 2.0) * (8.0 * f64::EPSILON);
-                *face = [(f - delta).max(0.0) * cell, (1.0 - f - delta).max(0.0) * cell];
+                *face = [
+                    (f - delta).max(0.0) * cell,
+                    (1.0 - f - delta).max(0.0) * cell,
+                ];
             }
         }
         Self {

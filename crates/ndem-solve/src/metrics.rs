@@ -130,7 +130,11 @@ impl ResidualEvaluator {
             let count = rows.len() / m;
             for i in 0..count {
                 let ci = first + i;
-                let (r, nat) = contact_residuals(problem, None, ci, &lambda[ci * m..], vel);
+                let (r, nat) = match m {
+                    1 => contact_residuals::<1>(problem, None, ci, &lambda[ci..], vel),
+                    3 => contact_residuals::<3>(problem, None, ci, &lambda[ci * 3..], vel),
+                    _ => contact_residuals::<6>(problem, None, ci, &lambda[ci * 6..], vel),
+                };
                 rows[i * m..(i + 1) * m].copy_from_slice(&r[..m]);
                 natural[i * m..(i + 1) * m].copy_from_slice(&nat[..m]);
             }
@@ -197,17 +201,17 @@ impl ResidualEvaluator {
         self.block_sums.resize(blocks, RowSums::default());
         let threads = self.threads.clamp(1, blocks.max(1));
         let sum_blocks = |first_block: usize, out: &mut [RowSums]| {
+            // monomorphised on the row count (the rows' kinds and loops
+            // then fold at compile time; the same sums in the same order)
+            let sum = match m {
+                1 => sum_contact_rows::<1>,
+                3 => sum_contact_rows::<3>,
+                _ => sum_contact_rows::<6>,
+            };
             for (k, sums) in out.iter_mut().enumerate() {
                 let first = (first_block + k) * SUM_BLOCK;
                 let last = (first + SUM_BLOCK).min(contacts);
-                for ci in first..last {
-                    problem.prefetch_bodies(ci + PREFETCH_AHEAD, vel);
-                    let base = ci * m;
-                    let (r, nat) = contact_residuals(problem, given, ci, &lambda[base..], vel);
-                    for j in 0..m {
-                        sums.add_row(kind_index(RowKind::of_contact_row(j)), r[j], nat[j]);
-                    }
-                }
+                sum(problem, given, first..last, lambda, vel, sums);
             }
         };
         crate::pgs_parallel::for_each_block(&mut self.block_sums, 1, threads, sum_blocks);
@@ -392,8 +396,8 @@ impl RowSums {
 /// `residual_unchecked` and `diagonal_unchecked` (`D` of two isotropic
 /// bodies from their `responses` when given, the same numbers). Rows past the problem's
 /// row count are zero.
-#[inline]
-fn contact_residuals(
+#[inline(always)]
+fn contact_residuals<const M: usize>(
     problem: &ContactProblem,
     responses: Option<&[BodyResponse]>,
     ci: usize,
@@ -402,7 +406,7 @@ fn contact_residuals(
 ) -> ([f64; 6], [f64; 6]) {
     let c = &problem.records()[ci];
     let t = problem.tangential_rhs(ci);
-    let m = problem.contact_rows().count();
+    let m = M;
     let set = problem.friction_set();
     let inv = problem.inverse_mass();
     let (mut cand, mut nat, mut w, mut diag) = ([0.0; 6], [0.0; 6], [0.0; 6], [0.0; 6]);
@@ -452,6 +456,26 @@ fn contact_residuals(
         natural[j] = (lam[j] - nat[j]).abs();
     }
     (rows, natural)
+}
+
+/// Adds the rows of contacts `range` to `sums`, in row order, for a
+/// problem of `M` rows per contact.
+#[inline(never)]
+fn sum_contact_rows<const M: usize>(
+    problem: &ContactProblem,
+    given: Option<&[BodyResponse]>,
+    range: std::ops::Range<usize>,
+    lambda: &[f64],
+    vel: &[Velocity6],
+    sums: &mut RowSums,
+) {
+    for ci in range {
+        problem.prefetch_bodies(ci + PREFETCH_AHEAD, vel);
+        let (r, nat) = contact_residuals::<M>(problem, given, ci, &lambda[ci * M..], vel);
+        for j in 0..M {
+            sums.add_row(kind_index(RowKind::of_contact_row(j)), r[j], nat[j]);
+        }
+    }
 }
 
 fn kind_index(kind: RowKind) -> usize {
