@@ -9,6 +9,7 @@
 //! Invariant: `ndem-cli` orchestrates the facade and owns the command line
 //! and the run loop's files; it contains no physics.
 
+pub mod allocator;
 #[cfg(feature = "mpi")]
 pub mod distributed;
 pub mod fuzz;

@@ -580,6 +580,8 @@ fn go(
 }
 
 fn main() -> ExitCode {
+    // before any large block and any other thread (src/allocator.rs)
+    let _ = ndem_cli::allocator::fix_mmap_threshold();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),

@@ -7,8 +7,10 @@
 //! such a place a few contacts early, so that the body's data is in the
 //! cache when its contact comes.
 //!
-//! Invariant: this module holds the workspace's only `unsafe` code (one
-//! block, the prefetch instruction; checked by `xtask/tests/tidy.rs`).
+//! Invariant: this module and the `ndem` command's allocator setting
+//! (`ndem_cli::allocator`) hold the workspace's only `unsafe` code, one
+//! block each (here the prefetch instruction; checked by
+//! `xtask/tests/tidy.rs`).
 
 /// Asks the processor to bring the cache lines holding `*value` into its
 /// cache. A hint only: it reads nothing the program sees, so it changes no
