@@ -335,8 +335,8 @@ impl Probe {
 /// How far a probe is from the faces of its cell, and the most its pairs
 /// can reach: a neighbour cell farther than that holds no pair of it, and
 /// the walk passes over it. A bed whose cells are widened by one fast
-/// particle's sweep, or whose probe is smaller than the largest particle,
-/// has many such cells; skipping them changes no contact.
+/// particle's sweep has many such cells; skipping them changes no
+/// contact.
 struct Near {
     /// Per axis, the distance to the lower and to the upper face \[m\],
     /// rounded down (0 where it cannot be bounded).
