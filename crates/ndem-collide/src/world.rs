@@ -626,9 +626,11 @@ impl CollisionWorld {
             }
             None => {
                 for off in NEIGHBOURS {
-                    let yz = near.square(1, off[1]) + near.square(2, off[2]);
-                    if NEAR && !near.within(0, off[0], yz) {
-                        continue;
+                    if NEAR {
+                        let yz = near.square(1, off[1]) + near.square(2, off[2]);
+                        if !near.within(0, off[0], yz) {
+                            continue;
+                        }
                     }
                     let nc = [c[0] + off[0], c[1] + off[1], c[2] + off[2]];
                     let h = hash(nc, self.mask);
