@@ -320,6 +320,14 @@ impl Probe {
         }
     }
 
+    /// Whether `ent` is within the pair's reach: the test of
+    /// [`narrow::sphere_sphere`], the same sums in the same order.
+    #[inline(always)]
+    fn reaches(&self, ent: &Entry) -> bool {
+        let reach = self.r + ent.radius + (self.s + ent.sweep);
+        (self.x - ent.position).norm_squared() <= reach * reach
+    }
+
     /// Whether the walk passes over `ent`: a pair reported from the other
     /// body, two fixed bodies, one collision group, or (hashed layout) an
     /// entry of another cell sharing the bucket.
@@ -645,8 +653,13 @@ impl CollisionWorld {
     }
 
     /// Calls `f` with particle `k` (an index into `self.particles`) and
-    /// each grid entry around it that could pair with it: a larger body,
-    /// not both fixed, not of one collision group.
+    /// each grid entry around it that pairs with it: within the pair's
+    /// reach ([`Probe::reaches`]), a larger body, not both fixed, not of
+    /// one collision group. The reach is tested first: in a bed whose
+    /// spheres are not on a lattice, whether an entry's body index is the
+    /// larger is a coin toss the processor mispredicts, while an entry out
+    /// of reach, the common case, is predicted well (`docs/performance.md`,
+    /// "Collision detection", session 28).
     /// With `NEAR`, neighbour cells out of the probe's reach are passed
     /// over ([`Near`]).
     #[inline(always)]
@@ -666,7 +679,7 @@ impl CollisionWorld {
         };
         self.visit_neighbours::<NEAR>(c, &near, |ents, check_cell| {
             for ent in ents {
-                if !p.passes_over(ent, check_cell) {
+                if p.reaches(ent) && !p.passes_over(ent, check_cell) {
                     f(&p, ent);
                 }
             }
@@ -766,13 +779,9 @@ impl CollisionWorld {
         };
         for (k, &i) in self.particles.iter().enumerate() {
             local.clear();
-            self.walk_neighbours::<false>(bodies, k, margin, |p, ent| {
-                // as sphere_sphere forms it, for the same verdict
-                let reach = p.r + ent.radius + (p.s + ent.sweep);
-                if (p.x - ent.position).norm_squared() <= reach * reach {
-                    local.push(ent.body);
-                }
-            });
+            // the walk hands on the entries within the pair's reach, the
+            // closed form's test (`Probe::reaches`)
+            self.walk_neighbours::<false>(bodies, k, margin, |_, ent| local.push(ent.body));
             local.sort_unstable();
             for &b in &local {
                 while let Some(e) = extra.next_if(|e| *e < (i, b)) {
