@@ -560,7 +560,8 @@ impl CollisionWorld {
         let mut fill = std::mem::take(&mut self.fill);
         fill.clear();
         fill.extend_from_slice(&self.bucket_start[..table]);
-        self.entries.clear();
+        // every slot is written below (the buckets' slots are a
+        // permutation of 0..n), so the last pass's entries are not cleared
         self.entries.resize(
             n,
             Entry {
