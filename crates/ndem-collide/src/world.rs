@@ -816,10 +816,15 @@ impl CollisionWorld {
                 _ => None,
             };
             // particles against this large body: query the grid cells under
-            // its box when that is cheaper than scanning all particles
+            // its box (a half-space's cut to the particles, where it can
+            // be) when that is cheaper than scanning all particles
+            let (plo, phi) = match plane_normal {
+                Some(n) => self.half_space_reach(&n, &bodies.positions[l], (lo, hi), grow),
+                None => (lo, hi),
+            };
             let inv = self.inv_cell;
-            let cmin = lo.map(|x| ((x - reach) * inv).floor());
-            let cmax = hi.map(|x| ((x + reach) * inv).floor());
+            let cmin = plo.map(|x| ((x - reach) * inv).floor());
+            let cmax = phi.map(|x| ((x + reach) * inv).floor());
             let ncells = (cmax - cmin).map(|x| x + 1.0).product();
             let mut candidates = std::mem::take(&mut self.candidates);
             candidates.clear();
@@ -852,7 +857,7 @@ impl CollisionWorld {
                 }
                 let x = bodies.positions[p];
                 let r = bodies.shapes[p].sphere_radius().unwrap_or(0.0);
-                if (0..3).any(|k| x[k] + r < lo[k] || x[k] - r > hi[k]) {
+                if (0..3).any(|k| x[k] + r < plo[k] || x[k] - r > phi[k]) {
                     continue;
                 }
                 self.raw.clear();
@@ -909,6 +914,42 @@ impl CollisionWorld {
         }
         self.large_contacts.dedup_by(|a, b| a.key == b.key);
         Ok(())
+    }
+
+    /// The box in which particles can touch a half-space with world
+    /// normal `normal` through `point`, whose box is `(lo, hi)` (unbounded)
+    /// grown by `grow` (margin and sweeps): where the normal lies along an
+    /// axis and the grid is dense, the slab within `grow` and one cell of
+    /// the plane, cut to the occupied cells widened by one cell; otherwise
+    /// `(lo, hi)`. A sphere in contact has `n·(x − p) − r ≤ grow`, so the
+    /// slab holds it with a cell to spare for rounding, and the occupied
+    /// cells hold every particle with its radius (less than a cell); the
+    /// candidates are tested as before (`docs/performance.md`, "Collision
+    /// detection", session 28).
+    fn half_space_reach(
+        &self,
+        normal: &Vec3,
+        point: &Vec3,
+        (lo, hi): (Vec3, Vec3),
+        grow: f64,
+    ) -> (Vec3, Vec3) {
+        let Some((first, dims)) = &self.dense else {
+            return (lo, hi);
+        };
+        let along: Vec<usize> = (0..3).filter(|&k| normal[k] != 0.0).collect();
+        let &[axis] = along.as_slice() else {
+            return (lo, hi);
+        };
+        let h = self.cell_size;
+        let mut cut_lo = Vec3::from_fn(|k, _| (first[k] - 1) as f64 * h);
+        let mut cut_hi = Vec3::from_fn(|k, _| (first[k] + dims[k] + 1) as f64 * h);
+        if normal[axis] > 0.0 {
+            cut_hi[axis] = cut_hi[axis].min(point[axis] + grow + h);
+        } else {
+            cut_lo[axis] = cut_lo[axis].max(point[axis] - grow - h);
+        }
+        let bounded = (0..3).all(|k| cut_lo[k].is_finite() && cut_hi[k].is_finite());
+        if bounded { (cut_lo, cut_hi) } else { (lo, hi) }
     }
 
     fn detect_impl(

@@ -89,6 +89,41 @@ proptest! {
         prop_assert_eq!(detect(&bodies, 0.001, false), brute_force(&bodies, 0.001));
     }
 
+    /// Half-spaces facing along each axis both ways and one oblique,
+    /// cutting through the cloud, with sweeps (the planes' larger than a
+    /// cell): the grid queries the cells
+    /// of an axis-aligned half-space's slab only (`docs/performance.md`,
+    /// "Collision detection", session 28) and must lose no contact the
+    /// brute force finds, serially and in parallel.
+    #[test]
+    fn half_spaces_facing_every_way_equal_brute_force(
+        mut bodies in sphere_cloud(800, 1.0, 0.01, 0.02),
+        cuts in proptest::collection::vec(0.05f64..0.95, 6),
+        oblique in rotation(),
+        margin in 0.0f64..0.01,
+        seed in any::<u64>(),
+    ) {
+        for (j, cut) in cuts.iter().enumerate() {
+            let (axis, sign) = (j / 2, if j % 2 == 0 { 1.0 } else { -1.0 });
+            let mut normal = Vec3::zeros();
+            normal[axis] = sign;
+            let mut point = Vec3::repeat(0.5);
+            point[axis] = *cut;
+            bodies.push(Shape::HalfSpace { normal }, point, Quat::identity(), true);
+        }
+        bodies.push(Shape::HalfSpace { normal: Vec3::z() }, Vec3::repeat(0.1), oblique, true);
+        // the planes sweep up to 0.1 (a piston), more than a cell
+        let mut s = seed | 1;
+        bodies.sweep = bodies.shapes.iter().map(|shape| {
+            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+            let most = if matches!(shape, Shape::HalfSpace { .. }) { 1e-4 } else { 2e-5 };
+            (s % 1000) as f64 * most
+        }).collect();
+        let expected = brute_force(&bodies, margin);
+        prop_assert_eq!(&detect(&bodies, margin, false), &expected);
+        prop_assert_eq!(&detect(&bodies, margin, true), &expected);
+    }
+
     /// Pairs placed at their reach (`r_a + r_b` plus the margin and both
     /// sweeps, give or take a few ulps) in every direction, polydisperse,
     /// beside one fast sphere whose sweep widens every cell: the walk then
