@@ -936,8 +936,8 @@ impl CollisionWorld {
         let Some((first, dims)) = &self.dense else {
             return (lo, hi);
         };
-        let along: Vec<usize> = (0..3).filter(|&k| normal[k] != 0.0).collect();
-        let &[axis] = along.as_slice() else {
+        let mut along = (0..3).filter(|&k| normal[k] != 0.0);
+        let (Some(axis), None) = (along.next(), along.next()) else {
             return (lo, hi);
         };
         let h = self.cell_size;

@@ -91,10 +91,10 @@ proptest! {
 
     /// Half-spaces facing along each axis both ways and one oblique,
     /// cutting through the cloud, with sweeps (the planes' larger than a
-    /// cell): the grid queries the cells
-    /// of an axis-aligned half-space's slab only (`docs/performance.md`,
-    /// "Collision detection", session 28) and must lose no contact the
-    /// brute force finds, serially and in parallel.
+    /// cell): the grid queries the cells of an axis-aligned half-space's
+    /// slab only (`docs/performance.md`, "Collision detection", session
+    /// 28) and must lose no contact the brute force finds, serially and
+    /// in parallel.
     #[test]
     fn half_spaces_facing_every_way_equal_brute_force(
         mut bodies in sphere_cloud(800, 1.0, 0.01, 0.02),
