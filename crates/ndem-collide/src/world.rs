@@ -662,15 +662,16 @@ impl CollisionWorld {
     /// of reach, the common case, is predicted well (`docs/performance.md`,
     /// "Collision detection", session 28).
     /// With `NEAR`, neighbour cells out of the probe's reach are passed
-    /// over ([`Near`]).
+    /// over ([`Near`]). Returns the probe, which the caller's contacts
+    /// are formed from.
     #[inline(always)]
     fn walk_neighbours<'a, const NEAR: bool>(
         &'a self,
         bodies: &BodyView<'_>,
         k: usize,
         margin: f64,
-        mut f: impl FnMut(&Probe, &'a Entry),
-    ) {
+        mut f: impl FnMut(&'a Entry),
+    ) -> Probe {
         let p = Probe::of(bodies, self.particles[k], margin, self.inv_cell);
         let c = self.cells[k];
         let near = if NEAR {
@@ -681,10 +682,11 @@ impl CollisionWorld {
         self.visit_neighbours::<NEAR>(c, &near, |ents, check_cell| {
             for ent in ents {
                 if p.reaches(ent) && !p.passes_over(ent, check_cell) {
-                    f(&p, ent);
+                    f(ent);
                 }
             }
         });
+        p
     }
 
     /// Sphere-sphere contacts of particles `range` (indices into
@@ -737,9 +739,9 @@ impl CollisionWorld {
         for k in range {
             let i = self.particles[k];
             local.clear();
-            self.walk_neighbours::<NEAR>(bodies, k, margin, |_, ent| local.push((ent.body, ent)));
+            let p =
+                self.walk_neighbours::<NEAR>(bodies, k, margin, |ent| local.push((ent.body, ent)));
             local.sort_unstable_by_key(|(b, _)| *b);
-            let p = Probe::of(bodies, i, margin, self.inv_cell);
             for &(b, ent) in &local {
                 let Some(raw) =
                     narrow::sphere_sphere(&p.x, p.r, &ent.position, ent.radius, p.s + ent.sweep)
@@ -784,7 +786,7 @@ impl CollisionWorld {
             local.clear();
             // the walk hands on the entries within the pair's reach, the
             // closed form's test (`Probe::reaches`)
-            self.walk_neighbours::<false>(bodies, k, margin, |_, ent| local.push(ent.body));
+            self.walk_neighbours::<false>(bodies, k, margin, |ent| local.push(ent.body));
             local.sort_unstable();
             for &b in &local {
                 while let Some(e) = extra.next_if(|e| *e < (i, b)) {
