@@ -77,6 +77,15 @@ pub enum SolveError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A reader of the contacts' model data was given a problem built
+    /// without it (`ContactProblem::without_model_data`).
+    #[error(
+        "`{reader}` reads the contacts' model data (`g`, `ε_n`, `γ_t`, `γ_r`), but the problem was built without it"
+    )]
+    NoModelData {
+        /// What needed the data.
+        reader: &'static str,
+    },
     /// The iteration produced a non-finite multiplier (diverged).
     #[error(
         "solver `{solver}` produced a non-finite multiplier in row {row} at iteration {iteration}"

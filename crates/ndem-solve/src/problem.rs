@@ -74,6 +74,21 @@ pub struct ContactModel {
     pub gamma_r: f64,
 }
 
+impl ContactModel {
+    /// The elastic energy stored in the overlap of a compliant contact,
+    /// `g²/(2 ε_n)` when `g < 0` and `ε_n > 0`, else zero: the integral of
+    /// the static force `s_n δ^{e_H}/ε_n` over the overlap
+    /// (`(2/5) k_n δ^{5/2}` for Hertz, `½ k_n δ²` for the linear law).
+    #[inline]
+    pub fn elastic_energy(&self) -> f64 {
+        if self.epsilon_n > 0.0 && self.g < 0.0 {
+            0.5 * self.g * self.g / self.epsilon_n
+        } else {
+            0.0
+        }
+    }
+}
+
 /// What failed in [`ContactProblem::extend_contacts_with`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContactFillError<E> {
@@ -120,7 +135,8 @@ pub struct Contact {
     pub friction: f64,
     /// Rolling torque arm `μ_r R*` \[m\].
     pub rolling_arm: f64,
-    /// Data for model-based warm starting.
+    /// Data for model-based warm starting (zeros when read from a problem
+    /// without model data, [`ContactProblem::has_model_data`]).
     pub model: ContactModel,
 }
 
@@ -353,6 +369,7 @@ fn tangential_rhs_of(c: &Contact) -> [f64; 5] {
 struct FillSlots<'a, X> {
     records: &'a mut [ContactRecord],
     keys: &'a mut [ContactKey],
+    /// Empty when the problem keeps no model data.
     models: &'a mut [ContactModel],
     /// Empty when the problem stores no tangential `b`.
     tangential: &'a mut [[f64; 5]],
@@ -546,7 +563,10 @@ pub struct ContactProblem {
     pub(crate) dt: f64,
     pub(crate) records: Vec<ContactRecord>,
     keys: Vec<ContactKey>,
+    /// Empty when the problem keeps no model data
+    /// ([`Self::without_model_data`]).
     models: Vec<ContactModel>,
+    keeps_models: bool,
     /// `b` of rows 1-5 per contact; empty when every contact's are zero.
     tangential_rhs: Vec<[f64; 5]>,
     pub(crate) generic: Vec<GenericRow>,
@@ -627,6 +647,7 @@ impl ContactProblem {
             records: Vec::new(),
             keys: Vec::new(),
             models: Vec::new(),
+            keeps_models: true,
             tangential_rhs: Vec::new(),
             generic: Vec::new(),
         })
@@ -688,7 +709,9 @@ impl ContactProblem {
     pub fn reserve_contacts(&mut self, additional: usize) {
         self.records.reserve_exact(additional);
         self.keys.reserve_exact(additional);
-        self.models.reserve_exact(additional);
+        if self.keeps_models {
+            self.models.reserve_exact(additional);
+        }
         if !self.tangential_rhs.is_empty() {
             self.tangential_rhs.reserve_exact(additional);
         }
@@ -708,7 +731,9 @@ impl ContactProblem {
         }
         self.records.push(ContactRecord::of(&contact));
         self.keys.push(contact.key);
-        self.models.push(contact.model);
+        if self.keeps_models {
+            self.models.push(contact.model);
+        }
         Ok(i)
     }
 
@@ -724,7 +749,7 @@ impl ContactProblem {
             rhs: [r.normal_rhs, t[0], t[1], t[2], t[3], t[4]],
             friction: r.friction,
             rolling_arm: r.rolling_arm,
-            model: self.models[i],
+            model: self.models.get(i).copied().unwrap_or_default(),
         }
     }
 
@@ -734,9 +759,28 @@ impl ContactProblem {
         &self.records
     }
 
-    /// The model data of each contact.
+    /// The model data of each contact (empty without model data).
     pub(crate) fn models(&self) -> &[ContactModel] {
         &self.models
+    }
+
+    /// The problem without the contacts' [`ContactModel`]s (`g`, `ε_n`,
+    /// `γ_t`, `γ_r`: 32 bytes per contact), which no solver reads: only
+    /// [`crate::ModelWarmStart`] and [`Self::elastic_energy`] do. Contacts
+    /// added from now on keep none, and those already added lose theirs.
+    /// Their [`Contact::model`] then reads as zeros; [`Self::has_model_data`]
+    /// tells. The stepper assembles its problems this way when its warm
+    /// start does not read the data ([`crate::WarmStart::reads_model_data`]).
+    pub fn without_model_data(mut self) -> Self {
+        self.keeps_models = false;
+        self.models = Vec::new();
+        self
+    }
+
+    /// Whether the contacts' [`ContactModel`]s are kept (the default; see
+    /// [`Self::without_model_data`]).
+    pub fn has_model_data(&self) -> bool {
+        self.keeps_models
     }
 
     /// `b` of rows 1-5 of every contact, when some contact's are not zero.
@@ -908,7 +952,9 @@ impl ContactProblem {
         self.records
             .resize(start + count, ContactRecord::of(&placeholder));
         self.keys.resize(start + count, placeholder.key);
-        self.models.resize(start + count, placeholder.model);
+        if self.keeps_models {
+            self.models.resize(start + count, placeholder.model);
+        }
         let mut tangential = std::mem::take(&mut self.tangential_rhs);
         if !tangential.is_empty() {
             tangential.resize(start + count, NO_TANGENTIAL_RHS);
@@ -927,7 +973,9 @@ impl ContactProblem {
                     .map_err(ContactFillError::Invalid)?;
                 slots.records[n] = ContactRecord::of(&contact);
                 slots.keys[n] = contact.key;
-                slots.models[n] = contact.model;
+                if let Some(slot) = slots.models.get_mut(n) {
+                    *slot = contact.model;
+                }
                 let t = tangential_rhs_of(&contact);
                 match slots.tangential.get_mut(n) {
                     Some(slot) => *slot = t,
@@ -943,10 +991,17 @@ impl ContactProblem {
             .unwrap_or_default()
             .chunks_mut(block)
             .chain(std::iter::repeat_with(|| &mut [][..]));
+        // no model data: an empty slice for every block
+        let model_slots = self
+            .models
+            .get_mut(start..)
+            .unwrap_or_default()
+            .chunks_mut(block)
+            .chain(std::iter::repeat_with(|| &mut [][..]));
         let blocks = self.records[start..]
             .chunks_mut(block)
             .zip(self.keys[start..].chunks_mut(block))
-            .zip(self.models[start..].chunks_mut(block))
+            .zip(model_slots)
             .zip(extra.chunks_mut(block))
             .map(|(((records, keys), models), extra)| FillSlots {
                 records,
@@ -1623,17 +1678,18 @@ impl ContactProblem {
     }
 
     /// Elastic energy stored in the overlaps of compliant contacts,
-    /// `Σ g²/(2 ε_n)` over contacts with `g < 0`: the integral of the
-    /// static force `s_n δ^{e_H}/ε_n` over the overlap (`(2/5) k_n δ^{5/2}`
-    /// for Hertz, `½ k_n δ²` for the linear law).
-    pub fn elastic_energy(&self) -> f64 {
+    /// `Σ g²/(2 ε_n)` over contacts with `g < 0`
+    /// ([`ContactModel::elastic_energy`] summed in contact order); `None`
+    /// for a problem without model data ([`Self::without_model_data`]).
+    pub fn elastic_energy(&self) -> Option<f64> {
+        if !self.keeps_models {
+            return None;
+        }
         let mut total = 0.0;
         for model in &self.models {
-            if model.epsilon_n > 0.0 && model.g < 0.0 {
-                total += 0.5 * model.g * model.g / model.epsilon_n;
-            }
+            total += model.elastic_energy();
         }
-        total
+        Some(total)
     }
 }
 

@@ -275,6 +275,14 @@ pub trait WarmStart: Send + Sync {
         None
     }
 
+    /// Whether [`Self::initialize`] reads the contacts' [`crate::ContactModel`]s.
+    /// A caller that assembles its problems may leave them out when it does
+    /// not ([`ContactProblem::without_model_data`], 32 bytes per contact).
+    /// Default: `true`, so that a policy that does not say is given them.
+    fn reads_model_data(&self) -> bool {
+        true
+    }
+
     /// Mutable access to the carried multipliers (restoring a checkpoint,
     /// holding the contacts inside rigid aggregates); `None` when the policy
     /// keeps none.
@@ -333,6 +341,10 @@ impl WarmStart for ColdStart {
 
     fn name(&self) -> &'static str {
         "cold"
+    }
+
+    fn reads_model_data(&self) -> bool {
+        false
     }
 }
 
@@ -424,6 +436,10 @@ impl WarmStart for HistoryWarmStart {
 
     fn history(&self) -> Option<&ImpulseHistory> {
         Some(&self.history)
+    }
+
+    fn reads_model_data(&self) -> bool {
+        false
     }
 
     fn history_mut(&mut self) -> Option<&mut ImpulseHistory> {
@@ -547,6 +563,11 @@ impl WarmStart for ModelWarmStart {
         velocity: &mut [Velocity6],
     ) -> Result<WarmStartStats, SolveError> {
         cold_start(problem, lambda, velocity)?;
+        if !problem.has_model_data() && !problem.contacts().is_empty() {
+            return Err(SolveError::NoModelData {
+                reader: "ModelWarmStart",
+            });
+        }
         let m = problem.contact_rows().count();
         let dt = problem.dt();
         let vstar = problem.free_velocity();
@@ -645,6 +666,10 @@ impl<W: WarmStart> WarmStart for Safeguarded<W> {
 
     fn history(&self) -> Option<&ImpulseHistory> {
         self.inner.history()
+    }
+
+    fn reads_model_data(&self) -> bool {
+        self.inner.reads_model_data()
     }
 
     fn history_mut(&mut self) -> Option<&mut ImpulseHistory> {

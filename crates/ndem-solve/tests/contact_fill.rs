@@ -194,3 +194,56 @@ proptest! {
         prop_assert_eq!(pushed.contacts().get(built.len()), None);
     }
 }
+
+proptest! {
+    /// A problem built without model data (pushed or filled on any thread
+    /// count) holds the same contacts but for their models, which read as
+    /// zeros; its solve is the same to the bit; the elastic energy and the
+    /// model-based warm start, which read the data, say that it is missing.
+    #[test]
+    fn without_model_data_only_the_models_are_missing(
+        rhs in proptest::collection::vec(arb_rhs(), 1..40),
+        threads in 1..4usize,
+    ) {
+        let built: Vec<Contact> =
+            rhs.iter().enumerate().map(|(i, &r)| contact_with_rhs(i, r)).collect();
+        let mut kept = empty_problem();
+        for c in &built {
+            kept.push_contact(*c).unwrap();
+        }
+        let mut pushed = empty_problem().without_model_data();
+        for c in &built {
+            pushed.push_contact(*c).unwrap();
+        }
+        let mut filled = empty_problem().without_model_data();
+        let mut extra = vec![(); built.len()];
+        filled
+            .extend_contacts_with(&mut extra, threads, |i| Ok::<_, ()>((built[i], ())))
+            .unwrap();
+        prop_assert!(kept.has_model_data() && !pushed.has_model_data());
+        let without_models = built.iter().map(|c| Contact { model: ContactModel::default(), ..*c });
+        prop_assert!(pushed.contacts().iter().eq(without_models));
+        prop_assert_eq!(filled.contacts(), pushed.contacts());
+        let expected: f64 = built.iter().map(|c| c.model.elastic_energy()).sum();
+        prop_assert!(expected > 0.0 || built.len() == 1);
+        prop_assert_eq!(kept.elastic_energy(), Some(expected));
+        prop_assert_eq!(pushed.elastic_energy(), None);
+        let solve = |p: &ContactProblem| {
+            let mut lambda = vec![0.0; p.len()];
+            let mut v = p.free_velocity().to_vec();
+            let report = ProjectedGaussSeidel::default().solve(p, &mut lambda, &mut v).unwrap();
+            (lambda, v, report)
+        };
+        prop_assert_eq!(solve(&kept), solve(&pushed));
+        let mut lambda = vec![0.0; kept.len()];
+        let mut v = kept.free_velocity().to_vec();
+        prop_assert!(ModelWarmStart.initialize(&kept, &mut lambda, &mut v).is_ok());
+        prop_assert_eq!(
+            ModelWarmStart.initialize(&pushed, &mut lambda, &mut v),
+            Err(SolveError::NoModelData { reader: "ModelWarmStart" })
+        );
+        prop_assert!(ModelWarmStart.reads_model_data());
+        prop_assert!(!HistoryWarmStart::default().reads_model_data());
+        prop_assert!(!ColdStart.reads_model_data());
+    }
+}

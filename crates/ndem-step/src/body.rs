@@ -89,6 +89,60 @@ impl BodyDesc {
     }
 }
 
+/// A per-body vector that is zero for most bodies of most scenes (user
+/// forces and torques, conveyor surface velocities): it holds nothing until
+/// some body is given a value other than `+0.0` in every component, and a
+/// body's value for every body from then on. A packing of `10⁵` spheres
+/// saves 24 bytes per body for each of the three.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ZeroUnlessSet {
+    /// Empty, or one value per body.
+    values: Vec<Vec3>,
+}
+
+impl ZeroUnlessSet {
+    /// The value of body `i` (zero while nothing is held).
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> Vec3 {
+        self.values.get(i).copied().unwrap_or_else(Vec3::zeros)
+    }
+
+    /// Appends the value of a new body, the `index`-th.
+    pub(crate) fn push(&mut self, index: usize, value: Vec3) {
+        if self.values.is_empty() {
+            if is_positive_zero(&value) {
+                return;
+            }
+            self.values.resize(index, Vec3::zeros());
+        }
+        self.values.push(value);
+    }
+
+    /// Sets the value of body `i` of `bodies`.
+    pub(crate) fn set(&mut self, i: usize, value: Vec3, bodies: usize) {
+        if self.values.is_empty() {
+            if is_positive_zero(&value) {
+                return;
+            }
+            self.values.resize(bodies, Vec3::zeros());
+        }
+        self.values[i] = value;
+    }
+
+    /// Room for `additional` more bodies once values are held.
+    pub(crate) fn reserve_exact(&mut self, additional: usize) {
+        if !self.values.is_empty() {
+            self.values.reserve_exact(additional);
+        }
+    }
+}
+
+/// `true` when every component is `+0.0` (bit for bit, so that a `-0.0`
+/// that was given is kept).
+fn is_positive_zero(v: &Vec3) -> bool {
+    v.iter().all(|x| x.to_bits() == 0)
+}
+
 /// Bodies, materials and gravity. Per-body data is stored as structure of
 /// arrays, indexed by body id (the index returned by [`World::add_body`]).
 #[derive(Debug, Clone)]
@@ -104,10 +158,10 @@ pub struct World {
     pub(crate) position: Vec<Vec3>,
     pub(crate) orientation: Vec<Quat>,
     pub(crate) velocity: Vec<Velocity6>,
-    pub(crate) surface_velocity: Vec<Vec3>,
+    pub(crate) surface_velocity: ZeroUnlessSet,
     pub(crate) collision_group: Vec<u32>,
-    pub(crate) force: Vec<Vec3>,
-    pub(crate) torque: Vec<Vec3>,
+    pub(crate) force: ZeroUnlessSet,
+    pub(crate) torque: ZeroUnlessSet,
     pub(crate) fixed: Vec<bool>,
     pub(crate) joints: Vec<crate::Joint>,
     /// Boxed: 8 bytes for a body that is no member (most of a scene).
@@ -140,10 +194,10 @@ impl World {
             position: Vec::new(),
             orientation: Vec::new(),
             velocity: Vec::new(),
-            surface_velocity: Vec::new(),
+            surface_velocity: ZeroUnlessSet::default(),
             collision_group: Vec::new(),
-            force: Vec::new(),
-            torque: Vec::new(),
+            force: ZeroUnlessSet::default(),
+            torque: ZeroUnlessSet::default(),
             fixed: Vec::new(),
             joints: Vec::new(),
             membership: Vec::new(),
@@ -279,10 +333,10 @@ impl World {
         self.position.push(desc.position);
         self.orientation.push(desc.orientation);
         self.velocity.push(velocity);
-        self.surface_velocity.push(desc.surface_velocity);
+        self.surface_velocity.push(i, desc.surface_velocity);
         self.collision_group.push(desc.collision_group);
-        self.force.push(Vec3::zeros());
-        self.torque.push(Vec3::zeros());
+        self.force.push(i, Vec3::zeros());
+        self.torque.push(i, Vec3::zeros());
         self.membership.push(None);
         Ok(i)
     }
@@ -348,9 +402,9 @@ impl World {
     pub fn mass_properties(&self) -> &[Option<MassProperties>] {
         &self.mass
     }
-    /// Surface velocities.
-    pub fn surface_velocities(&self) -> &[Vec3] {
-        &self.surface_velocity
+    /// Surface velocity of a body (zero unless one was given).
+    pub fn surface_velocity(&self, body: usize) -> Vec3 {
+        self.surface_velocity.get(body)
     }
 
     /// Mutable positions, orientations and velocities, for other time
@@ -366,7 +420,7 @@ impl World {
 
     /// User force and torque on a body.
     pub fn user_force(&self, body: usize) -> (Vec3, Vec3) {
-        (self.force[body], self.torque[body])
+        (self.force.get(body), self.torque.get(body))
     }
 
     /// The description that would re-create body `i` in its current state
@@ -380,7 +434,7 @@ impl World {
             position: self.position[i],
             orientation: self.orientation[i],
             velocity: self.velocity[i],
-            surface_velocity: self.surface_velocity[i],
+            surface_velocity: self.surface_velocity.get(i),
             collision_group: self.collision_group[i],
         }
     }
@@ -407,8 +461,9 @@ impl World {
     pub fn set_force(&mut self, body: usize, force: Vec3, torque: Vec3) -> Result<(), StepError> {
         check_vec("force", body, &force)?;
         check_vec("torque", body, &torque)?;
-        self.force[body] = force;
-        self.torque[body] = torque;
+        let bodies = self.len();
+        self.force.set(body, force, bodies);
+        self.torque.set(body, torque, bodies);
         Ok(())
     }
 
@@ -593,4 +648,39 @@ fn default_mass(shape: &Shape, density: f64) -> Result<MassProperties, StepError
             });
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ZeroUnlessSet;
+    use ndem_math::Vec3;
+
+    #[test]
+    fn zero_values_hold_nothing_until_one_is_set() {
+        let mut v = ZeroUnlessSet::default();
+        for i in 0..5 {
+            v.push(i, Vec3::zeros());
+        }
+        v.set(1, Vec3::zeros(), 5);
+        assert!(v.values.is_empty());
+        assert_eq!(v.get(3), Vec3::zeros());
+        v.set(2, Vec3::new(1.0, 2.0, 3.0), 5);
+        assert_eq!(v.values.len(), 5);
+        v.push(5, Vec3::zeros());
+        v.push(6, Vec3::new(0.0, 0.0, 4.0));
+        let got: Vec<Vec3> = (0..7).map(|i| v.get(i)).collect();
+        let mut want = vec![Vec3::zeros(); 7];
+        want[2] = Vec3::new(1.0, 2.0, 3.0);
+        want[6] = Vec3::new(0.0, 0.0, 4.0);
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_negative_zero_is_kept() {
+        let mut v = ZeroUnlessSet::default();
+        v.push(0, Vec3::zeros());
+        v.push(1, Vec3::new(-0.0, 0.0, 0.0));
+        assert_eq!(v.get(1).x.to_bits(), (-0.0f64).to_bits());
+        assert_eq!(v.get(0).x.to_bits(), 0);
+    }
 }

@@ -138,8 +138,8 @@ pub(crate) fn energy_bound(
         if let Some(m) = &world.mass[i] {
             let v = free[i].linear.norm();
             driven += m.mass * (g * dt + 2.0 * v + 2.0 * drive);
-            external += (world.force[i].norm() * (v + drive)
-                + world.torque[i].norm() * free[i].angular.norm())
+            external += (world.force.get(i).norm() * (v + drive)
+                + world.torque.get(i).norm() * free[i].angular.norm())
                 * dt;
         }
     }

@@ -162,7 +162,7 @@ fn contact_parameters(
 /// Tangential right-hand side from conveyor surface velocities:
 /// `b_t = t·s_a − t·s_b`.
 fn surface_rhs(world: &World, c: &ContactPoint, frame: &ContactFrame) -> [f64; 2] {
-    let s = world.surface_velocity[c.body_a()] - world.surface_velocity[c.body_b()];
+    let s = world.surface_velocity.get(c.body_a()) - world.surface_velocity.get(c.body_b());
     [frame.tangent1.dot(&s), frame.tangent2.dot(&s)]
 }
 
@@ -320,9 +320,11 @@ fn build_impact_problem(
     impacting: &mut Vec<bool>,
 ) -> Result<ContactProblem, StepError> {
     let dt = settings.dt;
+    // its contacts' model data would be zeros
     let mut problem = new_problem(world, settings, Resolution::Reduced, storage, |free| {
         free.extend_from_slice(velocity)
-    })?;
+    })?
+    .without_model_data();
     problem.reserve_contacts(solver_contacts.len());
     let contact = |i: usize| -> Result<(Contact, bool), StepError> {
         let s = &solver_contacts[i];
@@ -358,7 +360,8 @@ fn build_impact_problem(
 
 /// The continuous-stage SPOOK problem (Algorithm 1, line 10) with free
 /// velocity `v* = v⁺ + Δt M⁻¹ f_ext`, contacts, and joint rows; and the
-/// contact-law scale of its residual check.
+/// contact-law scale of its residual check and its elastic energy. The
+/// contacts' terms of these two sums are formed in `terms`.
 pub(crate) fn continuous_problem(
     world: &World,
     settings: &StepSettings,
@@ -367,8 +370,8 @@ pub(crate) fn continuous_problem(
     solver_contacts: &[SolverContact],
     velocity: &[Velocity6],
     storage: &mut ProblemStorage,
-    overlap_terms: &mut Vec<f64>,
-) -> Result<(ContactProblem, OverlapScale), StepError> {
+    (terms, model_data): (&mut Vec<ContactTerms>, ModelData),
+) -> Result<ContinuousProblem, StepError> {
     let dt = settings.dt;
     let free = |free: &mut Vec<Velocity6>| {
         free.extend_from_slice(velocity);
@@ -378,18 +381,21 @@ pub(crate) fn continuous_problem(
             }
             if let Some(m) = &world.mass[i] {
                 let inv = m.inverse(&world.orientation[i]);
-                f.linear += (world.gravity + world.force[i] * inv.inv_mass) * dt;
-                f.angular += inv.inv_inertia * world.torque[i] * dt;
+                f.linear += (world.gravity + world.force.get(i) * inv.inv_mass) * dt;
+                f.angular += inv.inv_inertia * world.torque.get(i) * dt;
             }
         }
     };
     let mut problem = new_problem(world, settings, resolution, storage, free)?;
+    if model_data == ModelData::Drop {
+        problem = problem.without_model_data();
+    }
     problem.reserve_contacts(solver_contacts.len());
     let e_h = settings.contact_law.exponent();
     let set = contacts.as_slice();
-    refill(overlap_terms, solver_contacts.len(), OverlapScale::NO_TERM);
+    refill(terms, solver_contacts.len(), ContactTerms::default());
     let threads = assembly_threads(settings, solver_contacts.len());
-    let contact = |i: usize| -> Result<(Contact, f64), StepError> {
+    let contact = |i: usize| -> Result<(Contact, ContactTerms), StepError> {
         let s = &solver_contacts[i];
         let c = s.point(set);
         let g = s.geometry(world, c)?;
@@ -409,15 +415,21 @@ pub(crate) fn continuous_problem(
         let [st1, st2] = surface_rhs(world, c, &g.frame);
         contact.rhs[1] = st1;
         contact.rhs[2] = st2;
-        let term = OverlapScale::term(settings.contact_law, nr.g, params.upsilon_n, dt);
-        Ok((contact, term))
+        let terms = ContactTerms {
+            overlap: OverlapScale::term(settings.contact_law, nr.g, params.upsilon_n, dt),
+            elastic_energy: contact.model.elastic_energy(),
+        };
+        Ok((contact, terms))
     };
     problem
-        .extend_contacts_with(overlap_terms, threads, contact)
+        .extend_contacts_with(terms, threads, contact)
         .map_err(fill_error)?;
+    // summed in contact order: the same on any thread count
     let mut overlap_scale = OverlapScale::default();
-    for &term in overlap_terms.iter() {
-        overlap_scale.add_term(term);
+    let mut elastic_energy = 0.0;
+    for t in terms.iter() {
+        overlap_scale.add_term(t.overlap);
+        elastic_energy += t.elastic_energy;
     }
     let mut rows = Vec::new();
     for (j, joint) in world.joints.iter().enumerate() {
@@ -429,7 +441,50 @@ pub(crate) fn continuous_problem(
         }
         problem.push_row(r)?;
     }
-    Ok((problem, overlap_scale))
+    Ok(ContinuousProblem {
+        problem,
+        overlap_scale,
+        elastic_energy,
+    })
+}
+
+/// Whether a problem keeps its contacts' model data
+/// ([`ContactProblem::without_model_data`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ModelData {
+    /// Kept (a warm start reads it, or the problem is handed out).
+    Keep,
+    /// Left out (32 bytes per contact).
+    Drop,
+}
+
+/// Two figures of each contact of the continuous problem, formed while it
+/// is assembled and summed in contact order after.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ContactTerms {
+    /// [`OverlapScale::term`].
+    overlap: f64,
+    /// [`ndem_solve::ContactModel::elastic_energy`].
+    elastic_energy: f64,
+}
+
+impl Default for ContactTerms {
+    fn default() -> Self {
+        Self {
+            overlap: OverlapScale::NO_TERM,
+            elastic_energy: 0.0,
+        }
+    }
+}
+
+/// The continuous-stage problem and what its assembly summed.
+pub(crate) struct ContinuousProblem {
+    pub problem: ContactProblem,
+    /// The scale of the step's residual tolerance.
+    pub overlap_scale: OverlapScale,
+    /// `Σ g²/(2 ε_n)` over the contacts, in contact order: what
+    /// [`ContactProblem::elastic_energy`] gives with the model data kept.
+    pub elastic_energy: f64,
 }
 
 /// The continuous-stage problem of the unfolded model: every member moves
@@ -453,7 +508,7 @@ pub fn unfolded_problem(
     let resolution = Resolution::Unfolded { hosts: &hosts };
     let mut solver_contacts = Vec::new();
     contact_data(world, contacts, resolution, (0, 0.0), &mut solver_contacts)?;
-    let (problem, _) = continuous_problem(
+    let assembled = continuous_problem(
         world,
         settings,
         resolution,
@@ -461,10 +516,10 @@ pub fn unfolded_problem(
         &solver_contacts,
         world.velocities(),
         &mut ProblemStorage::new(),
-        &mut Vec::new(),
+        (&mut Vec::new(), ModelData::Keep),
     )?;
     Ok((
-        problem,
+        assembled.problem,
         solver_contacts
             .iter()
             .map(|s| s.set_index as usize)

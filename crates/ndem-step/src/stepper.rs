@@ -154,7 +154,7 @@ pub struct SolvedView<'a> {
     pub lambda: &'a [f64],
     /// Contact-set index of each contact of `problem` (contacts inside one
     /// host are not in the problem).
-    pub contact_index: &'a [usize],
+    pub contact_index: &'a [u32],
     /// Body velocities at the start of the step, `v_i`.
     pub previous_velocity: &'a [Velocity6],
     /// Time step.
@@ -324,9 +324,10 @@ pub struct Stepper {
     velocity: Vec<Velocity6>,
     /// The vectors of the last released problem, for the next.
     storage: ProblemStorage,
-    /// Each contact's term of the residual check's overlap scale, formed
-    /// with the continuous problem and summed in contact order.
-    overlap_terms: Vec<f64>,
+    /// Each contact's terms of the residual check's overlap scale and of
+    /// the elastic energy, formed with the continuous problem and summed
+    /// in contact order.
+    contact_terms: Vec<stages::ContactTerms>,
     /// Each contact's impact flag, formed with the impact problem.
     impact_flags: Vec<bool>,
     /// The energy guard's block sums of a problem's row bound.
@@ -341,7 +342,7 @@ pub struct Stepper {
     warned_impact: bool,
     energy_budget: Option<f64>,
     solver_contacts: Vec<stages::SolverContact>,
-    contact_index: Vec<usize>,
+    contact_index: Vec<u32>,
     held_version: Option<u64>,
 }
 
@@ -387,7 +388,7 @@ impl Stepper {
             lambda: Vec::new(),
             velocity: Vec::new(),
             storage: ProblemStorage::new(),
-            overlap_terms: Vec::new(),
+            contact_terms: Vec::new(),
             impact_flags: Vec::new(),
             energy_sums: Vec::new(),
             impacts_last_step: false,
@@ -498,7 +499,10 @@ impl Stepper {
     }
     /// The continuous-stage problem of the last successful step and its
     /// solution (`None` after a failed step: the stepper releases the last
-    /// problem before it assembles the next).
+    /// problem before it assembles the next). It holds its contacts'
+    /// model data only when the warm start reads it
+    /// ([`ndem_solve::WarmStart::reads_model_data`],
+    /// [`ContactProblem::has_model_data`]).
     pub fn last_problem(&self) -> Option<(&ContactProblem, &[f64])> {
         self.problem.as_ref().map(|p| (p, self.lambda.as_slice()))
     }
@@ -522,7 +526,7 @@ impl Stepper {
             .zip(
                 self.contact_index
                     .iter()
-                    .map(|&k| &self.contacts.as_slice()[k]),
+                    .map(|&k| &self.contacts.as_slice()[k as usize]),
             )
             .map(move |((c, lam), cp)| {
                 let (imp, _) = c.jacobian.world_impulses(lam);
@@ -657,8 +661,7 @@ impl Stepper {
 
         // 4. velocity update, refused if the scene would hold more energy
         // than it ever had plus all the work supplied (passivity)
-        let held =
-            world.kinetic_energy() + world.potential_energy() + solved.problem.elastic_energy();
+        let held = world.kinetic_energy() + world.potential_energy() + solved.elastic_energy;
         let available = self.energy_budget.map_or(held, |b| b.max(held));
         // the solve's vector becomes the world's (bodies that are not free
         // keep their velocity), and the world's old one keeps v_i for the
@@ -780,7 +783,7 @@ impl Stepper {
         if self.held_version != Some(version) {
             let mut solved_contact = vec![false; contacts.len()];
             for &k in &solved.contact_index {
-                solved_contact[k] = true;
+                solved_contact[k as usize] = true;
             }
             let internal = contacts
                 .iter()
@@ -880,7 +883,17 @@ impl Stepper {
 
         // continuous stage
         let t = Instant::now();
-        let (problem, overlap_scale) = stages::continuous_problem(
+        // the contacts' model data only when the warm start reads it
+        let model_data = if self.warm_start.reads_model_data() {
+            stages::ModelData::Keep
+        } else {
+            stages::ModelData::Drop
+        };
+        let stages::ContinuousProblem {
+            problem,
+            overlap_scale,
+            elastic_energy,
+        } = stages::continuous_problem(
             world,
             &settings,
             stages::Resolution::Reduced,
@@ -888,7 +901,7 @@ impl Stepper {
             &solver_contacts,
             &velocity,
             &mut self.storage,
-            &mut self.overlap_terms,
+            (&mut self.contact_terms, model_data),
         )?;
         times.assembly = t.elapsed();
         let t = Instant::now();
@@ -935,7 +948,7 @@ impl Stepper {
         let mut contact_index = std::mem::take(&mut self.contact_index);
         contact_index.clear();
         reserve_for(&mut contact_index, solver_contacts.len());
-        contact_index.extend(solver_contacts.iter().map(|s| s.set_index as usize));
+        contact_index.extend(solver_contacts.iter().map(|s| s.set_index));
         self.solver_contacts = solver_contacts;
         Ok(SolvedStep {
             velocity: vel,
@@ -944,6 +957,7 @@ impl Stepper {
             stats,
             impact,
             contact_index,
+            elastic_energy,
         })
     }
 }
@@ -977,7 +991,10 @@ struct SolvedStep {
     /// guard is on and the stage ran).
     impact: Option<guard::ProblemWork>,
     /// Contact-set index of each contact of `problem`.
-    contact_index: Vec<usize>,
+    contact_index: Vec<u32>,
+    /// The elastic energy of `problem`'s overlaps
+    /// ([`stages::ContinuousProblem::elastic_energy`]).
+    elastic_energy: f64,
 }
 
 /// Stage 6: `x ← x + Δt v`, `q ← exp(Δt ω/2) ⊗ q` for every moving body

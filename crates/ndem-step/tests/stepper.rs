@@ -972,3 +972,27 @@ fn overlap_max_is_the_deepest_contact_relative_to_its_radius() {
     let mut st = Stepper::new(StepSettings::default(), pgs(25), Box::new(ColdStart)).unwrap();
     assert_eq!(st.step(&mut empty).unwrap().overlap_max, 0.0);
 }
+
+/// The stepper keeps its problems' model data only for a warm start that
+/// reads it: the model-based warm start runs on it, the history one's
+/// problems leave it out (32 bytes per contact).
+#[test]
+fn model_data_is_kept_for_the_warm_start_that_reads_it() {
+    let mut w = pile(3);
+    let mut st = Stepper::with_pgs(StepSettings::default(), 50).unwrap();
+    for _ in 0..40 {
+        st.step(&mut w).unwrap();
+    }
+    let (problem, _) = st.last_problem().unwrap();
+    assert!(!problem.contacts().is_empty());
+    assert!(!problem.has_model_data());
+    assert_eq!(problem.elastic_energy(), None);
+    st.set_warm_start(Box::new(ndem_solve::ModelWarmStart));
+    for _ in 0..5 {
+        st.step(&mut w).unwrap();
+    }
+    let (problem, _) = st.last_problem().unwrap();
+    assert!(problem.has_model_data());
+    assert!(problem.elastic_energy().unwrap() > 0.0);
+    assert!(problem.contacts().iter().any(|c| c.model.g < 0.0));
+}
