@@ -247,3 +247,71 @@ proptest! {
         prop_assert!(!ColdStart.reads_model_data());
     }
 }
+
+/// Contact `i` with its frame's tangents turned by `angle` about the normal
+/// (0: the tangents `ContactFrame::from_unit_normal` forms, which the
+/// problem does not store).
+fn contact_with_turned_frame(i: usize, angle: f64) -> Contact {
+    let mut c = contact(i, Kind::Valid).unwrap();
+    let f = c.jacobian.frame;
+    if angle != 0.0 {
+        let (s, co) = angle.sin_cos();
+        c.jacobian.frame = ContactFrame {
+            normal: f.normal,
+            tangent1: f.tangent1 * co + f.tangent2 * s,
+            tangent2: f.tangent2 * co - f.tangent1 * s,
+        };
+    }
+    c.key = ndem_math::ContactKey::new(0, 1, i as u32);
+    c
+}
+
+proptest! {
+    /// Frames whose tangents are not those of the normal (a problem posed
+    /// by hand or read from a file) are kept bit for bit, whichever contact
+    /// is the first to have them, pushed or filled on any thread count, and
+    /// the solve is that of the same problem pushed: the records keep no
+    /// tangents of their own, the problem stores them once some contact
+    /// needs them.
+    #[test]
+    fn own_tangents_are_kept_pushed_or_filled(
+        angles in proptest::collection::vec(
+            prop_oneof![3 => Just(0.0), 1 => -3.0..3.0f64], 1..40),
+        before in 0..5usize,
+        threads in 1..4usize,
+    ) {
+        let built: Vec<Contact> = angles
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| contact_with_turned_frame(i, a))
+            .collect();
+        let mut pushed = empty_problem();
+        for c in &built {
+            pushed.push_contact(*c).unwrap();
+        }
+        prop_assert!(pushed.contacts().iter().eq(built.iter().copied()));
+        let before = before.min(built.len());
+        let mut filled = empty_problem();
+        for c in &built[..before] {
+            filled.push_contact(*c).unwrap();
+        }
+        let mut extra = vec![(); built.len() - before];
+        filled
+            .extend_contacts_with(&mut extra, threads, |i| Ok::<_, ()>((built[before + i], ())))
+            .unwrap();
+        for (got, want) in filled.contacts().iter().zip(&built) {
+            let f = (got.jacobian.frame, want.jacobian.frame);
+            for (x, y) in [(f.0.tangent1, f.1.tangent1), (f.0.tangent2, f.1.tangent2)] {
+                prop_assert!(x.iter().zip(y.iter()).all(|(a, b)| a.to_bits() == b.to_bits()));
+            }
+        }
+        prop_assert_eq!(filled.contacts(), pushed.contacts());
+        let solve = |p: &ContactProblem| {
+            let mut lambda = vec![0.0; p.len()];
+            let mut v = p.free_velocity().to_vec();
+            let report = ProjectedGaussSeidel::default().solve(p, &mut lambda, &mut v).unwrap();
+            (lambda, v, report)
+        };
+        prop_assert_eq!(solve(&filled), solve(&pushed));
+    }
+}
