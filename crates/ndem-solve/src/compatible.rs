@@ -73,9 +73,9 @@ impl Network<'_> {
     /// `out = Σ_α J_αᵀ f_α` (zero on non-dynamic bodies).
     fn transpose_apply(&self, f: &[f64], out: &mut [Velocity6]) {
         out.fill(Velocity6::ZERO);
-        for (i, (c, &fa)) in self.problem.records().iter().zip(f).enumerate() {
+        for (c, &fa) in self.problem.records().iter().zip(f) {
             let [a, b] = c.bodies.map(|x| x as usize);
-            let mut jac = self.problem.jacobian(i);
+            let mut jac = c.jacobian;
             jac.normal_scale = 1.0;
             let (ia, ib) = jac.transpose_apply(&[fa]);
             if self.dynamic[a] {
@@ -89,15 +89,9 @@ impl Network<'_> {
 
     /// `out_α = J_α · y`.
     fn apply(&self, y: &[Velocity6], out: &mut [f64]) {
-        for (i, (c, o)) in self
-            .problem
-            .records()
-            .iter()
-            .zip(out.iter_mut())
-            .enumerate()
-        {
+        for (c, o) in self.problem.records().iter().zip(out.iter_mut()) {
             let [a, b] = c.bodies.map(|x| x as usize);
-            let mut jac = self.problem.jacobian(i);
+            let mut jac = c.jacobian;
             jac.normal_scale = 1.0;
             let ya = if self.dynamic[a] {
                 y[a]

@@ -105,8 +105,9 @@ impl ProjectedJacobi {
             let mut acc = p.free_velocity()[b];
             for &(ci, side) in &self.adj[self.adj_start[b] as usize..self.adj_start[b + 1] as usize]
             {
+                let c = &p.records()[ci as usize];
                 let lam = &lambda[ci as usize * m..ci as usize * m + m];
-                let (ia, ib) = p.jacobian(ci as usize).transpose_apply(lam);
+                let (ia, ib) = c.jacobian.transpose_apply(lam);
                 let imp = if side == 0 { ia } else { ib };
                 acc += Velocity6::new(
                     imp.linear * inv[b].inv_mass,
@@ -165,7 +166,7 @@ impl Solver for ProjectedJacobi {
                     let c = &problem.records()[ci];
                     let t = problem.tangential_rhs(ci);
                     let [a, b] = c.bodies.map(|x| x as usize);
-                    let gv = problem.jacobian(ci).velocity(&vel[a], &vel[b]);
+                    let gv = c.jacobian.velocity(&vel[a], &vel[b]);
                     let base = ci * m;
                     for j in 0..m {
                         let d = pair_step_diagonal(set, &diag[base..base + m], j);

@@ -413,8 +413,7 @@ fn contact_residuals<const M: usize>(
     let (mut rows, mut natural) = ([0.0; 6], [0.0; 6]);
     let lam = &lambda[..m];
     let [a, b] = c.bodies.map(|x| x as usize);
-    let jac = c.jacobian.full(problem.stored_tangents(ci));
-    let gv = jac.velocity(&vel[a], &vel[b]);
+    let gv = c.jacobian.velocity(&vel[a], &vel[b]);
     let isotropic = responses.and_then(|r| {
         let (ra, rb) = (r[a], r[b]);
         Some((
@@ -423,8 +422,8 @@ fn contact_residuals<const M: usize>(
         ))
     });
     let d = match isotropic {
-        Some((ra, rb)) => jac.diagonal_isotropic(ra, rb),
-        None => jac.diagonal(&inv[a], &inv[b]),
+        Some((ra, rb)) => c.jacobian.diagonal_isotropic(ra, rb),
+        None => c.jacobian.diagonal(&inv[a], &inv[b]),
     };
     for j in 0..m {
         w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs(t, j));

@@ -10,7 +10,7 @@ use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
     SolveTask, Solver, Stopping, check_finite_iterate,
 };
-use ndem_math::{ContactJacobian, InverseMass, Mat3, Vec3, Velocity6};
+use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
 use std::time::Duration;
 
 mod paired;
@@ -270,23 +270,24 @@ impl ProjectedGaussSeidel {
         ndem_math::blocks::map_parts(parts, |(k, (diagonal, shapes))| {
             let first = k * per_block;
             let rows = diagonal.chunks_exact_mut(m).zip(shapes);
-            for (ci, (c, (o, shape))) in (first..).zip(contacts[first..].iter().zip(rows)) {
+            for (c, (o, shape)) in contacts[first..].iter().zip(rows) {
                 let [a, b] = c.bodies.map(|x| x as usize);
                 let (ra, rb) = (bodies[a], bodies[b]);
-                let jac = c.jacobian.full(problem.stored_tangents(ci));
                 let (d, iso) = match (ra.isotropic(), rb.isotropic()) {
                     (Some(ka), Some(kb)) => {
-                        let d = jac.diagonal_isotropic((ra.inv_mass, ka), (rb.inv_mass, kb));
+                        let d = c
+                            .jacobian
+                            .diagonal_isotropic((ra.inv_mass, ka), (rb.inv_mass, kb));
                         (d, Some([ka, kb]))
                     }
-                    _ => (jac.diagonal(&inv[a], &inv[b]), None),
+                    _ => (c.jacobian.diagonal(&inv[a], &inv[b]), None),
                 };
                 for j in 0..m {
                     o[j] = invert_diagonal(d[j] + c.row_sigma(j));
                 }
                 *shape = if m == 1 {
                     SHAPE_COUPLED
-                } else if iso.is_some_and(|k| decoupled_rows(&jac, k)) {
+                } else if iso.is_some_and(|k| decoupled_rows(c, k)) {
                     SHAPE_DECOUPLED
                 } else {
                     SHAPE_PENDING
@@ -310,8 +311,7 @@ impl ProjectedGaussSeidel {
             }
             let c = &contacts[ci];
             let [a, b] = c.bodies.map(|x| x as usize);
-            let jac = problem.jacobian(ci);
-            let shape = coupled_shape((c, &jac), m, &inv[a], &inv[b]);
+            let shape = coupled_shape(c, m, &inv[a], &inv[b]);
             *s = if shape.friction.is_none() && shape.rolling.is_none() {
                 SHAPE_COUPLED
             } else {
@@ -372,9 +372,6 @@ impl AngularResponse for Anisotropic {
 /// Local state of one contact during a row-wise pass.
 struct Local<'a, A: AngularResponse, B: AngularResponse> {
     c: &'a ContactRecord,
-    /// The contact's whole Jacobian (its tangents formed from the normal,
-    /// or the problem's stored ones).
-    jac: ContactJacobian,
     /// `b` of rows 1-5.
     rhs_t: &'a [f64; 5],
     shape: &'a ContactShape,
@@ -401,7 +398,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     /// row's velocity update (Gauss-Seidel is latency bound).
     #[inline(always)]
     fn candidate<const J: usize>(&self, lam: &[f64]) -> f64 {
-        let gv = self.jac.row_velocity(J, &self.va, &self.vb);
+        let gv = self.c.jacobian.row_velocity(J, &self.va, &self.vb);
         self.candidate_at::<J>(lam, gv)
     }
 
@@ -435,7 +432,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     #[inline(always)]
     fn update<const J: usize>(&mut self, lam: &mut [f64], new: f64) {
         let delta = self.set::<J>(lam, new);
-        let jac = &self.jac;
+        let jac = &self.c.jacobian;
         let u = jac.direction(J);
         if J < 3 {
             let lin_a = u * self.mass_a;
@@ -485,7 +482,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         let c = self.c;
         c.row_sigma(J) * lam[J]
             + c.rhs(self.rhs_t, J)
-            + self.jac.row_velocity(J, &self.va, &self.vb)
+            + c.jacobian.row_velocity(J, &self.va, &self.vb)
     }
 
     /// The two friction rows (`J0 = 1`) or the two rolling rows (`J0 = 3`).
@@ -563,7 +560,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     /// unprojected ones, from the relative velocity at the contact point.
     #[inline(always)]
     fn decoupled_translational_candidates(&self, lam: &[f64]) -> (f64, [f64; 2]) {
-        let jac = &self.jac;
+        let jac = &self.c.jacobian;
         let f = &jac.frame;
         let w = (self.va.linear - self.vb.linear) + self.va.angular.cross(&jac.arm_a)
             - self.vb.angular.cross(&jac.arm_b);
@@ -589,7 +586,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         lam: &mut [f64],
         (n, mut t): (f64, [f64; 2]),
     ) -> f64 {
-        let jac = self.jac;
+        let jac = &self.c.jacobian;
         let f = &jac.frame;
         if lam.len() == 1 {
             let d0 = self.set::<0>(lam, n);
@@ -610,7 +607,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     /// The rolling and twisting rows' unprojected candidates.
     #[inline(always)]
     fn decoupled_rotational_candidates(&self, lam: &[f64], force: f64) -> ([f64; 2], f64) {
-        let f = &self.jac.frame;
+        let f = &self.c.jacobian.frame;
         let bound = self.c.rolling_arm * force;
         let dw = self.va.angular - self.vb.angular;
         let r = [
@@ -633,7 +630,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         force: f64,
         (mut r, tw): ([f64; 2], f64),
     ) {
-        let f = self.jac.frame;
+        let f = &self.c.jacobian.frame;
         let bound = self.c.rolling_arm * force;
         crate::problem::project_pair(set, bound, &mut r);
         let d3 = self.set::<3>(lam, r[0]);
@@ -648,7 +645,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     /// `Δω_a = I_a⁻¹ (d_a × P)`, the opposite on b.
     #[inline(always)]
     fn apply_translational(&mut self, impulse: Vec3) {
-        let jac = &self.jac;
+        let jac = &self.c.jacobian;
         self.va.linear += impulse * self.mass_a;
         self.vb.linear -= impulse * self.mass_b;
         self.va.angular += self.resp_a.apply(jac.arm_a.cross(&impulse));
@@ -664,7 +661,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         if m == 1 {
             return;
         }
-        let force = self.jac.normal_scale * lam[0];
+        let force = self.c.jacobian.normal_scale * lam[0];
         self.pair::<1, 2>(set, self.c.friction * force, lam);
         if m >= 6 {
             let bound = self.c.rolling_arm * force;
@@ -677,7 +674,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
 
 #[inline(always)]
 fn sweep_generic<A: AngularResponse, B: AngularResponse>(
-    (c, rhs_t, tangents): SweptContact<'_>,
+    (c, rhs_t): (&ContactRecord, &[f64; 5]),
     shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
@@ -691,7 +688,6 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
 ) -> (f64, bool) {
     let mut local = Local {
         c,
-        jac: c.jacobian.full(tangents),
         rhs_t,
         shape,
         inv_d,
@@ -720,7 +716,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
 /// largest correction `D_jj |Δλ_j|` and whether every new value is finite.
 #[inline]
 fn sweep_contact_rows(
-    c: SweptContact<'_>,
+    c: (&ContactRecord, &[f64; 5]),
     shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
@@ -798,7 +794,8 @@ fn sweep_contact_rows(
 /// response (`k = 0`: a static or kinematic body, such as a floor or a
 /// wall, whose arm then enters no `G_i M⁻¹ G_jᵀ`; its velocity still
 /// enters `G v` through its true arm).
-fn decoupled_rows(j: &ContactJacobian, inertia: [f64; 2]) -> bool {
+fn decoupled_rows(c: &ContactRecord, inertia: [f64; 2]) -> bool {
+    let j = &c.jacobian;
     let f = &j.frame;
     let tol = 1e-24;
     let unit = |u: &Vec3| (u.norm_squared() - 1.0).abs() <= 1e-12;
@@ -819,13 +816,8 @@ fn decoupled_rows(j: &ContactJacobian, inertia: [f64; 2]) -> bool {
 /// The coupling of the rows of a contact that is not decoupled (see
 /// [`ContactShape`]): the friction and rolling pairs' blocks when they are
 /// not multiples of the identity.
-fn coupled_shape(
-    (c, jac): (&ContactRecord, &ContactJacobian),
-    m: usize,
-    ia: &InverseMass,
-    ib: &InverseMass,
-) -> ContactShape {
-    let full = jac.block(ia, ib);
+fn coupled_shape(c: &ContactRecord, m: usize, ia: &InverseMass, ib: &InverseMass) -> ContactShape {
+    let full = c.jacobian.block(ia, ib);
     let pair = |j: usize| {
         let a = [
             full[(j, j)] + c.row_sigma(j),
@@ -842,10 +834,6 @@ fn coupled_shape(
         rolling: if m >= 6 { pair(3) } else { None },
     }
 }
-
-/// What a sweep reads of one contact: its record, the `b` of its rows
-/// 1-5 and its stored tangents (`None`: those of its normal).
-type SweptContact<'a> = (&'a ContactRecord, &'a [f64; 5], Option<&'a [Vec3; 2]>);
 
 /// Most row-wise passes of one blocked contact update.
 pub const BLOCK_INNER_SWEEPS: usize = 10;
@@ -864,7 +852,7 @@ pub(crate) struct SweepMode {
 /// stopping early once a pass no longer changes anything.
 #[inline]
 fn sweep_contact(
-    c: SweptContact<'_>,
+    c: (&ContactRecord, &[f64; 5]),
     shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
@@ -1364,13 +1352,13 @@ mod tests {
     /// through the contact point, or the row-wise pass.
     fn pass(
         problem: &ContactProblem,
-        (c, jac): (&ContactRecord, ContactJacobian),
+        c: &ContactRecord,
         state: ([f64; 6], Velocity6, Velocity6),
         decoupled: bool,
     ) -> ([f64; 6], Velocity6, Velocity6) {
         let [a, b] = c.bodies.map(|x| x as usize);
         let inv = problem.inverse_mass();
-        let d = jac.diagonal(&inv[a], &inv[b]);
+        let d = c.jacobian.diagonal(&inv[a], &inv[b]);
         let inv_d: Vec<f64> = (0..6)
             .map(|j| invert_diagonal(d[j] + c.row_sigma(j)))
             .collect();
@@ -1383,7 +1371,6 @@ mod tests {
         let (mut lam, va, vb) = state;
         let mut local = Local {
             c,
-            jac,
             rhs_t: &NO_TANGENTIAL_RHS,
             shape: &shape,
             inv_d: &inv_d,
@@ -1566,8 +1553,7 @@ mod tests {
             let mut rng = SplitMix64(seed);
             let mut worst = 0.0f64;
             let inv = problem.inverse_mass();
-            for (ci, c) in problem.records().iter().enumerate() {
-                let jac = problem.jacobian(ci);
+            for c in problem.records() {
                 // the contacts the solver passes through the decoupled pass:
                 // in a packing of spheres on a static floor, every one (the
                 // floor's arm is off the normal, but it does not rotate)
@@ -1575,7 +1561,7 @@ mod tests {
                 let inertia = [a, b]
                     .map(|i| inv[i].isotropic_inertia().expect("a sphere or the floor"));
                 prop_assert!(
-                    decoupled_rows(&jac, inertia),
+                    decoupled_rows(c, inertia),
                     "a contact of bodies {a} and {b} is not decoupled"
                 );
                 let mut lam = [0.0; 6];
@@ -1589,8 +1575,8 @@ mod tests {
                 // the rolling rows' candidates are often not clamped
                 let mut c = *c;
                 c.rolling_arm = 1e-3 * (0.5 + 0.5 * uniform(&mut rng));
-                let (l1, a1, b1) = pass(&problem, (&c, jac), state, true);
-                let (l2, a2, b2) = pass(&problem, (&c, jac), state, false);
+                let (l1, a1, b1) = pass(&problem, &c, state, true);
+                let (l2, a2, b2) = pass(&problem, &c, state, false);
                 // relative to the largest multiplier (velocity component)
                 // before or after the pass: a result that cancels the
                 // start's digits keeps the start's absolute round-off

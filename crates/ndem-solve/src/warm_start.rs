@@ -74,12 +74,11 @@ impl ImpulseHistory {
             let first = k * per_thread;
             let contacts = records[first..].iter().zip(&keys[first..]);
             let lambdas = lambda[first * m..].chunks_exact(m);
-            for (ci, (((c, key), lam), entry)) in (first..).zip(contacts.zip(lambdas).zip(out)) {
-                let jac = c.jacobian.full(problem.stored_tangents(ci));
-                let (p, t) = jac.world_impulses(lam);
-                let f = &jac.frame;
+            for (((c, key), lam), entry) in contacts.zip(lambdas).zip(out) {
+                let (p, t) = c.jacobian.world_impulses(lam);
+                let f = &c.jacobian.frame;
                 let impulse = StoredImpulse {
-                    normal: jac.normal_scale * lam[0],
+                    normal: c.jacobian.normal_scale * lam[0],
                     friction: p - f.normal * f.normal.dot(&p),
                     rolling: t,
                 };
@@ -511,14 +510,13 @@ impl HistoryWarmStart {
         let mut from = 0;
         let keys = &problem.contacts().keys()[first..];
         let records = &problem.records()[first..];
-        let contacts = records.iter().zip(keys).zip(lambda.chunks_exact_mut(m));
-        for (ci, ((c, key), lam)) in (first..).zip(contacts) {
+        for ((c, key), lam) in records.iter().zip(keys).zip(lambda.chunks_exact_mut(m)) {
             let Some(s) = history.get_from(key, &mut from) else {
                 stats.cold += 1;
                 continue;
             };
             stats.warm += 1;
-            let f = &c.jacobian.full(problem.stored_tangents(ci)).frame;
+            let f = &c.jacobian.frame;
             lam[0] = self.beta * s.normal / c.jacobian.normal_scale;
             if self.rows == WarmRows::All {
                 if m >= 3 {
@@ -575,7 +573,7 @@ impl WarmStart for ModelWarmStart {
         let vstar = problem.free_velocity();
         let mut stats = WarmStartStats::default();
         let records = problem.records().iter().zip(problem.models());
-        for (ci, ((c, md), lam)) in records.zip(lambda.chunks_exact_mut(m)).enumerate() {
+        for ((c, md), lam) in records.zip(lambda.chunks_exact_mut(m)) {
             if md.g < 0.0 && md.epsilon_n > 0.0 {
                 lam[0] = -dt * md.g / md.epsilon_n;
                 stats.warm += 1;
@@ -583,7 +581,7 @@ impl WarmStart for ModelWarmStart {
                 stats.cold += 1;
             }
             let [a, b] = c.bodies.map(|x| x as usize);
-            let gv = problem.jacobian(ci).velocity(&vstar[a], &vstar[b]);
+            let gv = c.jacobian.velocity(&vstar[a], &vstar[b]);
             if m >= 3 && md.gamma_t > 0.0 {
                 lam[1] = -dt * gv[1] / md.gamma_t;
                 lam[2] = -dt * gv[2] / md.gamma_t;

@@ -270,9 +270,10 @@ proptest! {
     /// Frames whose tangents are not those of the normal (a problem posed
     /// by hand or read from a file) are kept bit for bit, whichever contact
     /// is the first to have them, pushed or filled on any thread count, and
-    /// the solve is that of the same problem pushed: the records keep no
-    /// tangents of their own, the problem stores them once some contact
-    /// needs them.
+    /// the solve is that of the same problem pushed. (Written for a record
+    /// layout that formed the tangents from the normal and stored others
+    /// apart, `docs/performance.md`, "Memory", session 29; it guards any
+    /// such layout.)
     #[test]
     fn own_tangents_are_kept_pushed_or_filled(
         angles in proptest::collection::vec(

@@ -344,11 +344,7 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
         let (mut va, mut vb) = (store.velocity(a), store.velocity(b));
         let outcome = store.with_lambda(ci * m, m, |lam| {
             sweep_contact(
-                (
-                    c,
-                    (self.tangential_rhs)(ci),
-                    self.inputs.problem.stored_tangents(ci),
-                ),
+                (c, (self.tangential_rhs)(ci)),
                 &self.inputs.shapes.1[self.inputs.shapes.0[ci] as usize],
                 self.inputs.problem.friction_set(),
                 lam,
@@ -421,7 +417,6 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
         let [ra, rb] = [self.inputs.bodies[a], self.inputs.bodies[b]];
         Local {
             c,
-            jac: c.jacobian.full(self.inputs.problem.stored_tangents(ci)),
             rhs_t: (self.tangential_rhs)(ci),
             shape: &self.inputs.shapes.1[SHAPE_DECOUPLED as usize],
             inv_d: &self.inputs.inv_diag[ci * m..ci * m + m],
