@@ -23,6 +23,25 @@ fn empty_problem() -> ContactProblem {
     .unwrap()
 }
 
+/// A problem with `built` pushed one by one.
+fn pushed(built: &[Contact]) -> ContactProblem {
+    let mut problem = empty_problem();
+    for c in built {
+        problem.push_contact(*c).unwrap();
+    }
+    problem
+}
+
+/// `λ`, `v` and the report of a default PGS solve from zero.
+fn pgs_solution(p: &ContactProblem) -> (Vec<f64>, Vec<Velocity6>, SolveReport) {
+    let mut lambda = vec![0.0; p.len()];
+    let mut v = p.free_velocity().to_vec();
+    let report = ProjectedGaussSeidel::default()
+        .solve(p, &mut lambda, &mut v)
+        .unwrap();
+    (lambda, v, report)
+}
+
 /// What contact `i` is: valid, refused by the builder, or invalid for the
 /// problem (an unknown body, a non-finite right-hand side).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -161,10 +180,7 @@ proptest! {
             .enumerate()
             .map(|(i, &rhs)| contact_with_rhs(i, rhs))
             .collect();
-        let mut pushed = empty_problem();
-        for c in &built {
-            pushed.push_contact(*c).unwrap();
-        }
+        let pushed = pushed(&built);
         prop_assert!(pushed.contacts().iter().eq(built.iter().copied()));
         let mut filled = empty_problem();
         for c in &built[..before.len()] {
@@ -207,10 +223,7 @@ proptest! {
     ) {
         let built: Vec<Contact> =
             rhs.iter().enumerate().map(|(i, &r)| contact_with_rhs(i, r)).collect();
-        let mut kept = empty_problem();
-        for c in &built {
-            kept.push_contact(*c).unwrap();
-        }
+        let kept = pushed(&built);
         let mut pushed = empty_problem().without_model_data();
         for c in &built {
             pushed.push_contact(*c).unwrap();
@@ -228,13 +241,7 @@ proptest! {
         prop_assert!(expected > 0.0 || built.len() == 1);
         prop_assert_eq!(kept.elastic_energy(), Some(expected));
         prop_assert_eq!(pushed.elastic_energy(), None);
-        let solve = |p: &ContactProblem| {
-            let mut lambda = vec![0.0; p.len()];
-            let mut v = p.free_velocity().to_vec();
-            let report = ProjectedGaussSeidel::default().solve(p, &mut lambda, &mut v).unwrap();
-            (lambda, v, report)
-        };
-        prop_assert_eq!(solve(&kept), solve(&pushed));
+        prop_assert_eq!(pgs_solution(&kept), pgs_solution(&pushed));
         let mut lambda = vec![0.0; kept.len()];
         let mut v = kept.free_velocity().to_vec();
         prop_assert!(ModelWarmStart.initialize(&kept, &mut lambda, &mut v).is_ok());
@@ -286,10 +293,7 @@ proptest! {
             .enumerate()
             .map(|(i, &a)| contact_with_turned_frame(i, a))
             .collect();
-        let mut pushed = empty_problem();
-        for c in &built {
-            pushed.push_contact(*c).unwrap();
-        }
+        let pushed = pushed(&built);
         prop_assert!(pushed.contacts().iter().eq(built.iter().copied()));
         let before = before.min(built.len());
         let mut filled = empty_problem();
@@ -307,12 +311,6 @@ proptest! {
             }
         }
         prop_assert_eq!(filled.contacts(), pushed.contacts());
-        let solve = |p: &ContactProblem| {
-            let mut lambda = vec![0.0; p.len()];
-            let mut v = p.free_velocity().to_vec();
-            let report = ProjectedGaussSeidel::default().solve(p, &mut lambda, &mut v).unwrap();
-            (lambda, v, report)
-        };
-        prop_assert_eq!(solve(&filled), solve(&pushed));
+        prop_assert_eq!(pgs_solution(&filled), pgs_solution(&pushed));
     }
 }
