@@ -18,20 +18,30 @@
 //! rejects it, Miri finds no undefined behaviour. This example is the
 //! self-test of `cargo xtask codegen`, which builds the workspace with the
 //! IR verifier on and expects this example, and nothing else, rejected.
+//!
+//! Since session 21 a problem keeps its contacts in parts and
+//! `contacts()` puts each together when read; the loop over that view no
+//! longer met the defect (the self-test was void from session 23 on). The
+//! loop now runs over a slice of whole `Contact`s, the layout it was
+//! written for, and meets it again (session 29: the same wrong value).
 
-use ndem_math::Velocity6;
-use ndem_solve::ContactProblem;
+use ndem_math::{InverseMass, Velocity6};
+use ndem_solve::Contact;
 use ndem_solve::generate::{PackingSpec, sphere_packing};
 
 /// `ω_x` of body 1 that an IEEE evaluation of the operations gives.
 const IEEE: f64 = -2236361.0581080536;
 
-/// `velocity += M⁻¹ Gᵀ λ`, as `ContactProblem::apply_impulses` writes it.
+/// `velocity += M⁻¹ Gᵀ λ`, as `ContactProblem::apply_impulses` wrote it
+/// while a problem kept its contacts as a slice of whole `Contact`s
+/// (before session 21).
 #[inline(never)]
-fn apply(problem: &ContactProblem, lambda: &[f64], velocity: &mut [Velocity6]) {
-    let m = problem.contact_rows().count();
-    let inv = problem.inverse_mass();
-    for (c, lam) in problem.contacts().iter().zip(lambda.chunks_exact(m)) {
+fn apply(
+    (contacts, inv, m): (&[Contact], &[InverseMass], usize),
+    lambda: &[f64],
+    velocity: &mut [Velocity6],
+) {
+    for (c, lam) in contacts.iter().zip(lambda.chunks_exact(m)) {
         let [a, b] = c.bodies.map(|x| x as usize);
         let (dva, dvb) = c.jacobian.velocity_change(&inv[a], &inv[b], lam);
         velocity[a] += dva;
@@ -49,7 +59,9 @@ fn main() {
         .map(|i| ((i * 7919) % 13) as f64 * 0.1 - 0.3)
         .collect();
     let mut copied = problem.free_velocity().to_vec();
-    apply(&problem, &lambda, &mut copied);
+    let contacts: Vec<Contact> = problem.contacts().iter().collect();
+    let m = problem.contact_rows().count();
+    apply((&contacts, problem.inverse_mass(), m), &lambda, &mut copied);
     let mut library = vec![Velocity6::ZERO; problem.body_count()];
     problem
         .velocity_from(&lambda, &mut library)
