@@ -403,8 +403,31 @@ impl World {
         &self.mass
     }
     /// Surface velocity of a body (zero unless one was given).
+    ///
+    /// # Panics
+    /// When `body` is not a body of the world, as indexing a slice does.
     pub fn surface_velocity(&self, body: usize) -> Vec3 {
+        self.assert_body(body);
         self.surface_velocity.get(body)
+    }
+
+    /// Panics when `body` is not a body of the world (the getters'
+    /// indexing, for the per-body values that are not held as vectors).
+    fn assert_body(&self, body: usize) {
+        assert!(body < self.len(), "body {body} of {} bodies", self.len());
+    }
+
+    /// A typed error when `body` is not a body of the world.
+    fn check_body(&self, field: &'static str, body: usize) -> Result<(), StepError> {
+        if body < self.len() {
+            Ok(())
+        } else {
+            Err(StepError::UnknownBody {
+                field,
+                body,
+                count: self.len(),
+            })
+        }
     }
 
     /// Mutable positions, orientations and velocities, for other time
@@ -419,7 +442,11 @@ impl World {
     }
 
     /// User force and torque on a body.
+    ///
+    /// # Panics
+    /// When `body` is not a body of the world, as indexing a slice does.
     pub fn user_force(&self, body: usize) -> (Vec3, Vec3) {
+        self.assert_body(body);
         (self.force.get(body), self.torque.get(body))
     }
 
@@ -441,6 +468,7 @@ impl World {
 
     /// Sets the position of a body.
     pub fn set_position(&mut self, body: usize, position: Vec3) -> Result<(), StepError> {
+        self.check_body("position", body)?;
         check_vec("position", body, &position)?;
         self.position[body] = position;
         Ok(())
@@ -448,6 +476,7 @@ impl World {
 
     /// Sets the velocity of a body (the prescribed one for kinematic bodies).
     pub fn set_velocity(&mut self, body: usize, velocity: Velocity6) -> Result<(), StepError> {
+        self.check_body("velocity", body)?;
         check_vec("velocity", body, &velocity.linear)?;
         check_vec("angular_velocity", body, &velocity.angular)?;
         if self.motion[body] != Motion::Static {
@@ -459,6 +488,7 @@ impl World {
     /// Sets the user force and torque on a body (applied every step until
     /// changed), in addition to gravity.
     pub fn set_force(&mut self, body: usize, force: Vec3, torque: Vec3) -> Result<(), StepError> {
+        self.check_body("force", body)?;
         check_vec("force", body, &force)?;
         check_vec("torque", body, &torque)?;
         let bodies = self.len();

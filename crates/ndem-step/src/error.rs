@@ -47,6 +47,16 @@ pub enum StepError {
         /// Number of materials.
         count: usize,
     },
+    /// A body index past the world's bodies.
+    #[error("`{field}`: body {body} does not exist ({count} bodies)")]
+    UnknownBody {
+        /// What was asked for the body.
+        field: &'static str,
+        /// Body index.
+        body: usize,
+        /// Number of bodies.
+        count: usize,
+    },
     /// A joint refers to a body that does not exist or joins a body to itself.
     #[error("joint {joint}: invalid bodies {body_a} and {body_b}")]
     InvalidJoint {

@@ -996,3 +996,35 @@ fn model_data_is_kept_for_the_warm_start_that_reads_it() {
     assert!(problem.elastic_energy().unwrap() > 0.0);
     assert!(problem.contacts().iter().any(|c| c.model.g < 0.0));
 }
+
+/// A setter given a body that does not exist returns a typed error naming
+/// the field and changes nothing; the getters of values held apart
+/// (`surface_velocity`, `user_force`) panic as slice indexing does.
+#[test]
+fn setters_refuse_a_body_that_does_not_exist() {
+    let mut w = pile(1);
+    let n = w.len();
+    let before = w.clone();
+    let unknown = |field| StepError::UnknownBody {
+        field,
+        body: n,
+        count: n,
+    };
+    assert_eq!(
+        w.set_position(n, Vec3::zeros()).unwrap_err(),
+        unknown("position")
+    );
+    assert_eq!(
+        w.set_velocity(n, Velocity6::ZERO).unwrap_err(),
+        unknown("velocity")
+    );
+    let f = Vec3::new(0.0, 0.0, 1.0);
+    assert_eq!(w.set_force(n, f, f).unwrap_err(), unknown("force"));
+    assert_eq!(w.user_force(n - 1), (Vec3::zeros(), Vec3::zeros()));
+    assert_eq!(
+        format!("{:?}", w.positions()),
+        format!("{:?}", before.positions())
+    );
+    assert!(std::panic::catch_unwind(|| w.user_force(n)).is_err());
+    assert!(std::panic::catch_unwind(|| w.surface_velocity(n)).is_err());
+}
