@@ -77,7 +77,7 @@ pub use problem::{
 pub use qp::{ApgdSettings, BoxConeSet, solve_qp};
 pub use solver::{
     ContactOrder, DEFAULT_TOLERANCE, IterationRecord, NoObserver, Observer, SolveReport, SolveTask,
-    Solver, SolverScratch, SolverStatus, Stopping,
+    Solver, SolverScratch, SolverStatus, StartVelocity, Stopping,
 };
 pub use warm_start::{
     ColdStart, HistoryWarmStart, ImpulseHistory, ModelWarmStart, Safeguarded, StoredImpulse,

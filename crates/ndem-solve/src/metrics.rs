@@ -185,6 +185,16 @@ impl ResidualEvaluator {
     /// [`Self::stats`] with the problem's body responses given, when a
     /// solver formed them (`D` of two isotropic bodies from 16 bytes per
     /// body instead of their inverse masses; the same numbers).
+    /// `v* + M⁻¹Gᵀλ` as [`Self::stats`] forms it, in the evaluator's own
+    /// vector (no allocation once it has the bodies' length).
+    pub(crate) fn formed_velocity<'a>(
+        &'a mut self,
+        problem: &'a ContactProblem,
+        lambda: &[f64],
+    ) -> &'a [Velocity6] {
+        velocity_or_formed(&mut self.velocity, problem, lambda, None, self.threads)
+    }
+
     pub(crate) fn stats_with_responses(
         &mut self,
         problem: &ContactProblem,

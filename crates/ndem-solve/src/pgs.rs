@@ -8,7 +8,7 @@ use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome}
 use crate::problem::{ContactProblem, ContactRecord, FrictionSet, NO_TANGENTIAL_RHS};
 use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
-    SolveTask, Solver, Stopping, check_finite_iterate,
+    SolveTask, Solver, StartVelocity, Stopping, check_finite_iterate,
 };
 use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
 use std::time::Duration;
@@ -1152,6 +1152,40 @@ impl ProjectedGaussSeidel {
             .stats_with_responses(problem, lambda, None, responses)
     }
 
+    /// The residual statistics of the start: at `velocity` when the caller
+    /// formed it as `v* + M⁻¹Gᵀλ` ([`StartVelocity::Formed`], checked in
+    /// debug builds), else as [`Self::residual_stats`] forms it.
+    fn start_residual_stats(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &[f64],
+        velocity: &[Velocity6],
+        start: StartVelocity,
+    ) -> ResidualStats {
+        if start == StartVelocity::Given {
+            return self.residual_stats(problem, lambda);
+        }
+        debug_assert!(
+            {
+                // in the evaluator's vector: a debug build allocates no
+                // more per solve than a release build
+                let formed = self.evaluator.formed_velocity(problem, lambda);
+                // equal, or NaN where the start is (a non-finite start is
+                // the sweeps' to report)
+                let same = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
+                formed.iter().zip(velocity).all(|(f, v)| {
+                    (f.linear.iter().zip(v.linear.iter()))
+                        .chain(f.angular.iter().zip(v.angular.iter()))
+                        .all(|(&x, &y)| same(x, y))
+                })
+            },
+            "StartVelocity::Formed for a velocity that is not v* + M⁻¹Gᵀλ"
+        );
+        let responses = self.mass_split.is_empty().then_some(&self.bodies[..]);
+        self.evaluator
+            .stats_with_responses(problem, lambda, Some(velocity), responses)
+    }
+
     /// Makes `velocity` current (after parallel sweeps the velocities are
     /// in the shared copy; the multipliers are always updated in place).
     pub(crate) fn sync_slices(&mut self, velocity: &mut [Velocity6]) {
@@ -1164,6 +1198,7 @@ impl ProjectedGaussSeidel {
 
 impl Solver for ProjectedGaussSeidel {
     fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
+        let start = task.start;
         let (problem, lambda, velocity, observer) = task.into_parts();
         let mut name = self.name();
         let mut clock = IterationClock::start();
@@ -1171,7 +1206,7 @@ impl Solver for ProjectedGaussSeidel {
         let threads = self.sweep_threads(problem);
         self.evaluator.set_threads(threads);
         let mut direct = self.settings.joints == JointRows::Direct && self.block.prepare(problem);
-        let initial_residuals = self.residual_stats(problem, lambda);
+        let initial_residuals = self.start_residual_stats(problem, lambda, velocity, start);
         let omega = self.settings.relaxation;
         let inv = problem.inverse_mass();
         let off = problem.generic_offset();

@@ -221,11 +221,12 @@ impl Solver for SubdomainPgs {
     /// As the provided method, but an empty problem is solved too: the
     /// solve is collective, and a subdomain without contacts still takes
     /// part in its exchanges.
-    fn solve_observed(
+    fn solve_from(
         &mut self,
         problem: &ContactProblem,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
+        start: crate::StartVelocity,
         observer: &mut dyn crate::Observer,
     ) -> Result<SolveReport, SolveError> {
         problem.check_sizes(lambda, velocity)?;
@@ -234,6 +235,7 @@ impl Solver for SubdomainPgs {
             lambda,
             velocity,
             observer,
+            start,
         })
     }
 

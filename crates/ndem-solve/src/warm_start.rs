@@ -289,6 +289,14 @@ pub trait WarmStart: Send + Sync {
     fn history_mut(&mut self) -> Option<&mut ImpulseHistory> {
         None
     }
+
+    /// Whether [`Self::initialize`] leaves `velocity` exactly
+    /// `v* + M⁻¹Gᵀλ₀` as [`ContactProblem::velocity_from`] forms it, so that
+    /// the solve may be told so ([`crate::StartVelocity::Formed`]) and skip
+    /// forming it again. Default: `false` (always safe).
+    fn forms_velocity(&self) -> bool {
+        false
+    }
 }
 
 /// One solve of a time-stepping loop: `λ₀, v₀` from `warm`, the solve,
@@ -303,7 +311,12 @@ pub fn solve_warm_started(
     velocity: &mut [Velocity6],
 ) -> Result<(WarmStartStats, crate::SolveReport), SolveError> {
     let stats = warm.initialize(problem, lambda, velocity)?;
-    let report = solver.solve(problem, lambda, velocity)?;
+    let start = if warm.forms_velocity() {
+        crate::StartVelocity::Formed
+    } else {
+        crate::StartVelocity::Given
+    };
+    let report = solver.solve_from(problem, lambda, velocity, start, &mut crate::NoObserver)?;
     warm.record(problem, lambda);
     Ok((stats, report))
 }
@@ -341,6 +354,11 @@ impl WarmStart for ColdStart {
 
     fn name(&self) -> &'static str {
         "cold"
+    }
+
+    fn forms_velocity(&self) -> bool {
+        // `v₀ = v*` for `λ₀ = 0`
+        true
     }
 
     fn reads_model_data(&self) -> bool {
@@ -444,6 +462,10 @@ impl WarmStart for HistoryWarmStart {
 
     fn history_mut(&mut self) -> Option<&mut ImpulseHistory> {
         Some(&mut self.history)
+    }
+
+    fn forms_velocity(&self) -> bool {
+        self.apply_velocity
     }
 }
 
@@ -601,6 +623,10 @@ impl WarmStart for ModelWarmStart {
     fn name(&self) -> &'static str {
         "model"
     }
+
+    fn forms_velocity(&self) -> bool {
+        true
+    }
 }
 
 /// A warm start that cannot hurt: computes the wrapped policy's start and
@@ -674,5 +700,10 @@ impl<W: WarmStart> WarmStart for Safeguarded<W> {
 
     fn history_mut(&mut self) -> Option<&mut ImpulseHistory> {
         self.inner.history_mut()
+    }
+
+    fn forms_velocity(&self) -> bool {
+        // the inner start, or the cold one, which forms it
+        self.inner.forms_velocity()
     }
 }

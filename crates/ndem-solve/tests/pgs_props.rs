@@ -672,3 +672,95 @@ proptest! {
         prop_assert_eq!(v_back, v);
     }
 }
+
+/// The policies of this crate, each after recording `lam` of `first`.
+fn recorded_policies(first: &ContactProblem, lam: &[f64]) -> Vec<Box<dyn WarmStart>> {
+    let mut policies: Vec<Box<dyn WarmStart>> = vec![
+        Box::new(ColdStart),
+        Box::new(HistoryWarmStart::default()),
+        Box::new(HistoryWarmStart {
+            apply_velocity: false,
+            ..HistoryWarmStart::default()
+        }),
+        Box::new(HistoryWarmStart {
+            rows: WarmRows::NormalOnly,
+            ..HistoryWarmStart::default()
+        }),
+        Box::new(ModelWarmStart),
+        Box::new(Safeguarded::new(HistoryWarmStart::default())),
+        Box::new(Safeguarded::new(ModelWarmStart)),
+    ];
+    for p in &mut policies {
+        p.record(first, lam);
+    }
+    policies
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// `WarmStart::forms_velocity` tells the truth: every policy that
+    /// says so leaves `v₀` equal to `v* + M⁻¹Gᵀλ₀` as `velocity_from`
+    /// forms it, component by component; and a PGS solve told so
+    /// (`StartVelocity::Formed`) gives the answer and the report of one
+    /// that forms it again, bit for bit, serial and coloured on two
+    /// threads. The history start without its velocity says it does not
+    /// form it, and its `v₀ = v*` differs.
+    #[test]
+    fn a_formed_start_is_the_formed_velocity_and_changes_no_answer(
+        nx in 2usize..=4, nz in 2usize..=4, seed in any::<u64>(), dc in -5e-3f64..5e-3, coloured in any::<bool>()
+    ) {
+        let spec = PackingSpec { cells: [nx, 2, nz], compression: 0.01, seed, ..PackingSpec::default() };
+        let first = sphere_packing(&spec);
+        let second = sphere_packing(&PackingSpec { compression: (0.01 + dc).max(0.001), ..spec });
+        let (mut lam, mut vel) = cold(&first);
+        solve_to(&first, PgsSettings { stopping: Stopping::iterations(100), ..PgsSettings::default() }, &mut lam, &mut vel);
+        let (order, threads) = if coloured { (ContactOrder::Coloured, 2) } else { (ContactOrder::Given, 1) };
+        let settings = PgsSettings { stopping: Stopping::to_tolerance(30, 1e-10), order, threads, ..PgsSettings::default() };
+        let mut formed_policies = 0;
+        for mut policy in recorded_policies(&first, &lam) {
+            let (mut l0, mut v0) = cold(&second);
+            policy.initialize(&second, &mut l0, &mut v0).unwrap();
+            let mut formed = vec![Velocity6::ZERO; second.body_count()];
+            second.velocity_from(&l0, &mut formed).unwrap();
+            let warm = l0.iter().any(|&x| x != 0.0);
+            if !policy.forms_velocity() {
+                prop_assert_eq!(policy.name(), "history-no-velocity");
+                prop_assert!(!warm || v0 != formed, "a start that is formed says it is not");
+                continue;
+            }
+            formed_policies += 1;
+            prop_assert_eq!(&v0, &formed, "{} says it forms v0", policy.name());
+            let mut pgs = ProjectedGaussSeidel::new(settings).unwrap();
+            let (mut l_given, mut v_given) = (l0.clone(), v0.clone());
+            let given = pgs.solve(&second, &mut l_given, &mut v_given).unwrap();
+            let (mut l_formed, mut v_formed) = (l0, v0);
+            let told = pgs
+                .solve_from(&second, &mut l_formed, &mut v_formed, StartVelocity::Formed, &mut NoObserver)
+                .unwrap();
+            prop_assert_eq!(l_formed, l_given);
+            prop_assert_eq!(v_formed, v_given);
+            prop_assert_eq!(told, given);
+        }
+        prop_assert_eq!(formed_policies, 6);
+    }
+}
+
+/// Debug builds refuse a start said to be formed that is not (the claim
+/// would put the report's start residuals at the wrong velocity).
+#[cfg(debug_assertions)]
+#[test]
+#[should_panic(expected = "StartVelocity::Formed for a velocity that is not")]
+fn a_false_formed_start_is_caught_in_debug_builds() {
+    let problem = sphere_packing(&PackingSpec::default());
+    let (mut lam, mut v) = cold(&problem);
+    lam[0] = 1e-3;
+    let mut pgs = ProjectedGaussSeidel::default();
+    let _ = pgs.solve_from(
+        &problem,
+        &mut lam,
+        &mut v,
+        StartVelocity::Formed,
+        &mut NoObserver,
+    );
+}

@@ -24,8 +24,9 @@ use ndem_collide::{CollisionSettings, CollisionWorld, ContactSet};
 use ndem_math::capacity::{refill, reserve_for};
 use ndem_math::{ContactKey, ContactLaw, SpookSettings, Vec3, Velocity6, integrate_orientation};
 use ndem_solve::{
-    ColdStart, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, PgsSettings,
-    ProblemStorage, ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
+    ColdStart, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, NoObserver, PgsSettings,
+    ProblemStorage, ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, StartVelocity,
+    Stopping, WarmStart,
 };
 use std::time::{Duration, Instant};
 
@@ -927,9 +928,16 @@ impl Stepper {
         }
         check_velocity(&vel, "warm start", step, time)?;
         check_velocity(problem.free_velocity(), "free velocity", step, time)?;
+        // the warm start's v₀ is v* + M⁻¹Gᵀλ₀ when it says so: the solve
+        // then takes its start residuals there instead of forming it again
+        let start = if self.warm_start.forms_velocity() {
+            StartVelocity::Formed
+        } else {
+            StartVelocity::Given
+        };
         let report = self
             .solver
-            .solve(&problem, &mut lambda, &mut vel)
+            .solve_from(&problem, &mut lambda, &mut vel, start, &mut NoObserver)
             .map_err(|source| StepError::StageFailed {
                 stage: "continuous",
                 step,
