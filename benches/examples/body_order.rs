@@ -33,10 +33,11 @@ const REPEATS: usize = 7;
 /// would list them.
 fn renumbered(problem: &ContactProblem, new_index: &[u32]) -> ContactProblem {
     let n = problem.body_count();
-    let mut inverse_mass = vec![problem.inverse_mass()[0]; n];
+    let given = problem.inverse_mass().to_vec();
+    let mut inverse_mass = vec![given[0]; n];
     let mut free_velocity = vec![problem.free_velocity()[0]; n];
     for (i, &k) in new_index.iter().enumerate() {
-        inverse_mass[k as usize] = problem.inverse_mass()[i];
+        inverse_mass[k as usize] = given[i];
         free_velocity[k as usize] = problem.free_velocity()[i];
     }
     let mut out = ContactProblem::new(

@@ -61,7 +61,8 @@ fn main() {
     let mut copied = problem.free_velocity().to_vec();
     let contacts: Vec<Contact> = problem.contacts().iter().collect();
     let m = problem.contact_rows().count();
-    apply((&contacts, problem.inverse_mass(), m), &lambda, &mut copied);
+    let inverse_mass = problem.inverse_mass().to_vec();
+    apply((&contacts, &inverse_mass, m), &lambda, &mut copied);
     let mut library = vec![Velocity6::ZERO; problem.body_count()];
     problem
         .velocity_from(&lambda, &mut library)

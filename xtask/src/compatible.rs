@@ -317,7 +317,7 @@ fn compatible_step(cd: &ClassicCd, scene0: &Scene, p: f64) -> SuiteResult<Compat
     // residual acceleration in the load, relative to g: 0 at rest
     let g = scene.world.gravity;
     let load_acceleration = (0..prob.body_count())
-        .filter(|&i| prob.inverse_mass()[i].inv_mass > 0.0)
+        .filter(|&i| prob.inverse_mass().get(i).is_some_and(|m| m.inv_mass > 0.0))
         .map(|i| (vel[i].linear - prob.free_velocity()[i].linear + g * prob.dt()).norm())
         .fold(0.0, f64::max)
         / (g.norm() * prob.dt());

@@ -307,7 +307,7 @@ pub fn compatible_forces(
     let mut dynamic = vec![false; nb];
     let mut load = vec![Velocity6::ZERO; nb];
     for i in 0..nb {
-        let m = &problem.inverse_mass()[i];
+        let m = &problem.inverse_mass().at(i);
         if m.inv_mass > 0.0 {
             dynamic[i] = true;
             let dv = velocity[i] - problem.free_velocity()[i];

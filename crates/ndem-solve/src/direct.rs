@@ -134,13 +134,13 @@ impl JointBlock {
         let mut by_body: Vec<Vec<(usize, Vec3, Vec3)>> = vec![Vec::new(); inv.len()];
         for (k, &i) in self.rows.iter().enumerate() {
             for (body, lin, ang) in body_parts(&generic[i]).into_iter().flatten() {
-                if is_movable(&inv[body]) {
+                if is_movable(&inv.at(body)) {
                     by_body[body].push((k, lin, ang));
                 }
             }
         }
         for (body, parts) in by_body.iter().enumerate() {
-            let m = &inv[body];
+            let m = &inv.at(body);
             for &(k, lk, ak) in parts {
                 let mk = m.inv_inertia * ak;
                 for &(l, ll, al) in parts {
@@ -205,8 +205,8 @@ impl JointBlock {
             let r = &generic[i];
             let [a, b] = r.bodies.map(|x| x as usize);
             let (ia, ib) = r.jacobian.transpose_apply(d);
-            apply(&mut velocity[a], &inv[a], &ia);
-            apply(&mut velocity[b], &inv[b], &ib);
+            apply(&mut velocity[a], &inv.at(a), &ia);
+            apply(&mut velocity[b], &inv.at(b), &ib);
             largest = largest.max(d.abs() * self.diagonal(k));
         }
         Ok(largest)

@@ -393,7 +393,7 @@ pub fn skewed_contacts(spec: &SkewedSpec) -> ContactProblem {
         let angle = 2.0 * std::f64::consts::PI * u();
         free[a].linear +=
             -normal * approach + (base.tangent1 * angle.cos() + base.tangent2 * angle.sin()) * side;
-        let d = jac.diagonal(&p.inverse_mass()[a], &p.inverse_mass()[b]);
+        let d = jac.diagonal(&p.inverse_mass().at(a), &p.inverse_mass().at(b));
         let sig = |dj: f64, u: &mut dyn FnMut() -> f64| dj * (1e-3 + 9e-3 * u());
         let sigma = [
             sig(d[0], &mut u),

@@ -110,8 +110,8 @@ impl ProjectedJacobi {
                 let (ia, ib) = c.jacobian.transpose_apply(lam);
                 let imp = if side == 0 { ia } else { ib };
                 acc += Velocity6::new(
-                    imp.linear * inv[b].inv_mass,
-                    inv[b].inv_inertia * imp.angular,
+                    imp.linear * inv.at(b).inv_mass,
+                    inv.at(b).inv_inertia * imp.angular,
                 );
             }
             *v = acc;
@@ -132,10 +132,14 @@ impl ProjectedJacobi {
         for (r, &l) in p.generic_rows().iter().zip(&lambda[off..]) {
             let [a, b] = r.bodies.map(|x| x as usize);
             let (ia, ib) = r.jacobian.transpose_apply(l);
-            velocity[a] +=
-                Velocity6::new(ia.linear * inv[a].inv_mass, inv[a].inv_inertia * ia.angular);
-            velocity[b] +=
-                Velocity6::new(ib.linear * inv[b].inv_mass, inv[b].inv_inertia * ib.angular);
+            velocity[a] += Velocity6::new(
+                ia.linear * inv.at(a).inv_mass,
+                inv.at(a).inv_inertia * ia.angular,
+            );
+            velocity[b] += Velocity6::new(
+                ib.linear * inv.at(b).inv_mass,
+                inv.at(b).inv_inertia * ib.angular,
+            );
         }
     }
 }

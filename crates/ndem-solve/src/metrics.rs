@@ -3,7 +3,6 @@
 //! error (eq. 13) and residual histograms (Figs. 8, 9).
 
 use crate::PREFETCH_AHEAD;
-use crate::pgs::BodyResponse;
 use crate::problem::{ContactProblem, project_pair};
 use crate::solver::{IterationRecord, Observer};
 use ndem_math::{RowKind, Velocity6};
@@ -131,9 +130,9 @@ impl ResidualEvaluator {
             for i in 0..count {
                 let ci = first + i;
                 let (r, nat) = match m {
-                    1 => contact_residuals::<1>(problem, None, ci, &lambda[ci..], vel),
-                    3 => contact_residuals::<3>(problem, None, ci, &lambda[ci * 3..], vel),
-                    _ => contact_residuals::<6>(problem, None, ci, &lambda[ci * 6..], vel),
+                    1 => contact_residuals::<1>(problem, ci, &lambda[ci..], vel),
+                    3 => contact_residuals::<3>(problem, ci, &lambda[ci * 3..], vel),
+                    _ => contact_residuals::<6>(problem, ci, &lambda[ci * 6..], vel),
                 };
                 rows[i * m..(i + 1) * m].copy_from_slice(&r[..m]);
                 natural[i * m..(i + 1) * m].copy_from_slice(&nat[..m]);
@@ -171,20 +170,6 @@ impl ResidualEvaluator {
         }
     }
 
-    /// Residual statistics of `λ` with velocity `v` (if `None`,
-    /// `v = v* + M⁻¹Gᵀλ`), summed by blocks of [`SUM_BLOCK`] contacts.
-    pub fn stats(
-        &mut self,
-        problem: &ContactProblem,
-        lambda: &[f64],
-        velocity: Option<&[Velocity6]>,
-    ) -> ResidualStats {
-        self.stats_with_responses(problem, lambda, velocity, None)
-    }
-
-    /// [`Self::stats`] with the problem's body responses given, when a
-    /// solver formed them (`D` of two isotropic bodies from 16 bytes per
-    /// body instead of their inverse masses; the same numbers).
     /// `v* + M⁻¹Gᵀλ` as [`Self::stats`] forms it, in the evaluator's own
     /// vector (no allocation once it has the bodies' length).
     pub(crate) fn formed_velocity<'a>(
@@ -195,15 +180,15 @@ impl ResidualEvaluator {
         velocity_or_formed(&mut self.velocity, problem, lambda, None, self.threads)
     }
 
-    pub(crate) fn stats_with_responses(
+    /// Residual statistics of `λ` with velocity `v` (if `None`,
+    /// `v = v* + M⁻¹Gᵀλ`), summed by blocks of [`SUM_BLOCK`] contacts.
+    pub fn stats(
         &mut self,
         problem: &ContactProblem,
         lambda: &[f64],
         velocity: Option<&[Velocity6]>,
-        given: Option<&[BodyResponse]>,
     ) -> ResidualStats {
         let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
-        debug_assert!(given.is_none_or(|r| r.len() == problem.body_count()));
         let m = problem.contact_rows().count().max(1);
         let contacts = problem.records().len();
         let blocks = contacts.div_ceil(SUM_BLOCK);
@@ -221,7 +206,7 @@ impl ResidualEvaluator {
             for (k, sums) in out.iter_mut().enumerate() {
                 let first = (first_block + k) * SUM_BLOCK;
                 let last = (first + SUM_BLOCK).min(contacts);
-                sum(problem, given, first..last, lambda, vel, sums);
+                sum(problem, first..last, lambda, vel, sums);
             }
         };
         crate::pgs_parallel::for_each_block(&mut self.block_sums, 1, threads, sum_blocks);
@@ -404,12 +389,11 @@ impl RowSums {
 /// multipliers start `lambda`, with velocity `vel`: `w = G v + Σ λ + b`
 /// and the diagonal of `N` formed per contact, the same arithmetic as
 /// `residual_unchecked` and `diagonal_unchecked` (`D` of two isotropic
-/// bodies from their `responses` when given, the same numbers). Rows past the problem's
+/// bodies from their 16-byte responses, the same numbers). Rows past the problem's
 /// row count are zero.
 #[inline(always)]
 fn contact_residuals<const M: usize>(
     problem: &ContactProblem,
-    responses: Option<&[BodyResponse]>,
     ci: usize,
     lambda: &[f64],
     vel: &[Velocity6],
@@ -424,16 +408,12 @@ fn contact_residuals<const M: usize>(
     let lam = &lambda[..m];
     let [a, b] = c.bodies.map(|x| x as usize);
     let gv = c.jacobian.velocity(&vel[a], &vel[b]);
-    let isotropic = responses.and_then(|r| {
-        let (ra, rb) = (r[a], r[b]);
-        Some((
-            (ra.inv_mass, ra.isotropic()?),
-            (rb.inv_mass, rb.isotropic()?),
-        ))
-    });
-    let d = match isotropic {
-        Some((ra, rb)) => c.jacobian.diagonal_isotropic(ra, rb),
-        None => c.jacobian.diagonal(&inv[a], &inv[b]),
+    let (ra, rb) = (inv.responses()[a], inv.responses()[b]);
+    let d = match (ra.isotropic(), rb.isotropic()) {
+        (Some(ka), Some(kb)) => c
+            .jacobian
+            .diagonal_isotropic((ra.inv_mass, ka), (rb.inv_mass, kb)),
+        _ => c.jacobian.diagonal(&inv.at(a), &inv.at(b)),
     };
     for j in 0..m {
         w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs(t, j));
@@ -473,7 +453,6 @@ fn contact_residuals<const M: usize>(
 #[inline(never)]
 fn sum_contact_rows<const M: usize>(
     problem: &ContactProblem,
-    given: Option<&[BodyResponse]>,
     range: std::ops::Range<usize>,
     lambda: &[f64],
     vel: &[Velocity6],
@@ -481,7 +460,7 @@ fn sum_contact_rows<const M: usize>(
 ) {
     for ci in range {
         problem.prefetch_bodies(ci + PREFETCH_AHEAD, vel);
-        let (r, nat) = contact_residuals::<M>(problem, given, ci, &lambda[ci * M..], vel);
+        let (r, nat) = contact_residuals::<M>(problem, ci, &lambda[ci * M..], vel);
         for j in 0..M {
             sums.add_row(kind_index(RowKind::of_contact_row(j)), r[j], nat[j]);
         }

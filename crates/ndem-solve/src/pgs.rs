@@ -3,6 +3,7 @@
 use crate::SolveError;
 use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
+use crate::masses::{BodyResponse, InverseMasses};
 use crate::metrics::{ResidualEvaluator, ResidualStats};
 use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome};
 use crate::problem::{ContactProblem, ContactRecord, FrictionSet, NO_TANGENTIAL_RHS};
@@ -138,10 +139,9 @@ pub struct ProjectedGaussSeidel {
     /// Mass-splitting factors `k_i` of the subdomain solver (empty: none):
     /// body `i` is swept with inverse mass `k_i M_i⁻¹`.
     pub(crate) mass_split: Vec<f64>,
-    /// The split inverse masses, when `mass_split` is set.
-    split_inverse: Vec<InverseMass>,
-    /// Per body, what a sweep reads besides the velocity (16 bytes).
-    bodies: Vec<BodyResponse>,
+    /// The split inverse masses, when `mass_split` is set (else the
+    /// sweeps read the problem's, 16 bytes per sphere).
+    split_inverse: InverseMasses,
     /// Per contact, its index into `shape_table` (4 bytes: the table holds
     /// one shared entry for the decoupled contacts and one for those
     /// without blocks, so most contacts of a packing share a cache line).
@@ -189,33 +189,6 @@ struct ContactShape {
     rolling: Option<[f64; 3]>,
 }
 
-/// What a sweep reads of a body besides its velocity: `m⁻¹` and, for a
-/// body with `I⁻¹ = s 1` (spheres, static bodies), `s`; a negative `s`
-/// marks a full inverse inertia, read from the problem's
-/// [`InverseMass`]. Kept apart from the 80-byte `InverseMass` so that a
-/// contact's two random body reads fetch 16 bytes each.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct BodyResponse {
-    pub(crate) inv_mass: f64,
-    /// `k` of `I⁻¹ = k 1`, or `-1` when the inverse inertia is not
-    /// isotropic.
-    pub(crate) isotropic: f64,
-}
-
-impl BodyResponse {
-    pub(crate) fn of(m: &InverseMass) -> Self {
-        Self {
-            inv_mass: m.inv_mass,
-            isotropic: m.isotropic_inertia().unwrap_or(-1.0),
-        }
-    }
-
-    #[inline(always)]
-    pub(crate) fn isotropic(&self) -> Option<f64> {
-        (self.isotropic >= 0.0).then_some(self.isotropic)
-    }
-}
-
 /// `shape_table` entries shared by many contacts.
 const SHAPE_DECOUPLED: u32 = 0;
 const SHAPE_COUPLED: u32 = 1;
@@ -243,8 +216,6 @@ impl ProjectedGaussSeidel {
         let inv = masses(&self.split_inverse, problem);
         // reused by every solve: grown by an eighth, not doubled
         ndem_math::capacity::refill(&mut self.inv_diag, n, 0.0);
-        self.bodies.clear();
-        self.bodies.extend(inv.iter().map(BodyResponse::of));
         self.order_source = match self.settings.order {
             ContactOrder::Given => OrderSource::Identity,
             ContactOrder::Coloured => {
@@ -266,7 +237,7 @@ impl ProjectedGaussSeidel {
             .chunks_mut(per_block * m)
             .zip(self.shape_of.chunks_mut(per_block))
             .enumerate();
-        let bodies = &self.bodies;
+        let bodies = inv.responses();
         ndem_math::blocks::map_parts(parts, |(k, (diagonal, shapes))| {
             let first = k * per_block;
             let rows = diagonal.chunks_exact_mut(m).zip(shapes);
@@ -280,7 +251,7 @@ impl ProjectedGaussSeidel {
                             .diagonal_isotropic((ra.inv_mass, ka), (rb.inv_mass, kb));
                         (d, Some([ka, kb]))
                     }
-                    _ => (c.jacobian.diagonal(&inv[a], &inv[b]), None),
+                    _ => (c.jacobian.diagonal(&inv.at(a), &inv.at(b)), None),
                 };
                 for j in 0..m {
                     o[j] = invert_diagonal(d[j] + c.row_sigma(j));
@@ -311,7 +282,7 @@ impl ProjectedGaussSeidel {
             }
             let c = &contacts[ci];
             let [a, b] = c.bodies.map(|x| x as usize);
-            let shape = coupled_shape(c, m, &inv[a], &inv[b]);
+            let shape = coupled_shape(c, m, &inv.at(a), &inv.at(b));
             *s = if shape.friction.is_none() && shape.rolling.is_none() {
                 SHAPE_COUPLED
             } else {
@@ -329,7 +300,7 @@ fn diag_of(inv_d: f64) -> f64 {
 }
 
 /// The inverse masses the sweeps use: the problem's, or the split ones.
-fn masses<'a>(split: &'a [InverseMass], problem: &'a ContactProblem) -> &'a [InverseMass] {
+fn masses<'a>(split: &'a InverseMasses, problem: &'a ContactProblem) -> &'a InverseMasses {
     if split.is_empty() {
         problem.inverse_mass()
     } else {
@@ -722,7 +693,7 @@ fn sweep_contact_rows(
     lam: &mut [f64],
     inv_d: &[f64],
     omega: f64,
-    (inv, a, b): (&[InverseMass], usize, usize),
+    (inv, a, b): (&InverseMasses, usize, usize),
     body: [BodyResponse; 2],
     track: bool,
     va: &mut Velocity6,
@@ -752,7 +723,7 @@ fn sweep_contact_rows(
             inv_d,
             omega,
             (ma, Isotropic(sa)),
-            (mb, Anisotropic(inv[b].inv_inertia)),
+            (mb, Anisotropic(inv.inertia(b))),
             (false, track),
             va,
             vb,
@@ -764,7 +735,7 @@ fn sweep_contact_rows(
             lam,
             inv_d,
             omega,
-            (ma, Anisotropic(inv[a].inv_inertia)),
+            (ma, Anisotropic(inv.inertia(a))),
             (mb, Isotropic(sb)),
             (false, track),
             va,
@@ -777,8 +748,8 @@ fn sweep_contact_rows(
             lam,
             inv_d,
             omega,
-            (ma, Anisotropic(inv[a].inv_inertia)),
-            (mb, Anisotropic(inv[b].inv_inertia)),
+            (ma, Anisotropic(inv.inertia(a))),
+            (mb, Anisotropic(inv.inertia(b))),
             (false, track),
             va,
             vb,
@@ -858,7 +829,7 @@ fn sweep_contact(
     lam: &mut [f64],
     inv_d: &[f64],
     omega: f64,
-    (inv, a, b): (&[InverseMass], usize, usize),
+    (inv, a, b): (&InverseMasses, usize, usize),
     body: [BodyResponse; 2],
     (va, vb): (&mut Velocity6, &mut Velocity6),
     mode: SweepMode,
@@ -894,7 +865,7 @@ fn sweep_contact(
 #[derive(Clone, Copy)]
 struct SweepInputs<'a> {
     problem: &'a ContactProblem,
-    inv: &'a [InverseMass],
+    inv: &'a InverseMasses,
     shapes: (&'a [u32], &'a [ContactShape]),
     inv_diag: &'a [f64],
     bodies: &'a [BodyResponse],
@@ -1020,12 +991,13 @@ impl ProjectedGaussSeidel {
 
     /// What a sweep of `problem` reads besides the iterate.
     fn sweep_inputs<'a>(&'a self, problem: &'a ContactProblem, mode: SweepMode) -> SweepInputs<'a> {
+        let inv = masses(&self.split_inverse, problem);
         SweepInputs {
             problem,
-            inv: masses(&self.split_inverse, problem),
+            inv,
             shapes: (&self.shape_of, &self.shape_table),
             inv_diag: &self.inv_diag,
-            bodies: &self.bodies,
+            bodies: inv.responses(),
             omega: self.settings.relaxation,
             mode,
         }
@@ -1143,13 +1115,10 @@ impl ProjectedGaussSeidel {
         outcome.get()
     }
 
-    /// The residual statistics of `λ` at `v* + M⁻¹Gᵀλ`, with the body
-    /// responses `prepare` formed when they are the problem's (no mass
-    /// split).
+    /// The residual statistics of `λ` at `v* + M⁻¹Gᵀλ` (of the problem's
+    /// own masses, also when the sweeps split them).
     fn residual_stats(&mut self, problem: &ContactProblem, lambda: &[f64]) -> ResidualStats {
-        let responses = self.mass_split.is_empty().then_some(&self.bodies[..]);
-        self.evaluator
-            .stats_with_responses(problem, lambda, None, responses)
+        self.evaluator.stats(problem, lambda, None)
     }
 
     /// The residual statistics of the start: at `velocity` when the caller
@@ -1181,9 +1150,7 @@ impl ProjectedGaussSeidel {
             },
             "StartVelocity::Formed for a velocity that is not v* + M⁻¹Gᵀλ"
         );
-        let responses = self.mass_split.is_empty().then_some(&self.bodies[..]);
-        self.evaluator
-            .stats_with_responses(problem, lambda, Some(velocity), responses)
+        self.evaluator.stats(problem, lambda, Some(velocity))
     }
 
     /// Makes `velocity` current (after parallel sweeps the velocities are
@@ -1255,12 +1222,12 @@ impl Solver for ProjectedGaussSeidel {
                     lambda[k] = new;
                     let (ia_, ib_) = r.jacobian.transpose_apply(delta);
                     velocity[a] += Velocity6::new(
-                        ia_.linear * inv[a].inv_mass,
-                        inv[a].inv_inertia * ia_.angular,
+                        ia_.linear * inv.at(a).inv_mass,
+                        inv.at(a).inv_inertia * ia_.angular,
                     );
                     velocity[b] += Velocity6::new(
-                        ib_.linear * inv[b].inv_mass,
-                        inv[b].inv_inertia * ib_.angular,
+                        ib_.linear * inv.at(b).inv_mass,
+                        inv.at(b).inv_inertia * ib_.angular,
                     );
                     if self.inv_diag[k] > 0.0 {
                         max_corr = max_corr.max(delta.abs() / self.inv_diag[k]);
@@ -1350,12 +1317,10 @@ impl Solver for ProjectedGaussSeidel {
         self.settings.stopping
     }
 
-    /// `D⁻¹`, the body responses, the contact shapes and the residual
-    /// evaluator's velocity.
+    /// `D⁻¹`, the contact shapes and the residual evaluator's velocity.
     fn take_scratch(&mut self) -> crate::SolverScratch {
         crate::SolverScratch {
             diagonal: std::mem::take(&mut self.inv_diag),
-            bodies: std::mem::take(&mut self.bodies),
             shapes: std::mem::take(&mut self.shape_of),
             velocity: self.evaluator.take_velocity(),
             colouring: std::mem::take(&mut self.colouring),
@@ -1364,7 +1329,6 @@ impl Solver for ProjectedGaussSeidel {
 
     fn adopt_scratch(&mut self, scratch: crate::SolverScratch) {
         self.inv_diag = scratch.diagonal;
-        self.bodies = scratch.bodies;
         self.shape_of = scratch.shapes;
         self.evaluator.adopt_velocity(scratch.velocity);
         self.colouring = scratch.colouring;
@@ -1393,11 +1357,11 @@ mod tests {
     ) -> ([f64; 6], Velocity6, Velocity6) {
         let [a, b] = c.bodies.map(|x| x as usize);
         let inv = problem.inverse_mass();
-        let d = c.jacobian.diagonal(&inv[a], &inv[b]);
+        let d = c.jacobian.diagonal(&inv.at(a), &inv.at(b));
         let inv_d: Vec<f64> = (0..6)
             .map(|j| invert_diagonal(d[j] + c.row_sigma(j)))
             .collect();
-        let iso = |i: usize| Isotropic(inv[i].isotropic_inertia().expect("a sphere"));
+        let iso = |i: usize| Isotropic(inv.at(i).isotropic_inertia().expect("a sphere"));
         let shape = ContactShape {
             decoupled: true,
             friction: None,
@@ -1410,8 +1374,8 @@ mod tests {
             shape: &shape,
             inv_d: &inv_d,
             omega: 1.0,
-            mass_a: inv[a].inv_mass,
-            mass_b: inv[b].inv_mass,
+            mass_a: inv.at(a).inv_mass,
+            mass_b: inv.at(b).inv_mass,
             resp_a: iso(a),
             resp_b: iso(b),
             va,
@@ -1474,7 +1438,7 @@ mod tests {
                     inv_mass: m.inv_mass,
                     inv_inertia: Mat3::from_diagonal(&Vec3::new(s, 1.3 * s, 0.8 * s)),
                 },
-                _ => *m,
+                _ => m,
             })
             .collect();
         let mut problem =
@@ -1533,7 +1497,7 @@ mod tests {
                 inv: problem.inverse_mass(),
                 shapes: (&pgs.shape_of, &pgs.shape_table),
                 inv_diag: &pgs.inv_diag,
-                bodies: &pgs.bodies,
+                bodies: problem.inverse_mass().responses(),
                 omega: pgs.settings.relaxation,
                 mode: SweepMode { passes, track },
             };
@@ -1594,7 +1558,7 @@ mod tests {
                 // floor's arm is off the normal, but it does not rotate)
                 let [a, b] = c.bodies.map(|x| x as usize);
                 let inertia = [a, b]
-                    .map(|i| inv[i].isotropic_inertia().expect("a sphere or the floor"));
+                    .map(|i| inv.at(i).isotropic_inertia().expect("a sphere or the floor"));
                 prop_assert!(
                     decoupled_rows(c, inertia),
                     "a contact of bodies {a} and {b} is not decoupled"

@@ -106,9 +106,8 @@ impl ColouringInput {
     /// Gathers `problem`'s pairs of moving bodies for `blocks` blocks;
     /// `true` when they are what they were (the colouring still holds).
     fn gather(&mut self, problem: &ContactProblem, blocks: usize) -> bool {
-        let inv = problem.inverse_mass();
         self.moving.clear();
-        self.moving.extend(inv.iter().map(|m| !m.is_infinite()));
+        self.moving.extend(problem.inverse_mass().movable());
         let records = problem.records();
         let mut same = self.blocks == blocks && self.pairs.len() == records.len();
         if self.pairs.len() != records.len() {
@@ -493,7 +492,7 @@ mod tests {
     /// given contacts, one normal row each: the colouring reads only the
     /// graph.
     fn graph_problem(bodies: usize, fixed: &[bool], pairs: &[[u32; 2]]) -> ContactProblem {
-        let inverse_mass = (0..bodies)
+        let inverse_mass: Vec<InverseMass> = (0..bodies)
             .map(|b| InverseMass {
                 inv_mass: if fixed[b] { 0.0 } else { 1.0 },
                 inv_inertia: if fixed[b] {
@@ -544,7 +543,7 @@ mod tests {
             for (block, &(s, e)) in colouring.blocks[range].iter().enumerate() {
                 for c in &problem.records()[s as usize..e as usize] {
                     for b in c.bodies.map(|b| b as usize) {
-                        if inv[b].inv_mass > 0.0 {
+                        if inv.at(b).inv_mass > 0.0 {
                             prop_assert!(
                                 owner[b] == usize::MAX || owner[b] == block,
                                 "colour {}: body {} in blocks {} and {}",
@@ -565,7 +564,7 @@ mod tests {
             problem.records()[s as usize..e as usize]
                 .iter()
                 .flat_map(|c| c.bodies)
-                .filter(|&b| inv[b as usize].inv_mass > 0.0)
+                .filter(|&b| inv.at(b as usize).inv_mass > 0.0)
                 .collect()
         };
         let sets: Vec<_> = colouring.blocks.iter().map(|&b| moving(b)).collect();

@@ -19,13 +19,13 @@
 //! Invariant: the problem knows bodies only as inverse-mass blocks and free
 //! velocities; it knows nothing about shapes, positions or collision.
 
-use crate::{PREFETCH_AHEAD, SolveError};
+use crate::{InverseMasses, PREFETCH_AHEAD, SolveError};
 use nalgebra_sparse::CsrMatrix;
 use ndem_math::blocks::{block_len, map_parts};
 use ndem_math::prefetch::prefetch;
 use ndem_math::{
-    ContactFrame, ContactJacobian, ContactKey, ContactParameters, InverseMass, JacobianRow,
-    RowKind, Vec3, Velocity6,
+    ContactFrame, ContactJacobian, ContactKey, ContactParameters, JacobianRow, RowKind, Vec3,
+    Velocity6,
 };
 
 /// Which rows each contact of a problem has.
@@ -556,7 +556,7 @@ pub struct GenericRow {
 /// of a whole [`Contact`]'s 272; [`Self::contacts`] puts them together.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContactProblem {
-    pub(crate) inverse_mass: Vec<InverseMass>,
+    pub(crate) inverse_mass: InverseMasses,
     pub(crate) free_velocity: Vec<Velocity6>,
     pub(crate) rows: ContactRows,
     pub(crate) friction_set: FrictionSet,
@@ -576,7 +576,7 @@ pub struct ContactProblem {
 /// the next one without allocating ([`ContactProblem::with_storage`]).
 #[derive(Debug, Clone, Default)]
 pub struct ProblemStorage {
-    inverse_mass: Vec<InverseMass>,
+    inverse_mass: InverseMasses,
     free_velocity: Vec<Velocity6>,
     records: Vec<ContactRecord>,
     keys: Vec<ContactKey>,
@@ -593,7 +593,7 @@ impl ProblemStorage {
 
     /// The empty inverse-mass and free-velocity vectors (with their
     /// capacity), to be filled and passed to [`ContactProblem::with_storage`].
-    pub fn take_bodies(&mut self) -> (Vec<InverseMass>, Vec<Velocity6>) {
+    pub fn take_bodies(&mut self) -> (InverseMasses, Vec<Velocity6>) {
         let mut inv = std::mem::take(&mut self.inverse_mass);
         let mut free = std::mem::take(&mut self.free_velocity);
         inv.clear();
@@ -606,12 +606,13 @@ impl ContactProblem {
     /// An empty problem over the given bodies. `dt` is only used by
     /// model-based warm starting (`docs/theory.md`, "Warm starting": `λ_n0 = −Δt g/ε_n`).
     pub fn new(
-        inverse_mass: Vec<InverseMass>,
+        inverse_mass: impl Into<InverseMasses>,
         free_velocity: Vec<Velocity6>,
         rows: ContactRows,
         friction_set: FrictionSet,
         dt: f64,
     ) -> Result<Self, SolveError> {
+        let inverse_mass = inverse_mass.into();
         if inverse_mass.len() != free_velocity.len() {
             return Err(SolveError::DimensionMismatch {
                 field: "free_velocity",
@@ -660,7 +661,7 @@ impl ContactProblem {
     /// storage's own vectors ([`ProblemStorage::take_bodies`]), refilled.
     pub fn with_storage(
         storage: &mut ProblemStorage,
-        inverse_mass: Vec<InverseMass>,
+        inverse_mass: impl Into<InverseMasses>,
         free_velocity: Vec<Velocity6>,
         rows: ContactRows,
         friction_set: FrictionSet,
@@ -837,13 +838,14 @@ impl ContactProblem {
     /// touch at most two bodies.
     pub fn from_sparse(
         jacobian: &CsrMatrix<f64>,
-        inverse_mass: Vec<InverseMass>,
+        inverse_mass: impl Into<InverseMasses>,
         free_velocity: Vec<Velocity6>,
         sigma: &[f64],
         rhs: &[f64],
         bounds: &[RowBounds],
         kinds: &[RowKind],
     ) -> Result<Self, SolveError> {
+        let inverse_mass = inverse_mass.into();
         let nb = inverse_mass.len();
         let m = jacobian.nrows();
         if jacobian.ncols() != 6 * nb {
@@ -1094,8 +1096,9 @@ impl ContactProblem {
     pub fn dt(&self) -> f64 {
         self.dt
     }
-    /// Per-body inverse mass blocks.
-    pub fn inverse_mass(&self) -> &[InverseMass] {
+    /// Per-body inverse mass blocks `M⁻¹` (16 bytes per body whose
+    /// inverse inertia is a multiple of the identity; [`InverseMasses`]).
+    pub fn inverse_mass(&self) -> &InverseMasses {
         &self.inverse_mass
     }
     /// Free velocity `v*`.
@@ -1151,7 +1154,7 @@ impl ContactProblem {
             let [a, b] = c.bodies.map(|x| x as usize);
             let (dva, dvb) =
                 c.jacobian
-                    .velocity_change(&self.inverse_mass[a], &self.inverse_mass[b], lam);
+                    .velocity_change(&self.inverse_mass.at(a), &self.inverse_mass.at(b), lam);
             velocity[a] += dva;
             velocity[b] += dvb;
         }
@@ -1159,7 +1162,7 @@ impl ContactProblem {
         for (r, &lam) in self.generic.iter().zip(&lambda[off..]) {
             let [a, b] = r.bodies.map(|x| x as usize);
             let (ia, ib) = r.jacobian.transpose_apply(lam);
-            let (ma, mb) = (&self.inverse_mass[a], &self.inverse_mass[b]);
+            let (ma, mb) = (&self.inverse_mass.at(a), &self.inverse_mass.at(b));
             velocity[a] += Velocity6::new(ia.linear * ma.inv_mass, ma.inv_inertia * ia.angular);
             velocity[b] += Velocity6::new(ib.linear * mb.inv_mass, mb.inv_inertia * ib.angular);
         }
@@ -1219,7 +1222,7 @@ impl ContactProblem {
                 if let Some(v) = velocity.get(body) {
                     prefetch(v);
                 }
-                prefetch(&self.inverse_mass[body]);
+                prefetch(&self.inverse_mass.responses()[body]);
             }
         }
     }
@@ -1243,7 +1246,7 @@ impl ContactProblem {
                 for body in ahead.bodies.map(|x| x as usize) {
                     if let Some(v) = part.get(local(body)) {
                         prefetch(v);
-                        prefetch(&self.inverse_mass[body]);
+                        prefetch(&self.inverse_mass.responses()[body]);
                     }
                 }
             }
@@ -1254,7 +1257,7 @@ impl ContactProblem {
             }
             let (dva, dvb) =
                 c.jacobian
-                    .velocity_change(&self.inverse_mass[a], &self.inverse_mass[b], lam);
+                    .velocity_change(&self.inverse_mass.at(a), &self.inverse_mass.at(b), lam);
             if la < len {
                 part[la] += dva;
             }
@@ -1270,7 +1273,7 @@ impl ContactProblem {
                 continue;
             }
             let (ia, ib) = r.jacobian.transpose_apply(lam);
-            let (ma, mb) = (&self.inverse_mass[a], &self.inverse_mass[b]);
+            let (ma, mb) = (&self.inverse_mass.at(a), &self.inverse_mass.at(b));
             if la < len {
                 part[la] += Velocity6::new(ia.linear * ma.inv_mass, ma.inv_inertia * ia.angular);
             }
@@ -1367,7 +1370,7 @@ impl ContactProblem {
         let r = &self.generic[i];
         let [a, b] = r.bodies.map(|x| x as usize);
         r.jacobian
-            .effective_inverse_mass(&self.inverse_mass[a], &self.inverse_mass[b])
+            .effective_inverse_mass(&self.inverse_mass.at(a), &self.inverse_mass.at(b))
             + r.sigma
     }
 
@@ -1395,7 +1398,7 @@ impl ContactProblem {
             let [a, b] = c.bodies.map(|x| x as usize);
             let d = c
                 .jacobian
-                .diagonal(&self.inverse_mass[a], &self.inverse_mass[b]);
+                .diagonal(&self.inverse_mass.at(a), &self.inverse_mass.at(b));
             for j in 0..m {
                 o[j] = d[j] + c.row_sigma(j);
             }
@@ -1665,7 +1668,7 @@ impl ContactProblem {
             let t = self.tangential_rhs(ci);
             let [a, b] = c.bodies.map(|x| x as usize);
             let gv = c.jacobian.velocity(&v[a], &v[b]);
-            let diag = c.jacobian.diagonal(&inv[a], &inv[b]);
+            let diag = c.jacobian.diagonal(&inv.at(a), &inv.at(b));
             for j in 0..m {
                 // (D_jj + Σ_j) − Σ_j, as the diagonal of N less Σ
                 let d = (diag[j] + c.row_sigma(j)) - c.row_sigma(j);

@@ -449,7 +449,7 @@ pub trait Solver: Send {
 
 /// Scratch vectors a solver keeps between solves, handed from one solver
 /// to another ([`Solver::take_scratch`], [`Solver::adopt_scratch`]): the
-/// per-row diagonal, per-contact and per-body vectors of PGS, its
+/// per-row diagonal and per-contact vector of PGS, its
 /// colouring of the contacts, and the residual evaluator's velocity.
 /// Opaque; its contents carry nothing from one solve to the next but the
 /// colouring, which a solve keeps only when it was built from the same
@@ -458,7 +458,6 @@ pub trait Solver: Send {
 #[derive(Debug, Default)]
 pub struct SolverScratch {
     pub(crate) diagonal: Vec<f64>,
-    pub(crate) bodies: Vec<crate::pgs::BodyResponse>,
     pub(crate) shapes: Vec<u32>,
     pub(crate) velocity: Vec<Velocity6>,
     pub(crate) colouring: crate::pgs_parallel::Colouring,
@@ -469,7 +468,6 @@ impl SolverScratch {
     pub fn bytes(&self) -> usize {
         use std::mem::size_of;
         self.diagonal.capacity() * size_of::<f64>()
-            + self.bodies.capacity() * size_of::<crate::pgs::BodyResponse>()
             + self.shapes.capacity() * size_of::<u32>()
             + self.velocity.capacity() * size_of::<Velocity6>()
             + self.colouring.bytes()
