@@ -10,7 +10,7 @@
 //! read one 16-byte entry per body (`docs/performance.md`, "Memory",
 //! session 30).
 
-use ndem_math::{InverseMass, Mat3};
+use ndem_math::{ContactJacobian, InverseMass, Mat3};
 
 /// What a sweep reads of a body besides its velocity: `m⁻¹` and, for a
 /// body with `I⁻¹ = k 1` (spheres, static bodies), `k`; a negative value
@@ -118,6 +118,20 @@ impl InverseMasses {
             Some(k) => !(r.inv_mass == 0.0 && k == 0.0),
             None => !self.of(*r).is_infinite(),
         })
+    }
+
+    /// `ContactJacobian::diagonal` of a contact between bodies `a` and
+    /// `b`: from the two 16-byte entries when both are `k 1`
+    /// (`diagonal_isotropic`, the same numbers), else from the matrices.
+    #[inline(always)]
+    pub(crate) fn diagonal(&self, jacobian: &ContactJacobian, a: usize, b: usize) -> [f64; 6] {
+        let (ra, rb) = (self.responses[a], self.responses[b]);
+        match (ra.isotropic(), rb.isotropic()) {
+            (Some(ka), Some(kb)) => {
+                jacobian.diagonal_isotropic((ra.inv_mass, ka), (rb.inv_mass, kb))
+            }
+            _ => jacobian.diagonal(&self.of(ra), &self.of(rb)),
+        }
     }
 
     /// What a sweep reads of each body.

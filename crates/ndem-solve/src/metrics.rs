@@ -408,13 +408,7 @@ fn contact_residuals<const M: usize>(
     let lam = &lambda[..m];
     let [a, b] = c.bodies.map(|x| x as usize);
     let gv = c.jacobian.velocity(&vel[a], &vel[b]);
-    let (ra, rb) = (inv.responses()[a], inv.responses()[b]);
-    let d = match (ra.isotropic(), rb.isotropic()) {
-        (Some(ka), Some(kb)) => c
-            .jacobian
-            .diagonal_isotropic((ra.inv_mass, ka), (rb.inv_mass, kb)),
-        _ => c.jacobian.diagonal(&inv.at(a), &inv.at(b)),
-    };
+    let d = inv.diagonal(&c.jacobian, a, b);
     for j in 0..m {
         w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs(t, j));
         diag[j] = d[j] + c.row_sigma(j);

@@ -628,10 +628,17 @@ impl ContactProblem {
                 range: "(0, inf)",
             });
         }
-        for (i, m) in inverse_mass.iter().enumerate() {
-            check_nonneg("inverse_mass", i, m.inv_mass)?;
-            for &x in m.inv_inertia.iter() {
-                check_finite("inverse_mass", i, x)?;
+        // from the 16-byte entries: `k 1` is finite when `k` is (the
+        // first entry the matrix check would name)
+        for (i, r) in inverse_mass.responses().iter().enumerate() {
+            check_nonneg("inverse_mass", i, r.inv_mass)?;
+            match r.isotropic() {
+                Some(k) => check_finite("inverse_mass", i, k)?,
+                None => {
+                    for &x in inverse_mass.inertia(i).iter() {
+                        check_finite("inverse_mass", i, x)?;
+                    }
+                }
             }
         }
         for (i, v) in free_velocity.iter().enumerate() {
@@ -1396,9 +1403,7 @@ impl ContactProblem {
         let m = self.rows.count();
         for (c, o) in self.records.iter().zip(out.chunks_exact_mut(m)) {
             let [a, b] = c.bodies.map(|x| x as usize);
-            let d = c
-                .jacobian
-                .diagonal(&self.inverse_mass.at(a), &self.inverse_mass.at(b));
+            let d = self.inverse_mass.diagonal(&c.jacobian, a, b);
             for j in 0..m {
                 o[j] = d[j] + c.row_sigma(j);
             }
@@ -1668,7 +1673,7 @@ impl ContactProblem {
             let t = self.tangential_rhs(ci);
             let [a, b] = c.bodies.map(|x| x as usize);
             let gv = c.jacobian.velocity(&v[a], &v[b]);
-            let diag = c.jacobian.diagonal(&inv.at(a), &inv.at(b));
+            let diag = inv.diagonal(&c.jacobian, a, b);
             for j in 0..m {
                 // (D_jj + Σ_j) − Σ_j, as the diagonal of N less Σ
                 let d = (diag[j] + c.row_sigma(j)) - c.row_sigma(j);

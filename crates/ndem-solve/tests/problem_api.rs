@@ -92,3 +92,62 @@ fn contact_builder_checks_values() {
         "contacts.jacobian"
     );
 }
+
+/// Bad inverse masses are refused with a typed error naming the field,
+/// the body and the first bad value, for bodies kept as `k 1` and for
+/// bodies that keep their full matrix.
+#[test]
+fn bad_inverse_masses_are_named() {
+    use ndem_math::{InverseMass, Mat3};
+    let good = InverseMass {
+        inv_mass: 2.0,
+        inv_inertia: Mat3::from_diagonal_element(3.0),
+    };
+    let mut full = good;
+    full.inv_inertia[(2, 1)] = 0.5;
+    let refuse = |bad: InverseMass| {
+        let masses = vec![good, full, bad];
+        let free = vec![Velocity6::ZERO; 3];
+        ContactProblem::new(masses, free, ContactRows::Normal, FrictionSet::Box, 1e-3).unwrap_err()
+    };
+    let mut infinite_k = good;
+    infinite_k.inv_inertia = Mat3::from_diagonal_element(f64::INFINITY);
+    assert!(matches!(
+        refuse(infinite_k),
+        SolveError::NonFinite { field: "inverse_mass", index: 2, value } if value == f64::INFINITY
+    ));
+    let mut nan_entry = full;
+    nan_entry.inv_inertia[(1, 2)] = f64::NAN;
+    assert!(matches!(
+        refuse(nan_entry),
+        SolveError::NonFinite { field: "inverse_mass", index: 2, value } if value.is_nan()
+    ));
+    let negative = InverseMass {
+        inv_mass: -1.0,
+        ..good
+    };
+    assert!(matches!(
+        refuse(negative),
+        SolveError::OutOfRange {
+            field: "inverse_mass",
+            index: 2,
+            value: -1.0,
+            ..
+        }
+    ));
+    let nan_mass = InverseMass {
+        inv_mass: f64::NAN,
+        ..full
+    };
+    assert!(matches!(
+        refuse(nan_mass),
+        SolveError::NonFinite {
+            field: "inverse_mass",
+            index: 2,
+            ..
+        }
+    ));
+    let masses = vec![good, full, good];
+    let free = vec![Velocity6::ZERO; 3];
+    assert!(ContactProblem::new(masses, free, ContactRows::Normal, FrictionSet::Box, 1e-3).is_ok());
+}
