@@ -132,14 +132,8 @@ impl ProjectedJacobi {
         for (r, &l) in p.generic_rows().iter().zip(&lambda[off..]) {
             let [a, b] = r.bodies.map(|x| x as usize);
             let (ia, ib) = r.jacobian.transpose_apply(l);
-            velocity[a] += Velocity6::new(
-                ia.linear * inv.at(a).inv_mass,
-                inv.at(a).inv_inertia * ia.angular,
-            );
-            velocity[b] += Velocity6::new(
-                ib.linear * inv.at(b).inv_mass,
-                inv.at(b).inv_inertia * ib.angular,
-            );
+            velocity[a] += inv.response(a, &ia);
+            velocity[b] += inv.response(b, &ib);
         }
     }
 }

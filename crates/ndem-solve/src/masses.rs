@@ -10,7 +10,7 @@
 //! read one 16-byte entry per body (`docs/performance.md`, "Memory",
 //! session 30).
 
-use ndem_math::{ContactJacobian, InverseMass, Mat3};
+use ndem_math::{ContactJacobian, InverseMass, Mat3, Velocity6};
 
 /// What a sweep reads of a body besides its velocity: `m⁻¹` and, for a
 /// body with `I⁻¹ = k 1` (spheres, static bodies), `k`; a negative value
@@ -145,6 +145,14 @@ impl InverseMasses {
     #[inline(always)]
     pub(crate) fn at(&self, i: usize) -> InverseMass {
         self.of(self.responses[i])
+    }
+
+    /// `M_i⁻¹ p` of a generalized impulse `p` on body `i`
+    /// ([`InverseMass::apply`], the same arithmetic).
+    #[inline(always)]
+    pub(crate) fn response(&self, i: usize, impulse: &Velocity6) -> Velocity6 {
+        let (linear, angular) = self.at(i).apply(&impulse.linear, &impulse.angular);
+        Velocity6::new(linear, angular)
     }
 
     /// Body `i`'s inverse inertia `I⁻¹`.

@@ -1221,14 +1221,8 @@ impl Solver for ProjectedGaussSeidel {
                 if delta != 0.0 {
                     lambda[k] = new;
                     let (ia_, ib_) = r.jacobian.transpose_apply(delta);
-                    velocity[a] += Velocity6::new(
-                        ia_.linear * inv.at(a).inv_mass,
-                        inv.at(a).inv_inertia * ia_.angular,
-                    );
-                    velocity[b] += Velocity6::new(
-                        ib_.linear * inv.at(b).inv_mass,
-                        inv.at(b).inv_inertia * ib_.angular,
-                    );
+                    velocity[a] += inv.response(a, &ia_);
+                    velocity[b] += inv.response(b, &ib_);
                     if self.inv_diag[k] > 0.0 {
                         max_corr = max_corr.max(delta.abs() / self.inv_diag[k]);
                     }

@@ -1169,9 +1169,8 @@ impl ContactProblem {
         for (r, &lam) in self.generic.iter().zip(&lambda[off..]) {
             let [a, b] = r.bodies.map(|x| x as usize);
             let (ia, ib) = r.jacobian.transpose_apply(lam);
-            let (ma, mb) = (&self.inverse_mass.at(a), &self.inverse_mass.at(b));
-            velocity[a] += Velocity6::new(ia.linear * ma.inv_mass, ma.inv_inertia * ia.angular);
-            velocity[b] += Velocity6::new(ib.linear * mb.inv_mass, mb.inv_inertia * ib.angular);
+            velocity[a] += self.inverse_mass.response(a, &ia);
+            velocity[b] += self.inverse_mass.response(b, &ib);
         }
     }
 
@@ -1280,12 +1279,11 @@ impl ContactProblem {
                 continue;
             }
             let (ia, ib) = r.jacobian.transpose_apply(lam);
-            let (ma, mb) = (&self.inverse_mass.at(a), &self.inverse_mass.at(b));
             if la < len {
-                part[la] += Velocity6::new(ia.linear * ma.inv_mass, ma.inv_inertia * ia.angular);
+                part[la] += self.inverse_mass.response(a, &ia);
             }
             if lb < len {
-                part[lb] += Velocity6::new(ib.linear * mb.inv_mass, mb.inv_inertia * ib.angular);
+                part[lb] += self.inverse_mass.response(b, &ib);
             }
         }
     }
