@@ -68,6 +68,25 @@ impl InverseMasses {
         });
     }
 
+    /// Appends a body with `I⁻¹ = k 1` (a sphere: `k = 1/I`; a static
+    /// body: `inv_mass = k = 0`) without forming its matrix: the same
+    /// entry as [`Self::push`] of `InverseMass { inv_mass, inv_inertia:
+    /// k 1 }`. A negative or NaN `k` is kept as a full matrix, as `push`
+    /// keeps it.
+    pub fn push_isotropic(&mut self, inv_mass: f64, k: f64) {
+        if k >= 0.0 {
+            self.responses.push(BodyResponse {
+                inv_mass,
+                isotropic: k,
+            });
+        } else {
+            self.push(InverseMass {
+                inv_mass,
+                inv_inertia: Mat3::from_diagonal_element(k),
+            });
+        }
+    }
+
     /// The number of bodies.
     pub fn len(&self) -> usize {
         self.responses.len()
@@ -274,6 +293,29 @@ mod tests {
             }
             let full = given.iter().filter(|m| m.isotropic_inertia().is_none()).count();
             proptest::prop_assert_eq!(masses.others.len(), full);
+        }
+    }
+
+    /// `push_isotropic` stores what `push` stores for `k 1`, for any `k`
+    /// (infinite, zero of either sign, negative, NaN).
+    #[test]
+    fn an_isotropic_push_is_the_push_of_its_matrix() {
+        for k in [2.5, 0.0, -0.0, f64::INFINITY, -1.0, f64::NAN] {
+            let m = InverseMass {
+                inv_mass: 0.5,
+                inv_inertia: Mat3::from_diagonal_element(k),
+            };
+            let mut pushed = InverseMasses::new();
+            pushed.push(m);
+            let mut direct = InverseMasses::new();
+            direct.push_isotropic(0.5, k);
+            assert_eq!(bits(&direct.at(0)), bits(&pushed.at(0)), "k = {k}");
+            assert_eq!(direct.others.len(), pushed.others.len(), "k = {k}");
+            assert_eq!(
+                direct.responses()[0].isotropic.to_bits(),
+                pushed.responses()[0].isotropic.to_bits(),
+                "k = {k}"
+            );
         }
     }
 

@@ -705,6 +705,57 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// The problem's inverse masses as the stepper pushes them (spheres and
+    /// static bodies without forming a matrix) are those of
+    /// `World::inverse_mass`, bit for bit: spheres, a rotated box, a
+    /// static body, a member, a deactivated body.
+    #[test]
+    fn pushed_inverse_masses_are_the_worlds() {
+        use crate::{BodyDesc, World};
+        use ndem_collide::Shape;
+        use ndem_math::{Material, Quat};
+        use ndem_solve::InverseMasses;
+        let mut world = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+        let sphere = |r: f64| Shape::sphere(r).unwrap();
+        let mut bodies = Vec::new();
+        for (k, r) in [0.01, 0.013, 0.0065].into_iter().enumerate() {
+            let at = Vec3::new(0.1 * k as f64, 0.0, 0.5);
+            bodies.push(world.add_body(BodyDesc::dynamic(sphere(r), 0, at)).unwrap());
+        }
+        let mut cuboid = BodyDesc::dynamic(
+            Shape::cuboid(Vec3::new(0.01, 0.02, 0.03)).unwrap(),
+            0,
+            Vec3::new(0.0, 0.3, 0.5),
+        );
+        cuboid.orientation = Quat::from_euler_angles(0.3, -1.1, 0.7);
+        bodies.push(world.add_body(cuboid).unwrap());
+        world
+            .add_body(BodyDesc::fixed(sphere(0.02), 0, Vec3::new(0.0, 0.0, 0.0)))
+            .unwrap();
+        world.attach(bodies[1], bodies[0]).unwrap();
+        world.set_active(bodies[2], None).unwrap();
+        let mut pushed = InverseMasses::new();
+        for i in 0..world.len() {
+            world.push_inverse_mass(i, &mut pushed);
+        }
+        assert_eq!(pushed.len(), world.len());
+        for i in 0..world.len() {
+            let (a, b) = (pushed.get(i).unwrap(), world.inverse_mass(i));
+            let bits = |m: &ndem_math::InverseMass| {
+                std::iter::once(m.inv_mass)
+                    .chain(m.inv_inertia.iter().copied())
+                    .map(f64::to_bits)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(bits(&a), bits(&b), "body {i}");
+        }
+        assert!(
+            world.inverse_mass(3).isotropic_inertia().is_none(),
+            "the box"
+        );
+        assert!(world.inverse_mass(1).is_infinite(), "the member");
+    }
+
     #[test]
     fn a_negative_zero_is_kept() {
         let mut v = ZeroUnlessSet::default();

@@ -54,6 +54,20 @@ impl World {
         self.host_of(body).unwrap_or(body)
     }
 
+    /// Appends body `body`'s [`Self::inverse_mass`] to `out`, a sphere's
+    /// and a static body's as `(m⁻¹, k)` without forming a matrix (the
+    /// same entry: [`ndem_solve::InverseMasses::push_isotropic`]).
+    pub fn push_inverse_mass(&self, body: usize, out: &mut ndem_solve::InverseMasses) {
+        match &self.mass[body] {
+            _ if self.membership[body].is_some() => out.push_isotropic(0.0, 0.0),
+            Some(m) if m.is_isotropic() => {
+                out.push_isotropic(1.0 / m.mass, 1.0 / m.principal_inertia.x)
+            }
+            Some(m) => out.push(m.inverse(&self.orientation[body])),
+            None => out.push_isotropic(0.0, 0.0),
+        }
+    }
+
     /// Inverse mass of a body from its own mass properties, member or not.
     pub fn own_inverse_mass(&self, body: usize) -> ndem_math::InverseMass {
         match &self.mass[body] {

@@ -176,13 +176,16 @@ pub(crate) fn new_problem(
     free: impl FnOnce(&mut Vec<Velocity6>),
 ) -> Result<ContactProblem, StepError> {
     let (mut inv, mut free_velocity) = storage.take_bodies();
-    inv.extend((0..world.len()).map(|i| match resolution {
-        Resolution::Reduced => world.inverse_mass(i),
-        Resolution::Unfolded { .. } if !resolution.moves(world, i) => {
-            ndem_math::InverseMass::INFINITE_MASS
+    inv.reserve(world.len());
+    for i in 0..world.len() {
+        match resolution {
+            Resolution::Reduced => world.push_inverse_mass(i, &mut inv),
+            Resolution::Unfolded { .. } if !resolution.moves(world, i) => {
+                inv.push(ndem_math::InverseMass::INFINITE_MASS)
+            }
+            Resolution::Unfolded { .. } => inv.push(world.own_inverse_mass(i)),
         }
-        Resolution::Unfolded { .. } => world.own_inverse_mass(i),
-    }));
+    }
     free(&mut free_velocity);
     Ok(ContactProblem::with_storage(
         storage,
