@@ -591,7 +591,7 @@ impl ProblemStorage {
         Self::default()
     }
 
-    /// The empty inverse-mass and free-velocity vectors (with their
+    /// The empty inverse-mass column and free-velocity vector (with their
     /// capacity), to be filled and passed to [`ContactProblem::with_storage`].
     pub fn take_bodies(&mut self) -> (InverseMasses, Vec<Velocity6>) {
         let mut inv = std::mem::take(&mut self.inverse_mass);
