@@ -243,22 +243,14 @@ impl ProjectedGaussSeidel {
             let rows = diagonal.chunks_exact_mut(m).zip(shapes);
             for (c, (o, shape)) in contacts[first..].iter().zip(rows) {
                 let [a, b] = c.bodies.map(|x| x as usize);
-                let (ra, rb) = (bodies[a], bodies[b]);
-                let (d, iso) = match (ra.isotropic(), rb.isotropic()) {
-                    (Some(ka), Some(kb)) => {
-                        let d = c
-                            .jacobian
-                            .diagonal_isotropic((ra.inv_mass, ka), (rb.inv_mass, kb));
-                        (d, Some([ka, kb]))
-                    }
-                    _ => (c.jacobian.diagonal(&inv.at(a), &inv.at(b)), None),
-                };
+                let d = inv.diagonal(&c.jacobian, a, b);
+                let iso = bodies[a].isotropic().zip(bodies[b].isotropic());
                 for j in 0..m {
                     o[j] = invert_diagonal(d[j] + c.row_sigma(j));
                 }
                 *shape = if m == 1 {
                     SHAPE_COUPLED
-                } else if iso.is_some_and(|k| decoupled_rows(c, k)) {
+                } else if iso.is_some_and(|(ka, kb)| decoupled_rows(c, [ka, kb])) {
                     SHAPE_DECOUPLED
                 } else {
                     SHAPE_PENDING

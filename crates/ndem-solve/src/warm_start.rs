@@ -297,6 +297,16 @@ pub trait WarmStart: Send + Sync {
     fn forms_velocity(&self) -> bool {
         false
     }
+
+    /// What a solve started by this policy may be told of its velocity:
+    /// [`crate::StartVelocity::Formed`] when [`Self::forms_velocity`].
+    fn start_velocity(&self) -> crate::StartVelocity {
+        if self.forms_velocity() {
+            crate::StartVelocity::Formed
+        } else {
+            crate::StartVelocity::Given
+        }
+    }
 }
 
 /// One solve of a time-stepping loop: `λ₀, v₀` from `warm`, the solve,
@@ -311,11 +321,7 @@ pub fn solve_warm_started(
     velocity: &mut [Velocity6],
 ) -> Result<(WarmStartStats, crate::SolveReport), SolveError> {
     let stats = warm.initialize(problem, lambda, velocity)?;
-    let start = if warm.forms_velocity() {
-        crate::StartVelocity::Formed
-    } else {
-        crate::StartVelocity::Given
-    };
+    let start = warm.start_velocity();
     let report = solver.solve_from(problem, lambda, velocity, start, &mut crate::NoObserver)?;
     warm.record(problem, lambda);
     Ok((stats, report))

@@ -25,8 +25,7 @@ use ndem_math::capacity::{refill, reserve_for};
 use ndem_math::{ContactKey, ContactLaw, SpookSettings, Vec3, Velocity6, integrate_orientation};
 use ndem_solve::{
     ColdStart, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, NoObserver, PgsSettings,
-    ProblemStorage, ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, StartVelocity,
-    Stopping, WarmStart,
+    ProblemStorage, ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
 };
 use std::time::{Duration, Instant};
 
@@ -930,11 +929,7 @@ impl Stepper {
         check_velocity(problem.free_velocity(), "free velocity", step, time)?;
         // the warm start's v₀ is v* + M⁻¹Gᵀλ₀ when it says so: the solve
         // then takes its start residuals there instead of forming it again
-        let start = if self.warm_start.forms_velocity() {
-            StartVelocity::Formed
-        } else {
-            StartVelocity::Given
-        };
+        let start = self.warm_start.start_velocity();
         let report = self
             .solver
             .solve_from(&problem, &mut lambda, &mut vel, start, &mut NoObserver)
