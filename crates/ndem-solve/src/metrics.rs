@@ -3,7 +3,7 @@
 //! error (eq. 13) and residual histograms (Figs. 8, 9).
 
 use crate::PREFETCH_AHEAD;
-use crate::problem::{ContactProblem, project_pair};
+use crate::problem::{ContactProblem, ContactRecord, project_pair};
 use crate::solver::{IterationRecord, Observer};
 use ndem_math::{RowKind, Velocity6};
 use std::time::Duration;
@@ -129,7 +129,7 @@ impl ResidualEvaluator {
             let count = rows.len() / m;
             for i in 0..count {
                 let ci = first + i;
-                let (r, nat) = match m {
+                let (r, nat, _) = match m {
                     1 => contact_residuals::<1>(problem, ci, &lambda[ci..], vel),
                     3 => contact_residuals::<3>(problem, ci, &lambda[ci * 3..], vel),
                     _ => contact_residuals::<6>(problem, ci, &lambda[ci * 6..], vel),
@@ -210,15 +210,62 @@ impl ResidualEvaluator {
             }
         };
         crate::pgs_parallel::for_each_block(&mut self.block_sums, 1, threads, sum_blocks);
-        let mut total = RowSums::default();
-        for b in &self.block_sums {
-            total.add(b);
-        }
-        for i in 0..problem.generic_rows().len() {
-            let (r, nat) = generic_residual(problem, i, lambda, vel);
-            total.add_row(kind_index(problem.generic_rows()[i].kind), r, nat);
-        }
-        total.finish()
+        finish_stats(&self.block_sums, problem, lambda, vel)
+    }
+
+    /// [`Self::stats`], and in the same pass over the contacts each contact
+    /// row's `1/(D_jj + Σ_jj)` (0 for a row without response: PGS's `D⁻¹`,
+    /// the same numbers as formed alone) and each contact's class
+    /// (`out.classify` of its record), which PGS's preparation would
+    /// otherwise form in a pass of its own over the same records. For a
+    /// problem of 1, 3 or 6 rows per contact; `out` holds its rows and
+    /// contacts.
+    pub(crate) fn stats_with_inverse_diagonal<S>(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &[f64],
+        velocity: Option<&[Velocity6]>,
+        out: InverseDiagonal<'_, S>,
+    ) -> ResidualStats
+    where
+        S: Fn(&ContactRecord) -> u32 + Sync,
+    {
+        let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
+        let m = problem.contact_rows().count().max(1);
+        let contacts = problem.records().len();
+        let blocks = contacts.div_ceil(SUM_BLOCK);
+        self.block_sums.clear();
+        self.block_sums.resize(blocks, RowSums::default());
+        let threads = self.threads.clamp(1, blocks.max(1));
+        // the thread parts of `for_each_block`, in whole blocks of contacts
+        let blocks_per_part = ndem_math::blocks::block_len(blocks, threads);
+        let per_part = blocks_per_part * SUM_BLOCK;
+        let parts = (self.block_sums.chunks_mut(blocks_per_part))
+            .zip(out.rows[..contacts * m].chunks_mut(per_part * m))
+            .zip(out.classes[..contacts].chunks_mut(per_part))
+            .enumerate();
+        let classify = &out.classify;
+        ndem_math::blocks::map_parts(parts, |(k, ((sums, rows), classes))| {
+            let sum = match m {
+                1 => sum_and_invert_rows::<1, S>,
+                3 => sum_and_invert_rows::<3, S>,
+                _ => sum_and_invert_rows::<6, S>,
+            };
+            let first_block = k * blocks_per_part;
+            let blocks = sums.iter_mut().enumerate();
+            for (b, sums) in blocks {
+                let first = (first_block + b) * SUM_BLOCK;
+                let last = (first + SUM_BLOCK).min(contacts);
+                let local = b * SUM_BLOCK..b * SUM_BLOCK + (last - first);
+                let target = InverseDiagonal {
+                    rows: &mut rows[local.start * m..local.end * m],
+                    classes: &mut classes[local],
+                    classify,
+                };
+                sum(problem, first..last, (lambda, vel), sums, target);
+            }
+        });
+        finish_stats(&self.block_sums, problem, lambda, vel)
     }
 
     /// Sums of the rows of the last [`Self::row_residuals`] for which
@@ -237,6 +284,36 @@ impl ResidualEvaluator {
         }
         out
     }
+}
+
+/// Where [`ResidualEvaluator::stats_with_inverse_diagonal`] writes each
+/// contact's `D⁻¹` rows and class.
+pub(crate) struct InverseDiagonal<'a, S> {
+    /// `m` rows per contact, in contact order.
+    pub(crate) rows: &'a mut [f64],
+    /// One class per contact.
+    pub(crate) classes: &'a mut [u32],
+    /// A contact's class, from its record.
+    pub(crate) classify: S,
+}
+
+/// The statistics of summed blocks, with the generic rows added after
+/// them in row order.
+fn finish_stats(
+    block_sums: &[RowSums],
+    problem: &ContactProblem,
+    lambda: &[f64],
+    vel: &[Velocity6],
+) -> ResidualStats {
+    let mut total = RowSums::default();
+    for b in block_sums {
+        total.add(b);
+    }
+    for i in 0..problem.generic_rows().len() {
+        let (r, nat) = generic_residual(problem, i, lambda, vel);
+        total.add_row(kind_index(problem.generic_rows()[i].kind), r, nat);
+    }
+    total.finish()
 }
 
 /// Fewest contacts per thread when `v = v* + M⁻¹Gᵀλ` is formed on several
@@ -385,19 +462,19 @@ impl RowSums {
     }
 }
 
-/// Row residuals and natural-map residuals of contact `c`, whose rows'
-/// multipliers start `lambda`, with velocity `vel`: `w = G v + Σ λ + b`
-/// and the diagonal of `N` formed per contact, the same arithmetic as
-/// `residual_unchecked` and `diagonal_unchecked` (`D` of two isotropic
-/// bodies from their 16-byte responses, the same numbers). Rows past the problem's
-/// row count are zero.
+/// Row residuals, natural-map residuals and `D_jj + Σ_jj` of contact `c`,
+/// whose rows' multipliers start `lambda`, with velocity `vel`: `w = G v +
+/// Σ λ + b` and the diagonal of `N` formed per contact, the same arithmetic
+/// as `residual_unchecked` and `diagonal_unchecked` (`D` of two isotropic
+/// bodies from their 16-byte responses, the same numbers). Rows past the
+/// problem's row count are zero.
 #[inline(always)]
 fn contact_residuals<const M: usize>(
     problem: &ContactProblem,
     ci: usize,
     lambda: &[f64],
     vel: &[Velocity6],
-) -> ([f64; 6], [f64; 6]) {
+) -> ([f64; 6], [f64; 6], [f64; 6]) {
     let c = &problem.records()[ci];
     let t = problem.tangential_rhs(ci);
     let m = M;
@@ -439,7 +516,7 @@ fn contact_residuals<const M: usize>(
         rows[j] = scale * (lam[j] - cand[j]).abs();
         natural[j] = (lam[j] - nat[j]).abs();
     }
-    (rows, natural)
+    (rows, natural, diag)
 }
 
 /// Adds the rows of contacts `range` to `sums`, in row order, for a
@@ -454,10 +531,33 @@ fn sum_contact_rows<const M: usize>(
 ) {
     for ci in range {
         problem.prefetch_bodies(ci + PREFETCH_AHEAD, vel);
-        let (r, nat) = contact_residuals::<M>(problem, ci, &lambda[ci * M..], vel);
+        let (r, nat, _) = contact_residuals::<M>(problem, ci, &lambda[ci * M..], vel);
         for j in 0..M {
             sums.add_row(kind_index(RowKind::of_contact_row(j)), r[j], nat[j]);
         }
+    }
+}
+
+/// [`sum_contact_rows`], writing each contact's `1/(D_jj + Σ_jj)` rows and
+/// class to `out` (which starts at contact `range.start`).
+#[inline(never)]
+fn sum_and_invert_rows<const M: usize, S: Fn(&ContactRecord) -> u32>(
+    problem: &ContactProblem,
+    range: std::ops::Range<usize>,
+    (lambda, vel): (&[f64], &[Velocity6]),
+    sums: &mut RowSums,
+    out: InverseDiagonal<'_, &S>,
+) {
+    let records = &problem.records()[range.clone()];
+    let targets = out.rows.chunks_exact_mut(M).zip(out.classes.iter_mut());
+    for ((ci, c), (rows, class)) in range.zip(records).zip(targets) {
+        problem.prefetch_bodies(ci + PREFETCH_AHEAD, vel);
+        let (r, nat, diag) = contact_residuals::<M>(problem, ci, &lambda[ci * M..], vel);
+        for j in 0..M {
+            sums.add_row(kind_index(RowKind::of_contact_row(j)), r[j], nat[j]);
+            rows[j] = if diag[j] > 0.0 { 1.0 / diag[j] } else { 0.0 };
+        }
+        *class = (out.classify)(c);
     }
 }
 

@@ -4,7 +4,7 @@ use crate::SolveError;
 use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
 use crate::masses::{BodyResponse, InverseMasses};
-use crate::metrics::{ResidualEvaluator, ResidualStats};
+use crate::metrics::{InverseDiagonal, ResidualEvaluator, ResidualStats};
 use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome};
 use crate::problem::{ContactProblem, ContactRecord, FrictionSet, NO_TANGENTIAL_RHS};
 use crate::solver::{
@@ -175,7 +175,7 @@ struct Current {
 }
 
 /// How the rows of one contact couple, decided once per solve.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct ContactShape {
     /// Rows are decoupled within {normal, friction} and {rolling,
     /// twisting} and each pair's block is a multiple of the identity
@@ -199,11 +199,61 @@ const SHAPE_PENDING: u32 = u32::MAX;
 crate::solver::validated_settings!(ProjectedGaussSeidel, PgsSettings);
 
 impl ProjectedGaussSeidel {
+    /// Forms what the sweeps read besides the iterate: the visiting order,
+    /// `D⁻¹` of every row and each contact's shape.
     pub(crate) fn prepare(&mut self, problem: &ContactProblem) {
-        let threads = self.sweep_threads(problem);
-        let n = problem.len();
-        let off = problem.generic_offset();
+        self.prepare_order(problem);
+        self.form_inverse_diagonal(problem);
+        self.finish_preparation(problem);
+    }
+
+    /// [`Self::prepare`] and the residual statistics of the start (as
+    /// [`Self::start_residual_stats`] forms them), with `D⁻¹` and the
+    /// contacts' shapes formed in the statistics' pass over the contacts
+    /// when the sweeps use the problem's own masses: both form each
+    /// contact's `D` from the same records and bodies, with the same
+    /// arithmetic, so the numbers are those of the two passes apart.
+    fn prepare_with_start_stats(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &[f64],
+        velocity: &[Velocity6],
+        start: StartVelocity,
+    ) -> ResidualStats {
+        self.prepare_order(problem);
         let m = problem.contact_rows().count();
+        if !self.split_inverse.is_empty() || !matches!(m, 1 | 3 | 6) {
+            self.form_inverse_diagonal(problem);
+            self.finish_preparation(problem);
+            return self.start_residual_stats(problem, lambda, velocity, start);
+        }
+        let given = match start {
+            StartVelocity::Given => None,
+            StartVelocity::Formed => {
+                debug_assert!(
+                    self.is_formed_velocity(problem, lambda, velocity),
+                    "StartVelocity::Formed for a velocity that is not v* + M⁻¹Gᵀλ"
+                );
+                Some(velocity)
+            }
+        };
+        let bodies = problem.inverse_mass().responses();
+        let out = InverseDiagonal {
+            rows: &mut self.inv_diag,
+            classes: &mut self.shape_of,
+            classify: |c: &ContactRecord| contact_shape_class(c, m, bodies),
+        };
+        let stats = self
+            .evaluator
+            .stats_with_inverse_diagonal(problem, lambda, given, out);
+        self.finish_preparation(problem);
+        stats
+    }
+
+    /// The masses the sweeps use, the sizes of `D⁻¹` and of the shapes, and
+    /// the visiting order.
+    fn prepare_order(&mut self, problem: &ContactProblem) {
+        let n = problem.len();
         self.split_inverse.clear();
         if !self.mass_split.is_empty() {
             let split = problem.inverse_mass().iter().zip(&self.mass_split);
@@ -213,7 +263,6 @@ impl ProjectedGaussSeidel {
                     inv_inertia: inv.inv_inertia * k,
                 }));
         }
-        let inv = masses(&self.split_inverse, problem);
         // reused by every solve: grown by an eighth, not doubled
         ndem_math::capacity::refill(&mut self.inv_diag, n, 0.0);
         self.order_source = match self.settings.order {
@@ -227,11 +276,19 @@ impl ProjectedGaussSeidel {
                 OrderSource::Own
             }
         };
-        // one pass over the contacts: D⁻¹ of the contact rows (as
-        // `diagonal_unchecked` forms D) and the shape of each contact, the
-        // shared shapes here, the contacts with blocks of their own after
+        let contacts = problem.records().len();
+        ndem_math::capacity::refill(&mut self.shape_of, contacts, SHAPE_COUPLED);
+    }
+
+    /// One pass over the contacts: `D⁻¹` of the contact rows (as
+    /// `diagonal_unchecked` forms `D`) and the class of each contact's
+    /// shape ([`contact_shape_class`]).
+    fn form_inverse_diagonal(&mut self, problem: &ContactProblem) {
+        let threads = self.sweep_threads(problem);
+        let off = problem.generic_offset();
+        let m = problem.contact_rows().count();
+        let inv = masses(&self.split_inverse, problem);
         let contacts = problem.records();
-        ndem_math::capacity::refill(&mut self.shape_of, contacts.len(), SHAPE_COUPLED);
         let per_block = ndem_math::blocks::block_len(contacts.len(), threads);
         let parts = self.inv_diag[..off]
             .chunks_mut(per_block * m)
@@ -244,19 +301,21 @@ impl ProjectedGaussSeidel {
             for (c, (o, shape)) in contacts[first..].iter().zip(rows) {
                 let [a, b] = c.bodies.map(|x| x as usize);
                 let d = inv.diagonal(&c.jacobian, a, b);
-                let iso = bodies[a].isotropic().zip(bodies[b].isotropic());
                 for j in 0..m {
                     o[j] = invert_diagonal(d[j] + c.row_sigma(j));
                 }
-                *shape = if m == 1 {
-                    SHAPE_COUPLED
-                } else if iso.is_some_and(|(ka, kb)| decoupled_rows(c, [ka, kb])) {
-                    SHAPE_DECOUPLED
-                } else {
-                    SHAPE_PENDING
-                };
+                *shape = contact_shape_class(c, m, bodies);
             }
         });
+    }
+
+    /// `D⁻¹` of the generic rows, and the blocks of the contacts whose
+    /// shape is their own (the second, serial pass).
+    fn finish_preparation(&mut self, problem: &ContactProblem) {
+        let off = problem.generic_offset();
+        let m = problem.contact_rows().count();
+        let inv = masses(&self.split_inverse, problem);
+        let contacts = problem.records();
         problem.generic_diagonal_unchecked(&mut self.inv_diag);
         for d in &mut self.inv_diag[off..] {
             *d = invert_diagonal(*d);
@@ -282,6 +341,23 @@ impl ProjectedGaussSeidel {
                 (self.shape_table.len() - 1) as u32
             };
         }
+    }
+}
+
+/// The shape class of a contact of `m` rows between bodies of the given
+/// responses: one row ([`SHAPE_COUPLED`]), decoupled rows of two isotropic
+/// bodies ([`SHAPE_DECOUPLED`]), or blocks still to form
+/// ([`SHAPE_PENDING`]).
+#[inline(always)]
+fn contact_shape_class(c: &ContactRecord, m: usize, bodies: &[BodyResponse]) -> u32 {
+    let [a, b] = c.bodies.map(|x| x as usize);
+    let iso = bodies[a].isotropic().zip(bodies[b].isotropic());
+    if m == 1 {
+        SHAPE_COUPLED
+    } else if iso.is_some_and(|(ka, kb)| decoupled_rows(c, [ka, kb])) {
+        SHAPE_DECOUPLED
+    } else {
+        SHAPE_PENDING
     }
 }
 
@@ -1127,22 +1203,29 @@ impl ProjectedGaussSeidel {
             return self.residual_stats(problem, lambda);
         }
         debug_assert!(
-            {
-                // in the evaluator's vector: a debug build allocates no
-                // more per solve than a release build
-                let formed = self.evaluator.formed_velocity(problem, lambda);
-                // equal, or NaN where the start is (a non-finite start is
-                // the sweeps' to report)
-                let same = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
-                formed.iter().zip(velocity).all(|(f, v)| {
-                    (f.linear.iter().zip(v.linear.iter()))
-                        .chain(f.angular.iter().zip(v.angular.iter()))
-                        .all(|(&x, &y)| same(x, y))
-                })
-            },
+            self.is_formed_velocity(problem, lambda, velocity),
             "StartVelocity::Formed for a velocity that is not v* + M⁻¹Gᵀλ"
         );
         self.evaluator.stats(problem, lambda, Some(velocity))
+    }
+
+    /// Whether `velocity` is `v* + M⁻¹Gᵀλ` as the evaluator forms it, bit
+    /// for bit (or NaN where it is: a non-finite start is the sweeps' to
+    /// report). Formed in the evaluator's vector: a debug build allocates
+    /// no more per solve than a release build.
+    fn is_formed_velocity(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &[f64],
+        velocity: &[Velocity6],
+    ) -> bool {
+        let formed = self.evaluator.formed_velocity(problem, lambda);
+        let same = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
+        formed.iter().zip(velocity).all(|(f, v)| {
+            (f.linear.iter().zip(v.linear.iter()))
+                .chain(f.angular.iter().zip(v.angular.iter()))
+                .all(|(&x, &y)| same(x, y))
+        })
     }
 
     /// Makes `velocity` current (after parallel sweeps the velocities are
@@ -1161,11 +1244,10 @@ impl Solver for ProjectedGaussSeidel {
         let (problem, lambda, velocity, observer) = task.into_parts();
         let mut name = self.name();
         let mut clock = IterationClock::start();
-        self.prepare(problem);
         let threads = self.sweep_threads(problem);
         self.evaluator.set_threads(threads);
+        let initial_residuals = self.prepare_with_start_stats(problem, lambda, velocity, start);
         let mut direct = self.settings.joints == JointRows::Direct && self.block.prepare(problem);
-        let initial_residuals = self.start_residual_stats(problem, lambda, velocity, start);
         let omega = self.settings.relaxation;
         let inv = problem.inverse_mass();
         let off = problem.generic_offset();
@@ -1580,6 +1662,55 @@ mod tests {
                 }
             }
             prop_assert!(worst <= 1e-13, "relative difference {worst:e}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+        /// The solve's preparation with the start's residual statistics in
+        /// one pass over the contacts gives the `D⁻¹`, contact shapes and
+        /// statistics of the two passes apart, bit for bit: with 1, 3 and 6
+        /// rows, anisotropic bodies and tangential `b` among the contacts,
+        /// a warm start formed or given, on 1 and 2 threads, over problems
+        /// of one to several blocks of `SUM_BLOCK` contacts.
+        #[test]
+        fn the_preparation_with_the_start_statistics_is_the_two_passes(
+            cells in (6usize..26, 6usize..20, 4usize..10),
+            rows in prop_oneof![
+                Just(ContactRows::Normal),
+                Just(ContactRows::NormalFriction),
+                Just(ContactRows::NormalFrictionRolling),
+            ],
+            (mixed, formed) in (any::<bool>(), any::<bool>()),
+            threads in 1usize..=2,
+            seed in any::<u64>(),
+        ) {
+            let problem =
+                packing_for_pairs([cells.0, cells.1, cells.2], (rows, FrictionSet::Disk), seed, mixed);
+            let mut rng = SplitMix64(seed ^ 0x5eed);
+            let mut lambda: Vec<f64> = (0..problem.len()).map(|_| 1e-4 * uniform(&mut rng)).collect();
+            problem.project_unchecked(&mut lambda);
+            let mut velocity = problem.free_velocity().to_vec();
+            problem.velocity_from_unchecked(&lambda, &mut velocity);
+            let start = if formed { StartVelocity::Formed } else { StartVelocity::Given };
+            let settings = PgsSettings {
+                order: ContactOrder::Coloured,
+                threads,
+                ..PgsSettings::default()
+            };
+            let mut apart = ProjectedGaussSeidel::new(settings).unwrap();
+            apart.prepare(&problem);
+            let mut evaluator = ResidualEvaluator::new();
+            evaluator.set_threads(apart.sweep_threads(&problem));
+            let stats = evaluator.stats(&problem, &lambda, formed.then_some(&velocity[..]));
+            let mut fused = ProjectedGaussSeidel::new(settings).unwrap();
+            fused.evaluator.set_threads(fused.sweep_threads(&problem));
+            let fused_stats = fused.prepare_with_start_stats(&problem, &lambda, &velocity, start);
+            let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            prop_assert!(bits(&apart.inv_diag) == bits(&fused.inv_diag), "D⁻¹ differs");
+            prop_assert_eq!(&apart.shape_of, &fused.shape_of);
+            prop_assert_eq!(&apart.shape_table, &fused.shape_table);
+            prop_assert_eq!(format!("{stats:?}"), format!("{fused_stats:?}"));
         }
     }
 }

@@ -334,9 +334,20 @@ fn cold_start(
     lambda: &mut [f64],
     velocity: &mut [Velocity6],
 ) -> Result<(), SolveError> {
+    zero_start(problem, lambda, velocity)?;
+    velocity.copy_from_slice(problem.free_velocity());
+    Ok(())
+}
+
+/// `λ₀ = 0` after checking the sizes, for a policy that then forms all of
+/// `v₀` itself (`v* + M⁻¹Gᵀλ₀` starts from a copy of `v*`).
+fn zero_start(
+    problem: &ContactProblem,
+    lambda: &mut [f64],
+    velocity: &[Velocity6],
+) -> Result<(), SolveError> {
     problem.check_sizes(lambda, velocity)?;
     lambda.fill(0.0);
-    velocity.copy_from_slice(problem.free_velocity());
     Ok(())
 }
 
@@ -487,7 +498,8 @@ impl HistoryWarmStart {
         velocity: &mut [Velocity6],
     ) -> Result<WarmStartStats, SolveError> {
         self.validate()?;
-        cold_start(problem, lambda, velocity)?;
+        // `v₀` is formed below, from `v*` on either branch
+        zero_start(problem, lambda, velocity)?;
         let m = problem.contact_rows().count();
         let n = problem.contacts().len();
         let threads = warm_start_threads(self.threads, n);
@@ -590,7 +602,8 @@ impl WarmStart for ModelWarmStart {
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> Result<WarmStartStats, SolveError> {
-        cold_start(problem, lambda, velocity)?;
+        // `v₀ = v* + M⁻¹Gᵀλ₀` is formed at the end
+        zero_start(problem, lambda, velocity)?;
         if !problem.has_model_data() && !problem.contacts().is_empty() {
             return Err(SolveError::NoModelData {
                 reader: "ModelWarmStart",
