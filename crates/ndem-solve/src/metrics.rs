@@ -188,13 +188,9 @@ impl ResidualEvaluator {
         lambda: &[f64],
         velocity: Option<&[Velocity6]>,
     ) -> ResidualStats {
-        let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
+        let (vel, block_sums, threads) = self.start_sums(problem, lambda, velocity);
         let m = problem.contact_rows().count().max(1);
         let contacts = problem.records().len();
-        let blocks = contacts.div_ceil(SUM_BLOCK);
-        self.block_sums.clear();
-        self.block_sums.resize(blocks, RowSums::default());
-        let threads = self.threads.clamp(1, blocks.max(1));
         let sum_blocks = |first_block: usize, out: &mut [RowSums]| {
             // monomorphised on the row count (the rows' kinds and loops
             // then fold at compile time; the same sums in the same order)
@@ -209,8 +205,25 @@ impl ResidualEvaluator {
                 sum(problem, first..last, lambda, vel, sums);
             }
         };
-        crate::pgs_parallel::for_each_block(&mut self.block_sums, 1, threads, sum_blocks);
-        finish_stats(&self.block_sums, problem, lambda, vel)
+        crate::pgs_parallel::for_each_block(block_sums, 1, threads, sum_blocks);
+        finish_stats(block_sums, problem, lambda, vel)
+    }
+
+    /// The velocity the statistics are taken at (`velocity`, or `v* +
+    /// M⁻¹Gᵀλ` formed), one zeroed sum per block of [`SUM_BLOCK`]
+    /// contacts, and the threads that sum them.
+    fn start_sums<'a>(
+        &'a mut self,
+        problem: &'a ContactProblem,
+        lambda: &[f64],
+        velocity: Option<&'a [Velocity6]>,
+    ) -> (&'a [Velocity6], &'a mut [RowSums], usize) {
+        let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
+        let blocks = problem.records().len().div_ceil(SUM_BLOCK);
+        self.block_sums.clear();
+        self.block_sums.resize(blocks, RowSums::default());
+        let threads = self.threads.clamp(1, blocks.max(1));
+        (vel, &mut self.block_sums, threads)
     }
 
     /// [`Self::stats`], and in the same pass over the contacts each contact
@@ -230,17 +243,13 @@ impl ResidualEvaluator {
     where
         S: Fn(&ContactRecord) -> u32 + Sync,
     {
-        let vel = velocity_or_formed(&mut self.velocity, problem, lambda, velocity, self.threads);
+        let (vel, block_sums, threads) = self.start_sums(problem, lambda, velocity);
         let m = problem.contact_rows().count().max(1);
         let contacts = problem.records().len();
-        let blocks = contacts.div_ceil(SUM_BLOCK);
-        self.block_sums.clear();
-        self.block_sums.resize(blocks, RowSums::default());
-        let threads = self.threads.clamp(1, blocks.max(1));
         // the thread parts of `for_each_block`, in whole blocks of contacts
-        let blocks_per_part = ndem_math::blocks::block_len(blocks, threads);
+        let blocks_per_part = ndem_math::blocks::block_len(block_sums.len(), threads);
         let per_part = blocks_per_part * SUM_BLOCK;
-        let parts = (self.block_sums.chunks_mut(blocks_per_part))
+        let parts = (block_sums.chunks_mut(blocks_per_part))
             .zip(out.rows[..contacts * m].chunks_mut(per_part * m))
             .zip(out.classes[..contacts].chunks_mut(per_part))
             .enumerate();
@@ -265,7 +274,7 @@ impl ResidualEvaluator {
                 sum(problem, first..last, (lambda, vel), sums, target);
             }
         });
-        finish_stats(&self.block_sums, problem, lambda, vel)
+        finish_stats(block_sums, problem, lambda, vel)
     }
 
     /// Sums of the rows of the last [`Self::row_residuals`] for which

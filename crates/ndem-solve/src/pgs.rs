@@ -207,8 +207,8 @@ impl ProjectedGaussSeidel {
         self.finish_preparation(problem);
     }
 
-    /// [`Self::prepare`] and the residual statistics of the start (as
-    /// [`Self::start_residual_stats`] forms them), with `D⁻¹` and the
+    /// [`Self::prepare`] and the residual statistics of the start (at the
+    /// velocity [`Self::start_velocity`] names), with `D⁻¹` and the
     /// contacts' shapes formed in the statistics' pass over the contacts
     /// when the sweeps use the problem's own masses: both form each
     /// contact's `D` from the same records and bodies, with the same
@@ -221,22 +221,13 @@ impl ProjectedGaussSeidel {
         start: StartVelocity,
     ) -> ResidualStats {
         self.prepare_order(problem);
+        let given = self.start_velocity(problem, lambda, velocity, start);
         let m = problem.contact_rows().count();
         if !self.split_inverse.is_empty() || !matches!(m, 1 | 3 | 6) {
             self.form_inverse_diagonal(problem);
             self.finish_preparation(problem);
-            return self.start_residual_stats(problem, lambda, velocity, start);
+            return self.evaluator.stats(problem, lambda, given);
         }
-        let given = match start {
-            StartVelocity::Given => None,
-            StartVelocity::Formed => {
-                debug_assert!(
-                    self.is_formed_velocity(problem, lambda, velocity),
-                    "StartVelocity::Formed for a velocity that is not v* + M⁻¹Gᵀλ"
-                );
-                Some(velocity)
-            }
-        };
         let bodies = problem.inverse_mass().responses();
         let out = InverseDiagonal {
             rows: &mut self.inv_diag,
@@ -1189,24 +1180,26 @@ impl ProjectedGaussSeidel {
         self.evaluator.stats(problem, lambda, None)
     }
 
-    /// The residual statistics of the start: at `velocity` when the caller
-    /// formed it as `v* + M⁻¹Gᵀλ` ([`StartVelocity::Formed`], checked in
-    /// debug builds), else as [`Self::residual_stats`] forms it.
-    fn start_residual_stats(
+    /// The velocity to take the start's residuals at: `velocity` when the
+    /// caller formed it as `v* + M⁻¹Gᵀλ` ([`StartVelocity::Formed`], checked
+    /// in debug builds), else none (the evaluator forms it).
+    fn start_velocity<'v>(
         &mut self,
         problem: &ContactProblem,
         lambda: &[f64],
-        velocity: &[Velocity6],
+        velocity: &'v [Velocity6],
         start: StartVelocity,
-    ) -> ResidualStats {
-        if start == StartVelocity::Given {
-            return self.residual_stats(problem, lambda);
+    ) -> Option<&'v [Velocity6]> {
+        match start {
+            StartVelocity::Given => None,
+            StartVelocity::Formed => {
+                debug_assert!(
+                    self.is_formed_velocity(problem, lambda, velocity),
+                    "StartVelocity::Formed for a velocity that is not v* + M⁻¹Gᵀλ"
+                );
+                Some(velocity)
+            }
         }
-        debug_assert!(
-            self.is_formed_velocity(problem, lambda, velocity),
-            "StartVelocity::Formed for a velocity that is not v* + M⁻¹Gᵀλ"
-        );
-        self.evaluator.stats(problem, lambda, Some(velocity))
     }
 
     /// Whether `velocity` is `v* + M⁻¹Gᵀλ` as the evaluator forms it, bit
@@ -1523,6 +1516,15 @@ mod tests {
         problem
     }
 
+    /// 1, 3 or 6 rows per contact.
+    fn any_contact_rows() -> impl Strategy<Value = ContactRows> {
+        prop_oneof![
+            Just(ContactRows::Normal),
+            Just(ContactRows::NormalFriction),
+            Just(ContactRows::NormalFrictionRolling),
+        ]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(12))]
         /// The paired sweep of the coloured order (two blocks in lockstep,
@@ -1535,11 +1537,7 @@ mod tests {
         #[test]
         fn paired_sweep_is_the_sequential_sweep(
             cells in (10usize..16, 10usize..14, 5usize..8),
-            rows in prop_oneof![
-                Just(ContactRows::Normal),
-                Just(ContactRows::NormalFriction),
-                Just(ContactRows::NormalFrictionRolling),
-            ],
+            rows in any_contact_rows(),
             set in prop_oneof![Just(FrictionSet::Box), Just(FrictionSet::Disk)],
             variant in prop_oneof![Just(PgsVariant::RowWise), Just(PgsVariant::Blocked)],
             (mixed, track) in (any::<bool>(), any::<bool>()),
@@ -1676,11 +1674,7 @@ mod tests {
         #[test]
         fn the_preparation_with_the_start_statistics_is_the_two_passes(
             cells in (6usize..26, 6usize..20, 4usize..10),
-            rows in prop_oneof![
-                Just(ContactRows::Normal),
-                Just(ContactRows::NormalFriction),
-                Just(ContactRows::NormalFrictionRolling),
-            ],
+            rows in any_contact_rows(),
             (mixed, formed) in (any::<bool>(), any::<bool>()),
             threads in 1usize..=2,
             seed in any::<u64>(),
