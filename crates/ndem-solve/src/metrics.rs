@@ -230,9 +230,8 @@ impl ResidualEvaluator {
     /// row's `1/(D_jj + Σ_jj)` (0 for a row without response: PGS's `D⁻¹`,
     /// the same numbers as formed alone) and each contact's class
     /// (`out.classify` of its record), which PGS's preparation would
-    /// otherwise form in a pass of its own over the same records. For a
-    /// problem of 1, 3 or 6 rows per contact; `out` holds its rows and
-    /// contacts.
+    /// otherwise form in a pass of its own over the same records. `out`
+    /// holds the problem's contact rows and contacts.
     pub(crate) fn stats_with_inverse_diagonal<S>(
         &mut self,
         problem: &ContactProblem,
@@ -564,7 +563,7 @@ fn sum_and_invert_rows<const M: usize, S: Fn(&ContactRecord) -> u32>(
         let (r, nat, diag) = contact_residuals::<M>(problem, ci, &lambda[ci * M..], vel);
         for j in 0..M {
             sums.add_row(kind_index(RowKind::of_contact_row(j)), r[j], nat[j]);
-            rows[j] = if diag[j] > 0.0 { 1.0 / diag[j] } else { 0.0 };
+            rows[j] = crate::pgs::invert_diagonal(diag[j]);
         }
         *class = (out.classify)(c);
     }

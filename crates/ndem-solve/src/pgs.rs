@@ -222,12 +222,12 @@ impl ProjectedGaussSeidel {
     ) -> ResidualStats {
         self.prepare_order(problem);
         let given = self.start_velocity(problem, lambda, velocity, start);
-        let m = problem.contact_rows().count();
-        if !self.split_inverse.is_empty() || !matches!(m, 1 | 3 | 6) {
+        if !self.split_inverse.is_empty() {
             self.form_inverse_diagonal(problem);
             self.finish_preparation(problem);
             return self.evaluator.stats(problem, lambda, given);
         }
+        let m = problem.contact_rows().count();
         let bodies = problem.inverse_mass().responses();
         let out = InverseDiagonal {
             rows: &mut self.inv_diag,
@@ -368,7 +368,7 @@ fn masses<'a>(split: &'a InverseMasses, problem: &'a ContactProblem) -> &'a Inve
 }
 
 /// `1/D_jj`, or 0 for a row without response.
-fn invert_diagonal(d: f64) -> f64 {
+pub(crate) fn invert_diagonal(d: f64) -> f64 {
     if d > 0.0 { 1.0 / d } else { 0.0 }
 }
 
