@@ -25,7 +25,7 @@ proptest! {
         }).unwrap();
         let mut lam = vec![0.0; problem.len()];
         let mut v = problem.free_velocity().to_vec();
-        pgs.solve(&problem, &mut lam, &mut v).unwrap();
+        let report = pgs.solve(&problem, &mut lam, &mut v).unwrap();
         let r_body: Vec<f64> = problem.contacts().iter().zip(lam.chunks_exact(3))
             .flat_map(|(c, l)| [c.jacobian.normal_scale * l[0], l[1], l[2]]).collect();
         let mut r = vec![0.0; 3 * local.contacts()];
@@ -41,12 +41,23 @@ proptest! {
         prop_assert!((m_body - m_local).abs() <= 1e-9 * m_body.max(m_local) + 1e-15, "{m_body:e} vs {m_local:e}");
         let scale = r_body.iter().fold(0.0f64, |a, b| a.max(b.abs())).max(1e-300);
         let diff = r_body.iter().zip(&r).fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
-        // measured: at most 6.5e-14 of the largest reaction (a case stuck at
-        // merit 2.2e-3 included), plus an absolute round-off floor: a case
-        // with small reactions (largest 2.4e-3) differed by 7.8e-15, 3.2e-12
-        // of its scale, as W's entries are formed from terms larger than
-        // the reactions; tolerance 10x each
-        prop_assert!(diff <= 6.5e-13 * scale + 7.8e-14, "max difference {diff:e} (scale {scale:e})");
+        // measured on converged answers: at most 6.5e-14 of the largest
+        // reaction, plus an absolute round-off floor: a case with small
+        // reactions (largest 2.4e-3) differed by 7.8e-15, 3.2e-12 of its
+        // scale, as W's entries are formed from terms larger than the
+        // reactions; tolerance 10x each (26 368 converged packings of
+        // PROPTEST_RNG_SEED 7-15, 3000 cases each, all within it).
+        // An iteration still at its limit after 2000 sweeps is the same
+        // iteration in exact arithmetic, but it can amplify that round-off:
+        // over the 659 such packings of those seeds the reactions differed
+        // by at most 3.4e-10 of the largest (all but 5 below 7e-12), and
+        // 2 of them exceeded the converged tolerance; tolerance 10x
+        // (docs/solvers.md, "Testing against the local form")
+        let tolerance = match report.status {
+            SolverStatus::Converged => 6.5e-13 * scale + 7.8e-14,
+            _ => 3.4e-9 * scale + 7.8e-14,
+        };
+        prop_assert!(diff <= tolerance, "max difference {diff:e} (scale {scale:e}, {:?})", report.status);
     }
 }
 
@@ -67,7 +78,7 @@ proptest! {
         }).unwrap();
         let mut lam = vec![0.0; problem.len()];
         let mut v = problem.free_velocity().to_vec();
-        pgs.solve(&problem, &mut lam, &mut v).unwrap();
+        let report = pgs.solve(&problem, &mut lam, &mut v).unwrap();
         let r_body: Vec<f64> = problem.contacts().iter().zip(lam.chunks_exact(3))
             .flat_map(|(c, l)| [c.jacobian.normal_scale * l[0], l[1], l[2]]).collect();
         let mut r = vec![0.0; 3 * local.contacts()];
@@ -81,9 +92,20 @@ proptest! {
         prop_assert_eq!(rep.merit, local.box_merit(&r));
         let scale = r_body.iter().fold(0.0f64, |a, b| a.max(b.abs())).max(1e-300);
         let diff = r_body.iter().zip(&r).fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
-        // measured over 300 random cases: at most 1.6e-14 of the largest
-        // reaction; tolerance 10×
-        prop_assert!(diff <= 1.6e-13 * scale, "max difference {diff:e} (scale {scale:e})");
+        // measured on converged answers: at most 2.7e-14 of the largest
+        // reaction over 30 713 packings (PROPTEST_RNG_SEED 7-18, 3000 cases
+        // each; 1.6e-14 over the first 300); tolerance 10×. An iteration
+        // still at its limit after 500 sweeps can amplify the round-off of
+        // forming W (the same iteration in exact arithmetic): over the 5323
+        // such packings of those seeds, at most 5.1e-12 (90 % below
+        // 1.8e-14; one found in a session-32 run at 5.2e-13 failed the converged
+        // tolerance); tolerance 10× (docs/solvers.md, "Testing against the
+        // local form")
+        let tolerance = match report.status {
+            SolverStatus::Converged => 2.7e-13 * scale,
+            _ => 5.1e-11 * scale,
+        };
+        prop_assert!(diff <= tolerance, "max difference {diff:e} (scale {scale:e}, {:?})", report.status);
     }
 }
 
