@@ -258,16 +258,3 @@ pub(crate) fn check_energy(
         })
     }
 }
-
-/// Gravitational potential energy after the position update
-/// `x + Δt v` (members counted through their hosts).
-pub(crate) fn potential_energy_after(world: &World, dt: f64) -> f64 {
-    (0..world.len())
-        .filter(|&i| !world.is_member(i) && world.motion[i] != Motion::Static)
-        .filter_map(|i| {
-            let m = world.mass[i].as_ref()?;
-            let x = world.position[i] + world.velocity[i].linear * dt;
-            Some(-m.mass * world.gravity.dot(&x))
-        })
-        .sum()
-}

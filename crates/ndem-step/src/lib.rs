@@ -19,7 +19,7 @@ mod stages;
 pub mod stepper;
 pub mod verification;
 
-pub use body::{BodyDesc, Motion, World};
+pub use body::{BodyDesc, BodySums, Motion, World};
 pub use error::StepError;
 pub use guard::ResidualCheck;
 pub use joint::{DRIVE_ROW, Drive, Joint, JointKind, Motor};

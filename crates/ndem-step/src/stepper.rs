@@ -661,7 +661,8 @@ impl Stepper {
 
         // 4. velocity update, refused if the scene would hold more energy
         // than it ever had plus all the work supplied (passivity)
-        let held = world.kinetic_energy() + world.potential_energy() + solved.elastic_energy;
+        let (kinetic, potential) = world.energies();
+        let held = kinetic + potential + solved.elastic_energy;
         let available = self.energy_budget.map_or(held, |b| b.max(held));
         // the solve's vector becomes the world's (bodies that are not free
         // keep their velocity), and the world's old one keeps v_i for the
@@ -693,7 +694,7 @@ impl Stepper {
                 &problems,
                 dt,
             );
-            let after = world.kinetic_energy() + guard::potential_energy_after(world, dt);
+            let after = world.energy_after_positions(dt);
             if let Err(e) = guard::check_energy(self.step + 1, self.time, held, after, bound) {
                 world.velocity.copy_from_slice(&previous_velocity);
                 self.velocity = previous_velocity;
@@ -764,9 +765,10 @@ impl Stepper {
         self.step += 1;
         stats.step = self.step;
         stats.time = self.time;
-        stats.kinetic_energy = world.kinetic_energy();
-        stats.potential_energy = world.potential_energy();
-        (stats.momentum, stats.angular_momentum) = world.momentum();
+        let sums = world.energies_and_momentum();
+        stats.kinetic_energy = sums.kinetic_energy;
+        stats.potential_energy = sums.potential_energy;
+        (stats.momentum, stats.angular_momentum) = (sums.momentum, sums.angular_momentum);
         times.total = t_start.elapsed();
         stats.times = times;
         Ok(stats)
