@@ -259,7 +259,9 @@ impl ProjectedGaussSeidel {
         self.order_source = match self.settings.order {
             ContactOrder::Given => OrderSource::Identity,
             ContactOrder::Coloured => {
-                self.colouring.build(problem, self.settings.colour_blocks);
+                let threads = self.sweep_threads(problem);
+                self.colouring
+                    .build(problem, self.settings.colour_blocks, threads);
                 OrderSource::Colouring
             }
             order => {
@@ -1109,7 +1111,7 @@ impl ProjectedGaussSeidel {
     ) -> (f64, bool) {
         let m = problem.contact_rows().count();
         if !self.current.shared {
-            self.shared.fill(velocity);
+            self.shared.fill(velocity, threads);
         }
         self.current = Current {
             shared: true,
@@ -1225,7 +1227,9 @@ impl ProjectedGaussSeidel {
     /// in the shared copy; the multipliers are always updated in place).
     pub(crate) fn sync_slices(&mut self, velocity: &mut [Velocity6]) {
         if !self.current.slices {
-            self.shared.write_to(velocity);
+            // only parallel sweeps leave the shared copy current
+            let threads = ndem_math::blocks::resolve_threads(self.settings.threads);
+            self.shared.write_to(velocity, threads);
             self.current.slices = true;
         }
     }

@@ -102,27 +102,40 @@ struct ColouringInput {
 /// A body in [`ColouringInput`]'s pairs that does not move.
 const NOT_MOVING: u32 = u32::MAX;
 
+/// Fewest contacts per thread when the pairs are gathered on several
+/// threads (below it a thread's start costs more than its share).
+const GATHER_MIN_CONTACTS: usize = 8192;
+
 impl ColouringInput {
-    /// Gathers `problem`'s pairs of moving bodies for `blocks` blocks;
-    /// `true` when they are what they were (the colouring still holds).
-    fn gather(&mut self, problem: &ContactProblem, blocks: usize) -> bool {
+    /// Gathers `problem`'s pairs of moving bodies for `blocks` blocks, the
+    /// contacts split among up to `threads` threads (each pair depends on
+    /// its contact alone: the same pairs on any count); `true` when they
+    /// are what they were (the colouring still holds).
+    fn gather(&mut self, problem: &ContactProblem, blocks: usize, threads: usize) -> bool {
         self.moving.clear();
         self.moving.extend(problem.inverse_mass().movable());
         let records = problem.records();
-        let mut same = self.blocks == blocks && self.pairs.len() == records.len();
+        let same_size = self.blocks == blocks && self.pairs.len() == records.len();
         if self.pairs.len() != records.len() {
             ndem_math::capacity::refill(&mut self.pairs, records.len(), [NOT_MOVING; 2]);
         }
         let moving = &self.moving;
-        for (pair, c) in self.pairs.iter_mut().zip(records) {
-            let new = c
-                .bodies
-                .map(|b| if moving[b as usize] { b } else { NOT_MOVING });
-            same &= *pair == new;
-            *pair = new;
-        }
+        let threads = threads.clamp(1, records.len().div_ceil(GATHER_MIN_CONTACTS).max(1));
+        let per = ndem_math::blocks::block_len(records.len(), threads);
+        let parts = self.pairs.chunks_mut(per).zip(records.chunks(per));
+        let same_parts = ndem_math::blocks::map_parts(parts, |(pairs, records)| {
+            let mut same = true;
+            for (pair, c) in pairs.iter_mut().zip(records) {
+                let new = c
+                    .bodies
+                    .map(|b| if moving[b as usize] { b } else { NOT_MOVING });
+                same &= *pair == new;
+                *pair = new;
+            }
+            same
+        });
         self.blocks = blocks;
-        same
+        same_size && same_parts.into_iter().all(|s| s)
     }
 
     /// The moving bodies of contacts `s..e`, with repeats, in the order
@@ -141,13 +154,13 @@ impl Colouring {
     /// problem order, greedily and then balanced (module docs). Bodies with
     /// zero inverse mass (static, kinematic) do not conflict: their
     /// velocity never changes.
-    pub(crate) fn build(&mut self, problem: &ContactProblem, max_blocks: usize) {
+    pub(crate) fn build(&mut self, problem: &ContactProblem, max_blocks: usize, threads: usize) {
         let n = problem.contacts().len();
         let count = (n / BLOCK_MIN_CONTACTS).clamp(1, max_blocks.clamp(1, MAX_BLOCKS));
         // the impact and continuous stages of a step solve problems on the
         // same contacts: their solvers pass this colouring on
         // ([`crate::SolverScratch`]), and the second keeps it
-        if self.input.gather(problem, count) && self.colour.len() == count {
+        if self.input.gather(problem, count, threads) && self.colour.len() == count {
             return;
         }
         let input = std::mem::take(&mut self.input);
@@ -322,21 +335,29 @@ fn store(a: &AtomicU64, x: f64) {
 }
 
 impl SharedIterate {
-    /// Copies `velocity` in.
-    pub(crate) fn fill(&mut self, velocity: &[Velocity6]) {
+    /// Copies `velocity` in, in parts on up to `threads` threads.
+    pub(crate) fn fill(&mut self, velocity: &[Velocity6], threads: usize) {
         self.velocity.resize_with(velocity.len(), || {
             std::array::from_fn(|_| AtomicU64::new(0))
         });
-        for (a, v) in self.velocity.iter().zip(velocity) {
-            store_velocity(a, v);
-        }
+        let per = copy_part_len(velocity.len(), threads);
+        let parts = self.velocity.chunks(per).zip(velocity.chunks(per));
+        ndem_math::blocks::map_parts(parts, |(shared, given)| {
+            for (a, v) in shared.iter().zip(given) {
+                store_velocity(a, v);
+            }
+        });
     }
 
-    /// Copies the velocities out.
-    pub(crate) fn write_to(&self, velocity: &mut [Velocity6]) {
-        for (v, a) in velocity.iter_mut().zip(&self.velocity) {
-            *v = load_velocity(a);
-        }
+    /// Copies the velocities out, in parts on up to `threads` threads.
+    pub(crate) fn write_to(&self, velocity: &mut [Velocity6], threads: usize) {
+        let per = copy_part_len(velocity.len(), threads);
+        let parts = velocity.chunks_mut(per).zip(self.velocity.chunks(per));
+        ndem_math::blocks::map_parts(parts, |(out, shared)| {
+            for (v, a) in out.iter_mut().zip(shared) {
+                *v = load_velocity(a);
+            }
+        });
     }
 
     /// Body `b`'s velocity.
@@ -358,6 +379,17 @@ impl SharedIterate {
         ndem_math::prefetch::prefetch(&self.velocity[b])
     }
 }
+
+/// The part length a copy of `len` velocities is split into for up to
+/// `threads` threads, with at least [`COPY_MIN_BODIES`] per part.
+fn copy_part_len(len: usize, threads: usize) -> usize {
+    let threads = threads.clamp(1, (len / COPY_MIN_BODIES).max(1));
+    ndem_math::blocks::block_len(len, threads)
+}
+
+/// Fewest bodies per thread in a copy of the shared velocities (below it
+/// a thread's start costs more than its share).
+const COPY_MIN_BODIES: usize = 16_384;
 
 #[inline(always)]
 fn load_velocity(a: &[AtomicU64; 6]) -> Velocity6 {
@@ -617,11 +649,11 @@ mod tests {
         fn blocks_of_a_colour_share_no_moving_body((bodies, fixed, pairs) in arb_graph()) {
             let problem = graph_problem(bodies, &fixed, &pairs);
             let mut colouring = Colouring::default();
-            colouring.build(&problem, DEFAULT_BLOCKS);
+            colouring.build(&problem, DEFAULT_BLOCKS, 1);
             check(&colouring, &problem)?;
             // rebuilt in the same scratch: the same colouring
             let (order, blocks) = (colouring.order.clone(), colouring.blocks.clone());
-            colouring.build(&problem, DEFAULT_BLOCKS);
+            colouring.build(&problem, DEFAULT_BLOCKS, 2);
             prop_assert_eq!(&order, &colouring.order);
             prop_assert_eq!(&blocks, &colouring.blocks);
         }
@@ -630,12 +662,15 @@ mod tests {
         /// on, which keeps a colouring built from the same input) is the
         /// colouring built fresh: after a problem whose contacts differ in
         /// one body, in whether one body moves, in the block count, or in
-        /// all their bodies.
+        /// all their bodies. The input gathered on 1-3 threads (the pairs
+        /// in up to 5 parts of 8192 contacts): the change is seen in any
+        /// part.
         #[test]
         fn a_reused_colouring_is_a_fresh_one(
             (bodies, fixed, pairs) in arb_graph(),
             change in 0usize..4,
             at in any::<proptest::sample::Index>(),
+            threads in 1usize..4,
         ) {
             let problem = graph_problem(bodies, &fixed, &pairs);
             let (mut other_fixed, mut other_pairs) = (fixed.clone(), pairs.clone());
@@ -670,12 +705,37 @@ mod tests {
                 )
             };
             let mut fresh = Colouring::default();
-            fresh.build(&problem, DEFAULT_BLOCKS);
+            fresh.build(&problem, DEFAULT_BLOCKS, 1);
             let mut reused = Colouring::default();
-            reused.build(&other, other_blocks);
-            reused.build(&problem, DEFAULT_BLOCKS);
+            reused.build(&other, other_blocks, threads);
+            reused.build(&problem, DEFAULT_BLOCKS, threads);
             prop_assert!(parts(&reused) == parts(&fresh));
             check(&reused, &problem)?;
+        }
+
+        /// The gathered input tells a problem whose contacts differ in one
+        /// pair of moving bodies from the last one, wherever that contact
+        /// falls among the threads' parts (1-3 threads, parts of at least
+        /// 8192 contacts), and the same problem from itself.
+        #[test]
+        fn the_gather_sees_a_change_in_any_part(
+            (bodies, fixed, pairs) in arb_graph(),
+            at in any::<proptest::sample::Index>(),
+            threads in 1usize..4,
+        ) {
+            let problem = graph_problem(bodies, &fixed, &pairs);
+            let k = at.index(pairs.len());
+            let mut other_pairs = pairs.clone();
+            other_pairs[k][1] = (pairs[k][1] + 1) % pairs[k][0].max(1);
+            let other = graph_problem(bodies, &fixed, &other_pairs);
+            let moving = |pair: [u32; 2]| pair.map(|b| if fixed[b as usize] { NOT_MOVING } else { b });
+            let mut input = ColouringInput::default();
+            prop_assert!(!input.gather(&problem, DEFAULT_BLOCKS, threads), "a first gather");
+            prop_assert!(input.gather(&problem, DEFAULT_BLOCKS, threads), "the same problem");
+            let same = input.gather(&other, DEFAULT_BLOCKS, threads);
+            prop_assert_eq!(same, moving(pairs[k]) == moving(other_pairs[k]), "contact {} of {}", k, pairs.len());
+            let expected: Vec<[u32; 2]> = other_pairs.iter().map(|&p| moving(p)).collect();
+            prop_assert!(input.pairs == expected);
         }
 
         /// Any block count a caller may set (`PgsSettings::colour_blocks`),
@@ -698,7 +758,7 @@ mod tests {
             }
             let problem = graph_problem(bodies * copies, &all_fixed, &all);
             let mut colouring = Colouring::default();
-            colouring.build(&problem, max_blocks);
+            colouring.build(&problem, max_blocks, copies);
             check(&colouring, &problem)?;
             let expected = (all.len() / BLOCK_MIN_CONTACTS).clamp(1, max_blocks);
             prop_assert_eq!(colouring.blocks.len(), expected);
