@@ -788,21 +788,16 @@ mod tests {
         assert_eq!(got, want);
     }
 
-    /// The problem's inverse masses as the stepper pushes them (spheres and
-    /// static bodies without forming a matrix) are those of
-    /// `World::inverse_mass`, bit for bit: spheres, a rotated box, a
-    /// static body, a member, a deactivated body.
-    #[test]
-    fn pushed_inverse_masses_are_the_worlds() {
+    /// A world of spheres `(radius, position)` (bodies `0..n`), a rotated
+    /// box (body `n`) and a fixed sphere (body `n + 1`); the bodies made.
+    fn mixed_world(gravity: Vec3, spheres: &[(f64, Vec3)]) -> (crate::World, Vec<usize>) {
         use crate::{BodyDesc, World};
         use ndem_collide::Shape;
         use ndem_math::{Material, Quat};
-        use ndem_solve::InverseMasses;
-        let mut world = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+        let mut world = World::new(vec![Material::default()], gravity).unwrap();
         let sphere = |r: f64| Shape::sphere(r).unwrap();
         let mut bodies = Vec::new();
-        for (k, r) in [0.01, 0.013, 0.0065].into_iter().enumerate() {
-            let at = Vec3::new(0.1 * k as f64, 0.0, 0.5);
+        for &(r, at) in spheres {
             bodies.push(world.add_body(BodyDesc::dynamic(sphere(r), 0, at)).unwrap());
         }
         let mut cuboid = BodyDesc::dynamic(
@@ -815,6 +810,19 @@ mod tests {
         world
             .add_body(BodyDesc::fixed(sphere(0.02), 0, Vec3::new(0.0, 0.0, 0.0)))
             .unwrap();
+        (world, bodies)
+    }
+
+    /// The problem's inverse masses as the stepper pushes them (spheres and
+    /// static bodies without forming a matrix) are those of
+    /// `World::inverse_mass`, bit for bit: spheres, a rotated box, a
+    /// static body, a member, a deactivated body.
+    #[test]
+    fn pushed_inverse_masses_are_the_worlds() {
+        use ndem_solve::InverseMasses;
+        let at = |k: f64| Vec3::new(0.1 * k, 0.0, 0.5);
+        let spheres = [(0.01, at(0.0)), (0.013, at(1.0)), (0.0065, at(2.0))];
+        let (mut world, bodies) = mixed_world(Vec3::new(0.0, 0.0, -9.81), &spheres);
         world.attach(bodies[1], bodies[0]).unwrap();
         world.set_active(bodies[2], None).unwrap();
         let mut pushed = InverseMasses::new();
@@ -844,26 +852,18 @@ mod tests {
     /// and a kinematic one, a member, a deactivated body.
     #[test]
     fn one_pass_sums_are_the_separate_passes() {
-        use crate::{BodyDesc, Motion, World};
+        use crate::{BodyDesc, Motion};
         use ndem_collide::Shape;
-        use ndem_math::{Material, Quat, Velocity6};
-        let mut world = World::new(vec![Material::default()], Vec3::new(0.1, -0.2, -9.81)).unwrap();
+        use ndem_math::Velocity6;
+        let at = |k: f64| Vec3::new(0.1 * k - 0.07, 0.03 * k, 0.5 - 0.2 * k);
+        let spheres = [
+            (0.01, at(0.0)),
+            (0.013, at(1.0)),
+            (0.0065, at(2.0)),
+            (0.011, at(3.0)),
+        ];
+        let (mut world, bodies) = mixed_world(Vec3::new(0.1, -0.2, -9.81), &spheres);
         let sphere = |r: f64| Shape::sphere(r).unwrap();
-        let mut bodies = Vec::new();
-        for (k, r) in [0.01, 0.013, 0.0065, 0.011].into_iter().enumerate() {
-            let at = Vec3::new(0.1 * k as f64 - 0.07, 0.03 * k as f64, 0.5 - 0.2 * k as f64);
-            bodies.push(world.add_body(BodyDesc::dynamic(sphere(r), 0, at)).unwrap());
-        }
-        let mut cuboid = BodyDesc::dynamic(
-            Shape::cuboid(Vec3::new(0.01, 0.02, 0.03)).unwrap(),
-            0,
-            Vec3::new(0.0, 0.3, 0.5),
-        );
-        cuboid.orientation = Quat::from_euler_angles(0.3, -1.1, 0.7);
-        bodies.push(world.add_body(cuboid).unwrap());
-        world
-            .add_body(BodyDesc::fixed(sphere(0.02), 0, Vec3::new(0.0, 0.0, 0.0)))
-            .unwrap();
         let mut moving = BodyDesc::dynamic(sphere(0.015), 0, Vec3::new(0.2, 0.1, 0.05));
         moving.motion = Motion::Kinematic;
         world.add_body(moving).unwrap();
