@@ -143,6 +143,12 @@ fn is_positive_zero(v: &Vec3) -> bool {
     v.iter().all(|x| x.to_bits() == 0)
 }
 
+/// Where `f64`'s `Sum` starts (`-0.0`): a sum formed by a loop of `+=`
+/// from here is the iterator's sum of the same terms, bit for bit.
+fn empty_sum() -> f64 {
+    std::iter::empty::<f64>().sum()
+}
+
 /// Sums over a world's dynamic bodies (members counted through their
 /// host), formed in one pass by [`World::energies_and_momentum`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -162,10 +168,9 @@ impl BodySums {
     /// Nothing summed yet: the energies start where `f64`'s `Sum` starts,
     /// the momenta at zero.
     fn empty() -> Self {
-        let start: f64 = std::iter::empty::<f64>().sum();
         Self {
-            kinetic_energy: start,
-            potential_energy: start,
+            kinetic_energy: empty_sum(),
+            potential_energy: empty_sum(),
             momentum: Vec3::zeros(),
             angular_momentum: Vec3::zeros(),
         }
@@ -572,15 +577,18 @@ impl World {
     /// (members counted through their host).
     pub fn kinetic_energy(&self) -> f64 {
         (0..self.len())
-            .filter_map(|i| {
-                let m = self.own_mass(i)?;
-                let v = &self.velocity[i];
-                let iw = m.world_inertia(&self.orientation[i]);
-                Some(
-                    0.5 * m.mass * v.linear.norm_squared() + 0.5 * v.angular.dot(&(iw * v.angular)),
-                )
-            })
+            .filter_map(|i| Some(self.kinetic_term(i, self.own_mass(i)?).0))
             .sum()
+    }
+
+    /// Body `i`'s term `½ m v² + ½ ωᵀ I ω` of [`Self::kinetic_energy`], and
+    /// its `I ω` (world frame).
+    #[inline(always)]
+    fn kinetic_term(&self, i: usize, m: &MassProperties) -> (f64, Vec3) {
+        let v = &self.velocity[i];
+        let inertia_omega = m.world_inertia(&self.orientation[i]) * v.angular;
+        let term = 0.5 * m.mass * v.linear.norm_squared() + 0.5 * v.angular.dot(&inertia_omega);
+        (term, inertia_omega)
     }
 
     /// Gravitational potential energy `−Σ m g·x` of the dynamic bodies \[J\]
@@ -612,15 +620,12 @@ impl World {
     /// bodies that carry their own degrees of freedom and are not static,
     /// in one pass, each sum the one of its own pass bit for bit.
     pub(crate) fn energy_after_positions(&self, dt: f64) -> f64 {
-        let start: f64 = std::iter::empty::<f64>().sum();
-        let (mut kinetic, mut potential) = (start, start);
+        let (mut kinetic, mut potential) = (empty_sum(), empty_sum());
         for i in 0..self.len() {
             let Some(m) = self.own_mass(i) else { continue };
-            let v = &self.velocity[i];
-            let inertia_omega = m.world_inertia(&self.orientation[i]) * v.angular;
-            kinetic += 0.5 * m.mass * v.linear.norm_squared() + 0.5 * v.angular.dot(&inertia_omega);
+            kinetic += self.kinetic_term(i, m).0;
             if self.motion[i] != Motion::Static {
-                let x = self.position[i] + v.linear * dt;
+                let x = self.position[i] + self.velocity[i].linear * dt;
                 potential += -m.mass * self.gravity.dot(&x);
             }
         }
@@ -631,13 +636,11 @@ impl World {
         let mut sums = BodySums::empty();
         for i in 0..self.len() {
             let Some(m) = self.own_mass(i) else { continue };
-            let v = &self.velocity[i];
-            let inertia_omega = m.world_inertia(&self.orientation[i]) * v.angular;
-            sums.kinetic_energy +=
-                0.5 * m.mass * v.linear.norm_squared() + 0.5 * v.angular.dot(&inertia_omega);
+            let (term, inertia_omega) = self.kinetic_term(i, m);
+            sums.kinetic_energy += term;
             sums.potential_energy += -m.mass * self.gravity.dot(&self.position[i]);
             if MOMENTUM {
-                let pi = v.linear * m.mass;
+                let pi = self.velocity[i].linear * m.mass;
                 sums.momentum += pi;
                 sums.angular_momentum += self.position[i].cross(&pi) + inertia_omega;
             }
