@@ -314,3 +314,118 @@ proptest! {
         prop_assert_eq!(pgs_solution(&filled), pgs_solution(&pushed));
     }
 }
+
+/// How a problem gets its contacts in [`a_problem_in_released_storage_is_a_new_one`].
+#[derive(Debug, Clone, Copy)]
+enum Adding {
+    /// Room reserved for all contacts if `reserve`, `before` pushes, then
+    /// a fill on `threads` threads, failing at `fail_at` if given.
+    Fill {
+        reserve: bool,
+        before: usize,
+        threads: usize,
+        fail_at: Option<usize>,
+    },
+    /// Pushes one by one.
+    Push,
+}
+
+fn arb_adding() -> impl Strategy<Value = Adding> {
+    prop_oneof![
+        3 => (any::<bool>(), 0usize..4, 1usize..5, prop::option::of(0usize..200)).prop_map(
+            |(reserve, before, threads, fail_at)| Adding::Fill { reserve, before, threads, fail_at }),
+        1 => Just(Adding::Push),
+    ]
+}
+
+/// Adds `built` to `problem` as `how` says; the fill's result.
+fn add(
+    problem: &mut ContactProblem,
+    built: &[Contact],
+    how: Adding,
+) -> Result<(), ContactFillError<usize>> {
+    match how {
+        Adding::Push => {
+            for c in built {
+                problem.push_contact(*c).unwrap();
+            }
+            Ok(())
+        }
+        Adding::Fill {
+            reserve,
+            before,
+            threads,
+            fail_at,
+        } => {
+            if reserve {
+                problem.reserve_contacts(built.len());
+            }
+            let before = before.min(built.len());
+            for c in &built[..before] {
+                problem.push_contact(*c).unwrap();
+            }
+            let mut extra = vec![(); built.len() - before];
+            problem.extend_contacts_with(&mut extra, threads, |i| match fail_at {
+                Some(k) if k == i => Err(k),
+                _ => Ok((built[before + i], ())),
+            })
+        }
+    }
+}
+
+/// An empty problem over the test's bodies in `storage`, with or without
+/// model data.
+fn in_storage(storage: &mut ProblemStorage, models: bool) -> ContactProblem {
+    let (mut inverse, mut free) = storage.take_bodies();
+    let fresh = empty_problem();
+    inverse.extend(fresh.inverse_mass().iter());
+    free.extend_from_slice(fresh.free_velocity());
+    let p = ContactProblem::with_storage(
+        storage,
+        inverse,
+        free,
+        ContactRows::NormalFriction,
+        FrictionSet::Disk,
+        1e-3,
+    )
+    .unwrap();
+    if models { p } else { p.without_model_data() }
+}
+
+proptest! {
+    /// A problem assembled in a released problem's storage, which still
+    /// holds the old contacts to be overwritten in place, is the problem
+    /// assembled from nothing: fewer or more contacts than before, pushed
+    /// or filled on 1-4 threads (with room reserved first, as the stepper
+    /// does, or not), with or without model data or tangential `b` on
+    /// either side, and after a failed fill; three problems in turn in one
+    /// storage.
+    #[test]
+    fn a_problem_in_released_storage_is_a_new_one(
+        problems in prop::collection::vec(
+            (prop::collection::vec(arb_rhs(), 0..200), arb_adding(), any::<bool>()),
+            3,
+        ),
+    ) {
+        let mut storage = ProblemStorage::new();
+        for (k, (rhs, how, models)) in problems.into_iter().enumerate() {
+            let built: Vec<Contact> = rhs
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| contact_with_rhs(i + 1000 * k, r))
+                .collect();
+            let mut fresh = if models { empty_problem() } else { empty_problem().without_model_data() };
+            let mut recycled = in_storage(&mut storage, models);
+            prop_assert_eq!(recycled.contacts().len(), 0);
+            let want = add(&mut fresh, &built, how);
+            let got = add(&mut recycled, &built, how);
+            prop_assert_eq!(&got, &want);
+            prop_assert_eq!(recycled.has_model_data(), fresh.has_model_data());
+            prop_assert_eq!(recycled.contacts(), fresh.contacts());
+            prop_assert_eq!(recycled.len(), fresh.len());
+            prop_assert_eq!(recycled.elastic_energy(), fresh.elastic_energy());
+            prop_assert_eq!(pgs_solution(&recycled), pgs_solution(&fresh));
+            storage = recycled.into_storage();
+        }
+    }
+}
