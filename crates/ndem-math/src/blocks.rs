@@ -44,6 +44,63 @@ pub fn block_len(len: usize, threads: usize) -> usize {
     len.div_ceil(threads.max(1)).max(1)
 }
 
+/// The number of parts a pass over `len` items takes on up to `threads`
+/// threads when a part should hold at least `min_part` items (below that a
+/// thread's start, a few tens of microseconds, costs more than its share).
+pub fn parts_for(len: usize, threads: usize, min_part: usize) -> usize {
+    threads.clamp(1, (len / min_part.max(1)).max(1))
+}
+
+/// The lowest index `i < len` that `first_in(range)` finds, each range of
+/// `0..len` searched on its own thread: `first_in` returns the lowest
+/// index of its range it accepts. The answer of a serial search on any
+/// thread count (each part stops at its own first hit).
+pub fn first_in_parts(
+    len: usize,
+    threads: usize,
+    min_part: usize,
+    first_in: impl Fn(std::ops::Range<usize>) -> Option<usize> + Sync,
+) -> Option<usize> {
+    let parts = parts_for(len, threads, min_part);
+    if parts == 1 {
+        return first_in(0..len);
+    }
+    let per = block_len(len, parts);
+    let ranges = (0..len).step_by(per).map(|s| s..(s + per).min(len));
+    map_parts(ranges, first_in).into_iter().flatten().next()
+}
+
+/// The index of the first item of `items` that `test` accepts, the items
+/// searched in parts on up to `threads` threads ([`first_in_parts`]).
+pub fn position_in_parts<T: Sync>(
+    items: &[T],
+    threads: usize,
+    min_part: usize,
+    test: impl Fn(&T) -> bool + Sync,
+) -> Option<usize> {
+    first_in_parts(items.len(), threads, min_part, |r| {
+        let start = r.start;
+        items[r].iter().position(&test).map(|i| start + i)
+    })
+}
+
+/// Sets every item of `items` to `value`, in parts on up to `threads`
+/// threads.
+pub fn fill_in_parts<T: Clone + Send + Sync>(
+    items: &mut [T],
+    threads: usize,
+    min_part: usize,
+    value: T,
+) {
+    let parts = parts_for(items.len(), threads, min_part);
+    if parts == 1 {
+        items.fill(value);
+        return;
+    }
+    let per = block_len(items.len(), parts);
+    map_parts(items.chunks_mut(per), |part| part.fill(value.clone()));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +117,41 @@ mod tests {
             assert_eq!(sums[0], items[..block_len(1000, threads)].iter().sum());
         }
         assert!(map_parts(std::iter::empty::<usize>(), |x| x).is_empty());
+    }
+
+    #[test]
+    fn a_search_in_parts_finds_the_serial_answer() {
+        for len in [0usize, 1, 2, 7, 100, 1000] {
+            for hits in [
+                vec![],
+                vec![0],
+                vec![len / 2],
+                vec![len / 3, len - len.min(1)],
+            ] {
+                let items: Vec<bool> = (0..len).map(|i| hits.contains(&i)).collect();
+                let serial = items.iter().position(|&x| x);
+                for threads in 1..5 {
+                    for min_part in [1, 3, 64, 10_000] {
+                        let found = position_in_parts(&items, threads, min_part, |&x| x);
+                        assert_eq!(found, serial, "len {len} threads {threads} min {min_part}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_fill_in_parts_sets_every_item() {
+        for len in [0usize, 1, 5, 999] {
+            for threads in 1..5 {
+                let mut items = vec![1u8; len];
+                fill_in_parts(&mut items, threads, 2, 7);
+                assert!(items.iter().all(|&x| x == 7));
+                assert_eq!(
+                    parts_for(len, threads, 2),
+                    threads.clamp(1, (len / 2).max(1))
+                );
+            }
+        }
     }
 }

@@ -31,6 +31,27 @@ pub fn refill<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
     v.resize(len, value);
 }
 
+/// [`refill`] with the entries `v` already holds overwritten in parts on
+/// up to `threads` threads, at least `min_part` per part
+/// ([`crate::blocks::fill_in_parts`]); a vector that must grow is refilled
+/// as [`refill`] does it (emptied first, so that nothing is copied).
+pub fn refill_in_parts<T: Clone + Send + Sync>(
+    v: &mut Vec<T>,
+    len: usize,
+    value: T,
+    threads: usize,
+    min_part: usize,
+) {
+    if v.capacity() < len {
+        refill(v, len, value);
+        return;
+    }
+    v.truncate(len);
+    let kept = v.len();
+    v.resize(len, value.clone());
+    crate::blocks::fill_in_parts(&mut v[..kept], threads, min_part, value);
+}
+
 /// Empties `v` for a refill of unknown length, keeping room for its last
 /// length and one sixteenth more (the contacts of the next collision pass).
 pub fn clear_for_refill<T>(v: &mut Vec<T>) {
@@ -52,7 +73,29 @@ pub fn push_with_headroom<T>(v: &mut Vec<T>, x: T) {
 
 #[cfg(test)]
 mod tests {
-    use super::{clear_for_refill, push_with_headroom, refill, reserve_for};
+    use super::{clear_for_refill, push_with_headroom, refill, refill_in_parts, reserve_for};
+
+    #[test]
+    fn a_refill_in_parts_is_the_refill() {
+        for (start, cap, len) in [
+            (800, 800, 700),
+            (700, 800, 800),
+            (300, 800, 800),
+            (800, 800, 1600),
+            (0, 0, 5),
+        ] {
+            for threads in 1..4 {
+                let mut serial = Vec::with_capacity(cap);
+                serial.resize(start, 1u16);
+                let mut parts = serial.clone();
+                parts.reserve_exact(cap - parts.capacity().min(cap));
+                refill(&mut serial, len, 9);
+                refill_in_parts(&mut parts, len, 9, threads, 64);
+                assert_eq!(parts, serial);
+                assert_eq!(parts.capacity(), serial.capacity(), "{start} {cap} {len}");
+            }
+        }
+    }
 
     #[test]
     fn refills_keep_their_room() {

@@ -85,7 +85,7 @@ impl ImpulseHistory {
                 *entry = (*key, impulse);
             }
         });
-        sort_keeping_last(&mut self.contacts);
+        sort_keeping_last(&mut self.contacts, threads);
         let off = problem.generic_offset();
         for (r, &lam) in problem
             .generic_rows()
@@ -164,7 +164,7 @@ impl ImpulseHistory {
     /// twice (or already stored), the last impulse is kept.
     pub fn extend(&mut self, entries: impl IntoIterator<Item = (ContactKey, StoredImpulse)>) {
         self.contacts.extend(entries);
-        sort_keeping_last(&mut self.contacts);
+        sort_keeping_last(&mut self.contacts, 1);
     }
 
     /// Inserts or replaces one keyed generic row's multiplier.
@@ -208,9 +208,17 @@ impl ImpulseHistory {
 /// Sorts `entries` by key and keeps, of equal keys, the one that came
 /// last (as repeated inserts into a map would). Nothing moves (and nothing
 /// is allocated) when they are in strictly increasing key order already,
-/// as the stepper's contacts are.
-fn sort_keeping_last(entries: &mut Vec<(ContactKey, StoredImpulse)>) {
-    if entries.windows(2).all(|w| w[0].0 < w[1].0) {
+/// as the stepper's contacts are; that is checked in parts on up to
+/// `threads` threads (0: every core).
+fn sort_keeping_last(entries: &mut Vec<(ContactKey, StoredImpulse)>, threads: usize) {
+    let threads = ndem_math::blocks::resolve_threads(threads);
+    let out_of_order = |r: std::ops::Range<usize>| {
+        // entry `i` against the one before it, for `i` in `r` (from 1)
+        (r.start.max(1)..r.end).find(|&i| entries[i - 1].0 >= entries[i].0)
+    };
+    if ndem_math::blocks::first_in_parts(entries.len(), threads, ORDER_CHECK_ENTRIES, out_of_order)
+        .is_none()
+    {
         return;
     }
     entries.sort_by_key(|e| e.0);
@@ -224,6 +232,9 @@ fn sort_keeping_last(entries: &mut Vec<(ContactKey, StoredImpulse)>) {
     }
     entries.truncate(kept);
 }
+
+/// Fewest history entries per thread when their order is checked.
+const ORDER_CHECK_ENTRIES: usize = 32_768;
 
 /// What a warm start did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

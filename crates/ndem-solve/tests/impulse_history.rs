@@ -177,3 +177,39 @@ fn warm_start_and_record_are_the_same_on_any_thread_count() {
         assert_eq!(s, s1);
     }
 }
+
+/// A record of keys in increasing order but for one place (a swap, or a
+/// repeated key) anywhere among 7·10⁴ contacts, so in any part of the
+/// order check's (at least 32 768 entries per thread), is sorted and keeps
+/// the later of a repeated key, on any thread count, as the map does.
+#[test]
+fn a_record_finds_a_key_out_of_order_in_any_part() {
+    let n = 70_000u32;
+    let sorted: Vec<(u32, u32, u32)> = (0..n).map(|i| (i / 1000, i % 1000, 0)).collect();
+    for at in [1, 17, 32_767, 32_768, 40_000, 65_536, n as usize - 1] {
+        for repeat in [false, true] {
+            let mut keys = sorted.clone();
+            if repeat {
+                keys[at] = keys[at - 1];
+            } else {
+                keys.swap(at - 1, at);
+            }
+            let (p, lambda) = problem(&keys);
+            let model: HashMap<ContactKey, f64> = keys
+                .iter()
+                .zip(&lambda)
+                .map(|(&k, &l)| (key(k), l))
+                .collect();
+            for threads in [1, 2, 3] {
+                let mut history = ImpulseHistory::new();
+                history.record_on(&p, &lambda, threads);
+                assert_eq!(history.len(), model.len(), "at {at} repeat {repeat}");
+                let listed = history.sorted_contacts();
+                assert!(listed.windows(2).all(|w| w[0].0 < w[1].0));
+                for (k, s) in listed {
+                    assert_eq!(Some(&s.normal), model.get(&k), "at {at} threads {threads}");
+                }
+            }
+        }
+    }
+}

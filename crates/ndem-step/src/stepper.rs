@@ -21,7 +21,8 @@ use crate::guard::{self, ResidualCheck};
 use crate::stages;
 use crate::{Motion, StepError, World};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactSet};
-use ndem_math::capacity::{refill, reserve_for};
+use ndem_math::blocks::position_in_parts;
+use ndem_math::capacity::{refill_in_parts, reserve_for};
 use ndem_math::{ContactKey, ContactLaw, SpookSettings, Vec3, Velocity6, integrate_orientation};
 use ndem_solve::{
     ColdStart, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, NoObserver, PgsSettings,
@@ -810,6 +811,10 @@ impl Stepper {
     ) -> Result<SolvedStep, StepError> {
         let (step, time) = (self.step + 1, self.time);
         let settings = self.settings;
+        // the threads of the stages' passes over bodies and rows
+        let threads = ndem_math::blocks::resolve_threads(settings.assembly_threads);
+        let check_velocity =
+            |v: &[Velocity6], stage| check_velocity(v, stage, (step, time), threads);
         let t = Instant::now();
         let mut solver_contacts = std::mem::take(&mut self.solver_contacts);
         let overlap_max = stages::contact_data(
@@ -854,7 +859,7 @@ impl Stepper {
                 self.impact_solver.adopt_scratch(scratch);
                 // the last step's λ is released with its problem; its
                 // vector serves both stages
-                refill(&mut lambda, problem.len(), 0.0);
+                refill_in_parts(&mut lambda, problem.len(), 0.0, threads, ROWS_PER_THREAD);
                 let rep = self
                     .impact_solver
                     .solve(&problem, &mut lambda, &mut velocity)
@@ -867,7 +872,7 @@ impl Stepper {
                 stats.impact_iterations = rep.iterations;
                 stats.impact_status = Some(rep.status);
                 stats.impact_residual = rep.residuals.normal.max;
-                check_velocity(&velocity, "impact", step, time)?;
+                check_velocity(&velocity, "impact")?;
                 // the guard needs two figures of the impact problem, not
                 // the problem: it is released before the continuous
                 // problem is assembled
@@ -907,15 +912,17 @@ impl Stepper {
         )?;
         times.assembly = t.elapsed();
         let t = Instant::now();
-        refill(&mut lambda, problem.len(), 0.0);
+        refill_in_parts(&mut lambda, problem.len(), 0.0, threads, ROWS_PER_THREAD);
         // v⁺ is in the continuous problem now: its vector serves the solve
         let mut vel = velocity;
-        refill(&mut vel, problem.body_count(), Velocity6::ZERO);
+        let bodies = problem.body_count();
+        refill_in_parts(&mut vel, bodies, Velocity6::ZERO, threads, BODIES_PER_CHECK);
         let ws = self
             .warm_start
             .initialize(&problem, &mut lambda, &mut vel)?;
         stats.warm_contacts = ws.warm;
-        if let Some(row) = lambda.iter().position(|x| !x.is_finite()) {
+        let not_finite = |x: &f64| !x.is_finite();
+        if let Some(row) = position_in_parts(&lambda, threads, ROWS_PER_THREAD, not_finite) {
             return Err(StepError::StageFailed {
                 stage: "warm start",
                 step,
@@ -927,8 +934,8 @@ impl Stepper {
                 },
             });
         }
-        check_velocity(&vel, "warm start", step, time)?;
-        check_velocity(problem.free_velocity(), "free velocity", step, time)?;
+        check_velocity(&vel, "warm start")?;
+        check_velocity(problem.free_velocity(), "free velocity")?;
         // the warm start's v₀ is v* + M⁻¹Gᵀλ₀ when it says so: the solve
         // then takes its start residuals there instead of forming it again
         let start = self.warm_start.start_velocity();
@@ -941,7 +948,7 @@ impl Stepper {
                 time,
                 source,
             })?;
-        check_velocity(&vel, "continuous", step, time)?;
+        check_velocity(&vel, "continuous")?;
         stats.iterations = report.iterations;
         stats.status = report.status;
         stats.residuals = report.residuals;
@@ -970,12 +977,13 @@ impl Stepper {
 fn check_velocity(
     v: &[Velocity6],
     stage: &'static str,
-    step: u64,
-    time: f64,
+    (step, time): (u64, f64),
+    threads: usize,
 ) -> Result<(), StepError> {
-    match v.iter().position(|x| {
+    let not_finite = |x: &Velocity6| {
         !(x.linear.iter().all(|c| c.is_finite()) && x.angular.iter().all(|c| c.is_finite()))
-    }) {
+    };
+    match position_in_parts(v, threads, BODIES_PER_CHECK, not_finite) {
         Some(body) => Err(StepError::NonFiniteVelocity {
             stage,
             body,
@@ -1008,6 +1016,13 @@ struct SolvedStep {
 /// Bodies per thread of the position update below which a thread is not
 /// worth its start.
 const BODIES_PER_THREAD: usize = 8192;
+
+/// Fewest bodies per thread in a check or refill of body velocities (a
+/// thread's start costs about what a pass over 10⁴ of them does).
+const BODIES_PER_CHECK: usize = 16_384;
+
+/// Fewest multipliers per thread in a check or refill of `λ`.
+const ROWS_PER_THREAD: usize = 65_536;
 
 fn update_positions(world: &mut World, dt: f64, threads: usize) {
     // each body on its own: the same bits on any thread count
