@@ -57,6 +57,15 @@ pub(crate) struct SolverContact {
     pub bodies: [u32; 2],
 }
 
+impl SolverContact {
+    /// The slot of a detected contact that leaves the solve, while
+    /// [`contact_data`] runs (no contact set holds `u32::MAX` contacts).
+    const LEFT_OUT: Self = Self {
+        set_index: u32::MAX,
+        bodies: [u32::MAX; 2],
+    };
+}
+
 /// Frame and lever arms of a solver contact.
 pub(crate) struct SolverGeometry {
     pub frame: ContactFrame,
@@ -94,23 +103,97 @@ impl SolverContact {
 /// contact set). Refuses overlaps beyond the contact's radius and contacts
 /// between two bodies no impulse can move. Returns the largest overlap
 /// relative to its contact's radius over the detected contacts
-/// ([`crate::StepStats::overlap_max`]; the guard stops at 1).
+/// ([`crate::StepStats::overlap_max`]; the guard stops at 1), `+0` when no
+/// contact overlaps. The contacts are taken in parts of at least
+/// [`CONTACTS_PER_DATA_THREAD`] on up to `threads` threads: the same
+/// contacts, error and figure as in one pass on any count. On error `out`
+/// is left empty.
 pub(crate) fn contact_data(
+    world: &World,
+    contacts: &ContactSet,
+    resolution: Resolution<'_>,
+    at: (u64, f64),
+    out: &mut Vec<SolverContact>,
+    threads: usize,
+) -> Result<f64, StepError> {
+    let parts = (threads, CONTACTS_PER_DATA_THREAD);
+    contact_data_in_parts(world, contacts, resolution, at, out, parts)
+}
+
+/// [`contact_data`] on up to `threads` threads, at least `min_part`
+/// contacts per thread.
+fn contact_data_in_parts(
     world: &World,
     contacts: &ContactSet,
     resolution: Resolution<'_>,
     (step, time): (u64, f64),
     out: &mut Vec<SolverContact>,
+    (threads, min_part): (usize, usize),
 ) -> Result<f64, StepError> {
+    let n = contacts.len();
     // reused from step to step; when it must grow, it is replaced by one of
     // exactly the contact count (no doubling slack, and no copy of records
-    // that are about to be overwritten)
-    if out.capacity() < contacts.len() {
-        *out = Vec::with_capacity(contacts.len());
+    // that are about to be overwritten); every slot is written below, so
+    // what the slots held stays until then
+    if out.capacity() < n {
+        *out = Vec::with_capacity(n);
     }
-    out.clear();
-    let mut overlap_max = 0.0f64;
-    for (k, c) in contacts.iter().enumerate() {
+    if out.len() > n {
+        out.truncate(n);
+    } else {
+        out.resize(n, SolverContact::LEFT_OUT);
+    }
+    let points = contacts.as_slice();
+    let parts = ndem_math::blocks::parts_for(n, threads, min_part);
+    let per = block_len(n, parts);
+    let pass = |(k, slots): (usize, &mut [SolverContact])| {
+        let first = k * per;
+        contact_data_part(
+            world,
+            &points[first..first + slots.len()],
+            first,
+            resolution,
+            (step, time),
+            slots,
+        )
+    };
+    let results = if parts == 1 {
+        vec![pass((0, &mut out[..]))]
+    } else {
+        map_parts(out.chunks_mut(per).enumerate(), pass)
+    };
+    // parts in order: the first error is the lowest failing contact's
+    let (mut overlap_max, mut left_out) = (0.0f64, 0);
+    for r in results {
+        let (part_max, part_left_out) = r.inspect_err(|_| out.clear())?;
+        overlap_max = overlap_max.max(part_max);
+        left_out += part_left_out;
+    }
+    if left_out > 0 {
+        out.retain(|c| c.set_index != SolverContact::LEFT_OUT.set_index);
+    }
+    // one zero: a zero overlap's sign depends on which pass saw it last
+    Ok(if overlap_max == 0.0 { 0.0 } else { overlap_max })
+}
+
+/// Fewest contacts per thread in [`contact_data`].
+const CONTACTS_PER_DATA_THREAD: usize = 8192;
+
+/// [`contact_data`] of `points`, the contacts from index `first` on, into
+/// `slots` (one per contact; [`SolverContact::LEFT_OUT`] for a contact
+/// that leaves the solve): their largest relative overlap (`−∞` for
+/// none) and how many left, or the first contact's error.
+fn contact_data_part(
+    world: &World,
+    points: &[ContactPoint],
+    first: usize,
+    resolution: Resolution<'_>,
+    (step, time): (u64, f64),
+    slots: &mut [SolverContact],
+) -> Result<(f64, usize), StepError> {
+    let mut overlap_max = f64::NEG_INFINITY;
+    let mut left_out = 0;
+    for (k, (c, slot)) in points.iter().zip(slots).enumerate() {
         let (a, b) = (c.body_a(), c.body_b());
         let [r_a, r_b] = c.curvature(world.shapes());
         let radius = r_a.min(r_b);
@@ -127,6 +210,8 @@ pub(crate) fn contact_data(
         }
         let (ca, cb) = (resolution.carrier(world, a), resolution.carrier(world, b));
         if ca == cb {
+            *slot = SolverContact::LEFT_OUT;
+            left_out += 1;
             continue;
         }
         if world.fixed[ca] && world.fixed[cb] {
@@ -135,12 +220,12 @@ pub(crate) fn contact_data(
                 body_b: cb,
             });
         }
-        out.push(SolverContact {
-            set_index: k as u32,
+        *slot = SolverContact {
+            set_index: (first + k) as u32,
             bodies: [ca as u32, cb as u32],
-        });
+        };
     }
-    Ok(overlap_max)
+    Ok((overlap_max, left_out))
 }
 
 fn contact_parameters(
@@ -510,7 +595,15 @@ pub fn unfolded_problem(
     }
     let resolution = Resolution::Unfolded { hosts: &hosts };
     let mut solver_contacts = Vec::new();
-    contact_data(world, contacts, resolution, (0, 0.0), &mut solver_contacts)?;
+    let threads = ndem_math::blocks::resolve_threads(settings.assembly_threads);
+    contact_data(
+        world,
+        contacts,
+        resolution,
+        (0, 0.0),
+        &mut solver_contacts,
+        threads,
+    )?;
     let assembled = continuous_problem(
         world,
         settings,
@@ -590,6 +683,60 @@ mod tests {
         (w, contacts, settings)
     }
 
+    /// The contact data on 1-4 threads with parts of one or more contacts
+    /// are those of one pass: the same solver contacts, overlap figure and
+    /// error, with contacts leaving the solve (two members of one host) in
+    /// any part, and with an overlap beyond its radius at any contact
+    /// (the lowest such contact's error, as one pass stops there).
+    #[test]
+    fn contact_data_in_parts_is_one_pass() {
+        let (mut w, contacts, _) = column(12, 1e-4, 0.01);
+        let n = contacts.len();
+        assert!(n >= 12, "{n}");
+        let run = |w: &World, contacts: &ContactSet, parts| {
+            let mut out = vec![SolverContact::LEFT_OUT; 3];
+            let r =
+                contact_data_in_parts(w, contacts, Resolution::Reduced, (1, 0.0), &mut out, parts);
+            let out: Vec<_> = out.iter().map(|c| (c.set_index, c.bodies)).collect();
+            (format!("{r:?}"), out)
+        };
+        let compare = |w: &World, contacts: &ContactSet| {
+            let one = run(w, contacts, (1, 1));
+            for threads in 1..5 {
+                for min_part in [1, 2, 5] {
+                    assert_eq!(
+                        run(w, contacts, (threads, min_part)),
+                        one,
+                        "{threads} {min_part}"
+                    );
+                }
+            }
+            one
+        };
+        let all = compare(&w, &contacts);
+        assert_eq!(all.1.len(), n);
+        // the last spheres of the column in one host: their contacts leave
+        let bodies = w.len();
+        for m in [bodies - 3, bodies - 2] {
+            w.attach(m, bodies - 4).unwrap();
+        }
+        let reduced = compare(&w, &contacts);
+        assert_eq!(reduced.1.len(), n - 2);
+        assert!(reduced.1.iter().all(|c| c.0 != u32::MAX));
+        // an overlap beyond its radius at contact k (and at k + 3)
+        for k in [0, n / 2, n - 1] {
+            let mut points = contacts.clone().into_vec();
+            for j in [k, k + 3] {
+                if let Some(p) = points.get_mut(j) {
+                    p.gap = -0.01;
+                }
+            }
+            let broken = ContactSet::from_sorted(points);
+            let failed = compare(&w, &broken);
+            assert!(failed.0.contains("OverlapBeyondRadius"), "{}", failed.0);
+        }
+    }
+
     /// The impact count, the impact problem's contacts (if it is built)
     /// and the impact flags for the hint `expect_impacts`.
     fn impact_with(
@@ -603,6 +750,7 @@ mod tests {
             Resolution::Reduced,
             (1, 0.0),
             &mut solver_contacts,
+            1,
         )
         .unwrap();
         let mut storage = ProblemStorage::new();

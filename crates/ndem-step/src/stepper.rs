@@ -823,6 +823,7 @@ impl Stepper {
             stages::Resolution::Reduced,
             (step, time),
             &mut solver_contacts,
+            threads,
         )?;
         let mut stats = StepStats {
             contacts: solver_contacts.len(),
