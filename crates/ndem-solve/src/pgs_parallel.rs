@@ -86,8 +86,24 @@ pub(crate) struct Colouring {
     /// the colouring's passes read these), and the block count. A build
     /// from the same input keeps the colouring it has.
     input: ColouringInput,
-    used: Vec<u64>,
+    /// Per moving body, the blocks whose contacts name it (bits).
+    touching: BodyBlocks,
+    /// Per block (in contact order), the other blocks it shares a moving
+    /// body with (bits).
+    adjacent: Vec<u64>,
     colour: Vec<u8>,
+}
+
+/// Scratch of [`Colouring::build`]: per body, bits set by the threads that
+/// scan the blocks (relaxed atomic `or`s: the bits are the same on any
+/// thread count). A clone starts empty.
+#[derive(Debug, Default)]
+struct BodyBlocks(Vec<AtomicU64>);
+
+impl Clone for BodyBlocks {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 /// The input of [`Colouring::build`]: see [`Colouring`]'s `input`.
@@ -165,16 +181,16 @@ impl Colouring {
         }
         let input = std::mem::take(&mut self.input);
         let block = |k: usize| ((n * k / count) as u32, (n * (k + 1) / count) as u32);
-        let block_bodies = |k: usize| input.bodies(block(k));
-        self.used.resize(problem.body_count(), 0);
-        // greedy first: each block takes the lowest colour free of its
-        // moving bodies; then again with the greedy's colour count, each
-        // block taking the free colour with the fewest blocks so far
-        self.assign(count, &block_bodies, |free| free.trailing_zeros() as usize);
+        self.find_adjacent_blocks(&input, problem.body_count(), count, threads);
+        // greedy first: each block takes the lowest colour that none of
+        // the earlier blocks it shares a moving body with has; then again
+        // with the greedy's colour count, each block taking the free
+        // colour with the fewest blocks so far
+        self.assign(count, |free| free.trailing_zeros() as usize);
         let greedy = self.colours_used();
         if greedy > 1 {
             let mut sizes = [0u32; MAX_COLOURS];
-            self.assign(count, &block_bodies, |free| {
+            self.assign(count, |free| {
                 let least = (0..greedy)
                     .filter(|&k| free & (1 << k) != 0)
                     .min_by_key(|&k| sizes[k]);
@@ -204,46 +220,80 @@ impl Colouring {
             }
         }
         self.colour_starts.push(self.blocks.len());
-        self.find_conflicts(&input);
+        // what the block at each position waits for: the earlier
+        // positions whose blocks share a moving body with it
+        self.earlier_conflicts.clear();
+        for (p, &number) in self.block_numbers.iter().enumerate() {
+            let adjacent = self.adjacent[number as usize];
+            let earlier = self.block_numbers[..p]
+                .iter()
+                .enumerate()
+                .filter(|(_, q)| adjacent & (1 << **q) != 0)
+                .fold(0u64, |m, (q, _)| m | 1 << q);
+            self.earlier_conflicts.push(earlier);
+        }
         self.input = input;
     }
 
-    /// Fills `earlier_conflicts`: each moving body collects the positions
-    /// of the blocks that touch it, and each block the positions before
-    /// its own that its bodies collected.
-    fn find_conflicts(&mut self, input: &ColouringInput) {
-        self.used.fill(0);
-        for (p, &block) in self.blocks.iter().enumerate() {
-            for b in input.bodies(block) {
-                self.used[b] |= 1 << p;
+    /// Fills `adjacent` for blocks `0..count` of `input`: a pass that
+    /// marks each moving body with the blocks naming it, then a pass that
+    /// collects each block's bodies' marks, both on up to `threads`
+    /// threads (ranges of consecutive blocks, at least
+    /// [`GATHER_MIN_CONTACTS`] contacts each).
+    fn find_adjacent_blocks(
+        &mut self,
+        input: &ColouringInput,
+        bodies: usize,
+        count: usize,
+        threads: usize,
+    ) {
+        let n = input.pairs.len();
+        let block = |k: usize| ((n * k / count) as u32, (n * (k + 1) / count) as u32);
+        let touching = &mut self.touching.0;
+        touching.truncate(bodies);
+        touching.iter_mut().for_each(|m| *m.get_mut() = 0);
+        touching.resize_with(bodies, || AtomicU64::new(0));
+        let touching = &*touching;
+        let parts = ndem_math::blocks::parts_for(n, threads, GATHER_MIN_CONTACTS).min(count);
+        let per = count.div_ceil(parts);
+        let ranges = || (0..count).step_by(per).map(|s| s..(s + per).min(count));
+        map_parts(ranges(), |blocks| {
+            for k in blocks {
+                let bit = 1u64 << k;
+                for b in input.bodies(block(k)) {
+                    // most bodies are named again by the same block: the
+                    // atomic `or` only where the bit is missing
+                    if touching[b].load(Ordering::Relaxed) & bit == 0 {
+                        touching[b].fetch_or(bit, Ordering::Relaxed);
+                    }
+                }
             }
-        }
-        self.earlier_conflicts.clear();
-        for (p, &block) in self.blocks.iter().enumerate() {
-            let touching = input.bodies(block).fold(0u64, |m, b| m | self.used[b]);
-            self.earlier_conflicts.push(touching & ((1u64 << p) - 1));
-        }
+        });
+        self.adjacent.clear();
+        self.adjacent.resize(count, 0);
+        let adjacent = self.adjacent.chunks_mut(per).zip(ranges());
+        map_parts(adjacent, |(out, blocks)| {
+            for (slot, k) in out.iter_mut().zip(blocks) {
+                let all = input
+                    .bodies(block(k))
+                    .fold(0u64, |m, b| m | touching[b].load(Ordering::Relaxed));
+                *slot = all & !(1u64 << k);
+            }
+        });
     }
 
     /// Colours blocks `0..count` in order, block `k` taking
-    /// `choose(free)` where `free` has bit `c` set when colour `c` is
-    /// free of the block's moving bodies (a block shares bodies with at
-    /// most `MAX_BLOCKS - 1 < MAX_COLOURS` others, so some colour is free).
-    fn assign<I: Iterator<Item = usize> + Clone>(
-        &mut self,
-        count: usize,
-        block_bodies: &impl Fn(usize) -> I,
-        mut choose: impl FnMut(u64) -> usize,
-    ) {
-        self.used.fill(0);
+    /// `choose(free)` where `free` has bit `c` set when no earlier block
+    /// adjacent to `k` has colour `c` (a block shares bodies with at most
+    /// `MAX_BLOCKS - 1 < MAX_COLOURS` others, so some colour is free).
+    fn assign(&mut self, count: usize, mut choose: impl FnMut(u64) -> usize) {
         self.colour.clear();
         for k in 0..count {
-            let bodies = block_bodies(k);
-            let taken = bodies.clone().fold(0u64, |m, b| m | self.used[b]);
+            let earlier = self.adjacent[k] & ((1u64 << k) - 1);
+            let taken = (0..k)
+                .filter(|&j| earlier & (1 << j) != 0)
+                .fold(0u64, |m, j| m | 1 << self.colour[j]);
             let colour = choose(!taken);
-            for b in bodies {
-                self.used[b] |= 1 << colour;
-            }
             self.colour.push(colour as u8);
         }
     }
@@ -258,7 +308,8 @@ impl Colouring {
             + self.block_numbers.capacity()
             + self.input.pairs.capacity() * size_of::<[u32; 2]>()
             + self.input.moving.capacity()
-            + self.used.capacity() * size_of::<u64>()
+            + self.touching.0.capacity() * size_of::<AtomicU64>()
+            + self.adjacent.capacity() * size_of::<u64>()
             + self.colour.capacity()
     }
 
@@ -618,6 +669,50 @@ mod tests {
         Ok(())
     }
 
+    /// The blocks' colours as the colouring formed them before session 33,
+    /// body by body: each block's free colours are those that no moving
+    /// body of its contacts got from an earlier block (greedy, then
+    /// balanced over the greedy's colour count). The adjacency-based build
+    /// must give these colours, so that the sweep order did not change.
+    fn colours_body_by_body(problem: &ContactProblem, count: usize) -> Vec<u8> {
+        let n = problem.contacts().len();
+        let moving: Vec<bool> = problem.inverse_mass().movable().collect();
+        let block_bodies = |k: usize| {
+            problem.records()[n * k / count..n * (k + 1) / count]
+                .iter()
+                .flat_map(|c| c.bodies)
+                .map(|b| b as usize)
+                .filter(|&b| moving[b])
+        };
+        let assign = |choose: &mut dyn FnMut(u64) -> usize| {
+            let mut used = vec![0u64; problem.body_count()];
+            let mut colour = Vec::new();
+            for k in 0..count {
+                let taken = block_bodies(k).fold(0u64, |m, b| m | used[b]);
+                let c = choose(!taken);
+                for b in block_bodies(k) {
+                    used[b] |= 1 << c;
+                }
+                colour.push(c as u8);
+            }
+            colour
+        };
+        let greedy = assign(&mut |free| free.trailing_zeros() as usize);
+        let greedy_count = greedy.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+        if greedy_count <= 1 {
+            return greedy;
+        }
+        let mut sizes = [0u32; MAX_COLOURS];
+        assign(&mut |free| {
+            let least = (0..greedy_count)
+                .filter(|&k| free & (1 << k) != 0)
+                .min_by_key(|&k| sizes[k]);
+            let k = least.unwrap_or(free.trailing_zeros() as usize);
+            sizes[k] += 1;
+            k
+        })
+    }
+
     /// Contact graphs of every kind: bodies joined to index neighbours
     /// (`reach` small, few colours) or to bodies anywhere (`reach` large,
     /// up to one colour per block), static bodies among them.
@@ -651,6 +746,8 @@ mod tests {
             let mut colouring = Colouring::default();
             colouring.build(&problem, DEFAULT_BLOCKS, 1);
             check(&colouring, &problem)?;
+            let count = colouring.blocks.len();
+            prop_assert_eq!(&colouring.colour, &colours_body_by_body(&problem, count));
             // rebuilt in the same scratch: the same colouring
             let (order, blocks) = (colouring.order.clone(), colouring.blocks.clone());
             colouring.build(&problem, DEFAULT_BLOCKS, 2);
@@ -760,6 +857,8 @@ mod tests {
             let mut colouring = Colouring::default();
             colouring.build(&problem, max_blocks, copies);
             check(&colouring, &problem)?;
+            let count = colouring.blocks.len();
+            prop_assert_eq!(&colouring.colour, &colours_body_by_body(&problem, count));
             let expected = (all.len() / BLOCK_MIN_CONTACTS).clamp(1, max_blocks);
             prop_assert_eq!(colouring.blocks.len(), expected);
         }
