@@ -1011,9 +1011,6 @@ struct SolvedStep {
     elastic_energy: f64,
 }
 
-/// Stage 6: `x ← x + Δt v`, `q ← exp(Δt ω/2) ⊗ q` for every moving body
-/// that carries its own degrees of freedom, then members placed rigidly on
-/// their hosts.
 /// Bodies per thread of the position update below which a thread is not
 /// worth its start.
 const BODIES_PER_THREAD: usize = 8192;
@@ -1025,6 +1022,9 @@ const BODIES_PER_CHECK: usize = 16_384;
 /// Fewest multipliers per thread in a check or refill of `λ`.
 const ROWS_PER_THREAD: usize = 65_536;
 
+/// Stage 6: `x ← x + Δt v`, `q ← exp(Δt ω/2) ⊗ q` for every moving body
+/// that carries its own degrees of freedom, then members placed rigidly on
+/// their hosts.
 fn update_positions(world: &mut World, dt: f64, threads: usize) {
     // each body on its own: the same bits on any thread count
     let per_thread = ndem_math::blocks::block_len(world.len(), threads);
