@@ -333,6 +333,16 @@ const VELOCITY_MIN_CONTACTS: usize = 4 * SUM_BLOCK;
 /// Fewest multipliers per thread when `λ` is searched for a non-zero.
 const ZERO_CHECK_ROWS: usize = 65_536;
 
+/// Whether every multiplier is zero: a serial look at the first
+/// [`ZERO_CHECK_ROWS`] (a warm or solved `λ` has a non-zero there), the
+/// rest searched in parts on up to `threads` threads (a cold start's `λ`,
+/// at 10⁵ spheres 1.3·10⁶ zeros at every impact stage's start).
+fn is_zero(lambda: &[f64], threads: usize) -> bool {
+    let (head, tail) = lambda.split_at(lambda.len().min(ZERO_CHECK_ROWS));
+    head.iter().all(|&x| x == 0.0)
+        && position_in_parts(tail, threads, ZERO_CHECK_ROWS, |&x| x != 0.0).is_none()
+}
+
 /// `velocity` if given, else `v = v* + M⁻¹Gᵀλ` formed in `scratch` on up
 /// to `threads` threads (the serial sums, bit for bit), or `v*` itself when
 /// `λ = 0` (a cold start's initial residual; forming it would add zero
@@ -347,11 +357,7 @@ fn velocity_or_formed<'a>(
 ) -> &'a [Velocity6] {
     match velocity {
         Some(v) => v,
-        // (λ is searched in parts: at 10⁵ spheres, 1.3·10⁶ zeros at every
-        // impact stage's start)
-        None if position_in_parts(lambda, threads, ZERO_CHECK_ROWS, |&x| x != 0.0).is_none() => {
-            problem.free_velocity()
-        }
+        None if is_zero(lambda, threads) => problem.free_velocity(),
         None => {
             scratch.resize(problem.body_count(), Velocity6::ZERO);
             let threads = threads.min(problem.contacts().len() / VELOCITY_MIN_CONTACTS);
@@ -778,4 +784,34 @@ pub fn coulomb_merit(problem: &ContactProblem, lambda: &[f64]) -> f64 {
         q2 += q[k].powi(2);
     }
     err2.sqrt() / (1.0 + q2.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ZERO_CHECK_ROWS, is_zero};
+
+    /// A non-zero anywhere, in the serial head or in any part of the
+    /// searched tail, and `-0.0` (a zero), on 1-3 threads.
+    #[test]
+    fn is_zero_finds_a_non_zero_anywhere() {
+        let len = 3 * ZERO_CHECK_ROWS + 17;
+        for threads in 1..4 {
+            let mut lambda = vec![0.0; len];
+            assert!(is_zero(&lambda, threads));
+            lambda[len / 2] = -0.0;
+            assert!(is_zero(&lambda, threads));
+            for at in [
+                0,
+                ZERO_CHECK_ROWS - 1,
+                ZERO_CHECK_ROWS,
+                2 * ZERO_CHECK_ROWS + 5,
+                len - 1,
+            ] {
+                lambda[at] = 1e-300;
+                assert!(!is_zero(&lambda, threads), "at {at}, {threads} threads");
+                lambda[at] = 0.0;
+            }
+        }
+        assert!(is_zero(&[], 2));
+    }
 }

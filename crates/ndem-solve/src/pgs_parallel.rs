@@ -165,6 +165,11 @@ impl ColouringInput {
     }
 }
 
+/// Contacts `[start, end)` of block `k` of `count` over `n` contacts.
+fn block_bounds(n: usize, count: usize, k: usize) -> (u32, u32) {
+    ((n * k / count) as u32, (n * (k + 1) / count) as u32)
+}
+
 impl Colouring {
     /// Splits `problem`'s contacts into blocks and colours the blocks in
     /// problem order, greedily and then balanced (module docs). Bodies with
@@ -180,7 +185,7 @@ impl Colouring {
             return;
         }
         let input = std::mem::take(&mut self.input);
-        let block = |k: usize| ((n * k / count) as u32, (n * (k + 1) / count) as u32);
+        let block = |k: usize| block_bounds(n, count, k);
         self.find_adjacent_blocks(&input, problem.body_count(), count, threads);
         // greedy first: each block takes the lowest colour that none of
         // the earlier blocks it shares a moving body with has; then again
@@ -248,7 +253,7 @@ impl Colouring {
         threads: usize,
     ) {
         let n = input.pairs.len();
-        let block = |k: usize| ((n * k / count) as u32, (n * (k + 1) / count) as u32);
+        let block = |k: usize| block_bounds(n, count, k);
         let touching = &mut self.touching.0;
         touching.truncate(bodies);
         touching.iter_mut().for_each(|m| *m.get_mut() = 0);

@@ -157,11 +157,7 @@ fn contact_data_in_parts(
             slots,
         )
     };
-    let results = if parts == 1 {
-        vec![pass((0, &mut out[..]))]
-    } else {
-        map_parts(out.chunks_mut(per).enumerate(), pass)
-    };
+    let results = map_parts(out.chunks_mut(per).enumerate(), pass);
     // parts in order: the first error is the lowest failing contact's
     let (mut overlap_max, mut left_out) = (0.0f64, 0);
     for r in results {
