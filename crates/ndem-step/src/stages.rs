@@ -445,7 +445,10 @@ fn build_impact_problem(
 /// The continuous-stage SPOOK problem (Algorithm 1, line 10) with free
 /// velocity `v* = v⁺ + Δt M⁻¹ f_ext`, contacts, and joint rows; and the
 /// contact-law scale of its residual check and its elastic energy. The
-/// contacts' terms of these two sums are formed in `terms`.
+/// contacts' terms of these two sums are formed in `idle`, the stepper's
+/// vector of `λ`, which holds nothing between the impact stage and the
+/// warm start (its first `2 n` entries are overwritten; it grows to them
+/// when shorter).
 pub(crate) fn continuous_problem(
     world: &World,
     settings: &StepSettings,
@@ -454,7 +457,7 @@ pub(crate) fn continuous_problem(
     solver_contacts: &[SolverContact],
     velocity: &[Velocity6],
     storage: &mut ProblemStorage,
-    (terms, model_data): (&mut Vec<ContactTerms>, ModelData),
+    (idle, model_data): (&mut Vec<f64>, ModelData),
 ) -> Result<ContinuousProblem, StepError> {
     let dt = settings.dt;
     let free = |free: &mut Vec<Velocity6>| {
@@ -477,7 +480,7 @@ pub(crate) fn continuous_problem(
     problem.reserve_contacts(solver_contacts.len());
     let e_h = settings.contact_law.exponent();
     let set = contacts.as_slice();
-    refill(terms, solver_contacts.len(), ContactTerms::default());
+    let terms = terms_in(idle, solver_contacts.len());
     let threads = assembly_threads(settings, solver_contacts.len());
     let contact = |i: usize| -> Result<(Contact, ContactTerms), StepError> {
         let s = &solver_contacts[i];
@@ -499,10 +502,10 @@ pub(crate) fn continuous_problem(
         let [st1, st2] = surface_rhs(world, c, &g.frame);
         contact.rhs[1] = st1;
         contact.rhs[2] = st2;
-        let terms = ContactTerms {
-            overlap: OverlapScale::term(settings.contact_law, nr.g, params.upsilon_n, dt),
-            elastic_energy: contact.model.elastic_energy(),
-        };
+        let terms = [
+            OverlapScale::term(settings.contact_law, nr.g, params.upsilon_n, dt),
+            contact.model.elastic_energy(),
+        ];
         Ok((contact, terms))
     };
     problem
@@ -511,9 +514,9 @@ pub(crate) fn continuous_problem(
     // summed in contact order: the same on any thread count
     let mut overlap_scale = OverlapScale::default();
     let mut elastic_energy = 0.0;
-    for t in terms.iter() {
-        overlap_scale.add_term(t.overlap);
-        elastic_energy += t.elastic_energy;
+    for &[overlap, elastic] in terms.iter() {
+        overlap_scale.add_term(overlap);
+        elastic_energy += elastic;
     }
     let mut rows = Vec::new();
     for (j, joint) in world.joints.iter().enumerate() {
@@ -543,22 +546,20 @@ pub(crate) enum ModelData {
 }
 
 /// Two figures of each contact of the continuous problem, formed while it
-/// is assembled and summed in contact order after.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ContactTerms {
-    /// [`OverlapScale::term`].
-    overlap: f64,
-    /// [`ndem_solve::ContactModel::elastic_energy`].
-    elastic_energy: f64,
-}
+/// is assembled and summed in contact order after:
+/// `[OverlapScale::term, ContactModel::elastic_energy]`.
+type ContactTerms = [f64; 2];
 
-impl Default for ContactTerms {
-    fn default() -> Self {
-        Self {
-            overlap: OverlapScale::NO_TERM,
-            elastic_energy: 0.0,
-        }
+/// The first `contacts` pairs of `idle` (grown to them when shorter) as
+/// the contacts' [`ContactTerms`]; every pair is overwritten by the
+/// assembly, so what the vector held stays until then.
+fn terms_in(idle: &mut Vec<f64>, contacts: usize) -> &mut [ContactTerms] {
+    let len = 2 * contacts;
+    if idle.len() < len {
+        ndem_math::capacity::reserve_for(idle, len);
+        idle.resize(len, 0.0);
     }
+    idle[..len].as_chunks_mut::<2>().0
 }
 
 /// The continuous-stage problem and what its assembly summed.

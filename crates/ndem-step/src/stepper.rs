@@ -325,10 +325,6 @@ pub struct Stepper {
     velocity: Vec<Velocity6>,
     /// The vectors of the last released problem, for the next.
     storage: ProblemStorage,
-    /// Each contact's terms of the residual check's overlap scale and of
-    /// the elastic energy, formed with the continuous problem and summed
-    /// in contact order.
-    contact_terms: Vec<stages::ContactTerms>,
     /// Each contact's impact flag, formed with the impact problem.
     impact_flags: Vec<bool>,
     /// The energy guard's block sums of a problem's row bound.
@@ -389,7 +385,6 @@ impl Stepper {
             lambda: Vec::new(),
             velocity: Vec::new(),
             storage: ProblemStorage::new(),
-            contact_terms: Vec::new(),
             impact_flags: Vec::new(),
             energy_sums: Vec::new(),
             impacts_last_step: false,
@@ -909,7 +904,9 @@ impl Stepper {
             &solver_contacts,
             &velocity,
             &mut self.storage,
-            (&mut self.contact_terms, model_data),
+            // λ's vector holds nothing until the warm start: the contacts'
+            // terms of the two sums are formed in it
+            (&mut lambda, model_data),
         )?;
         times.assembly = t.elapsed();
         let t = Instant::now();
