@@ -190,24 +190,22 @@ impl ResidualEvaluator {
         velocity: Option<&[Velocity6]>,
     ) -> ResidualStats {
         let (vel, block_sums, threads) = self.start_sums(problem, lambda, velocity);
-        let m = problem.contact_rows().count().max(1);
-        let contacts = problem.records().len();
-        let sum_blocks = |first_block: usize, out: &mut [RowSums]| {
-            // monomorphised on the row count (the rows' kinds and loops
-            // then fold at compile time; the same sums in the same order)
-            let sum = match m {
-                1 => sum_contact_rows::<1>,
-                3 => sum_contact_rows::<3>,
-                _ => sum_contact_rows::<6>,
-            };
-            for (k, sums) in out.iter_mut().enumerate() {
-                let first = (first_block + k) * SUM_BLOCK;
-                let last = (first + SUM_BLOCK).min(contacts);
-                sum(problem, first..last, lambda, vel, sums);
-            }
-        };
-        crate::pgs_parallel::for_each_block(block_sums, 1, threads, sum_blocks);
-        finish_stats(block_sums, problem, lambda, vel)
+        stats_at(problem, lambda, vel, block_sums, threads)
+    }
+
+    /// [`Self::stats`] at `v = v* + M⁻¹Gᵀλ` formed in `scratch`, one entry
+    /// per body, instead of in the evaluator's own vector: a solver whose
+    /// current velocities are elsewhere lends its stale copy (the same
+    /// numbers; the evaluator's vector is then never filled).
+    pub(crate) fn stats_formed_in(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &[f64],
+        scratch: &mut [Velocity6],
+    ) -> ResidualStats {
+        let vel = formed_in(scratch, problem, lambda, self.threads);
+        let (_, block_sums, threads) = self.start_sums(problem, lambda, Some(vel));
+        stats_at(problem, lambda, vel, block_sums, threads)
     }
 
     /// The velocity the statistics are taken at (`velocity`, or `v* +
@@ -343,6 +341,36 @@ fn is_zero(lambda: &[f64], threads: usize) -> bool {
         && position_in_parts(tail, threads, ZERO_CHECK_ROWS, |&x| x != 0.0).is_none()
 }
 
+/// The residual statistics of `λ` at `vel`, the contacts summed by blocks
+/// of [`SUM_BLOCK`] into `block_sums` (one zeroed sum per block) on up to
+/// `threads` threads.
+fn stats_at(
+    problem: &ContactProblem,
+    lambda: &[f64],
+    vel: &[Velocity6],
+    block_sums: &mut [RowSums],
+    threads: usize,
+) -> ResidualStats {
+    let m = problem.contact_rows().count().max(1);
+    let contacts = problem.records().len();
+    let sum_blocks = |first_block: usize, out: &mut [RowSums]| {
+        // monomorphised on the row count (the rows' kinds and loops
+        // then fold at compile time; the same sums in the same order)
+        let sum = match m {
+            1 => sum_contact_rows::<1>,
+            3 => sum_contact_rows::<3>,
+            _ => sum_contact_rows::<6>,
+        };
+        for (k, sums) in out.iter_mut().enumerate() {
+            let first = (first_block + k) * SUM_BLOCK;
+            let last = (first + SUM_BLOCK).min(contacts);
+            sum(problem, first..last, lambda, vel, sums);
+        }
+    };
+    crate::pgs_parallel::for_each_block(block_sums, 1, threads, sum_blocks);
+    finish_stats(block_sums, problem, lambda, vel)
+}
+
 /// `velocity` if given, else `v = v* + M⁻¹Gᵀλ` formed in `scratch` on up
 /// to `threads` threads (the serial sums, bit for bit), or `v*` itself when
 /// `λ = 0` (a cold start's initial residual; forming it would add zero
@@ -360,11 +388,35 @@ fn velocity_or_formed<'a>(
         None if is_zero(lambda, threads) => problem.free_velocity(),
         None => {
             scratch.resize(problem.body_count(), Velocity6::ZERO);
-            let threads = threads.min(problem.contacts().len() / VELOCITY_MIN_CONTACTS);
-            problem.velocity_from_on(lambda, scratch, threads);
-            scratch
+            form(scratch, problem, lambda, threads)
         }
     }
+}
+
+/// `v = v* + M⁻¹Gᵀλ` formed in `scratch` (one entry per body) as
+/// [`velocity_or_formed`] forms it, or `v*` itself when `λ = 0`.
+fn formed_in<'a>(
+    scratch: &'a mut [Velocity6],
+    problem: &'a ContactProblem,
+    lambda: &[f64],
+    threads: usize,
+) -> &'a [Velocity6] {
+    if is_zero(lambda, threads) {
+        return problem.free_velocity();
+    }
+    form(scratch, problem, lambda, threads)
+}
+
+/// `v = v* + M⁻¹Gᵀλ` formed in `scratch`.
+fn form<'a>(
+    scratch: &'a mut [Velocity6],
+    problem: &ContactProblem,
+    lambda: &[f64],
+    threads: usize,
+) -> &'a [Velocity6] {
+    let threads = threads.min(problem.contacts().len() / VELOCITY_MIN_CONTACTS);
+    problem.velocity_from_on(lambda, scratch, threads);
+    scratch
 }
 
 /// Row residual and natural-map residual of generic row `i`.

@@ -1182,6 +1182,25 @@ impl ProjectedGaussSeidel {
         self.evaluator.stats(problem, lambda, None)
     }
 
+    /// [`Self::residual_stats`] during a solve: while parallel sweeps keep
+    /// the current velocities in the shared copy, `v* + M⁻¹Gᵀλ` is formed
+    /// in the caller's stale `velocity` (rewritten from the shared copy
+    /// when it is next made current), so that a two-thread solve holds no
+    /// third vector of body velocities; otherwise in the evaluator's.
+    fn honest_stats(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &[f64],
+        velocity: &mut [Velocity6],
+    ) -> ResidualStats {
+        if self.current.slices {
+            self.residual_stats(problem, lambda)
+        } else {
+            debug_assert!(self.current.shared, "no copy of the velocities is current");
+            self.evaluator.stats_formed_in(problem, lambda, velocity)
+        }
+    }
+
     /// The velocity to take the start's residuals at: `velocity` when the
     /// caller formed it as `v* + M⁻¹Gᵀλ` ([`StartVelocity::Formed`], checked
     /// in debug builds), else none (the evaluator forms it).
@@ -1334,8 +1353,8 @@ impl Solver for ProjectedGaussSeidel {
             // check the answer honestly (at v* + M⁻¹Gᵀλ), then stop if it is
             // converged, or stalled when the sweep no longer moves anything
             match schedule.decide(&stopping, max_corr, iterations, || {
+                let stats = self.honest_stats(problem, lambda, velocity);
                 self.sync_slices(velocity);
-                let stats = self.residual_stats(problem, lambda);
                 checked = Some((iterations, stats));
                 stats.max
             }) {
@@ -1347,12 +1366,12 @@ impl Solver for ProjectedGaussSeidel {
                 }
             }
         }
-        self.sync_slices(velocity);
         // a check after the last sweep already evaluated this λ
         let residuals = match checked {
             Some((at, stats)) if at == iterations => stats,
-            _ => self.residual_stats(problem, lambda),
+            _ => self.honest_stats(problem, lambda, velocity),
         };
+        self.sync_slices(velocity);
         Ok(SolveReport::judged(
             name,
             residuals,

@@ -57,6 +57,45 @@ fn coloured_sweeps_do_not_depend_on_the_thread_count() {
     }
 }
 
+/// A solve that checks its residual between sweeps (early stop on, the
+/// checks failing until the iterate reaches the tolerance): the same
+/// iterate, velocities, sweep count and residuals on 1, 2 and 3 threads.
+/// On several threads the residual is formed in the caller's stale copy
+/// of the velocities, which must be current again after each check.
+#[test]
+fn residual_checks_do_not_depend_on_the_thread_count() {
+    // frictionless, so that the iterate reaches the tolerance
+    let problem = sphere_packing(&PackingSpec {
+        cells: [14, 14, 8],
+        rows: ContactRows::Normal,
+        ..PackingSpec::default()
+    });
+    let run = |threads: usize| {
+        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+            stopping: Stopping::to_tolerance(2000, 1e-8),
+            order: ContactOrder::Coloured,
+            threads,
+            ..PgsSettings::default()
+        })
+        .unwrap();
+        let mut lambda = vec![0.0; problem.len()];
+        let mut v = problem.free_velocity().to_vec();
+        let report = pgs.solve(&problem, &mut lambda, &mut v).unwrap();
+        (lambda, v, report)
+    };
+    let (l1, v1, r1) = run(1);
+    eprintln!("{} sweeps, {:?}", r1.iterations, r1.status);
+    // the checks failed at least once before the last one decided
+    assert!(r1.iterations > 20 && r1.converged(), "{r1:?}");
+    for threads in [2, 3] {
+        let (l, v, r) = run(threads);
+        assert!(l == l1 && v == v1, "{threads} threads differ");
+        assert_eq!(r.residuals, r1.residuals);
+        assert_eq!(r.iterations, r1.iterations);
+        assert_eq!(r.status, r1.status);
+    }
+}
+
 /// The coloured order is a Gauss-Seidel order like any other: on a
 /// frictionless packing (an LCP whose matrix `G M⁻¹ Gᵀ + Σ` is positive
 /// definite, so projected Gauss-Seidel converges in every order to the one
