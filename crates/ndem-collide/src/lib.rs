@@ -20,6 +20,7 @@ mod convert;
 pub mod error;
 pub mod narrow;
 pub mod shape;
+mod slots;
 pub mod world;
 
 #[cfg(feature = "proptest-support")]

@@ -5,7 +5,8 @@ use crate::CollideError;
 use crate::contact::{ContactPoint, ContactSet};
 use crate::narrow::{self, Placed, RawContact};
 use crate::shape::Shape;
-use ndem_math::capacity::{clear_for_refill, push_with_headroom, reserve_for};
+use crate::slots::{BlockSlots, ContactSink};
+use ndem_math::capacity::clear_for_refill;
 use ndem_math::{ContactKey, Quat, Vec3};
 
 /// The bodies seen by collision detection (one shape per body).
@@ -204,8 +205,8 @@ pub struct CollisionWorld {
     radii: Vec<f64>,
     fill: Vec<u32>,
     candidates: Vec<usize>,
-    /// Pairs found by the other threads of a parallel pass.
-    parallel_parts: Vec<Vec<ContactPoint>>,
+    /// Each block's share of the contact set in a parallel pass.
+    block_slots: BlockSlots,
     large_contacts: Vec<ContactPoint>,
     raw: Vec<RawContact>,
 }
@@ -701,7 +702,7 @@ impl CollisionWorld {
         bodies: &BodyView<'_>,
         range: std::ops::Range<usize>,
         extra: &[ContactPoint],
-        out: &mut Vec<ContactPoint>,
+        out: &mut impl ContactSink,
     ) {
         if self.cells_outreach_pairs() {
             self.particle_pairs_with::<true>(bodies, range, extra, out)
@@ -729,9 +730,10 @@ impl CollisionWorld {
         bodies: &BodyView<'_>,
         range: std::ops::Range<usize>,
         extra: &[ContactPoint],
-        out: &mut Vec<ContactPoint>,
+        out: &mut impl ContactSink,
     ) {
-        let mut extra = extra.iter().peekable();
+        // the large-body contacts not yet written
+        let mut extra_next = 0;
         let margin = self.settings.margin;
         // the entries in reach, sorted by body before their contacts are
         // formed (16 bytes each to sort rather than a 64-byte contact)
@@ -750,14 +752,14 @@ impl CollisionWorld {
                 };
                 // normal from b (larger index) to a (smaller index)
                 let point = make_point(i as usize, b as usize, &raw);
-                while let Some(e) = extra.next_if(|e| e.key < point.key) {
-                    push_with_headroom(out, *e);
+                while let Some(e) = extra.get(extra_next).filter(|e| e.key < point.key) {
+                    out.push(*e);
+                    extra_next += 1;
                 }
-                push_with_headroom(out, point);
+                out.push(point);
             }
         }
-        reserve_for(out, out.len() + extra.len());
-        out.extend(extra.copied());
+        out.extend_from_slice(&extra[extra_next..]);
     }
 
     /// The body pairs of [`Self::particle_pairs`] for all particles, without
@@ -968,9 +970,6 @@ impl CollisionWorld {
         // the pairs are written into `out`'s own storage (no second
         // contact buffer kept between steps)
         let mut pairs = std::mem::take(&mut out.contacts);
-        // room for the last pass's count and a little more (a set grown
-        // by doubling while a packing settles holds up to twice its pairs)
-        clear_for_refill(&mut pairs);
         let n = self.particles.len();
         let threads = ndem_math::blocks::resolve_threads(0);
         let blocks = if parallel && n > 4096 && threads > 1 {
@@ -996,29 +995,33 @@ impl CollisionWorld {
         if blocks > 1 {
             // one block of particles per core on scoped threads (rayon's
             // pool, whose workers sleep between steps, was slower than the
-            // serial pass); the first block's pairs go straight into
-            // `pairs`, the others are appended in block order
-            let mut parts: Vec<Vec<ContactPoint>> = std::mem::take(&mut self.parallel_parts);
+            // serial pass), each into its share of `pairs`' slots; then
+            // the blocks' contacts are moved together in block order
+            let mut slots = std::mem::take(&mut self.block_slots);
+            slots.prepare(&mut pairs, blocks);
             let this = &*self;
-            parts.resize_with(blocks - 1, Vec::new);
             std::thread::scope(|scope| {
-                for (k, part) in parts.iter_mut().enumerate() {
-                    let range = ((k + 1) * chunk).min(n)..((k + 2) * chunk).min(n);
-                    let mine = &extra[split(k + 1)..split(k + 2)];
-                    scope.spawn(move || {
-                        clear_for_refill(part);
-                        this.particle_pairs(bodies, range, mine, part);
-                    });
+                let mut first = None;
+                for (k, mut writer) in slots.writers(&mut pairs).enumerate() {
+                    let range = (k * chunk).min(n)..((k + 1) * chunk).min(n);
+                    let large = &extra[split(k)..split(k + 1)];
+                    let work = move || this.particle_pairs(bodies, range, large, &mut *writer);
+                    if k == 0 {
+                        first = Some(work);
+                    } else {
+                        scope.spawn(work);
+                    }
                 }
-                this.particle_pairs(bodies, 0..chunk.min(n), &extra[..split(1)], &mut pairs);
+                if let Some(work) = first {
+                    work();
+                }
             });
-            let total = pairs.len() + parts.iter().map(Vec::len).sum::<usize>();
-            reserve_for(&mut pairs, total);
-            for p in &parts {
-                pairs.extend_from_slice(p);
-            }
-            self.parallel_parts = parts;
+            slots.gather(&mut pairs);
+            self.block_slots = slots;
         } else {
+            // room for the last pass's count and a little more (a set grown
+            // by doubling while a packing settles holds up to twice its pairs)
+            clear_for_refill(&mut pairs);
             self.particle_pairs(bodies, 0..n, extra, &mut pairs);
         }
         out.contacts = pairs;

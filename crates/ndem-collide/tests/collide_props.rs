@@ -341,6 +341,34 @@ fn parallel_equals_serial() {
     assert_eq!(serial, parallel);
 }
 
+/// One world and set through parallel passes whose contacts grow, shrink
+/// and grow again (each block writes into a share of the set sized from its
+/// count in the last pass, and spills what does not fit): each pass gives
+/// the fresh serial pass's set, bit for bit.
+#[test]
+fn reused_parallel_passes_equal_serial_ones() {
+    let mut world = CollisionWorld::new(CollisionSettings {
+        margin: 1e-4,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut set = ContactSet::new();
+    for (n, overlap) in [
+        (18, 0.01),
+        (22, 0.01),
+        (22, 0.0),
+        (17, 0.02),
+        (24, 0.01),
+        (24, 0.01),
+    ] {
+        let bodies = dense_packing(n, overlap);
+        world.detect_parallel(&bodies.view(), &mut set).unwrap();
+        let serial = detect(&bodies, 1e-4, false);
+        assert!(serial.len() > 10_000, "{n}: {}", serial.len());
+        assert_eq!(set, serial, "{n} {overlap}");
+    }
+}
+
 /// The same with walls touching every layer, so that every block of the
 /// parallel pass has large-body contacts to merge (the floor's contacts all
 /// fall in the first block), against the brute force as well.
