@@ -64,25 +64,8 @@ fn coloured_sweeps_do_not_depend_on_the_thread_count() {
 /// of the velocities, which must be current again after each check.
 #[test]
 fn residual_checks_do_not_depend_on_the_thread_count() {
-    // frictionless, so that the iterate reaches the tolerance
-    let problem = sphere_packing(&PackingSpec {
-        cells: [14, 14, 8],
-        rows: ContactRows::Normal,
-        ..PackingSpec::default()
-    });
-    let run = |threads: usize| {
-        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::to_tolerance(2000, 1e-8),
-            order: ContactOrder::Coloured,
-            threads,
-            ..PgsSettings::default()
-        })
-        .unwrap();
-        let mut lambda = vec![0.0; problem.len()];
-        let mut v = problem.free_velocity().to_vec();
-        let report = pgs.solve(&problem, &mut lambda, &mut v).unwrap();
-        (lambda, v, report)
-    };
+    let problem = frictionless_packing();
+    let run = |threads| solve_to(&problem, ContactOrder::Coloured, threads, (2000, 1e-8));
     let (l1, v1, r1) = run(1);
     eprintln!("{} sweeps, {:?}", r1.iterations, r1.status);
     // the checks failed at least once before the last one decided
@@ -96,28 +79,47 @@ fn residual_checks_do_not_depend_on_the_thread_count() {
     }
 }
 
+/// A packing whose contacts have only normal rows: an LCP whose matrix
+/// `G M⁻¹ Gᵀ + Σ` is positive definite, so that projected Gauss-Seidel
+/// reaches any tolerance.
+fn frictionless_packing() -> ContactProblem {
+    sphere_packing(&PackingSpec {
+        cells: [14, 14, 8],
+        rows: ContactRows::Normal,
+        ..PackingSpec::default()
+    })
+}
+
+/// `λ`, `v` and the report of a PGS solve from `λ = 0` in `order` on
+/// `threads` threads, stopped at `(sweeps, tolerance)`.
+fn solve_to(
+    problem: &ContactProblem,
+    order: ContactOrder,
+    threads: usize,
+    (sweeps, tolerance): (usize, f64),
+) -> (Vec<f64>, Vec<ndem_math::Velocity6>, SolveReport) {
+    let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+        stopping: Stopping::to_tolerance(sweeps, tolerance),
+        order,
+        threads,
+        ..PgsSettings::default()
+    })
+    .unwrap();
+    let mut lambda = vec![0.0; problem.len()];
+    let mut v = problem.free_velocity().to_vec();
+    let report = pgs.solve(problem, &mut lambda, &mut v).unwrap();
+    (lambda, v, report)
+}
+
 /// The coloured order is a Gauss-Seidel order like any other: on a
 /// frictionless packing (an LCP whose matrix `G M⁻¹ Gᵀ + Σ` is positive
 /// definite, so projected Gauss-Seidel converges in every order to the one
 /// solution) both orders reach the tolerance and agree.
 #[test]
 fn coloured_order_converges_like_the_given_one() {
-    let problem = sphere_packing(&PackingSpec {
-        cells: [14, 14, 8],
-        rows: ContactRows::Normal,
-        ..PackingSpec::default()
-    });
-    let solve = |order: ContactOrder, threads: usize| {
-        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::to_tolerance(5000, 1e-10),
-            order,
-            threads,
-            ..PgsSettings::default()
-        })
-        .unwrap();
-        let mut lambda = vec![0.0; problem.len()];
-        let mut v = problem.free_velocity().to_vec();
-        let report = pgs.solve(&problem, &mut lambda, &mut v).unwrap();
+    let problem = frictionless_packing();
+    let solve = |order, threads| {
+        let (lambda, _, report) = solve_to(&problem, order, threads, (5000, 1e-10));
         (lambda, report)
     };
     let (given, rg) = solve(ContactOrder::Given, 1);
