@@ -39,17 +39,24 @@ impl ContactSink for Vec<ContactPoint> {
 /// to once the share is full.
 pub(crate) struct SlotWriter<'a> {
     slots: &'a mut [ContactPoint],
-    written: usize,
+    /// How many contacts went into the slots.
+    written: &'a mut usize,
     spill: &'a mut Vec<ContactPoint>,
 }
 
 impl<'a> SlotWriter<'a> {
-    /// A writer into `slots`, then `spill` (emptied first).
-    pub(crate) fn new(slots: &'a mut [ContactPoint], spill: &'a mut Vec<ContactPoint>) -> Self {
+    /// A writer into `slots`, then `spill` (emptied first), counting in
+    /// `written` the contacts that went into the slots.
+    pub(crate) fn new(
+        slots: &'a mut [ContactPoint],
+        written: &'a mut usize,
+        spill: &'a mut Vec<ContactPoint>,
+    ) -> Self {
+        *written = 0;
         spill.clear();
         Self {
             slots,
-            written: 0,
+            written,
             spill,
         }
     }
@@ -58,10 +65,10 @@ impl<'a> SlotWriter<'a> {
 impl ContactSink for SlotWriter<'_> {
     #[inline]
     fn push(&mut self, contact: ContactPoint) {
-        match self.slots.get_mut(self.written) {
+        match self.slots.get_mut(*self.written) {
             Some(slot) => {
                 *slot = contact;
-                self.written += 1;
+                *self.written += 1;
             }
             None => self.spill.push(contact),
         }
@@ -108,12 +115,11 @@ impl BlockSlots {
         self.spills.resize_with(blocks, Vec::new);
     }
 
-    /// Each block's writer into its share of `set`'s slots, in block order;
-    /// a writer's count is kept when it is dropped.
+    /// Each block's writer into its share of `set`'s slots, in block order.
     pub(crate) fn writers<'a>(
         &'a mut self,
         set: &'a mut [ContactPoint],
-    ) -> impl Iterator<Item = BlockWriter<'a>> {
+    ) -> impl Iterator<Item = SlotWriter<'a>> {
         let mut rest = set;
         self.shares
             .iter()
@@ -121,10 +127,7 @@ impl BlockSlots {
             .map(move |(&share, (written, spill))| {
                 let (slots, later) = std::mem::take(&mut rest).split_at_mut(share);
                 rest = later;
-                BlockWriter {
-                    writer: SlotWriter::new(slots, spill),
-                    written,
-                }
+                SlotWriter::new(slots, written, spill)
             })
     }
 
@@ -142,31 +145,6 @@ impl BlockSlots {
                 *spill = Vec::new();
             }
         }
-    }
-}
-
-/// A block's [`SlotWriter`], which records its count when dropped.
-pub(crate) struct BlockWriter<'a> {
-    writer: SlotWriter<'a>,
-    written: &'a mut usize,
-}
-
-impl<'a> std::ops::DerefMut for BlockWriter<'a> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.writer
-    }
-}
-
-impl<'a> std::ops::Deref for BlockWriter<'a> {
-    type Target = SlotWriter<'a>;
-    fn deref(&self) -> &Self::Target {
-        &self.writer
-    }
-}
-
-impl Drop for BlockWriter<'_> {
-    fn drop(&mut self) {
-        *self.written = self.writer.written;
     }
 }
 
@@ -283,11 +261,12 @@ mod tests {
     fn a_full_share_spills_and_the_rest_stays_in_order() {
         let mut slots = vec![PLACEHOLDER; 2];
         let mut spill = vec![point(9)];
-        let mut w = SlotWriter::new(&mut slots, &mut spill);
+        let mut written = 7;
+        let mut w = SlotWriter::new(&mut slots, &mut written, &mut spill);
         for t in 1..=4 {
             w.push(point(t));
         }
-        assert_eq!(w.written, 2);
+        assert_eq!(written, 2);
         assert_eq!(slots, [point(1), point(2)]);
         assert_eq!(spill, [point(3), point(4)]);
     }

@@ -1005,7 +1005,7 @@ impl CollisionWorld {
                 for (k, mut writer) in slots.writers(&mut pairs).enumerate() {
                     let range = (k * chunk).min(n)..((k + 1) * chunk).min(n);
                     let large = &extra[split(k)..split(k + 1)];
-                    let work = move || this.particle_pairs(bodies, range, large, &mut *writer);
+                    let work = move || this.particle_pairs(bodies, range, large, &mut writer);
                     if k == 0 {
                         first = Some(work);
                     } else {

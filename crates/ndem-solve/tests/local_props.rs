@@ -95,8 +95,7 @@ proptest! {
         // measured on converged answers: at most 1.6e-14 of the largest
         // reaction over 300 random packings, tolerance 10×; 2.7e-14 over
         // 30 713 (PROPTEST_RNG_SEED 7-18, 3000 cases each), within it. An
-        // iteration
-        // still at its limit after 500 sweeps can amplify the round-off of
+        // iteration still at its limit after 500 sweeps can amplify the round-off of
         // forming W (the same iteration in exact arithmetic): over the 5323
         // such packings of those seeds, at most 5.1e-12 (90 % below
         // 1.8e-14; one found in a session-32 run at 5.2e-13 failed the converged

@@ -556,8 +556,7 @@ type ContactTerms = [f64; 2];
 fn terms_in(idle: &mut Vec<f64>, contacts: usize) -> &mut [ContactTerms] {
     let len = 2 * contacts;
     if idle.len() < len {
-        ndem_math::capacity::reserve_for(idle, len);
-        idle.resize(len, 0.0);
+        refill(idle, len, 0.0);
     }
     idle[..len].as_chunks_mut::<2>().0
 }
