@@ -254,8 +254,9 @@ impl ProjectedGaussSeidel {
                     inv_inertia: inv.inv_inertia * k,
                 }));
         }
-        // reused by every solve: grown by an eighth, not doubled
-        ndem_math::capacity::refill(&mut self.inv_diag, n, 0.0);
+        // reused by every solve: grown by an eighth, not doubled; every
+        // entry is written by the preparation before a sweep reads it
+        ndem_math::capacity::resize_for_overwrite(&mut self.inv_diag, n, 0.0);
         self.order_source = match self.settings.order {
             ContactOrder::Given => OrderSource::Identity,
             ContactOrder::Coloured => {
@@ -270,7 +271,7 @@ impl ProjectedGaussSeidel {
             }
         };
         let contacts = problem.records().len();
-        ndem_math::capacity::refill(&mut self.shape_of, contacts, SHAPE_COUPLED);
+        ndem_math::capacity::resize_for_overwrite(&mut self.shape_of, contacts, SHAPE_COUPLED);
     }
 
     /// One pass over the contacts: `D⁻¹` of the contact rows (as

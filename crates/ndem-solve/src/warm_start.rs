@@ -258,7 +258,9 @@ pub trait WarmStart: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// Writes `λ₀` into `lambda` and the starting velocity into `velocity`
-    /// (normally `v₀ = v* + M⁻¹Gᵀλ₀`, eq. 8).
+    /// (normally `v₀ = v* + M⁻¹Gᵀλ₀`, eq. 8): every entry of both, since a
+    /// caller may pass vectors that still hold an earlier solve's values
+    /// (the stepper does).
     fn initialize(
         &mut self,
         problem: &ContactProblem,
@@ -509,8 +511,9 @@ impl HistoryWarmStart {
         velocity: &mut [Velocity6],
     ) -> Result<WarmStartStats, SolveError> {
         self.validate()?;
-        // `v₀` is formed below, from `v*` on either branch
-        zero_start(problem, lambda, velocity)?;
+        // every row of `λ₀` is written below (a zero where the history has
+        // nothing), and `v₀` is formed from `v*` on either branch
+        problem.check_sizes(lambda, velocity)?;
         let m = problem.contact_rows().count();
         let n = problem.contacts().len();
         let threads = warm_start_threads(self.threads, n);
@@ -526,13 +529,16 @@ impl HistoryWarmStart {
             stats.cold += c.cold;
         }
         for (i, r) in problem.generic_rows().iter().enumerate() {
-            match (r.key.and_then(|k| history.get_row(&k)), self.rows) {
+            lambda[off + i] = match (r.key.and_then(|k| history.get_row(&k)), self.rows) {
                 (Some(v), WarmRows::All) => {
-                    lambda[off + i] = self.beta * v;
                     stats.warm += 1;
+                    self.beta * v
                 }
-                _ => stats.cold += 1,
-            }
+                _ => {
+                    stats.cold += 1;
+                    0.0
+                }
+            };
         }
         problem.project_generic_unchecked(lambda);
         if self.apply_velocity {
@@ -544,7 +550,8 @@ impl HistoryWarmStart {
     }
 
     /// Eq. 7 for the contacts from `first` on whose rows are `lambda`
-    /// (zero on entry), each projected onto its bounds once. (Until session
+    /// (every row written: zero where the history has nothing), each
+    /// projected onto its bounds once. (Until session
     /// 25 a warm contact was projected a second time, to keep the bits of
     /// the older code, which projected the start and then the whole `λ₀`;
     /// a disk projection is not idempotent to the last bit, so disk-friction
@@ -563,13 +570,16 @@ impl HistoryWarmStart {
         let records = &problem.records()[first..];
         for ((c, key), lam) in records.iter().zip(keys).zip(lambda.chunks_exact_mut(m)) {
             let Some(s) = history.get_from(key, &mut from) else {
+                lam.fill(0.0);
                 stats.cold += 1;
                 continue;
             };
             stats.warm += 1;
             let f = &c.jacobian.frame;
             lam[0] = self.beta * s.normal / c.jacobian.normal_scale;
-            if self.rows == WarmRows::All {
+            if self.rows == WarmRows::NormalOnly {
+                lam[1..].fill(0.0);
+            } else {
                 if m >= 3 {
                     lam[1] = self.beta * f.tangent1.dot(&s.friction);
                     lam[2] = self.beta * f.tangent2.dot(&s.friction);

@@ -102,3 +102,67 @@ fn history_policy_records_what_it_starts_from() {
     let guarded = Safeguarded::new(warm.clone());
     assert_eq!(guarded.history(), warm.history());
 }
+
+/// `WarmStart::initialize` writes every entry of `λ₀` and `v₀`: a caller
+/// may hand it vectors that still hold an earlier solve's values (the
+/// stepper does), so each policy starting from vectors of NaN gives its
+/// start from zeros, bit for bit: cold, history (all rows and the normal
+/// rows only, one and two threads, half the contacts known), model, and
+/// the safeguarded history.
+#[test]
+fn every_policy_writes_all_of_its_start() {
+    // enough contacts for two threads' parts (at least 8192 each)
+    let problem = sphere_packing(&PackingSpec {
+        cells: [24, 24, 15],
+        ..PackingSpec::default()
+    });
+    assert!(problem.contacts().len() >= 2 * 8192);
+    let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+        stopping: Stopping::iterations(20),
+        ..PgsSettings::default()
+    })
+    .unwrap();
+    let mut lambda = vec![0.0; problem.len()];
+    let mut v = problem.free_velocity().to_vec();
+    pgs.solve(&problem, &mut lambda, &mut v).unwrap();
+    let mut recorded = ImpulseHistory::new();
+    recorded.record(&problem, &lambda);
+    let mut half = ImpulseHistory::new();
+    half.extend(recorded.sorted_contacts().into_iter().step_by(2));
+    let history = |rows, threads| HistoryWarmStart {
+        history: half.clone(),
+        rows,
+        threads,
+        ..HistoryWarmStart::default()
+    };
+    let mut policies: Vec<Box<dyn WarmStart>> = vec![
+        Box::new(ColdStart),
+        Box::new(history(WarmRows::All, 1)),
+        Box::new(history(WarmRows::All, 2)),
+        Box::new(history(WarmRows::NormalOnly, 1)),
+        Box::new(ModelWarmStart),
+        Box::new(Safeguarded::new(history(WarmRows::All, 1))),
+    ];
+    let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let velocity_bits = |x: &[Velocity6]| {
+        x.iter()
+            .flat_map(|v| v.linear.iter().chain(v.angular.iter()).map(|c| c.to_bits()))
+            .collect::<Vec<_>>()
+    };
+    for policy in &mut policies {
+        let mut start = |fill: f64| {
+            let mut l0 = vec![fill; problem.len()];
+            let nan = Velocity6::new(ndem_math::Vec3::repeat(fill), ndem_math::Vec3::repeat(fill));
+            let mut v0 = vec![nan; problem.body_count()];
+            let stats = policy.initialize(&problem, &mut l0, &mut v0).unwrap();
+            (bits(&l0), velocity_bits(&v0), stats)
+        };
+        let (from_zero, from_nan) = (start(0.0), start(f64::NAN));
+        assert!(from_zero.2.warm > 0 || from_zero.2.cold > 0);
+        assert!(
+            from_nan == from_zero,
+            "{}: a stale entry survived",
+            policy.name()
+        );
+    }
+}

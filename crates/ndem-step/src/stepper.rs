@@ -22,7 +22,7 @@ use crate::stages;
 use crate::{Motion, StepError, World};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactSet};
 use ndem_math::blocks::position_in_parts;
-use ndem_math::capacity::{refill_in_parts, reserve_for};
+use ndem_math::capacity::{refill_in_parts, reserve_for, resize_for_overwrite};
 use ndem_math::{ContactKey, ContactLaw, SpookSettings, Vec3, Velocity6, integrate_orientation};
 use ndem_solve::{
     ColdStart, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, NoObserver, PgsSettings,
@@ -910,11 +910,13 @@ impl Stepper {
         )?;
         times.assembly = t.elapsed();
         let t = Instant::now();
-        refill_in_parts(&mut lambda, problem.len(), 0.0, threads, ROWS_PER_THREAD);
+        // the warm start writes all of `λ₀` and `v₀` (`WarmStart::initialize`):
+        // the two vectors are sized, not cleared (λ's holds the terms, the
+        // impact stage's λ or the last step's; a finite check follows)
+        resize_for_overwrite(&mut lambda, problem.len(), 0.0);
         // v⁺ is in the continuous problem now: its vector serves the solve
         let mut vel = velocity;
-        let bodies = problem.body_count();
-        refill_in_parts(&mut vel, bodies, Velocity6::ZERO, threads, BODIES_PER_CHECK);
+        resize_for_overwrite(&mut vel, problem.body_count(), Velocity6::ZERO);
         let ws = self
             .warm_start
             .initialize(&problem, &mut lambda, &mut vel)?;
