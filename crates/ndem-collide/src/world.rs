@@ -187,8 +187,6 @@ pub struct CollisionWorld {
     settings: CollisionSettings,
     particles: Vec<u32>,
     large: Vec<u32>,
-    /// The grid cell of each particle (`particles[k]` in `cells[k]`).
-    cells: Vec<[i64; 3]>,
     bucket_start: Vec<u32>,
     entries: Vec<Entry>,
     cell_size: f64,
@@ -527,15 +525,16 @@ impl CollisionWorld {
         let n = self.particles.len();
         let inv = 1.0 / self.cell_size;
         self.inv_cell = inv;
+        // a particle's cell is formed from its position where it is needed
+        // (three products and floors) rather than kept (24 bytes each)
+        let cell_of = |i: u32| cell_index(&bodies.positions[i as usize], inv);
         let (mut lo, mut hi) = ([i64::MAX; 3], [i64::MIN; 3]);
-        self.cells.clear();
         for &i in &self.particles {
-            let c = cell_index(&bodies.positions[i as usize], inv);
+            let c = cell_of(i);
             for k in 0..3 {
                 lo[k] = lo[k].min(c[k]);
                 hi[k] = hi[k].max(c[k]);
             }
-            self.cells.push(c);
         }
         // Dense layout (neighbouring cells adjacent in memory) unless the
         // bounding box of the particles is much larger than their number.
@@ -551,8 +550,8 @@ impl CollisionWorld {
         self.mask = table as u64 - 1;
         self.bucket_start.clear();
         self.bucket_start.resize(table + 1, 0);
-        for &c in &self.cells {
-            let b = self.bucket(c).unwrap_or(0);
+        for &i in &self.particles {
+            let b = self.bucket(cell_of(i)).unwrap_or(0);
             self.bucket_start[b + 1] += 1;
         }
         for k in 0..table {
@@ -574,8 +573,8 @@ impl CollisionWorld {
                 fixed: false,
             },
         );
-        for (&i, &c) in self.particles.iter().zip(&self.cells) {
-            let h = self.bucket(c).unwrap_or(0);
+        for &i in &self.particles {
+            let h = self.bucket(cell_of(i)).unwrap_or(0);
             let slot = fill[h] as usize;
             fill[h] += 1;
             let i = i as usize;
@@ -674,7 +673,8 @@ impl CollisionWorld {
         mut f: impl FnMut(&'a Entry),
     ) -> Probe {
         let p = Probe::of(bodies, self.particles[k], margin, self.inv_cell);
-        let c = self.cells[k];
+        // the cell the grid's build put it in: the same position and factor
+        let c = cell_index(&p.x, self.inv_cell);
         let near = if NEAR {
             Near::of(&p, c, (self.max_radius, self.max_sweep), self.cell_size)
         } else {
