@@ -44,11 +44,14 @@ impl Resolution<'_> {
 }
 
 /// One contact as the solver sees it: between the bodies that carry the
-/// contacting bodies' degrees of freedom (a member's host). Holds only the
-/// indices (12 bytes); its frame, lever arms and material parameters are
+/// contacting bodies' degrees of freedom (a member's host). The stepper
+/// keeps only its index in the contact set (4 bytes; after the solve, the
+/// problem's contact index, [`crate::SolvedView::contact_index`]); this
+/// view, its carriers, frame, lever arms and material parameters are
 /// formed from the contact point where a stage needs them
-/// ([`SolverContact::geometry`], [`contact_parameters`]), so that the
-/// stepper does not keep a second record per contact through the solve.
+/// ([`SolverContact::at`], [`SolverContact::geometry`],
+/// [`contact_parameters`]), so that the stepper does not keep a second
+/// record per contact through the solve.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SolverContact {
     /// Index in the contact set.
@@ -57,13 +60,27 @@ pub(crate) struct SolverContact {
     pub bodies: [u32; 2],
 }
 
+/// The slot of a detected contact that leaves the solve, while
+/// [`contact_data`] runs (no contact set holds `u32::MAX` contacts).
+const LEFT_OUT: u32 = u32::MAX;
+
 impl SolverContact {
-    /// The slot of a detected contact that leaves the solve, while
-    /// [`contact_data`] runs (no contact set holds `u32::MAX` contacts).
-    const LEFT_OUT: Self = Self {
-        set_index: u32::MAX,
-        bodies: [u32::MAX; 2],
-    };
+    /// Contact `set_index` of `set` between the bodies that carry its
+    /// bodies at `resolution` ([`contact_data`] kept it in the solve).
+    #[inline]
+    pub fn at(
+        world: &World,
+        resolution: Resolution<'_>,
+        set: &[ContactPoint],
+        set_index: u32,
+    ) -> Self {
+        let c = &set[set_index as usize];
+        let carrier = |b: usize| resolution.carrier(world, b) as u32;
+        Self {
+            set_index,
+            bodies: [carrier(c.body_a()), carrier(c.body_b())],
+        }
+    }
 }
 
 /// Frame and lever arms of a solver contact.
@@ -113,7 +130,7 @@ pub(crate) fn contact_data(
     contacts: &ContactSet,
     resolution: Resolution<'_>,
     at: (u64, f64),
-    out: &mut Vec<SolverContact>,
+    out: &mut Vec<u32>,
     threads: usize,
 ) -> Result<f64, StepError> {
     let parts = (threads, CONTACTS_PER_DATA_THREAD);
@@ -127,7 +144,7 @@ fn contact_data_in_parts(
     contacts: &ContactSet,
     resolution: Resolution<'_>,
     (step, time): (u64, f64),
-    out: &mut Vec<SolverContact>,
+    out: &mut Vec<u32>,
     (threads, min_part): (usize, usize),
 ) -> Result<f64, StepError> {
     let n = contacts.len();
@@ -141,12 +158,12 @@ fn contact_data_in_parts(
     if out.len() > n {
         out.truncate(n);
     } else {
-        out.resize(n, SolverContact::LEFT_OUT);
+        out.resize(n, LEFT_OUT);
     }
     let points = contacts.as_slice();
     let parts = ndem_math::blocks::parts_for(n, threads, min_part);
     let per = block_len(n, parts);
-    let pass = |(k, slots): (usize, &mut [SolverContact])| {
+    let pass = |(k, slots): (usize, &mut [u32])| {
         let first = k * per;
         contact_data_part(
             world,
@@ -166,7 +183,7 @@ fn contact_data_in_parts(
         left_out += part_left_out;
     }
     if left_out > 0 {
-        out.retain(|c| c.set_index != SolverContact::LEFT_OUT.set_index);
+        out.retain(|&c| c != LEFT_OUT);
     }
     // one zero: a zero overlap's sign depends on which pass saw it last
     Ok(if overlap_max == 0.0 { 0.0 } else { overlap_max })
@@ -176,7 +193,7 @@ fn contact_data_in_parts(
 const CONTACTS_PER_DATA_THREAD: usize = 8192;
 
 /// [`contact_data`] of `points`, the contacts from index `first` on, into
-/// `slots` (one per contact; [`SolverContact::LEFT_OUT`] for a contact
+/// `slots` (one per contact: its index, or [`LEFT_OUT`] for a contact
 /// that leaves the solve): their largest relative overlap (`−∞` for
 /// none) and how many left, or the first contact's error.
 fn contact_data_part(
@@ -185,7 +202,7 @@ fn contact_data_part(
     first: usize,
     resolution: Resolution<'_>,
     (step, time): (u64, f64),
-    slots: &mut [SolverContact],
+    slots: &mut [u32],
 ) -> Result<(f64, usize), StepError> {
     let mut overlap_max = f64::NEG_INFINITY;
     let mut left_out = 0;
@@ -206,7 +223,7 @@ fn contact_data_part(
         }
         let (ca, cb) = (resolution.carrier(world, a), resolution.carrier(world, b));
         if ca == cb {
-            *slot = SolverContact::LEFT_OUT;
+            *slot = LEFT_OUT;
             left_out += 1;
             continue;
         }
@@ -216,10 +233,7 @@ fn contact_data_part(
                 body_b: cb,
             });
         }
-        *slot = SolverContact {
-            set_index: (first + k) as u32,
-            bodies: [ca as u32, cb as u32],
-        };
+        *slot = (first + k) as u32;
     }
     Ok((overlap_max, left_out))
 }
@@ -347,7 +361,7 @@ pub(crate) fn impact_problem(
     world: &World,
     settings: &StepSettings,
     contacts: &ContactSet,
-    solver_contacts: &[SolverContact],
+    solver_contacts: &[u32],
     velocity: &[Velocity6],
     storage: &mut ProblemStorage,
     (impacting, expect_impacts): (&mut Vec<bool>, bool),
@@ -356,8 +370,9 @@ pub(crate) fn impact_problem(
     let set = contacts.as_slice();
     let threads = assembly_threads(settings, solver_contacts.len());
     if !expect_impacts {
-        let impacts = count_in_blocks(solver_contacts, threads, |s| {
-            let (_, un) = impact_jacobian(world, set, velocity, s)?;
+        let impacts = count_in_blocks(solver_contacts, threads, |&k| {
+            let s = SolverContact::at(world, Resolution::Reduced, set, k);
+            let (_, un) = impact_jacobian(world, set, velocity, &s)?;
             Ok(is_impact(settings, s.point(set).gap, un))
         })?;
         // a decomposed solve runs the stage on every subdomain or on none
@@ -398,7 +413,7 @@ fn impact_jacobian(
 fn build_impact_problem(
     world: &World,
     settings: &StepSettings,
-    (set, solver_contacts): (&[ContactPoint], &[SolverContact]),
+    (set, solver_contacts): (&[ContactPoint], &[u32]),
     velocity: &[Velocity6],
     storage: &mut ProblemStorage,
     impacting: &mut Vec<bool>,
@@ -411,9 +426,9 @@ fn build_impact_problem(
     .without_model_data();
     problem.reserve_contacts(solver_contacts.len());
     let contact = |i: usize| -> Result<(Contact, bool), StepError> {
-        let s = &solver_contacts[i];
+        let s = SolverContact::at(world, Resolution::Reduced, set, solver_contacts[i]);
         let c = s.point(set);
-        let (jac, un) = impact_jacobian(world, set, velocity, s)?;
+        let (jac, un) = impact_jacobian(world, set, velocity, &s)?;
         let p = contact_parameters(world, settings, c)?;
         let impact = is_impact(settings, c.gap, un);
         let b_n = if impact {
@@ -454,7 +469,7 @@ pub(crate) fn continuous_problem(
     settings: &StepSettings,
     resolution: Resolution<'_>,
     contacts: &ContactSet,
-    solver_contacts: &[SolverContact],
+    solver_contacts: &[u32],
     velocity: &[Velocity6],
     storage: &mut ProblemStorage,
     (idle, model_data): (&mut Vec<f64>, ModelData),
@@ -483,7 +498,7 @@ pub(crate) fn continuous_problem(
     let terms = terms_in(idle, solver_contacts.len());
     let threads = assembly_threads(settings, solver_contacts.len());
     let contact = |i: usize| -> Result<(Contact, ContactTerms), StepError> {
-        let s = &solver_contacts[i];
+        let s = SolverContact::at(world, resolution, set, solver_contacts[i]);
         let c = s.point(set);
         let g = s.geometry(world, c)?;
         let params = contact_parameters(world, settings, c)?;
@@ -612,10 +627,7 @@ pub fn unfolded_problem(
     )?;
     Ok((
         assembled.problem,
-        solver_contacts
-            .iter()
-            .map(|s| s.set_index as usize)
-            .collect(),
+        solver_contacts.iter().map(|&k| k as usize).collect(),
     ))
 }
 
@@ -690,10 +702,14 @@ mod tests {
         let n = contacts.len();
         assert!(n >= 12, "{n}");
         let run = |w: &World, contacts: &ContactSet, parts| {
-            let mut out = vec![SolverContact::LEFT_OUT; 3];
+            let mut out = vec![LEFT_OUT; 3];
             let r =
                 contact_data_in_parts(w, contacts, Resolution::Reduced, (1, 0.0), &mut out, parts);
-            let out: Vec<_> = out.iter().map(|c| (c.set_index, c.bodies)).collect();
+            let set = contacts.as_slice();
+            let out: Vec<_> = (out.iter())
+                .map(|&k| SolverContact::at(w, Resolution::Reduced, set, k))
+                .map(|c| (c.set_index, c.bodies))
+                .collect();
             (format!("{r:?}"), out)
         };
         let compare = |w: &World, contacts: &ContactSet| {

@@ -22,7 +22,7 @@ use crate::stages;
 use crate::{Motion, StepError, World};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactSet};
 use ndem_math::blocks::position_in_parts;
-use ndem_math::capacity::{refill_in_parts, reserve_for, resize_for_overwrite};
+use ndem_math::capacity::{refill_in_parts, resize_for_overwrite};
 use ndem_math::{ContactKey, ContactLaw, SpookSettings, Vec3, Velocity6, integrate_orientation};
 use ndem_solve::{
     ColdStart, ContactProblem, ContactRows, FrictionSet, ImpulseHistory, NoObserver, PgsSettings,
@@ -338,7 +338,8 @@ pub struct Stepper {
     warned_unresolved: bool,
     warned_impact: bool,
     energy_budget: Option<f64>,
-    solver_contacts: Vec<stages::SolverContact>,
+    /// Contact-set index of each contact of the last problem; during a
+    /// step, of each solver contact (the same vector, 4 bytes per contact).
     contact_index: Vec<u32>,
     held_version: Option<u64>,
 }
@@ -394,7 +395,6 @@ impl Stepper {
             warned_unresolved: false,
             warned_impact: false,
             energy_budget: None,
-            solver_contacts: Vec::new(),
             contact_index: Vec::new(),
             held_version: None,
         })
@@ -811,7 +811,9 @@ impl Stepper {
         let check_velocity =
             |v: &[Velocity6], stage| check_velocity(v, stage, (step, time), threads);
         let t = Instant::now();
-        let mut solver_contacts = std::mem::take(&mut self.solver_contacts);
+        // the solver contacts are kept as their contact-set indices, in the
+        // last step's contact index: after the solve they are this one's
+        let mut solver_contacts = std::mem::take(&mut self.contact_index);
         let overlap_max = stages::contact_data(
             world,
             contacts,
@@ -957,18 +959,13 @@ impl Stepper {
         stats.unresolved = !problem.contacts().is_empty()
             && report.residuals.normal.mean > stats.residual_tolerance;
         times.continuous = t.elapsed();
-        let mut contact_index = std::mem::take(&mut self.contact_index);
-        contact_index.clear();
-        reserve_for(&mut contact_index, solver_contacts.len());
-        contact_index.extend(solver_contacts.iter().map(|s| s.set_index));
-        self.solver_contacts = solver_contacts;
         Ok(SolvedStep {
             velocity: vel,
             problem,
             lambda,
             stats,
             impact,
-            contact_index,
+            contact_index: solver_contacts,
             elastic_energy,
         })
     }
