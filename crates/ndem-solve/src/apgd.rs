@@ -124,7 +124,8 @@ impl Projection for ScaledSetProjection<'_> {
                     let s = contact.jacobian.normal_scale;
                     if m >= 3 {
                         let (n, t) = lam[..3].split_at_mut(1);
-                        project_cone(contact.friction * s * c[k] / c[k + 1], &mut n[0], t);
+                        let mu = p.coefficients(ci).friction;
+                        project_cone(mu * s * c[k] / c[k + 1], &mut n[0], t);
                     } else {
                         lam[0] = lam[0].max(0.0);
                     }

@@ -91,7 +91,8 @@ impl Solver for CoulombApgd {
             {
                 let k = ci * m;
                 let wt = self.w[k + 1].hypot(self.w[k + 2]);
-                sc.normal_rhs = c.normal_rhs + c.jacobian.normal_scale * c.friction * wt;
+                let mu = problem.coefficients(ci).friction;
+                sc.normal_rhs = c.normal_rhs + c.jacobian.normal_scale * mu * wt;
             }
             problem.velocity_from_unchecked(lambda, velocity);
             self.inner.solve(shifted, lambda, velocity)?;

@@ -163,19 +163,20 @@ impl Solver for ProjectedJacobi {
                 let contact = |ci: usize, out: &mut [f64], corr: &mut f64| {
                     let c = &problem.records()[ci];
                     let t = problem.tangential_rhs(ci);
+                    let k = problem.coefficients(ci);
                     let [a, b] = c.bodies.map(|x| x as usize);
                     let gv = c.jacobian.velocity(&vel[a], &vel[b]);
                     let base = ci * m;
                     for j in 0..m {
                         let d = pair_step_diagonal(set, &diag[base..base + m], j);
-                        let w = gv[j] + c.row_sigma(j) * lam_old[base + j] + c.rhs(t, j);
+                        let w = gv[j] + c.row_sigma(k, j) * lam_old[base + j] + c.rhs(t, j);
                         out[j] = if d > 0.0 {
                             lam_old[base + j] - omega * w / d
                         } else {
                             lam_old[base + j]
                         };
                     }
-                    project_record(c, set, out);
+                    project_record(c, k, set, out);
                     *corr = (0..m)
                         .map(|j| (out[j] - lam_old[base + j]).abs() * diag[base + j])
                         .fold(0.0, f64::max);

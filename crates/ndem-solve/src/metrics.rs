@@ -551,6 +551,7 @@ fn contact_residuals<const M: usize>(
 ) -> ([f64; 6], [f64; 6], [f64; 6]) {
     let c = &problem.records()[ci];
     let t = problem.tangential_rhs(ci);
+    let k = problem.coefficients(ci);
     let m = M;
     let set = problem.friction_set();
     let inv = problem.inverse_mass();
@@ -561,8 +562,8 @@ fn contact_residuals<const M: usize>(
     let gv = c.jacobian.velocity(&vel[a], &vel[b]);
     let d = inv.diagonal(&c.jacobian, a, b);
     for j in 0..m {
-        w[j] = gv[j] + (c.row_sigma(j) * lam[j] + c.rhs(t, j));
-        diag[j] = d[j] + c.row_sigma(j);
+        w[j] = gv[j] + (c.row_sigma(k, j) * lam[j] + c.rhs(t, j));
+        diag[j] = d[j] + c.row_sigma(k, j);
     }
     // Scaled (PGS) candidate and unscaled (natural map) candidate.
     for j in 0..m {
@@ -577,7 +578,7 @@ fn contact_residuals<const M: usize>(
     for arr in [&mut cand, &mut nat] {
         arr[0] = arr[0].max(0.0);
         if m >= 3 {
-            project_pair(set, c.friction * normal_force, &mut arr[1..3]);
+            project_pair(set, k.friction * normal_force, &mut arr[1..3]);
         }
         if m >= 6 {
             let b = c.rolling_arm * normal_force;
@@ -812,10 +813,11 @@ pub fn coulomb_merit(problem: &ContactProblem, lambda: &[f64]) -> f64 {
         }
         let (u1, u2) = (w[k + 1], w[k + 2]);
         q2 += q[k + 1].powi(2) + q[k + 2].powi(2);
-        let u_hat_n = u_n + c.friction * (u1 * u1 + u2 * u2).sqrt();
+        let mu = problem.coefficients(ci).friction;
+        let u_hat_n = u_n + mu * (u1 * u1 + u2 * u2).sqrt();
         let mut pa = r_n - u_hat_n;
         let mut pt = [lam[1] - u1, lam[2] - u2];
-        crate::qp::project_cone(c.friction, &mut pa, &mut pt);
+        crate::qp::project_cone(mu, &mut pa, &mut pt);
         err2 += (r_n - pa).powi(2) + (lam[1] - pt[0]).powi(2) + (lam[2] - pt[1]).powi(2);
         if m >= 6 {
             let bound = c.rolling_arm * r_n.max(0.0);

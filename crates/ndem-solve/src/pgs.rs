@@ -6,7 +6,9 @@ use crate::local::disk_qp;
 use crate::masses::{BodyResponse, InverseMasses};
 use crate::metrics::{InverseDiagonal, ResidualEvaluator, ResidualStats};
 use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome};
-use crate::problem::{ContactProblem, ContactRecord, FrictionSet, NO_TANGENTIAL_RHS};
+use crate::problem::{
+    ContactProblem, ContactRecord, FrictionSet, NO_TANGENTIAL_RHS, TangentialCoefficients,
+};
 use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
     SolveTask, Solver, StartVelocity, Stopping, check_finite_iterate,
@@ -292,11 +294,12 @@ impl ProjectedGaussSeidel {
         ndem_math::blocks::map_parts(parts, |(k, (diagonal, shapes))| {
             let first = k * per_block;
             let rows = diagonal.chunks_exact_mut(m).zip(shapes);
-            for (c, (o, shape)) in contacts[first..].iter().zip(rows) {
+            for (i, (c, (o, shape))) in contacts[first..].iter().zip(rows).enumerate() {
                 let [a, b] = c.bodies.map(|x| x as usize);
                 let d = inv.diagonal(&c.jacobian, a, b);
+                let s = problem.coefficients(first + i);
                 for j in 0..m {
-                    o[j] = invert_diagonal(d[j] + c.row_sigma(j));
+                    o[j] = invert_diagonal(d[j] + c.row_sigma(s, j));
                 }
                 *shape = contact_shape_class(c, m, bodies);
             }
@@ -327,7 +330,8 @@ impl ProjectedGaussSeidel {
             }
             let c = &contacts[ci];
             let [a, b] = c.bodies.map(|x| x as usize);
-            let shape = coupled_shape(c, m, &inv.at(a), &inv.at(b));
+            let k = problem.coefficients(ci);
+            let shape = coupled_shape((c, k), m, &inv.at(a), &inv.at(b));
             *s = if shape.friction.is_none() && shape.rolling.is_none() {
                 SHAPE_COUPLED
             } else {
@@ -402,11 +406,17 @@ impl AngularResponse for Anisotropic {
     }
 }
 
+/// What a sweep reads of a contact besides its record: `b` of rows 1-5
+/// and `Σ_t`, `Σ_r`, `μ_t` (the problem's shared ones for most problems).
+pub(crate) type ContactSide<'a> = (&'a [f64; 5], &'a TangentialCoefficients);
+
 /// Local state of one contact during a row-wise pass.
 struct Local<'a, A: AngularResponse, B: AngularResponse> {
     c: &'a ContactRecord,
     /// `b` of rows 1-5.
     rhs_t: &'a [f64; 5],
+    /// `Σ_t`, `Σ_r`, `μ_t`.
+    k: &'a TangentialCoefficients,
     shape: &'a ContactShape,
     inv_d: &'a [f64],
     omega: f64,
@@ -440,7 +450,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     fn candidate_at<const J: usize>(&self, lam: &[f64], gv: f64) -> f64 {
         let c = self.c;
         let k = self.omega * self.inv_d[J];
-        let base = lam[J] - k * (c.row_sigma(J) * lam[J] + c.rhs(self.rhs_t, J));
+        let base = lam[J] - k * (c.row_sigma(self.k, J) * lam[J] + c.rhs(self.rhs_t, J));
         base - k * gv
     }
 
@@ -513,7 +523,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     #[inline(always)]
     fn residual<const J: usize>(&self, lam: &[f64]) -> f64 {
         let c = self.c;
-        c.row_sigma(J) * lam[J]
+        c.row_sigma(self.k, J) * lam[J]
             + c.rhs(self.rhs_t, J)
             + c.jacobian.row_velocity(J, &self.va, &self.vb)
     }
@@ -627,7 +637,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
             return 0.0;
         }
         let force = jac.normal_scale * n;
-        crate::problem::project_pair(set, self.c.friction * force, &mut t);
+        crate::problem::project_pair(set, self.k.friction * force, &mut t);
         let d0 = self.set::<0>(lam, n);
         let d1 = self.set::<1>(lam, t[0]);
         let d2 = self.set::<2>(lam, t[1]);
@@ -695,7 +705,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
             return;
         }
         let force = self.c.jacobian.normal_scale * lam[0];
-        self.pair::<1, 2>(set, self.c.friction * force, lam);
+        self.pair::<1, 2>(set, self.k.friction * force, lam);
         if m >= 6 {
             let bound = self.c.rolling_arm * force;
             self.pair::<3, 4>(set, bound, lam);
@@ -707,7 +717,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
 
 #[inline(always)]
 fn sweep_generic<A: AngularResponse, B: AngularResponse>(
-    (c, rhs_t): (&ContactRecord, &[f64; 5]),
+    (c, (rhs_t, k)): (&ContactRecord, ContactSide<'_>),
     shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
@@ -722,6 +732,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
     let mut local = Local {
         c,
         rhs_t,
+        k,
         shape,
         inv_d,
         omega,
@@ -749,7 +760,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
 /// largest correction `D_jj |Δλ_j|` and whether every new value is finite.
 #[inline]
 fn sweep_contact_rows(
-    c: (&ContactRecord, &[f64; 5]),
+    c: (&ContactRecord, ContactSide<'_>),
     shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
@@ -849,13 +860,18 @@ fn decoupled_rows(c: &ContactRecord, inertia: [f64; 2]) -> bool {
 /// The coupling of the rows of a contact that is not decoupled (see
 /// [`ContactShape`]): the friction and rolling pairs' blocks when they are
 /// not multiples of the identity.
-fn coupled_shape(c: &ContactRecord, m: usize, ia: &InverseMass, ib: &InverseMass) -> ContactShape {
+fn coupled_shape(
+    (c, k): (&ContactRecord, &TangentialCoefficients),
+    m: usize,
+    ia: &InverseMass,
+    ib: &InverseMass,
+) -> ContactShape {
     let full = c.jacobian.block(ia, ib);
     let pair = |j: usize| {
         let a = [
-            full[(j, j)] + c.row_sigma(j),
+            full[(j, j)] + c.row_sigma(k, j),
             full[(j, j + 1)],
-            full[(j + 1, j + 1)] + c.row_sigma(j + 1),
+            full[(j + 1, j + 1)] + c.row_sigma(k, j + 1),
         ];
         let scale = a[0].abs() + a[2].abs();
         let identity = a[1].abs() <= 1e-14 * scale && (a[0] - a[2]).abs() <= 1e-14 * scale;
@@ -885,7 +901,7 @@ pub(crate) struct SweepMode {
 /// stopping early once a pass no longer changes anything.
 #[inline]
 fn sweep_contact(
-    c: (&ContactRecord, &[f64; 5]),
+    c: (&ContactRecord, ContactSide<'_>),
     shape: &ContactShape,
     set: FrictionSet,
     lam: &mut [f64],
@@ -944,20 +960,23 @@ impl SweepInputs<'_> {
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
     ) -> (f64, bool) {
-        // monomorphised for problems without a tangential `b` (no lookup
-        // per contact)
-        match self.problem.stored_tangential_rhs() {
-            None => self.run_with(order, lambda, velocity, |_| &NO_TANGENTIAL_RHS),
-            Some(t) => self.run_with(order, lambda, velocity, |ci| &t[ci]),
+        // monomorphised for problems without a tangential `b` whose
+        // contacts share their coefficients (no lookup per contact)
+        let p = self.problem;
+        match (p.stored_tangential_rhs(), p.shared_coefficients()) {
+            (None, Some(k)) => self.run_with(order, lambda, velocity, |_| (&NO_TANGENTIAL_RHS, k)),
+            _ => self.run_with(order, lambda, velocity, |ci| {
+                (p.tangential_rhs(ci), p.coefficients(ci))
+            }),
         }
     }
 
-    /// The sweep's data with `tangential_rhs` giving a contact's `b` of
-    /// rows 1-5.
-    fn data<T>(&self, tangential_rhs: T) -> paired::SweepData<'_, T> {
+    /// The sweep's data with `side` giving a contact's `b` of rows 1-5 and
+    /// its coefficients ([`ContactSide`]).
+    fn data<T>(&self, side: T) -> paired::SweepData<'_, T> {
         paired::SweepData {
             inputs: *self,
-            tangential_rhs,
+            side,
         }
     }
 
@@ -975,13 +994,16 @@ impl SweepInputs<'_> {
             finished: 0,
         };
         let (blocks, all) = (&colouring.blocks, colouring.owned_blocks(0, 1));
-        match self.problem.stored_tangential_rhs() {
-            None => {
-                self.data(|_| &NO_TANGENTIAL_RHS)
-                    .sweep_blocks(blocks, all, &mut source, &mut store)
-            }
-            Some(t) => self
-                .data(|ci| &t[ci])
+        let p = self.problem;
+        match (p.stored_tangential_rhs(), p.shared_coefficients()) {
+            (None, Some(k)) => self.data(|_| (&NO_TANGENTIAL_RHS, k)).sweep_blocks(
+                blocks,
+                all,
+                &mut source,
+                &mut store,
+            ),
+            _ => self
+                .data(|ci| (p.tangential_rhs(ci), p.coefficients(ci)))
                 .sweep_blocks(blocks, all, &mut source, &mut store),
         }
     }
@@ -994,9 +1016,9 @@ impl SweepInputs<'_> {
         order: impl Iterator<Item = usize> + Clone,
         lambda: &mut [f64],
         velocity: &mut [Velocity6],
-        tangential_rhs: impl Fn(usize) -> &'t [f64; 5],
+        side: impl Fn(usize) -> ContactSide<'t>,
     ) -> (f64, bool) {
-        let data = self.data(tangential_rhs);
+        let data = self.data(side);
         let mut store = paired::Slices { lambda, velocity };
         let mut max_corr = 0.0f64;
         let mut finite = true;
@@ -1135,18 +1157,20 @@ impl ProjectedGaussSeidel {
             };
             let pending = colouring.owned_blocks(t, threads);
             let blocks = &colouring.blocks;
-            let (max_corr, finite) = match problem.stored_tangential_rhs() {
-                None => sweep.data(|_| &NO_TANGENTIAL_RHS).sweep_blocks(
+            let sides = (
+                problem.stored_tangential_rhs(),
+                problem.shared_coefficients(),
+            );
+            let (max_corr, finite) = match sides {
+                (None, Some(k)) => sweep.data(|_| (&NO_TANGENTIAL_RHS, k)).sweep_blocks(
                     blocks,
                     pending,
                     &mut source,
                     &mut store,
                 ),
-                Some(rhs) => {
-                    sweep
-                        .data(|ci| &rhs[ci])
-                        .sweep_blocks(blocks, pending, &mut source, &mut store)
-                }
+                _ => sweep
+                    .data(|ci| (problem.tangential_rhs(ci), problem.coefficients(ci)))
+                    .sweep_blocks(blocks, pending, &mut source, &mut store),
             };
             outcome.add(max_corr, finite);
         };
@@ -1436,7 +1460,7 @@ mod tests {
     /// through the contact point, or the row-wise pass.
     fn pass(
         problem: &ContactProblem,
-        c: &ContactRecord,
+        (c, k): (&ContactRecord, &TangentialCoefficients),
         state: ([f64; 6], Velocity6, Velocity6),
         decoupled: bool,
     ) -> ([f64; 6], Velocity6, Velocity6) {
@@ -1444,7 +1468,7 @@ mod tests {
         let inv = problem.inverse_mass();
         let d = c.jacobian.diagonal(&inv.at(a), &inv.at(b));
         let inv_d: Vec<f64> = (0..6)
-            .map(|j| invert_diagonal(d[j] + c.row_sigma(j)))
+            .map(|j| invert_diagonal(d[j] + c.row_sigma(k, j)))
             .collect();
         let iso = |i: usize| Isotropic(inv.at(i).isotropic_inertia().expect("a sphere"));
         let shape = ContactShape {
@@ -1456,6 +1480,7 @@ mod tests {
         let mut local = Local {
             c,
             rhs_t: &NO_TANGENTIAL_RHS,
+            k,
             shape: &shape,
             inv_d: &inv_d,
             omega: 1.0,
@@ -1642,7 +1667,8 @@ mod tests {
             let mut rng = SplitMix64(seed);
             let mut worst = 0.0f64;
             let inv = problem.inverse_mass();
-            for c in problem.records() {
+            for (ci, c) in problem.records().iter().enumerate() {
+                let k = problem.coefficients(ci);
                 // the contacts the solver passes through the decoupled pass:
                 // in a packing of spheres on a static floor, every one (the
                 // floor's arm is off the normal, but it does not rotate)
@@ -1664,8 +1690,8 @@ mod tests {
                 // the rolling rows' candidates are often not clamped
                 let mut c = *c;
                 c.rolling_arm = 1e-3 * (0.5 + 0.5 * uniform(&mut rng));
-                let (l1, a1, b1) = pass(&problem, &c, state, true);
-                let (l2, a2, b2) = pass(&problem, &c, state, false);
+                let (l1, a1, b1) = pass(&problem, (&c, k), state, true);
+                let (l2, a2, b2) = pass(&problem, (&c, k), state, false);
                 // relative to the largest multiplier (velocity component)
                 // before or after the pass: a result that cancels the
                 // start's digits keeps the start's absolute round-off

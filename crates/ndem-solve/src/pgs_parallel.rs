@@ -82,7 +82,7 @@ pub(crate) struct Colouring {
     pub(crate) block_numbers: Vec<u8>,
     /// What the colouring was built from: each contact's two bodies,
     /// [`NOT_MOVING`] for a body whose velocity never changes, in contact
-    /// order (8 bytes per contact where the problem's records are 184:
+    /// order (8 bytes per contact where the problem's records are 160:
     /// the colouring's passes read these), and the block count. A build
     /// from the same input keeps the colouring it has.
     input: ColouringInput,

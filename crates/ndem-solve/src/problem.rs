@@ -310,21 +310,21 @@ fn sigma_of_row(sigma: &[f64; 3], j: usize) -> f64 {
     }
 }
 
-/// What the solvers read of a contact in every sweep (184 bytes): a
-/// [`Contact`] without its key, its model data and the right-hand sides of
-/// its friction and rolling rows, which the problem keeps apart (the key
-/// and model data are read once per solve, and the tangential `b` is zero
-/// in the stepper's problems but on moving surfaces).
+/// What the solvers read of a contact in every sweep (160 bytes): a
+/// [`Contact`] without its key, its model data, the right-hand sides of
+/// its friction and rolling rows and its [`TangentialCoefficients`], which
+/// the problem keeps apart (the key and model data are read once per
+/// solve, the tangential `b` is zero in the stepper's problems but on
+/// moving surfaces, and `Σ_t`, `Σ_r`, `μ_t` are the same for every contact
+/// of one material pair in one step).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct ContactRecord {
     /// The compact Jacobian (includes `s_n`).
     pub(crate) jacobian: ContactJacobian,
-    /// `[Σ_n, Σ_t, Σ_r]`.
-    pub(crate) sigma: [f64; 3],
+    /// `Σ_n`.
+    pub(crate) sigma_n: f64,
     /// `b_n`.
     pub(crate) normal_rhs: f64,
-    /// Friction coefficient `μ_t`.
-    pub(crate) friction: f64,
     /// Rolling torque arm `μ_r R*` \[m\].
     pub(crate) rolling_arm: f64,
     /// Body indices `[a, b]`.
@@ -335,18 +335,21 @@ impl ContactRecord {
     fn of(c: &Contact) -> Self {
         Self {
             jacobian: c.jacobian,
-            sigma: c.sigma,
+            sigma_n: c.sigma[0],
             normal_rhs: c.rhs[0],
-            friction: c.friction,
             rolling_arm: c.rolling_arm,
             bodies: c.bodies,
         }
     }
 
-    /// Σ of row `j`.
-    #[inline]
-    pub(crate) fn row_sigma(&self, j: usize) -> f64 {
-        sigma_of_row(&self.sigma, j)
+    /// Σ of row `j`, given the contact's tangential coefficients.
+    #[inline(always)]
+    pub(crate) fn row_sigma(&self, k: &TangentialCoefficients, j: usize) -> f64 {
+        match j {
+            0 => self.sigma_n,
+            1 | 2 => k.sigma_t,
+            _ => k.sigma_r,
+        }
     }
 
     /// `b_j` of row `j`, given the contact's tangential right-hand sides.
@@ -365,6 +368,40 @@ fn tangential_rhs_of(c: &Contact) -> [f64; 5] {
     [c.rhs[1], c.rhs[2], c.rhs[3], c.rhs[4], c.rhs[5]]
 }
 
+/// The compliances `Σ_t`, `Σ_r` of a contact's friction and rolling rows
+/// and its friction coefficient `μ_t`. In a SPOOK step they come from the
+/// step's settings (`Σ_t = ε_t/Δt`, `Σ_r = ε_r/Δt`, warm-starting paper,
+/// appendix A) and the material pair, so that a problem's contacts share
+/// them in most scenes: the problem keeps them once
+/// ([`ContactProblem::coefficients`]) and per contact only when they vary,
+/// and a sweep reads 24 bytes less per contact.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct TangentialCoefficients {
+    /// `Σ_t`.
+    pub(crate) sigma_t: f64,
+    /// `Σ_r`.
+    pub(crate) sigma_r: f64,
+    /// Friction coefficient `μ_t`.
+    pub(crate) friction: f64,
+}
+
+impl TangentialCoefficients {
+    fn of(c: &Contact) -> Self {
+        Self {
+            sigma_t: c.sigma[1],
+            sigma_r: c.sigma[2],
+            friction: c.friction,
+        }
+    }
+
+    /// The same numbers, bit for bit (`0.0` and `−0.0` differ; a NaN never
+    /// reaches a problem).
+    fn same_bits(&self, other: &Self) -> bool {
+        let bits = |k: &Self| [k.sigma_t, k.sigma_r, k.friction].map(f64::to_bits);
+        bits(self) == bits(other)
+    }
+}
+
 /// One block's slots in [`ContactProblem::extend_contacts_with`].
 struct FillSlots<'a, X> {
     records: &'a mut [ContactRecord],
@@ -373,7 +410,41 @@ struct FillSlots<'a, X> {
     models: &'a mut [ContactModel],
     /// Empty when the problem stores no tangential `b`.
     tangential: &'a mut [[f64; 5]],
+    /// Empty when the problem stores no coefficients per contact.
+    coefficients: &'a mut [TangentialCoefficients],
     extra: &'a mut [X],
+}
+
+/// The slots of [`ContactProblem::extend_contacts_with`] in blocks of
+/// `block` contacts; an empty optional part (model data, tangential `b`,
+/// coefficients per contact) gives every block an empty slice.
+fn fill_blocks<'a, X>(
+    (records, keys): (&'a mut [ContactRecord], &'a mut [ContactKey]),
+    models: &'a mut [ContactModel],
+    (tangential, coefficients): (&'a mut [[f64; 5]], &'a mut [TangentialCoefficients]),
+    extra: &'a mut [X],
+    block: usize,
+) -> impl Iterator<Item = (usize, FillSlots<'a, X>)> {
+    fn optional<T>(part: &mut [T], block: usize) -> impl Iterator<Item = &mut [T]> {
+        part.chunks_mut(block)
+            .chain(std::iter::repeat_with(|| &mut [][..]))
+    }
+    let mut models = optional(models, block);
+    let mut tangential = optional(tangential, block);
+    let mut coefficients = optional(coefficients, block);
+    records
+        .chunks_mut(block)
+        .zip(keys.chunks_mut(block))
+        .zip(extra.chunks_mut(block))
+        .map(move |((records, keys), extra)| FillSlots {
+            records,
+            keys,
+            models: models.next().unwrap_or_default(),
+            tangential: tangential.next().unwrap_or_default(),
+            coefficients: coefficients.next().unwrap_or_default(),
+            extra,
+        })
+        .enumerate()
 }
 
 /// The tangential right-hand sides of a contact without any.
@@ -551,9 +622,11 @@ pub struct GenericRow {
 /// One MCP in Schur-complement form. See the module docs.
 ///
 /// The contacts are kept in parts (a record of what the sweeps read, then
-/// keys, model data and, only when some contact has them, the tangential
-/// right-hand sides), so that a sweep reads 184 bytes per contact instead
-/// of a whole [`Contact`]'s 272; [`Self::contacts`] puts them together.
+/// keys, model data, the coefficients `Σ_t`, `Σ_r`, `μ_t` once for all
+/// contacts and per contact only when they vary, and, only when some
+/// contact has them, the tangential right-hand sides), so that a sweep
+/// reads 160 bytes per contact instead of a whole [`Contact`]'s 272;
+/// [`Self::contacts`] puts them together.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContactProblem {
     pub(crate) inverse_mass: InverseMasses,
@@ -569,6 +642,12 @@ pub struct ContactProblem {
     keeps_models: bool,
     /// `b` of rows 1-5 per contact; empty when every contact's are zero.
     tangential_rhs: Vec<[f64; 5]>,
+    /// The first contact's `Σ_t`, `Σ_r`, `μ_t` (zeros without contacts):
+    /// every contact's while [`Self::varying_coefficients`] is empty.
+    coefficients: TangentialCoefficients,
+    /// `Σ_t`, `Σ_r`, `μ_t` per contact; empty while every contact's are
+    /// the first one's (bit for bit).
+    varying_coefficients: Vec<TangentialCoefficients>,
     pub(crate) generic: Vec<GenericRow>,
     /// The contact vectors of a released problem ([`Self::with_storage`]),
     /// adopted when the first contacts are added; boxed, so that the
@@ -591,6 +670,7 @@ struct ContactVectors {
     keys: Vec<ContactKey>,
     models: Vec<ContactModel>,
     tangential_rhs: Vec<[f64; 5]>,
+    coefficients: Vec<TangentialCoefficients>,
 }
 
 impl Clone for ContactVectors {
@@ -696,6 +776,8 @@ impl ContactProblem {
             models: Vec::new(),
             keeps_models: true,
             tangential_rhs: Vec::new(),
+            coefficients: TangentialCoefficients::default(),
+            varying_coefficients: Vec::new(),
             generic: Vec::new(),
             recycled: None,
         })
@@ -732,6 +814,7 @@ impl ContactProblem {
             keys: self.keys,
             models: self.models,
             tangential_rhs: self.tangential_rhs,
+            coefficients: self.varying_coefficients,
         };
         self.inverse_mass.clear();
         self.free_velocity.clear();
@@ -755,10 +838,10 @@ impl ContactProblem {
 
     /// Takes the recycled contact vectors as the problem's own once, when
     /// it has none yet: each cut to its first `keep` entries (their old
-    /// contacts, to be overwritten), the tangential right-hand sides
-    /// emptied (they are stored only once some contact has one), the model
-    /// data only when the problem keeps it. The emptied box stays, for
-    /// [`Self::into_storage`].
+    /// contacts, to be overwritten), the tangential right-hand sides and
+    /// the per-contact coefficients emptied (they are stored only once some
+    /// contact needs them), the model data only when the problem keeps it.
+    /// The emptied box stays, for [`Self::into_storage`].
     fn adopt_recycled(&mut self, keep: usize) {
         let keeps_models = self.keeps_models;
         let Some(old) = self.unadopted().map(std::mem::take) else {
@@ -769,11 +852,13 @@ impl ContactProblem {
             mut keys,
             mut models,
             mut tangential_rhs,
+            coefficients: mut varying_coefficients,
         } = old;
         records.truncate(keep);
         keys.truncate(keep);
         models.truncate(keep);
         tangential_rhs.clear();
+        varying_coefficients.clear();
         self.records = records;
         self.keys = keys;
         if keeps_models {
@@ -781,6 +866,9 @@ impl ContactProblem {
         }
         if self.tangential_rhs.is_empty() {
             self.tangential_rhs = tangential_rhs;
+        }
+        if self.varying_coefficients.is_empty() {
+            self.varying_coefficients = varying_coefficients;
         }
     }
 
@@ -811,6 +899,9 @@ impl ContactProblem {
         if !self.tangential_rhs.is_empty() {
             self.tangential_rhs.reserve_exact(additional);
         }
+        if !self.varying_coefficients.is_empty() {
+            self.varying_coefficients.reserve_exact(additional);
+        }
     }
 
     /// Adds a contact after checking it.
@@ -826,6 +917,17 @@ impl ContactProblem {
             self.tangential_rhs.resize(i, NO_TANGENTIAL_RHS);
             self.tangential_rhs.push(tangential);
         }
+        // the first contact's are every contact's until one differs (the
+        // earlier ones' written then)
+        let coefficients = TangentialCoefficients::of(&contact);
+        if i == 0 {
+            self.coefficients = coefficients;
+        } else if !coefficients.same_bits(&self.coefficients)
+            || !self.varying_coefficients.is_empty()
+        {
+            self.varying_coefficients.resize(i, self.coefficients);
+            self.varying_coefficients.push(coefficients);
+        }
         self.records.push(ContactRecord::of(&contact));
         self.keys.push(contact.key);
         if self.keeps_models {
@@ -838,13 +940,14 @@ impl ContactProblem {
     fn contact_at(&self, i: usize) -> Contact {
         let r = &self.records[i];
         let t = self.tangential_rhs(i);
+        let k = self.coefficients(i);
         Contact {
             bodies: r.bodies,
             key: self.keys[i],
             jacobian: r.jacobian,
-            sigma: r.sigma,
+            sigma: [r.sigma_n, k.sigma_t, k.sigma_r],
             rhs: [r.normal_rhs, t[0], t[1], t[2], t[3], t[4]],
-            friction: r.friction,
+            friction: k.friction,
             rolling_arm: r.rolling_arm,
             model: self.models.get(i).copied().unwrap_or_default(),
         }
@@ -892,6 +995,23 @@ impl ContactProblem {
     #[inline(always)]
     pub(crate) fn tangential_rhs(&self, i: usize) -> &[f64; 5] {
         self.tangential_rhs.get(i).unwrap_or(&NO_TANGENTIAL_RHS)
+    }
+
+    /// `Σ_t`, `Σ_r`, `μ_t` of contact `i` (`i` in range).
+    #[inline(always)]
+    pub(crate) fn coefficients(&self, i: usize) -> &TangentialCoefficients {
+        self.varying_coefficients
+            .get(i)
+            .unwrap_or(&self.coefficients)
+    }
+
+    /// `Σ_t`, `Σ_r`, `μ_t` of every contact when they are the same for all
+    /// (`None` when they vary: [`Self::coefficients`] per contact).
+    #[inline]
+    pub(crate) fn shared_coefficients(&self) -> Option<&TangentialCoefficients> {
+        self.varying_coefficients
+            .is_empty()
+            .then_some(&self.coefficients)
     }
 
     /// Adds a generic row after checking it; returns its index among generic rows.
@@ -1034,12 +1154,16 @@ impl ContactProblem {
     /// only its earlier contacts, and the error is that of the lowest
     /// failing index, as a serial loop would report.
     ///
-    /// `build` is called once per contact, except when these are the
-    /// problem's first contacts with a non-zero `b` on a friction or
-    /// rolling row: the problem keeps those right-hand sides only once
-    /// some contact has one, so it then calls `build` a second time for
-    /// every appended contact, in index order on this thread, and keeps
-    /// only their right-hand sides (the first call's `extra` stand).
+    /// `build` is called once per contact, with two exceptions. When these
+    /// are the problem's first contacts, `build(0)` is called once before
+    /// the others, for the coefficients `Σ_t`, `Σ_r`, `μ_t` every contact
+    /// is compared with. And when these are the problem's first contacts
+    /// with a non-zero `b` on a friction or rolling row, or the first whose
+    /// coefficients differ from the first contact's, `build` is called a
+    /// second time for every appended contact, in index order on this
+    /// thread, and only those right-hand sides or coefficients are kept
+    /// (the problem stores them per contact only once some contact needs
+    /// it; the first call's `extra` stand).
     pub fn extend_contacts_with<X: Send, E: Send>(
         &mut self,
         extra: &mut [X],
@@ -1049,6 +1173,13 @@ impl ContactProblem {
         let start = self.records.len();
         let count = extra.len();
         let body_count = self.inverse_mass.len();
+        if start == 0 && count > 0 {
+            // a failure is the fill's to report, at contact 0
+            if let Ok((first, _)) = build(0) {
+                self.coefficients = TangentialCoefficients::of(&first);
+            }
+        }
+        let shared = self.coefficients;
         // every slot is written below: a recycled problem's old contacts
         // stay where they are, and only slots beyond them get a placeholder
         self.adopt_recycled(count);
@@ -1063,12 +1194,20 @@ impl ContactProblem {
         if !tangential.is_empty() {
             tangential.resize(start + count, NO_TANGENTIAL_RHS);
         }
-        let has_tangential = !tangential.is_empty();
+        let had = [
+            !tangential.is_empty(),
+            !self.varying_coefficients.is_empty(),
+        ];
+        let mut coefficients = std::mem::take(&mut self.varying_coefficients);
+        if had[1] {
+            coefficients.resize(start + count, shared);
+        }
         let block = block_len(count, threads);
-        // per block: whether a contact had a tangential `b` that there was
-        // no storage for (written in a second pass below)
+        // per block: whether a contact had a tangential `b`, or
+        // coefficients other than the shared ones, that there was no
+        // storage for (written in a second pass below)
         let fill = |(k, slots): (usize, FillSlots<'_, X>)| {
-            let mut unstored = false;
+            let mut unstored = [false; 2];
             for n in 0..slots.extra.len() {
                 let i = k * block + n;
                 let (contact, e) = build(i).map_err(ContactFillError::Build)?;
@@ -1083,74 +1222,96 @@ impl ContactProblem {
                 let t = tangential_rhs_of(&contact);
                 match slots.tangential.get_mut(n) {
                     Some(slot) => *slot = t,
-                    None => unstored |= t != NO_TANGENTIAL_RHS,
+                    None => unstored[0] |= t != NO_TANGENTIAL_RHS,
+                }
+                let c = TangentialCoefficients::of(&contact);
+                match slots.coefficients.get_mut(n) {
+                    Some(slot) => *slot = c,
+                    None => unstored[1] |= !c.same_bits(&shared),
                 }
                 slots.extra[n] = e;
             }
             Ok(unstored)
         };
-        // no storage: an empty slice for every block
-        let mut tangential_slots = tangential
-            .get_mut(start..)
-            .unwrap_or_default()
-            .chunks_mut(block)
-            .chain(std::iter::repeat_with(|| &mut [][..]));
-        // no model data: an empty slice for every block
-        let model_slots = self
-            .models
-            .get_mut(start..)
-            .unwrap_or_default()
-            .chunks_mut(block)
-            .chain(std::iter::repeat_with(|| &mut [][..]));
-        let blocks = self.records[start..]
-            .chunks_mut(block)
-            .zip(self.keys[start..].chunks_mut(block))
-            .zip(model_slots)
-            .zip(extra.chunks_mut(block))
-            .map(|(((records, keys), models), extra)| FillSlots {
-                records,
-                keys,
-                models,
-                tangential: tangential_slots.next().unwrap_or_default(),
-                extra,
-            })
-            .enumerate();
+        let blocks = fill_blocks(
+            (&mut self.records[start..], &mut self.keys[start..]),
+            self.models.get_mut(start..).unwrap_or_default(),
+            (
+                tangential.get_mut(start..).unwrap_or_default(),
+                coefficients.get_mut(start..).unwrap_or_default(),
+            ),
+            extra,
+            block,
+        );
         // each block stops at its first failure, so the first failing
         // block's error is the lowest failing index's
-        let result: Result<bool, ContactFillError<E>> = if threads <= 1 {
-            blocks
-                .map(fill)
-                .try_fold(false, |any, r| r.map(|u| any | u))
+        let either = |any: [bool; 2], r: Result<[bool; 2], _>| {
+            r.map(|u: [bool; 2]| [any[0] | u[0], any[1] | u[1]])
+        };
+        let result: Result<[bool; 2], ContactFillError<E>> = if threads <= 1 {
+            blocks.map(fill).try_fold([false; 2], either)
         } else {
             map_parts(blocks, fill)
                 .into_iter()
-                .try_fold(false, |any, r| r.map(|u| any | u))
+                .try_fold([false; 2], either)
         };
         self.tangential_rhs = tangential;
+        self.varying_coefficients = coefficients;
         let result = match result {
-            Ok(true) => {
-                // some contact has a tangential `b` and the problem kept
-                // none so far: store them all (built again, in order)
-                self.tangential_rhs.resize(start, NO_TANGENTIAL_RHS);
-                (0..count).try_for_each(|i| {
-                    let (contact, _) = build(i).map_err(ContactFillError::Build)?;
-                    self.tangential_rhs.push(tangential_rhs_of(&contact));
-                    Ok(())
-                })
-            }
-            r => r.map(|_| ()),
+            Ok([false, false]) => Ok(()),
+            Ok(unstored) => self.store_per_contact(start, count, unstored, &build),
+            Err(e) => Err(e),
         };
         if result.is_err() {
             self.records.truncate(start);
             self.keys.truncate(start);
             self.models.truncate(start);
-            if has_tangential {
+            if had[0] {
                 self.tangential_rhs.truncate(start);
             } else {
                 self.tangential_rhs.clear();
             }
+            if had[1] {
+                self.varying_coefficients.truncate(start);
+            } else {
+                self.varying_coefficients.clear();
+            }
+            if start == 0 {
+                self.coefficients = TangentialCoefficients::default();
+            }
         }
         result
+    }
+
+    /// The second pass of [`Self::extend_contacts_with`]: some of the
+    /// `count` contacts from `start` on have a tangential `b`, or
+    /// coefficients other than the shared ones (`unstored`, in that
+    /// order), and the problem kept none per contact so far: they are
+    /// stored for all (built again, in order).
+    fn store_per_contact<X, E>(
+        &mut self,
+        start: usize,
+        count: usize,
+        unstored: [bool; 2],
+        build: &impl Fn(usize) -> Result<(Contact, X), E>,
+    ) -> Result<(), ContactFillError<E>> {
+        if unstored[0] {
+            self.tangential_rhs.resize(start, NO_TANGENTIAL_RHS);
+        }
+        if unstored[1] {
+            self.varying_coefficients.resize(start, self.coefficients);
+        }
+        (0..count).try_for_each(|i| {
+            let (contact, _) = build(i).map_err(ContactFillError::Build)?;
+            if unstored[0] {
+                self.tangential_rhs.push(tangential_rhs_of(&contact));
+            }
+            if unstored[1] {
+                let c = TangentialCoefficients::of(&contact);
+                self.varying_coefficients.push(c);
+            }
+            Ok(())
+        })
     }
 
     /// The same problem with a different number of rows per contact (e.g.
@@ -1437,10 +1598,10 @@ impl ContactProblem {
         self.jacobian_times_unchecked(velocity, out);
         let m = self.rows.count();
         for (ci, c) in self.records.iter().enumerate() {
-            let t = self.tangential_rhs(ci);
+            let (t, s) = (self.tangential_rhs(ci), self.coefficients(ci));
             for j in 0..m {
                 let k = ci * m + j;
-                out[k] += c.row_sigma(j) * lambda[k] + c.rhs(t, j);
+                out[k] += c.row_sigma(s, j) * lambda[k] + c.rhs(t, j);
             }
         }
         let off = self.generic_offset();
@@ -1494,11 +1655,12 @@ impl ContactProblem {
     /// [`Self::diagonal`] without the length checks.
     pub(crate) fn diagonal_unchecked(&self, out: &mut [f64]) {
         let m = self.rows.count();
-        for (c, o) in self.records.iter().zip(out.chunks_exact_mut(m)) {
+        for (ci, (c, o)) in self.records.iter().zip(out.chunks_exact_mut(m)).enumerate() {
             let [a, b] = c.bodies.map(|x| x as usize);
             let d = self.inverse_mass.diagonal(&c.jacobian, a, b);
+            let s = self.coefficients(ci);
             for j in 0..m {
-                o[j] = d[j] + c.row_sigma(j);
+                o[j] = d[j] + c.row_sigma(s, j);
             }
         }
         self.generic_diagonal_unchecked(out);
@@ -1533,8 +1695,9 @@ impl ContactProblem {
         self.jacobian_times_unchecked(scratch, out);
         let m = self.rows.count();
         for (ci, c) in self.records.iter().enumerate() {
+            let s = self.coefficients(ci);
             for j in 0..m {
-                out[ci * m + j] += c.row_sigma(j) * x[ci * m + j];
+                out[ci * m + j] += c.row_sigma(s, j) * x[ci * m + j];
             }
         }
         let off = self.generic_offset();
@@ -1582,8 +1745,13 @@ impl ContactProblem {
     /// [`Self::project`] without the length checks.
     pub(crate) fn project_unchecked(&self, lambda: &mut [f64]) {
         let m = self.rows.count();
-        for (c, lam) in self.records.iter().zip(lambda.chunks_exact_mut(m)) {
-            project_record(c, self.friction_set, lam);
+        for (ci, (c, lam)) in self
+            .records
+            .iter()
+            .zip(lambda.chunks_exact_mut(m))
+            .enumerate()
+        {
+            project_record(c, self.coefficients(ci), self.friction_set, lam);
         }
         self.project_generic_unchecked(lambda);
     }
@@ -1617,16 +1785,26 @@ impl ContactProblem {
 /// Projects the multipliers of one contact (1, 3 or 6 entries) onto its set.
 #[inline]
 pub fn project_contact(c: &Contact, set: FrictionSet, lam: &mut [f64]) {
-    project_record(&ContactRecord::of(c), set, lam);
+    project_record(
+        &ContactRecord::of(c),
+        &TangentialCoefficients::of(c),
+        set,
+        lam,
+    );
 }
 
 /// [`project_contact`] for a problem's record.
 #[inline]
-pub(crate) fn project_record(c: &ContactRecord, set: FrictionSet, lam: &mut [f64]) {
+pub(crate) fn project_record(
+    c: &ContactRecord,
+    k: &TangentialCoefficients,
+    set: FrictionSet,
+    lam: &mut [f64],
+) {
     lam[0] = lam[0].max(0.0);
     let force = c.jacobian.normal_scale * lam[0];
     if lam.len() >= 3 {
-        let bound = c.friction * force;
+        let bound = k.friction * force;
         project_pair(set, bound, &mut lam[1..3]);
     }
     if lam.len() >= 6 {
@@ -1763,13 +1941,13 @@ impl ContactProblem {
                 self.prefetch_bodies(ci + PREFETCH_AHEAD, v);
             }
             let c = &self.records[ci];
-            let t = self.tangential_rhs(ci);
+            let (t, s) = (self.tangential_rhs(ci), self.coefficients(ci));
             let [a, b] = c.bodies.map(|x| x as usize);
             let gv = c.jacobian.velocity(&v[a], &v[b]);
             let diag = inv.diagonal(&c.jacobian, a, b);
             for j in 0..m {
                 // (D_jj + Σ_j) − Σ_j, as the diagonal of N less Σ
-                let d = (diag[j] + c.row_sigma(j)) - c.row_sigma(j);
+                let d = (diag[j] + c.row_sigma(s, j)) - c.row_sigma(s, j);
                 if d > 0.0 {
                     total += 0.5 * (gv[j].abs() + c.rhs(t, j).abs()).powi(2) / d;
                 }
@@ -1836,11 +2014,11 @@ mod tests {
         assert_eq!(pair, [0.0, 0.0]);
     }
 
-    /// A sweep reads 184 bytes per contact (`docs/performance.md`,
-    /// "Session 21"), not a whole `Contact`'s 272.
+    /// A sweep reads 160 bytes per contact (`docs/performance.md`,
+    /// "Session 21" and "Session 36"), not a whole `Contact`'s 272.
     #[test]
-    fn a_sweep_record_is_184_bytes() {
-        assert_eq!(std::mem::size_of::<ContactRecord>(), 184);
+    fn a_sweep_record_is_160_bytes() {
+        assert_eq!(std::mem::size_of::<ContactRecord>(), 160);
         assert_eq!(std::mem::size_of::<Contact>(), 272);
     }
 

@@ -568,7 +568,8 @@ impl HistoryWarmStart {
         let mut from = 0;
         let keys = &problem.contacts().keys()[first..];
         let records = &problem.records()[first..];
-        for ((c, key), lam) in records.iter().zip(keys).zip(lambda.chunks_exact_mut(m)) {
+        let contacts = records.iter().zip(keys).zip(lambda.chunks_exact_mut(m));
+        for (i, ((c, key), lam)) in contacts.enumerate() {
             let Some(s) = history.get_from(key, &mut from) else {
                 lam.fill(0.0);
                 stats.cold += 1;
@@ -590,7 +591,8 @@ impl HistoryWarmStart {
                     lam[5] = self.beta * f.normal.dot(&s.rolling);
                 }
             }
-            project_record(c, problem.friction_set(), lam);
+            let k = problem.coefficients(first + i);
+            project_record(c, k, problem.friction_set(), lam);
         }
         stats
     }
@@ -635,7 +637,7 @@ impl WarmStart for ModelWarmStart {
         let vstar = problem.free_velocity();
         let mut stats = WarmStartStats::default();
         let records = problem.records().iter().zip(problem.models());
-        for ((c, md), lam) in records.zip(lambda.chunks_exact_mut(m)) {
+        for (ci, ((c, md), lam)) in records.zip(lambda.chunks_exact_mut(m)).enumerate() {
             if md.g < 0.0 && md.epsilon_n > 0.0 {
                 lam[0] = -dt * md.g / md.epsilon_n;
                 stats.warm += 1;
@@ -653,7 +655,7 @@ impl WarmStart for ModelWarmStart {
                     lam[j] = -dt * gv[j] / md.gamma_r;
                 }
             }
-            project_record(c, problem.friction_set(), lam);
+            project_record(c, problem.coefficients(ci), problem.friction_set(), lam);
         }
         stats.cold += problem.generic_rows().len();
         problem.velocity_from_unchecked(lambda, velocity);

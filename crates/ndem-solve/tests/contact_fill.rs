@@ -429,3 +429,82 @@ proptest! {
         }
     }
 }
+
+/// `[Σ_t, Σ_r, μ_t]` of a contact: mostly those of one material pair in one
+/// step, sometimes others (a zero of either sign among them).
+fn arb_coefficients() -> impl Strategy<Value = [f64; 3]> {
+    prop_oneof![
+        8 => Just([1e-6, 2e-6, 0.5]),
+        1 => Just([-0.0, 2e-6, 0.5]),
+        1 => Just([0.0, 2e-6, 0.5]),
+        1 => Just([1e-6, 2e-6, 0.0]),
+        1 => (0.0..1e-5f64, 0.0..1e-5f64, 0.0..1.0f64).prop_map(|(t, r, mu)| [t, r, mu]),
+    ]
+}
+
+/// Contact `i` with `Σ_t`, `Σ_r` and `μ_t` from `coefficients`.
+fn contact_with_coefficients(i: usize, [sigma_t, sigma_r, mu]: [f64; 3]) -> Contact {
+    let mut c = contact(i, Kind::Valid).unwrap();
+    c.sigma = [1e-7 * (1 + i % 3) as f64, sigma_t, sigma_r];
+    c.friction = mu;
+    c.key = ndem_math::ContactKey::new(0, 1, i as u32);
+    c
+}
+
+/// `Σ` and `μ_t` of a contact as bits (`==` would not tell `−0.0` from `0.0`).
+fn coefficient_bits(c: &Contact) -> [u64; 4] {
+    [c.sigma[0], c.sigma[1], c.sigma[2], c.friction].map(f64::to_bits)
+}
+
+proptest! {
+    /// `Σ_t`, `Σ_r` and `μ_t`, which a problem keeps once while every
+    /// contact's are the first one's and per contact once one differs,
+    /// read back as built, bit for bit (a zero's sign too): pushed or
+    /// filled on 1-4 threads, whichever contact is the first to differ,
+    /// after a failed fill, and in a released problem's storage whose
+    /// contacts had coefficients of their own or not; the solve is that of
+    /// the problem built from nothing.
+    #[test]
+    fn coefficients_read_back_as_built(
+        problems in prop::collection::vec(
+            (
+                prop_oneof![
+                    3 => prop::collection::vec(arb_coefficients(), 0..200),
+                    // contacts that differ only in a zero's sign
+                    1 => prop::collection::vec(
+                        prop_oneof![Just([0.0, 2e-6, 0.5]), Just([-0.0, 2e-6, 0.5])],
+                        0..200,
+                    ),
+                ],
+                arb_adding(),
+            ),
+            3,
+        ),
+    ) {
+        let mut storage = ProblemStorage::new();
+        for (k, (coefficients, how)) in problems.into_iter().enumerate() {
+            let built: Vec<Contact> = coefficients
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| contact_with_coefficients(i + 1000 * k, s))
+                .collect();
+            let mut fresh = empty_problem();
+            let mut recycled = in_storage(&mut storage, true);
+            let want = add(&mut fresh, &built, how);
+            prop_assert_eq!(&add(&mut recycled, &built, how), &want);
+            let kept = match (how, &want) {
+                (Adding::Fill { before, .. }, Err(_)) => before.min(built.len()),
+                _ => built.len(),
+            };
+            for p in [&fresh, &recycled] {
+                prop_assert_eq!(p.contacts().len(), kept);
+                prop_assert!(p.contacts().iter().eq(built[..kept].iter().copied()));
+                for (got, want) in p.contacts().iter().zip(&built) {
+                    prop_assert_eq!(coefficient_bits(&got), coefficient_bits(want));
+                }
+            }
+            prop_assert_eq!(pgs_solution(&recycled), pgs_solution(&fresh));
+            storage = recycled.into_storage();
+        }
+    }
+}

@@ -208,3 +208,155 @@ fn colour_blocks_outside_the_range_are_refused() {
         ));
     }
 }
+
+/// `count` contacts that share no body (contact `i` between bodies `2i` and
+/// `2i + 1`), each with its own `Σ`, `μ_t` and rolling arm: spheres
+/// (isotropic inertia, lever arms along the normal: the decoupled pass)
+/// but for every seventh contact, whose body b has an anisotropic inertia
+/// (the row-wise pass). Bodies approach along the normal; `b_n` drawn.
+fn disjoint_contacts(count: usize, set: FrictionSet, seed: u64) -> ContactProblem {
+    use ndem_math::{ContactFrame, ContactJacobian, InverseMass, Mat3, Vec3, Velocity6};
+    let mut state = seed;
+    let mut u = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut inverse = Vec::with_capacity(2 * count);
+    let mut free = Vec::with_capacity(2 * count);
+    let mut contacts = Vec::with_capacity(count);
+    for i in 0..count {
+        let normal = Vec3::new(u() - 0.5, u() - 0.5, u() + 0.2).normalize();
+        let (ra, rb) = (0.01 + 0.01 * u(), 0.01 + 0.01 * u());
+        let sphere = |r: f64, m: f64| InverseMass {
+            inv_mass: 1.0 / m,
+            inv_inertia: Mat3::identity() * (2.5 / (m * r * r)),
+        };
+        let a = sphere(ra, 0.01 + 0.02 * u());
+        let mut b = sphere(rb, 0.01 + 0.02 * u());
+        if i % 7 == 3 {
+            b.inv_inertia = Mat3::from_diagonal(&Vec3::new(1.0, 2.0, 3.0)) * (1e3 + 1e3 * u());
+        }
+        let speed = 0.1 + u();
+        // sliding for most contacts (μ bounds them), sticking for some
+        let drift = Vec3::new(u() - 0.5, u() - 0.5, u() - 0.5) * (6.0 * u());
+        let spin = Vec3::new(u() - 0.5, u() - 0.5, u() - 0.5) * 10.0;
+        inverse.extend([a, b]);
+        free.push(Velocity6::new(-normal * speed + drift, spin));
+        free.push(Velocity6::new(normal * speed, -spin));
+        let frame = ContactFrame::from_unit_normal(normal);
+        let jacobian = ContactJacobian::new(frame, &(-normal * ra), &(normal * rb), 1.0 + u());
+        let c = Contact::builder([2 * i as u32, 2 * i as u32 + 1], jacobian)
+            .compliance([1e-8 * u(), 1e-7 * u(), 1e-7 * u()])
+            .normal_rhs(-0.05 * u())
+            .friction(0.1 + 0.8 * u())
+            .rolling_arm(1e-3 * u())
+            .build()
+            .unwrap();
+        contacts.push(c);
+    }
+    let mut problem =
+        ContactProblem::new(inverse, free, ContactRows::NormalFrictionRolling, set, 1e-3).unwrap();
+    for c in contacts {
+        problem.push_contact(c).unwrap();
+    }
+    problem
+}
+
+/// Contact `i` of `problem` alone, between bodies 0 and 1 (its two bodies).
+fn contact_alone(problem: &ContactProblem, i: usize) -> ContactProblem {
+    let c = problem.contacts().get(i).unwrap();
+    let [a, b] = c.bodies.map(|x| x as usize);
+    let inv = problem.inverse_mass();
+    let free = problem.free_velocity();
+    let mut alone = ContactProblem::new(
+        vec![inv.get(a).unwrap(), inv.get(b).unwrap()],
+        vec![free[a], free[b]],
+        problem.contact_rows(),
+        problem.friction_set(),
+        1e-3,
+    )
+    .unwrap();
+    alone
+        .push_contact(Contact {
+            bodies: [0, 1],
+            ..c
+        })
+        .unwrap();
+    alone
+}
+
+/// Each contact is swept with its own `Σ_t`, `Σ_r`, `μ_t`, which the
+/// problem keeps per contact when they differ (otherwise once): 4500
+/// contacts that share no body, each with coefficients of its own, solved
+/// in the given order on one thread and in the coloured order on one and
+/// two threads (the paired decoupled pass, the row-wise pass), give each
+/// contact the multipliers and velocities of its contact solved alone, bit
+/// for bit; a sweep that read one contact's coefficients for all would
+/// not.
+#[test]
+fn each_contact_is_swept_with_its_own_coefficients() {
+    for (set, variant) in [
+        (FrictionSet::Box, PgsVariant::RowWise),
+        (FrictionSet::Disk, PgsVariant::RowWise),
+        (FrictionSet::Disk, PgsVariant::Blocked),
+    ] {
+        let problem = disjoint_contacts(4500, set, 7);
+        let solve = |p: &ContactProblem, order: ContactOrder, threads: usize| {
+            let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+                stopping: Stopping::iterations(12),
+                order,
+                threads,
+                variant,
+                ..PgsSettings::default()
+            })
+            .unwrap();
+            let mut lambda = vec![0.0; p.len()];
+            let mut v = p.free_velocity().to_vec();
+            pgs.solve(p, &mut lambda, &mut v).unwrap();
+            (lambda, v)
+        };
+        let alone: Vec<_> = (0..problem.contacts().len())
+            .map(|i| solve(&contact_alone(&problem, i), ContactOrder::Given, 1))
+            .collect();
+        // the friction bounds matter: many contacts slide at their own μ
+        let saturated = alone
+            .iter()
+            .enumerate()
+            .filter(|(i, (la, _))| {
+                let c = problem.contacts().get(*i).unwrap();
+                let bound = c.friction * c.jacobian.normal_scale * la[0];
+                let size = match set {
+                    FrictionSet::Box => la[1].abs().max(la[2].abs()),
+                    FrictionSet::Disk => la[1].hypot(la[2]),
+                };
+                bound > 0.0 && size >= (1.0 - 1e-12) * bound
+            })
+            .count();
+        eprintln!("{set:?}: {saturated} of 4500 at their bound");
+        assert!(
+            saturated > 500,
+            "{set:?}: {saturated} of 4500 at their bound"
+        );
+        for (order, threads) in [
+            (ContactOrder::Given, 1),
+            (ContactOrder::Coloured, 1),
+            (ContactOrder::Coloured, 2),
+        ] {
+            let (lambda, v) = solve(&problem, order, threads);
+            for (i, (la, va)) in alone.iter().enumerate() {
+                let bits = |x: &[f64]| x.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&lambda[6 * i..6 * i + 6]),
+                    bits(la),
+                    "{set:?} {variant:?} {order:?} {threads} threads: contact {i}"
+                );
+                assert!(
+                    v[2 * i..2 * i + 2] == va[..],
+                    "{set:?} {variant:?} {order:?} {threads} threads: bodies of contact {i}"
+                );
+            }
+        }
+    }
+}

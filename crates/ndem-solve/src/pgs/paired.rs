@@ -30,7 +30,7 @@
 //! the 10⁵ bed (`docs/performance.md`, "Session 23: bodies fetched
 //! ahead").
 
-use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, sweep_contact};
+use super::{ContactSide, Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, sweep_contact};
 use crate::PREFETCH_AHEAD;
 use crate::pgs_parallel::{BlockProgress, SharedIterate, first_ready};
 use crate::problem::FrictionSet;
@@ -38,10 +38,11 @@ use ndem_math::Velocity6;
 use ndem_math::prefetch::prefetch;
 
 /// What a sweep reads besides the iterate, with the tangential `b` of a
-/// contact (rows 1-5) looked up by `tangential_rhs`.
+/// contact (rows 1-5) and its coefficients looked up by `side`
+/// ([`ContactSide`]).
 pub(super) struct SweepData<'a, T> {
     pub(super) inputs: SweepInputs<'a>,
-    pub(super) tangential_rhs: T,
+    pub(super) side: T,
 }
 
 /// Where a sweep finds the iterate: the caller's slices (one thread), or a
@@ -212,7 +213,7 @@ struct Lane {
     end: u32,
 }
 
-impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
+impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
     /// Sweeps the blocks of `pending` (positions in `blocks`) in two lanes
     /// (module docs). Returns the largest correction and whether every
     /// new value is finite.
@@ -344,7 +345,7 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
         let (mut va, mut vb) = (store.velocity(a), store.velocity(b));
         let outcome = store.with_lambda(ci * m, m, |lam| {
             sweep_contact(
-                (c, (self.tangential_rhs)(ci)),
+                (c, (self.side)(ci)),
                 &self.inputs.shapes.1[self.inputs.shapes.0[ci] as usize],
                 self.inputs.problem.friction_set(),
                 lam,
@@ -415,9 +416,11 @@ impl<'t, T: Fn(usize) -> &'t [f64; 5]> SweepData<'_, T> {
         let c = &self.inputs.problem.records()[ci];
         let [a, b] = c.bodies.map(|x| x as usize);
         let [ra, rb] = [self.inputs.bodies[a], self.inputs.bodies[b]];
+        let (rhs_t, k) = (self.side)(ci);
         Local {
             c,
-            rhs_t: (self.tangential_rhs)(ci),
+            rhs_t,
+            k,
             shape: &self.inputs.shapes.1[SHAPE_DECOUPLED as usize],
             inv_d: &self.inputs.inv_diag[ci * m..ci * m + m],
             omega: self.inputs.omega,
