@@ -8,7 +8,7 @@ use crate::peers_rapier::{self, RAPIER, RapierRun};
 use crate::report::{Progress, SuiteResult};
 use ndem_scenes::SolverChoice;
 use ndem_scenes::builders::Scene;
-use ndem_step::{StageTimes, Stepper, World};
+use ndem_step::{StepStats, Stepper, World};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -54,13 +54,23 @@ struct StepTimes {
     /// CPU seconds per step (all threads).
     cpu: f64,
     contacts: f64,
+    /// Steps whose impact stage solved an impact problem (some contact
+    /// impacted), of the measured steps: the impact stage's time depends
+    /// on it more than on the code, and two builds whose beds were settled
+    /// to other round-off can differ in it.
+    impact_solves: usize,
+    /// Impacting contacts per step.
+    impacts: f64,
     /// Wall time of the untimed first step, which also grows the
     /// stepper's reused vectors to the bed's size \[s\].
     first_step: f64,
 }
 
 impl StepTimes {
-    fn add(&mut self, t: &StageTimes, contacts: usize, steps: usize) {
+    fn add(&mut self, st: &StepStats, steps: usize) {
+        let (t, contacts) = (&st.times, st.contacts);
+        self.impact_solves += usize::from(st.impact_status.is_some());
+        self.impacts += st.impacts as f64 / steps as f64;
         let k = 1.0 / steps as f64;
         self.detection += t.detection.as_secs_f64() * k;
         self.assembly += t.assembly.as_secs_f64() * k;
@@ -123,7 +133,7 @@ fn measure(
     let cpu = own_cpu_seconds();
     for _ in 0..steps {
         let st = s.step(&mut stepper).map_err(|e| e.to_string())?;
-        times.add(&st.times, st.contacts, steps);
+        times.add(&st, steps);
     }
     times.cpu = (own_cpu_seconds() - cpu) / steps as f64;
     Ok((times, s.world))
@@ -213,7 +223,7 @@ pub(crate) fn compare(
 pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, String) {
     let mut rows = Vec::new();
     let mut table = String::from(
-        "| N | contacts | configuration | step [ms] | detection [ms] | assembly [ms] | impact [ms] | continuous [ms] | ns per contact-iteration | speed-up of the step over pgs, 1 thread | first step, not averaged [ms] |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| N | contacts | configuration | step [ms] | detection [ms] | assembly [ms] | impact [ms] | steps with an impact solve | continuous [ms] | ns per contact-iteration | speed-up of the step over pgs, 1 thread | first step, not averaged [ms] |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in results {
         let base = r.times[0].1.total;
@@ -228,6 +238,8 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
                 "detection_s": t.detection,
                 "assembly_s": t.assembly,
                 "impact_s": t.impact,
+                "steps_with_impact_solve": t.impact_solves,
+                "impacting_contacts_per_step": t.impacts,
                 "continuous_s": t.continuous,
                 "continuous_ns_per_contact_iteration": t.per_contact_iteration(),
                 "speed_up_over_pgs_one_thread": base / t.total,
@@ -239,7 +251,7 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
             }));
             let _ = writeln!(
                 table,
-                "| {} | {:.0} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} |",
+                "| {} | {:.0} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} of {} ({:.1} contacts) | {:.1} | {:.1} | {:.2} | {:.1} |",
                 r.n,
                 t.contacts,
                 c.label,
@@ -247,6 +259,9 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
                 t.detection * 1e3,
                 t.assembly * 1e3,
                 t.impact * 1e3,
+                t.impact_solves,
+                r.steps,
+                t.impacts,
                 t.continuous * 1e3,
                 t.per_contact_iteration(),
                 base / t.total,
@@ -255,7 +270,7 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
         }
         let _ = writeln!(
             table,
-            "| {} | | coloured on 1 and 2 threads: {} | | | | | | | | |",
+            "| {} | | coloured on 1 and 2 threads: {} | | | | | | | | | |",
             r.n,
             if r.threads_agree {
                 "bit-identical worlds"
