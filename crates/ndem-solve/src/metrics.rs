@@ -193,18 +193,22 @@ impl ResidualEvaluator {
         stats_at(problem, lambda, vel, block_sums, threads)
     }
 
-    /// [`Self::stats`] at `v = v* + M⁻¹Gᵀλ` formed in `scratch`, one entry
-    /// per body, instead of in the evaluator's own vector: a solver whose
-    /// current velocities are elsewhere lends its stale copy (the same
-    /// numbers; the evaluator's vector is then never filled).
-    pub(crate) fn stats_formed_in(
+    /// [`Self::stats`] at `v = v* + M⁻¹Gᵀλ` formed in `velocity` (`v*`
+    /// itself when `λ = 0`), one entry per body, instead of in the
+    /// evaluator's own vector, which is then never filled: `velocity` holds
+    /// that `v` afterwards (PGS returns it).
+    pub(crate) fn stats_forming(
         &mut self,
         problem: &ContactProblem,
         lambda: &[f64],
-        scratch: &mut [Velocity6],
+        velocity: &mut [Velocity6],
     ) -> ResidualStats {
-        let vel = formed_in(scratch, problem, lambda, self.threads);
-        let (_, block_sums, threads) = self.start_sums(problem, lambda, Some(vel));
+        if is_zero(lambda, self.threads) {
+            velocity.copy_from_slice(problem.free_velocity());
+        } else {
+            form(velocity, problem, lambda, self.threads);
+        }
+        let (vel, block_sums, threads) = self.start_sums(problem, lambda, Some(&*velocity));
         stats_at(problem, lambda, vel, block_sums, threads)
     }
 
@@ -391,20 +395,6 @@ fn velocity_or_formed<'a>(
             form(scratch, problem, lambda, threads)
         }
     }
-}
-
-/// `v = v* + M⁻¹Gᵀλ` formed in `scratch` (one entry per body) as
-/// [`velocity_or_formed`] forms it, or `v*` itself when `λ = 0`.
-fn formed_in<'a>(
-    scratch: &'a mut [Velocity6],
-    problem: &'a ContactProblem,
-    lambda: &[f64],
-    threads: usize,
-) -> &'a [Velocity6] {
-    if is_zero(lambda, threads) {
-        return problem.free_velocity();
-    }
-    form(scratch, problem, lambda, threads)
 }
 
 /// `v = v* + M⁻¹Gᵀλ` formed in `scratch`.

@@ -1201,29 +1201,26 @@ impl ProjectedGaussSeidel {
         outcome.get()
     }
 
-    /// The residual statistics of `λ` at `v* + M⁻¹Gᵀλ` (of the problem's
-    /// own masses, also when the sweeps split them).
-    fn residual_stats(&mut self, problem: &ContactProblem, lambda: &[f64]) -> ResidualStats {
-        self.evaluator.stats(problem, lambda, None)
-    }
-
-    /// [`Self::residual_stats`] during a solve: while parallel sweeps keep
-    /// the current velocities in the shared copy, `v* + M⁻¹Gᵀλ` is formed
-    /// in the caller's stale `velocity` (rewritten from the shared copy
-    /// when it is next made current), so that a two-thread solve holds no
-    /// third vector of body velocities; otherwise in the evaluator's.
+    /// The residual statistics of `λ` during a solve, taken honestly at
+    /// `v = v* + M⁻¹Gᵀλ` (the problem's own masses, also when the sweeps
+    /// split them), which is formed in the caller's `velocity` and becomes
+    /// the iterate: the sweeps' running velocity drifts from it by
+    /// round-off, and a solve returns the velocity its statistics describe
+    /// ([`crate::Solver`]). No vector of its own is filled; on two threads
+    /// the caller's copy is the stale one while the sweeps run in the
+    /// shared copy, which the next sweep reloads from it.
     fn honest_stats(
         &mut self,
         problem: &ContactProblem,
         lambda: &[f64],
         velocity: &mut [Velocity6],
     ) -> ResidualStats {
-        if self.current.slices {
-            self.residual_stats(problem, lambda)
-        } else {
-            debug_assert!(self.current.shared, "no copy of the velocities is current");
-            self.evaluator.stats_formed_in(problem, lambda, velocity)
-        }
+        let stats = self.evaluator.stats_forming(problem, lambda, velocity);
+        self.current = Current {
+            shared: false,
+            slices: true,
+        };
+        stats
     }
 
     /// The velocity to take the start's residuals at: `velocity` when the

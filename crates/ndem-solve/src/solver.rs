@@ -339,10 +339,11 @@ impl Observer for NoObserver {
 /// On entry `lambda` holds the starting multipliers (zero for a cold start)
 /// and `velocity` the starting velocity, normally `v* + M⁻¹Gᵀλ`
 /// (warm-starting paper, eq. 8). On exit `lambda` is the solution and
-/// `velocity` equals `v* + M⁻¹Gᵀλ` for the returned `λ` (up to round-off),
-/// except for solvers that iterate on the velocity they were given (PGS),
-/// which return their running velocity; the report's residuals are always
-/// those of `v* + M⁻¹Gᵀλ`, so an inconsistent start shows there.
+/// `velocity` equals `v* + M⁻¹Gᵀλ` for the returned `λ` (up to round-off;
+/// PGS, which iterates on a running velocity that drifts from it, forms
+/// it again for its last residual check and returns that one), and the
+/// report's residuals are those of `v* + M⁻¹Gᵀλ`: the returned state is
+/// the one the report describes.
 ///
 /// Errors are real failures (bad input, a non-finite iterate); an answer
 /// that is merely not converged is `Ok` with its [`SolverStatus`].

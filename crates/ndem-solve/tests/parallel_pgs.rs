@@ -360,3 +360,76 @@ fn each_contact_is_swept_with_its_own_coefficients() {
         }
     }
 }
+
+/// A PGS solve returns the velocity its report describes: `v = v* +
+/// M⁻¹Gᵀλ` of the returned `λ`, bit for bit as `velocity_from` forms it
+/// (not the sweeps' running velocity, which drifts from it by round-off),
+/// and the report's residuals are the evaluator's at that `v`: in the given
+/// and the coloured order, on one and two threads, row-wise and blocked,
+/// with checks between sweeps (early stop) or at the end only, from a cold
+/// start and from a start whose velocity does not match its `λ₀`.
+#[test]
+fn a_solve_returns_the_velocity_its_report_describes() {
+    let packing = |set| {
+        sphere_packing(&PackingSpec {
+            cells: [14, 14, 8],
+            friction_set: set,
+            ..PackingSpec::default()
+        })
+    };
+    let cases = [
+        (
+            FrictionSet::Box,
+            ContactOrder::Given,
+            1,
+            PgsVariant::RowWise,
+        ),
+        (
+            FrictionSet::Disk,
+            ContactOrder::Coloured,
+            1,
+            PgsVariant::RowWise,
+        ),
+        (
+            FrictionSet::Disk,
+            ContactOrder::Coloured,
+            2,
+            PgsVariant::RowWise,
+        ),
+        (
+            FrictionSet::Box,
+            ContactOrder::Coloured,
+            2,
+            PgsVariant::Blocked,
+        ),
+    ];
+    for (set, order, threads, variant) in cases {
+        let problem = packing(set);
+        for stopping in [Stopping::iterations(30), Stopping::to_tolerance(60, 1e-9)] {
+            for warm in [false, true] {
+                let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+                    stopping,
+                    order,
+                    threads,
+                    variant,
+                    ..PgsSettings::default()
+                })
+                .unwrap();
+                // a warm λ₀ with v₀ = v*: a start that is not v(λ₀)
+                let mut lambda: Vec<f64> = (0..problem.len())
+                    .map(|k| if warm && k % 6 == 0 { 1e-4 } else { 0.0 })
+                    .collect();
+                let mut v = problem.free_velocity().to_vec();
+                let report = pgs.solve(&problem, &mut lambda, &mut v).unwrap();
+                let mut formed = v.clone();
+                problem.velocity_from(&lambda, &mut formed).unwrap();
+                let what = format!(
+                    "{set:?} {order:?} {threads} threads {variant:?} {stopping:?} warm {warm}"
+                );
+                assert!(v == formed, "{what}: not v* + M⁻¹Gᵀλ");
+                let stats = ResidualEvaluator::new().stats(&problem, &lambda, Some(&v));
+                assert_eq!(report.residuals, stats, "{what}");
+            }
+        }
+    }
+}
