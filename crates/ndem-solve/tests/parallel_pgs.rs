@@ -60,8 +60,9 @@ fn coloured_sweeps_do_not_depend_on_the_thread_count() {
 /// A solve that checks its residual between sweeps (early stop on, the
 /// checks failing until the iterate reaches the tolerance): the same
 /// iterate, velocities, sweep count and residuals on 1, 2 and 3 threads.
-/// On several threads the residual is formed in the caller's stale copy
-/// of the velocities, which must be current again after each check.
+/// Each check forms `v = v* + M⁻¹Gᵀλ` in the caller's copy of the
+/// velocities and the iterate goes on from it: on several threads the next
+/// sweep must reload the shared copy from it.
 #[test]
 fn residual_checks_do_not_depend_on_the_thread_count() {
     let problem = frictionless_packing();
