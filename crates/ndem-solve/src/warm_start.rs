@@ -26,14 +26,17 @@ pub struct StoredImpulse {
 
 /// Last step's multipliers, keyed by contact identity.
 ///
-/// The contacts' impulses are kept in a vector sorted by key, each key
-/// once: the stepper's contacts come in key order, so a record is a copy
-/// and a warm start a merge walk through it (no hashing, no random access;
-/// 72 bytes per contact).
+/// The contacts' impulses are kept sorted by key, each key once: the
+/// stepper's contacts come in key order, so a record is a copy and a warm
+/// start a merge walk through it (no hashing, no random access). Keys and
+/// impulses are kept in two vectors side by side (68 bytes per contact; a
+/// vector of pairs pads each 12-byte key to 16).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImpulseHistory {
-    /// Sorted by key, each key once.
-    contacts: Vec<(ContactKey, StoredImpulse)>,
+    /// Sorted, each key once.
+    keys: Vec<ContactKey>,
+    /// The impulse of each key.
+    impulses: Vec<StoredImpulse>,
     rows: HashMap<ContactKey, f64>,
     /// Impulses of contacts that are out of the solve for now (inside a
     /// rigid aggregate), kept across records; see [`Self::hold`].
@@ -62,30 +65,32 @@ impl ImpulseHistory {
         let n = problem.contacts().len().min(lambda.len() / m);
         // every entry is overwritten below: only entries beyond the last
         // record's are filled first
-        self.contacts.truncate(n);
-        reserve_for(&mut self.contacts, n);
-        self.contacts
-            .resize(n, (ContactKey::default(), StoredImpulse::default()));
+        self.keys.truncate(n);
+        self.impulses.truncate(n);
+        reserve_for(&mut self.keys, n);
+        reserve_for(&mut self.impulses, n);
+        self.keys.resize(n, ContactKey::default());
+        self.impulses.resize(n, StoredImpulse::default());
         self.rows.clear();
         let (records, keys) = (problem.records(), problem.contacts().keys());
         let per_thread = block_len(n, warm_start_threads(threads, n));
-        let parts = self.contacts.chunks_mut(per_thread).enumerate();
-        map_parts(parts, |(k, out)| {
+        let parts = self.keys.chunks_mut(per_thread);
+        let parts = parts.zip(self.impulses.chunks_mut(per_thread)).enumerate();
+        map_parts(parts, |(k, (out_keys, out))| {
             let first = k * per_thread;
-            let contacts = records[first..].iter().zip(&keys[first..]);
+            out_keys.copy_from_slice(&keys[first..first + out_keys.len()]);
             let lambdas = lambda[first * m..].chunks_exact(m);
-            for (((c, key), lam), entry) in contacts.zip(lambdas).zip(out) {
+            for ((c, lam), entry) in records[first..].iter().zip(lambdas).zip(out) {
                 let (p, t) = c.jacobian.world_impulses(lam);
                 let f = &c.jacobian.frame;
-                let impulse = StoredImpulse {
+                *entry = StoredImpulse {
                     normal: c.jacobian.normal_scale * lam[0],
                     friction: p - f.normal * f.normal.dot(&p),
                     rolling: t,
                 };
-                *entry = (*key, impulse);
             }
         });
-        sort_keeping_last(&mut self.contacts, threads);
+        self.sort_keeping_last(threads);
         let off = problem.generic_offset();
         for (r, &lam) in problem
             .generic_rows()
@@ -109,23 +114,23 @@ impl ImpulseHistory {
     /// keys costs O(1) per key; a key below the last one is searched from
     /// the start.
     fn get_from(&self, key: &ContactKey, from: &mut usize) -> Option<&StoredImpulse> {
-        let entries = &self.contacts;
+        let keys = &self.keys;
         let start = match *from {
-            f if f <= entries.len() && (f == 0 || entries[f - 1].0 < *key) => f,
+            f if f <= keys.len() && (f == 0 || keys[f - 1] < *key) => f,
             _ => 0,
         };
         // the first entry at or after `key`, by doubling steps from `start`
         let (mut below, mut probe, mut step) = (start, start, 1);
-        while probe < entries.len() && entries[probe].0 < *key {
+        while probe < keys.len() && keys[probe] < *key {
             below = probe + 1;
             probe = start + step;
             step *= 2;
         }
-        let end = probe.min(entries.len());
-        let at = below + entries[below..end].partition_point(|e| e.0 < *key);
+        let end = probe.min(keys.len());
+        let at = below + keys[below..end].partition_point(|k| k < key);
         *from = at;
-        match entries.get(at) {
-            Some((k, impulse)) if k == key => Some(impulse),
+        match keys.get(at) {
+            Some(k) if k == key => Some(&self.impulses[at]),
             _ if self.held.is_empty() => None,
             _ => self.held.get(key),
         }
@@ -154,17 +159,23 @@ impl ImpulseHistory {
     /// Inserts or replaces one contact's impulse (a search and a shift of
     /// the later entries: use [`Self::extend`] for many).
     pub fn insert(&mut self, key: ContactKey, impulse: StoredImpulse) {
-        match self.contacts.binary_search_by_key(&key, |e| e.0) {
-            Ok(i) => self.contacts[i].1 = impulse,
-            Err(i) => self.contacts.insert(i, (key, impulse)),
+        match self.keys.binary_search(&key) {
+            Ok(i) => self.impulses[i] = impulse,
+            Err(i) => {
+                self.keys.insert(i, key);
+                self.impulses.insert(i, impulse);
+            }
         }
     }
 
     /// Inserts or replaces many contacts' impulses at once; of a key given
     /// twice (or already stored), the last impulse is kept.
     pub fn extend(&mut self, entries: impl IntoIterator<Item = (ContactKey, StoredImpulse)>) {
-        self.contacts.extend(entries);
-        sort_keeping_last(&mut self.contacts, 1);
+        for (key, impulse) in entries {
+            self.keys.push(key);
+            self.impulses.push(impulse);
+        }
+        self.sort_keeping_last(1);
     }
 
     /// Inserts or replaces one keyed generic row's multiplier.
@@ -174,24 +185,24 @@ impl ImpulseHistory {
 
     /// Number of stored contacts.
     pub fn len(&self) -> usize {
-        self.contacts.len()
+        self.keys.len()
     }
 
     /// `true` when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.contacts.is_empty() && self.rows.is_empty()
+        self.keys.is_empty() && self.rows.is_empty()
     }
 
     /// Stored contacts, held ones included, sorted by key (deterministic
     /// order, for checkpoints).
     pub fn sorted_contacts(&self) -> Vec<(ContactKey, StoredImpulse)> {
-        let stored = |k: &ContactKey| self.contacts.binary_search_by_key(k, |e| e.0).is_ok();
+        let stored = |k: &ContactKey| self.keys.binary_search(k).is_ok();
         let mut v: Vec<_> = self
             .held
             .iter()
             .filter(|(k, _)| !stored(k))
             .map(|(k, s)| (*k, *s))
-            .chain(self.contacts.iter().copied())
+            .chain(self.keys.iter().copied().zip(self.impulses.iter().copied()))
             .collect();
         v.sort_by_key(|(k, _)| *k);
         v
@@ -205,32 +216,36 @@ impl ImpulseHistory {
     }
 }
 
-/// Sorts `entries` by key and keeps, of equal keys, the one that came
-/// last (as repeated inserts into a map would). Nothing moves (and nothing
-/// is allocated) when they are in strictly increasing key order already,
-/// as the stepper's contacts are; that is checked in parts on up to
-/// `threads` threads (0: every core).
-fn sort_keeping_last(entries: &mut Vec<(ContactKey, StoredImpulse)>, threads: usize) {
-    let threads = ndem_math::blocks::resolve_threads(threads);
-    let out_of_order = |r: std::ops::Range<usize>| {
-        // entry `i` against the one before it, for `i` in `r` (from 1)
-        (r.start.max(1)..r.end).find(|&i| entries[i - 1].0 >= entries[i].0)
-    };
-    if ndem_math::blocks::first_in_parts(entries.len(), threads, ORDER_CHECK_ENTRIES, out_of_order)
-        .is_none()
-    {
-        return;
-    }
-    entries.sort_by_key(|e| e.0);
-    let mut kept = 0;
-    for i in 0..entries.len() {
-        if i + 1 < entries.len() && entries[i + 1].0 == entries[i].0 {
-            continue;
+impl ImpulseHistory {
+    /// Sorts the entries by key and keeps, of equal keys, the one that
+    /// came last (as repeated inserts into a map would). Nothing moves (and
+    /// nothing is allocated) when they are in strictly increasing key order
+    /// already, as the stepper's contacts are; that is checked in parts on
+    /// up to `threads` threads (0: every core).
+    fn sort_keeping_last(&mut self, threads: usize) {
+        let threads = ndem_math::blocks::resolve_threads(threads);
+        let keys = &self.keys;
+        let out_of_order = |r: std::ops::Range<usize>| {
+            // entry `i` against the one before it, for `i` in `r` (from 1)
+            (r.start.max(1)..r.end).find(|&i| keys[i - 1] >= keys[i])
+        };
+        if ndem_math::blocks::first_in_parts(keys.len(), threads, ORDER_CHECK_ENTRIES, out_of_order)
+            .is_none()
+        {
+            return;
         }
-        entries[kept] = entries[i];
-        kept += 1;
+        // the stable sort of the pairs, as they came
+        let mut entries: Vec<(ContactKey, StoredImpulse)> =
+            self.keys.drain(..).zip(self.impulses.drain(..)).collect();
+        entries.sort_by_key(|e| e.0);
+        for i in 0..entries.len() {
+            if i + 1 < entries.len() && entries[i + 1].0 == entries[i].0 {
+                continue;
+            }
+            self.keys.push(entries[i].0);
+            self.impulses.push(entries[i].1);
+        }
     }
-    entries.truncate(kept);
 }
 
 /// Fewest history entries per thread when their order is checked.
