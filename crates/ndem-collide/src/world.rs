@@ -167,9 +167,10 @@ impl CollisionSettings {
     }
 }
 
-/// One grid entry, stored in bucket order for locality (56 bytes; its
+/// One grid entry, stored in bucket order for locality (48 bytes; its
 /// cell is formed from its position where the hashed layout must check
-/// it, not stored).
+/// it, and whether its body is fixed is read from the bodies by a probe
+/// of a fixed body, the rare case: neither is stored).
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     position: Vec3,
@@ -177,7 +178,6 @@ struct Entry {
     sweep: f64,
     body: u32,
     group: u32,
-    fixed: bool,
 }
 
 /// Collision detection with owned scratch (no allocation after warm-up
@@ -200,9 +200,10 @@ pub struct CollisionWorld {
     /// Dense layout: lowest cell and cell counts per axis; `None` when the
     /// particles' bounding box is too sparse and the hashed layout is used.
     dense: Option<([i64; 3], [i64; 3])>,
-    radii: Vec<f64>,
+    /// The median sphere radius of the last pass ([`Self::classify`]).
+    median_radius: Option<f64>,
     fill: Vec<u32>,
-    candidates: Vec<usize>,
+    candidates: Vec<u32>,
     /// Each block's share of the contact set in a parallel pass.
     block_slots: BlockSlots,
     large_contacts: Vec<ContactPoint>,
@@ -294,25 +295,27 @@ impl CollisionWorld {
 /// Particle `i` as the neighbour walk sees it: centre, radius, whether it
 /// is fixed, its collision group, its margin plus sweep, and the grid's
 /// inverse cell size (to tell the cell of an entry in a hashed bucket).
-struct Probe {
+struct Probe<'a> {
     i: u32,
     x: Vec3,
     r: f64,
-    fixed: bool,
+    /// The bodies' fixed flags when the probe's body is fixed (a pair of
+    /// two fixed bodies is passed over), `None` otherwise.
+    fixed: Option<&'a [bool]>,
     group: u32,
     s: f64,
     inv_cell: f64,
 }
 
-impl Probe {
+impl<'a> Probe<'a> {
     #[inline]
-    fn of(bodies: &BodyView<'_>, i: u32, margin: f64, inv_cell: f64) -> Self {
+    fn of(bodies: &BodyView<'a>, i: u32, margin: f64, inv_cell: f64) -> Self {
         let b = i as usize;
         Self {
             i,
             x: bodies.positions[b],
             r: bodies.shapes[b].sphere_radius().unwrap_or(0.0),
-            fixed: bodies.fixed[b],
+            fixed: bodies.fixed[b].then_some(bodies.fixed),
             group: bodies.group_of(b),
             s: margin + bodies.sweep_of(b),
             inv_cell,
@@ -333,7 +336,7 @@ impl Probe {
     #[inline(always)]
     fn passes_over(&self, ent: &Entry, check_cell: Option<[i64; 3]>) -> bool {
         ent.body <= self.i
-            || (self.fixed && ent.fixed)
+            || self.fixed.is_some_and(|fixed| fixed[ent.body as usize])
             || (self.group != 0 && self.group == ent.group)
             || check_cell.is_some_and(|nc| in_other_cell(ent, self.inv_cell, nc))
     }
@@ -380,7 +383,7 @@ impl Near {
     /// `(f − δ) h` apart, `δ` covering the two products' rounding; the
     /// reach is widened by 10⁻⁹ relative for the rest.
     #[inline(always)]
-    fn of(p: &Probe, c: [i64; 3], (max_radius, max_sweep): (f64, f64), cell: f64) -> Self {
+    fn of(p: &Probe<'_>, c: [i64; 3], (max_radius, max_sweep): (f64, f64), cell: f64) -> Self {
         let reach = (p.r + max_radius) + (p.s + max_sweep);
         let reach = reach * (1.0 + 1e-9);
         let mut faces = [[0.0; 2]; 3];
@@ -488,15 +491,9 @@ impl CollisionWorld {
     fn classify(&mut self, bodies: &BodyView<'_>) {
         self.particles.clear();
         self.large.clear();
-        let radii = &mut self.radii;
-        radii.clear();
-        radii.extend(bodies.shapes.iter().filter_map(Shape::sphere_radius));
-        let cutoff = if radii.is_empty() {
-            0.0
-        } else {
-            let mid = radii.len() / 2;
-            let (_, median, _) = radii.select_nth_unstable_by(mid, f64::total_cmp);
-            *median * self.settings.large_sphere_factor
+        let cutoff = match self.median_radius(bodies.shapes) {
+            Some(median) => median * self.settings.large_sphere_factor,
+            None => 0.0,
         };
         for (i, s) in bodies.shapes.iter().enumerate() {
             match s.sphere_radius() {
@@ -505,6 +502,36 @@ impl CollisionWorld {
                 _ => self.large.push(i as u32),
             }
         }
+    }
+
+    /// The median sphere radius (the `⌊n/2⌋`-th smallest of the `n`
+    /// spheres'; `None` without spheres). The last pass's median is kept
+    /// and checked in one counting pass: it is still the median when fewer
+    /// than `⌊n/2⌋ + 1` radii lie below it and more than `⌊n/2⌋` lie at or
+    /// below it. Only when the shapes changed so that it is not (the first
+    /// pass, bodies added or removed) are the radii copied and the median
+    /// selected afresh, in a vector released after. The radii are positive
+    /// and finite ([`BodyView::validate`]), so `<` and `==` order them as
+    /// the selection does.
+    fn median_radius(&mut self, shapes: &[Shape]) -> Option<f64> {
+        if let Some(last) = self.median_radius {
+            let (mut spheres, mut below, mut at_most) = (0usize, 0usize, 0usize);
+            for r in shapes.iter().filter_map(Shape::sphere_radius) {
+                spheres += 1;
+                below += usize::from(r < last);
+                at_most += usize::from(r <= last);
+            }
+            let mid = spheres / 2;
+            if spheres > 0 && below <= mid && mid < at_most {
+                return Some(last);
+            }
+        }
+        let mut radii: Vec<f64> = shapes.iter().filter_map(Shape::sphere_radius).collect();
+        self.median_radius = (!radii.is_empty()).then(|| {
+            let mid = radii.len() / 2;
+            *radii.select_nth_unstable_by(mid, f64::total_cmp).1
+        });
+        self.median_radius
     }
 
     fn build_grid(&mut self, bodies: &BodyView<'_>) {
@@ -570,7 +597,6 @@ impl CollisionWorld {
                 sweep: 0.0,
                 body: 0,
                 group: 0,
-                fixed: false,
             },
         );
         for &i in &self.particles {
@@ -584,7 +610,6 @@ impl CollisionWorld {
                 sweep: bodies.sweep_of(i),
                 body: i as u32,
                 group: bodies.group_of(i),
-                fixed: bodies.fixed[i],
             };
         }
         self.fill = fill;
@@ -665,13 +690,13 @@ impl CollisionWorld {
     /// over ([`Near`]). Returns the probe, which the caller's contacts
     /// are formed from.
     #[inline(always)]
-    fn walk_neighbours<'a, const NEAR: bool>(
+    fn walk_neighbours<'a, 'b, const NEAR: bool>(
         &'a self,
-        bodies: &BodyView<'_>,
+        bodies: &BodyView<'b>,
         k: usize,
         margin: f64,
         mut f: impl FnMut(&'a Entry),
-    ) -> Probe {
+    ) -> Probe<'b> {
         let p = Probe::of(bodies, self.particles[k], margin, self.inv_cell);
         // the cell the grid's build put it in: the same position and factor
         let c = cell_index(&p.x, self.inv_cell);
@@ -846,16 +871,16 @@ impl CollisionWorld {
                                 self.entries[s..e]
                                     .iter()
                                     .filter(|ent| cell_index(&ent.position, inv) == nc)
-                                    .map(|ent| ent.body as usize),
+                                    .map(|ent| ent.body),
                             );
                         }
                     }
                 }
                 candidates.sort_unstable();
             } else {
-                candidates.extend(self.particles.iter().map(|&p| p as usize));
+                candidates.extend_from_slice(&self.particles);
             }
-            for &p in &candidates {
+            for p in candidates.iter().map(|&p| p as usize) {
                 if (lfixed && bodies.fixed[p]) || bodies.same_group(p, l) {
                     continue;
                 }
@@ -1078,5 +1103,85 @@ mod tests {
             let z = (s >> 11) as f64 * 2f64.powi(-40) - 4096.0;
             assert_eq!(floor_clamped(z), reference(z), "{z}");
         }
+    }
+
+    /// The kept median radius is the median selected afresh, pass after
+    /// pass, while spheres are added, removed, resized or made empty (ties
+    /// among them), and the world classifies the spheres as a fresh world
+    /// does: a sphere more than `large_sphere_factor` medians large is a
+    /// large body.
+    #[test]
+    fn the_kept_median_radius_is_the_median() {
+        use super::{BodyView, CollisionSettings, CollisionWorld, Shape};
+        use ndem_math::{Quat, Vec3};
+        let mut state = 3u64;
+        let mut u = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut shapes: Vec<Shape> = Vec::new();
+        let mut reused = CollisionWorld::new(CollisionSettings::default()).unwrap();
+        let (mut kept, mut changed, mut with_large) = (0, 0, 0);
+        for pass in 0..300 {
+            // most passes change nothing, as in a run
+            match (u() * 10.0) as usize {
+                0 => shapes.push(Shape::Sphere {
+                    // a few radii, so that ties are common, and now and
+                    // then a sphere far larger than the median
+                    radius: [0.01, 0.02, 0.02, 0.03, 0.5][(u() * 5.0) as usize],
+                }),
+                1 if !shapes.is_empty() => {
+                    let k = (u() * shapes.len() as f64) as usize;
+                    shapes.remove(k);
+                }
+                2 if !shapes.is_empty() => {
+                    let k = (u() * shapes.len() as f64) as usize;
+                    shapes[k] = if u() < 0.3 {
+                        Shape::Empty
+                    } else {
+                        Shape::Sphere {
+                            radius: 0.01 + 0.05 * u(),
+                        }
+                    };
+                }
+                _ => {}
+            }
+            let n = shapes.len();
+            let positions: Vec<Vec3> = (0..n).map(|i| Vec3::new(i as f64, 0.0, 0.0)).collect();
+            let orientations = vec![Quat::identity(); n];
+            let fixed = vec![false; n];
+            let view = BodyView {
+                shapes: &shapes,
+                positions: &positions,
+                orientations: &orientations,
+                fixed: &fixed,
+                sweep: &[],
+                groups: &[],
+            };
+            let before = reused.median_radius;
+            reused.classify(&view);
+            let mut fresh = CollisionWorld::new(CollisionSettings::default()).unwrap();
+            fresh.classify(&view);
+            let mut radii: Vec<f64> = shapes.iter().filter_map(Shape::sphere_radius).collect();
+            radii.sort_by(f64::total_cmp);
+            let median = radii.get(radii.len() / 2).copied();
+            assert_eq!(reused.median_radius, median, "pass {pass}");
+            assert_eq!(fresh.median_radius, median, "pass {pass}");
+            assert_eq!(reused.particles, fresh.particles, "pass {pass}");
+            assert_eq!(reused.large, fresh.large, "pass {pass}");
+            with_large += usize::from(!fresh.large.is_empty());
+            if before.is_some() && before == median {
+                kept += 1;
+            } else {
+                changed += 1;
+            }
+        }
+        // both paths were taken, and large spheres were found
+        assert!(
+            kept > 100 && changed > 10 && with_large > 10,
+            "{kept} kept, {changed} changed, {with_large} with large spheres"
+        );
     }
 }
