@@ -327,8 +327,8 @@ fn compatible_step(cd: &ClassicCd, scene0: &Scene, p: f64) -> SuiteResult<Compat
         .iter()
         .map(|c| {
             let (a, b) = (c.bodies[0] as usize, c.bodies[1] as usize);
-            let ma = &scene0.world.materials[materials[a]];
-            let mb = &scene0.world.materials[materials[b]];
+            let ma = &scene0.world.materials[materials[a] as usize];
+            let mb = &scene0.world.materials[materials[b] as usize];
             1.0 / (ma.plane_strain_compliance() + mb.plane_strain_compliance())
         })
         .collect();

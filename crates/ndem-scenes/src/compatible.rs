@@ -179,8 +179,8 @@ pub fn network_forces(
                 .contacts()
                 .iter()
                 .map(|c| {
-                    let ma = &world.materials[materials[c.bodies[0] as usize]];
-                    let mb = &world.materials[materials[c.bodies[1] as usize]];
+                    let ma = &world.materials[materials[c.bodies[0] as usize] as usize];
+                    let mb = &world.materials[materials[c.bodies[1] as usize] as usize];
                     1.0 / (ma.plane_strain_compliance() + mb.plane_strain_compliance())
                 })
                 .collect();

@@ -8,7 +8,7 @@ use ndem_step::{ContactForce, Motion, World};
 pub fn column_height_error(world: &World, n: usize) -> f64 {
     let r = world.shapes()[n].sphere_radius().unwrap_or(0.0);
     let top = world.positions()[n].z + r;
-    let mat = world.materials[world.body_materials()[n]];
+    let mat = world.materials[world.body_materials()[n] as usize];
     match ndem_step::verification::column_height(n, r, &mat, -world.gravity.z) {
         Ok(l) => (l - top) / l,
         Err(_) => f64::NAN,

@@ -136,8 +136,8 @@ fn schedule_interpolates_smoothly_and_holds_at_the_ends() {
 fn bucket_contacts_are_no_softer_than_the_particles() {
     let (scene, machine) = excavator_with_machine(ExcavatorSpec::quick()).unwrap();
     let w = &scene.world;
-    let particle = w.body_materials()[machine.first_particle];
-    let bucket = w.body_materials()[machine.bodies[4]];
+    let particle = w.body_materials()[machine.first_particle] as usize;
+    let bucket = w.body_materials()[machine.bodies[4]] as usize;
     let r = 0.014;
     let own = w.pair_properties(particle, r, particle, r).unwrap();
     let against_steel = w

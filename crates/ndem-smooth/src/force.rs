@@ -111,7 +111,7 @@ impl ForceLaw<'_> {
     ) -> (Vec3, Vec3, ContactHistory) {
         let (a, b) = (c.body_a(), c.body_b());
         let dt = self.settings.dt;
-        let (ia, ib) = (world.body_materials()[a], world.body_materials()[b]);
+        let [ia, ib] = [a, b].map(|i| world.body_materials()[i] as usize);
         let pair = &self.pairs[ia * world.materials.len() + ib];
         let effective_radius = bodies.effective_radius;
         let delta = -c.gap;

@@ -960,7 +960,7 @@ pub fn critical_time_step(world: &World, law: &SmoothLaw) -> f64 {
         let Some(mp) = world.mass_properties()[i] else {
             continue;
         };
-        let mat = &world.materials[world.body_materials()[i]];
+        let mat = &world.materials[world.body_materials()[i] as usize];
         let dt = match law {
             SmoothLaw::Hertz => {
                 let r = world.shapes()[i].curvature_radius();

@@ -186,7 +186,9 @@ pub struct World {
     /// Gravitational acceleration [m/s²].
     pub gravity: Vec3,
     pub(crate) shapes: Vec<Shape>,
-    pub(crate) material: Vec<usize>,
+    /// Each body's index into `materials` (4 bytes: a world has fewer
+    /// than 2³² materials, [`Self::add_body`] checks).
+    pub(crate) material: Vec<u32>,
     pub(crate) motion: Vec<Motion>,
     pub(crate) mass: Vec<Option<MassProperties>>,
     pub(crate) position: Vec<Vec3>,
@@ -359,8 +361,15 @@ impl World {
         } else {
             desc.velocity
         };
+        let Ok(material) = u32::try_from(desc.material) else {
+            return Err(StepError::UnknownMaterial {
+                body: i,
+                material: desc.material,
+                count: self.materials.len(),
+            });
+        };
         self.shapes.push(desc.shape);
-        self.material.push(desc.material);
+        self.material.push(material);
         self.fixed.push(desc.motion != Motion::Dynamic);
         self.motion.push(desc.motion);
         self.mass.push(mass);
@@ -428,8 +437,8 @@ impl World {
     pub fn motions(&self) -> &[Motion] {
         &self.motion
     }
-    /// Material index of each body.
-    pub fn body_materials(&self) -> &[usize] {
+    /// Material index of each body (into [`Self::materials`]).
+    pub fn body_materials(&self) -> &[u32] {
         &self.material
     }
     /// Mass properties (`None` for non-dynamic bodies).
@@ -489,7 +498,7 @@ impl World {
     pub fn body_desc(&self, i: usize) -> BodyDesc {
         BodyDesc {
             shape: self.shapes[i].clone(),
-            material: self.material[i],
+            material: self.material[i] as usize,
             motion: self.motion[i],
             mass: self.mass[i],
             position: self.position[i],
@@ -686,6 +695,7 @@ impl World {
             j.validate(k, self.len())?;
         }
         for (i, &material) in self.material.iter().enumerate() {
+            let material = material as usize;
             if material >= self.materials.len() {
                 return Err(StepError::UnknownMaterial {
                     body: i,

@@ -245,7 +245,8 @@ fn contact_parameters(
 ) -> Result<ContactParameters, StepError> {
     let (a, b) = (c.body_a(), c.body_b());
     let [r_a, r_b] = c.curvature(world.shapes());
-    let pair = world.pair_properties(world.material[a], r_a, world.material[b], r_b)?;
+    let [ma, mb] = [a, b].map(|i| world.material[i] as usize);
+    let pair = world.pair_properties(ma, r_a, mb, r_b)?;
     Ok(ContactParameters::new(
         settings.contact_law,
         &pair,
