@@ -7,7 +7,7 @@ use crate::masses::{BodyResponse, InverseMasses};
 use crate::metrics::{InverseDiagonal, ResidualEvaluator, ResidualStats};
 use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome};
 use crate::problem::{
-    ContactProblem, ContactRecord, FrictionSet, NO_TANGENTIAL_RHS, TangentialCoefficients,
+    ContactProblem, ContactRecord, ContactSide, FrictionSet, TangentialCoefficients,
 };
 use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
@@ -405,10 +405,6 @@ impl AngularResponse for Anisotropic {
         self.0 * v
     }
 }
-
-/// What a sweep reads of a contact besides its record: `b` of rows 1-5
-/// and `Σ_t`, `Σ_r`, `μ_t` (the problem's shared ones for most problems).
-pub(crate) type ContactSide<'a> = (&'a [f64; 5], &'a TangentialCoefficients);
 
 /// Local state of one contact during a row-wise pass.
 struct Local<'a, A: AngularResponse, B: AngularResponse> {
@@ -963,11 +959,9 @@ impl SweepInputs<'_> {
         // monomorphised for problems without a tangential `b` whose
         // contacts share their coefficients (no lookup per contact)
         let p = self.problem;
-        match (p.stored_tangential_rhs(), p.shared_coefficients()) {
-            (None, Some(k)) => self.run_with(order, lambda, velocity, |_| (&NO_TANGENTIAL_RHS, k)),
-            _ => self.run_with(order, lambda, velocity, |ci| {
-                (p.tangential_rhs(ci), p.coefficients(ci))
-            }),
+        match p.shared_side() {
+            Some(side) => self.run_with(order, lambda, velocity, |_| side),
+            None => self.run_with(order, lambda, velocity, |ci| p.side(ci)),
         }
     }
 
@@ -995,15 +989,12 @@ impl SweepInputs<'_> {
         };
         let (blocks, all) = (&colouring.blocks, colouring.owned_blocks(0, 1));
         let p = self.problem;
-        match (p.stored_tangential_rhs(), p.shared_coefficients()) {
-            (None, Some(k)) => self.data(|_| (&NO_TANGENTIAL_RHS, k)).sweep_blocks(
-                blocks,
-                all,
-                &mut source,
-                &mut store,
-            ),
-            _ => self
-                .data(|ci| (p.tangential_rhs(ci), p.coefficients(ci)))
+        match p.shared_side() {
+            Some(side) => self
+                .data(|_| side)
+                .sweep_blocks(blocks, all, &mut source, &mut store),
+            None => self
+                .data(|ci| p.side(ci))
                 .sweep_blocks(blocks, all, &mut source, &mut store),
         }
     }
@@ -1157,20 +1148,18 @@ impl ProjectedGaussSeidel {
             };
             let pending = colouring.owned_blocks(t, threads);
             let blocks = &colouring.blocks;
-            let sides = (
-                problem.stored_tangential_rhs(),
-                problem.shared_coefficients(),
-            );
-            let (max_corr, finite) = match sides {
-                (None, Some(k)) => sweep.data(|_| (&NO_TANGENTIAL_RHS, k)).sweep_blocks(
+            let (max_corr, finite) = match problem.shared_side() {
+                Some(side) => {
+                    sweep
+                        .data(|_| side)
+                        .sweep_blocks(blocks, pending, &mut source, &mut store)
+                }
+                None => sweep.data(|ci| problem.side(ci)).sweep_blocks(
                     blocks,
                     pending,
                     &mut source,
                     &mut store,
                 ),
-                _ => sweep
-                    .data(|ci| (problem.tangential_rhs(ci), problem.coefficients(ci)))
-                    .sweep_blocks(blocks, pending, &mut source, &mut store),
             };
             outcome.add(max_corr, finite);
         };
@@ -1476,7 +1465,7 @@ mod tests {
         let (mut lam, va, vb) = state;
         let mut local = Local {
             c,
-            rhs_t: &NO_TANGENTIAL_RHS,
+            rhs_t: &crate::problem::NO_TANGENTIAL_RHS,
             k,
             shape: &shape,
             inv_d: &inv_d,

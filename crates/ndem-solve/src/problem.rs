@@ -447,6 +447,10 @@ fn fill_blocks<'a, X>(
         .enumerate()
 }
 
+/// What a sweep reads of a contact besides its record: `b` of rows 1-5
+/// and `Σ_t`, `Σ_r`, `μ_t` ([`ContactProblem::side`]).
+pub(crate) type ContactSide<'a> = (&'a [f64; 5], &'a TangentialCoefficients);
+
 /// The tangential right-hand sides of a contact without any.
 pub(crate) const NO_TANGENTIAL_RHS: [f64; 5] = [0.0; 5];
 
@@ -986,11 +990,6 @@ impl ContactProblem {
         self.keeps_models
     }
 
-    /// `b` of rows 1-5 of every contact, when some contact's are not zero.
-    pub(crate) fn stored_tangential_rhs(&self) -> Option<&[[f64; 5]]> {
-        (!self.tangential_rhs.is_empty()).then_some(&self.tangential_rhs[..])
-    }
-
     /// `b` of rows 1-5 of contact `i` (zeros for most problems).
     #[inline(always)]
     pub(crate) fn tangential_rhs(&self, i: usize) -> &[f64; 5] {
@@ -1005,13 +1004,20 @@ impl ContactProblem {
             .unwrap_or(&self.coefficients)
     }
 
-    /// `Σ_t`, `Σ_r`, `μ_t` of every contact when they are the same for all
-    /// (`None` when they vary: [`Self::coefficients`] per contact).
+    /// What a sweep reads of contact `i` besides its record (`i` in range).
+    #[inline(always)]
+    pub(crate) fn side(&self, i: usize) -> ContactSide<'_> {
+        (self.tangential_rhs(i), self.coefficients(i))
+    }
+
+    /// The [`ContactSide`] of every contact when the problem stores none
+    /// per contact (no tangential `b`, shared coefficients: most problems),
+    /// so that a sweep can be monomorphised without a lookup per contact;
+    /// `None` otherwise ([`Self::side`] per contact).
     #[inline]
-    pub(crate) fn shared_coefficients(&self) -> Option<&TangentialCoefficients> {
-        self.varying_coefficients
-            .is_empty()
-            .then_some(&self.coefficients)
+    pub(crate) fn shared_side(&self) -> Option<ContactSide<'_>> {
+        let shared = self.tangential_rhs.is_empty() && self.varying_coefficients.is_empty();
+        shared.then_some((&NO_TANGENTIAL_RHS, &self.coefficients))
     }
 
     /// Adds a generic row after checking it; returns its index among generic rows.

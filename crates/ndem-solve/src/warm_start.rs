@@ -9,7 +9,7 @@
 use crate::SolveError;
 use crate::problem::{ContactProblem, project_record};
 use ndem_math::blocks::{block_len, map_parts};
-use ndem_math::capacity::reserve_for;
+use ndem_math::capacity::resize_for_overwrite;
 use ndem_math::{ContactKey, Vec3, Velocity6};
 use std::collections::HashMap;
 
@@ -65,12 +65,8 @@ impl ImpulseHistory {
         let n = problem.contacts().len().min(lambda.len() / m);
         // every entry is overwritten below: only entries beyond the last
         // record's are filled first
-        self.keys.truncate(n);
-        self.impulses.truncate(n);
-        reserve_for(&mut self.keys, n);
-        reserve_for(&mut self.impulses, n);
-        self.keys.resize(n, ContactKey::default());
-        self.impulses.resize(n, StoredImpulse::default());
+        resize_for_overwrite(&mut self.keys, n, ContactKey::default());
+        resize_for_overwrite(&mut self.impulses, n, StoredImpulse::default());
         self.rows.clear();
         let (records, keys) = (problem.records(), problem.contacts().keys());
         let per_thread = block_len(n, warm_start_threads(threads, n));

@@ -30,9 +30,10 @@
 //! the 10⁵ bed (`docs/performance.md`, "Session 23: bodies fetched
 //! ahead").
 
-use super::{ContactSide, Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, sweep_contact};
+use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, sweep_contact};
 use crate::PREFETCH_AHEAD;
 use crate::pgs_parallel::{BlockProgress, SharedIterate, first_ready};
+use crate::problem::ContactSide;
 use crate::problem::FrictionSet;
 use ndem_math::Velocity6;
 use ndem_math::prefetch::prefetch;
