@@ -891,6 +891,55 @@ pub const BLOCK_INNER_SWEEPS: usize = 10;
 pub(crate) struct SweepMode {
     pub(crate) passes: usize,
     pub(crate) track: bool,
+    /// With `track`, the largest correction is exact when it is at most
+    /// this; above it the sweep may stop forming it once the corrections
+    /// formed so far exceed it, and returns their largest, a lower bound
+    /// that is also above it ([`SweepMode::exact_up_to`]). `f64::INFINITY`:
+    /// always exact.
+    pub(crate) exact_up_to: f64,
+}
+
+impl SweepMode {
+    /// A sweep whose largest correction, when `track`, is always exact.
+    pub(crate) fn exact(passes: usize, track: bool) -> Self {
+        Self {
+            passes,
+            track,
+            exact_up_to: f64::INFINITY,
+        }
+    }
+
+    /// A sweep that forms the largest correction exactly while it is at
+    /// most `limit`: an early stop compares it with its tolerance only
+    /// (the check is due at or below it, a stall lies further below), so
+    /// once some contact's correction is above it the rest of the sweep
+    /// skips the six divisions per contact (`docs/performance.md`,
+    /// "Session 37").
+    pub(crate) fn exact_up_to(passes: usize, limit: f64) -> Self {
+        Self {
+            passes,
+            track: true,
+            exact_up_to: limit,
+        }
+    }
+
+    /// The same sweep without the largest correction (for the rest of a
+    /// sweep whose corrections went above `exact_up_to`). A blocked sweep
+    /// (`passes > 1`) keeps forming it: its inner loop stops on it.
+    pub(crate) fn untracked(self) -> Self {
+        Self {
+            track: false,
+            exact_up_to: f64::INFINITY,
+            ..self
+        }
+    }
+
+    /// Whether the corrections formed so far, whose largest is `max_corr`,
+    /// let the rest of the sweep go without forming them.
+    #[inline(always)]
+    pub(crate) fn may_stop_tracking(&self, max_corr: f64) -> bool {
+        self.track && max_corr > self.exact_up_to
+    }
 }
 
 /// Updates one contact: `mode.passes` row-wise passes over its rows,
@@ -1013,14 +1062,18 @@ impl SweepInputs<'_> {
         let mut store = paired::Slices { lambda, velocity };
         let mut max_corr = 0.0f64;
         let mut finite = true;
+        let mut mode = self.mode;
         let mut ahead = order.clone().skip(crate::PREFETCH_AHEAD);
         for ci in order {
             if let Some(next) = ahead.next() {
                 data.prefetch_bodies(next, &store);
             }
-            let (corr, ok) = data.visit_one(ci, &mut store);
+            let (corr, ok) = data.visit_one_with(ci, &mut store, mode);
             max_corr = max_corr.max(corr);
             finite &= ok;
+            if mode.may_stop_tracking(max_corr) {
+                mode = mode.untracked();
+            }
         }
         (max_corr, finite)
     }
@@ -1299,9 +1352,16 @@ impl Solver for ProjectedGaussSeidel {
         let mut checked: Option<(usize, ResidualStats)> = None;
         let max_iterations = self.settings.stopping.max_iterations;
         for it in 0..max_iterations {
-            let mode = SweepMode {
-                passes,
-                track: track_every || it + 1 == max_iterations,
+            // exact where a report or a check reads it: the last sweep, a
+            // sweep before a forced check and an observer's; an early
+            // stop reads the rest only as far as its tolerance
+            let exact = it + 1 == max_iterations
+                || observer.wants_updates()
+                || schedule.forces(&stopping, it + 1);
+            let mode = if exact || !track_every || passes > 1 {
+                SweepMode::exact(passes, track_every || it + 1 == max_iterations)
+            } else {
+                SweepMode::exact_up_to(passes, stopping.tolerance)
             };
             let (mut max_corr, mut finite) = self.sweep_contacts(problem, lambda, velocity, mode);
             if !problem.generic_rows().is_empty() {
@@ -1600,7 +1660,7 @@ mod tests {
                 inv_diag: &pgs.inv_diag,
                 bodies: problem.inverse_mass().responses(),
                 omega: pgs.settings.relaxation,
-                mode: SweepMode { passes, track },
+                mode: SweepMode::exact(passes, track),
             };
             let start = (vec![0.0; problem.len()], problem.free_velocity().to_vec());
             let (mut l1, mut v1) = start.clone();
@@ -1624,6 +1684,111 @@ mod tests {
             // or the problem's size allows only one
             let n = problem.contacts().len();
             prop_assert!(colour_blocks < 2 || n < 2048 || pgs.colouring.blocks.len() >= 2);
+        }
+    }
+
+    /// The bits of a multiplier vector and of a velocity vector.
+    fn iterate_bits(lambda: &[f64], velocity: &[Velocity6]) -> (Vec<u64>, Vec<u64>) {
+        let l = lambda.iter().map(|x| x.to_bits()).collect();
+        let v = velocity
+            .iter()
+            .flat_map(|x| x.linear.iter().chain(x.angular.iter()).map(|c| c.to_bits()))
+            .collect();
+        (l, v)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(12))]
+        /// A sweep that forms its largest correction only while it is at
+        /// most a limit ([`SweepMode::exact_up_to`]) leaves the iterate of
+        /// the exact sweep, bit for bit, and returns the exact largest
+        /// correction when that is at most the limit, otherwise a figure
+        /// above the limit and at most the exact one: over three sweeps
+        /// from a cold start, in the coloured order two blocks at a time,
+        /// contact by contact and on two threads, and in the given order,
+        /// row-wise and blocked, with limits below, at and above each
+        /// sweep's correction.
+        #[test]
+        fn a_sweep_exact_up_to_a_limit_is_the_exact_sweep(
+            cells in (18usize..22, 16usize..20, 6usize..8),
+            rows in any_contact_rows(),
+            set in prop_oneof![Just(FrictionSet::Box), Just(FrictionSet::Disk)],
+            variant in prop_oneof![Just(PgsVariant::RowWise), Just(PgsVariant::Blocked)],
+            mixed in any::<bool>(),
+            colour_blocks in 1usize..=64,
+            limit_at in 0usize..5,
+            seed in any::<u64>(),
+        ) {
+            let problem =
+                packing_for_pairs([cells.0, cells.1, cells.2], (rows, set), seed, mixed);
+            let passes = match variant {
+                PgsVariant::RowWise => 1,
+                PgsVariant::Blocked => BLOCK_INNER_SWEEPS,
+            };
+            let settings = |order, threads| PgsSettings {
+                order,
+                variant,
+                colour_blocks,
+                threads,
+                ..PgsSettings::default()
+            };
+            let start = (vec![0.0; problem.len()], problem.free_velocity().to_vec());
+            // the exact sweeps' iterates and corrections, then the limited
+            // ones' from the same start, each way of sweeping
+            for (order, threads) in [
+                (ContactOrder::Coloured, 1),
+                (ContactOrder::Coloured, 2),
+                (ContactOrder::Given, 1),
+            ] {
+                let mut pgs = ProjectedGaussSeidel::new(settings(order, threads)).unwrap();
+                pgs.prepare(&problem);
+                prop_assert_eq!(pgs.sweep_threads(&problem), threads, "the parallel sweep runs");
+                let (mut l_exact, mut v_exact) = start.clone();
+                let (mut l_cut, mut v_cut) = start.clone();
+                let (mut l_serial, mut v_serial) = start.clone();
+                for sweep in 0..3 {
+                    let exact = SweepMode::exact(passes, true);
+                    // each sweep starts from its own iterate (not from the
+                    // threads' shared copy of the last sweep's velocities)
+                    pgs.current.shared = false;
+                    let (c_exact, ok_exact) =
+                        pgs.sweep_contacts(&problem, &mut l_exact, &mut v_exact, exact);
+                    pgs.sync_slices(&mut v_exact);
+                    // below, at and above the exact figure, and zero
+                    let limit = [0.0, 0.5 * c_exact, c_exact, 2.0 * c_exact, f64::MIN_POSITIVE]
+                        [limit_at];
+                    let cut = SweepMode::exact_up_to(passes, limit);
+                    pgs.current.shared = false;
+                    let (c_cut, ok_cut) =
+                        pgs.sweep_contacts(&problem, &mut l_cut, &mut v_cut, cut);
+                    pgs.sync_slices(&mut v_cut);
+                    prop_assert_eq!(ok_cut, ok_exact);
+                    prop_assert!(
+                        iterate_bits(&l_cut, &v_cut) == iterate_bits(&l_exact, &v_exact),
+                        "{:?} on {} threads: the iterate differs after sweep {}", order, threads, sweep
+                    );
+                    if c_exact <= limit {
+                        prop_assert_eq!(c_cut.to_bits(), c_exact.to_bits());
+                    } else {
+                        prop_assert!(c_cut > limit && c_cut <= c_exact, "{} {} {}", c_cut, limit, c_exact);
+                    }
+                    // the coloured order contact by contact on one thread
+                    if order == ContactOrder::Coloured && threads == 1 {
+                        let inputs = pgs.sweep_inputs(&problem, cut);
+                        let visit = pgs.colouring.order.iter().map(|&c| c as usize);
+                        let (c_serial, _) = inputs.run(visit, &mut l_serial, &mut v_serial);
+                        prop_assert!(
+                            iterate_bits(&l_serial, &v_serial) == iterate_bits(&l_exact, &v_exact),
+                            "contact by contact: the iterate differs after sweep {}", sweep
+                        );
+                        if c_exact <= limit {
+                            prop_assert_eq!(c_serial.to_bits(), c_exact.to_bits());
+                        } else {
+                            prop_assert!(c_serial > limit && c_serial <= c_exact);
+                        }
+                    }
+                }
+            }
         }
     }
 

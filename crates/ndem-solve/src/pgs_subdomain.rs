@@ -293,10 +293,7 @@ impl Solver for SubdomainPgs {
             self.start.clear();
             self.start.extend_from_slice(velocity);
             // the subdomains' largest corrections are combined every sweep
-            let mode = crate::pgs::SweepMode {
-                passes,
-                track: true,
-            };
+            let mode = crate::pgs::SweepMode::exact(passes, true);
             let (corr, finite) = self.pgs.sweep_contacts(problem, lambda, velocity, mode);
             let start = std::mem::take(&mut self.start);
             self.sum_corrections(&start, velocity, true);

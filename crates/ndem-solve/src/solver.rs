@@ -257,8 +257,11 @@ pub struct IterationRecord<'a> {
     /// The solver's running velocity when it keeps one (PGS); `None` when
     /// the velocity is `v* + M⁻¹Gᵀλ` and must be formed by the observer.
     pub velocity: Option<&'a [Velocity6]>,
-    /// The solver's progress measure (0 in the sweeps that skip it for an
-    /// observer that does not read it, [`Observer::wants_updates`]).
+    /// The solver's progress measure (for an observer that does not read
+    /// it, [`Observer::wants_updates`]: 0 in the sweeps of a solve without
+    /// early stop that skip it, and in an early-stopping sweep solver's
+    /// sweeps whose measure exceeds the tolerance, a lower bound that
+    /// also exceeds it).
     pub update: f64,
 }
 
@@ -281,7 +284,10 @@ pub trait Observer {
     /// Whether this observer reads the record's `update` every iteration.
     /// When it does not, a sweep solver without early stopping may skip
     /// forming its progress measure (a division per row) in every sweep
-    /// but the last, and passes `update = 0` for those. Default `true`.
+    /// but the last, and passes `update = 0` for those; one with early
+    /// stopping forms it exactly only as far as its tolerance (its stop
+    /// reads no more) and, in a sweep whose measure exceeds the tolerance,
+    /// passes a lower bound that also exceeds it. Default `true`.
     fn wants_updates(&self) -> bool {
         true
     }
@@ -660,19 +666,33 @@ impl CheckSchedule {
         if !stopping.early_stop {
             return false;
         }
-        let mut forced = iterations >= self.forced;
-        if forced {
-            self.forced =
-                ((iterations as f64 * FORCED_CHECK_GROWTH).ceil() as usize).max(iterations + 1);
-            // the residual after the last sweep is evaluated in any case:
-            // a forced check whose successor would come at or after it can
-            // save fewer sweeps than the growth's quarter, while a check
-            // costs two to three sweeps (session 25: the 20-sweep impact
-            // stage of a settling packing reached its tolerance within
-            // the 20 sweeps once in 198 steps)
-            forced = iterations >= stopping.max_iterations || self.forced < stopping.max_iterations;
+        let forced = self.forces(stopping, iterations);
+        if iterations >= self.forced {
+            self.forced = Self::forced_after(iterations);
         }
         forced || (stopping.check_due(update) && iterations >= self.next)
+    }
+
+    /// Whether a check is forced after `iterations` sweeps, whatever their
+    /// update (so a solver can form that sweep's update exactly, not only
+    /// as far as [`Stopping::check_due`] reads it).
+    pub(crate) fn forces(&self, stopping: &Stopping, iterations: usize) -> bool {
+        if !stopping.early_stop || iterations < self.forced {
+            return false;
+        }
+        // the residual after the last sweep is evaluated in any case: a
+        // forced check whose successor would come at or after it can save
+        // fewer sweeps than the growth's quarter, while a check costs two
+        // to three sweeps (session 25: the 20-sweep impact stage of a
+        // settling packing reached its tolerance within the 20 sweeps once
+        // in 198 steps)
+        iterations >= stopping.max_iterations
+            || Self::forced_after(iterations) < stopping.max_iterations
+    }
+
+    /// The next forced check after one at `iterations`.
+    fn forced_after(iterations: usize) -> usize {
+        ((iterations as f64 * FORCED_CHECK_GROWTH).ceil() as usize).max(iterations + 1)
     }
 
     /// The residual was checked after `iterations` sweeps and is not yet

@@ -119,6 +119,63 @@ fn skipping_the_progress_measure_changes_nothing_reported() {
     }
 }
 
+/// An early-stopping PGS forms a sweep's largest correction only as far as
+/// its tolerance unless an observer reads it: once the corrections formed
+/// in a sweep exceed the tolerance, the rest of that sweep skips them
+/// (`docs/performance.md`, "Session 37"); the sweeps before a forced check
+/// and the last are formed exactly. The iterate, the sweeps run, the
+/// status and every reported figure are those of a solve whose observer
+/// reads every sweep's, for solves that run to their cap and that stop at
+/// a check their update called for, in the given order and in the
+/// coloured order on one and on two threads (the paired and the parallel
+/// sweeps; [`an_observer_changes_no_early_stop`] covers the variants).
+#[test]
+fn an_early_stop_reads_its_updates_only_as_far_as_its_tolerance() {
+    for (order, threads) in [
+        (ContactOrder::Given, 1),
+        (ContactOrder::Coloured, 1),
+        (ContactOrder::Coloured, 2),
+    ] {
+        let mut stopped_on_update = false;
+        for (rows, cap, tolerance) in [
+            (ContactRows::NormalFrictionRolling, 40, 1e-14),
+            (ContactRows::Normal, 500, 1e-6),
+            (ContactRows::NormalFrictionRolling, 300, 2.0),
+        ] {
+            let problem = sphere_packing(&PackingSpec {
+                cells: [16, 16, 8],
+                rows,
+                ..PackingSpec::default()
+            });
+            assert!(problem.contacts().len() > 4096, "the parallel sweep runs");
+            let settings = PgsSettings {
+                stopping: Stopping::to_tolerance(cap, tolerance),
+                order,
+                threads,
+                ..PgsSettings::default()
+            };
+            let mut updates = Updates(Vec::new());
+            let (l1, v1, r1) = cold_solve(&problem, settings, Some(&mut updates));
+            let (l0, v0, r0) = cold_solve(&problem, settings, None);
+            let case = format!("{order:?} on {threads} threads, {rows:?}, {tolerance:e}");
+            assert!(l0 == l1 && v0 == v1, "{case}");
+            assert_eq!(r0, r1, "{case}");
+            assert_eq!(updates.0.len(), r0.iterations, "{case}");
+            assert_eq!(*updates.0.last().unwrap(), r0.last_update, "{case}");
+            // sweeps whose figure was cut short in the unobserved solve
+            let above = updates.0.iter().filter(|&&u| u > tolerance).count();
+            assert!(above >= 16, "{case}: {above} sweeps above the tolerance");
+            stopped_on_update |= r0.status == SolverStatus::Converged
+                && r0.last_update <= tolerance
+                && r0.iterations < cap;
+        }
+        assert!(
+            stopped_on_update,
+            "{order:?} on {threads} threads: no solve stopped at a check its update called for"
+        );
+    }
+}
+
 /// The energy bound of the rows, `Σ_j ½ (|G_j v*| + |b_j|)² / (G_j M⁻¹ G_jᵀ)`,
 /// against the same sum in row order from the problem's public products:
 /// equal to round-off of the summation order (contacts summed in blocks of
@@ -219,7 +276,9 @@ fn a_cold_start_reads_the_free_velocity() {
 /// tolerances are large). Session 25 tried forming the correction from a
 /// one-division lower bound where no observer reads it (this test caught a
 /// bound that could exceed the exact value); it made the impact stage
-/// slower and was not kept.
+/// slower and was not kept. Session 37 skips the correction for the rest
+/// of a sweep once it is above the tolerance
+/// ([`an_early_stop_reads_its_updates_only_as_far_as_its_tolerance`]).
 #[test]
 fn an_observer_changes_no_early_stop() {
     let mut stopped_on_update = false;

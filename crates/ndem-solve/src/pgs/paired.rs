@@ -30,7 +30,7 @@
 //! the 10⁵ bed (`docs/performance.md`, "Session 23: bodies fetched
 //! ahead").
 
-use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, sweep_contact};
+use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, SweepMode, sweep_contact};
 use crate::PREFETCH_AHEAD;
 use crate::pgs_parallel::{BlockProgress, SharedIterate, first_ready};
 use crate::problem::ContactSide;
@@ -206,6 +206,23 @@ impl BlockSource for SharedBlocks<'_> {
     }
 }
 
+/// Contacts a lane sweeps before a sweep that may stop forming its largest
+/// correction looks at it again ([`SweepMode::exact_up_to`]).
+const TRACK_CHUNK: u32 = 64;
+
+/// Where a sweep of the blocks stands: the blocks not yet taken and the
+/// two lanes.
+struct BlockSweep {
+    pending: u64,
+    lanes: [Option<Lane>; 2],
+}
+
+impl BlockSweep {
+    fn is_done(&self) -> bool {
+        self.pending == 0 && self.lanes.iter().all(Option::is_none)
+    }
+}
+
 /// A block being swept in one lane: position, next contact, end.
 #[derive(Clone, Copy)]
 struct Lane {
@@ -225,24 +242,59 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         source: &mut impl BlockSource,
         store: &mut impl IterateStore,
     ) -> (f64, bool) {
+        let mut state = BlockSweep {
+            pending,
+            lanes: [None, None],
+        };
         // monomorphised on whether the largest correction is formed (a
         // division per row, in few sweeps)
-        if self.inputs.mode.track {
-            self.sweep_blocks_with::<true>(blocks, pending, source, store)
+        if !self.inputs.mode.track {
+            return self.sweep_blocks_with::<false>(blocks, &mut state, source, store);
+        }
+        let (corr, finite) = self.sweep_blocks_with::<true>(blocks, &mut state, source, store);
+        if state.is_done() {
+            return (corr, finite);
+        }
+        // the corrections went above `exact_up_to`: the rest of the sweep
+        // without them (a blocked sweep's contacts still return theirs)
+        let (rest, rest_finite) =
+            self.sweep_blocks_with::<false>(blocks, &mut state, source, store);
+        (corr.max(rest), finite & rest_finite)
+    }
+
+    /// The sweep's mode with the largest correction formed (`TRACK`, as
+    /// asked) or not.
+    #[inline(always)]
+    fn mode<const TRACK: bool>(&self) -> SweepMode {
+        if TRACK {
+            self.inputs.mode
         } else {
-            self.sweep_blocks_with::<false>(blocks, pending, source, store)
+            self.inputs.mode.untracked()
         }
     }
 
-    #[inline(always)]
+    /// [`Self::sweep_blocks`] from `state` on, forming the largest
+    /// correction with `TRACK`. With `TRACK` and a finite
+    /// [`SweepMode::exact_up_to`] it returns, lanes and blocks left in
+    /// `state`, once the corrections formed go above it (looked at every
+    /// [`TRACK_CHUNK`] contacts of a lane). Not inlined: the sweep calls
+    /// the untracked one from two places, and inlined twice the pair's
+    /// update was no longer inlined into it (4 % more instructions).
+    #[inline(never)]
     fn sweep_blocks_with<const TRACK: bool>(
         &self,
         blocks: &[(u32, u32)],
-        mut pending: u64,
+        state: &mut BlockSweep,
         source: &mut impl BlockSource,
         store: &mut impl IterateStore,
     ) -> (f64, bool) {
-        let mut lanes: [Option<Lane>; 2] = [None, None];
+        let mode = self.mode::<TRACK>();
+        let chunk = if TRACK && mode.exact_up_to < f64::INFINITY {
+            TRACK_CHUNK
+        } else {
+            u32::MAX
+        };
+        let BlockSweep { pending, lanes } = state;
         let (mut max_corr, mut finite) = (0.0f64, true);
         let take = |p: usize, pending: &mut u64| {
             *pending &= !(1u64 << p);
@@ -254,18 +306,18 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
             })
         };
         loop {
-            for lane in &mut lanes {
+            for lane in lanes.iter_mut() {
                 if lane.is_none()
-                    && pending != 0
-                    && let Some(p) = source.try_next(pending)
+                    && *pending != 0
+                    && let Some(p) = source.try_next(*pending)
                 {
-                    *lane = take(p, &mut pending);
+                    *lane = take(p, pending);
                 }
             }
-            let (corr, ok) = match &mut lanes {
+            let (corr, ok) = match lanes {
                 [Some(x), Some(y)] => {
                     // together until the shorter block ends
-                    let run = (x.end - x.next).min(y.end - y.next);
+                    let run = (x.end - x.next).min(y.end - y.next).min(chunk);
                     let (p, q) = (x.next as usize, y.next as usize);
                     x.next += run;
                     y.next += run;
@@ -282,34 +334,37 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
                 [Some(x), None] | [None, Some(x)] => {
                     // alone until its block ends, or until another block
                     // may have become ready
-                    let run = (x.end - x.next).min(source.recheck_after());
+                    let run = (x.end - x.next).min(source.recheck_after()).min(chunk);
                     let p = x.next as usize;
                     x.next += run;
                     let end = x.end;
                     (0..run as usize).fold((0.0f64, true), |(corr, ok), k| {
                         self.prefetch_ahead(p + k, end, store);
-                        let (c, o) = self.visit_one(p + k, store);
+                        let (c, o) = self.visit_one_with(p + k, store, mode);
                         (corr.max(c), ok & o)
                     })
                 }
                 [None, None] => {
-                    if pending == 0 {
+                    if *pending == 0 {
                         break;
                     }
-                    let p = source.next(pending);
-                    lanes[0] = take(p, &mut pending);
+                    let p = source.next(*pending);
+                    lanes[0] = take(p, pending);
                     continue;
                 }
             };
             max_corr = max_corr.max(corr);
             finite &= ok;
-            for lane in &mut lanes {
+            for lane in lanes.iter_mut() {
                 if let Some(x) = lane
                     && x.next == x.end
                 {
                     source.finish(x.block);
                     *lane = None;
                 }
+            }
+            if TRACK && mode.may_stop_tracking(max_corr) {
+                break;
             }
         }
         (max_corr, finite)
@@ -337,9 +392,14 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         }
     }
 
-    /// The update of one contact ([`sweep_contact`]).
+    /// The update of one contact ([`sweep_contact`]) in `mode`.
     #[inline(always)]
-    pub(super) fn visit_one(&self, ci: usize, store: &mut impl IterateStore) -> (f64, bool) {
+    pub(super) fn visit_one_with(
+        &self,
+        ci: usize,
+        store: &mut impl IterateStore,
+        mode: SweepMode,
+    ) -> (f64, bool) {
         let m = self.inputs.problem.contact_rows().count();
         let c = &self.inputs.problem.records()[ci];
         let [a, b] = c.bodies.map(|x| x as usize);
@@ -355,7 +415,7 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
                 (self.inputs.inv, a, b),
                 [self.inputs.bodies[a], self.inputs.bodies[b]],
                 (&mut va, &mut vb),
-                self.inputs.mode,
+                mode,
             )
         });
         store.set_velocity(a, &va);
@@ -380,8 +440,9 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         store: &mut impl IterateStore,
     ) -> (f64, bool) {
         if !(self.pairable(c0) && self.pairable(c1)) {
-            let (k0, ok0) = self.visit_one(c0, store);
-            let (k1, ok1) = self.visit_one(c1, store);
+            let mode = self.mode::<TRACK>();
+            let (k0, ok0) = self.visit_one_with(c0, store, mode);
+            let (k1, ok1) = self.visit_one_with(c1, store, mode);
             return (k0.max(k1), ok0 & ok1);
         }
         let m = self.inputs.problem.contact_rows().count();
