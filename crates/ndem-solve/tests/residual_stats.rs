@@ -119,6 +119,32 @@ fn skipping_the_progress_measure_changes_nothing_reported() {
     }
 }
 
+/// Solves `problem` cold with the early-stopping `settings`, observed (every
+/// sweep's largest correction read) and not, and asserts the same iterate
+/// and report, one observed figure per sweep, the last the report's, and
+/// at least 16 sweeps whose figure was above the tolerance (so did not
+/// call for a check, and was cut short where no observer read it).
+/// Returns whether the solve stopped at a check its update called for.
+fn observed_equals_unobserved(problem: &ContactProblem, settings: PgsSettings, case: &str) -> bool {
+    let Stopping {
+        tolerance,
+        max_iterations,
+        ..
+    } = settings.stopping;
+    let mut updates = Updates(Vec::new());
+    let (l1, v1, r1) = cold_solve(problem, settings, Some(&mut updates));
+    let (l0, v0, r0) = cold_solve(problem, settings, None);
+    assert!(l0 == l1 && v0 == v1, "{case}");
+    assert_eq!(r0, r1, "{case}");
+    assert_eq!(updates.0.len(), r0.iterations, "{case}");
+    assert_eq!(*updates.0.last().unwrap(), r0.last_update, "{case}");
+    let above = updates.0.iter().filter(|&&u| u > tolerance).count();
+    assert!(above >= 16, "{case}: {above} sweeps above the tolerance");
+    r0.status == SolverStatus::Converged
+        && r0.last_update <= tolerance
+        && r0.iterations < max_iterations
+}
+
 /// An early-stopping PGS forms a sweep's largest correction only as far as
 /// its tolerance unless an observer reads it: once the corrections formed
 /// in a sweep exceed the tolerance, the rest of that sweep skips them
@@ -154,20 +180,8 @@ fn an_early_stop_reads_its_updates_only_as_far_as_its_tolerance() {
                 threads,
                 ..PgsSettings::default()
             };
-            let mut updates = Updates(Vec::new());
-            let (l1, v1, r1) = cold_solve(&problem, settings, Some(&mut updates));
-            let (l0, v0, r0) = cold_solve(&problem, settings, None);
             let case = format!("{order:?} on {threads} threads, {rows:?}, {tolerance:e}");
-            assert!(l0 == l1 && v0 == v1, "{case}");
-            assert_eq!(r0, r1, "{case}");
-            assert_eq!(updates.0.len(), r0.iterations, "{case}");
-            assert_eq!(*updates.0.last().unwrap(), r0.last_update, "{case}");
-            // sweeps whose figure was cut short in the unobserved solve
-            let above = updates.0.iter().filter(|&&u| u > tolerance).count();
-            assert!(above >= 16, "{case}: {above} sweeps above the tolerance");
-            stopped_on_update |= r0.status == SolverStatus::Converged
-                && r0.last_update <= tolerance
-                && r0.iterations < cap;
+            stopped_on_update |= observed_equals_unobserved(&problem, settings, &case);
         }
         assert!(
             stopped_on_update,
@@ -300,18 +314,8 @@ fn an_observer_changes_no_early_stop() {
                 variant,
                 ..PgsSettings::default()
             };
-            let mut updates = Updates(Vec::new());
-            let (l1, v1, r1) = cold_solve(&problem, settings, Some(&mut updates));
-            let (l0, v0, r0) = cold_solve(&problem, settings, None);
             let case = format!("{variant:?}, {cells:?}, {rows:?}, tolerance {tolerance:e}");
-            assert!(l0 == l1 && v0 == v1, "{case}");
-            assert_eq!(r0, r1, "{case}");
-            // sweeps whose figure did not call for a check
-            let above = updates.0.iter().filter(|&&u| u > tolerance).count();
-            assert!(above >= 16, "{case}: {above} sweeps above the tolerance");
-            stopped_on_update |= r0.status == SolverStatus::Converged
-                && r0.last_update <= tolerance
-                && r0.iterations < cap;
+            stopped_on_update |= observed_equals_unobserved(&problem, settings, &case);
         }
     }
     assert!(
