@@ -923,6 +923,32 @@ impl SweepMode {
         }
     }
 
+    /// The mode of sweep `it` (from 0) of a solve with `stopping` whose
+    /// observer reads every sweep's largest correction if `observed`. The
+    /// correction is formed where it is read: in every sweep of a solve
+    /// that may stop early or is `observed`, and in the last, whose figure
+    /// the report gives (otherwise its division per row is skipped). It is
+    /// formed exactly where more than the early stop's comparison with its
+    /// tolerance reads it: in the last sweep, a sweep before a forced check
+    /// ([`CheckSchedule::forces`]) and an observed one; elsewhere only as
+    /// far as the tolerance ([`Self::exact_up_to`]).
+    pub(crate) fn of_sweep(
+        passes: usize,
+        stopping: &Stopping,
+        schedule: &CheckSchedule,
+        it: usize,
+        observed: bool,
+    ) -> Self {
+        let last = it + 1 == stopping.max_iterations;
+        let track = stopping.early_stop || observed || last;
+        let exact = last || observed || schedule.forces(stopping, it + 1);
+        if exact || !track || passes > 1 {
+            Self::exact(passes, track)
+        } else {
+            Self::exact_up_to(passes, stopping.tolerance)
+        }
+    }
+
     /// The same sweep without the largest correction (for the rest of a
     /// sweep whose corrections went above `exact_up_to`). A blocked sweep
     /// (`passes > 1`) keeps forming it: its inner loop stops on it.
@@ -1345,24 +1371,11 @@ impl Solver for ProjectedGaussSeidel {
             slices: true,
         };
         let wants_iterates = observer.wants_iterates();
-        // the largest correction is needed by the early stop and an
-        // observer that reads it each sweep, and for the report after the
-        // last sweep; otherwise its division per row is skipped
-        let track_every = stopping.early_stop || observer.wants_updates();
+        let observed = observer.wants_updates();
         let mut checked: Option<(usize, ResidualStats)> = None;
         let max_iterations = self.settings.stopping.max_iterations;
         for it in 0..max_iterations {
-            // exact where a report or a check reads it: the last sweep, a
-            // sweep before a forced check and an observer's; an early
-            // stop reads the rest only as far as its tolerance
-            let exact = it + 1 == max_iterations
-                || observer.wants_updates()
-                || schedule.forces(&stopping, it + 1);
-            let mode = if exact || !track_every || passes > 1 {
-                SweepMode::exact(passes, track_every || it + 1 == max_iterations)
-            } else {
-                SweepMode::exact_up_to(passes, stopping.tolerance)
-            };
+            let mode = SweepMode::of_sweep(passes, &stopping, &schedule, it, observed);
             let (mut max_corr, mut finite) = self.sweep_contacts(problem, lambda, velocity, mode);
             if !problem.generic_rows().is_empty() {
                 self.sync_slices(velocity);

@@ -289,11 +289,16 @@ impl Solver for SubdomainPgs {
         };
         let (mut iterations, mut last_update, mut stalled) = (0, 0.0, false);
         let mut schedule = CheckSchedule::new();
+        // the subdomains' largest corrections are combined every sweep (a
+        // maximum, with their finiteness): formed, and formed exactly, as
+        // a one-subdomain PGS forms them, and exactly in every subdomain
+        // when some subdomain's observer reads them (a combined figure is
+        // exact only when every subdomain's is)
+        let observed = self.any_subdomain(observer.wants_updates());
         for it in 0..stopping.max_iterations {
             self.start.clear();
             self.start.extend_from_slice(velocity);
-            // the subdomains' largest corrections are combined every sweep
-            let mode = crate::pgs::SweepMode::exact(passes, true);
+            let mode = crate::pgs::SweepMode::of_sweep(passes, &stopping, &schedule, it, observed);
             let (corr, finite) = self.pgs.sweep_contacts(problem, lambda, velocity, mode);
             let start = std::mem::take(&mut self.start);
             self.sum_corrections(&start, velocity, true);

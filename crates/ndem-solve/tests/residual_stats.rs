@@ -323,3 +323,95 @@ fn an_observer_changes_no_early_stop() {
         "no solve stopped at a check its update called for"
     );
 }
+
+/// The coupling of a subdomain that holds every contact alone (one rank).
+struct Alone;
+
+impl SubdomainCoupling for Alone {
+    fn owned_contacts(
+        &mut self,
+        problem: &ContactProblem,
+        owned: &mut Vec<bool>,
+    ) -> Result<(), SolveError> {
+        owned.clear();
+        owned.resize(problem.contacts().len(), true);
+        Ok(())
+    }
+    fn sum_over_holders(&mut self, _values: &mut [f64], _width: usize) {}
+    fn sum(&mut self, _values: &mut [f64]) {}
+    fn max(&mut self, _values: &mut [f64]) {}
+    fn share_impulses(&mut self, _: &ContactProblem, _: &[bool], _: &mut [f64]) {}
+}
+
+/// Records each sweep's progress measure without asking for it
+/// (`Observer::wants_updates` is false): what a solve passes then.
+struct Unasked(Vec<f64>);
+
+impl Observer for Unasked {
+    fn observe(&mut self, record: &IterationRecord<'_>) {
+        self.0.push(record.update);
+    }
+    fn wants_updates(&self) -> bool {
+        false
+    }
+}
+
+/// The subdomain solver forms its sweeps' largest corrections as PGS does
+/// (`SweepMode::of_sweep`): exactly for an observer that reads them, and
+/// otherwise, in a solve that may stop early, exactly only as far as the
+/// tolerance, while the iterate and the report stay those of the observed
+/// solve. Each unasked figure is the exact one or a lower bound above the
+/// tolerance, and some are bounds (the cut runs); without early stop the
+/// unasked figures are zero but the last. One subdomain holding every
+/// contact, a frictional packing with rolling rows, for a solve that runs
+/// to its cap, one that stops at a check its update called for, and one
+/// without early stop.
+#[test]
+fn the_subdomain_solver_forms_its_updates_as_pgs_does() {
+    let problem = sphere_packing(&PackingSpec {
+        cells: [8, 8, 6],
+        ..PackingSpec::default()
+    });
+    for stopping in [
+        Stopping::to_tolerance(40, 1e-14),
+        Stopping::to_tolerance(300, 2.0),
+        Stopping::iterations(12),
+    ] {
+        let settings = PgsSettings {
+            stopping,
+            ..PgsSettings::default()
+        };
+        let solve = |observer: &mut dyn Observer| {
+            let mut solver = SubdomainPgs::new(settings, Box::new(Alone)).unwrap();
+            let mut lambda = vec![0.0; problem.len()];
+            let mut v = problem.free_velocity().to_vec();
+            let report = solver
+                .solve_observed(&problem, &mut lambda, &mut v, observer)
+                .unwrap();
+            (lambda, v, report)
+        };
+        let mut exact = Updates(Vec::new());
+        let mut unasked = Unasked(Vec::new());
+        let (l1, v1, r1) = solve(&mut exact);
+        let (l0, v0, r0) = solve(&mut unasked);
+        let case = format!("{stopping:?}");
+        assert!(l0 == l1 && v0 == v1, "{case}");
+        assert_eq!(r0, r1, "{case}");
+        assert_eq!(exact.0.len(), r0.iterations, "{case}");
+        assert_eq!(unasked.0.len(), r0.iterations, "{case}");
+        assert_eq!(*exact.0.last().unwrap(), r0.last_update, "{case}");
+        assert_eq!(*unasked.0.last().unwrap(), r0.last_update, "{case}");
+        let n = r0.iterations;
+        let pairs = || exact.0.iter().zip(&unasked.0).take(n - 1);
+        if stopping.early_stop {
+            let tolerance = stopping.tolerance;
+            for (&e, &u) in pairs() {
+                assert!(u == e || (u > tolerance && u <= e), "{case}: {u} for {e}");
+            }
+            let bounds = pairs().filter(|&(e, u)| u < e).count();
+            assert!(bounds > 0, "{case}: no figure was cut short");
+        } else {
+            assert!(pairs().all(|(&e, &u)| u == 0.0 && e > 0.0), "{case}");
+        }
+    }
+}
