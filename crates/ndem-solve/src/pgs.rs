@@ -914,7 +914,8 @@ impl SweepMode {
     /// (the check is due at or below it, a stall lies further below), so
     /// once some contact's correction is above it the rest of the sweep
     /// skips the six divisions per contact (`docs/performance.md`,
-    /// "Session 37").
+    /// "Session 37"). A blocked sweep's figure stays exact: its contacts
+    /// form theirs for their inner loop ([`Self::untracked`]).
     pub(crate) fn exact_up_to(passes: usize, limit: f64) -> Self {
         Self {
             passes,
@@ -942,7 +943,7 @@ impl SweepMode {
         let last = it + 1 == stopping.max_iterations;
         let track = stopping.early_stop || observed || last;
         let exact = last || observed || schedule.forces(stopping, it + 1);
-        if exact || !track || passes > 1 {
+        if exact || !track {
             Self::exact(passes, track)
         } else {
             Self::exact_up_to(passes, stopping.tolerance)
