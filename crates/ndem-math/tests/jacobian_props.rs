@@ -164,6 +164,18 @@ proptest! {
         }
     }
 
+    /// `normal_velocity` is the first of the six rows of `velocity`, the
+    /// same number bit for bit (the assembly reads it alone; the
+    /// trajectories rest on the equality), for any scaling `s_n`.
+    #[test]
+    fn normal_velocity_is_the_first_row_exactly(n in unit_vector(), da in vec3(1.0), db in vec3(1.0), s in 0.01f64..3.0,
+                                                va in velocity(5.0), vb in velocity(5.0)) {
+        let jac = ContactJacobian::new(ContactFrame::from_unit_normal(n), &da, &db, s);
+        let all = jac.velocity(&va, &vb);
+        prop_assert_eq!(jac.normal_velocity(&va, &vb).to_bits(), all[0].to_bits());
+        prop_assert_eq!(jac.row_velocity(0, &va, &vb).to_bits(), all[0].to_bits());
+    }
+
     /// The contact frame is orthonormal and right-handed.
     #[test]
     fn frame_is_orthonormal_right_handed(n in unit_vector()) {

@@ -103,7 +103,7 @@ impl Network<'_> {
             } else {
                 Velocity6::ZERO
             };
-            *o = jac.velocity(&ya, &yb)[0];
+            *o = jac.normal_velocity(&ya, &yb);
         }
     }
 }

@@ -161,7 +161,7 @@ pub fn sphere_packing(spec: &PackingSpec) -> ContactProblem {
             nr.scale,
         );
         let (ba, bb) = (a + 1, b.map_or(0, |b| b + 1));
-        let gv_old = jac.velocity(&vold[ba], &vold[bb])[0];
+        let gv_old = jac.normal_velocity(&vold[ba], &vold[bb]);
         let key = ContactKey::new(ba as u32, bb as u32, 0);
         let c = Contact::spook(
             [ba as u32, bb as u32],

@@ -405,7 +405,7 @@ fn impact_jacobian(
     let g = s.geometry(world, s.point(set))?;
     let jac = ContactJacobian::new(g.frame, &g.arm_a, &g.arm_b, 1.0);
     let [a, b] = s.carriers();
-    let un = jac.velocity(&velocity[a], &velocity[b])[0];
+    let un = jac.normal_velocity(&velocity[a], &velocity[b]);
     Ok((jac, un))
 }
 
@@ -506,7 +506,7 @@ pub(crate) fn continuous_problem(
         let nr = normal_row(c.gap, e_h, settings.spook.overlap_floor);
         let jac = ContactJacobian::new(g.frame, &g.arm_a, &g.arm_b, nr.scale);
         let [a, b] = s.carriers();
-        let gv_old = jac.velocity(&velocity[a], &velocity[b])[0];
+        let gv_old = jac.normal_velocity(&velocity[a], &velocity[b]);
         let mut contact = Contact::spook(s.bodies, c.key, jac, nr.g, gv_old, &params, dt);
         if c.gap > 0.0 {
             // Speculative contact (found through the margin or sweep):
