@@ -224,15 +224,8 @@ impl PairProperties {
     ) -> Result<Self, MathError> {
         material_a.validate()?;
         material_b.validate()?;
-        for (field, r) in [("radius_a", radius_a), ("radius_b", radius_b)] {
-            if r.is_nan() || r <= 0.0 {
-                return Err(MathError::NonPositive { field, value: r });
-            }
-        }
-        let inv_r = 1.0 / radius_a + 1.0 / radius_b;
-        positive("effective_radius", 1.0 / inv_r)?;
         Ok(Self {
-            effective_radius: 1.0 / inv_r,
+            effective_radius: Self::effective_radius(radius_a, radius_b)?,
             effective_modulus: 1.0
                 / (material_a.plane_strain_compliance() + material_b.plane_strain_compliance()),
             restitution: material_a.restitution.min(material_b.restitution),
@@ -245,6 +238,32 @@ impl PairProperties {
                 (Some(a), Some(b)) => Some(2.0 * a * b / (a + b)),
                 _ => None,
             },
+        })
+    }
+
+    /// The effective radius `R*`, `1/R* = 1/r_a + 1/r_b`, of two curvature
+    /// radii (`f64::INFINITY` for a flat surface), as [`Self::combine`]
+    /// forms it: a table of combined materials ([`Self::with_radii`])
+    /// gives the same properties bit for bit.
+    pub fn effective_radius(radius_a: f64, radius_b: f64) -> Result<f64, MathError> {
+        for (field, r) in [("radius_a", radius_a), ("radius_b", radius_b)] {
+            if r.is_nan() || r <= 0.0 {
+                return Err(MathError::NonPositive { field, value: r });
+            }
+        }
+        let inv_r = 1.0 / radius_a + 1.0 / radius_b;
+        positive("effective_radius", 1.0 / inv_r)?;
+        Ok(1.0 / inv_r)
+    }
+
+    /// These properties with the effective radius of curvature radii
+    /// `radius_a`, `radius_b` ([`Self::effective_radius`]): the rest does
+    /// not depend on them, so a pair of materials combined once (with any
+    /// radii) serves every contact between them.
+    pub fn with_radii(&self, radius_a: f64, radius_b: f64) -> Result<Self, MathError> {
+        Ok(Self {
+            effective_radius: Self::effective_radius(radius_a, radius_b)?,
+            ..*self
         })
     }
 

@@ -1,7 +1,7 @@
 //! Reusable proptest strategies for the math layer (feature
 //! `proptest-support`).
 
-use crate::{InverseMass, MassProperties, Quat, Vec3, Velocity6};
+use crate::{InverseMass, MassProperties, Material, Quat, Vec3, Velocity6};
 use proptest::prelude::*;
 
 /// A vector with components uniformly in `[-scale, scale]`.
@@ -48,4 +48,33 @@ pub fn inverse_mass() -> impl Strategy<Value = InverseMass> {
         }),
         1 => Just(InverseMass::INFINITE_MASS),
     ]
+}
+
+/// A valid material: Young's modulus 10⁶-10¹² Pa, Poisson's ratio in
+/// (−1, 0.5), surface coefficients in their ranges, and (one time in two)
+/// a linear stiffness.
+pub fn material() -> impl Strategy<Value = Material> {
+    (
+        (1e2f64..2e4, 1e6f64..1e12, -0.99f64..0.499),
+        (0.0f64..=1.0, 0.0f64..2.0, 0.0f64..0.5, 0.0f64..1e-3),
+        proptest::option::of(1e2f64..1e8),
+    )
+        .prop_map(
+            |(
+                (density, youngs_modulus, poisson_ratio),
+                (restitution, friction, rolling, damping),
+                k,
+            )| {
+                Material {
+                    density,
+                    youngs_modulus,
+                    poisson_ratio,
+                    restitution,
+                    friction,
+                    rolling_resistance: rolling,
+                    damping,
+                    linear_stiffness: k,
+                }
+            },
+        )
 }

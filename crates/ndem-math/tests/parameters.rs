@@ -318,3 +318,27 @@ fn per_material_linear_stiffness() {
         other => panic!("{other:?}"),
     }
 }
+
+proptest::proptest! {
+    /// A pair of materials combined once (at radii of 1) and given its
+    /// contact's radii by `with_radii` is the pair combined at those radii,
+    /// bit for bit, or the same error (the stepper tables the world's
+    /// material pairs once per step and relies on this).
+    #[test]
+    fn radii_given_later_combine_as_given_first(
+        a in ndem_math::proptest_support::material(),
+        b in ndem_math::proptest_support::material(),
+        ra in proptest::prop_oneof![1e-5f64..1.0, proptest::prelude::Just(f64::INFINITY), -1.0f64..=0.0],
+        rb in proptest::prop_oneof![1e-5f64..1.0, proptest::prelude::Just(f64::INFINITY), proptest::prelude::Just(f64::NAN)],
+    ) {
+        let direct = PairProperties::combine(&a, ra, &b, rb);
+        let later = PairProperties::combine(&a, 1.0, &b, 1.0).unwrap().with_radii(ra, rb);
+        proptest::prop_assert_eq!(format!("{direct:?}"), format!("{later:?}"));
+        if let (Ok(x), Ok(y)) = (direct, later) {
+            let bits = |p: &PairProperties| [p.effective_radius, p.effective_modulus, p.restitution,
+                p.friction, p.rolling_resistance, p.damping].map(f64::to_bits);
+            proptest::prop_assert_eq!(bits(&x), bits(&y));
+            proptest::prop_assert_eq!(x.linear_stiffness.map(f64::to_bits), y.linear_stiffness.map(f64::to_bits));
+        }
+    }
+}

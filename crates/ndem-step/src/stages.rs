@@ -9,7 +9,9 @@ use ndem_collide::{ContactPoint, ContactSet};
 use ndem_math::blocks::{block_len, map_parts};
 use ndem_math::capacity::refill;
 use ndem_math::jacobian::normal_row;
-use ndem_math::{ContactFrame, ContactJacobian, ContactParameters, Vec3, Velocity6};
+use ndem_math::{
+    ContactFrame, ContactJacobian, ContactParameters, PairProperties, Vec3, Velocity6,
+};
 use ndem_solve::{Contact, ContactFillError, ContactProblem, ProblemStorage};
 
 /// Which bodies carry degrees of freedom in a problem.
@@ -238,15 +240,72 @@ fn contact_data_part(
     Ok((overlap_max, left_out))
 }
 
+/// The world's materials combined pair by pair
+/// ([`World::pair_properties`], the pair's override applied), once per
+/// assembly: a contact then only forms its effective radius
+/// ([`PairProperties::with_radii`]), the same properties bit for bit (the
+/// rest of a pair's properties does not depend on the radii). `None` for
+/// a pair that does not combine (a material or override a user made
+/// invalid): its contacts combine it themselves, which names the field.
+/// A world of more than [`MaterialPairs::MOST_MATERIALS`] materials is not
+/// tabled.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MaterialPairs {
+    materials: usize,
+    pairs: Vec<Option<PairProperties>>,
+}
+
+impl MaterialPairs {
+    /// Most materials tabled (`64²` pairs of some 60 bytes).
+    const MOST_MATERIALS: usize = 64;
+
+    /// The table of `world`'s materials.
+    pub(crate) fn of(world: &World) -> Self {
+        let mut table = Self::default();
+        table.fill(world);
+        table
+    }
+
+    /// Tables `world`'s materials in place (its vector reused).
+    pub(crate) fn fill(&mut self, world: &World) {
+        let m = world.materials.len();
+        self.pairs.clear();
+        self.materials = if m <= Self::MOST_MATERIALS { m } else { 0 };
+        for a in 0..self.materials {
+            for b in 0..self.materials {
+                // radii of 1: only the effective radius depends on them
+                self.pairs.push(world.pair_properties(a, 1.0, b, 1.0).ok());
+            }
+        }
+    }
+
+    /// The properties of materials `a`, `b` at curvature radii `r_a`,
+    /// `r_b`: [`World::pair_properties`]'s.
+    fn properties(
+        &self,
+        world: &World,
+        (a, r_a): (usize, f64),
+        (b, r_b): (usize, f64),
+    ) -> Result<PairProperties, StepError> {
+        if a < self.materials
+            && b < self.materials
+            && let Some(pair) = &self.pairs[a * self.materials + b]
+        {
+            return Ok(pair.with_radii(r_a, r_b)?);
+        }
+        world.pair_properties(a, r_a, b, r_b)
+    }
+}
+
 fn contact_parameters(
     world: &World,
-    settings: &StepSettings,
+    (settings, pairs): (&StepSettings, &MaterialPairs),
     c: &ContactPoint,
 ) -> Result<ContactParameters, StepError> {
     let (a, b) = (c.body_a(), c.body_b());
     let [r_a, r_b] = c.curvature(world.shapes());
     let [ma, mb] = [a, b].map(|i| world.material[i] as usize);
-    let pair = world.pair_properties(ma, r_a, mb, r_b)?;
+    let pair = pairs.properties(world, (ma, r_a), (mb, r_b))?;
     Ok(ContactParameters::new(
         settings.contact_law,
         &pair,
@@ -360,7 +419,7 @@ fn is_impact(settings: &StepSettings, gap: f64, un: f64) -> bool {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn impact_problem(
     world: &World,
-    settings: &StepSettings,
+    (settings, pairs): (&StepSettings, &MaterialPairs),
     contacts: &ContactSet,
     solver_contacts: &[u32],
     velocity: &[Velocity6],
@@ -381,11 +440,25 @@ pub(crate) fn impact_problem(
             return Ok((0, None));
         }
         let parts = (set, solver_contacts);
-        let problem = build_impact_problem(world, settings, parts, velocity, storage, impacting)?;
+        let problem = build_impact_problem(
+            world,
+            (settings, pairs),
+            parts,
+            velocity,
+            storage,
+            impacting,
+        )?;
         return Ok((impacts, Some(problem)));
     }
     let parts = (set, solver_contacts);
-    let problem = build_impact_problem(world, settings, parts, velocity, storage, impacting)?;
+    let problem = build_impact_problem(
+        world,
+        (settings, pairs),
+        parts,
+        velocity,
+        storage,
+        impacting,
+    )?;
     let impacts = impacting.iter().filter(|&&x| x).count();
     if !any_subdomain(impacts > 0) {
         *storage = problem.into_storage();
@@ -413,7 +486,7 @@ fn impact_jacobian(
 /// each contact's impact flag in `impacting`.
 fn build_impact_problem(
     world: &World,
-    settings: &StepSettings,
+    (settings, pairs): (&StepSettings, &MaterialPairs),
     (set, solver_contacts): (&[ContactPoint], &[u32]),
     velocity: &[Velocity6],
     storage: &mut ProblemStorage,
@@ -430,7 +503,7 @@ fn build_impact_problem(
         let s = SolverContact::at(world, Resolution::Reduced, set, solver_contacts[i]);
         let c = s.point(set);
         let (jac, un) = impact_jacobian(world, set, velocity, &s)?;
-        let p = contact_parameters(world, settings, c)?;
+        let p = contact_parameters(world, (settings, pairs), c)?;
         let impact = is_impact(settings, c.gap, un);
         let b_n = if impact {
             p.restitution * un
@@ -467,7 +540,7 @@ fn build_impact_problem(
 /// when shorter).
 pub(crate) fn continuous_problem(
     world: &World,
-    settings: &StepSettings,
+    (settings, pairs): (&StepSettings, &MaterialPairs),
     resolution: Resolution<'_>,
     contacts: &ContactSet,
     solver_contacts: &[u32],
@@ -502,7 +575,7 @@ pub(crate) fn continuous_problem(
         let s = SolverContact::at(world, resolution, set, solver_contacts[i]);
         let c = s.point(set);
         let g = s.geometry(world, c)?;
-        let params = contact_parameters(world, settings, c)?;
+        let params = contact_parameters(world, (settings, pairs), c)?;
         let nr = normal_row(c.gap, e_h, settings.spook.overlap_floor);
         let jac = ContactJacobian::new(g.frame, &g.arm_a, &g.arm_b, nr.scale);
         let [a, b] = s.carriers();
@@ -618,7 +691,7 @@ pub fn unfolded_problem(
     )?;
     let assembled = continuous_problem(
         world,
-        settings,
+        (settings, &MaterialPairs::of(world)),
         resolution,
         contacts,
         &solver_contacts,
@@ -750,6 +823,91 @@ mod tests {
         }
     }
 
+    /// The table of combined materials gives `World::pair_properties`
+    /// bit for bit, or its error: three materials, one pair overridden,
+    /// spheres and flat surfaces, radii that do not combine, and a
+    /// material a user made invalid after the table was filled for
+    /// another world (its pairs are not tabled, so the field is named).
+    #[test]
+    fn the_material_table_gives_the_worlds_pair_properties() {
+        let soft = ndem_math::Material {
+            youngs_modulus: 1e7,
+            poisson_ratio: 0.3,
+            friction: 0.2,
+            ..Default::default()
+        };
+        let rough = ndem_math::Material {
+            friction: 0.9,
+            restitution: 0.1,
+            rolling_resistance: 0.05,
+            ..Default::default()
+        };
+        let mut w = World::new(
+            vec![ndem_math::Material::default(), soft, rough],
+            Vec3::new(0.0, 0.0, -9.81),
+        )
+        .unwrap();
+        let override_ = ndem_math::PairOverride {
+            friction: Some(0.45),
+            effective_modulus: Some(3e8),
+            ..Default::default()
+        };
+        w.set_pair(2, 0, override_).unwrap();
+        let radii = [0.0065, 0.002, 1.0, f64::INFINITY, 0.0, -1.0, f64::NAN];
+        let check = |w: &World, table: &MaterialPairs| {
+            for (a, b) in (0..3).flat_map(|a| (0..3).map(move |b| (a, b))) {
+                for (&ra, &rb) in radii.iter().flat_map(|r| radii.iter().map(move |q| (r, q))) {
+                    let tabled = table.properties(w, (a, ra), (b, rb));
+                    let combined = w.pair_properties(a, ra, b, rb);
+                    match (&tabled, &combined) {
+                        (Ok(x), Ok(y)) => {
+                            let bits = |p: &PairProperties| {
+                                [
+                                    p.effective_radius,
+                                    p.effective_modulus,
+                                    p.restitution,
+                                    p.friction,
+                                    p.rolling_resistance,
+                                    p.damping,
+                                ]
+                                .map(f64::to_bits)
+                            };
+                            assert_eq!(bits(x), bits(y), "{a} {b} {ra} {rb}");
+                            assert_eq!(x.linear_stiffness, y.linear_stiffness);
+                        }
+                        // the same error (`Debug`: a NaN radius in it
+                        // equals itself)
+                        _ => assert_eq!(
+                            format!("{tabled:?}"),
+                            format!("{combined:?}"),
+                            "{a} {b} {ra} {rb}"
+                        ),
+                    }
+                }
+            }
+        };
+        let table = MaterialPairs::of(&w);
+        assert_eq!(table.materials, 3);
+        assert!(table.pairs.iter().all(Option::is_some));
+        check(&w, &table);
+        assert_ne!(
+            table.properties(&w, (0, 1.0), (2, 1.0)).unwrap().friction,
+            table.properties(&w, (0, 1.0), (1, 1.0)).unwrap().friction,
+        );
+        // a material made invalid: not tabled, its contacts name the field
+        w.materials[1].poisson_ratio = 0.7;
+        let table = MaterialPairs::of(&w);
+        assert_eq!(table.pairs.iter().filter(|p| p.is_none()).count(), 5);
+        check(&w, &table);
+        assert!(matches!(
+            table.properties(&w, (1, 1.0), (0, 1.0)),
+            Err(StepError::Math(ndem_math::MathError::OutOfRange {
+                field: "poisson_ratio",
+                ..
+            }))
+        ));
+    }
+
     /// The impact count, the impact problem's contacts (if it is built)
     /// and the impact flags for the hint `expect_impacts`.
     fn impact_with(
@@ -770,7 +928,7 @@ mod tests {
         let mut flags = Vec::new();
         let (impacts, problem) = impact_problem(
             w,
-            settings,
+            (settings, &MaterialPairs::of(w)),
             contacts,
             &solver_contacts,
             &w.velocity,

@@ -327,6 +327,8 @@ pub struct Stepper {
     storage: ProblemStorage,
     /// Each contact's impact flag, formed with the impact problem.
     impact_flags: Vec<bool>,
+    /// The world's materials combined pair by pair, once per step.
+    material_pairs: stages::MaterialPairs,
     /// The energy guard's block sums of a problem's row bound.
     energy_sums: Vec<f64>,
     /// Whether the last step had impacts: the impact problem is then built
@@ -387,6 +389,7 @@ impl Stepper {
             velocity: Vec::new(),
             storage: ProblemStorage::new(),
             impact_flags: Vec::new(),
+            material_pairs: stages::MaterialPairs::default(),
             energy_sums: Vec::new(),
             impacts_last_step: false,
             sweep: Vec::new(),
@@ -833,6 +836,9 @@ impl Stepper {
         let mut velocity = std::mem::take(&mut self.velocity);
         velocity.clone_from(&world.velocity);
         let mut lambda = std::mem::take(&mut self.lambda);
+        // what the contacts' parameters combine from (the world's
+        // materials may have changed since the last step)
+        self.material_pairs.fill(world);
 
         // impact stage
         let mut impact = None;
@@ -840,7 +846,7 @@ impl Stepper {
             let impact_solver = &mut self.impact_solver;
             let (impacts, problem) = stages::impact_problem(
                 world,
-                &settings,
+                (&settings, &self.material_pairs),
                 contacts,
                 &solver_contacts,
                 &velocity,
@@ -900,7 +906,7 @@ impl Stepper {
             elastic_energy,
         } = stages::continuous_problem(
             world,
-            &settings,
+            (&settings, &self.material_pairs),
             stages::Resolution::Reduced,
             contacts,
             &solver_contacts,
