@@ -356,6 +356,39 @@ impl ContactParameters {
         positive("dt", dt)?;
         settings.validate()?;
         let exponent = law.exponent();
+        let tau_n = (settings.relaxation_steps * dt).max(pair.damping / exponent);
+        let of_materials = Self {
+            exponent,
+            stiffness: 0.0,
+            epsilon_n: 0.0,
+            tau_n,
+            sigma_n: 0.0,
+            upsilon_n: 1.0 / (1.0 + 4.0 * tau_n / dt),
+            sigma_t: settings.friction_compliance / dt,
+            sigma_r: settings.rolling_compliance / dt,
+            gamma_t: settings.friction_compliance,
+            gamma_r: settings.rolling_compliance,
+            friction: pair.friction,
+            rolling_arm: 0.0,
+            restitution: pair.restitution,
+        };
+        of_materials.with_radius_of(law, pair, dt)
+    }
+
+    /// The parameters of `pair` given those of another contact between
+    /// the same two materials under the same law, `Δt` and settings
+    /// (`self`, from [`Self::new`]; [`PairProperties::with_radii`]): only
+    /// `k_n`, `ε_n`, `Σ_n` and the rolling arm `μ_r R*` depend on the
+    /// effective radius, and they are formed as [`Self::new`] forms them,
+    /// so the result is `new`'s bit for bit. A stepper forms `new` once
+    /// per pair of materials and this per contact.
+    pub fn with_radius_of(
+        &self,
+        law: ContactLaw,
+        pair: &PairProperties,
+        dt: f64,
+    ) -> Result<Self, MathError> {
+        let exponent = self.exponent;
         let (stiffness, epsilon_n) = match law {
             ContactLaw::Hertz => {
                 let k = positive("stiffness", pair.hertz_stiffness())?;
@@ -375,22 +408,12 @@ impl ContactParameters {
             }
             ContactLaw::Rigid => (f64::INFINITY, 0.0),
         };
-        let tau_n = (settings.relaxation_steps * dt).max(pair.damping / exponent);
-        let upsilon_n = 1.0 / (1.0 + 4.0 * tau_n / dt);
         Ok(Self {
-            exponent,
             stiffness,
             epsilon_n,
-            tau_n,
-            sigma_n: 4.0 / (dt * dt) * epsilon_n * upsilon_n,
-            upsilon_n,
-            sigma_t: settings.friction_compliance / dt,
-            sigma_r: settings.rolling_compliance / dt,
-            gamma_t: settings.friction_compliance,
-            gamma_r: settings.rolling_compliance,
-            friction: pair.friction,
+            sigma_n: 4.0 / (dt * dt) * epsilon_n * self.upsilon_n,
             rolling_arm: pair.rolling_resistance * pair.effective_radius,
-            restitution: pair.restitution,
+            ..*self
         })
     }
 

@@ -320,6 +320,33 @@ fn per_material_linear_stiffness() {
 }
 
 proptest::proptest! {
+    /// The SPOOK parameters of one pair of materials formed once and
+    /// given a contact's radii by `with_radius_of` are those formed for
+    /// that contact, bit for bit, or the same error, under every law
+    /// (what the stepper's per-step table of material pairs relies on).
+    #[test]
+    fn parameters_given_radii_later_are_formed_as_given_first(
+        a in ndem_math::proptest_support::material(),
+        b in ndem_math::proptest_support::material(),
+        ra in proptest::prop_oneof![1e-5f64..1.0, proptest::prelude::Just(f64::INFINITY)],
+        rb in 1e-5f64..1.0,
+        law in 0usize..4,
+        dt in 1e-5f64..1e-2,
+    ) {
+        let law = [ContactLaw::Hertz, ContactLaw::Linear { stiffness: 3e5 }, ContactLaw::LinearPerMaterial, ContactLaw::Rigid][law];
+        let s = SpookSettings::default();
+        let template = PairProperties::combine(&a, 1.0, &b, 1.0).unwrap();
+        let pair = template.with_radii(ra, rb).unwrap();
+        let direct = ContactParameters::new(law, &pair, dt, &s);
+        let later = ContactParameters::new(law, &template, dt, &s).and_then(|p| p.with_radius_of(law, &pair, dt));
+        proptest::prop_assert_eq!(format!("{direct:?}"), format!("{later:?}"));
+        if let (Ok(x), Ok(y)) = (direct, later) {
+            let bits = |p: &ContactParameters| [p.stiffness, p.epsilon_n, p.tau_n, p.sigma_n, p.upsilon_n,
+                p.sigma_t, p.sigma_r, p.friction, p.rolling_arm, p.restitution].map(f64::to_bits);
+            proptest::prop_assert_eq!(bits(&x), bits(&y));
+        }
+    }
+
     /// A pair of materials combined once (at radii of 1) and given its
     /// contact's radii by `with_radii` is the pair combined at those radii,
     /// bit for bit, or the same error (the stepper tables the world's

@@ -241,59 +241,81 @@ fn contact_data_part(
 }
 
 /// The world's materials combined pair by pair
-/// ([`World::pair_properties`], the pair's override applied), once per
-/// assembly: a contact then only forms its effective radius
-/// ([`PairProperties::with_radii`]), the same properties bit for bit (the
-/// rest of a pair's properties does not depend on the radii). `None` for
-/// a pair that does not combine (a material or override a user made
-/// invalid): its contacts combine it themselves, which names the field.
-/// A world of more than [`MaterialPairs::MOST_MATERIALS`] materials is not
-/// tabled.
+/// ([`World::pair_properties`], the pair's override applied) and their
+/// SPOOK parameters ([`ContactParameters::new`]), once per assembly: a
+/// contact then only forms its effective radius
+/// ([`PairProperties::with_radii`]) and what depends on it
+/// ([`ContactParameters::with_radius_of`]), the same parameters bit for
+/// bit. `None` for a pair that does not combine (a material or override a
+/// user made invalid, a law the materials cannot serve): its contacts form
+/// their parameters themselves, which names the field. A world of more
+/// than [`MaterialPairs::MOST_MATERIALS`] materials is not tabled.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct MaterialPairs {
     materials: usize,
-    pairs: Vec<Option<PairProperties>>,
+    pairs: Vec<Option<(PairProperties, ContactParameters)>>,
 }
 
 impl MaterialPairs {
-    /// Most materials tabled (`64²` pairs of some 60 bytes).
+    /// Most materials tabled (`64²` pairs of some 170 bytes).
     const MOST_MATERIALS: usize = 64;
 
-    /// The table of `world`'s materials.
-    pub(crate) fn of(world: &World) -> Self {
+    /// The table of `world`'s materials under `settings`.
+    pub(crate) fn of(world: &World, settings: &StepSettings) -> Self {
         let mut table = Self::default();
-        table.fill(world);
+        table.fill(world, settings);
         table
     }
 
-    /// Tables `world`'s materials in place (its vector reused).
-    pub(crate) fn fill(&mut self, world: &World) {
+    /// Tables `world`'s materials under `settings` in place (its vector
+    /// reused).
+    pub(crate) fn fill(&mut self, world: &World, settings: &StepSettings) {
         let m = world.materials.len();
         self.pairs.clear();
         self.materials = if m <= Self::MOST_MATERIALS { m } else { 0 };
         for a in 0..self.materials {
             for b in 0..self.materials {
-                // radii of 1: only the effective radius depends on them
-                self.pairs.push(world.pair_properties(a, 1.0, b, 1.0).ok());
+                // radii of 1: only what `with_radii` and `with_radius_of`
+                // form depends on them
+                let pair = world.pair_properties(a, 1.0, b, 1.0).ok();
+                let entry = pair.and_then(|pair| {
+                    let params = ContactParameters::new(
+                        settings.contact_law,
+                        &pair,
+                        settings.dt,
+                        &settings.spook,
+                    );
+                    params.ok().map(|params| (pair, params))
+                });
+                self.pairs.push(entry);
             }
         }
     }
 
-    /// The properties of materials `a`, `b` at curvature radii `r_a`,
-    /// `r_b`: [`World::pair_properties`]'s.
-    fn properties(
+    /// The SPOOK parameters of a contact between materials `a`, `b` at
+    /// curvature radii `r_a`, `r_b`: those of [`World::pair_properties`]
+    /// under `settings`.
+    fn parameters(
         &self,
-        world: &World,
+        (world, settings): (&World, &StepSettings),
         (a, r_a): (usize, f64),
         (b, r_b): (usize, f64),
-    ) -> Result<PairProperties, StepError> {
+    ) -> Result<ContactParameters, StepError> {
+        let law = settings.contact_law;
         if a < self.materials
             && b < self.materials
-            && let Some(pair) = &self.pairs[a * self.materials + b]
+            && let Some((pair, params)) = &self.pairs[a * self.materials + b]
         {
-            return Ok(pair.with_radii(r_a, r_b)?);
+            let pair = pair.with_radii(r_a, r_b)?;
+            return Ok(params.with_radius_of(law, &pair, settings.dt)?);
         }
-        world.pair_properties(a, r_a, b, r_b)
+        let pair = world.pair_properties(a, r_a, b, r_b)?;
+        Ok(ContactParameters::new(
+            law,
+            &pair,
+            settings.dt,
+            &settings.spook,
+        )?)
     }
 }
 
@@ -305,13 +327,7 @@ fn contact_parameters(
     let (a, b) = (c.body_a(), c.body_b());
     let [r_a, r_b] = c.curvature(world.shapes());
     let [ma, mb] = [a, b].map(|i| world.material[i] as usize);
-    let pair = pairs.properties(world, (ma, r_a), (mb, r_b))?;
-    Ok(ContactParameters::new(
-        settings.contact_law,
-        &pair,
-        settings.dt,
-        &settings.spook,
-    )?)
+    pairs.parameters((world, settings), (ma, r_a), (mb, r_b))
 }
 
 /// Tangential right-hand side from conveyor surface velocities:
@@ -691,7 +707,7 @@ pub fn unfolded_problem(
     )?;
     let assembled = continuous_problem(
         world,
-        (settings, &MaterialPairs::of(world)),
+        (settings, &MaterialPairs::of(world, settings)),
         resolution,
         contacts,
         &solver_contacts,
@@ -823,23 +839,27 @@ mod tests {
         }
     }
 
-    /// The table of combined materials gives `World::pair_properties`
-    /// bit for bit, or its error: three materials, one pair overridden,
-    /// spheres and flat surfaces, radii that do not combine, and a
-    /// material a user made invalid after the table was filled for
-    /// another world (its pairs are not tabled, so the field is named).
+    /// The table of combined materials gives the parameters of
+    /// `World::pair_properties` under `ContactParameters::new` bit for bit,
+    /// or the same error: three materials (one with a linear stiffness),
+    /// one pair overridden, the four contact laws (the per-material
+    /// linear law with pairs that cannot serve it), spheres and flat
+    /// surfaces, radii that do not combine, and a material a user made
+    /// invalid (its pairs are not tabled, so the field is named).
     #[test]
-    fn the_material_table_gives_the_worlds_pair_properties() {
+    fn the_material_table_gives_the_worlds_contact_parameters() {
         let soft = ndem_math::Material {
             youngs_modulus: 1e7,
             poisson_ratio: 0.3,
             friction: 0.2,
+            linear_stiffness: Some(2e4),
             ..Default::default()
         };
         let rough = ndem_math::Material {
             friction: 0.9,
             restitution: 0.1,
             rolling_resistance: 0.05,
+            damping: 1e-4,
             ..Default::default()
         };
         let mut w = World::new(
@@ -854,53 +874,83 @@ mod tests {
         };
         w.set_pair(2, 0, override_).unwrap();
         let radii = [0.0065, 0.002, 1.0, f64::INFINITY, 0.0, -1.0, f64::NAN];
-        let check = |w: &World, table: &MaterialPairs| {
+        let laws = [
+            ndem_math::ContactLaw::Hertz,
+            ndem_math::ContactLaw::Linear { stiffness: 5e5 },
+            ndem_math::ContactLaw::LinearPerMaterial,
+            ndem_math::ContactLaw::Rigid,
+        ];
+        let check = |w: &World, settings: &StepSettings| {
+            let table = MaterialPairs::of(w, settings);
+            let mut compared = 0;
             for (a, b) in (0..3).flat_map(|a| (0..3).map(move |b| (a, b))) {
                 for (&ra, &rb) in radii.iter().flat_map(|r| radii.iter().map(move |q| (r, q))) {
-                    let tabled = table.properties(w, (a, ra), (b, rb));
-                    let combined = w.pair_properties(a, ra, b, rb);
-                    match (&tabled, &combined) {
-                        (Ok(x), Ok(y)) => {
-                            let bits = |p: &PairProperties| {
-                                [
-                                    p.effective_radius,
-                                    p.effective_modulus,
-                                    p.restitution,
-                                    p.friction,
-                                    p.rolling_resistance,
-                                    p.damping,
-                                ]
-                                .map(f64::to_bits)
-                            };
-                            assert_eq!(bits(x), bits(y), "{a} {b} {ra} {rb}");
-                            assert_eq!(x.linear_stiffness, y.linear_stiffness);
-                        }
-                        // the same error (`Debug`: a NaN radius in it
-                        // equals itself)
-                        _ => assert_eq!(
-                            format!("{tabled:?}"),
-                            format!("{combined:?}"),
-                            "{a} {b} {ra} {rb}"
-                        ),
+                    let tabled = table.parameters((w, settings), (a, ra), (b, rb));
+                    let formed = w.pair_properties(a, ra, b, rb).and_then(|pair| {
+                        let (law, dt) = (settings.contact_law, settings.dt);
+                        Ok(ContactParameters::new(law, &pair, dt, &settings.spook)?)
+                    });
+                    // the same numbers bit for bit, or the same error
+                    // (`Debug` prints every field; a NaN radius equals
+                    // itself there)
+                    assert_eq!(
+                        format!("{tabled:?}"),
+                        format!("{formed:?}"),
+                        "{a} {b} {ra} {rb}"
+                    );
+                    if let (Ok(x), Ok(y)) = (tabled, formed) {
+                        let bits = |p: &ContactParameters| {
+                            [
+                                p.stiffness,
+                                p.epsilon_n,
+                                p.tau_n,
+                                p.sigma_n,
+                                p.upsilon_n,
+                                p.sigma_t,
+                                p.sigma_r,
+                                p.friction,
+                                p.rolling_arm,
+                                p.restitution,
+                            ]
+                            .map(f64::to_bits)
+                        };
+                        assert_eq!(bits(&x), bits(&y), "{a} {b} {ra} {rb}");
+                        compared += 1;
                     }
                 }
             }
+            (table, compared)
         };
-        let table = MaterialPairs::of(&w);
-        assert_eq!(table.materials, 3);
-        assert!(table.pairs.iter().all(Option::is_some));
-        check(&w, &table);
-        assert_ne!(
-            table.properties(&w, (0, 1.0), (2, 1.0)).unwrap().friction,
-            table.properties(&w, (0, 1.0), (1, 1.0)).unwrap().friction,
-        );
+        for law in laws {
+            let settings = StepSettings {
+                contact_law: law,
+                ..StepSettings::default()
+            };
+            let (table, compared) = check(&w, &settings);
+            assert_eq!(table.materials, 3);
+            if law == ndem_math::ContactLaw::LinearPerMaterial {
+                // only the soft material's own pair has a linear stiffness
+                assert_eq!(table.pairs.iter().filter(|p| p.is_some()).count(), 1);
+            } else {
+                assert!(table.pairs.iter().all(Option::is_some));
+                assert!(compared > 0);
+            }
+        }
+        let settings = StepSettings::default();
+        let table = MaterialPairs::of(&w, &settings);
+        let friction = |a, b| {
+            let at = (&w, &settings);
+            table.parameters(at, (a, 0.01), (b, 0.01)).unwrap().friction
+        };
+        assert_eq!(friction(0, 2), 0.45);
+        assert_eq!(friction(2, 0), 0.45);
+        assert_eq!(friction(0, 1), 0.2);
         // a material made invalid: not tabled, its contacts name the field
         w.materials[1].poisson_ratio = 0.7;
-        let table = MaterialPairs::of(&w);
+        let (table, _) = check(&w, &settings);
         assert_eq!(table.pairs.iter().filter(|p| p.is_none()).count(), 5);
-        check(&w, &table);
         assert!(matches!(
-            table.properties(&w, (1, 1.0), (0, 1.0)),
+            table.parameters((&w, &settings), (1, 1.0), (0, 1.0)),
             Err(StepError::Math(ndem_math::MathError::OutOfRange {
                 field: "poisson_ratio",
                 ..
@@ -928,7 +978,7 @@ mod tests {
         let mut flags = Vec::new();
         let (impacts, problem) = impact_problem(
             w,
-            (settings, &MaterialPairs::of(w)),
+            (settings, &MaterialPairs::of(w, settings)),
             contacts,
             &solver_contacts,
             &w.velocity,

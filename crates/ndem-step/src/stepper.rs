@@ -836,9 +836,9 @@ impl Stepper {
         let mut velocity = std::mem::take(&mut self.velocity);
         velocity.clone_from(&world.velocity);
         let mut lambda = std::mem::take(&mut self.lambda);
-        // what the contacts' parameters combine from (the world's
+        // what the contacts' parameters are formed from (the world's
         // materials may have changed since the last step)
-        self.material_pairs.fill(world);
+        self.material_pairs.fill(world, &settings);
 
         // impact stage
         let mut impact = None;
