@@ -445,6 +445,17 @@ pub(crate) fn impact_problem(
 ) -> Result<(usize, Option<ContactProblem>), StepError> {
     let set = contacts.as_slice();
     let threads = assembly_threads(settings, solver_contacts.len());
+    let build = |storage: &mut ProblemStorage, impacting: &mut Vec<bool>| {
+        let parts = (set, solver_contacts);
+        build_impact_problem(
+            world,
+            (settings, pairs),
+            parts,
+            velocity,
+            storage,
+            impacting,
+        )
+    };
     if !expect_impacts {
         let impacts = count_in_blocks(solver_contacts, threads, |&k| {
             let s = SolverContact::at(world, Resolution::Reduced, set, k);
@@ -455,26 +466,10 @@ pub(crate) fn impact_problem(
         if !any_subdomain(impacts > 0) {
             return Ok((0, None));
         }
-        let parts = (set, solver_contacts);
-        let problem = build_impact_problem(
-            world,
-            (settings, pairs),
-            parts,
-            velocity,
-            storage,
-            impacting,
-        )?;
+        let problem = build(storage, impacting)?;
         return Ok((impacts, Some(problem)));
     }
-    let parts = (set, solver_contacts);
-    let problem = build_impact_problem(
-        world,
-        (settings, pairs),
-        parts,
-        velocity,
-        storage,
-        impacting,
-    )?;
+    let problem = build(storage, impacting)?;
     let impacts = impacting.iter().filter(|&&x| x).count();
     if !any_subdomain(impacts > 0) {
         *storage = problem.into_storage();
