@@ -14,6 +14,7 @@ mod drum;
 mod excavator;
 mod fclib;
 mod fuzz;
+mod host;
 mod mpi_scaling;
 mod peers;
 mod peers_ndem;

@@ -673,10 +673,13 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         ],
         &csv,
     )?;
+    // what a second thread can gain on this host, beside the timings
+    let host = crate::host::probe();
     report::write_summary(
         &opts.out,
         &json!({
             "suite": "peers",
+            "host": host.map(crate::host::HostProbe::to_json),
             "quick": opts.quick,
             "liggghts": liggghts_available(),
             "smooth_bed_seed": opts.seed.unwrap_or(DEFAULT_SEED),
@@ -693,6 +696,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         opts.seed.unwrap_or(DEFAULT_SEED),
         report::load_average()
     );
+    if let Some(host) = host {
+        let _ = writeln!(md, "{}\n", host.sentence());
+    }
     md.push_str(&table);
     let _ = writeln!(
         md,

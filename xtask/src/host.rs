@@ -1,0 +1,137 @@
+//! Two figures of the host that decide what a second thread gains, taken
+//! beside a suite's timings (`docs/performance.md`, "Session 38"): how long
+//! a cache line written by one thread takes to reach another, and how far
+//! dependent arithmetic alone scales on two threads. On a host whose
+//! virtual cores share no cache the first is several times what cores of
+//! one cache take, and every body velocity the two threads of a sweep
+//! share pays it.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// What [`probe`] measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostProbe {
+    /// One way, a cache line from one thread to another \[ns\]: half the
+    /// shortest mean round trip of a counter passed back and forth.
+    pub line_transfer_ns: f64,
+    /// Time of a fixed amount of dependent floating-point arithmetic on
+    /// one thread over the time of the same amount split between two
+    /// (shortest of the repeats): 2 when the two threads run on cores of
+    /// their own.
+    pub compute_scaling: f64,
+}
+
+impl HostProbe {
+    /// The figures as a JSON object for a suite's summary.
+    pub fn to_json(self) -> serde_json::Value {
+        serde_json::json!({
+            "line_transfer_ns": self.line_transfer_ns,
+            "compute_scaling_two_threads": self.compute_scaling,
+        })
+    }
+
+    /// One sentence for a report.
+    pub fn sentence(self) -> String {
+        format!(
+            "Host: a cache line written by one thread reaches another in {:.0} ns (one way); dependent arithmetic runs {:.2}× faster on two threads than on one.",
+            self.line_transfer_ns, self.compute_scaling
+        )
+    }
+}
+
+/// Round trips of one ping-pong.
+const ROUND_TRIPS: u64 = 100_000;
+/// Repeats of each measurement (the shortest is kept).
+const REPEATS: usize = 3;
+/// Dependent multiply-adds of the arithmetic probe, in all.
+const CHAIN_STEPS: u64 = 40_000_000;
+
+/// Measures the host (about a second); `None` with fewer than two
+/// hardware threads.
+pub fn probe() -> Option<HostProbe> {
+    if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
+        return None;
+    }
+    let line = (0..REPEATS)
+        .map(|_| ping_pong())
+        .fold(f64::INFINITY, f64::min);
+    let one = (0..REPEATS)
+        .map(|_| chains(1))
+        .fold(f64::INFINITY, f64::min);
+    let two = (0..REPEATS)
+        .map(|_| chains(2))
+        .fold(f64::INFINITY, f64::min);
+    Some(HostProbe {
+        line_transfer_ns: line,
+        compute_scaling: one / two,
+    })
+}
+
+/// Half the mean round trip of a counter two threads pass to each other
+/// \[ns\]: each waits (spinning) for the other's increment, then adds its own.
+fn ping_pong() -> f64 {
+    let counter = AtomicU64::new(0);
+    let wait_for = |value: u64| {
+        while counter.load(Ordering::Acquire) != value {
+            std::hint::spin_loop();
+        }
+    };
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 0..ROUND_TRIPS {
+                wait_for(2 * i + 1);
+                counter.store(2 * i + 2, Ordering::Release);
+            }
+        });
+        for i in 0..ROUND_TRIPS {
+            counter.store(2 * i + 1, Ordering::Release);
+            wait_for(2 * i + 2);
+        }
+    });
+    start.elapsed().as_secs_f64() * 1e9 / ROUND_TRIPS as f64 / 2.0
+}
+
+/// Seconds to run [`CHAIN_STEPS`] dependent multiply-adds split between
+/// `threads` threads.
+fn chains(threads: u64) -> f64 {
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(move || chain(CHAIN_STEPS / threads));
+        }
+    });
+    start.elapsed().as_secs_f64()
+}
+
+/// Four independent chains of `steps / 4` dependent multiply-adds each
+/// (the result is kept from the optimiser).
+fn chain(steps: u64) -> f64 {
+    let (a, b) = (black_box(1.000_000_1), black_box(0.999_999_9));
+    let mut x = [1.0f64, 2.0, 3.0, 4.0];
+    for _ in 0..steps / 4 {
+        for v in &mut x {
+            *v = *v * a + b * 1e-9;
+        }
+    }
+    black_box(x.iter().sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The probe's figures are positive and finite on a host with two
+    /// threads (their size is the host's, not checked).
+    #[test]
+    fn the_probe_measures_something() {
+        let Some(p) = probe() else { return };
+        eprintln!("{}", p.sentence());
+        assert!(p.line_transfer_ns.is_finite() && p.line_transfer_ns > 0.0);
+        assert!(p.compute_scaling.is_finite() && p.compute_scaling > 0.0);
+        assert!(p.sentence().contains("ns"));
+        assert!(p.to_json()["line_transfer_ns"].is_number());
+    }
+}
