@@ -557,6 +557,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         None => vec![1000, 10_000, 100_000],
     };
     let repeats = opts.repeats.unwrap_or(if opts.quick { 2 } else { 3 });
+    // what a second thread can gain on this host, before the runs and
+    // after them (a virtual machine's cores may move in between)
+    let host_before = crate::host::probe();
     let mut progress = Progress::new("peers", 2 * sizes.len());
     // the NDEM half runs after the smooth one
     if !liggghts_available() {
@@ -673,13 +676,13 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         ],
         &csv,
     )?;
-    // what a second thread can gain on this host, beside the timings
-    let host = crate::host::probe();
+    let host_after = crate::host::probe();
+    let host_json = |h: Option<crate::host::HostProbe>| h.map(crate::host::HostProbe::to_json);
     report::write_summary(
         &opts.out,
         &json!({
             "suite": "peers",
-            "host": host.map(crate::host::HostProbe::to_json),
+            "host": {"before_runs": host_json(host_before), "after_runs": host_json(host_after)},
             "quick": opts.quick,
             "liggghts": liggghts_available(),
             "smooth_bed_seed": opts.seed.unwrap_or(DEFAULT_SEED),
@@ -696,8 +699,10 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         opts.seed.unwrap_or(DEFAULT_SEED),
         report::load_average()
     );
-    if let Some(host) = host {
-        let _ = writeln!(md, "{}\n", host.sentence());
+    for (when, host) in [("Before the runs", host_before), ("After them", host_after)] {
+        if let Some(host) = host {
+            let _ = writeln!(md, "{when}: {}\n", host.sentence());
+        }
     }
     md.push_str(&table);
     let _ = writeln!(
