@@ -277,17 +277,8 @@ impl MaterialPairs {
             for b in 0..self.materials {
                 // radii of 1: only what `with_radii` and `with_radius_of`
                 // form depends on them
-                let pair = world.pair_properties(a, 1.0, b, 1.0).ok();
-                let entry = pair.and_then(|pair| {
-                    let params = ContactParameters::new(
-                        settings.contact_law,
-                        &pair,
-                        settings.dt,
-                        &settings.spook,
-                    );
-                    params.ok().map(|params| (pair, params))
-                });
-                self.pairs.push(entry);
+                self.pairs
+                    .push(Self::formed((world, settings), (a, 1.0), (b, 1.0)).ok());
             }
         }
     }
@@ -309,13 +300,22 @@ impl MaterialPairs {
             let pair = pair.with_radii(r_a, r_b)?;
             return Ok(params.with_radius_of(law, &pair, settings.dt)?);
         }
+        Ok(Self::formed((world, settings), (a, r_a), (b, r_b))?.1)
+    }
+
+    /// The pair's properties and parameters formed in full
+    /// ([`World::pair_properties`], [`ContactParameters::new`]).
+    fn formed(
+        (world, settings): (&World, &StepSettings),
+        (a, r_a): (usize, f64),
+        (b, r_b): (usize, f64),
+    ) -> Result<(PairProperties, ContactParameters), StepError> {
         let pair = world.pair_properties(a, r_a, b, r_b)?;
-        Ok(ContactParameters::new(
-            law,
-            &pair,
-            settings.dt,
-            &settings.spook,
-        )?)
+        let (law, dt) = (settings.contact_law, settings.dt);
+        Ok((
+            pair,
+            ContactParameters::new(law, &pair, dt, &settings.spook)?,
+        ))
     }
 }
 
