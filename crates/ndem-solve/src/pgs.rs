@@ -59,11 +59,12 @@ pub struct PgsSettings {
     /// thread count (the contacts of one colour are independent).
     pub threads: usize,
     /// Most blocks of consecutive contacts [`ContactOrder::Coloured`]
-    /// cuts a problem into (each at least 1024 contacts), in `1..=64`;
+    /// cuts a problem into (each at least 512 contacts), in `1..=64`;
     /// default 32. The blocks, so the visiting order and the iterates,
     /// depend on it and on the problem, never on `threads`. More blocks
     /// split the contacts more finely between threads and give a sweep a
-    /// less local visiting order (`docs/performance.md`, "Session 17").
+    /// less local visiting order (`docs/performance.md`, "Session 17",
+    /// "Session 39").
     pub colour_blocks: usize,
 }
 
@@ -1697,7 +1698,11 @@ mod tests {
             // the pairing is exercised: several blocks unless the setting
             // or the problem's size allows only one
             let n = problem.contacts().len();
-            prop_assert!(colour_blocks < 2 || n < 2048 || pgs.colouring.blocks.len() >= 2);
+            prop_assert!(
+                colour_blocks < 2
+                    || n < 2 * crate::pgs_parallel::BLOCK_MIN_CONTACTS
+                    || pgs.colouring.blocks.len() >= 2
+            );
         }
     }
 

@@ -2,7 +2,7 @@
 //! the contacts ([`crate::ContactOrder::Coloured`]).
 //!
 //! The contacts are cut into at most `PgsSettings::colour_blocks` blocks
-//! of consecutive contacts (default 32, at most 64; at least 1024 contacts
+//! of consecutive contacts (default 32, at most 64; at least 512 contacts
 //! each; the cut depends on the problem and that setting only), and the blocks
 //! are coloured in the problem's order so that no two blocks of one colour
 //! share a body with finite mass: first greedily (each block the lowest
@@ -22,7 +22,7 @@
 //! colour touch disjoint moving bodies, so they can be swept in any order
 //! or at once: the iterates are bit-identical for every thread count, one
 //! thread included. (They differ from the [`crate::ContactOrder::Given`]
-//! sweep, which visits the blocks in another order; below 2048 contacts
+//! sweep, which visits the blocks in another order; below 1024 contacts
 //! there is one block and the two orders coincide.)
 //!
 //! The threads share the body velocities through relaxed atomics holding
@@ -52,8 +52,12 @@ const _: () = assert!(MAX_BLOCKS <= MAX_COLOURS);
 
 /// Fewest contacts per block, and most blocks: the blocks depend on the
 /// problem alone (never on the thread count), so the visiting order and the
-/// result do not either.
-const BLOCK_MIN_CONTACTS: usize = 1024;
+/// result do not either. At 1024 (sessions 17-38) a settled bed of 10⁴
+/// spheres (2.1·10⁴ contacts) had 21 blocks, and two threads swept it no
+/// faster than one: most of a thread's visits found no second block ready
+/// for its other lane. At 512 it has 32 (`docs/performance.md`,
+/// "Session 39").
+pub(crate) const BLOCK_MIN_CONTACTS: usize = 512;
 /// Most blocks a caller may ask for ([`crate::PgsSettings::colour_blocks`]).
 pub(crate) const MAX_BLOCKS: usize = 64;
 /// Blocks by default.
