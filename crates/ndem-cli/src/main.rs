@@ -47,9 +47,9 @@ enum Command {
         #[arg(long)]
         particles: Option<usize>,
         /// Threads for the parts of a step that can use several (contact
-        /// detection, problem assembly, the pgs-coloured sweeps); 0 for
-        /// every core (the default of scene files). Results do not depend
-        /// on it.
+        /// detection, problem assembly, the pgs-coloured sweeps of 16 384
+        /// contacts or more); 0 for every core (the default of scene
+        /// files). Results do not depend on it.
         #[arg(long)]
         threads: Option<usize>,
         /// Iterations per step (N_it).

@@ -66,6 +66,15 @@ pub struct PgsSettings {
     /// less local visiting order (`docs/performance.md`, "Session 17",
     /// "Session 39").
     pub colour_blocks: usize,
+    /// Fewest contacts for which [`ContactOrder::Coloured`] sweeps on
+    /// several threads (default 16 384): a smaller problem is swept, and
+    /// prepared, on the calling thread whatever `threads` asks, with the
+    /// same iterate. On this project's 2-core host two threads swept a
+    /// settled bed of 6·10³ contacts at 0.72-0.81× the speed of one and
+    /// one of 10⁴ contacts at 0.82-0.91×, and gained from 1.6·10⁴ contacts
+    /// on (`docs/performance.md`, "Session 39"); the break-even depends on
+    /// the machine. 0 splits every problem.
+    pub parallel_min_contacts: usize,
 }
 
 /// How [`ProjectedGaussSeidel`] treats a problem's bilateral rows (generic
@@ -96,6 +105,7 @@ impl Default for PgsSettings {
             joints: JointRows::Iterative,
             threads: 1,
             colour_blocks: crate::pgs_parallel::DEFAULT_BLOCKS,
+            parallel_min_contacts: DEFAULT_PARALLEL_MIN_CONTACTS,
         }
     }
 }
@@ -1107,9 +1117,10 @@ impl SweepInputs<'_> {
     }
 }
 
-/// Fewest contacts for which a sweep is split across threads (below it the
-/// spawn and barrier costs exceed the work; the result is the same).
-const PARALLEL_MIN_CONTACTS: usize = 4096;
+/// [`PgsSettings::parallel_min_contacts`] by default: below it a thread's
+/// start and its waits for the other's blocks cost more than its share
+/// (4096 in sessions 14-38).
+const DEFAULT_PARALLEL_MIN_CONTACTS: usize = 16_384;
 
 impl ProjectedGaussSeidel {
     /// Keeps in the visiting order of `problem` only the contacts `keep`
@@ -1138,7 +1149,7 @@ impl ProjectedGaussSeidel {
     /// Threads a sweep of `problem` runs on.
     fn sweep_threads(&self, problem: &ContactProblem) -> usize {
         if self.settings.order != ContactOrder::Coloured
-            || problem.contacts().len() < PARALLEL_MIN_CONTACTS
+            || problem.contacts().len() < self.settings.parallel_min_contacts
         {
             return 1;
         }
@@ -1749,6 +1760,8 @@ mod tests {
                 variant,
                 colour_blocks,
                 threads,
+                // split on two threads at this size too
+                parallel_min_contacts: 0,
                 ..PgsSettings::default()
             };
             let start = (vec![0.0; problem.len()], problem.free_velocity().to_vec());
@@ -1910,6 +1923,8 @@ mod tests {
             let settings = PgsSettings {
                 order: ContactOrder::Coloured,
                 threads,
+                // two threads at every size drawn
+                parallel_min_contacts: 0,
                 ..PgsSettings::default()
             };
             let mut apart = ProjectedGaussSeidel::new(settings).unwrap();

@@ -8,15 +8,17 @@ fn coloured(threads: usize, iterations: usize) -> ProjectedGaussSeidel {
         stopping: Stopping::iterations(iterations),
         order: ContactOrder::Coloured,
         threads,
+        parallel_min_contacts: 0,
         ..PgsSettings::default()
     })
     .unwrap()
 }
 
-/// A packing large enough to be split across threads (the solver sweeps
-/// on one thread below 4096 contacts) and into several blocks, in both
-/// friction sets and both variants: λ and v bit-identical for 1, 2 and 3
-/// threads.
+/// A packing large enough to be cut into several blocks (at least 512
+/// contacts each), every problem split across the threads
+/// (`parallel_min_contacts: 0`; by default the solver sweeps on one
+/// thread below 16 384 contacts), in both friction sets and both
+/// variants: λ and v bit-identical for 1, 2 and 3 threads.
 #[test]
 fn coloured_sweeps_do_not_depend_on_the_thread_count() {
     for (set, variant) in [
@@ -103,6 +105,7 @@ fn solve_to(
         stopping: Stopping::to_tolerance(sweeps, tolerance),
         order,
         threads,
+        parallel_min_contacts: 0,
         ..PgsSettings::default()
     })
     .unwrap();
@@ -171,6 +174,7 @@ fn every_block_count_gives_one_iterate_on_any_thread_count() {
             stopping: Stopping::iterations(20),
             order: ContactOrder::Coloured,
             threads,
+            parallel_min_contacts: 0,
             colour_blocks: blocks,
             ..PgsSettings::default()
         })
@@ -309,6 +313,7 @@ fn each_contact_is_swept_with_its_own_coefficients() {
                 stopping: Stopping::iterations(12),
                 order,
                 threads,
+                parallel_min_contacts: 0,
                 variant,
                 ..PgsSettings::default()
             })
@@ -412,6 +417,7 @@ fn a_solve_returns_the_velocity_its_report_describes() {
                     stopping,
                     order,
                     threads,
+                    parallel_min_contacts: 0,
                     variant,
                     ..PgsSettings::default()
                 })

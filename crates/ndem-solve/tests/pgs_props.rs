@@ -648,7 +648,7 @@ proptest! {
         let second = sphere_packing(&PackingSpec { cells: [5 - nx + 1, 2, nz], seed: seed.wrapping_add(1), ..spec });
         let (order, threads) = [(ContactOrder::Given, 1), (ContactOrder::Reversed, 1), (ContactOrder::Coloured, 2)][order];
         let lender_settings = PgsSettings { stopping: Stopping::iterations(30), ..PgsSettings::default() };
-        let settings = PgsSettings { stopping: Stopping::to_tolerance(40, 1e-10), order, threads, ..PgsSettings::default() };
+        let settings = PgsSettings { stopping: Stopping::to_tolerance(40, 1e-10), order, threads, parallel_min_contacts: 0, ..PgsSettings::default() };
         let mut lender = ProjectedGaussSeidel::new(lender_settings).unwrap();
         let (mut l, mut v) = cold(&first);
         lender.solve(&first, &mut l, &mut v).unwrap();
@@ -715,7 +715,7 @@ proptest! {
         let (mut lam, mut vel) = cold(&first);
         solve_to(&first, PgsSettings { stopping: Stopping::iterations(100), ..PgsSettings::default() }, &mut lam, &mut vel);
         let (order, threads) = if coloured { (ContactOrder::Coloured, 2) } else { (ContactOrder::Given, 1) };
-        let settings = PgsSettings { stopping: Stopping::to_tolerance(30, 1e-10), order, threads, ..PgsSettings::default() };
+        let settings = PgsSettings { stopping: Stopping::to_tolerance(30, 1e-10), order, threads, parallel_min_contacts: 0, ..PgsSettings::default() };
         let mut formed_policies = 0;
         for mut policy in recorded_policies(&first, &lam) {
             let (mut l0, mut v0) = cold(&second);

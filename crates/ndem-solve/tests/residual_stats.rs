@@ -173,11 +173,13 @@ fn an_early_stop_reads_its_updates_only_as_far_as_its_tolerance() {
                 rows,
                 ..PackingSpec::default()
             });
-            assert!(problem.contacts().len() > 4096, "the parallel sweep runs");
+            // several blocks per thread; the sweep split at any size
+            assert!(problem.contacts().len() > 4096, "several blocks per thread");
             let settings = PgsSettings {
                 stopping: Stopping::to_tolerance(cap, tolerance),
                 order,
                 threads,
+                parallel_min_contacts: 0,
                 ..PgsSettings::default()
             };
             let case = format!("{order:?} on {threads} threads, {rows:?}, {tolerance:e}");
