@@ -55,13 +55,16 @@ pub fn bed_arguments() -> (usize, usize) {
 }
 
 /// `pgs-coloured` stopped after `sweeps` sweeps on `threads` threads with
-/// `colour_blocks` blocks.
+/// `colour_blocks` blocks, split on the threads at any size (the solver's
+/// default sweeps problems below `PgsSettings::parallel_min_contacts` on
+/// one thread).
 pub fn coloured_pgs(sweeps: usize, threads: usize, colour_blocks: usize) -> ProjectedGaussSeidel {
     ProjectedGaussSeidel::new(PgsSettings {
         stopping: Stopping::iterations(sweeps),
         order: ContactOrder::Coloured,
         threads,
         colour_blocks,
+        parallel_min_contacts: 0,
         ..PgsSettings::default()
     })
     .expect("valid settings")
