@@ -47,7 +47,7 @@ enum Command {
         #[arg(long)]
         particles: Option<usize>,
         /// Threads for the parts of a step that can use several (contact
-        /// detection, problem assembly, the pgs-coloured sweeps of 16 384
+        /// detection, problem assembly, the pgs-coloured sweeps of 12 288
         /// contacts or more); 0 for every core (the default of scene
         /// files). Results do not depend on it.
         #[arg(long)]

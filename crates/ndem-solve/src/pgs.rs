@@ -67,13 +67,13 @@ pub struct PgsSettings {
     /// "Session 39").
     pub colour_blocks: usize,
     /// Fewest contacts for which [`ContactOrder::Coloured`] sweeps on
-    /// several threads (default 16 384): a smaller problem is swept, and
+    /// several threads (default 12 288): a smaller problem is swept, and
     /// prepared, on the calling thread whatever `threads` asks, with the
     /// same iterate. On this project's 2-core host two threads swept a
     /// settled bed of 6·10³ contacts at 0.72-0.81× the speed of one and
-    /// one of 10⁴ contacts at 0.82-0.91×, and gained from 1.6·10⁴ contacts
-    /// on (`docs/performance.md`, "Session 39"); the break-even depends on
-    /// the machine. 0 splits every problem.
+    /// one of 1.0·10⁴ contacts at 0.82-0.91×, and one of 1.3·10⁴ at
+    /// 1.10-1.14× (`docs/performance.md`, "Session 39"); the break-even
+    /// depends on the machine. 0 splits every problem.
     pub parallel_min_contacts: usize,
 }
 
@@ -1120,7 +1120,7 @@ impl SweepInputs<'_> {
 /// [`PgsSettings::parallel_min_contacts`] by default: below it a thread's
 /// start and its waits for the other's blocks cost more than its share
 /// (4096 in sessions 14-38).
-const DEFAULT_PARALLEL_MIN_CONTACTS: usize = 16_384;
+const DEFAULT_PARALLEL_MIN_CONTACTS: usize = 12_288;
 
 impl ProjectedGaussSeidel {
     /// Keeps in the visiting order of `problem` only the contacts `keep`

@@ -17,7 +17,7 @@ fn coloured(threads: usize, iterations: usize) -> ProjectedGaussSeidel {
 /// A packing large enough to be cut into several blocks (at least 512
 /// contacts each), every problem split across the threads
 /// (`parallel_min_contacts: 0`; by default the solver sweeps on one
-/// thread below 16 384 contacts), in both friction sets and both
+/// thread below 12 288 contacts), in both friction sets and both
 /// variants: λ and v bit-identical for 1, 2 and 3 threads.
 #[test]
 fn coloured_sweeps_do_not_depend_on_the_thread_count() {
