@@ -268,14 +268,25 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
                 t.first_step * 1e3
             );
         }
+        // below the solver's size for splitting, the "2 threads" sweeps
+        // ran on one (detection and assembly still used both)
+        let split_from = ndem_solve::PgsSettings::default().parallel_min_contacts;
+        let below = r.times.iter().any(|(_, t)| t.contacts < split_from as f64);
         let _ = writeln!(
             table,
-            "| {} | | coloured on 1 and 2 threads: {} | | | | | | | | | |",
+            "| {} | | coloured on 1 and 2 threads: {}{} | | | | | | | | | |",
             r.n,
             if r.threads_agree {
                 "bit-identical worlds"
             } else {
                 "WORLDS DIFFER"
+            },
+            if below {
+                format!(
+                    "; sweeps on one thread below {split_from} contacts (`PgsSettings::parallel_min_contacts`)"
+                )
+            } else {
+                String::new()
             }
         );
     }
