@@ -194,6 +194,49 @@ fn every_block_count_gives_one_iterate_on_any_thread_count() {
     assert!(results[0].0 != results[1].0);
 }
 
+/// `parallel_min_contacts` decides only where the sweep runs: split at
+/// every size, at a size below the problem's, at the default (above this
+/// problem's, so one thread) or never, two threads give the one-thread
+/// iterate and report, bit for bit.
+#[test]
+fn the_size_for_splitting_never_changes_the_iterate() {
+    let problem = sphere_packing(&PackingSpec {
+        cells: [14, 14, 8],
+        ..PackingSpec::default()
+    });
+    let n = problem.contacts().len();
+    assert!(
+        n > 4096 && n < PgsSettings::default().parallel_min_contacts,
+        "{n}"
+    );
+    let run = |threads: usize, parallel_min_contacts: usize| {
+        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+            stopping: Stopping::to_tolerance(60, 1e-9),
+            order: ContactOrder::Coloured,
+            threads,
+            parallel_min_contacts,
+            ..PgsSettings::default()
+        })
+        .unwrap();
+        let mut lambda = vec![0.0; problem.len()];
+        let mut v = problem.free_velocity().to_vec();
+        let report = pgs.solve(&problem, &mut lambda, &mut v).unwrap();
+        (lambda, v, format!("{report:?}"))
+    };
+    let one = run(1, 0);
+    for split_from in [
+        0,
+        4096,
+        PgsSettings::default().parallel_min_contacts,
+        usize::MAX,
+    ] {
+        assert!(
+            run(2, split_from) == one,
+            "split from {split_from} contacts"
+        );
+    }
+}
+
 /// A block count outside `1..=64` is a typed error naming the field.
 #[test]
 fn colour_blocks_outside_the_range_are_refused() {
