@@ -573,6 +573,17 @@ fn go(
             s.solver.name()
         ))?;
     }
+    let split_from = ndem::solve::PgsSettings::default().parallel_min_contacts;
+    if threads > 1
+        && s.solver == SolverChoice::PgsColoured
+        && summary.steps > 0
+        && summary.max_contacts < split_from
+    {
+        say(format_args!(
+            "note: the pgs-coloured sweeps ran on one thread: no step had {split_from} contacts (at most {}; smaller problems are swept on one, `PgsSettings::parallel_min_contacts`); detection and assembly used {threads}\n",
+            summary.max_contacts
+        ))?;
+    }
     if summary.interrupted {
         return Err(Failure::Interrupted);
     }

@@ -139,6 +139,8 @@ pub struct RunSummary {
     pub interrupted: bool,
     /// Mean number of contacts per step.
     pub mean_contacts: f64,
+    /// Most contacts of a step.
+    pub max_contacts: usize,
     /// Solver name.
     pub solver: String,
     /// Warm start name.
@@ -311,6 +313,7 @@ impl RunFiles {
 struct Totals {
     stage: [Duration; 5],
     contacts: u64,
+    max_contacts: usize,
     level: f64,
     steps: u64,
     impact_steps: u64,
@@ -412,6 +415,7 @@ impl Totals {
     fn record(&mut self, s: &ndem::step::StepStats, stepper: &mut Stepper) {
         self.steps += 1;
         self.contacts += s.contacts as u64;
+        self.max_contacts = self.max_contacts.max(s.contacts);
         if let Some(status) = s.impact_status {
             self.impact_steps += 1;
             self.impact_unconverged_steps +=
@@ -471,6 +475,7 @@ impl Totals {
             time: stepper.time(),
             interrupted,
             mean_contacts: per_step(self.contacts as f64),
+            max_contacts: self.max_contacts,
             solver: stepper.solver_mut().name().to_string(),
             warm_start: scene.warm_start.name().to_string(),
             iterations: stepper.solver_mut().max_iterations(),

@@ -470,8 +470,9 @@ fn reduced_run_reports_h_and_writes_aggregate_ids() {
 
 /// `--particles` sizes the built-in packing (and is refused, naming the
 /// field, for a scene without a size); the summary reports the run's peak
-/// memory; `--threads` and the coloured solver give the same statistics
-/// on one and two threads.
+/// memory and the most contacts of a step; `--threads` and the coloured
+/// solver give the same statistics on one and two threads, and two
+/// threads say that the sweeps of a bed this small ran on one.
 #[test]
 fn packing_size_threads_and_peak_memory() {
     let mut stats = Vec::new();
@@ -502,6 +503,16 @@ fn packing_size_threads_and_peak_memory() {
         assert!(
             summary["peak_rss_bytes"].as_u64().unwrap() > 1 << 20,
             "{summary}"
+        );
+        // a bed this small is swept on one thread, and two say so
+        let most = summary["max_contacts"].as_u64().unwrap();
+        assert!(most > 0 && most as f64 >= summary["mean_contacts"].as_f64().unwrap());
+        let said = String::from_utf8_lossy(&o.stdout);
+        let note = "the pgs-coloured sweeps ran on one thread";
+        assert_eq!(
+            said.matches(note).count(),
+            usize::from(threads == "2"),
+            "{said}"
         );
         // every column but the timings
         let text = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
