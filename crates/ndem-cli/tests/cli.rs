@@ -537,8 +537,9 @@ fn packing_size_threads_and_peak_memory() {
 
 /// With several threads and a solver that sweeps on one, the run's summary
 /// says so (once, on stdout; a failed run keeps its one error line);
-/// `pgs-coloured` and one thread say nothing. The impact-stage sweeps are
-/// set from the command line.
+/// `pgs-coloured` on a bed this small says instead that its sweeps ran on
+/// one thread (below `PgsSettings::parallel_min_contacts`), and one thread
+/// says nothing. The impact-stage sweeps are set from the command line.
 #[test]
 fn several_threads_with_a_serial_solver_are_noted() {
     let dir = tmp("threads_note");
@@ -611,7 +612,12 @@ fn several_threads_with_a_serial_solver_are_noted() {
     assert!(err.contains(&said), "{err}");
     let (code, err) = run(&["--threads", "2", "--solver", "pgs-coloured"], "col2");
     assert_eq!(code, Some(0), "{err}");
-    assert!(!err.contains("note:"), "{err}");
+    assert!(!err.contains("note: 2 threads served"), "{err}");
+    assert_eq!(err.matches("note:").count(), 1, "{err}");
+    assert!(
+        err.contains("note: the pgs-coloured sweeps ran on one thread"),
+        "{err}"
+    );
     let (code, err) = run(&["--threads", "1", "--impact-iterations", "5"], "pgs1");
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("note:"), "{err}");
