@@ -265,16 +265,13 @@ impl ContactJacobian {
     }
 
     /// `G_n v = s_n u_n`, the normal row of [`Self::velocity`] with its
-    /// arithmetic (the same number bit for bit), without the five other
-    /// rows: what the stepper's assembly reads of a contact's velocity
-    /// (the impact test `u_n < −v_imp` and SPOOK's `Υ G_n v_i`).
+    /// arithmetic (the same number bit for bit; [`Self::row_velocity`] of
+    /// row 0), without the five other rows: what the stepper's assembly
+    /// reads of a contact's velocity (the impact test `u_n < −v_imp` and
+    /// SPOOK's `Υ G_n v_i`).
     #[inline]
     pub fn normal_velocity(&self, va: &Velocity6, vb: &Velocity6) -> f64 {
-        let dv = va.linear - vb.linear;
-        let n = &self.frame.normal;
-        self.normal_scale
-            * (n.dot(&dv) + self.arm_cross_a(0).dot(&va.angular)
-                - self.arm_cross_b(0).dot(&vb.angular))
+        self.row_velocity(0, va, vb)
     }
 
     /// `G_j v` for one row.

@@ -101,14 +101,22 @@ fn solve_to(
     threads: usize,
     (sweeps, tolerance): (usize, f64),
 ) -> (Vec<f64>, Vec<ndem_math::Velocity6>, SolveReport) {
-    let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+    let settings = PgsSettings {
         stopping: Stopping::to_tolerance(sweeps, tolerance),
         order,
         threads,
         parallel_min_contacts: 0,
         ..PgsSettings::default()
-    })
-    .unwrap();
+    };
+    solve_with(problem, settings)
+}
+
+/// `λ`, `v` and the report of a PGS solve with `settings` from `λ = 0`.
+fn solve_with(
+    problem: &ContactProblem,
+    settings: PgsSettings,
+) -> (Vec<f64>, Vec<ndem_math::Velocity6>, SolveReport) {
+    let mut pgs = ProjectedGaussSeidel::new(settings).unwrap();
     let mut lambda = vec![0.0; problem.len()];
     let mut v = problem.free_velocity().to_vec();
     let report = pgs.solve(problem, &mut lambda, &mut v).unwrap();
@@ -210,17 +218,14 @@ fn the_size_for_splitting_never_changes_the_iterate() {
         "{n}"
     );
     let run = |threads: usize, parallel_min_contacts: usize| {
-        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+        let settings = PgsSettings {
             stopping: Stopping::to_tolerance(60, 1e-9),
             order: ContactOrder::Coloured,
             threads,
             parallel_min_contacts,
             ..PgsSettings::default()
-        })
-        .unwrap();
-        let mut lambda = vec![0.0; problem.len()];
-        let mut v = problem.free_velocity().to_vec();
-        let report = pgs.solve(&problem, &mut lambda, &mut v).unwrap();
+        };
+        let (lambda, v, report) = solve_with(&problem, settings);
         (lambda, v, format!("{report:?}"))
     };
     let one = run(1, 0);
