@@ -22,6 +22,7 @@
 
 use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
+use crate::problem::ClampTo;
 use crate::problem::{ContactProblem, FrictionSet, project_pair};
 use crate::qp::{
     ApgdSettings, ApgdWorkspace, Projection, SmoothObjective, apgd_minimize, project_cone,
@@ -132,7 +133,7 @@ impl Projection for ScaledSetProjection<'_> {
                     if m >= 6 {
                         let bound = contact.rolling_arm * s * c[k] * lam[0];
                         project_pair(FrictionSet::Disk, bound / c[k + 3], &mut lam[3..5]);
-                        lam[5] = lam[5].clamp(-bound / c[k + 5], bound / c[k + 5]);
+                        lam[5] = lam[5].clamp_to(-bound / c[k + 5], bound / c[k + 5]);
                     }
                 }
                 let off = p.generic_offset();
@@ -148,7 +149,7 @@ impl Projection for ScaledSetProjection<'_> {
                             (-coefficient * n, coefficient * n)
                         }
                     };
-                    y[k] = y[k].clamp(lo / c[k], hi / c[k]);
+                    y[k] = y[k].clamp_to(lo / c[k], hi / c[k]);
                 }
             }
         }

@@ -22,6 +22,7 @@
 //! the number of joints. The factor is computed once per active set and
 //! solve (the matrix is fixed within a step), and reused by every sweep.
 
+use crate::problem::ClampTo;
 use crate::problem::{ContactProblem, GenericRow, RowBounds};
 use faer::linalg::solvers::Solve;
 use faer::sparse::linalg::solvers::Llt;
@@ -196,7 +197,7 @@ impl JointBlock {
         for (k, &i) in self.rows.iter().enumerate() {
             let (lo, hi) = self.bounds[k];
             let l = &mut lambda[off + i];
-            let new = self.delta[k].clamp(lo, hi);
+            let new = self.delta[k].clamp_to(lo, hi);
             let d = new - *l;
             if d == 0.0 {
                 continue;
@@ -222,7 +223,7 @@ impl JointBlock {
         for k in 0..n {
             let (lo, hi) = self.bounds[k];
             let l = self.delta[k];
-            s.x[k] = l.clamp(lo, hi);
+            s.x[k] = l.clamp_to(lo, hi);
             s.step[k] = s.x[k] - l;
             s.gradient[k] = self.residual[k];
         }

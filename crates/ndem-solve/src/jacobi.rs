@@ -7,6 +7,7 @@
 
 use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
+use crate::problem::ClampTo;
 use crate::problem::FrictionSet;
 use crate::problem::{ContactProblem, project_record};
 use crate::solver::{
@@ -202,7 +203,7 @@ impl Solver for ProjectedJacobi {
                 let d = self.diag[k];
                 let (lo, hi) = problem.generic_bounds(i, lambda);
                 let new = if d > 0.0 {
-                    (lambda[k] - omega * w / d).clamp(lo, hi)
+                    (lambda[k] - omega * w / d).clamp_to(lo, hi)
                 } else {
                     lambda[k]
                 };

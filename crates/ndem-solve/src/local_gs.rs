@@ -7,6 +7,7 @@
 use crate::local::disk_qp;
 use crate::local_problem::{GlobalOperators, coulomb_natural_map};
 use crate::local_solver::{LocalJudge, LocalRecorder, LocalReport, LocalSolver, LocalTask};
+use crate::problem::ClampTo;
 use crate::solver::{SolverStatus, Stopping};
 use crate::{FrictionSet, GlobalProblem, LocalProblem, SolveError};
 
@@ -96,7 +97,7 @@ pub(crate) fn visit_contact(
                 for a in 1..3 {
                     let d = b[4 * a];
                     let step = if d > 0.0 { r[a] - u[a] / d } else { r[a] };
-                    shift(r, u, b, a, step.clamp(-bound, bound));
+                    shift(r, u, b, a, step.clamp_to(-bound, bound));
                 }
             }
         }
@@ -377,7 +378,7 @@ pub(crate) fn law_error2(friction: FrictionSet, mu: &[f64], r: &[f64], u: &[f64]
                 err2 += (r[k] - rn).powi(2);
                 let bound = m * r[k].max(0.0);
                 for a in 1..3 {
-                    let t = (r[k + a] - u[k + a]).clamp(-bound, bound);
+                    let t = (r[k + a] - u[k + a]).clamp_to(-bound, bound);
                     err2 += (r[k + a] - t).powi(2);
                 }
             }

@@ -3,6 +3,7 @@
 //! error (eq. 13) and residual histograms (Figs. 8, 9).
 
 use crate::PREFETCH_AHEAD;
+use crate::problem::ClampTo;
 use crate::problem::{ContactProblem, ContactRecord, project_pair};
 use crate::solver::{IterationRecord, Observer};
 use ndem_math::blocks::position_in_parts;
@@ -427,8 +428,8 @@ fn generic_residual(
     };
     let scale = if d > 0.0 { d } else { 1.0 };
     (
-        scale * (lambda[k] - c.clamp(lo, hi)).abs(),
-        (lambda[k] - (lambda[k] - w).clamp(lo, hi)).abs(),
+        scale * (lambda[k] - c.clamp_to(lo, hi)).abs(),
+        (lambda[k] - (lambda[k] - w).clamp_to(lo, hi)).abs(),
     )
 }
 
@@ -573,7 +574,7 @@ fn contact_residuals<const M: usize>(
         if m >= 6 {
             let b = c.rolling_arm * normal_force;
             project_pair(set, b, &mut arr[3..5]);
-            arr[5] = arr[5].clamp(-b, b);
+            arr[5] = arr[5].clamp_to(-b, b);
         }
     }
     for j in 0..m {
@@ -813,7 +814,7 @@ pub fn coulomb_merit(problem: &ContactProblem, lambda: &[f64]) -> f64 {
             let bound = c.rolling_arm * r_n.max(0.0);
             let mut pr = [lam[3] - w[k + 3], lam[4] - w[k + 4]];
             project_pair(set, bound, &mut pr);
-            let tw = (lam[5] - w[k + 5]).clamp(-bound, bound);
+            let tw = (lam[5] - w[k + 5]).clamp_to(-bound, bound);
             err2 += (lam[3] - pr[0]).powi(2) + (lam[4] - pr[1]).powi(2) + (lam[5] - tw).powi(2);
             for j in 3..6 {
                 q2 += q[k + j].powi(2);
@@ -824,7 +825,7 @@ pub fn coulomb_merit(problem: &ContactProblem, lambda: &[f64]) -> f64 {
     for i in 0..problem.generic_rows().len() {
         let k = off + i;
         let (lo, hi) = problem.generic_bounds(i, lambda);
-        err2 += (lambda[k] - (lambda[k] - w[k]).clamp(lo, hi)).powi(2);
+        err2 += (lambda[k] - (lambda[k] - w[k]).clamp_to(lo, hi)).powi(2);
         q2 += q[k].powi(2);
     }
     err2.sqrt() / (1.0 + q2.sqrt())

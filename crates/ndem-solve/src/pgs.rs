@@ -6,6 +6,7 @@ use crate::local::disk_qp;
 use crate::masses::{BodyResponse, InverseMasses};
 use crate::metrics::{InverseDiagonal, ResidualEvaluator, ResidualStats};
 use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome};
+use crate::problem::ClampTo;
 use crate::problem::{
     ContactProblem, ContactRecord, ContactSide, FrictionSet, TangentialCoefficients,
 };
@@ -550,9 +551,9 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     ) {
         match set {
             FrictionSet::Box => {
-                let c0 = self.candidate::<J0>(lam).clamp(-bound, bound);
+                let c0 = self.candidate::<J0>(lam).clamp_to(-bound, bound);
                 self.update::<J0>(lam, c0);
-                let c1 = self.candidate::<J1>(lam).clamp(-bound, bound);
+                let c1 = self.candidate::<J1>(lam).clamp_to(-bound, bound);
                 self.update::<J1>(lam, c1);
             }
             FrictionSet::Disk => {
@@ -666,7 +667,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         ];
         let tw = self
             .candidate_at::<5>(lam, f.normal.dot(&dw))
-            .clamp(-bound, bound);
+            .clamp_to(-bound, bound);
         (r, tw)
     }
 
@@ -716,7 +717,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         if m >= 6 {
             let bound = self.c.rolling_arm * force;
             self.pair::<3, 4>(set, bound, lam);
-            let t = self.candidate::<5>(lam).clamp(-bound, bound);
+            let t = self.candidate::<5>(lam).clamp_to(-bound, bound);
             self.update::<5>(lam, t);
         }
     }
@@ -1402,7 +1403,7 @@ impl Solver for ProjectedGaussSeidel {
                 let [a, b] = r.bodies.map(|x| x as usize);
                 let w = r.jacobian.dot(&velocity[a], &velocity[b]) + r.sigma * lambda[k] + r.rhs;
                 let (lo, hi) = problem.generic_bounds(i, lambda);
-                let new = (lambda[k] - omega * w * self.inv_diag[k]).clamp(lo, hi);
+                let new = (lambda[k] - omega * w * self.inv_diag[k]).clamp_to(lo, hi);
                 finite &= new.is_finite();
                 let delta = new - lambda[k];
                 if delta != 0.0 {

@@ -1768,7 +1768,7 @@ impl ContactProblem {
         let off = self.generic_offset();
         for i in 0..self.generic.len() {
             let v = self.generic_bounds(i, lambda);
-            lambda[off + i] = lambda[off + i].clamp(v.0, v.1);
+            lambda[off + i] = lambda[off + i].clamp_to(v.0, v.1);
         }
     }
 
@@ -1816,7 +1816,36 @@ pub(crate) fn project_record(
     if lam.len() >= 6 {
         let bound = c.rolling_arm * force;
         project_pair(set, bound, &mut lam[3..5]);
-        lam[5] = lam[5].clamp(-bound, bound);
+        lam[5] = lam[5].clamp_to(-bound, bound);
+    }
+}
+
+/// `f64::clamp` without its assertion, for bounds formed from the
+/// iterate: `x.clamp(lo, hi)` (the same value) wherever that does not
+/// panic, and no panic where it does. A bound such as `μ s_n λ_n` is NaN
+/// once `λ_n` overflows to infinity with `μ = 0` (`0 · ∞`), where
+/// `f64::clamp` panics; here a NaN bound compares false and leaves the
+/// value as it is. The infinite `λ_n` that made the bound NaN is itself
+/// in the iterate, and the solvers' finiteness checks report it
+/// ([`crate::SolveError::Diverged`]): no check is added to the sweeps'
+/// rows, which lose the assertion's.
+pub(crate) trait ClampTo {
+    /// `self` clamped to `[lo, hi]`; `self` where a bound is NaN.
+    fn clamp_to(self, lo: f64, hi: f64) -> f64;
+}
+
+impl ClampTo for f64 {
+    #[inline(always)]
+    fn clamp_to(self, lo: f64, hi: f64) -> f64 {
+        // `f64::clamp`'s own steps, after its assertion
+        let mut x = self;
+        if x < lo {
+            x = lo;
+        }
+        if x > hi {
+            x = hi;
+        }
+        x
     }
 }
 
@@ -1825,8 +1854,8 @@ pub(crate) fn project_record(
 pub(crate) fn project_pair(set: FrictionSet, bound: f64, pair: &mut [f64]) {
     match set {
         FrictionSet::Box => {
-            pair[0] = pair[0].clamp(-bound, bound);
-            pair[1] = pair[1].clamp(-bound, bound);
+            pair[0] = pair[0].clamp_to(-bound, bound);
+            pair[1] = pair[1].clamp_to(-bound, bound);
         }
         FrictionSet::Disk => {
             let n2 = pair[0] * pair[0] + pair[1] * pair[1];
@@ -1996,6 +2025,42 @@ mod tests {
     use super::*;
     use crate::testing::{arb_joint_tree, arb_packing, arb_sparse_problem};
     use proptest::prelude::*;
+
+    /// `clamp_to` is `f64::clamp` bit for bit wherever that does not
+    /// panic (bounds in order, neither NaN), NaN values included, and
+    /// leaves the value where a bound is NaN.
+    #[test]
+    fn clamp_to_is_clamp_without_the_panic() {
+        let values = [
+            f64::NEG_INFINITY,
+            -1e308,
+            -2.5,
+            -f64::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            4e-320,
+            1.0,
+            3.5,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        let mut compared = 0;
+        for &lo in &values {
+            for &hi in &values {
+                for &x in &values {
+                    let got = x.clamp_to(lo, hi).to_bits();
+                    if lo.is_nan() && hi.is_nan() {
+                        assert_eq!(got, x.to_bits());
+                    } else if !lo.is_nan() && !hi.is_nan() && lo <= hi {
+                        assert_eq!(got, x.clamp(lo, hi).to_bits());
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        // 10 ordered values, 55 ordered pairs (with -0 <= 0 both ways: 56)
+        assert_eq!(compared, 56 * values.len());
+    }
 
     /// The disk projection holds its bound where the squared norm
     /// underflows: a zero bound (`λ_n = 0`) leaves exactly zero, a tiny

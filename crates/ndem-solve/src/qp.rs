@@ -5,6 +5,7 @@
 //! augmented-Lagrangian truss problem use the same core.
 
 use crate::SolveError;
+use crate::problem::ClampTo;
 use crate::solver::Stopping;
 use nalgebra_sparse::CsrMatrix;
 use std::time::{Duration, Instant};
@@ -199,7 +200,7 @@ impl Projection for BoxConeSet {
 
     fn project(&self, x: &mut [f64]) {
         for i in 0..x.len() {
-            x[i] = x[i].clamp(self.lower[i], self.upper[i]);
+            x[i] = x[i].clamp_to(self.lower[i], self.upper[i]);
         }
         for &(s, k, mu) in &self.cones {
             let (head, tail) = x[s..s + k].split_at_mut(1);
