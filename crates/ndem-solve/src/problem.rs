@@ -1824,13 +1824,13 @@ pub(crate) fn project_record(
 /// iterate: `x.clamp(lo, hi)` (the same value) wherever that does not
 /// panic, and no panic where it does. A bound such as `μ s_n λ_n` is NaN
 /// once `λ_n` overflows to infinity with `μ = 0` (`0 · ∞`), where
-/// `f64::clamp` panics; here a NaN bound compares false and leaves the
-/// value as it is. The infinite `λ_n` that made the bound NaN is itself
+/// `f64::clamp` panics; here a NaN bound compares false and is not
+/// applied (with both bounds NaN the value is left as it is). The infinite `λ_n` that made the bound NaN is itself
 /// in the iterate, and the solvers' finiteness checks report it
 /// ([`crate::SolveError::Diverged`]): no check is added to the sweeps'
 /// rows, which lose the assertion's.
 pub(crate) trait ClampTo {
-    /// `self` clamped to `[lo, hi]`; `self` where a bound is NaN.
+    /// `self` clamped to `[lo, hi]`; a NaN bound is not applied.
     fn clamp_to(self, lo: f64, hi: f64) -> f64;
 }
 
