@@ -22,8 +22,7 @@
 
 use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
-use crate::problem::ClampTo;
-use crate::problem::{ContactProblem, FrictionSet, project_pair};
+use crate::problem::{ClampTo, ContactProblem, FrictionSet, project_pair};
 use crate::qp::{
     ApgdSettings, ApgdWorkspace, Projection, SmoothObjective, apgd_minimize, project_cone,
 };

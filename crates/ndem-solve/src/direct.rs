@@ -22,8 +22,7 @@
 //! the number of joints. The factor is computed once per active set and
 //! solve (the matrix is fixed within a step), and reused by every sweep.
 
-use crate::problem::ClampTo;
-use crate::problem::{ContactProblem, GenericRow, RowBounds};
+use crate::problem::{ClampTo, ContactProblem, GenericRow, RowBounds};
 use faer::linalg::solvers::Solve;
 use faer::sparse::linalg::solvers::Llt;
 use faer::sparse::{SparseColMat, Triplet};

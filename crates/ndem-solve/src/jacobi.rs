@@ -7,9 +7,7 @@
 
 use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
-use crate::problem::ClampTo;
-use crate::problem::FrictionSet;
-use crate::problem::{ContactProblem, project_record};
+use crate::problem::{ClampTo, ContactProblem, FrictionSet, project_record};
 use crate::solver::{
     EarlyStop, IterationClock, IterationRecord, SolveReport, SolveTask, Solver, Stopping,
     check_finite_iterate,

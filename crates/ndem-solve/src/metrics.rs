@@ -3,8 +3,7 @@
 //! error (eq. 13) and residual histograms (Figs. 8, 9).
 
 use crate::PREFETCH_AHEAD;
-use crate::problem::ClampTo;
-use crate::problem::{ContactProblem, ContactRecord, project_pair};
+use crate::problem::{ClampTo, ContactProblem, ContactRecord, project_pair};
 use crate::solver::{IterationRecord, Observer};
 use ndem_math::blocks::position_in_parts;
 use ndem_math::{RowKind, Velocity6};

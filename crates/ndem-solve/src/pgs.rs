@@ -6,9 +6,8 @@ use crate::local::disk_qp;
 use crate::masses::{BodyResponse, InverseMasses};
 use crate::metrics::{InverseDiagonal, ResidualEvaluator, ResidualStats};
 use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome};
-use crate::problem::ClampTo;
 use crate::problem::{
-    ContactProblem, ContactRecord, ContactSide, FrictionSet, TangentialCoefficients,
+    ClampTo, ContactProblem, ContactRecord, ContactSide, FrictionSet, TangentialCoefficients,
 };
 use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
