@@ -7,11 +7,36 @@ use ndem_cli::run::{RunOptions, run_scene};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn tmp(name: &str) -> PathBuf {
+/// A test's scratch directory, removed when the test passes and kept (for
+/// a look at what it wrote) when it fails.
+struct TmpDir(PathBuf);
+
+impl std::ops::Deref for TmpDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TmpDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn tmp(name: &str) -> TmpDir {
     let d = std::env::temp_dir().join(format!("ndem-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TmpDir(d)
 }
 
 fn ndem(args: &[&str]) -> std::process::Output {
@@ -148,7 +173,6 @@ fn every_builtin_scene_round_trips_through_its_file_and_runs() {
             // the container is drawn: the drum, the six walls
             assert!(!shown.is_empty(), "{name} shows no container");
         }
-        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
@@ -261,7 +285,6 @@ fn checkpoint_files_resume_from_the_command_line() {
         last(&out.join("stats.csv")),
         last(&dir.join("second/stats.csv"))
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -343,7 +366,6 @@ fn bad_input_gives_one_error_line_and_exit_code_2() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write output"));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
