@@ -22,6 +22,12 @@
 //! mass (static, kinematic) do not order blocks: a pass adds a zero
 //! response to their velocity.
 //!
+//! A lane with no block beside it (none is ready) pairs within its own
+//! block: two consecutive contacts that name no common body are visited
+//! together, the later reading nothing the earlier writes
+//! ([`SweepData::sweep_alone`]); the given order's sweep does the same
+//! along its order (`docs/performance.md`, "Session 41").
+//!
 //! Each lane also names the bodies of its contact [`PREFETCH_AHEAD`]
 //! places further on to the processor ([`ndem_math::prefetch`]): on a
 //! problem larger than the cache the contacts come in a stream the
@@ -337,12 +343,7 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
                     let run = (x.end - x.next).min(source.recheck_after()).min(chunk);
                     let p = x.next as usize;
                     x.next += run;
-                    let end = x.end;
-                    (0..run as usize).fold((0.0f64, true), |(corr, ok), k| {
-                        self.prefetch_ahead(p + k, end, store);
-                        let (c, o) = self.visit_one_with(p + k, store, mode);
-                        (corr.max(c), ok & o)
-                    })
+                    self.sweep_alone::<TRACK>(p..p + run as usize, x.end, store)
                 }
                 [None, None] => {
                     if *pending == 0 {
@@ -368,6 +369,45 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
             }
         }
         (max_corr, finite)
+    }
+
+    /// The contacts `range` of a lane's block (which ends at `end`) with
+    /// no other block beside them: two consecutive contacts that name no
+    /// common body are visited together ([`Self::visit_two`]), the later
+    /// reading nothing the earlier writes, so the iterate is that of the
+    /// visits one after the other; other contacts alone.
+    #[inline(always)]
+    fn sweep_alone<const TRACK: bool>(
+        &self,
+        range: std::ops::Range<usize>,
+        end: u32,
+        store: &mut impl IterateStore,
+    ) -> (f64, bool) {
+        let (mut corr, mut ok) = (0.0f64, true);
+        let mut k = range.start;
+        while k < range.end {
+            self.prefetch_ahead(k, end, store);
+            let (c, o) = if k + 1 < range.end && self.share_no_body(k, k + 1) {
+                self.prefetch_ahead(k + 1, end, store);
+                k += 2;
+                self.visit_two::<TRACK>([k - 2, k - 1], store)
+            } else {
+                k += 1;
+                self.visit_one_with(k - 1, store, self.mode::<TRACK>())
+            };
+            corr = corr.max(c);
+            ok &= o;
+        }
+        (corr, ok)
+    }
+
+    /// Whether contacts `c0` and `c1` name no common body (static ones
+    /// included).
+    #[inline(always)]
+    pub(super) fn share_no_body(&self, c0: usize, c1: usize) -> bool {
+        let records = self.inputs.problem.records();
+        let ([a0, b0], [a1, b1]) = (records[c0].bodies, records[c1].bodies);
+        (a0 != a1) & (a0 != b1) & (b0 != a1) & (b0 != b1)
     }
 
     /// Asks for the bodies of the contact [`PREFETCH_AHEAD`] places after
@@ -434,7 +474,7 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
     /// decoupled passes interleaved ([`sweep_pair`]) when both take it,
     /// else one after the other (the same iterate either way).
     #[inline(always)]
-    fn visit_two<const TRACK: bool>(
+    pub(super) fn visit_two<const TRACK: bool>(
         &self,
         [c0, c1]: [usize; 2],
         store: &mut impl IterateStore,
