@@ -1086,12 +1086,10 @@ impl SweepInputs<'_> {
         }
     }
 
-    /// Sweeps the contacts in `order`, asking for the bodies of the
-    /// contact [`crate::PREFETCH_AHEAD`] places on as it goes. Two
-    /// consecutive contacts of `order` that name no common body are
-    /// visited together ([`paired::SweepData::visit_two`]): the later reads
-    /// nothing the earlier writes, so the iterate is that of the visits one
-    /// after the other (`docs/performance.md`, "Session 41").
+    /// Sweeps the contacts in `order`, two at a time where the order allows
+    /// ([`paired::SweepData::sweep_in_pairs`]: the iterate of the visits one
+    /// after the other, bit for bit), asking for the bodies of the contact
+    /// [`crate::PREFETCH_AHEAD`] places on as it goes.
     #[inline(always)]
     fn run_with<'t>(
         &self,
@@ -1100,40 +1098,10 @@ impl SweepInputs<'_> {
         velocity: &mut [Velocity6],
         side: impl Fn(usize) -> ContactSide<'t>,
     ) -> (f64, bool) {
-        let data = self.data(side);
         let mut store = paired::Slices { lambda, velocity };
-        let mut max_corr = 0.0f64;
-        let mut finite = true;
-        // `self.mode` until the corrections go above its `exact_up_to`,
-        // then without them
-        let mut tracking = self.mode.track;
-        let mut ahead = order.clone().skip(crate::PREFETCH_AHEAD);
-        let mut order = order.peekable();
-        while let Some(ci) = order.next() {
-            if let Some(next) = ahead.next() {
-                data.prefetch_bodies(next, &store);
-            }
-            let (corr, ok) = match order.next_if(|&cj| data.share_no_body(ci, cj)) {
-                Some(cj) => {
-                    if let Some(next) = ahead.next() {
-                        data.prefetch_bodies(next, &store);
-                    }
-                    if tracking {
-                        data.visit_two::<true>([ci, cj], &mut store)
-                    } else {
-                        data.visit_two::<false>([ci, cj], &mut store)
-                    }
-                }
-                None if tracking => data.visit_one_with(ci, &mut store, self.mode),
-                None => data.visit_one_with(ci, &mut store, self.mode.untracked()),
-            };
-            max_corr = max_corr.max(corr);
-            finite &= ok;
-            if tracking && self.mode.may_stop_tracking(max_corr) {
-                tracking = false;
-            }
-        }
-        (max_corr, finite)
+        let ahead = order.clone().skip(crate::PREFETCH_AHEAD);
+        self.data(side)
+            .sweep_in_pairs(order, ahead, &mut store, self.mode)
     }
 
     /// The contacts of `order` visited one after the other: the sequential
@@ -1764,7 +1732,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(16))]
         /// A sweep in the given, reversed or a shuffled order, which visits
-        /// two consecutive contacts that name no common body together, gives
+        /// a contact together with one of the next two that names no body
+        /// of it or of the contact between them, gives
         /// the iterate of the contacts visited one after the other, bit for
         /// bit, and the same finiteness; its largest correction is the same
         /// when formed exactly, else above the limit like the sequential
