@@ -40,6 +40,17 @@ pub enum PgsVariant {
     Blocked,
 }
 
+impl PgsVariant {
+    /// Row-wise passes over a contact per visit: 1, or at most
+    /// [`BLOCK_INNER_SWEEPS`] for the blocked variant.
+    fn passes(self) -> usize {
+        match self {
+            PgsVariant::RowWise => 1,
+            PgsVariant::Blocked => BLOCK_INNER_SWEEPS,
+        }
+    }
+}
+
 /// Settings of [`ProjectedGaussSeidel`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PgsSettings {
@@ -1387,10 +1398,7 @@ impl Solver for ProjectedGaussSeidel {
         let mut last_update = 0.0;
         let mut stalled = false;
         let mut schedule = CheckSchedule::new();
-        let passes = match self.settings.variant {
-            PgsVariant::RowWise => 1,
-            PgsVariant::Blocked => BLOCK_INNER_SWEEPS,
-        };
+        let passes = self.settings.variant.passes();
         self.current = Current {
             shared: false,
             slices: true,
@@ -1687,10 +1695,7 @@ mod tests {
             })
             .unwrap();
             pgs.prepare(&problem);
-            let passes = match variant {
-                PgsVariant::RowWise => 1,
-                PgsVariant::Blocked => BLOCK_INNER_SWEEPS,
-            };
+            let passes = variant.passes();
             let sweep = SweepInputs {
                 problem: &problem,
                 inv: problem.inverse_mass(),
@@ -1763,10 +1768,7 @@ mod tests {
             })
             .unwrap();
             pgs.prepare(&problem);
-            let passes = match variant {
-                PgsVariant::RowWise => 1,
-                PgsVariant::Blocked => BLOCK_INNER_SWEEPS,
-            };
+            let passes = variant.passes();
             let visits: Vec<usize> = match pgs.order_source {
                 OrderSource::Identity => (0..problem.contacts().len()).collect(),
                 _ => pgs.order.iter().map(|&c| c as usize).collect(),
@@ -1844,10 +1846,7 @@ mod tests {
         ) {
             let problem =
                 packing_for_pairs([cells.0, cells.1, cells.2], (rows, set), seed, mixed);
-            let passes = match variant {
-                PgsVariant::RowWise => 1,
-                PgsVariant::Blocked => BLOCK_INNER_SWEEPS,
-            };
+            let passes = variant.passes();
             let settings = |order, threads| PgsSettings {
                 order,
                 variant,
