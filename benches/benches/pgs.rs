@@ -52,7 +52,8 @@ fn bench_pgs(c: &mut Criterion) {
             cells,
             friction_set: set,
             ..PackingSpec::default()
-        });
+        })
+        .expect("a valid spec");
         let n = problem.contacts().len();
         group.throughput(Throughput::Elements((n * SWEEPS) as u64));
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
@@ -84,7 +85,8 @@ fn bench_threads(c: &mut Criterion) {
         cells: [25, 25, 16],
         friction_set: FrictionSet::Box,
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     let n = problem.contacts().len();
     group.throughput(Throughput::Elements((n * SWEEPS) as u64));
     for threads in [1, 2] {
@@ -127,7 +129,8 @@ fn bench_others(c: &mut Criterion) {
             cells: [25, 25, 16],
             friction_set: set,
             ..PackingSpec::default()
-        });
+        })
+        .expect("a valid spec");
         let n = problem.contacts().len();
         group.throughput(Throughput::Elements((n * ITERS) as u64));
         let mut solver: Box<dyn Solver> = if label.starts_with("apgd") {

@@ -54,7 +54,8 @@ fn main() {
         cells: [2, 1, 1],
         seed: 0,
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     let lambda: Vec<f64> = (0..problem.len())
         .map(|i| ((i * 7919) % 13) as f64 * 0.1 - 0.3)
         .collect();

@@ -40,7 +40,7 @@ fn pgs(n: usize, order: ContactOrder) -> SuiteResult<ProjectedGaussSeidel> {
 /// `cargo xtask compatible beam`.
 pub fn beam(opts: &SuiteOptions) -> SuiteResult<bool> {
     report::prepare(&opts.out)?;
-    let p = beam_problem(10.0);
+    let p = beam_problem(10.0).map_err(|e| e.to_string())?;
     let dt = p.dt();
     let mut rows = Vec::new();
     let mut table =

@@ -77,7 +77,7 @@ fn snapshots(quick: bool) -> SuiteResult<Vec<Snapshot>> {
         friction_set: FrictionSet::Disk,
         ..PackingSpec::default()
     };
-    let first = sphere_packing(&spec);
+    let first = sphere_packing(&spec).map_err(|e| e.to_string())?;
     let mut lam = vec![0.0; first.len()];
     let mut vel = first.free_velocity().to_vec();
     ProjectedGaussSeidel::new(PgsSettings {
@@ -92,7 +92,8 @@ fn snapshots(quick: bool) -> SuiteResult<Vec<Snapshot>> {
     let second = sphere_packing(&PackingSpec {
         compression: spec.compression + 1e-4,
         ..spec
-    });
+    })
+    .map_err(|e| e.to_string())?;
     out.push(Snapshot {
         name: "packing",
         problem: second,

@@ -53,7 +53,8 @@ fn global_problem_round_trips_and_solves_both_ways() {
         coupled: false,
         max_friction: 0.5,
         seed: 5,
-    });
+    })
+    .expect("a valid spec");
     let tmp = std::env::temp_dir().join(format!("ndem-fclib-global-{}.hdf5", std::process::id()));
     write_global(&tmp, &g).unwrap();
     let back = read(&tmp).unwrap();

@@ -8,14 +8,79 @@
 //! * [`random_sparse_problem`]: random bodies and random two-body rows
 //!   assembled through [`ContactProblem::from_sparse`].
 
+use crate::error::SolveError;
 use crate::problem::{Contact, ContactProblem, ContactRows, FrictionSet, RowBounds};
 use crate::solver::SplitMix64;
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 use ndem_math::jacobian::normal_row;
 use ndem_math::{
     ContactFrame, ContactJacobian, ContactKey, ContactLaw, ContactParameters, InverseMass,
-    MassProperties, Material, PairProperties, RowKind, SpookSettings, Vec3, Velocity6,
+    MassProperties, Material, MathError, PairProperties, RowKind, SpookSettings, Vec3, Velocity6,
 };
+
+/// Why a generator built no problem: a field of its spec out of range
+/// (named), or a problem, material or body the spec describes that the
+/// solver's or the math crate's checks refuse.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GenerateError {
+    /// A field of the spec is out of its range.
+    #[error("invalid generator field `{field}`: {reason}")]
+    Spec {
+        /// The field, as the spec names it.
+        field: &'static str,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// The problem the spec describes is refused ([`ContactProblem`]'s checks).
+    #[error(transparent)]
+    Problem(#[from] SolveError),
+    /// A material, body or contact law of the spec is refused.
+    #[error(transparent)]
+    Math(#[from] MathError),
+}
+
+/// `Ok` when `x` is finite and at least `min` (and, with `positive`,
+/// above zero), else the spec error naming `field`.
+fn check(field: &'static str, x: f64, min: f64, positive: bool) -> Result<(), GenerateError> {
+    let ok = x.is_finite() && x >= min && (!positive || x > 0.0);
+    if ok {
+        Ok(())
+    } else if positive {
+        Err(spec(field, "must be finite and positive"))
+    } else if min == 0.0 {
+        Err(spec(field, "must be finite and not negative"))
+    } else {
+        Err(spec(field, "must be finite and at least its lower limit"))
+    }
+}
+
+/// `Ok` when `x` is in `[0, 1]`.
+fn check_fraction(field: &'static str, x: f64) -> Result<(), GenerateError> {
+    if (0.0..=1.0).contains(&x) {
+        Ok(())
+    } else {
+        Err(spec(field, "must be in [0, 1]"))
+    }
+}
+
+fn spec(field: &'static str, reason: &'static str) -> GenerateError {
+    GenerateError::Spec { field, reason }
+}
+
+/// Bodies a generated problem may have: indices are `u32`.
+const MAX_BODIES: usize = u32::MAX as usize - 1;
+
+/// The product of `factors`, when it is at most [`MAX_BODIES`].
+fn count(field: &'static str, factors: &[usize]) -> Result<usize, GenerateError> {
+    factors
+        .iter()
+        .try_fold(1usize, |n, &f| n.checked_mul(f))
+        .filter(|&n| n <= MAX_BODIES)
+        .ok_or(spec(
+            field,
+            "describes more bodies than a problem can index (u32)",
+        ))
+}
 
 /// Parameters of [`sphere_packing`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,25 +139,41 @@ fn uniform(rng: &mut SplitMix64) -> f64 {
 /// A box of mass `m` with half extents in `[floor, floor + 1)`, a random
 /// orientation and a random free velocity (components in `[−1, 1)`): its
 /// world inverse mass and velocity, drawn in that order.
-fn random_box_body(rng: &mut SplitMix64, m: f64, floor: f64) -> (InverseMass, Velocity6) {
+fn random_box_body(
+    rng: &mut SplitMix64,
+    m: f64,
+    floor: f64,
+) -> Result<(InverseMass, Velocity6), MathError> {
     let he = Vec3::new(uniform(rng), uniform(rng), uniform(rng)).map(|x| floor + x);
     let axis = Vec3::new(uniform(rng), uniform(rng), uniform(rng)).map(|x| 2.0 * x - 1.0);
     let q = ndem_math::Quat::from_scaled_axis(axis);
-    let inverse = MassProperties::solid_box(m, he)
-        .expect("valid box")
-        .inverse(&q);
+    let inverse = MassProperties::solid_box(m, he)?.inverse(&q);
     let mut v = [0.0; 6];
     for x in &mut v {
         *x = 2.0 * uniform(rng) - 1.0;
     }
-    (inverse, Velocity6::from_slice(&v))
+    Ok((inverse, Velocity6::from_slice(&v)))
 }
 
 /// Builds the contact problem of a sphere packing on a ground plane (body 0,
 /// infinite mass, the plane `z = 0`). Contacts are generated in lattice
 /// order, which is cache friendly.
-pub fn sphere_packing(spec: &PackingSpec) -> ContactProblem {
+///
+/// A field out of range is named in [`GenerateError::Spec`] (`radius`,
+/// `dt` positive; `polydispersity`, `jitter`, `speed` not negative;
+/// `compression` in `[0, 1)`; `cells` indexable); the material, SPOOK
+/// settings and contacts are checked as the stepper checks them.
+pub fn sphere_packing(spec: &PackingSpec) -> Result<ContactProblem, GenerateError> {
     let [nx, ny, nz] = spec.cells;
+    count("cells", &[nx, ny, nz, 1])?;
+    check("radius", spec.radius, 0.0, true)?;
+    check("polydispersity", spec.polydispersity, 0.0, false)?;
+    check("jitter", spec.jitter, 0.0, false)?;
+    check("speed", spec.speed, 0.0, false)?;
+    check("dt", spec.dt, 0.0, true)?;
+    if !(0.0..1.0).contains(&spec.compression) {
+        return Err(self::spec("compression", "must be in [0, 1)"));
+    }
     let mut rng = SplitMix64(spec.seed);
     let r0 = spec.radius;
     let spacing = 2.0 * r0 * (1.0 - spec.compression);
@@ -116,7 +197,7 @@ pub fn sphere_packing(spec: &PackingSpec) -> ContactProblem {
     let mut vstar = vec![Velocity6::ZERO];
     let mut vold = vec![Velocity6::ZERO];
     for &r in &rad {
-        let mp = MassProperties::solid_sphere(spec.material.density, r).expect("valid sphere");
+        let mp = MassProperties::solid_sphere(spec.material.density, r)?;
         inv.push(mp.inverse(&ndem_math::Quat::identity()));
         let v = Velocity6::new(
             Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng))
@@ -126,11 +207,10 @@ pub fn sphere_packing(spec: &PackingSpec) -> ContactProblem {
         vold.push(v);
         vstar.push(Velocity6::new(v.linear + gravity * spec.dt, v.angular));
     }
-    let mut p = ContactProblem::new(inv, vstar, spec.rows, spec.friction_set, spec.dt)
-        .expect("valid bodies");
+    let mut p = ContactProblem::new(inv, vstar, spec.rows, spec.friction_set, spec.dt)?;
     let settings = spec.spook;
     let idx = |i: usize, j: usize, k: usize| i + nx * (j + ny * k);
-    let add = |p: &mut ContactProblem, a: usize, b: Option<usize>| {
+    let add = |p: &mut ContactProblem, a: usize, b: Option<usize>| -> Result<(), GenerateError> {
         let (xa, ra) = (pos[a], rad[a]);
         let (normal, gap, arm_b, rb) = match b {
             Some(b) => {
@@ -145,14 +225,12 @@ pub fn sphere_packing(spec: &PackingSpec) -> ContactProblem {
             }
         };
         if gap >= 0.0 {
-            return;
+            return Ok(());
         }
         let arm_a = -normal * (ra + 0.5 * gap);
         let arm_b = arm_b + normal * (0.5 * gap);
-        let pair =
-            PairProperties::combine(&spec.material, ra, &spec.material, rb).expect("valid pair");
-        let params = ContactParameters::new(ContactLaw::Hertz, &pair, spec.dt, &settings)
-            .expect("valid params");
+        let pair = PairProperties::combine(&spec.material, ra, &spec.material, rb)?;
+        let params = ContactParameters::new(ContactLaw::Hertz, &pair, spec.dt, &settings)?;
         let nr = normal_row(gap, params.exponent, settings.overlap_floor);
         let jac = ContactJacobian::new(
             ContactFrame::from_unit_normal(normal),
@@ -172,28 +250,29 @@ pub fn sphere_packing(spec: &PackingSpec) -> ContactProblem {
             &params,
             spec.dt,
         );
-        p.push_contact(c).expect("valid contact");
+        p.push_contact(c)?;
+        Ok(())
     };
     for k in 0..nz {
         for j in 0..ny {
             for i in 0..nx {
                 let a = idx(i, j, k);
                 if k == 0 {
-                    add(&mut p, a, None);
+                    add(&mut p, a, None)?;
                 }
                 if i > 0 {
-                    add(&mut p, a, Some(idx(i - 1, j, k)));
+                    add(&mut p, a, Some(idx(i - 1, j, k)))?;
                 }
                 if j > 0 {
-                    add(&mut p, a, Some(idx(i, j - 1, k)));
+                    add(&mut p, a, Some(idx(i, j - 1, k)))?;
                 }
                 if k > 0 {
-                    add(&mut p, a, Some(idx(i, j, k - 1)));
+                    add(&mut p, a, Some(idx(i, j, k - 1)))?;
                 }
             }
         }
     }
-    p
+    Ok(p)
 }
 
 /// Parameters of [`random_sparse_problem`].
@@ -213,15 +292,21 @@ pub struct SparseSpec {
 
 /// A random problem of unilateral and bilateral rows, each acting on two
 /// random bodies, built from a sparse `G` with
-/// [`ContactProblem::from_sparse`].
-pub fn random_sparse_problem(spec: &SparseSpec) -> ContactProblem {
+/// [`ContactProblem::from_sparse`]. A field out of range is named in
+/// [`GenerateError::Spec`] (`bilateral_fraction` in `[0, 1]`, `min_sigma`
+/// not negative, `bodies` and `rows` indexable).
+pub fn random_sparse_problem(spec: &SparseSpec) -> Result<ContactProblem, GenerateError> {
+    check_fraction("bilateral_fraction", spec.bilateral_fraction)?;
+    check("min_sigma", spec.min_sigma, 0.0, false)?;
+    count("bodies", &[spec.bodies, 6])?;
+    count("rows", &[spec.rows, 2])?;
     let mut rng = SplitMix64(spec.seed);
     let nb = spec.bodies.max(2);
     let mut inv = vec![InverseMass::INFINITE_MASS];
     let mut vstar = vec![Velocity6::ZERO];
     for _ in 1..nb {
         let m = 0.5 + 2.0 * uniform(&mut rng);
-        let (i, v) = random_box_body(&mut rng, m, 0.1);
+        let (i, v) = random_box_body(&mut rng, m, 0.1)?;
         inv.push(i);
         vstar.push(v);
     }
@@ -259,20 +344,23 @@ pub fn random_sparse_problem(spec: &SparseSpec) -> ContactProblem {
         }
     }
     let g = CsrMatrix::from(&coo);
-    ContactProblem::from_sparse(&g, inv, vstar, &sigma, &rhs, &bounds, &kinds)
-        .expect("valid sparse problem")
+    Ok(ContactProblem::from_sparse(
+        &g, inv, vstar, &sigma, &rhs, &bounds, &kinds,
+    )?)
 }
 
 /// The compatible-contact-dynamics paper's beam: a rigid platform (a box
 /// 2 m × 0.2 m × 0.1 m) of weight `weight` \[N\] resting on three supports at
 /// x = −0.8, 0, 0.8 m (static body 0, features 0, 1, 2), frictionless, with
 /// unit-scaled normal rows, tiny regularization and zero gap. Body 1 is the
-/// platform; `dt` = 10 ms.
-pub fn beam_problem(weight: f64) -> ContactProblem {
+/// platform; `dt` = 10 ms. A `weight` that is not finite and positive is
+/// named in [`GenerateError::Spec`].
+pub fn beam_problem(weight: f64) -> Result<ContactProblem, GenerateError> {
+    check("weight", weight, 0.0, true)?;
     let g = 9.81;
     let dt = 0.01;
     let he = Vec3::new(1.0, 0.1, 0.05);
-    let mp = MassProperties::solid_box(weight / g, he).expect("valid box");
+    let mp = MassProperties::solid_box(weight / g, he)?;
     let inv = vec![
         InverseMass::INFINITE_MASS,
         mp.inverse(&ndem_math::Quat::identity()),
@@ -281,8 +369,7 @@ pub fn beam_problem(weight: f64) -> ContactProblem {
         Velocity6::ZERO,
         Velocity6::new(Vec3::new(0.0, 0.0, -g * dt), Vec3::zeros()),
     ];
-    let mut p =
-        ContactProblem::new(inv, vstar, ContactRows::Normal, FrictionSet::Box, dt).expect("valid");
+    let mut p = ContactProblem::new(inv, vstar, ContactRows::Normal, FrictionSet::Box, dt)?;
     for (k, x) in [-0.8, 0.0, 0.8].into_iter().enumerate() {
         let point = Vec3::new(x, 0.0, -he.z);
         let jac = ContactJacobian::new(
@@ -300,10 +387,9 @@ pub fn beam_problem(weight: f64) -> ContactProblem {
             friction: 0.0,
             rolling_arm: 0.0,
             model: Default::default(),
-        })
-        .expect("valid contact");
+        })?;
     }
-    p
+    Ok(p)
 }
 
 /// Parameters of [`skewed_contacts`].
@@ -334,8 +420,16 @@ pub struct SkewedSpec {
 /// orthonormal (as in problems given by matrices, e.g. FCLIB's). Bodies
 /// are pressed together (`G_n v* < 0`) and slide when `sliding > μ`.
 /// Disk friction set, `μ ∈ [0.3, 0.9]`, `Σ = 1e-3`..`1e-2` of the row
-/// diagonal order.
-pub fn skewed_contacts(spec: &SkewedSpec) -> ContactProblem {
+/// diagonal order. A field out of range is named in
+/// [`GenerateError::Spec`] (`skew` in `[0, 1)`, `sliding` not negative,
+/// `bodies` and `contacts` indexable).
+pub fn skewed_contacts(spec: &SkewedSpec) -> Result<ContactProblem, GenerateError> {
+    if !(0.0..1.0).contains(&spec.skew) {
+        return Err(self::spec("skew", "must be in [0, 1)"));
+    }
+    check("sliding", spec.sliding, 0.0, false)?;
+    count("bodies", &[spec.bodies, 6])?;
+    count("contacts", &[spec.contacts, 6])?;
     let mut rng = SplitMix64(spec.seed);
     let mut u = || uniform(&mut rng);
     let nb = spec.bodies.max(1) + 1;
@@ -346,15 +440,10 @@ pub fn skewed_contacts(spec: &SkewedSpec) -> ContactProblem {
         let he = Vec3::new(0.05 + 0.3 * u(), 0.05 + 0.3 * u(), 0.05 + 0.3 * u());
         let axis = Vec3::new(2.0 * u() - 1.0, 2.0 * u() - 1.0, 2.0 * u() - 1.0);
         let q = ndem_math::Quat::from_scaled_axis(axis);
-        inv.push(
-            MassProperties::solid_box(m, he)
-                .expect("valid box")
-                .inverse(&q),
-        );
+        inv.push(MassProperties::solid_box(m, he)?.inverse(&q));
         vstar.push(Velocity6::ZERO);
     }
-    let mut p =
-        ContactProblem::new(inv, vstar, spec.rows, FrictionSet::Disk, 1e-2).expect("valid bodies");
+    let mut p = ContactProblem::new(inv, vstar, spec.rows, FrictionSet::Disk, 1e-2)?;
     let n_contacts = spec.contacts.max(nb - 1);
     let mut free = vec![Velocity6::ZERO; nb];
     for k in 0..n_contacts {
@@ -409,11 +498,10 @@ pub fn skewed_contacts(spec: &SkewedSpec) -> ContactProblem {
             friction: 0.3 + 0.6 * u(),
             rolling_arm: 0.01 + 0.05 * u(),
             model: Default::default(),
-        })
-        .expect("valid contact");
+        })?;
     }
     p.free_velocity = free;
-    p
+    Ok(p)
 }
 
 fn rng_index(u: &mut dyn FnMut() -> f64, n: usize) -> usize {
@@ -456,15 +544,26 @@ impl Default for TreeSpec {
 /// A random tree of rigid bodies (each body's parent is a random earlier
 /// body or the static ground) joined by random bilateral rows (kind
 /// [`RowKind::Bilateral`], as joint rows are), some force-limited: the
-/// problem class of the split solver's direct block.
-pub fn joint_tree(spec: &TreeSpec) -> ContactProblem {
+/// problem class of the split solver's direct block. A field out of range
+/// is named in [`GenerateError::Spec`] (`mass_ratio` finite and at least
+/// 1, `bounded_fraction` in `[0, 1]`, `bound` and `sigma` not negative,
+/// `bodies` indexable); the rows are checked as
+/// [`ContactProblem::push_row`] checks them.
+pub fn joint_tree(spec: &TreeSpec) -> Result<ContactProblem, GenerateError> {
+    check("mass_ratio", spec.mass_ratio, 1.0, false)?;
+    check_fraction("bounded_fraction", spec.bounded_fraction)?;
+    if spec.bound.is_nan() || spec.bound < 0.0 {
+        return Err(self::spec("bound", "must not be negative or NaN"));
+    }
+    check("sigma", spec.sigma, 0.0, false)?;
+    count("bodies", &[spec.bodies, 6])?;
     let mut rng = SplitMix64(spec.seed);
     let nb = spec.bodies.max(1) + 1;
     let mut inv = vec![InverseMass::INFINITE_MASS];
     let mut vstar = vec![Velocity6::ZERO];
     for _ in 1..nb {
-        let m = spec.mass_ratio.max(1.0).powf(uniform(&mut rng));
-        let (i, v) = random_box_body(&mut rng, m, 0.2);
+        let m = spec.mass_ratio.powf(uniform(&mut rng));
+        let (i, v) = random_box_body(&mut rng, m, 0.2)?;
         inv.push(i);
         vstar.push(v);
     }
@@ -474,8 +573,7 @@ pub fn joint_tree(spec: &TreeSpec) -> ContactProblem {
         ContactRows::NormalFrictionRolling,
         FrictionSet::Box,
         2.5e-3,
-    )
-    .expect("valid bodies");
+    )?;
     let random_vec = |rng: &mut SplitMix64| Vec3::from_fn(|_, _| 2.0 * uniform(rng) - 1.0);
     for child in 1..nb {
         let parent = (rng.next() as usize) % child;
@@ -494,23 +592,21 @@ pub fn joint_tree(spec: &TreeSpec) -> ContactProblem {
             } else {
                 f64::INFINITY
             };
-            problem
-                .push_row(crate::problem::GenericRow {
-                    bodies: [child as u32, parent as u32],
-                    jacobian,
-                    sigma: spec.sigma,
-                    rhs: 2.0 * uniform(&mut rng) - 1.0,
-                    bounds: RowBounds::Fixed {
-                        lower: -bound,
-                        upper: bound,
-                    },
-                    kind: RowKind::Bilateral,
-                    key: None,
-                })
-                .expect("valid row");
+            problem.push_row(crate::problem::GenericRow {
+                bodies: [child as u32, parent as u32],
+                jacobian,
+                sigma: spec.sigma,
+                rhs: 2.0 * uniform(&mut rng) - 1.0,
+                bounds: RowBounds::Fixed {
+                    lower: -bound,
+                    upper: bound,
+                },
+                kind: RowKind::Bilateral,
+                key: None,
+            })?;
         }
     }
-    problem
+    Ok(problem)
 }
 
 /// A random [`crate::GlobalProblem`] ([`random_global_problem`]).
@@ -537,9 +633,13 @@ pub struct GlobalSpec {
 /// A random global problem `(M, H, f, w, μ)`: symmetric positive definite
 /// mass blocks (`A Aᵀ + I`), contact columns with random entries over the
 /// degrees of freedom of their bodies, `f` pushing bodies together and `w`
-/// random.
-pub fn random_global_problem(spec: &GlobalSpec) -> crate::GlobalProblem {
+/// random. A field out of range is named in [`GenerateError::Spec`]
+/// (`max_friction` not negative, `block · bodies` degrees of freedom
+/// indexable).
+pub fn random_global_problem(spec: &GlobalSpec) -> Result<crate::GlobalProblem, GenerateError> {
     use nalgebra::DMatrix;
+    check("max_friction", spec.max_friction, 0.0, false)?;
+    count("block", &[spec.block, spec.bodies, 3])?;
     let mut rng = SplitMix64(spec.seed);
     let mut u = || 2.0 * uniform(&mut rng) - 1.0;
     let (b, nb) = (spec.block.max(1), spec.bodies.max(1));
@@ -583,11 +683,140 @@ pub fn random_global_problem(spec: &GlobalSpec) -> crate::GlobalProblem {
     let mu = (0..nc)
         .map(|_| spec.max_friction * 0.5 * (1.0 + u()))
         .collect();
-    crate::GlobalProblem {
+    Ok(crate::GlobalProblem {
         m: CsrMatrix::from(&m),
         h: CsrMatrix::from(&h),
         f,
         w,
         mu,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The field a generator's error names, if it is a spec error.
+    fn field<T>(result: Result<T, GenerateError>) -> Option<&'static str> {
+        match result {
+            Err(GenerateError::Spec { field, .. }) => Some(field),
+            _ => None,
+        }
+    }
+
+    /// Every spec field out of range or NaN is refused with its name, and
+    /// never panics; the defaults build.
+    #[test]
+    fn specs_out_of_range_are_refused_naming_the_field() {
+        let packing = |f: fn(&mut PackingSpec)| {
+            let mut spec = PackingSpec::default();
+            f(&mut spec);
+            field(sphere_packing(&spec))
+        };
+        assert!(sphere_packing(&PackingSpec::default()).is_ok());
+        assert_eq!(packing(|s| s.radius = 0.0), Some("radius"));
+        assert_eq!(packing(|s| s.radius = f64::NAN), Some("radius"));
+        assert_eq!(packing(|s| s.polydispersity = -0.1), Some("polydispersity"));
+        assert_eq!(packing(|s| s.jitter = f64::INFINITY), Some("jitter"));
+        assert_eq!(packing(|s| s.speed = f64::NAN), Some("speed"));
+        assert_eq!(packing(|s| s.dt = 0.0), Some("dt"));
+        assert_eq!(packing(|s| s.compression = 1.0), Some("compression"));
+        assert_eq!(packing(|s| s.compression = f64::NAN), Some("compression"));
+        assert_eq!(
+            packing(|s| s.cells = [usize::MAX, 2, 1]),
+            Some("cells"),
+            "a count that overflows"
+        );
+        assert_eq!(
+            packing(|s| s.cells = [1 << 12, 1 << 12, 1 << 12]),
+            Some("cells")
+        );
+        // a material the math crate refuses, named by its own error
+        let mut spec = PackingSpec::default();
+        spec.material.density = -1.0;
+        assert!(matches!(sphere_packing(&spec), Err(GenerateError::Math(_))));
+
+        let sparse = |bilateral_fraction, min_sigma| {
+            field(random_sparse_problem(&SparseSpec {
+                bodies: 4,
+                rows: 6,
+                bilateral_fraction,
+                min_sigma,
+                seed: 1,
+            }))
+        };
+        assert_eq!(sparse(0.5, 0.0), None);
+        assert_eq!(sparse(1.5, 0.0), Some("bilateral_fraction"));
+        assert_eq!(sparse(f64::NAN, 0.0), Some("bilateral_fraction"));
+        assert_eq!(sparse(0.5, -1.0), Some("min_sigma"));
+
+        assert!(beam_problem(10.0).is_ok());
+        assert_eq!(field(beam_problem(-1.0)), Some("weight"));
+        assert_eq!(field(beam_problem(f64::NAN)), Some("weight"));
+
+        let skewed = |skew, sliding| {
+            field(skewed_contacts(&SkewedSpec {
+                bodies: 3,
+                contacts: 6,
+                skew,
+                sliding,
+                rows: ContactRows::NormalFriction,
+                seed: 1,
+            }))
+        };
+        assert_eq!(skewed(0.5, 1.0), None);
+        assert_eq!(skewed(1.0, 1.0), Some("skew"));
+        assert_eq!(skewed(f64::NAN, 1.0), Some("skew"));
+        assert_eq!(skewed(0.5, -1.0), Some("sliding"));
+
+        let tree = |f: fn(&mut TreeSpec)| {
+            let mut spec = TreeSpec::default();
+            f(&mut spec);
+            field(joint_tree(&spec))
+        };
+        assert!(joint_tree(&TreeSpec::default()).is_ok());
+        assert_eq!(tree(|s| s.mass_ratio = 0.5), Some("mass_ratio"));
+        assert_eq!(tree(|s| s.mass_ratio = f64::INFINITY), Some("mass_ratio"));
+        assert_eq!(tree(|s| s.bounded_fraction = 2.0), Some("bounded_fraction"));
+        assert_eq!(tree(|s| s.bound = f64::NAN), Some("bound"));
+        assert_eq!(tree(|s| s.sigma = -1e-6), Some("sigma"));
+        // an infinite bound is an unbounded row
+        assert_eq!(tree(|s| s.bound = f64::INFINITY), None);
+
+        let global = |max_friction, block| {
+            field(random_global_problem(&GlobalSpec {
+                block,
+                bodies: 3,
+                contacts: 2,
+                coupled: true,
+                max_friction,
+                seed: 1,
+            }))
+        };
+        assert_eq!(global(0.5, 6), None);
+        assert_eq!(global(f64::NAN, 6), Some("max_friction"));
+        assert_eq!(global(0.5, usize::MAX), Some("block"));
+    }
+
+    /// The strategies refuse their arguments out of the generators' ranges
+    /// when built, not in their draws.
+    #[cfg(feature = "proptest-support")]
+    #[test]
+    fn strategies_refuse_arguments_out_of_range() {
+        use crate::testing::{arb_packing_with, arb_sparse_problem};
+        assert!(arb_sparse_problem(0.05, 0.3).is_ok());
+        assert_eq!(field(arb_sparse_problem(-1.0, 0.3)), Some("min_sigma"));
+        assert_eq!(
+            field(arb_sparse_problem(0.05, 2.0)),
+            Some("bilateral_fraction")
+        );
+        let spook = SpookSettings {
+            friction_compliance: f64::NAN,
+            ..SpookSettings::default()
+        };
+        assert!(matches!(
+            arb_packing_with(ContactRows::NormalFriction, FrictionSet::Box, spook),
+            Err(GenerateError::Math(_))
+        ));
     }
 }

@@ -1627,7 +1627,8 @@ mod tests {
             speed: 0.05,
             seed,
             ..PackingSpec::default()
-        });
+        })
+        .expect("a valid spec");
         if !mixed {
             return packed;
         }

@@ -6,18 +6,32 @@ use crate::problem::{ContactProblem, ContactRows, FrictionSet};
 use ndem_math::SpookSettings;
 use proptest::prelude::*;
 
+/// What a strategy's draw within a generator's ranges always is.
+const DRAWN_IN_RANGE: &str = "a spec the strategy drew within the generator's ranges";
+
 /// Small random sphere packings (2 to 4 per side, up to 3 layers) with
 /// random compression, polydispersity, speeds and seed.
 pub fn arb_packing(
     rows: ContactRows,
     friction_set: FrictionSet,
 ) -> impl Strategy<Value = ContactProblem> {
-    arb_packing_with(rows, friction_set, SpookSettings::default())
+    packings(rows, friction_set, SpookSettings::default())
 }
 
 /// As [`arb_packing`] with given SPOOK settings (e.g. softer rolling
-/// compliance for tests that need tight convergence).
+/// compliance for tests that need tight convergence); settings that fail
+/// [`SpookSettings::validate`] are refused here, not in the draws.
 pub fn arb_packing_with(
+    rows: ContactRows,
+    friction_set: FrictionSet,
+    spook: SpookSettings,
+) -> Result<impl Strategy<Value = ContactProblem>, GenerateError> {
+    spook.validate()?;
+    Ok(packings(rows, friction_set, spook))
+}
+
+/// [`arb_packing_with`]'s draws, with `spook` valid.
+fn packings(
     rows: ContactRows,
     friction_set: FrictionSet,
     spook: SpookSettings,
@@ -43,23 +57,30 @@ pub fn arb_packing_with(
                 seed,
                 ..PackingSpec::default()
             })
+            .expect(DRAWN_IN_RANGE)
         })
 }
 
-/// Random sparse problems with Σ ≥ `min_sigma`.
+/// Random sparse problems with Σ ≥ `min_sigma`; a `min_sigma` or
+/// `bilateral_fraction` out of [`random_sparse_problem`]'s ranges is
+/// refused here, not in the draws.
 pub fn arb_sparse_problem(
     min_sigma: f64,
     bilateral_fraction: f64,
-) -> impl Strategy<Value = ContactProblem> {
-    (2usize..8, 1usize..16, any::<u64>()).prop_map(move |(bodies, rows, seed)| {
-        random_sparse_problem(&SparseSpec {
-            bodies,
-            rows,
-            bilateral_fraction,
-            min_sigma,
-            seed,
-        })
-    })
+) -> Result<impl Strategy<Value = ContactProblem>, GenerateError> {
+    let spec = move |bodies, rows, seed| SparseSpec {
+        bodies,
+        rows,
+        bilateral_fraction,
+        min_sigma,
+        seed,
+    };
+    random_sparse_problem(&spec(2, 1, 0))?;
+    Ok(
+        (2usize..8, 1usize..16, any::<u64>()).prop_map(move |(bodies, rows, seed)| {
+            random_sparse_problem(&spec(bodies, rows, seed)).expect(DRAWN_IN_RANGE)
+        }),
+    )
 }
 
 /// Random joint trees ([`joint_tree`]): 1 to 8 moving bodies, masses over
@@ -84,6 +105,7 @@ pub fn arb_joint_tree() -> impl Strategy<Value = ContactProblem> {
                 sigma: 1e-6,
                 seed,
             })
+            .expect(DRAWN_IN_RANGE)
         })
 }
 
@@ -100,5 +122,6 @@ pub fn arb_global_problem(coupled: bool) -> impl Strategy<Value = crate::GlobalP
             max_friction: 0.6,
             seed,
         })
+        .expect(DRAWN_IN_RANGE)
     })
 }

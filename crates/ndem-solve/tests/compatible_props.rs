@@ -23,7 +23,7 @@ fn solve(p: &ContactProblem, order: ContactOrder, iterations: usize) -> (Vec<f64
 
 #[test]
 fn beam_forces_match_the_analytic_compatible_forces() {
-    let p = beam_problem(10.0);
+    let p = beam_problem(10.0).expect("a valid spec");
     let (_, vel) = solve(&p, ContactOrder::Given, 2000);
     for (k, expected) in [
         ([1.0, 1.0, 1.0], [10.0 / 3.0; 3]),
@@ -61,7 +61,7 @@ fn beam_forces_match_the_analytic_compatible_forces() {
 
 #[test]
 fn pgs_beam_answer_depends_on_contact_order() {
-    let p = beam_problem(10.0);
+    let p = beam_problem(10.0).expect("a valid spec");
     let dt = p.dt();
     let forces = |o| {
         solve(&p, o, 50)
@@ -121,7 +121,8 @@ fn determinate_packing_equals_cd_solution() {
         rows: ContactRows::Normal,
         jitter: 0.0,
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     let (lam, vel) = solve(&p, ContactOrder::Given, 20_000);
     let cd: Vec<f64> = p
         .contacts()

@@ -56,6 +56,7 @@ fn skewed_cases(cases: usize) -> Vec<ndem_solve::ContactProblem> {
                 rows,
                 seed,
             })
+            .expect("a valid spec")
         })
         .collect()
 }
@@ -128,7 +129,8 @@ fn disk_pgs_can_cycle_on_a_strongly_coupled_contact() {
         sliding: 2.8478059677144185,
         rows: ContactRows::NormalFriction,
         seed: 18338334853925884404,
-    });
+    })
+    .expect("a valid spec");
     for variant in [PgsVariant::RowWise, PgsVariant::Blocked] {
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
             stopping: Stopping::to_tolerance(20_000, 1e-6),
@@ -170,7 +172,8 @@ fn blocked_disk_pgs_can_cycle_where_row_wise_converges() {
         sliding: 1.7561773354937624,
         rows: ContactRows::NormalFriction,
         seed: 7091396879900018566,
-    });
+    })
+    .expect("a valid spec");
     let row_wise = solve(&problem, PgsVariant::RowWise, 1000);
     let (b1, b2) = (
         solve(&problem, PgsVariant::Blocked, 1000),
@@ -194,7 +197,8 @@ fn single_sliding_skewed_contact_reaches_coulomb() {
         sliding: 2.0,
         rows: ContactRows::NormalFriction,
         seed: 7,
-    });
+    })
+    .expect("a valid spec");
     for variant in [PgsVariant::RowWise, PgsVariant::Blocked] {
         let merit = solve(&problem, variant, 5000);
         println!("{variant:?}: Coulomb merit {merit:e}");
@@ -228,7 +232,8 @@ fn apgd_in_the_de_saxce_fixed_point_reaches_coulomb() {
             sliding,
             rows: ContactRows::NormalFriction,
             seed,
-        });
+        })
+        .expect("a valid spec");
         let mut plain = Apgd::new(ApgdSettings {
             stopping: Stopping::to_tolerance(20_000, 1e-12),
             ..ApgdSettings::default()

@@ -108,7 +108,8 @@ fn general_sparse_mass_matrix() {
         coupled: true,
         max_friction: 0.5,
         seed: 11,
-    });
+    })
+    .expect("a valid spec");
     assert!(p.m.nrows() > ndem_solve::local_problem::DENSE_BLOCK_LIMIT);
     let local = p.to_local().unwrap();
     let (w, q) = dense_local(&p);
@@ -183,7 +184,8 @@ fn bad_global_problems_name_the_field() {
         coupled: false,
         max_friction: 0.5,
         seed: 3,
-    });
+    })
+    .expect("a valid spec");
     assert!(good.validate().is_ok());
     let field = |p: &GlobalProblem| match p.validate() {
         Err(SolveError::DimensionMismatch { field, .. })

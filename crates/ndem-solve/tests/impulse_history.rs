@@ -130,7 +130,8 @@ fn warm_start_and_record_are_the_same_on_any_thread_count() {
         cells: [24, 24, 15],
         speed: 0.05,
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     assert!(
         problem.contacts().len() >= 3 * 8192,
         "{}",

@@ -15,7 +15,8 @@ fn overflowing(set: FrictionSet) -> ContactProblem {
     let good = sphere_packing(&PackingSpec {
         cells: [2, 1, 1],
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     let mut contact = good.contacts().get(0).expect("one contact");
     let heavy: Vec<InverseMass> = good
         .inverse_mass()

@@ -30,7 +30,8 @@ fn coloured_sweeps_do_not_depend_on_the_thread_count() {
             cells: [14, 14, 8],
             friction_set: set,
             ..PackingSpec::default()
-        });
+        })
+        .expect("a valid spec");
         assert!(
             problem.contacts().len() > 4096,
             "{}",
@@ -91,6 +92,7 @@ fn frictionless_packing() -> ContactProblem {
         rows: ContactRows::Normal,
         ..PackingSpec::default()
     })
+    .expect("a valid spec")
 }
 
 /// `λ`, `v` and the report of a PGS solve from `λ = 0` in `order` on
@@ -176,7 +178,8 @@ fn every_block_count_gives_one_iterate_on_any_thread_count() {
     let problem = sphere_packing(&PackingSpec {
         cells: [14, 14, 8],
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     let run = |threads: usize, blocks: usize| {
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
             stopping: Stopping::iterations(20),
@@ -211,7 +214,8 @@ fn the_size_for_splitting_never_changes_the_iterate() {
     let problem = sphere_packing(&PackingSpec {
         cells: [14, 14, 8],
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     let n = problem.contacts().len();
     assert!(
         n > 4096 && n < PgsSettings::default().parallel_min_contacts,
@@ -430,6 +434,7 @@ fn a_solve_returns_the_velocity_its_report_describes() {
             friction_set: set,
             ..PackingSpec::default()
         })
+        .expect("a valid spec")
     };
     let cases = [
         (

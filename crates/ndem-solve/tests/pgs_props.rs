@@ -100,7 +100,7 @@ proptest! {
     /// Random sparse mixed problems (unilateral and bilateral rows built
     /// from a CSR Jacobian) also match the dense reference.
     #[test]
-    fn sparse_problems_match_dense_lcp(problem in arb_sparse_problem(0.05, 0.3)) {
+    fn sparse_problems_match_dense_lcp(problem in arb_sparse_problem(0.05, 0.3).unwrap()) {
         let exact = solve_frictionless(&problem).unwrap();
         let (mut lam, mut vel) = cold(&problem);
         let rep = solve_to(&problem, PgsSettings { stopping: Stopping::to_tolerance(200_000, 1e-12), ..PgsSettings::default() }, &mut lam, &mut vel);
@@ -124,8 +124,8 @@ proptest! {
         nx in 2usize..=4, nz in 2usize..=4, seed in any::<u64>(), dc in -2e-4f64..2e-4
     ) {
         let spec = PackingSpec { cells: [nx, 2, nz], compression: 0.01, seed, ..PackingSpec::default() };
-        let first = sphere_packing(&spec);
-        let second = sphere_packing(&PackingSpec { compression: 0.01 + dc, ..spec });
+        let first = sphere_packing(&spec).expect("a valid spec");
+        let second = sphere_packing(&PackingSpec { compression: 0.01 + dc, ..spec }).expect("a valid spec");
         prop_assume!(first.contacts().len() == second.contacts().len());
         let settings = PgsSettings { stopping: Stopping::iterations(1000), ..PgsSettings::default() };
         let (mut lam, mut vel) = cold(&first);
@@ -205,7 +205,8 @@ fn solves_are_bit_identical() {
     let problem = sphere_packing(&PackingSpec {
         cells: [6, 6, 4],
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     let run = || {
         let (mut lam, mut vel) = cold(&problem);
         solve_to(
@@ -231,7 +232,8 @@ fn observer_sees_every_iteration_and_residual_falls() {
     let problem = sphere_packing(&PackingSpec {
         cells: [3, 3, 5],
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     let (mut lam, mut vel) = cold(&problem);
     let mut hist = ResidualHistory::new();
     let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
@@ -264,7 +266,8 @@ fn bad_input_gives_typed_errors() {
     let good = sphere_packing(&PackingSpec {
         cells: [2, 1, 1],
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     let c0 = good.contacts().get(0).expect("one contact");
     let mut p = ContactProblem::new(
         good.inverse_mass().to_vec(),
@@ -377,7 +380,8 @@ fn from_sparse_reproduces_the_contact_operator() {
         cells: [2, 2, 2],
         rows: ContactRows::Normal,
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     let contacts: Vec<_> = p
         .contacts()
         .iter()
@@ -497,7 +501,8 @@ fn pgs_converges_on_most_frictional_packings() {
                     speed: 0.02,
                     friction_set: set,
                     ..PackingSpec::default()
-                });
+                })
+                .expect("a valid spec");
                 let (mut lam, mut vel) = cold(&problem);
                 let rep = solve_to(&problem, tight(variant), &mut lam, &mut vel);
                 total += 1;
@@ -528,8 +533,8 @@ proptest! {
         nx in 2usize..=4, nz in 2usize..=4, seed in any::<u64>(), dc in -5e-3f64..5e-3, model in any::<bool>()
     ) {
         let spec = PackingSpec { cells: [nx, 2, nz], compression: 0.01, seed, ..PackingSpec::default() };
-        let first = sphere_packing(&spec);
-        let second = sphere_packing(&PackingSpec { compression: (0.01 + dc).max(0.001), ..spec });
+        let first = sphere_packing(&spec).expect("a valid spec");
+        let second = sphere_packing(&PackingSpec { compression: (0.01 + dc).max(0.001), ..spec }).expect("a valid spec");
         let (mut lam, mut vel) = cold(&first);
         solve_to(&first, PgsSettings { stopping: Stopping::iterations(200), ..PgsSettings::default() }, &mut lam, &mut vel);
         let mut inner: Box<dyn WarmStart> = if model { Box::new(ModelWarmStart) } else { Box::new(HistoryWarmStart::default()) };
@@ -585,11 +590,12 @@ fn safeguarded_solve_ends_no_worse_than_cold_measured() {
             seed,
             ..PackingSpec::default()
         };
-        let first = sphere_packing(&spec);
+        let first = sphere_packing(&spec).expect("a valid spec");
         let second = sphere_packing(&PackingSpec {
             compression: (0.01 + dc).max(0.001),
             ..spec
-        });
+        })
+        .expect("a valid spec");
         let (mut lam, mut vel) = cold(&first);
         solve_to(
             &first,
@@ -644,8 +650,8 @@ proptest! {
         nx in 2usize..=4, nz in 2usize..=4, seed in any::<u64>(), order in 0usize..3
     ) {
         let spec = PackingSpec { cells: [nx, 2, nz], compression: 0.01, seed, ..PackingSpec::default() };
-        let first = sphere_packing(&spec);
-        let second = sphere_packing(&PackingSpec { cells: [5 - nx + 1, 2, nz], seed: seed.wrapping_add(1), ..spec });
+        let first = sphere_packing(&spec).expect("a valid spec");
+        let second = sphere_packing(&PackingSpec { cells: [5 - nx + 1, 2, nz], seed: seed.wrapping_add(1), ..spec }).expect("a valid spec");
         let (order, threads) = [(ContactOrder::Given, 1), (ContactOrder::Reversed, 1), (ContactOrder::Coloured, 2)][order];
         let lender_settings = PgsSettings { stopping: Stopping::iterations(30), ..PgsSettings::default() };
         let settings = PgsSettings { stopping: Stopping::to_tolerance(40, 1e-10), order, threads, parallel_min_contacts: 0, ..PgsSettings::default() };
@@ -710,8 +716,8 @@ proptest! {
         nx in 2usize..=4, nz in 2usize..=4, seed in any::<u64>(), dc in -5e-3f64..5e-3, coloured in any::<bool>()
     ) {
         let spec = PackingSpec { cells: [nx, 2, nz], compression: 0.01, seed, ..PackingSpec::default() };
-        let first = sphere_packing(&spec);
-        let second = sphere_packing(&PackingSpec { compression: (0.01 + dc).max(0.001), ..spec });
+        let first = sphere_packing(&spec).expect("a valid spec");
+        let second = sphere_packing(&PackingSpec { compression: (0.01 + dc).max(0.001), ..spec }).expect("a valid spec");
         let (mut lam, mut vel) = cold(&first);
         solve_to(&first, PgsSettings { stopping: Stopping::iterations(100), ..PgsSettings::default() }, &mut lam, &mut vel);
         let (order, threads) = if coloured { (ContactOrder::Coloured, 2) } else { (ContactOrder::Given, 1) };
@@ -751,7 +757,7 @@ proptest! {
 #[test]
 #[should_panic(expected = "StartVelocity::Formed for a velocity that is not")]
 fn a_false_formed_start_is_caught_in_debug_builds() {
-    let problem = sphere_packing(&PackingSpec::default());
+    let problem = sphere_packing(&PackingSpec::default()).expect("a valid spec");
     let (mut lam, mut v) = cold(&problem);
     lam[0] = 1e-3;
     let mut pgs = ProjectedGaussSeidel::default();

@@ -7,7 +7,7 @@ use ndem_solve::*;
 
 #[test]
 fn slice_operations_check_lengths() {
-    let p = sphere_packing(&PackingSpec::default());
+    let p = sphere_packing(&PackingSpec::default()).expect("a valid spec");
     let (n, nb) = (p.len(), p.body_count());
     assert!(n > 0 && nb > 0);
     let field = |r: Result<(), SolveError>| match r {

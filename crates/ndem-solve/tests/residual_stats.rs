@@ -46,7 +46,8 @@ fn block_sums_equal_the_row_order_sums() {
         let problem = sphere_packing(&PackingSpec {
             cells,
             ..PackingSpec::default()
-        });
+        })
+        .expect("a valid spec");
         assert_eq!(problem.contacts().len() <= SUM_BLOCK, one_block);
         let (stats, rows) = evaluate(&problem, 1);
         let (count, mean, max) = normal_rows(&problem, &rows);
@@ -101,7 +102,8 @@ fn skipping_the_progress_measure_changes_nothing_reported() {
     let problem = sphere_packing(&PackingSpec {
         cells: [8, 8, 6],
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     for variant in [PgsVariant::RowWise, PgsVariant::Blocked] {
         let settings = PgsSettings {
             stopping: Stopping::iterations(12),
@@ -172,7 +174,8 @@ fn an_early_stop_reads_its_updates_only_as_far_as_its_tolerance() {
                 cells: [16, 16, 8],
                 rows,
                 ..PackingSpec::default()
-            });
+            })
+            .expect("a valid spec");
             // several blocks per thread; the sweep split at any size
             assert!(problem.contacts().len() > 4096, "several blocks per thread");
             let settings = PgsSettings {
@@ -204,7 +207,8 @@ fn row_energy_bound_is_the_row_order_sum_on_any_thread_count() {
             cells,
             speed: 0.05,
             ..PackingSpec::default()
-        });
+        })
+        .expect("a valid spec");
         let n = problem.len();
         let (mut gv, mut diagonal) = (vec![0.0; n], vec![0.0; n]);
         problem
@@ -260,7 +264,8 @@ fn a_cold_start_reads_the_free_velocity() {
             speed: 0.05,
             seed,
             ..PackingSpec::default()
-        });
+        })
+        .expect("a valid spec");
         let mut formed = vec![Velocity6::ZERO; problem.body_count()];
         let mut ev = ResidualEvaluator::new();
         for zero in [0.0, -0.0] {
@@ -309,7 +314,8 @@ fn an_observer_changes_no_early_stop() {
             cells,
             rows,
             ..PackingSpec::default()
-        });
+        })
+        .expect("a valid spec");
         for variant in [PgsVariant::RowWise, PgsVariant::Blocked] {
             let settings = PgsSettings {
                 stopping: Stopping::to_tolerance(cap, tolerance),
@@ -373,7 +379,8 @@ fn the_subdomain_solver_forms_its_updates_as_pgs_does() {
     let problem = sphere_packing(&PackingSpec {
         cells: [8, 8, 6],
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     for stopping in [
         Stopping::to_tolerance(40, 1e-14),
         Stopping::to_tolerance(300, 2.0),

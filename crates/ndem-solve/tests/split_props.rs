@@ -255,7 +255,8 @@ fn row_wise_pgs_needs_many_sweeps_on_a_heavy_tree() {
         mass_ratio: 1e5,
         rows_per_joint: 6,
         ..TreeSpec::default()
-    });
+    })
+    .expect("a valid spec");
     let (a, r, _, _) = dense(&problem);
     let exact = a.cholesky().unwrap().solve(&(-r));
     let mut direct = split_solver(1, 1e-300);

@@ -28,7 +28,7 @@ impl Solver for Counting {
 /// problem: `solve_observed` answers those before `solve_task` runs.
 #[test]
 fn solve_task_sees_only_checked_input() {
-    let problem = sphere_packing(&PackingSpec::default());
+    let problem = sphere_packing(&PackingSpec::default()).expect("a valid spec");
     let mut solver = Counting(0);
     let mut v = problem.free_velocity().to_vec();
     let short = solver.solve(&problem, &mut vec![0.0; problem.len() - 1], &mut v);
@@ -70,7 +70,7 @@ fn solve_task_sees_only_checked_input() {
 /// none.
 #[test]
 fn history_policy_records_what_it_starts_from() {
-    let problem = sphere_packing(&PackingSpec::default());
+    let problem = sphere_packing(&PackingSpec::default()).expect("a valid spec");
     let n = problem.contacts().len();
     let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
         stopping: Stopping::iterations(200),
@@ -115,7 +115,8 @@ fn every_policy_writes_all_of_its_start() {
     let problem = sphere_packing(&PackingSpec {
         cells: [24, 24, 15],
         ..PackingSpec::default()
-    });
+    })
+    .expect("a valid spec");
     assert!(problem.contacts().len() >= 2 * 8192);
     let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
         stopping: Stopping::iterations(20),
