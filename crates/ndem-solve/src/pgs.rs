@@ -1195,7 +1195,8 @@ impl ProjectedGaussSeidel {
 
     /// One sweep over the contacts (Algorithm 1, lines 3-9): in
     /// `self.order` on this thread (the coloured order two blocks at a
-    /// time, [`paired`]), or colour by colour on several.
+    /// time, any other two contacts at a time where they share no body;
+    /// [`paired`]), or colour by colour on several.
     /// Returns the largest correction (zero when `mode.track` is off and
     /// one pass is made) and whether everything stayed finite.
     pub(crate) fn sweep_contacts(
