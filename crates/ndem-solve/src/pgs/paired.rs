@@ -64,27 +64,23 @@ pub(super) trait IterateStore {
     /// Asks for `body`'s velocity ahead of its use ([`prefetch`]).
     fn prefetch_velocity(&self, body: usize);
 
-    /// Calls `f` with the `m` multipliers from row `first`.
+    /// The `m` multipliers from row `first`.
     #[inline(always)]
-    fn with_lambda<R>(&mut self, first: usize, m: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
+    fn lambda(&mut self, first: usize, m: usize) -> &mut [f64] {
         let (rows, first_row) = self.rows();
         let k = first - first_row;
-        f(&mut rows[k..k + m])
+        &mut rows[k..k + m]
     }
 
-    /// Calls `f` with the `m` multipliers from row `first[0]` and those
-    /// from row `first[1]` (ranges that do not overlap). One call of `f`,
-    /// so that it is inlined once and the lanes' state stays in registers.
+    /// The `m` multipliers from row `first[0]` and those from row
+    /// `first[1]` (ranges that do not overlap). Slices rather than a
+    /// closure called with them: a closure is not always inlined, and the
+    /// pair's update must be, so that the lanes' state stays in registers
+    /// (`docs/performance.md`, "Session 41").
     #[inline(always)]
-    fn with_two_lambdas<R>(
-        &mut self,
-        [k0, k1]: [usize; 2],
-        m: usize,
-        f: impl FnOnce(&mut [f64], &mut [f64]) -> R,
-    ) -> R {
+    fn two_lambdas(&mut self, [k0, k1]: [usize; 2], m: usize) -> (&mut [f64], &mut [f64]) {
         let (rows, first_row) = self.rows();
-        let (lam0, lam1) = two_row_ranges(rows, [k0 - first_row, k1 - first_row], m);
-        f(lam0, lam1)
+        two_row_ranges(rows, [k0 - first_row, k1 - first_row], m)
     }
 }
 
@@ -494,20 +490,18 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         let c = &self.inputs.problem.records()[ci];
         let [a, b] = c.bodies.map(|x| x as usize);
         let (mut va, mut vb) = (store.velocity(a), store.velocity(b));
-        let outcome = store.with_lambda(ci * m, m, |lam| {
-            sweep_contact(
-                (c, (self.side)(ci)),
-                &self.inputs.shapes.1[self.inputs.shapes.0[ci] as usize],
-                self.inputs.problem.friction_set(),
-                lam,
-                &self.inputs.inv_diag[ci * m..ci * m + m],
-                self.inputs.omega,
-                (self.inputs.inv, a, b),
-                [self.inputs.bodies[a], self.inputs.bodies[b]],
-                (&mut va, &mut vb),
-                mode,
-            )
-        });
+        let outcome = sweep_contact(
+            (c, (self.side)(ci)),
+            &self.inputs.shapes.1[self.inputs.shapes.0[ci] as usize],
+            self.inputs.problem.friction_set(),
+            store.lambda(ci * m, m),
+            &self.inputs.inv_diag[ci * m..ci * m + m],
+            self.inputs.omega,
+            (self.inputs.inv, a, b),
+            [self.inputs.bodies[a], self.inputs.bodies[b]],
+            (&mut va, &mut vb),
+            mode,
+        );
         store.set_velocity(a, &va);
         store.set_velocity(b, &vb);
         outcome
@@ -538,13 +532,12 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         let m = self.inputs.problem.contact_rows().count();
         let mut l0 = self.local::<TRACK>(c0, store);
         let mut l1 = self.local::<TRACK>(c1, store);
-        store.with_two_lambdas([c0 * m, c1 * m], m, |lam0, lam1| {
-            sweep_pair(
-                (&mut l0, lam0),
-                (&mut l1, lam1),
-                self.inputs.problem.friction_set(),
-            )
-        });
+        let (lam0, lam1) = store.two_lambdas([c0 * m, c1 * m], m);
+        sweep_pair(
+            (&mut l0, lam0),
+            (&mut l1, lam1),
+            self.inputs.problem.friction_set(),
+        );
         let [a0, b0] = l0.c.bodies.map(|x| x as usize);
         let [a1, b1] = l1.c.bodies.map(|x| x as usize);
         store.set_velocity(a0, &l0.va);
