@@ -535,16 +535,20 @@ impl CollisionWorld {
     }
 
     fn build_grid(&mut self, bodies: &BodyView<'_>) {
-        let max_r = self
-            .particles
-            .iter()
-            .map(|&i| bodies.shapes[i as usize].sphere_radius().unwrap_or(0.0))
-            .fold(0.0, f64::max);
-        let max_sweep = self
-            .particles
-            .iter()
-            .map(|&i| bodies.sweep_of(i as usize))
-            .fold(0.0, f64::max);
+        // one pass for the largest radius and sweep and the particles'
+        // bounding box; the box's cells are the bounds of the particles'
+        // cells, since `floor_clamped(x · inv)` does not decrease with `x`
+        // (`inv > 0`; rounding and the floor are monotone) and positions are
+        // finite (`BodyView::validate`)
+        let (mut max_r, mut max_sweep) = (0.0f64, 0.0f64);
+        let (mut low, mut high) = (Vec3::repeat(f64::INFINITY), Vec3::repeat(f64::NEG_INFINITY));
+        for &i in &self.particles {
+            let i = i as usize;
+            max_r = max_r.max(bodies.shapes[i].sphere_radius().unwrap_or(0.0));
+            max_sweep = max_sweep.max(bodies.sweep_of(i));
+            low = low.inf(&bodies.positions[i]);
+            high = high.sup(&bodies.positions[i]);
+        }
         self.max_sweep = max_sweep;
         self.max_radius = max_r;
         self.cell_size =
@@ -555,14 +559,11 @@ impl CollisionWorld {
         // a particle's cell is formed from its position where it is needed
         // (three products and floors) rather than kept (24 bytes each)
         let cell_of = |i: u32| cell_index(&bodies.positions[i as usize], inv);
-        let (mut lo, mut hi) = ([i64::MAX; 3], [i64::MIN; 3]);
-        for &i in &self.particles {
-            let c = cell_of(i);
-            for k in 0..3 {
-                lo[k] = lo[k].min(c[k]);
-                hi[k] = hi[k].max(c[k]);
-            }
-        }
+        let (lo, hi) = if self.particles.is_empty() {
+            ([i64::MAX; 3], [i64::MIN; 3])
+        } else {
+            (cell_index(&low, inv), cell_index(&high, inv))
+        };
         // Dense layout (neighbouring cells adjacent in memory) unless the
         // bounding box of the particles is much larger than their number.
         let dims = [0, 1, 2].map(|k| hi[k].saturating_sub(lo[k]).saturating_add(1));
