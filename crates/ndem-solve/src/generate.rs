@@ -39,47 +39,52 @@ pub enum GenerateError {
     Math(#[from] MathError),
 }
 
-/// `Ok` when `x` is finite and at least `min` (and, with `positive`,
-/// above zero), else the spec error naming `field`.
-fn check(field: &'static str, x: f64, min: f64, positive: bool) -> Result<(), GenerateError> {
-    let ok = x.is_finite() && x >= min && (!positive || x > 0.0);
+/// `Ok` when `ok`, else the spec error naming `field` with `reason`.
+fn require(ok: bool, field: &'static str, reason: &'static str) -> Result<(), GenerateError> {
     if ok {
         Ok(())
-    } else if positive {
-        Err(spec(field, "must be finite and positive"))
-    } else if min == 0.0 {
-        Err(spec(field, "must be finite and not negative"))
     } else {
-        Err(spec(field, "must be finite and at least its lower limit"))
+        Err(GenerateError::Spec { field, reason })
     }
 }
 
-/// `Ok` when `x` is in `[0, 1]`.
-fn check_fraction(field: &'static str, x: f64) -> Result<(), GenerateError> {
-    if (0.0..=1.0).contains(&x) {
-        Ok(())
-    } else {
-        Err(spec(field, "must be in [0, 1]"))
-    }
+fn positive(field: &'static str, x: f64) -> Result<(), GenerateError> {
+    require(
+        x.is_finite() && x > 0.0,
+        field,
+        "must be finite and positive",
+    )
 }
 
-fn spec(field: &'static str, reason: &'static str) -> GenerateError {
-    GenerateError::Spec { field, reason }
+fn not_negative(field: &'static str, x: f64) -> Result<(), GenerateError> {
+    require(
+        x.is_finite() && x >= 0.0,
+        field,
+        "must be finite and not negative",
+    )
 }
 
-/// Bodies a generated problem may have: indices are `u32`.
-const MAX_BODIES: usize = u32::MAX as usize - 1;
+/// `x` in `[0, 1]`.
+fn fraction(field: &'static str, x: f64) -> Result<(), GenerateError> {
+    require((0.0..=1.0).contains(&x), field, "must be in [0, 1]")
+}
 
-/// The product of `factors`, when it is at most [`MAX_BODIES`].
-fn count(field: &'static str, factors: &[usize]) -> Result<usize, GenerateError> {
-    factors
-        .iter()
-        .try_fold(1usize, |n, &f| n.checked_mul(f))
-        .filter(|&n| n <= MAX_BODIES)
-        .ok_or(spec(
-            field,
-            "describes more bodies than a problem can index (u32)",
-        ))
+/// `x` in `[0, 1)`.
+fn below_one(field: &'static str, x: f64) -> Result<(), GenerateError> {
+    require((0.0..1.0).contains(&x), field, "must be in [0, 1)")
+}
+
+/// Most of anything a generated problem indexes: indices are `u32`.
+const MAX_INDEX: usize = u32::MAX as usize - 1;
+
+/// `Ok` when the product of `factors` is at most [`MAX_INDEX`].
+fn indexable(field: &'static str, factors: &[usize]) -> Result<(), GenerateError> {
+    let n = factors.iter().try_fold(1usize, |n, &f| n.checked_mul(f));
+    require(
+        n.is_some_and(|n| n <= MAX_INDEX),
+        field,
+        "is too large: a problem's indices are u32",
+    )
 }
 
 /// Parameters of [`sphere_packing`].
@@ -155,25 +160,32 @@ fn random_box_body(
     Ok((inverse, Velocity6::from_slice(&v)))
 }
 
+impl PackingSpec {
+    /// `radius` and `dt` finite and positive; `polydispersity`, `jitter`
+    /// and `speed` finite and not negative; `compression` in `[0, 1)`;
+    /// `cells` indexable. Each failure names its field
+    /// ([`GenerateError::Spec`]); the material and SPOOK settings are
+    /// checked where they are combined.
+    pub fn validate(&self) -> Result<(), GenerateError> {
+        indexable("cells", &self.cells)?;
+        positive("radius", self.radius)?;
+        not_negative("polydispersity", self.polydispersity)?;
+        not_negative("jitter", self.jitter)?;
+        not_negative("speed", self.speed)?;
+        positive("dt", self.dt)?;
+        below_one("compression", self.compression)?;
+        Ok(())
+    }
+}
+
 /// Builds the contact problem of a sphere packing on a ground plane (body 0,
 /// infinite mass, the plane `z = 0`). Contacts are generated in lattice
 /// order, which is cache friendly.
-///
-/// A field out of range is named in [`GenerateError::Spec`] (`radius`,
-/// `dt` positive; `polydispersity`, `jitter`, `speed` not negative;
-/// `compression` in `[0, 1)`; `cells` indexable); the material, SPOOK
-/// settings and contacts are checked as the stepper checks them.
+/// A spec that fails [`PackingSpec::validate`] is refused; the material,
+/// SPOOK settings and contacts are checked as the stepper checks them.
 pub fn sphere_packing(spec: &PackingSpec) -> Result<ContactProblem, GenerateError> {
     let [nx, ny, nz] = spec.cells;
-    count("cells", &[nx, ny, nz, 1])?;
-    check("radius", spec.radius, 0.0, true)?;
-    check("polydispersity", spec.polydispersity, 0.0, false)?;
-    check("jitter", spec.jitter, 0.0, false)?;
-    check("speed", spec.speed, 0.0, false)?;
-    check("dt", spec.dt, 0.0, true)?;
-    if !(0.0..1.0).contains(&spec.compression) {
-        return Err(self::spec("compression", "must be in [0, 1)"));
-    }
+    spec.validate()?;
     let mut rng = SplitMix64(spec.seed);
     let r0 = spec.radius;
     let spacing = 2.0 * r0 * (1.0 - spec.compression);
@@ -290,16 +302,25 @@ pub struct SparseSpec {
     pub seed: u64,
 }
 
+impl SparseSpec {
+    /// `bilateral_fraction` in `[0, 1]`, `min_sigma` finite and not
+    /// negative, `bodies` and `rows` indexable; each failure names its
+    /// field ([`GenerateError::Spec`]).
+    pub fn validate(&self) -> Result<(), GenerateError> {
+        fraction("bilateral_fraction", self.bilateral_fraction)?;
+        not_negative("min_sigma", self.min_sigma)?;
+        indexable("bodies", &[self.bodies, 6])?;
+        indexable("rows", &[self.rows, 2])?;
+        Ok(())
+    }
+}
+
 /// A random problem of unilateral and bilateral rows, each acting on two
 /// random bodies, built from a sparse `G` with
-/// [`ContactProblem::from_sparse`]. A field out of range is named in
-/// [`GenerateError::Spec`] (`bilateral_fraction` in `[0, 1]`, `min_sigma`
-/// not negative, `bodies` and `rows` indexable).
+/// [`ContactProblem::from_sparse`]. A spec that fails
+/// [`SparseSpec::validate`] is refused.
 pub fn random_sparse_problem(spec: &SparseSpec) -> Result<ContactProblem, GenerateError> {
-    check_fraction("bilateral_fraction", spec.bilateral_fraction)?;
-    check("min_sigma", spec.min_sigma, 0.0, false)?;
-    count("bodies", &[spec.bodies, 6])?;
-    count("rows", &[spec.rows, 2])?;
+    spec.validate()?;
     let mut rng = SplitMix64(spec.seed);
     let nb = spec.bodies.max(2);
     let mut inv = vec![InverseMass::INFINITE_MASS];
@@ -356,7 +377,7 @@ pub fn random_sparse_problem(spec: &SparseSpec) -> Result<ContactProblem, Genera
 /// platform; `dt` = 10 ms. A `weight` that is not finite and positive is
 /// named in [`GenerateError::Spec`].
 pub fn beam_problem(weight: f64) -> Result<ContactProblem, GenerateError> {
-    check("weight", weight, 0.0, true)?;
+    positive("weight", weight)?;
     let g = 9.81;
     let dt = 0.01;
     let he = Vec3::new(1.0, 0.1, 0.05);
@@ -414,22 +435,28 @@ pub struct SkewedSpec {
     pub seed: u64,
 }
 
+impl SkewedSpec {
+    /// `skew` in `[0, 1)`, `sliding` finite and not negative, `bodies` and
+    /// `contacts` indexable; each failure names its field
+    /// ([`GenerateError::Spec`]).
+    pub fn validate(&self) -> Result<(), GenerateError> {
+        below_one("skew", self.skew)?;
+        not_negative("sliding", self.sliding)?;
+        indexable("bodies", &[self.bodies, 6])?;
+        indexable("contacts", &[self.contacts, 6])?;
+        Ok(())
+    }
+}
+
 /// Frictional contacts whose two tangent rows have different diagonals
 /// `D_t1 ≠ D_t2` and are coupled (`G_t1 M⁻¹ G_t2ᵀ ≠ 0`): rotated box-shaped
 /// bodies with lever arms off the normal and contact frames that are not
 /// orthonormal (as in problems given by matrices, e.g. FCLIB's). Bodies
 /// are pressed together (`G_n v* < 0`) and slide when `sliding > μ`.
 /// Disk friction set, `μ ∈ [0.3, 0.9]`, `Σ = 1e-3`..`1e-2` of the row
-/// diagonal order. A field out of range is named in
-/// [`GenerateError::Spec`] (`skew` in `[0, 1)`, `sliding` not negative,
-/// `bodies` and `contacts` indexable).
+/// diagonal order. A spec that fails [`SkewedSpec::validate`] is refused.
 pub fn skewed_contacts(spec: &SkewedSpec) -> Result<ContactProblem, GenerateError> {
-    if !(0.0..1.0).contains(&spec.skew) {
-        return Err(self::spec("skew", "must be in [0, 1)"));
-    }
-    check("sliding", spec.sliding, 0.0, false)?;
-    count("bodies", &[spec.bodies, 6])?;
-    count("contacts", &[spec.contacts, 6])?;
+    spec.validate()?;
     let mut rng = SplitMix64(spec.seed);
     let mut u = || uniform(&mut rng);
     let nb = spec.bodies.max(1) + 1;
@@ -541,22 +568,35 @@ impl Default for TreeSpec {
     }
 }
 
+impl TreeSpec {
+    /// `mass_ratio` finite and at least 1, `bounded_fraction` in `[0, 1]`,
+    /// `bound` not negative (infinite: unbounded), `sigma` finite and not
+    /// negative, `bodies` indexable; each failure names its field
+    /// ([`GenerateError::Spec`]).
+    pub fn validate(&self) -> Result<(), GenerateError> {
+        let ratio = self.mass_ratio;
+        require(
+            ratio.is_finite() && ratio >= 1.0,
+            "mass_ratio",
+            "must be finite and at least 1",
+        )?;
+        fraction("bounded_fraction", self.bounded_fraction)?;
+        // an infinite bound is an unbounded row
+        require(self.bound >= 0.0, "bound", "must not be negative or NaN")?;
+        not_negative("sigma", self.sigma)?;
+        indexable("bodies", &[self.bodies, 6])?;
+        Ok(())
+    }
+}
+
 /// A random tree of rigid bodies (each body's parent is a random earlier
 /// body or the static ground) joined by random bilateral rows (kind
 /// [`RowKind::Bilateral`], as joint rows are), some force-limited: the
-/// problem class of the split solver's direct block. A field out of range
-/// is named in [`GenerateError::Spec`] (`mass_ratio` finite and at least
-/// 1, `bounded_fraction` in `[0, 1]`, `bound` and `sigma` not negative,
-/// `bodies` indexable); the rows are checked as
+/// problem class of the split solver's direct block. A spec that fails
+/// [`TreeSpec::validate`] is refused; the rows are checked as
 /// [`ContactProblem::push_row`] checks them.
 pub fn joint_tree(spec: &TreeSpec) -> Result<ContactProblem, GenerateError> {
-    check("mass_ratio", spec.mass_ratio, 1.0, false)?;
-    check_fraction("bounded_fraction", spec.bounded_fraction)?;
-    if spec.bound.is_nan() || spec.bound < 0.0 {
-        return Err(self::spec("bound", "must not be negative or NaN"));
-    }
-    check("sigma", spec.sigma, 0.0, false)?;
-    count("bodies", &[spec.bodies, 6])?;
+    spec.validate()?;
     let mut rng = SplitMix64(spec.seed);
     let nb = spec.bodies.max(1) + 1;
     let mut inv = vec![InverseMass::INFINITE_MASS];
@@ -630,16 +670,24 @@ pub struct GlobalSpec {
     pub seed: u64,
 }
 
+impl GlobalSpec {
+    /// `max_friction` finite and not negative, `block · bodies` degrees of
+    /// freedom indexable; each failure names its field
+    /// ([`GenerateError::Spec`]).
+    pub fn validate(&self) -> Result<(), GenerateError> {
+        not_negative("max_friction", self.max_friction)?;
+        indexable("block", &[self.block, self.bodies, 3])?;
+        Ok(())
+    }
+}
+
 /// A random global problem `(M, H, f, w, μ)`: symmetric positive definite
 /// mass blocks (`A Aᵀ + I`), contact columns with random entries over the
 /// degrees of freedom of their bodies, `f` pushing bodies together and `w`
-/// random. A field out of range is named in [`GenerateError::Spec`]
-/// (`max_friction` not negative, `block · bodies` degrees of freedom
-/// indexable).
+/// random. A spec that fails [`GlobalSpec::validate`] is refused.
 pub fn random_global_problem(spec: &GlobalSpec) -> Result<crate::GlobalProblem, GenerateError> {
     use nalgebra::DMatrix;
-    check("max_friction", spec.max_friction, 0.0, false)?;
-    count("block", &[spec.block, spec.bodies, 3])?;
+    spec.validate()?;
     let mut rng = SplitMix64(spec.seed);
     let mut u = || 2.0 * uniform(&mut rng) - 1.0;
     let (b, nb) = (spec.block.max(1), spec.bodies.max(1));

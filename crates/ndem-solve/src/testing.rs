@@ -75,7 +75,7 @@ pub fn arb_sparse_problem(
         min_sigma,
         seed,
     };
-    random_sparse_problem(&spec(2, 1, 0))?;
+    spec(2, 1, 0).validate()?;
     Ok(
         (2usize..8, 1usize..16, any::<u64>()).prop_map(move |(bodies, rows, seed)| {
             random_sparse_problem(&spec(bodies, rows, seed)).expect(DRAWN_IN_RANGE)

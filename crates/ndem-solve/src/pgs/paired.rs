@@ -23,10 +23,11 @@
 //! response to their velocity.
 //!
 //! A lane with no block beside it (none is ready) pairs within its own
-//! block: two consecutive contacts that name no common body are visited
-//! together, the later reading nothing the earlier writes
-//! ([`SweepData::sweep_alone`]); the given order's sweep does the same
-//! along its order (`docs/performance.md`, "Session 41").
+//! block: a contact is visited together with one of the next
+//! [`PAIR_LOOKAHEAD`] that names no body of it or of the contacts between,
+//! and so reads nothing they write ([`SweepData::sweep_in_pairs`]); the
+//! given order's sweep does the same along its order
+//! (`docs/performance.md`, "Session 41").
 //!
 //! Each lane also names the bodies of its contact [`PREFETCH_AHEAD`]
 //! places further on to the processor ([`ndem_math::prefetch`]): on a
