@@ -174,6 +174,36 @@ impl InverseMasses {
         Velocity6::new(linear, angular)
     }
 
+    /// `M⁻¹ Gᵀ λ` of a contact between bodies `a` and `b`
+    /// ([`ContactJacobian::velocity_change`]): when both bodies are `k 1`,
+    /// `I⁻¹` applied as the scalar `k` (three products per body instead of
+    /// a 3×3 matrix with zeros off its diagonal formed and applied). The
+    /// same numbers but for the sign of a zero: the matrix adds the zero
+    /// off-diagonal products `0 · x_j`, and `−0 + (+0) = +0`, where the
+    /// scalar keeps `k x_i = −0`. A sum that starts at `+0` or at a
+    /// non-zero value, as a velocity does, ends the same either way
+    /// (`x + (±0) = x` for `x ≠ 0`, `+0 + (±0) = +0`).
+    #[inline(always)]
+    pub(crate) fn velocity_change(
+        &self,
+        jacobian: &ContactJacobian,
+        a: usize,
+        b: usize,
+        lambda: &[f64],
+    ) -> (Velocity6, Velocity6) {
+        let (ra, rb) = (self.responses[a], self.responses[b]);
+        match (ra.isotropic(), rb.isotropic()) {
+            (Some(ka), Some(kb)) => {
+                let (ia, ib) = jacobian.transpose_apply(lambda);
+                (
+                    Velocity6::new(ia.linear * ra.inv_mass, ia.angular * ka),
+                    Velocity6::new(ib.linear * rb.inv_mass, ib.angular * kb),
+                )
+            }
+            _ => jacobian.velocity_change(&self.of(ra), &self.of(rb), lambda),
+        }
+    }
+
     /// Body `i`'s inverse inertia `I⁻¹`.
     #[inline(always)]
     pub(crate) fn inertia(&self, i: usize) -> Mat3 {
@@ -294,6 +324,59 @@ mod tests {
             let full = given.iter().filter(|m| m.isotropic_inertia().is_none()).count();
             proptest::prop_assert_eq!(masses.others.len(), full);
         }
+    }
+
+    /// `M⁻¹ Gᵀ λ` with `I⁻¹ = k 1` applied as a scalar is the matrix's
+    /// `M⁻¹ Gᵀ λ` up to the sign of a zero, and added to a velocity that
+    /// starts at `+0` or away from zero, as the passes that form
+    /// `v* + M⁻¹Gᵀλ` add it, the same bits. Zero multipliers (a cold
+    /// contact) and zero components of the velocity are drawn often, a
+    /// static body (`k = 0`) and a box (the matrix path) too.
+    #[test]
+    fn a_scalar_inertia_changes_velocities_as_its_matrix() {
+        use ndem_math::proptest_support::{inverse_mass, unit_vector, vec3, velocity};
+        use proptest::prelude::*;
+        let sphere = (0.01f64..10.0, 0.001f64..0.1).prop_map(|(m, r)| {
+            MassProperties::sphere_with_mass(m, r)
+                .unwrap()
+                .inverse(&Quat::identity())
+        });
+        let body = prop_oneof![
+            4 => sphere,
+            1 => Just(InverseMass::INFINITE_MASS),
+            1 => inverse_mass(),
+        ];
+        let row = prop_oneof![2 => Just(0.0), 3 => -5.0f64..5.0];
+        let start = prop_oneof![
+            1 => Just(Velocity6::ZERO),
+            2 => velocity(3.0),
+            1 => velocity(3.0).prop_map(|mut v| {
+                v.angular.x = 0.0;
+                v.linear.y = 0.0;
+                v
+            }),
+        ];
+        let case = (
+            (unit_vector(), vec3(0.02), vec3(0.02), 0.1f64..3.0),
+            (body.clone(), body),
+            proptest::collection::vec(row, 6),
+            (start.clone(), start),
+        );
+        proptest::proptest!(|(((n, da, db, scale), (ia, ib), lambda, (va, vb)) in case)| {
+            let frame = ndem_math::ContactFrame::from_unit_normal(n);
+            let jac = ContactJacobian::new(frame, &da, &db, scale);
+            let masses: InverseMasses = [ia, ib].into_iter().collect();
+            for m in [1, 3, 6] {
+                let lam = &lambda[..m];
+                let (sa, sb) = masses.velocity_change(&jac, 0, 1, lam);
+                let (fa, fb) = jac.velocity_change(&ia, &ib, lam);
+                for (s, f, v) in [(sa, fa, va), (sb, fb, vb)] {
+                    prop_assert_eq!(s.to_array(), f.to_array(), "up to the sign of a zero");
+                    let bits = |x: Velocity6| x.to_array().map(f64::to_bits);
+                    prop_assert_eq!(bits(v + s), bits(v + f), "rows {}", m);
+                }
+            }
+        });
     }
 
     /// `push_isotropic` stores what `push` stores for `k 1`, for any `k`

@@ -1421,9 +1421,7 @@ impl ContactProblem {
         for (k, (c, lam)) in self.records.iter().zip(lambda.chunks_exact(m)).enumerate() {
             self.prefetch_bodies(k + PREFETCH_AHEAD, velocity);
             let [a, b] = c.bodies.map(|x| x as usize);
-            let (dva, dvb) =
-                c.jacobian
-                    .velocity_change(&self.inverse_mass.at(a), &self.inverse_mass.at(b), lam);
+            let (dva, dvb) = self.inverse_mass.velocity_change(&c.jacobian, a, b, lam);
             velocity[a] += dva;
             velocity[b] += dvb;
         }
@@ -1523,9 +1521,7 @@ impl ContactProblem {
             if la >= len && lb >= len {
                 continue;
             }
-            let (dva, dvb) =
-                c.jacobian
-                    .velocity_change(&self.inverse_mass.at(a), &self.inverse_mass.at(b), lam);
+            let (dva, dvb) = self.inverse_mass.velocity_change(&c.jacobian, a, b, lam);
             if la < len {
                 part[la] += dva;
             }
