@@ -42,7 +42,55 @@ fn overflowing(set: FrictionSet) -> ContactProblem {
     problem
 }
 
-fn solvers() -> Vec<Box<dyn Solver>> {
+/// Two contacts of the generated packing that name four different
+/// spheres, made as heavy as [`overflowing`]'s: the first is an ordinary
+/// contact, the second overflows (`b_n = −10³⁰⁸`, `μ = μ_r = 0`). PGS
+/// visits two such contacts together ([`PgsVariant::passes`] 1: the
+/// given order's pairs along the order, a coloured lane's pairs within its
+/// block), so the overflow is in the second lane of the pair.
+fn overflowing_second_of_two(set: FrictionSet) -> ContactProblem {
+    let good = sphere_packing(&PackingSpec {
+        cells: [4, 1, 1],
+        jitter: 0.0,
+        ..PackingSpec::default()
+    })
+    .expect("a valid spec");
+    let contacts: Vec<Contact> = (0..good.contacts().len())
+        .map(|i| good.contacts().get(i).expect("in range"))
+        .collect();
+    let first = contacts[0];
+    let second = *contacts
+        .iter()
+        .find(|c| c.bodies.iter().all(|b| !first.bodies.contains(b)))
+        .expect("a contact of two other spheres");
+    let heavy: Vec<InverseMass> = good
+        .inverse_mass()
+        .iter()
+        .map(|m| InverseMass {
+            inv_mass: m.inv_mass * 1e-12,
+            inv_inertia: m.inv_inertia * 1e-12,
+        })
+        .collect();
+    let bodies = heavy.len();
+    let mut problem = ContactProblem::new(
+        heavy,
+        vec![Velocity6::ZERO; bodies],
+        ContactRows::NormalFrictionRolling,
+        set,
+        5e-3,
+    )
+    .unwrap();
+    problem.push_contact(first).unwrap();
+    let mut second = second;
+    second.rhs[0] = -1e308;
+    second.friction = 0.0;
+    second.rolling_arm = 0.0;
+    problem.push_contact(second).unwrap();
+    problem
+}
+
+/// The four PGS variants: given and coloured order, row-wise and blocked.
+fn pgs_solvers() -> Vec<Box<dyn Solver>> {
     let pgs = |order, variant| {
         let settings = PgsSettings {
             order,
@@ -56,9 +104,14 @@ fn solvers() -> Vec<Box<dyn Solver>> {
         pgs(ContactOrder::Coloured, PgsVariant::RowWise),
         pgs(ContactOrder::Given, PgsVariant::Blocked),
         pgs(ContactOrder::Coloured, PgsVariant::Blocked),
-        Box::new(ProjectedJacobi::default()),
-        Box::new(Apgd::default()),
     ]
+}
+
+fn solvers() -> Vec<Box<dyn Solver>> {
+    let mut all = pgs_solvers();
+    all.push(Box::new(ProjectedJacobi::default()));
+    all.push(Box::new(Apgd::default()));
+    all
 }
 
 #[test]
@@ -83,6 +136,26 @@ fn an_overflowing_iterate_is_a_divergence_not_a_panic() {
     let mut coulomb = CoulombApgd::new(CoulombApgdSettings::default()).unwrap();
     let report = coulomb.solve(&problem, &mut lambda, &mut velocity).unwrap();
     assert_eq!(report.status, SolverStatus::NumericalError);
+}
+
+/// The overflow is found in the second contact of a pair visited
+/// together, not only in a contact visited alone: the first non-finite
+/// row is the second contact's normal row (row 6).
+#[test]
+fn an_overflow_in_the_second_of_two_contacts_visited_together_is_a_divergence() {
+    for set in [FrictionSet::Box, FrictionSet::Disk] {
+        for mut solver in pgs_solvers() {
+            let problem = overflowing_second_of_two(set);
+            let mut lambda = vec![0.0; problem.len()];
+            let mut velocity = problem.free_velocity().to_vec();
+            let outcome = solver.solve(&problem, &mut lambda, &mut velocity);
+            assert!(
+                matches!(outcome, Err(SolveError::Diverged { row: 6, .. })),
+                "{set:?} {}: {outcome:?}",
+                solver.name()
+            );
+        }
+    }
 }
 
 #[test]
