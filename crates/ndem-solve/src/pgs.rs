@@ -450,14 +450,7 @@ struct Local<'a, A: AngularResponse, B: AngularResponse> {
     corrections: [f64; 6],
     /// Whether the largest correction is formed (a division per row).
     track: bool,
-    /// `Σ_j 0 · λ_j` over the new values set so far: `±0` while they are
-    /// finite, NaN from the first that is not (`0 · ±∞` and `0 · NaN` are
-    /// NaN, and NaN stays NaN), which [`Self::finite`] reads once per
-    /// contact. Two floating-point operations per row, where
-    /// `is_finite` per row took five on the integer side (a mask, a
-    /// compare, a set and an `and` after a move), about 5 % of a sweep's
-    /// instructions (`docs/performance.md`, "Session 42").
-    nonfinite_probe: f64,
+    finite: bool,
 }
 
 impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
@@ -485,7 +478,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     #[inline(always)]
     fn set<const J: usize>(&mut self, lam: &mut [f64], new: f64) -> f64 {
         let delta = new - lam[J];
-        self.nonfinite_probe += 0.0 * new;
+        self.finite &= new.is_finite();
         lam[J] = new;
         if self.track {
             self.corrections[J] = self.corrections[J].max(delta.abs());
@@ -542,13 +535,6 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
         }
         let rows = self.inv_d.iter().zip(&self.corrections);
         rows.fold(0.0, |m, (&x, &c)| m.max(c * diag_of(x)))
-    }
-
-    /// Whether every new value set so far is finite
-    /// ([`Self::nonfinite_probe`]).
-    #[inline(always)]
-    fn finite(&self) -> bool {
-        !self.nonfinite_probe.is_nan()
     }
 
     /// Residual `w_J = G_J v + Σ_J λ_J + b_J` of row `J`.
@@ -776,7 +762,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
         vb: *vb,
         corrections: [0.0; 6],
         track,
-        nonfinite_probe: 0.0,
+        finite: true,
     };
     if decoupled && shape.decoupled {
         local.sweep_decoupled(set, lam);
@@ -785,7 +771,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
     }
     *va = local.va;
     *vb = local.vb;
-    (local.max_corr(), local.finite())
+    (local.max_corr(), local.finite)
 }
 
 /// One row-wise Gauss-Seidel pass over the rows of one contact. Returns the
@@ -1599,7 +1585,7 @@ mod tests {
             vb,
             corrections: [0.0; 6],
             track: true,
-            nonfinite_probe: 0.0,
+            finite: true,
         };
         if decoupled {
             local.sweep_decoupled(problem.friction_set(), &mut lam);

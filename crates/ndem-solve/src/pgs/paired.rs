@@ -545,7 +545,7 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         store.set_velocity(b0, &l0.vb);
         store.set_velocity(a1, &l1.va);
         store.set_velocity(b1, &l1.vb);
-        (l0.max_corr().max(l1.max_corr()), l0.finite() & l1.finite())
+        (l0.max_corr().max(l1.max_corr()), l0.finite & l1.finite)
     }
 
     /// The decoupled pass's local state of contact `ci`.
@@ -578,7 +578,7 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
             vb: store.velocity(b),
             corrections: [0.0; 6],
             track: TRACK,
-            nonfinite_probe: 0.0,
+            finite: true,
         }
     }
 }
