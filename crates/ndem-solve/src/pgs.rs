@@ -154,6 +154,9 @@ impl PgsSettings {
 pub struct ProjectedGaussSeidel {
     settings: PgsSettings,
     inv_diag: Vec<f64>,
+    /// `ω D⁻¹` of every row when `ω ≠ 1` (empty when `ω = 1`: then it is
+    /// `D⁻¹`, [`Self::relaxed_inv_diag`]).
+    relaxed_inv_diag: Vec<f64>,
     /// Contacts in visiting order when `order_source` is `Own` (the
     /// subdomain solver keeps only its own).
     order: Vec<u32>,
@@ -339,6 +342,12 @@ impl ProjectedGaussSeidel {
         for d in &mut self.inv_diag[off..] {
             *d = invert_diagonal(*d);
         }
+        self.relaxed_inv_diag.clear();
+        let omega = self.settings.relaxation;
+        if omega != 1.0 {
+            let relaxed = self.inv_diag.iter().map(|&d| omega * d);
+            self.relaxed_inv_diag.extend(relaxed);
+        }
         self.shape_table.clear();
         self.shape_table.push(ContactShape {
             decoupled: true,
@@ -437,6 +446,11 @@ struct Local<'a, A: AngularResponse, B: AngularResponse> {
     k: &'a TangentialCoefficients,
     shape: &'a ContactShape,
     inv_d: &'a [f64],
+    /// `ω D_jj⁻¹` of the contact's rows (`inv_d` when `ω = 1`), formed once
+    /// per solve rather than in every row of every visit: a sweep is bound
+    /// by its floating-point operations (`docs/performance.md`, "Session
+    /// 42").
+    relaxed_inv_d: &'a [f64],
     omega: f64,
     mass_a: f64,
     mass_b: f64,
@@ -467,7 +481,7 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     #[inline(always)]
     fn candidate_at<const J: usize>(&self, lam: &[f64], gv: f64) -> f64 {
         let c = self.c;
-        let k = self.omega * self.inv_d[J];
+        let k = self.relaxed_inv_d[J];
         let base = lam[J] - k * (c.row_sigma(self.k, J) * lam[J] + c.rhs(self.rhs_t, J));
         base - k * gv
     }
@@ -740,7 +754,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
     set: FrictionSet,
     lam: &mut [f64],
     inv_d: &[f64],
-    omega: f64,
+    (omega, relaxed_inv_d): (f64, &[f64]),
     (mass_a, resp_a): (f64, A),
     (mass_b, resp_b): (f64, B),
     (decoupled, track): (bool, bool),
@@ -753,6 +767,7 @@ fn sweep_generic<A: AngularResponse, B: AngularResponse>(
         k,
         shape,
         inv_d,
+        relaxed_inv_d,
         omega,
         mass_a,
         mass_b,
@@ -783,7 +798,7 @@ fn sweep_contact_rows(
     set: FrictionSet,
     lam: &mut [f64],
     inv_d: &[f64],
-    omega: f64,
+    relax: (f64, &[f64]),
     (inv, a, b): (&InverseMasses, usize, usize),
     body: [BodyResponse; 2],
     track: bool,
@@ -799,7 +814,7 @@ fn sweep_contact_rows(
             set,
             lam,
             inv_d,
-            omega,
+            relax,
             (ma, Isotropic(sa)),
             (mb, Isotropic(sb)),
             (true, track),
@@ -812,7 +827,7 @@ fn sweep_contact_rows(
             set,
             lam,
             inv_d,
-            omega,
+            relax,
             (ma, Isotropic(sa)),
             (mb, Anisotropic(inv.inertia(b))),
             (false, track),
@@ -825,7 +840,7 @@ fn sweep_contact_rows(
             set,
             lam,
             inv_d,
-            omega,
+            relax,
             (ma, Anisotropic(inv.inertia(a))),
             (mb, Isotropic(sb)),
             (false, track),
@@ -838,7 +853,7 @@ fn sweep_contact_rows(
             set,
             lam,
             inv_d,
-            omega,
+            relax,
             (ma, Anisotropic(inv.inertia(a))),
             (mb, Anisotropic(inv.inertia(b))),
             (false, track),
@@ -1000,7 +1015,7 @@ fn sweep_contact(
     set: FrictionSet,
     lam: &mut [f64],
     inv_d: &[f64],
-    omega: f64,
+    relax: (f64, &[f64]),
     (inv, a, b): (&InverseMasses, usize, usize),
     body: [BodyResponse; 2],
     (va, vb): (&mut Velocity6, &mut Velocity6),
@@ -1016,7 +1031,7 @@ fn sweep_contact(
             set,
             lam,
             inv_d,
-            omega,
+            relax,
             (inv, a, b),
             body,
             track,
@@ -1040,6 +1055,8 @@ struct SweepInputs<'a> {
     inv: &'a InverseMasses,
     shapes: (&'a [u32], &'a [ContactShape]),
     inv_diag: &'a [f64],
+    /// `ω D⁻¹` ([`ProjectedGaussSeidel::relaxed_inv_diag`]).
+    relaxed_inv_diag: &'a [f64],
     bodies: &'a [BodyResponse],
     omega: f64,
     mode: SweepMode,
@@ -1187,9 +1204,22 @@ impl ProjectedGaussSeidel {
             inv,
             shapes: (&self.shape_of, &self.shape_table),
             inv_diag: &self.inv_diag,
+            relaxed_inv_diag: self.relaxed_inv_diag(),
             bodies: inv.responses(),
             omega: self.settings.relaxation,
             mode,
+        }
+    }
+
+    /// `ω D⁻¹` of every row, the factor of each row's update: `D⁻¹` itself
+    /// when `ω = 1` (the default and every built-in scene's), else the
+    /// products formed once per solve (the same products the sweeps formed
+    /// in every row of every visit until session 42).
+    fn relaxed_inv_diag(&self) -> &[f64] {
+        if self.settings.relaxation == 1.0 {
+            &self.inv_diag
+        } else {
+            &self.relaxed_inv_diag
         }
     }
 
@@ -1576,6 +1606,7 @@ mod tests {
             k,
             shape: &shape,
             inv_d: &inv_d,
+            relaxed_inv_d: &inv_d,
             omega: 1.0,
             mass_a: inv.at(a).inv_mass,
             mass_b: inv.at(b).inv_mass,
@@ -1703,6 +1734,7 @@ mod tests {
                 inv: problem.inverse_mass(),
                 shapes: (&pgs.shape_of, &pgs.shape_table),
                 inv_diag: &pgs.inv_diag,
+                relaxed_inv_diag: pgs.relaxed_inv_diag(),
                 bodies: problem.inverse_mass().responses(),
                 omega: pgs.settings.relaxation,
                 mode: SweepMode::exact(passes, track),

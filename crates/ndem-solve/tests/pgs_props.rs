@@ -769,3 +769,49 @@ fn a_false_formed_start_is_caught_in_debug_builds() {
         &mut NoObserver,
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// PGS with relaxation `ω` is the textbook projected SOR of the dense
+    /// frictionless LCP, row after row in the given order:
+    /// `λ_i ← max(0, λ_i − ω (N_i λ + r_i) / N_ii)`, with `N` and `r`
+    /// assembled apart (`reference::dense_qp`), for `ω` below, at and
+    /// above 1. A sweep that left `ω` out (or applied it twice) moves
+    /// every row by a fraction of its step; PGS forms `N_i λ` through the
+    /// body velocities, so the two agree to round-off.
+    #[test]
+    fn relaxed_sweeps_are_projected_sor(
+        problem in arb_packing(ContactRows::Normal, FrictionSet::Box),
+        omega in prop_oneof![Just(1.0), 0.3f64..1.9],
+        sweeps in 1usize..4,
+    ) {
+        let (n, r) = ndem_solve::reference::dense_qp(&problem);
+        let rows = problem.len();
+        let mut expected = vec![0.0; rows];
+        for _ in 0..sweeps {
+            for i in 0..rows {
+                let w: f64 = (0..rows).map(|j| n[(i, j)] * expected[j]).sum::<f64>() + r[i];
+                expected[i] = (expected[i] - omega * w / n[(i, i)]).max(0.0);
+            }
+        }
+        let settings = PgsSettings {
+            order: ContactOrder::Given,
+            relaxation: omega,
+            stopping: Stopping {
+                max_iterations: sweeps,
+                tolerance: 1e-9,
+                early_stop: false,
+            },
+            ..PgsSettings::default()
+        };
+        let mut lambda = vec![0.0; rows];
+        let mut velocity = problem.free_velocity().to_vec();
+        let mut pgs = ProjectedGaussSeidel::new(settings).unwrap();
+        pgs.solve(&problem, &mut lambda, &mut velocity).unwrap();
+        let scale = expected.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-300);
+        let err = lambda.iter().zip(&expected).fold(0.0f64, |m, (a, b)| m.max((a - b).abs())) / scale;
+        // largest seen 2.6e-15 of the largest multiplier over 144 cases
+        prop_assert!(err <= 2e-14, "relative difference {err:e} (ω = {omega}, {sweeps} sweeps)");
+    }
+}
