@@ -7,17 +7,18 @@ use ndem_math::{InverseMass, Velocity6};
 use ndem_solve::testing::*;
 use ndem_solve::*;
 
-/// One contact between two bodies made 10¹² times heavier than the
-/// generated packing's (`D` about 10⁻¹² of its value, so `ω / D` is
-/// large) with `b_n = −10³⁰⁸`, `μ = μ_r = 0`: every number finite and
-/// valid, and the first normal candidate overflows to `+∞`.
-fn overflowing(set: FrictionSet) -> ContactProblem {
+/// The generated packing of `cells` with its bodies made 10¹² times
+/// heavier (`D` about 10⁻¹² of its value, so `ω / D` is large), its
+/// contacts apart: the problem to push them into holds none.
+fn heavy_packing(cells: [usize; 3], set: FrictionSet) -> (ContactProblem, Vec<Contact>) {
     let good = sphere_packing(&PackingSpec {
-        cells: [2, 1, 1],
+        cells,
         ..PackingSpec::default()
     })
     .expect("a valid spec");
-    let mut contact = good.contacts().get(0).expect("one contact");
+    let contacts = (0..good.contacts().len())
+        .map(|i| good.contacts().get(i).expect("in range"))
+        .collect();
     let heavy: Vec<InverseMass> = good
         .inverse_mass()
         .iter()
@@ -27,7 +28,7 @@ fn overflowing(set: FrictionSet) -> ContactProblem {
         })
         .collect();
     let bodies = heavy.len();
-    let mut problem = ContactProblem::new(
+    let problem = ContactProblem::new(
         heavy,
         vec![Velocity6::ZERO; bodies],
         ContactRows::NormalFrictionRolling,
@@ -35,57 +36,40 @@ fn overflowing(set: FrictionSet) -> ContactProblem {
         5e-3,
     )
     .unwrap();
+    (problem, contacts)
+}
+
+/// `contact` with `b_n = −10³⁰⁸` and `μ = μ_r = 0`: between the heavy
+/// bodies every number is finite and valid, and its first normal
+/// candidate overflows to `+∞`.
+fn made_to_overflow(mut contact: Contact) -> Contact {
     contact.rhs[0] = -1e308;
     contact.friction = 0.0;
     contact.rolling_arm = 0.0;
-    problem.push_contact(contact).unwrap();
+    contact
+}
+
+/// One contact between two heavy bodies, made to overflow.
+fn overflowing(set: FrictionSet) -> ContactProblem {
+    let (mut problem, contacts) = heavy_packing([2, 1, 1], set);
+    problem.push_contact(made_to_overflow(contacts[0])).unwrap();
     problem
 }
 
-/// Two contacts of the generated packing that name four different
-/// spheres, made as heavy as [`overflowing`]'s: the first is an ordinary
-/// contact, the second overflows (`b_n = −10³⁰⁸`, `μ = μ_r = 0`). PGS
-/// visits two such contacts together ([`PgsVariant::passes`] 1: the
-/// given order's pairs along the order, a coloured lane's pairs within its
-/// block), so the overflow is in the second lane of the pair.
+/// Two contacts between heavy bodies that name four different spheres:
+/// the first ordinary, the second made to overflow. PGS visits two such
+/// contacts together ([`PgsVariant::passes`] 1: the given order's pairs
+/// along the order, a coloured lane's pairs within its block), so the
+/// overflow is in the second lane of the pair.
 fn overflowing_second_of_two(set: FrictionSet) -> ContactProblem {
-    let good = sphere_packing(&PackingSpec {
-        cells: [4, 1, 1],
-        jitter: 0.0,
-        ..PackingSpec::default()
-    })
-    .expect("a valid spec");
-    let contacts: Vec<Contact> = (0..good.contacts().len())
-        .map(|i| good.contacts().get(i).expect("in range"))
-        .collect();
+    let (mut problem, contacts) = heavy_packing([4, 1, 1], set);
     let first = contacts[0];
     let second = *contacts
         .iter()
         .find(|c| c.bodies.iter().all(|b| !first.bodies.contains(b)))
         .expect("a contact of two other spheres");
-    let heavy: Vec<InverseMass> = good
-        .inverse_mass()
-        .iter()
-        .map(|m| InverseMass {
-            inv_mass: m.inv_mass * 1e-12,
-            inv_inertia: m.inv_inertia * 1e-12,
-        })
-        .collect();
-    let bodies = heavy.len();
-    let mut problem = ContactProblem::new(
-        heavy,
-        vec![Velocity6::ZERO; bodies],
-        ContactRows::NormalFrictionRolling,
-        set,
-        5e-3,
-    )
-    .unwrap();
     problem.push_contact(first).unwrap();
-    let mut second = second;
-    second.rhs[0] = -1e308;
-    second.friction = 0.0;
-    second.rolling_arm = 0.0;
-    problem.push_contact(second).unwrap();
+    problem.push_contact(made_to_overflow(second)).unwrap();
     problem
 }
 
