@@ -4,6 +4,7 @@
 //! `--quick`, writes `summary.json`, CSV files and a `report.md` there, and
 //! prints progress to stderr.
 
+mod ab;
 mod codegen;
 mod collapse;
 mod compatible;
@@ -64,6 +65,7 @@ suites:
   creep                a pile at rest: drift against iterations, warm start and time step
   peers [smooth [settled]|ndem [ours]]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed (--seed: another draw of it, default 11; `smooth settled`: the 10^5 bed settled for the full 1.5 s, not 2000 steps); the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer; `ndem ours`: without it)
   codegen              the release build with LLVM's IR verifier on every function (RUSTC_BOOTSTRAP=1 -Zverify-llvm-ir): no miscompiled loop
+  ab [BASE] [--threads N] [--steps N] [--callgrind]   the `ndem` command built at git revision BASE (default HEAD) against the working tree on one settled bed: stage times interleaved (ABBA, minima, ratios, load), whether the trajectories stay bit-identical, and with --callgrind instruction counts by function
   mpi-scaling          distributed runs on 1, 2, 4 MPI ranks (.ci/install-mpi): strong and weak scaling, communication, sweeps by subdomains, cluster model";
 
 fn main() -> ExitCode {
@@ -131,6 +133,7 @@ fn main() -> ExitCode {
     };
     let result = match suite.as_str() {
         "verify" => verify::run(&opts),
+        "ab" => ab::run(&opts),
         "excavator" => excavator::run(&opts),
         "solvers" => solvers::run(&opts),
         "dem-vs-ndem" => dem_vs_ndem::run(&opts),
