@@ -22,7 +22,12 @@
 //! 4. compares every run's statistics (`stats.csv`, all columns but the
 //!    timings) with the first base run's: whether the change leaves the
 //!    trajectory bit for bit;
-//! 5. with `--callgrind`, runs each build once under `valgrind
+//! 5. replays every built-in scene with each build (one thread, a
+//!    statistics line every step, [`REPLAY_STEPS`]) and compares the
+//!    statistics the same way: the check issue 21 asks of every layout
+//!    change ("bit-identical single-thread replays of the built-in scenes
+//!    before and after");
+//! 6. with `--callgrind`, runs each build once under `valgrind
 //!    --tool=callgrind` for a few steps and reports the inclusive
 //!    instruction counts of the functions that take at least 0.5 % of
 //!    either run: stable where the timings are not.
@@ -42,6 +47,11 @@ const STAGES: [(&str, &str); 5] = [
     ("t_continuous_s", "continuous"),
     ("t_total_s", "step"),
 ];
+
+/// Steps of each built-in scene's replay: 60, or as many as the scene
+/// needs before most of its bodies touch (the pile is emitted from 20 d
+/// above its floor) or a step costs seconds (the excavator).
+const REPLAY_STEPS: [(&str, usize); 2] = [("pile", 200), ("excavator", 30)];
 
 /// Functions below this share of a callgrind run (in both builds) are
 /// left out of the report.
@@ -394,6 +404,94 @@ fn first_difference(a: &str, b: &str) -> Option<String> {
     None
 }
 
+/// One built-in scene replayed by both builds: its statistics rows and
+/// the first difference, if any (or the error of a build that failed).
+#[derive(Debug, Clone)]
+struct Replay {
+    scene: String,
+    rows: usize,
+    outcome: Result<Option<String>, String>,
+}
+
+/// The built-in scenes `binary` lists.
+fn scene_names(binary: &Path) -> SuiteResult<Vec<String>> {
+    let out = Command::new(binary)
+        .arg("list")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(text
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(String::from)
+        .collect())
+}
+
+/// The statistics of `scene` replayed by `build` (without timings).
+fn replay_one(build: &Build, scene: &str, out: &Path) -> SuiteResult<(usize, String)> {
+    let steps = REPLAY_STEPS
+        .iter()
+        .find(|(s, _)| *s == scene)
+        .map_or(60, |(_, n)| *n);
+    let dir = out.join(format!("replay/{}/{scene}", build.label));
+    let args = [
+        "run",
+        scene,
+        "--steps",
+        &steps.to_string(),
+        "--threads",
+        "1",
+        "--stats-every",
+        "1",
+        "--frame-every",
+        "0",
+        "--out",
+        &dir.to_string_lossy(),
+        "--overwrite",
+    ]
+    .map(String::from);
+    ndem(&build.binary, &args)?;
+    let path = dir.join("stats.csv");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let (rows, _, _, _, trajectory) = parse_stats(&text)?;
+    Ok((rows, trajectory))
+}
+
+/// Every built-in scene of the working tree's build, replayed by both.
+fn replays(
+    builds: (&Build, &Build),
+    out: &Path,
+    progress: &mut Progress,
+) -> SuiteResult<Vec<Replay>> {
+    let (base, head) = builds;
+    let mut done = Vec::new();
+    for scene in scene_names(&head.binary)? {
+        let outcome = replay_one(base, &scene, out).and_then(|(rows_b, b)| {
+            let (rows_h, h) = replay_one(head, &scene, out)?;
+            Ok((rows_b.max(rows_h), first_difference(&b, &h)))
+        });
+        let (rows, outcome) = match outcome {
+            Ok((rows, diff)) => (rows, Ok(diff)),
+            Err(e) => (0, Err(e)),
+        };
+        progress.note(&format!(
+            "replay {scene}: {}",
+            match &outcome {
+                Ok(None) => "identical".to_string(),
+                Ok(Some(d)) => format!("differs at {d}"),
+                Err(e) => format!("failed: {e}"),
+            }
+        ));
+        done.push(Replay {
+            scene,
+            rows,
+            outcome,
+        });
+    }
+    Ok(done)
+}
+
 /// Inclusive instruction counts by function of one callgrind run of
 /// `build` on `checkpoint` (`None` when valgrind is not installed).
 fn callgrind(
@@ -515,7 +613,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let out = std::fs::canonicalize(&opts.out)
         .map_err(|e| format!("cannot resolve {}: {e}", opts.out.display()))?;
     let root = report::workspace_root();
-    let total = 3 + 2 * repeats + if args.callgrind { 2 } else { 0 };
+    let total = 4 + 2 * repeats + if args.callgrind { 2 } else { 0 };
     let mut progress = Progress::new("ab", total);
     let base = build_base(&root, &out, &args.base)?;
     progress.tick(&format!(
@@ -553,6 +651,12 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             runs.push(r);
         }
     }
+    let replayed = replays((&base, &head), &out, &mut progress)?;
+    let same = replayed.iter().filter(|r| r.outcome == Ok(None)).count();
+    progress.tick(&format!(
+        "built-in scenes replayed: {same} of {} bit-identical",
+        replayed.len()
+    ));
     let counts = if args.callgrind {
         let cg_steps = if opts.quick { 2 } else { 3 };
         let b = callgrind(&base, &checkpoint, &out, cg_steps)?;
@@ -563,27 +667,63 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     } else {
         None
     };
-    write_outputs(&out, (&base, &head), &args, &runs, counts.as_deref())?;
-    Ok(true)
+    let measured = Measured {
+        runs: &runs,
+        replays: &replayed,
+        counts: counts.as_deref(),
+    };
+    write_outputs(&out, (&base, &head), &args, &measured)?;
+    // a build that fails a scene the other runs is a failed comparison
+    Ok(replayed.iter().all(|r| r.outcome.is_ok()))
 }
 
-/// Writes `runs.csv`, `callgrind.csv`, `summary.json` and `report.md`.
+/// What the suite measured.
+struct Measured<'a> {
+    runs: &'a [Timed],
+    replays: &'a [Replay],
+    counts: Option<&'a [(String, u64, u64)]>,
+}
+
+impl Measured<'_> {
+    /// The timed runs whose statistics differ from the first base run's.
+    fn differences(&self) -> Vec<(String, String)> {
+        let reference = self.runs.first().map_or("", |r| r.trajectory.as_str());
+        self.runs
+            .iter()
+            .filter_map(|r| {
+                first_difference(reference, &r.trajectory)
+                    .map(|d| (format!("{}-{}", r.label, r.repeat), d))
+            })
+            .collect()
+    }
+
+    /// The smallest continuous stage per contact-iteration of a build.
+    fn continuous_ns(&self, label: &str) -> f64 {
+        minimum(
+            self.runs
+                .iter()
+                .filter(|r| r.label == label)
+                .map(|r| r.continuous_ns),
+        )
+    }
+
+    /// The lowest and highest load average before a run.
+    fn loads(&self) -> (f64, f64) {
+        let loads = self.runs.iter().map(|r| r.load);
+        (minimum(loads.clone()), loads.fold(f64::NAN, f64::max))
+    }
+}
+
+/// Writes `runs.csv`, `replays.csv`, `callgrind.csv`, `summary.json` and
+/// `report.md`.
 fn write_outputs(
     out: &Path,
-    (base, head): (&Build, &Build),
+    builds: (&Build, &Build),
     args: &AbArgs,
-    runs: &[Timed],
-    counts: Option<&[(String, u64, u64)]>,
+    measured: &Measured<'_>,
 ) -> SuiteResult<()> {
-    let reference = runs.first().map(|r| r.trajectory.as_str()).unwrap_or("");
-    let differences: Vec<(String, String)> = runs
-        .iter()
-        .filter_map(|r| {
-            first_difference(reference, &r.trajectory)
-                .map(|d| (format!("{}-{}", r.label, r.repeat), d))
-        })
-        .collect();
-    let rows: Vec<Vec<String>> = runs
+    let rows: Vec<Vec<String>> = measured
+        .runs
         .iter()
         .map(|r| {
             let mut row = vec![
@@ -603,7 +743,23 @@ fn write_outputs(
     header.extend(stage_headers.iter().map(String::as_str));
     header.push("continuous_ns_per_contact_iteration");
     report::write_csv(&out.join("runs.csv"), &header, &rows)?;
-    if let Some(counts) = counts {
+    let rows: Vec<Vec<String>> = measured
+        .replays
+        .iter()
+        .map(|r| {
+            vec![
+                r.scene.clone(),
+                r.rows.to_string(),
+                replay_verdict(r).into(),
+            ]
+        })
+        .collect();
+    report::write_csv(
+        &out.join("replays.csv"),
+        &["scene", "rows", "statistics"],
+        &rows,
+    )?;
+    if let Some(counts) = measured.counts {
         let rows: Vec<Vec<String>> = counts
             .iter()
             .map(|(n, b, h)| {
@@ -620,21 +776,21 @@ fn write_outputs(
             &rows,
         )?;
     }
-    let summary = summary_json((base, head), args, runs, &differences, counts);
-    report::write_summary(out, &summary)?;
-    report::write(
-        &out.join("report.md"),
-        &report_text((base, head), args, runs, &differences, counts),
-    )
+    report::write_summary(out, &summary_json(builds, args, measured))?;
+    report::write(&out.join("report.md"), &report_text(builds, args, measured))
 }
 
-fn summary_json(
-    (base, head): (&Build, &Build),
-    args: &AbArgs,
-    runs: &[Timed],
-    differences: &[(String, String)],
-    counts: Option<&[(String, u64, u64)]>,
-) -> Value {
+/// `identical`, `differs` or `failed`.
+fn replay_verdict(r: &Replay) -> &'static str {
+    match r.outcome {
+        Ok(None) => "identical",
+        Ok(Some(_)) => "differs",
+        Err(_) => "failed",
+    }
+}
+
+fn summary_json((base, head): (&Build, &Build), args: &AbArgs, measured: &Measured<'_>) -> Value {
+    let runs = measured.runs;
     let stages: serde_json::Map<String, Value> = STAGES
         .iter()
         .enumerate()
@@ -647,14 +803,19 @@ fn summary_json(
             )
         })
         .collect();
-    let ns = |label: &str| {
-        minimum(
-            runs.iter()
-                .filter(|r| r.label == label)
-                .map(|r| r.continuous_ns),
-        )
-    };
-    let loads: Vec<f64> = runs.iter().map(|r| r.load).collect();
+    let (load_min, load_max) = measured.loads();
+    let differences = measured.differences();
+    let replays: Vec<Value> = measured
+        .replays
+        .iter()
+        .map(|r| {
+            let detail = match &r.outcome {
+                Ok(d) => d.clone(),
+                Err(e) => Some(e.clone()),
+            };
+            json!({"scene": r.scene, "rows": r.rows, "statistics": replay_verdict(r), "first_difference": detail})
+        })
+        .collect();
     json!({
         "base": {"revision": args.base, "commit": base.commit},
         "head": {"commit": head.commit, "uncommitted_changes": head.dirty},
@@ -662,29 +823,29 @@ fn summary_json(
         "steps": runs.first().map_or(0, |r| r.steps),
         "contacts": runs.first().map_or(0.0, |r| r.contacts),
         "stages": stages,
-        "continuous_ns_per_contact_iteration": {"base_min": ns("base"), "head_min": ns("head")},
+        "continuous_ns_per_contact_iteration": {
+            "base_min": measured.continuous_ns("base"),
+            "head_min": measured.continuous_ns("head"),
+        },
         "statistics_identical": differences.is_empty(),
         "differences": differences.iter().map(|(r, d)| json!({"run": r, "first": d})).collect::<Vec<_>>(),
-        "load_min": minimum(loads.iter().copied()),
-        "load_max": loads.iter().copied().fold(f64::NAN, f64::max),
-        "callgrind": counts.map(|c| c.iter().map(|(n, b, h)| json!({"function": n, "base": b, "head": h})).collect::<Vec<_>>()),
+        "replays_identical": measured.replays.iter().all(|r| r.outcome == Ok(None)),
+        "replays": replays,
+        "load_min": load_min,
+        "load_max": load_max,
+        "callgrind": measured.counts.map(|c| c.iter().map(|(n, b, h)| json!({"function": n, "base": b, "head": h})).collect::<Vec<_>>()),
     })
 }
 
-fn report_text(
-    (base, head): (&Build, &Build),
-    args: &AbArgs,
-    runs: &[Timed],
-    differences: &[(String, String)],
-    counts: Option<&[(String, u64, u64)]>,
-) -> String {
+fn report_text((base, head): (&Build, &Build), args: &AbArgs, measured: &Measured<'_>) -> String {
+    let runs = measured.runs;
     let mut s = report::heading("Two builds of `ndem` on one bed", false);
     let (steps, contacts) = runs.first().map_or((0, 0.0), |r| (r.steps, r.contacts));
-    let loads: Vec<f64> = runs.iter().map(|r| r.load).collect();
+    let (load_min, load_max) = measured.loads();
     s += &format!(
         "Base: `{}` ({}). Working tree: {}{}. The settled `packing` bed, {contacts:.0} contacts, \
          {} thread(s), {steps} steps per run, {} runs of each build in the order ABBA…, load \
-         {:.2}-{:.2}.\n\n",
+         {load_min:.2}-{load_max:.2}.\n\n",
         args.base,
         &base.commit[..12],
         &head.commit[..12],
@@ -695,8 +856,6 @@ fn report_text(
         },
         args.threads,
         runs.len() / 2,
-        minimum(loads.iter().copied()),
-        loads.iter().copied().fold(f64::NAN, f64::max)
     );
     s += "| stage | base, min | working tree, min | ratio | working tree faster |\n|---|---|---|---|---|\n";
     for (k, (_, name)) in STAGES.iter().enumerate() {
@@ -708,29 +867,26 @@ fn report_text(
             h / b
         );
     }
-    let ns = |label: &str| {
-        minimum(
-            runs.iter()
-                .filter(|r| r.label == label)
-                .map(|r| r.continuous_ns),
-        )
-    };
     s += &format!(
-        "\nContinuous stage per contact-iteration: {:.2} ns (base) and {:.2} ns (working tree) at the minima. \
-         Each run's figures are in `runs.csv`.\n\n",
-        ns("base"),
-        ns("head")
+        "\nContinuous stage per contact-iteration: {:.2} ns (base) and {:.2} ns (working tree) at \
+         the minima. Each run's figures are in `runs.csv`.\n\n",
+        measured.continuous_ns("base"),
+        measured.continuous_ns("head")
     );
+    let differences = measured.differences();
     if differences.is_empty() {
-        s += "**Trajectories: bit-identical.** Every run's statistics (all columns of `stats.csv` but the timings) equal the first base run's.\n";
+        s += "**The bed's runs: bit-identical.** Every run's statistics (all columns of `stats.csv` \
+              but the timings) equal the first base run's.\n";
     } else {
-        s += "**Trajectories differ.** Runs whose statistics differ from the first base run's:\n\n";
+        s += "**The bed's runs differ.** Runs whose statistics differ from the first base run's:\n\n";
         for (run, d) in differences {
             s += &format!("- {run}: {d}\n");
         }
     }
-    if let Some(counts) = counts {
-        s += "\n## Instructions (callgrind, inclusive, one run of each build)\n\n| function | base | working tree | ratio |\n|---|---|---|---|\n";
+    s += &replay_text(measured.replays);
+    if let Some(counts) = measured.counts {
+        s += "\n## Instructions (callgrind, inclusive, one run of each build)\n\n\
+              | function | base | working tree | ratio |\n|---|---|---|---|\n";
         for (n, b, h) in counts.iter().take(40) {
             s += &format!(
                 "| `{}` | {b} | {h} | {:.4} |\n",
@@ -738,6 +894,31 @@ fn report_text(
                 *h as f64 / (*b).max(1) as f64
             );
         }
+    }
+    s
+}
+
+/// The replays' section of the report.
+fn replay_text(replays: &[Replay]) -> String {
+    let same = replays.iter().filter(|r| r.outcome == Ok(None)).count();
+    let mut s = format!(
+        "\n## The built-in scenes, replayed\n\nOne thread, a statistics line every step, 60 steps \
+         (pile 200, excavator 30): **{same} of {} bit-identical** (all columns of `stats.csv` but the \
+         timings).\n\n| scene | rows | statistics |\n|---|---|---|\n",
+        replays.len()
+    );
+    for r in replays {
+        let detail = match &r.outcome {
+            Ok(None) => "identical".to_string(),
+            Ok(Some(d)) => format!("differ, first at {d}"),
+            Err(e) => format!("failed: {e}"),
+        };
+        s += &format!(
+            "| {} | {} | {} |\n",
+            r.scene,
+            r.rows,
+            detail.replace('|', "\\|")
+        );
     }
     s
 }
