@@ -12,8 +12,10 @@
 //! 1. builds `ndem` at `BASE` (a detached git worktree, its own target
 //!    folder `target/xtask-ab-base`, reused between calls) and from the
 //!    working tree;
-//! 2. settles the built-in `packing` bed with the working tree's build
-//!    (`pgs-coloured`, 25 sweeps, `--threads`) and keeps its checkpoint;
+//! 2. settles the built-in `packing` bed with the base build
+//!    (`pgs-coloured`, 25 sweeps, `--threads`) and keeps its checkpoint
+//!    (written by the base: a build reads the checkpoints of the versions
+//!    before it);
 //! 3. resumes that checkpoint with each build in turn, `--repeats` times
 //!    in the order ABBA… (a drift of the host then weighs on both), with
 //!    the load average before each run; reports each stage's mean time per
@@ -627,7 +629,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         &head.commit[..12],
         if head.dirty { " with changes" } else { "" }
     ));
-    let checkpoint = settle(&head.binary, &out, (particles, settle_steps, args.threads))?;
+    let checkpoint = settle(&base.binary, &out, (particles, settle_steps, args.threads))?;
     progress.tick(&format!(
         "{particles} spheres settled for {settle_steps} steps on {} thread(s)",
         args.threads
