@@ -4,7 +4,9 @@
 //! dependent arithmetic alone scales on two threads. On a host whose
 //! virtual cores share no cache the first is several times what cores of
 //! one cache take, and every body velocity the two threads of a sweep
-//! share pays it. A virtual machine's cores can move between the two
+//! share pays it. A third figure, how fast one thread and two read
+//! memory, bounds what two threads gain on a pass whose data does not fit
+//! in a cache (the 10⁵ bed's: session 43). A virtual machine's cores can move between the two
 //! kinds within seconds (this project's host: 14-36 ns at some times,
 //! 155-167 ns at others), so a suite measures before and after its runs.
 
@@ -23,6 +25,12 @@ pub struct HostProbe {
     /// (shortest of the repeats): 2 when the two threads run on cores of
     /// their own.
     pub compute_scaling: f64,
+    /// Reading a buffer four times the size of a large L3 cache
+    /// ([`STREAM_BYTES`]) from memory, one thread and two (each half of
+    /// it) \[GB/s\]: a pass whose data lives in memory rather than in a
+    /// cache scales on two threads by at most their ratio (this
+    /// project's host: 24 and 30 GB/s in session 43, so 1.2×).
+    pub memory_gbs: [f64; 2],
 }
 
 impl HostProbe {
@@ -31,14 +39,19 @@ impl HostProbe {
         serde_json::json!({
             "line_transfer_ns": self.line_transfer_ns,
             "compute_scaling_two_threads": self.compute_scaling,
+            "memory_read_gb_per_s": {"one_thread": self.memory_gbs[0], "two_threads": self.memory_gbs[1]},
         })
     }
 
     /// One sentence for a report.
     pub fn sentence(self) -> String {
         format!(
-            "a cache line written by one thread reaches another in {:.0} ns (one way); dependent arithmetic runs {:.2}× faster on two threads than on one.",
-            self.line_transfer_ns, self.compute_scaling
+            "a cache line written by one thread reaches another in {:.0} ns (one way); dependent arithmetic runs {:.2}× faster on two threads than on one; memory is read at {:.1} GB/s by one thread and {:.1} GB/s by two ({:.2}×).",
+            self.line_transfer_ns,
+            self.compute_scaling,
+            self.memory_gbs[0],
+            self.memory_gbs[1],
+            self.memory_gbs[1] / self.memory_gbs[0]
         )
     }
 }
@@ -49,6 +62,8 @@ const ROUND_TRIPS: u64 = 100_000;
 const REPEATS: usize = 3;
 /// Dependent multiply-adds of the arithmetic probe, in all.
 const CHAIN_STEPS: u64 = 40_000_000;
+/// Bytes the memory probe reads (four times a 32 MiB L3 cache).
+const STREAM_BYTES: usize = 128 << 20;
 
 /// Measures the host (about a second); `None` with fewer than two
 /// hardware threads.
@@ -65,10 +80,42 @@ pub fn probe() -> Option<HostProbe> {
     let two = (0..REPEATS)
         .map(|_| chains(2))
         .fold(f64::INFINITY, f64::min);
+    let buffer: Vec<f64> = (0..STREAM_BYTES / 8).map(|i| i as f64).collect();
+    let memory_gbs = [1, 2].map(|threads| {
+        let seconds = (0..REPEATS)
+            .map(|_| read_through(&buffer, threads))
+            .fold(f64::INFINITY, f64::min);
+        STREAM_BYTES as f64 / seconds / 1e9
+    });
     Some(HostProbe {
         line_transfer_ns: line,
         compute_scaling: one / two,
+        memory_gbs,
     })
+}
+
+/// Seconds to sum `buffer` split between `threads` threads (eight
+/// independent sums per thread: the reads, not the additions, set the
+/// pace).
+fn read_through(buffer: &[f64], threads: usize) -> f64 {
+    let sum = |part: &[f64]| {
+        let mut s = [0.0f64; 8];
+        for chunk in part.chunks_exact(8) {
+            for (acc, x) in s.iter_mut().zip(chunk) {
+                *acc += x;
+            }
+        }
+        black_box(s.iter().sum::<f64>())
+    };
+    let per = buffer.len().div_ceil(threads);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for part in buffer.chunks(per).skip(1) {
+            s.spawn(move || sum(part));
+        }
+        sum(&buffer[..per.min(buffer.len())]);
+    });
+    start.elapsed().as_secs_f64()
 }
 
 /// Half the mean round trip of a counter two threads pass to each other
@@ -133,6 +180,8 @@ mod tests {
         eprintln!("{}", p.sentence());
         assert!(p.line_transfer_ns.is_finite() && p.line_transfer_ns > 0.0);
         assert!(p.compute_scaling.is_finite() && p.compute_scaling > 0.0);
+        assert!(p.memory_gbs.iter().all(|g| g.is_finite() && *g > 0.0));
+        assert!(p.to_json()["memory_read_gb_per_s"]["two_threads"].is_number());
         assert!(p.sentence().contains(" ns "));
         assert!(p.to_json()["line_transfer_ns"].is_number());
     }
