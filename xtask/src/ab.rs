@@ -55,6 +55,10 @@ const STAGES: [(&str, &str); 5] = [
 /// above its floor) or a step costs seconds (the excavator).
 const REPLAY_STEPS: [(&str, usize); 2] = [("pile", 200), ("excavator", 30)];
 
+/// The continuous stage's and the whole step's places in [`STAGES`].
+const CONTINUOUS: usize = 3;
+const STEP: usize = 4;
+
 /// Functions below this share of a callgrind run (in both builds) are
 /// left out of the report.
 const CALLGRIND_SHARE: f64 = 0.005;
@@ -193,6 +197,8 @@ fn build_base(root: &Path, out: &Path, rev: &str) -> SuiteResult<Build> {
         let _ = git(root, &["worktree", "remove", "--force", &tree_text]);
         let _ = std::fs::remove_dir_all(&tree);
     }
+    // a worktree whose folder is gone is still registered until pruned
+    git(root, &["worktree", "prune"])?;
     git(root, &["worktree", "add", "--detach", &tree_text, &commit])?;
     let target = root.join("target/xtask-ab-base");
     let built = cargo_build(&tree, Some(&target))
@@ -206,6 +212,11 @@ fn build_base(root: &Path, out: &Path, rev: &str) -> SuiteResult<Build> {
         dirty: false,
         binary,
     })
+}
+
+/// The first 12 characters of a commit's name.
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
 }
 
 /// Runs `ndem` with `args`; an error carries the end of its stderr.
@@ -332,7 +343,7 @@ fn parse_stats(text: &str) -> SuiteResult<(usize, f64, [f64; STAGES.len()], f64,
     if steps == 0 {
         return Err("stats.csv has no steps".into());
     }
-    let continuous_ns = sums[3] * 1e9 / contact_iterations.max(1.0);
+    let continuous_ns = sums[CONTINUOUS] * 1e9 / contact_iterations.max(1.0);
     let means = sums.map(|s| s / steps as f64);
     Ok((
         steps,
@@ -621,12 +632,12 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     progress.tick(&format!(
         "base build: {} ({})",
         args.base,
-        &base.commit[..12]
+        short(&base.commit)
     ));
     let head = build_head(&root, &out)?;
     progress.tick(&format!(
         "working tree build: {}{}",
-        &head.commit[..12],
+        short(&head.commit),
         if head.dirty { " with changes" } else { "" }
     ));
     let checkpoint = settle(&base.binary, &out, (particles, settle_steps, args.threads))?;
@@ -646,7 +657,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             progress.tick(&format!(
                 "{} #{repeat}: step {:.1} ms, continuous {:.1} ns per contact-iteration (load {:.2})",
                 r.label,
-                r.stages[4] * 1e3,
+                r.stages[STEP] * 1e3,
                 r.continuous_ns,
                 r.load
             ));
@@ -849,8 +860,8 @@ fn report_text((base, head): (&Build, &Build), args: &AbArgs, measured: &Measure
          {} thread(s), {steps} steps per run, {} runs of each build in the order ABBA…, load \
          {load_min:.2}-{load_max:.2}.\n\n",
         args.base,
-        &base.commit[..12],
-        &head.commit[..12],
+        short(&base.commit),
+        short(&head.commit),
         if head.dirty {
             " with uncommitted changes"
         } else {
