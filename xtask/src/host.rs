@@ -29,7 +29,8 @@ pub struct HostProbe {
     /// ([`STREAM_BYTES`]) from memory, one thread and two (each half of
     /// it) \[GB/s\]: a pass whose data lives in memory rather than in a
     /// cache scales on two threads by at most their ratio (this
-    /// project's host: 24 and 30 GB/s in session 43, so 1.2×).
+    /// project's host, session 43: 21-24 GB/s on one thread, 26-43 on two,
+    /// 1.2-1.95× as its virtual cores moved).
     pub memory_gbs: [f64; 2],
 }
 
