@@ -284,6 +284,34 @@ fn settle(
         .ok_or_else(|| format!("no checkpoint in {}", dir.display()))
 }
 
+/// `ndem <command> --steps N`, a statistics line every step and no
+/// frames, into `dir`; returns its `stats.csv`.
+fn statistics_of(
+    binary: &Path,
+    command: &[String],
+    steps: usize,
+    dir: &Path,
+) -> SuiteResult<String> {
+    let mut args = command.to_vec();
+    args.extend(
+        [
+            "--steps",
+            &steps.to_string(),
+            "--stats-every",
+            "1",
+            "--frame-every",
+            "0",
+            "--out",
+            &dir.to_string_lossy(),
+            "--overwrite",
+        ]
+        .map(String::from),
+    );
+    ndem(binary, &args)?;
+    let path = dir.join("stats.csv");
+    std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
 /// One timed run: each stage's mean time per step \[s\], the continuous
 /// stage per contact-iteration \[ns\], and the statistics without timings.
 #[derive(Debug, Clone)]
@@ -367,24 +395,8 @@ fn timed_run(
         .next()
         .and_then(|x| x.parse().ok())
         .unwrap_or(f64::NAN);
-    let args = [
-        "resume",
-        &checkpoint.to_string_lossy(),
-        "--steps",
-        &steps.to_string(),
-        "--stats-every",
-        "1",
-        "--frame-every",
-        "0",
-        "--out",
-        &dir.to_string_lossy(),
-        "--overwrite",
-    ]
-    .map(String::from);
-    ndem(&build.binary, &args)?;
-    let path = dir.join("stats.csv");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let command = ["resume".to_string(), checkpoint.to_string_lossy().into()];
+    let text = statistics_of(&build.binary, &command, steps, &dir)?;
     let (steps, contacts, stages, continuous_ns, trajectory) = parse_stats(&text)?;
     Ok(Timed {
         label: build.label,
@@ -447,26 +459,8 @@ fn replay_one(build: &Build, scene: &str, out: &Path) -> SuiteResult<(usize, Str
         .find(|(s, _)| *s == scene)
         .map_or(60, |(_, n)| *n);
     let dir = out.join(format!("replay/{}/{scene}", build.label));
-    let args = [
-        "run",
-        scene,
-        "--steps",
-        &steps.to_string(),
-        "--threads",
-        "1",
-        "--stats-every",
-        "1",
-        "--frame-every",
-        "0",
-        "--out",
-        &dir.to_string_lossy(),
-        "--overwrite",
-    ]
-    .map(String::from);
-    ndem(&build.binary, &args)?;
-    let path = dir.join("stats.csv");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let command = ["run", scene, "--threads", "1"].map(String::from);
+    let text = statistics_of(&build.binary, &command, steps, &dir)?;
     let (rows, _, _, _, trajectory) = parse_stats(&text)?;
     Ok((rows, trajectory))
 }
