@@ -18,7 +18,8 @@
 //!    before it);
 //! 3. resumes that checkpoint with each build in turn, `--repeats` times
 //!    in the order ABBA… (a drift of the host then weighs on both), with
-//!    the load average before each run; reports each stage's mean time per
+//!    the load average before each run and the host probe
+//!    ([`crate::host`]) before and after them; reports each stage's mean time per
 //!    step, the minimum over the repeats, the ratio of the minima, and in
 //!    how many pairs the working tree was faster;
 //! 4. compares every run's statistics (`stats.csv`, all columns but the
@@ -639,6 +640,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         "{particles} spheres settled for {settle_steps} steps on {} thread(s)",
         args.threads
     ));
+    // the host's state beside the timings (`crate::host`): what a second
+    // thread gains, and how fast memory is read, move from run to run
+    let host_before = crate::host::probe();
     let mut runs = Vec::new();
     for repeat in 0..repeats {
         let order = if repeat % 2 == 0 {
@@ -658,6 +662,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             runs.push(r);
         }
     }
+    let host = [host_before, crate::host::probe()];
     let replayed = replays((&base, &head), &out, &mut progress)?;
     let same = replayed.iter().filter(|r| r.outcome == Ok(None)).count();
     progress.tick(&format!(
@@ -676,6 +681,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     };
     let measured = Measured {
         runs: &runs,
+        host,
         replays: &replayed,
         counts: counts.as_deref(),
     };
@@ -687,6 +693,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
 /// What the suite measured.
 struct Measured<'a> {
     runs: &'a [Timed],
+    /// The host probe before and after the timed runs.
+    host: [Option<crate::host::HostProbe>; 2],
     replays: &'a [Replay],
     counts: Option<&'a [(String, u64, u64)]>,
 }
@@ -840,6 +848,10 @@ fn summary_json((base, head): (&Build, &Build), args: &AbArgs, measured: &Measur
         "replays": replays,
         "load_min": load_min,
         "load_max": load_max,
+        "host": {
+            "before_runs": measured.host[0].map(crate::host::HostProbe::to_json),
+            "after_runs": measured.host[1].map(crate::host::HostProbe::to_json),
+        },
         "callgrind": measured.counts.map(|c| c.iter().map(|(n, b, h)| json!({"function": n, "base": b, "head": h})).collect::<Vec<_>>()),
     })
 }
@@ -864,6 +876,11 @@ fn report_text((base, head): (&Build, &Build), args: &AbArgs, measured: &Measure
         args.threads,
         runs.len() / 2,
     );
+    for (when, probe) in ["Before the runs", "After them"].iter().zip(measured.host) {
+        if let Some(probe) = probe {
+            s += &format!("{when}: {}\n\n", probe.sentence());
+        }
+    }
     s += "| stage | base, min | working tree, min | ratio | working tree faster |\n|---|---|---|---|---|\n";
     for (k, (_, name)) in STAGES.iter().enumerate() {
         let (b, h, faster, pairs) = stage_summary(runs, k);
