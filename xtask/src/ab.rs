@@ -500,6 +500,9 @@ fn replays(
     Ok(done)
 }
 
+/// Inclusive instructions by function name.
+type Counts = std::collections::BTreeMap<String, u64>;
+
 /// Inclusive instruction counts by function of one callgrind run of
 /// `build` on `checkpoint` (`None` when valgrind is not installed).
 fn callgrind(
@@ -507,7 +510,7 @@ fn callgrind(
     checkpoint: &Path,
     out: &Path,
     steps: usize,
-) -> SuiteResult<Option<Vec<(String, u64)>>> {
+) -> SuiteResult<Option<Counts>> {
     if Command::new("valgrind").arg("--version").output().is_err() {
         return Ok(None);
     }
@@ -547,8 +550,8 @@ fn callgrind(
 /// --inclusive=yes` output, one entry per function name (the largest of
 /// its lines: callgrind splits a function by the source file of inlined
 /// code, and the file paths of two worktrees differ).
-fn parse_annotate(text: &str) -> Vec<(String, u64)> {
-    let mut by_name: std::collections::BTreeMap<String, u64> = Default::default();
+fn parse_annotate(text: &str) -> Counts {
+    let mut by_name = Counts::new();
     for line in text.lines() {
         let line = line.trim_start();
         let Some((count, rest)) = line.split_once(' ') else {
@@ -568,23 +571,19 @@ fn parse_annotate(text: &str) -> Vec<(String, u64)> {
         let entry = by_name.entry(name.trim().to_string()).or_default();
         *entry = (*entry).max(count);
     }
-    by_name.into_iter().collect()
+    by_name
 }
 
 /// Rows of `(function, base, head)` for the functions that take at least
 /// [`CALLGRIND_SHARE`] of either run, largest first.
-fn callgrind_rows(base: &[(String, u64)], head: &[(String, u64)]) -> Vec<(String, u64, u64)> {
-    let total = |v: &[(String, u64)]| v.iter().map(|(_, c)| *c).max().unwrap_or(1) as f64;
+fn callgrind_rows(base: &Counts, head: &Counts) -> Vec<(String, u64, u64)> {
+    let total = |v: &Counts| v.values().copied().max().unwrap_or(1) as f64;
     let (tb, th) = (total(base), total(head));
-    let head_of = |name: &str| head.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c);
-    let mut rows: Vec<(String, u64, u64)> = base
-        .iter()
-        .map(|(n, c)| (n.clone(), *c, head_of(n)))
-        .chain(
-            head.iter()
-                .filter(|(n, _)| !base.iter().any(|(b, _)| b == n))
-                .map(|(n, c)| (n.clone(), 0, *c)),
-        )
+    let count = |v: &Counts, name: &str| v.get(name).copied().unwrap_or(0);
+    let names: std::collections::BTreeSet<&String> = base.keys().chain(head.keys()).collect();
+    let mut rows: Vec<(String, u64, u64)> = names
+        .into_iter()
+        .map(|n| (n.clone(), count(base, n), count(head, n)))
         .filter(|(_, b, h)| *b as f64 >= CALLGRIND_SHARE * tb || *h as f64 >= CALLGRIND_SHARE * th)
         .collect();
     rows.sort_by_key(|r| std::cmp::Reverse(r.1.max(r.2)));
@@ -662,7 +661,10 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             runs.push(r);
         }
     }
-    let host = [host_before, crate::host::probe()];
+    let host = crate::host::AroundRuns {
+        before: host_before,
+        after: crate::host::probe(),
+    };
     let replayed = replays((&base, &head), &out, &mut progress)?;
     let same = replayed.iter().filter(|r| r.outcome == Ok(None)).count();
     progress.tick(&format!(
@@ -694,7 +696,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
 struct Measured<'a> {
     runs: &'a [Timed],
     /// The host probe before and after the timed runs.
-    host: [Option<crate::host::HostProbe>; 2],
+    host: crate::host::AroundRuns,
     replays: &'a [Replay],
     counts: Option<&'a [(String, u64, u64)]>,
 }
@@ -848,10 +850,7 @@ fn summary_json((base, head): (&Build, &Build), args: &AbArgs, measured: &Measur
         "replays": replays,
         "load_min": load_min,
         "load_max": load_max,
-        "host": {
-            "before_runs": measured.host[0].map(crate::host::HostProbe::to_json),
-            "after_runs": measured.host[1].map(crate::host::HostProbe::to_json),
-        },
+        "host": measured.host.to_json(),
         "callgrind": measured.counts.map(|c| c.iter().map(|(n, b, h)| json!({"function": n, "base": b, "head": h})).collect::<Vec<_>>()),
     })
 }
@@ -876,11 +875,7 @@ fn report_text((base, head): (&Build, &Build), args: &AbArgs, measured: &Measure
         args.threads,
         runs.len() / 2,
     );
-    for (when, probe) in ["Before the runs", "After them"].iter().zip(measured.host) {
-        if let Some(probe) = probe {
-            s += &format!("{when}: {}\n\n", probe.sentence());
-        }
-    }
+    s += &measured.host.text();
     s += "| stage | base, min | working tree, min | ratio | working tree faster |\n|---|---|---|---|---|\n";
     for (k, (_, name)) in STAGES.iter().enumerate() {
         let (b, h, faster, pairs) = stage_summary(runs, k);
@@ -1001,10 +996,11 @@ mod tests {
                     1,405,479,404 (17.18%)  /rustc/1/library/core/src/ops/arith.rs:ndem_solve::pgs::sweep [/tmp/ndem]\n\
                     Ir  file:function\n";
         let parsed = parse_annotate(text);
-        assert!(parsed.contains(&("ndem_solve::pgs::sweep".into(), 4_864_585_577)));
-        assert!(parsed.contains(&("0x000000000001ab70".into(), 8_179_871_509)));
+        assert_eq!(parsed.get("ndem_solve::pgs::sweep"), Some(&4_864_585_577));
+        assert_eq!(parsed.get("0x000000000001ab70"), Some(&8_179_871_509));
         assert_eq!(parsed.len(), 2);
-        let rows = callgrind_rows(&parsed, &[("ndem_solve::pgs::sweep".into(), 4_000_000_000)]);
+        let head = Counts::from([("ndem_solve::pgs::sweep".into(), 4_000_000_000)]);
+        let rows = callgrind_rows(&parsed, &head);
         assert_eq!(rows[0].0, "0x000000000001ab70");
         assert_eq!(
             rows[1],
@@ -1014,5 +1010,10 @@ mod tests {
                 4_000_000_000
             )
         );
+        // a function only one build has is listed with 0 for the other
+        let head = Counts::from([("ndem_solve::pgs::new_pass".into(), 1_000_000_000)]);
+        let rows = callgrind_rows(&parsed, &head);
+        assert!(rows.contains(&("ndem_solve::pgs::new_pass".into(), 0, 1_000_000_000)));
+        assert!(rows.contains(&("ndem_solve::pgs::sweep".into(), 4_864_585_577, 0)));
     }
 }

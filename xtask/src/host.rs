@@ -57,6 +57,35 @@ impl HostProbe {
     }
 }
 
+/// The probes a suite takes before and after its timed runs (a virtual
+/// machine's cores may move in between), as its summary and report show
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AroundRuns {
+    /// Before the runs.
+    pub before: Option<HostProbe>,
+    /// After them.
+    pub after: Option<HostProbe>,
+}
+
+impl AroundRuns {
+    /// `{"before_runs": …, "after_runs": …}` for a suite's summary.
+    pub fn to_json(self) -> serde_json::Value {
+        serde_json::json!({
+            "before_runs": self.before.map(HostProbe::to_json),
+            "after_runs": self.after.map(HostProbe::to_json),
+        })
+    }
+
+    /// A paragraph for each probe taken, for a report.
+    pub fn text(self) -> String {
+        [("Before the runs", self.before), ("After them", self.after)]
+            .into_iter()
+            .filter_map(|(when, p)| p.map(|p| format!("{when}: {}\n\n", p.sentence())))
+            .collect()
+    }
+}
+
 /// Round trips of one ping-pong.
 const ROUND_TRIPS: u64 = 100_000;
 /// Repeats of each measurement (the shortest is kept).
@@ -183,6 +212,14 @@ mod tests {
         assert!(p.compute_scaling.is_finite() && p.compute_scaling > 0.0);
         assert!(p.memory_gbs.iter().all(|g| g.is_finite() && *g > 0.0));
         assert!(p.to_json()["memory_read_gb_per_s"]["two_threads"].is_number());
+        let around = AroundRuns {
+            before: Some(p),
+            after: None,
+        };
+        assert!(around.text().starts_with("Before the runs: a cache line"));
+        assert!(!around.text().contains("After them"));
+        assert!(around.to_json()["after_runs"].is_null());
+        assert!(around.to_json()["before_runs"]["line_transfer_ns"].is_number());
         assert!(p.sentence().contains(" ns "));
         assert!(p.to_json()["line_transfer_ns"].is_number());
     }

@@ -676,13 +676,15 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         ],
         &csv,
     )?;
-    let host_after = crate::host::probe();
-    let host_json = |h: Option<crate::host::HostProbe>| h.map(crate::host::HostProbe::to_json);
+    let host = crate::host::AroundRuns {
+        before: host_before,
+        after: crate::host::probe(),
+    };
     report::write_summary(
         &opts.out,
         &json!({
             "suite": "peers",
-            "host": {"before_runs": host_json(host_before), "after_runs": host_json(host_after)},
+            "host": host.to_json(),
             "quick": opts.quick,
             "liggghts": liggghts_available(),
             "smooth_bed_seed": opts.seed.unwrap_or(DEFAULT_SEED),
@@ -699,11 +701,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         opts.seed.unwrap_or(DEFAULT_SEED),
         report::load_average()
     );
-    for (when, host) in [("Before the runs", host_before), ("After them", host_after)] {
-        if let Some(host) = host {
-            let _ = writeln!(md, "{when}: {}\n", host.sentence());
-        }
-    }
+    md.push_str(&host.text());
     md.push_str(&table);
     let _ = writeln!(
         md,
