@@ -3,6 +3,8 @@
 //! `cargo run --release -p ndem-benches --example solve_parts -- [N] [STEPS]`
 //! settles the built-in `packing` bed of `N` spheres (default 30 000) for
 //! `STEPS` steps (default 200), takes the stepper's last continuous problem
+//! (or, with a checkpoint `.json` as first argument, the checkpoint's bed
+//! stepped `STEPS` times, default 1: `common/settled.rs`)
 //! and times `pgs-coloured` solves of it stopped after 1 and after 25
 //! sweeps, on one and on two threads, interleaved, 7 repeats. The cost of
 //! a sweep is `(t₂₅ − t₁)/24`; what a solve costs besides its sweeps
@@ -22,17 +24,14 @@ mod settled;
 use ndem_solve::{
     ContactProblem, PgsSettings, ProjectedGaussSeidel, ResidualEvaluator, Solver, Stopping,
 };
-use settled::{
-    bed_arguments, coloured_pgs, load_average, ns_per_contact_iteration, settled_packing,
-};
+use settled::{bed_from_arguments, coloured_pgs, load_average, ns_per_contact_iteration};
 use std::time::Instant;
 
 const REPEATS: usize = 7;
 const CASES: [(usize, usize); 4] = [(1, 1), (25, 1), (1, 2), (25, 2)];
 
 fn main() {
-    let (n, steps) = bed_arguments();
-    let (_, problem) = settled_packing(n, steps, 25);
+    let (bed, problem) = bed_from_arguments(25);
     let mut solvers: Vec<_> = CASES
         .iter()
         .map(|&(sweeps, threads)| coloured_pgs(sweeps, threads, 32))
@@ -41,7 +40,7 @@ fn main() {
         ns_per_contact_iteration(s, &problem, sweeps);
     }
     println!(
-        "{n} spheres, {} contacts, load {}",
+        "{bed}: {} contacts, load {}",
         problem.contacts().len(),
         load_average()
     );

@@ -54,6 +54,40 @@ pub fn bed_arguments() -> (usize, usize) {
     (n, steps)
 }
 
+/// The bed named on the command line and its last continuous problem:
+/// `N STEPS` settles the built-in `packing` bed ([`settled_packing`],
+/// `sweeps` per step); a first argument ending in `.json` is a checkpoint
+/// of `ndem run --checkpoint-every` (for instance the bed that `cargo
+/// xtask peers` settles), stepped `STEPS` times (default 1) with the
+/// checkpoint's own stepper settings. Also returns a label for the bed.
+pub fn bed_from_arguments(sweeps: usize) -> (String, ContactProblem) {
+    let first = std::env::args().nth(1).unwrap_or_default();
+    if !first.ends_with(".json") {
+        let (n, steps) = bed_arguments();
+        let (_, problem) = settled_packing(n, steps, sweeps);
+        return (
+            format!("packing of {n} spheres after {steps} steps"),
+            problem,
+        );
+    }
+    let steps = std::env::args()
+        .nth(2)
+        .map_or(1, |s| s.parse().expect("STEPS"));
+    let text = std::fs::read_to_string(&first).expect("a readable checkpoint");
+    let checkpoint = ndem::checkpoint::Checkpoint::from_json(&text).expect("a checkpoint");
+    let (mut scene, mut stepper) = checkpoint.restore().expect("a restorable checkpoint");
+    for _ in 0..steps.max(1) {
+        stepper.step(&mut scene.world).expect("a step");
+    }
+    let (problem, _) = stepper.last_problem().expect("a problem");
+    let label = format!(
+        "checkpoint {first} ({} bodies) after {} steps",
+        scene.world.len(),
+        steps.max(1)
+    );
+    (label, problem.clone())
+}
+
 /// `pgs-coloured` stopped after `sweeps` sweeps on `threads` threads with
 /// `colour_blocks` blocks, split on the threads at any size (the solver's
 /// default sweeps problems below `PgsSettings::parallel_min_contacts` on
