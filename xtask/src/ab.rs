@@ -9,9 +9,11 @@
 //! `docs/performance.md`). Every session before this suite compared builds
 //! with scripts of its own; this one does what they did, reproducibly:
 //!
-//! 1. builds `ndem` at `BASE` (a detached git worktree, its own target
-//!    folder `target/xtask-ab-base`, reused between calls) and from the
-//!    working tree;
+//! 1. builds `ndem` at `BASE` (a detached git worktree in
+//!    `target/xtask-ab-base/src` with its target folder beside it, both
+//!    kept between calls, so that a call rebuilds only the crates whose
+//!    files differ from the last call's revision) and from the working
+//!    tree;
 //! 2. settles the built-in `packing` bed with the base build
 //!    (`pgs-coloured`, 25 sweeps, `--threads`) and keeps its checkpoint
 //!    (written by the base: a build reads the checkpoints of the versions
@@ -184,29 +186,39 @@ fn build_head(root: &Path, out: &Path) -> SuiteResult<Build> {
     })
 }
 
-/// The build of revision `rev`, from a detached worktree that is removed
-/// afterwards (its target folder is kept for the next call).
+/// The build of revision `rev`, from a detached worktree kept between
+/// calls in `target/xtask-ab-base/src` beside its target folder: checking
+/// out another revision there rewrites only the files that differ, so
+/// cargo rebuilds only the crates they belong to (a worktree made afresh
+/// gave every file a new modification time and cost a full rebuild of
+/// the workspace, 36 s, on every call). A folder that is not a usable
+/// worktree (removed, interrupted) is made afresh.
 fn build_base(root: &Path, out: &Path, rev: &str) -> SuiteResult<Build> {
     let commit = git(
         root,
         &["rev-parse", "--verify", &format!("{rev}^{{commit}}")],
     )?;
-    let tree = out.join("base-src");
-    let tree_text = tree.to_string_lossy().into_owned();
-    if tree.exists() {
-        // a worktree left by an interrupted call
-        let _ = git(root, &["worktree", "remove", "--force", &tree_text]);
-        let _ = std::fs::remove_dir_all(&tree);
-    }
-    // a worktree whose folder is gone is still registered until pruned
-    git(root, &["worktree", "prune"])?;
-    git(root, &["worktree", "add", "--detach", &tree_text, &commit])?;
     let target = root.join("target/xtask-ab-base");
-    let built = cargo_build(&tree, Some(&target))
-        .and_then(|_| copy_binary(&target.join("release/ndem"), &out.join("ndem-base")));
-    let removed = git(root, &["worktree", "remove", "--force", &tree_text]);
-    let binary = built?;
-    removed?;
+    let tree = target.join("src");
+    let tree_text = tree.to_string_lossy().into_owned();
+    let reused = tree.join(".git").is_file()
+        && git(
+            &tree,
+            &["checkout", "--quiet", "--force", "--detach", &commit],
+        )
+        .is_ok()
+        && git(&tree, &["clean", "--quiet", "--force", "-d"]).is_ok();
+    if !reused {
+        if tree.exists() {
+            let _ = git(root, &["worktree", "remove", "--force", &tree_text]);
+            let _ = std::fs::remove_dir_all(&tree);
+        }
+        // a worktree whose folder is gone is still registered until pruned
+        git(root, &["worktree", "prune"])?;
+        git(root, &["worktree", "add", "--detach", &tree_text, &commit])?;
+    }
+    cargo_build(&tree, Some(&target))?;
+    let binary = copy_binary(&target.join("release/ndem"), &out.join("ndem-base"))?;
     Ok(Build {
         label: "base",
         commit,
