@@ -36,8 +36,12 @@
 //!    --tool=callgrind` for a few steps and reports the inclusive
 //!    instruction counts of the functions that take at least 0.5 % of
 //!    either run: stable where the timings are not.
+//!
+//! Writes `runs.csv`, `runs.svg`, `replays.csv`, `callgrind.csv` (with
+//! `--callgrind`), `summary.json` and `report.md`.
 
 use crate::SuiteOptions;
+use crate::plot::{Axes, Series, line_plot};
 use crate::report::{self, Progress, SuiteResult};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -743,8 +747,41 @@ impl Measured<'_> {
     }
 }
 
-/// Writes `runs.csv`, `replays.csv`, `callgrind.csv`, `summary.json` and
-/// `report.md`.
+/// `runs.svg`: each run's step and continuous stage (mean per step) in the
+/// order the runs were made, one series per build and stage, so that a
+/// drift of the host shows as a trend both builds follow and a change as
+/// a gap between them.
+fn plot_runs(out: &Path, runs: &[Timed]) -> SuiteResult<()> {
+    let series_of = |label: &'static str, stage: usize, name: &str| {
+        let points = runs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.label == label)
+            .map(|(k, r)| ((k + 1) as f64, r.stages[stage] * 1e3))
+            .collect();
+        Series::markers(format!("{name}, {label}"), points)
+    };
+    let series = [
+        series_of("base", STEP, "step"),
+        series_of("head", STEP, "step"),
+        series_of("base", CONTINUOUS, "continuous stage"),
+        series_of("head", CONTINUOUS, "continuous stage"),
+    ];
+    line_plot(
+        &out.join("runs.svg"),
+        Axes {
+            title: "the two builds' runs in the order they were made (ABBA...)",
+            x: "run",
+            y: "mean per step [ms]",
+            log_x: false,
+            log_y: false,
+        },
+        &series,
+    )
+}
+
+/// Writes `runs.csv`, `runs.svg`, `replays.csv`, `callgrind.csv`,
+/// `summary.json` and `report.md`.
 fn write_outputs(
     out: &Path,
     builds: (&Build, &Build),
@@ -772,6 +809,7 @@ fn write_outputs(
     header.extend(stage_headers.iter().map(String::as_str));
     header.push("continuous_ns_per_contact_iteration");
     report::write_csv(&out.join("runs.csv"), &header, &rows)?;
+    plot_runs(out, measured.runs)?;
     let rows: Vec<Vec<String>> = measured
         .replays
         .iter()
@@ -900,7 +938,7 @@ fn report_text((base, head): (&Build, &Build), args: &AbArgs, measured: &Measure
     }
     s += &format!(
         "\nContinuous stage per contact-iteration: {:.2} ns (base) and {:.2} ns (working tree) at \
-         the minima. Each run's figures are in `runs.csv`.\n\n",
+         the minima. Each run's figures are in `runs.csv`, plotted in run order in `runs.svg`.\n\n",
         measured.continuous_ns("base"),
         measured.continuous_ns("head")
     );
