@@ -1,6 +1,7 @@
 //! Shared by the examples that time PGS on a settled bed (`body_order`,
-//! `colour_blocks`): the bed settled by the stepper, and the timing of one
-//! solve. Included with `#[path]`; not an example of its own.
+//! `colour_blocks`, `order_pairs`, `solve_parts`, `stage_vs_solve`): the
+//! bed settled by the stepper or read from a checkpoint, and the timing of
+//! one solve. Included with `#[path]`; not an example of its own.
 // each example uses part of it
 #![allow(dead_code)]
 
