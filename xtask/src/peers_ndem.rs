@@ -229,6 +229,27 @@ pub(crate) fn compare(
     })
 }
 
+impl NdemResult {
+    /// The coloured solver's continuous stage on one thread over two: the
+    /// means per step, and the fastest steps (issue 21's "≥ 1.7× faster on
+    /// two threads"). NaN when either run is missing.
+    fn coloured_two_over_one(&self) -> (f64, f64) {
+        let of = |threads: usize| {
+            self.times
+                .iter()
+                .find(|(c, _)| c.solver == SolverChoice::PgsColoured && c.threads == threads)
+                .map(|(_, t)| t)
+        };
+        match (of(1), of(2)) {
+            (Some(one), Some(two)) => (
+                one.continuous / two.continuous,
+                one.fastest_continuous / two.fastest_continuous,
+            ),
+            _ => (f64::NAN, f64::NAN),
+        }
+    }
+}
+
 /// Summary rows and the report's table.
 pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, String) {
     let mut rows = Vec::new();
@@ -237,6 +258,7 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
     );
     for r in results {
         let base = r.times[0].1.total;
+        let (mean_ratio, fastest_ratio) = r.coloured_two_over_one();
         for (c, t) in &r.times {
             rows.push(json!({
                 "particles": r.n,
@@ -257,6 +279,8 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
                 "cpu_s_per_step": t.cpu,
                 "first_step_s": t.first_step,
                 "coloured_one_and_two_threads_bit_identical": r.threads_agree,
+                "coloured_continuous_two_threads_over_one": mean_ratio,
+                "coloured_continuous_two_threads_over_one_fastest_steps": fastest_ratio,
                 "rapier_step_cpu_s": r.rapier.map(|x| x.step_s),
                 "step_over_rapier": r.rapier.map(|x| t.total / x.step_s),
             }));
@@ -286,13 +310,15 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
         let below = r.times.iter().any(|(_, t)| t.contacts < split_from as f64);
         let _ = writeln!(
             table,
-            "| {} | | coloured on 1 and 2 threads: {}{} | | | | | | | | | |",
+            "| {} | | coloured on 1 and 2 threads: {}; continuous stage {:.2}× faster on two (fastest steps {:.2}×){} | | | | | | | | | |",
             r.n,
             if r.threads_agree {
                 "bit-identical worlds"
             } else {
                 "WORLDS DIFFER"
             },
+            mean_ratio,
+            fastest_ratio,
             if below {
                 format!(
                     "; sweeps on one thread below {split_from} contacts (`PgsSettings::parallel_min_contacts`)"
@@ -348,7 +374,7 @@ fn rapier_table(results: &[NdemResult]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{SWEEPS, StepTimes};
+    use super::{CONFIGS, NdemResult, SWEEPS, StepTimes, summarise};
     use ndem_step::StepStats;
     use std::time::Duration;
 
@@ -359,6 +385,36 @@ mod tests {
         };
         st.times.continuous = Duration::from_millis(continuous_ms);
         st
+    }
+
+    #[test]
+    fn the_two_thread_ratio_is_the_coloured_runs_one_over_two() {
+        let times = |continuous: f64, fastest: f64| StepTimes {
+            continuous,
+            fastest_continuous: fastest,
+            ..StepTimes::default()
+        };
+        let result_with = |times| NdemResult {
+            n: 1000,
+            steps: 5,
+            repeats: 1,
+            times,
+            threads_agree: true,
+            rapier: None,
+        };
+        let result = result_with(vec![
+            (CONFIGS[0], times(9.0, 90.0)),
+            (CONFIGS[1], times(3.0, 40.0)),
+            (CONFIGS[2], times(2.0, 25.0)),
+        ]);
+        assert_eq!(result.coloured_two_over_one(), (1.5, 1.6));
+        let (_, table) = summarise(&[result]);
+        assert!(table.contains("continuous stage 1.50× faster on two (fastest steps 1.60×)"));
+        // without the two-thread run there is no ratio
+        let mut one_run = result_with(vec![(CONFIGS[1], times(3.0, 40.0))]);
+        assert!(one_run.coloured_two_over_one().0.is_nan());
+        one_run.times.push((CONFIGS[2], times(2.0, 25.0)));
+        assert_eq!(one_run.coloured_two_over_one(), (1.5, 1.6));
     }
 
     #[test]
