@@ -23,7 +23,7 @@
 mod settled;
 
 use ndem_solve::{ContactProblem, NoObserver, Solver, StartVelocity};
-use settled::{coloured_pgs, load_average};
+use settled::{coloured_pgs, load_average, restore_checkpoint};
 use std::time::Instant;
 
 const SWEEPS: usize = 25;
@@ -58,9 +58,7 @@ fn main() {
     let path = args.next().expect("CHECKPOINT: a checkpoint .json");
     let threads: usize = args.next().map_or(1, |s| s.parse().expect("THREADS"));
     let steps: usize = args.next().map_or(8, |s| s.parse().expect("STEPS"));
-    let text = std::fs::read_to_string(&path).expect("a readable checkpoint");
-    let checkpoint = ndem::checkpoint::Checkpoint::from_json(&text).expect("a checkpoint");
-    let (mut scene, mut stepper) = checkpoint.restore().expect("a restorable checkpoint");
+    let (mut scene, mut stepper) = restore_checkpoint(&path);
     if scene.iterations != SWEEPS {
         eprintln!(
             "note: the checkpoint's stepper sweeps {} times per step, the solves here {SWEEPS}",

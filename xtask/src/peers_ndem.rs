@@ -82,8 +82,7 @@ impl StepTimes {
         self.continuous += t.continuous.as_secs_f64() * k;
         self.total += t.total.as_secs_f64() * k;
         self.contacts += contacts as f64 * k;
-        let this_step =
-            t.continuous.as_secs_f64() * 1e9 / (contacts as f64 * SWEEPS as f64).max(1.0);
+        let this_step = ns_per_contact_iteration(t.continuous.as_secs_f64(), contacts as f64);
         if self.fastest_continuous == 0.0 || this_step < self.fastest_continuous {
             self.fastest_continuous = this_step;
         }
@@ -91,8 +90,14 @@ impl StepTimes {
 
     /// Continuous stage per contact and sweep \[ns\].
     fn per_contact_iteration(&self) -> f64 {
-        self.continuous * 1e9 / (self.contacts * SWEEPS as f64).max(1.0)
+        ns_per_contact_iteration(self.continuous, self.contacts)
     }
+}
+
+/// A continuous stage of `seconds` over `contacts` contacts and [`SWEEPS`]
+/// sweeps, per contact and sweep \[ns\].
+fn ns_per_contact_iteration(seconds: f64, contacts: f64) -> f64 {
+    seconds * 1e9 / (contacts * SWEEPS as f64).max(1.0)
 }
 
 /// Settles `n` spheres with NDEM (the scene's own stepper, 1.5 s) and

@@ -55,6 +55,14 @@ pub fn bed_arguments() -> (usize, usize) {
     (n, steps)
 }
 
+/// The scene and stepper of the checkpoint at `path` (written by `ndem run
+/// --checkpoint-every`).
+pub fn restore_checkpoint(path: &str) -> (ndem_scenes::Scene, ndem_step::Stepper) {
+    let text = std::fs::read_to_string(path).expect("a readable checkpoint");
+    let checkpoint = ndem::checkpoint::Checkpoint::from_json(&text).expect("a checkpoint");
+    checkpoint.restore().expect("a restorable checkpoint")
+}
+
 /// The bed named on the command line and its last continuous problem:
 /// `N STEPS` settles the built-in `packing` bed ([`settled_packing`],
 /// `sweeps` per step); a first argument ending in `.json` is a checkpoint
@@ -74,9 +82,7 @@ pub fn bed_from_arguments(sweeps: usize) -> (String, ContactProblem) {
     let steps = std::env::args()
         .nth(2)
         .map_or(1, |s| s.parse().expect("STEPS"));
-    let text = std::fs::read_to_string(&first).expect("a readable checkpoint");
-    let checkpoint = ndem::checkpoint::Checkpoint::from_json(&text).expect("a checkpoint");
-    let (mut scene, mut stepper) = checkpoint.restore().expect("a restorable checkpoint");
+    let (mut scene, mut stepper) = restore_checkpoint(&first);
     for _ in 0..steps.max(1) {
         stepper.step(&mut scene.world).expect("a step");
     }
