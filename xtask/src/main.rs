@@ -26,6 +26,7 @@ mod reduce_drum;
 mod report;
 mod runs;
 mod solvers;
+mod targets;
 mod triaxial;
 mod verify;
 mod warmstart;

@@ -6,6 +6,7 @@
 use crate::peers::{bed, own_cpu_seconds};
 use crate::peers_rapier::{self, RAPIER, RapierRun};
 use crate::report::{Progress, SuiteResult};
+use crate::targets::{Bound, TargetCheck};
 use ndem_scenes::SolverChoice;
 use ndem_scenes::builders::Scene;
 use ndem_step::{StepStats, Stepper, World};
@@ -235,16 +236,19 @@ pub(crate) fn compare(
 }
 
 impl NdemResult {
+    /// The times of the configuration with `solver` on `threads` threads.
+    fn times_of(&self, solver: SolverChoice, threads: usize) -> Option<&StepTimes> {
+        self.times
+            .iter()
+            .find(|(c, _)| c.solver == solver && c.threads == threads)
+            .map(|(_, t)| t)
+    }
+
     /// The coloured solver's continuous stage on one thread over two: the
     /// means per step, and the fastest steps (issue 21's "≥ 1.7× faster on
     /// two threads"). NaN when either run is missing.
     fn coloured_two_over_one(&self) -> (f64, f64) {
-        let of = |threads: usize| {
-            self.times
-                .iter()
-                .find(|(c, _)| c.solver == SolverChoice::PgsColoured && c.threads == threads)
-                .map(|(_, t)| t)
-        };
+        let of = |threads: usize| self.times_of(SolverChoice::PgsColoured, threads);
         match (of(1), of(2)) {
             (Some(one), Some(two)) => (
                 one.continuous / two.continuous,
@@ -253,6 +257,51 @@ impl NdemResult {
             _ => (f64::NAN, f64::NAN),
         }
     }
+}
+
+/// Issue 21's targets for the NDEM step, judged on the runs at the sizes
+/// they are set for: at 10⁵ spheres the coloured continuous stage on one
+/// thread (≤ 45 ns per contact-iteration), its gain on two threads
+/// (≥ 1.7×, the means) and the two-thread step (≤ 0.25 s); at 10⁴ the
+/// step of `pgs` on one thread over rapier3d's at equal iterations
+/// (≤ 0.6; not measured when rapier3d did not run).
+pub(crate) fn target_checks(results: &[NdemResult]) -> Vec<TargetCheck> {
+    let mut checks = Vec::new();
+    for r in results {
+        let coloured = |threads| r.times_of(SolverChoice::PgsColoured, threads);
+        let check = |what: &str, bound, measured: Option<f64>| TargetCheck {
+            what: what.to_string(),
+            particles: r.n,
+            bound,
+            measured: measured.unwrap_or(f64::NAN),
+        };
+        if r.n == 100_000 {
+            checks.push(check(
+                "NDEM continuous stage, pgs-coloured, 1 thread [ns per contact-iteration]",
+                Bound::AtMost(45.0),
+                coloured(1).map(StepTimes::per_contact_iteration),
+            ));
+            checks.push(check(
+                "NDEM continuous stage, pgs-coloured, 1 thread over 2",
+                Bound::AtLeast(1.7),
+                Some(r.coloured_two_over_one().0),
+            ));
+            checks.push(check(
+                "NDEM step, pgs-coloured, 2 threads [s]",
+                Bound::AtMost(0.25),
+                coloured(2).map(|t| t.total),
+            ));
+        }
+        if r.n == 10_000 {
+            let ours = r.times_of(SolverChoice::Pgs, 1).map(|t| t.total);
+            checks.push(check(
+                "NDEM step, pgs 1 thread, over rapier3d's at equal iterations",
+                Bound::AtMost(0.6),
+                ours.zip(r.rapier).map(|(t, x)| t / x.step_s),
+            ));
+        }
+    }
+    checks
 }
 
 /// Summary rows and the report's table.
@@ -379,7 +428,8 @@ fn rapier_table(results: &[NdemResult]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{CONFIGS, NdemResult, SWEEPS, StepTimes, summarise};
+    use super::{CONFIGS, NdemResult, SWEEPS, StepTimes, summarise, target_checks};
+    use crate::targets::{Bound, TargetStatus};
     use ndem_step::StepStats;
     use std::time::Duration;
 
@@ -420,6 +470,55 @@ mod tests {
         assert!(one_run.coloured_two_over_one().0.is_nan());
         one_run.times.push((CONFIGS[2], times(2.0, 25.0)));
         assert_eq!(one_run.coloured_two_over_one(), (1.5, 1.6));
+    }
+
+    #[test]
+    fn the_targets_are_judged_at_their_sizes_on_the_right_runs() {
+        let times = |total: f64, continuous: f64| StepTimes {
+            total,
+            continuous,
+            contacts: 1000.0,
+            ..StepTimes::default()
+        };
+        let result = |n| NdemResult {
+            n,
+            steps: 5,
+            repeats: 1,
+            // ns per contact-iteration: continuous · 1e9 / (1000 · 25)
+            times: vec![
+                (CONFIGS[0], times(0.9, 0.002)),
+                (CONFIGS[1], times(0.7, 0.001)),
+                (CONFIGS[2], times(0.3, 0.0005)),
+            ],
+            threads_agree: true,
+            rapier: None,
+        };
+        assert!(target_checks(&[result(1000)]).is_empty());
+        let checks = target_checks(&[result(100_000)]);
+        assert_eq!(checks.len(), 3);
+        // the one-thread coloured run (40 ns), not the papers' pgs (80)
+        assert_eq!(checks[0].bound, Bound::AtMost(45.0));
+        assert!((checks[0].measured - 40.0).abs() < 1e-9);
+        assert_eq!(checks[0].status(), TargetStatus::Met);
+        // one thread over two: 0.001 / 0.0005
+        assert_eq!(checks[1].bound, Bound::AtLeast(1.7));
+        assert_eq!(checks[1].measured, 2.0);
+        // the two-thread step, 0.3 s
+        assert_eq!(checks[2].measured, 0.3);
+        assert_eq!(checks[2].status(), TargetStatus::NotMet);
+        // at 10⁴ only rapier3d's ratio, not measured without its run
+        let checks = target_checks(&[result(10_000)]);
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0].status(), TargetStatus::NotMeasured);
+        let mut with_rapier = result(10_000);
+        with_rapier.rapier = Some(crate::peers_rapier::RapierRun {
+            step_s: 1.8,
+            ..Default::default()
+        });
+        let checks = target_checks(&[with_rapier]);
+        // pgs on one thread: 0.9 / 1.8
+        assert_eq!(checks[0].measured, 0.5);
+        assert_eq!(checks[0].status(), TargetStatus::Met);
     }
 
     #[test]
