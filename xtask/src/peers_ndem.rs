@@ -282,7 +282,7 @@ pub(crate) fn target_checks(results: &[NdemResult]) -> Vec<TargetCheck> {
                 coloured(1).map(StepTimes::per_contact_iteration),
             ));
             checks.push(check(
-                "NDEM continuous stage, pgs-coloured, 1 thread over 2",
+                "NDEM continuous stage, pgs-coloured: time on 1 thread over time on 2",
                 Bound::AtLeast(1.7),
                 Some(r.coloured_two_over_one().0),
             ));
