@@ -5,7 +5,7 @@ use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
 use crate::masses::{BodyResponse, InverseMasses};
 use crate::metrics::{InverseDiagonal, ResidualEvaluator, ResidualStats};
-use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome};
+use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome, SweepRun};
 use crate::problem::{
     ClampTo, ContactProblem, ContactRecord, ContactSide, FrictionSet, TangentialCoefficients,
 };
@@ -1048,6 +1048,26 @@ fn sweep_contact(
     (max_corr, finite)
 }
 
+/// Which sweeps [`ProjectedGaussSeidel::sweep_from`] makes: from sweep
+/// `first` (from 0), one, or on `runs` threads a run of them.
+struct SweepPlan<'a> {
+    first: usize,
+    runs: Option<usize>,
+    passes: usize,
+    stopping: &'a Stopping,
+    observed: bool,
+}
+
+/// How [`ProjectedGaussSeidel::sweep_from`] ended: the index of its last
+/// sweep, that sweep's largest correction and whether everything stayed
+/// finite, and whether a check is due after it (`None`: not asked).
+struct SweepEnd {
+    last: usize,
+    update: f64,
+    finite: bool,
+    due: Option<bool>,
+}
+
 /// What a sweep reads besides the iterate.
 #[derive(Clone, Copy)]
 struct SweepInputs<'a> {
@@ -1238,7 +1258,12 @@ impl ProjectedGaussSeidel {
     ) -> (f64, bool) {
         let threads = self.sweep_threads(problem);
         if threads > 1 {
-            return self.sweep_contacts_parallel(problem, lambda, velocity, mode, threads);
+            return self.sweep_contacts_parallel(
+                problem,
+                (lambda, velocity),
+                (mode, threads),
+                |_| None,
+            );
         }
         self.current.shared = false;
         let sweep = self.sweep_inputs(problem, mode);
@@ -1261,13 +1286,21 @@ impl ProjectedGaussSeidel {
     /// moving body with are finished ([`BlockProgress`]; no barrier between
     /// colours). Every contact sees the same velocities as in the
     /// one-thread sweep of the same order.
+    ///
+    /// One sweep in `mode`, then as many more as `next` asks for: after
+    /// each sweep it is called on this thread with the sweep's largest
+    /// correction and whether everything stayed finite, while the other
+    /// threads wait at a spinning barrier, and returns the next sweep's
+    /// mode or `None`. The threads are started once for the run, not once
+    /// per sweep (a thread's start cost 40-75 µs of each sweep on this
+    /// project's machine; `docs/performance.md`, "Session 45"). Returns
+    /// the last sweep's correction and finiteness.
     fn sweep_contacts_parallel(
         &mut self,
         problem: &ContactProblem,
-        lambda: &mut [f64],
-        velocity: &mut [Velocity6],
-        mode: SweepMode,
-        threads: usize,
+        (lambda, velocity): (&mut [f64], &mut [Velocity6]),
+        (mode, threads): (SweepMode, usize),
+        mut next: impl FnMut((f64, bool)) -> Option<SweepMode>,
     ) -> (f64, bool) {
         let m = problem.contact_rows().count();
         if !self.current.shared {
@@ -1279,9 +1312,11 @@ impl ProjectedGaussSeidel {
         };
         let outcome = SweepOutcome::default();
         let progress = BlockProgress::default();
+        let run = SweepRun::new(threads, mode);
         let (shared, colouring) = (&self.shared, &self.colouring);
-        let sweep = self.sweep_inputs(problem, mode);
-        let work = |t: usize, lambda: &mut [f64], first_row: usize| {
+        let inputs = self.sweep_inputs(problem, mode);
+        // one sweep of thread `t`'s blocks in `mode`
+        let sweep_once = |t: usize, lambda: &mut [f64], first_row: usize, mode: SweepMode| {
             // this thread's blocks, two at a time ([`paired`])
             let mut source = paired::SharedBlocks {
                 earlier_conflicts: &colouring.earlier_conflicts,
@@ -1294,6 +1329,7 @@ impl ProjectedGaussSeidel {
             };
             let pending = colouring.owned_blocks(t, threads);
             let blocks = &colouring.blocks;
+            let sweep = SweepInputs { mode, ..inputs };
             let (max_corr, finite) = match problem.shared_side() {
                 Some(side) => {
                     sweep
@@ -1309,7 +1345,9 @@ impl ProjectedGaussSeidel {
             };
             outcome.add(max_corr, finite);
         };
-        let work = &work;
+        let sweep_once = &sweep_once;
+        let (progress, outcome, run) = (&progress, &outcome, &run);
+        let mut last = (0.0, true);
         // each thread updates the multipliers of its own range of contacts
         // in place; the ranges follow each other in thread order
         std::thread::scope(|scope| {
@@ -1326,14 +1364,92 @@ impl ProjectedGaussSeidel {
                 if t == 0 {
                     own = Some((part, start * m));
                 } else {
-                    scope.spawn(move || work(t, part, start * m));
+                    scope.spawn(move || {
+                        let _unwinding = run.poison_on_unwind();
+                        while let Some(mode) = run.mode() {
+                            sweep_once(t, part, start * m, mode);
+                            // the sweep is done; this thread then waits
+                            // for the next sweep's mode
+                            run.meet();
+                            run.meet();
+                        }
+                    });
                 }
             }
-            if let Some((part, first_row)) = own {
-                work(0, part, first_row);
+            let _unwinding = run.poison_on_unwind();
+            let (part, first_row) = own.unwrap_or_default();
+            while let Some(mode) = run.mode() {
+                sweep_once(0, part, first_row, mode);
+                if !run.meet() {
+                    break;
+                }
+                last = outcome.get();
+                outcome.reset();
+                progress.reset();
+                run.set_mode(next(last));
+                if !run.meet() {
+                    break;
+                }
             }
         });
-        outcome.get()
+        last
+    }
+
+    /// Sweep `plan.first` of a solve, or with `plan.runs`, the run of sweeps
+    /// from it on that many threads up to the first after which a check is
+    /// due, the last sweep or a non-finite value
+    /// ([`Self::sweep_contacts_parallel`]), asking `schedule` after each
+    /// sweep but the run's last, as the solve's loop does after every
+    /// sweep ([`CheckSchedule::due`]).
+    fn sweep_from(
+        &mut self,
+        problem: &ContactProblem,
+        (lambda, velocity): (&mut [f64], &mut [Velocity6]),
+        plan: SweepPlan<'_>,
+        schedule: &mut CheckSchedule,
+    ) -> SweepEnd {
+        let SweepPlan {
+            first,
+            runs,
+            passes,
+            stopping,
+            observed,
+        } = plan;
+        let mode = SweepMode::of_sweep(passes, stopping, schedule, first, observed);
+        let Some(threads) = runs else {
+            let (update, finite) = self.sweep_contacts(problem, lambda, velocity, mode);
+            return SweepEnd {
+                last: first,
+                update,
+                finite,
+                due: None,
+            };
+        };
+        let (mut done, mut due) = (first, None);
+        let (update, finite) = self.sweep_contacts_parallel(
+            problem,
+            (lambda, velocity),
+            (mode, threads),
+            |(update, finite)| {
+                done += 1;
+                if !finite || done == stopping.max_iterations {
+                    return None;
+                }
+                if schedule.due(stopping, update, done) {
+                    due = Some(true);
+                    return None;
+                }
+                Some(SweepMode::of_sweep(
+                    passes, stopping, schedule, done, observed,
+                ))
+            },
+        );
+        SweepEnd {
+            last: done - 1,
+            update,
+            finite,
+            due,
+        }
     }
 
     /// The residual statistics of `λ` during a solve, taken honestly at
@@ -1438,9 +1554,25 @@ impl Solver for ProjectedGaussSeidel {
         let observed = observer.wants_updates();
         let mut checked: Option<(usize, ResidualStats)> = None;
         let max_iterations = self.settings.stopping.max_iterations;
-        for it in 0..max_iterations {
-            let mode = SweepMode::of_sweep(passes, &stopping, &schedule, it, observed);
-            let (mut max_corr, mut finite) = self.sweep_contacts(problem, lambda, velocity, mode);
+        // on several threads, the sweeps between two residual checks run
+        // in one scope when nothing else needs each sweep's end
+        let runs = threads > 1
+            && problem.generic_rows().is_empty()
+            && !direct
+            && !observer.observes()
+            && !wants_iterates;
+        let mut it = 0;
+        while it < max_iterations {
+            let plan = SweepPlan {
+                first: it,
+                runs: runs.then_some(threads),
+                passes,
+                stopping: &stopping,
+                observed,
+            };
+            let swept = self.sweep_from(problem, (lambda, velocity), plan, &mut schedule);
+            let (mut max_corr, mut finite, due_asked) = (swept.update, swept.finite, swept.due);
+            it = swept.last;
             if !problem.generic_rows().is_empty() {
                 self.sync_slices(velocity);
                 self.current.shared = false;
@@ -1500,12 +1632,17 @@ impl Solver for ProjectedGaussSeidel {
             );
             // check the answer honestly (at v* + M⁻¹Gᵀλ), then stop if it is
             // converged, or stalled when the sweep no longer moves anything
-            match schedule.decide(&stopping, max_corr, iterations, || {
+            let residual = || {
                 let stats = self.honest_stats(problem, lambda, velocity);
                 self.sync_slices(velocity);
                 checked = Some((iterations, stats));
                 stats.max
-            }) {
+            };
+            let decision = match due_asked {
+                Some(due) => schedule.decide_due(due, &stopping, max_corr, iterations, residual),
+                None => schedule.decide(&stopping, max_corr, iterations, residual),
+            };
+            match decision {
                 EarlyStop::Continue => {}
                 EarlyStop::Converged => break,
                 EarlyStop::Stalled => {
@@ -1513,6 +1650,7 @@ impl Solver for ProjectedGaussSeidel {
                     break;
                 }
             }
+            it += 1;
         }
         // a check after the last sweep already evaluated this λ
         let residuals = match checked {

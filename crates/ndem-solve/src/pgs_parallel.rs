@@ -40,10 +40,12 @@
 //! another thread's when a later one of its own is free (session 21), and
 //! sweeps two ready blocks in lockstep (`pgs/paired.rs`, session 22).
 
+use crate::pgs::SweepMode;
 use crate::problem::ContactProblem;
 use ndem_math::Velocity6;
 use ndem_math::blocks::{block_len, map_parts};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Colours tracked per body (bits of a `u64`): as many as blocks can be,
 /// so that every block finds a free colour.
@@ -513,6 +515,100 @@ impl BlockProgress {
     pub(crate) fn finish(&self, position: usize) {
         self.finished.fetch_or(1 << position, Ordering::Release);
     }
+
+    /// No block finished (for the next sweep of a run, while the threads
+    /// wait at [`SweepRun::meet`]).
+    pub(crate) fn reset(&self) {
+        self.finished.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The threads of a run of parallel sweeps (`ProjectedGaussSeidel`'s
+/// `sweep_contacts_parallel`): the next sweep's mode, which the calling
+/// thread sets between sweeps, and a barrier the threads meet at, which
+/// they spin on (briefly, then yield) rather than sleep, since the calling
+/// thread's work between two sweeps is short. A thread that unwinds marks
+/// the run poisoned, so that the others leave it instead of waiting for
+/// it; the scope then resumes the panic.
+pub(crate) struct SweepRun {
+    mode: Mutex<Option<SweepMode>>,
+    threads: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+    poisoned: AtomicBool,
+}
+
+impl SweepRun {
+    /// A run on `threads` threads whose first sweep is in `first` mode.
+    pub(crate) fn new(threads: usize, first: SweepMode) -> Self {
+        Self {
+            mode: Mutex::new(Some(first)),
+            threads,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+            poisoned: AtomicBool::new(false),
+        }
+    }
+
+    /// The mode of the sweep to do next; `None` once the run is over (or
+    /// poisoned).
+    pub(crate) fn mode(&self) -> Option<SweepMode> {
+        if self.poisoned.load(Ordering::Relaxed) {
+            return None;
+        }
+        *lock(&self.mode)
+    }
+
+    /// Sets the next sweep's mode (`None`: the run ends).
+    pub(crate) fn set_mode(&self, mode: Option<SweepMode>) {
+        *lock(&self.mode) = mode;
+    }
+
+    /// Waits until every thread of the run has arrived (what each wrote
+    /// before is then visible to all); `false` when the run is poisoned.
+    pub(crate) fn meet(&self) -> bool {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.store(generation + 1, Ordering::Release);
+            return !self.poisoned.load(Ordering::Relaxed);
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if self.poisoned.load(Ordering::Relaxed) {
+                return false;
+            }
+            if spins < 1 << 14 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        !self.poisoned.load(Ordering::Relaxed)
+    }
+
+    /// A guard that poisons the run if its thread unwinds while holding it.
+    pub(crate) fn poison_on_unwind(&self) -> PoisonOnUnwind<'_> {
+        PoisonOnUnwind(&self.poisoned)
+    }
+}
+
+/// See [`SweepRun::poison_on_unwind`].
+pub(crate) struct PoisonOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for PoisonOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The lock of `m`: a thread that panicked while holding it (it holds it
+/// only to read or write a value) leaves the value as it was.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The first of `pending` (lowest position) whose earlier conflicting
@@ -554,6 +650,12 @@ impl SweepOutcome {
             f64::from_bits(self.max_correction.load(Ordering::Relaxed)),
             !self.infinite.load(Ordering::Relaxed),
         )
+    }
+
+    /// Nothing added yet (for the next sweep of a run).
+    pub(crate) fn reset(&self) {
+        self.max_correction.store(0, Ordering::Relaxed);
+        self.infinite.store(false, Ordering::Relaxed);
     }
 }
 

@@ -291,6 +291,14 @@ pub trait Observer {
     fn wants_updates(&self) -> bool {
         true
     }
+
+    /// Whether [`Self::observe`] does anything. When it does not, a solver
+    /// may skip calling it (a parallel sweep solver then runs the sweeps
+    /// between its residual checks without handing control back after
+    /// each; `docs/performance.md`, "Session 45"). Default `true`.
+    fn observes(&self) -> bool {
+        true
+    }
 }
 
 /// Wall time of a solve excluding the time spent in its observer.
@@ -336,6 +344,10 @@ impl Observer for NoObserver {
     }
 
     fn wants_updates(&self) -> bool {
+        false
+    }
+
+    fn observes(&self) -> bool {
         false
     }
 }
@@ -713,7 +725,21 @@ impl CheckSchedule {
         iterations: usize,
         residual: impl FnOnce() -> f64,
     ) -> EarlyStop {
-        if !self.due(stopping, update, iterations) {
+        let due = self.due(stopping, update, iterations);
+        self.decide_due(due, stopping, update, iterations, residual)
+    }
+
+    /// [`Self::decide`] with [`Self::due`] already asked (`due`: its
+    /// answer), for a solver that asked it as the sweep ended.
+    pub(crate) fn decide_due(
+        &mut self,
+        due: bool,
+        stopping: &Stopping,
+        update: f64,
+        iterations: usize,
+        residual: impl FnOnce() -> f64,
+    ) -> EarlyStop {
+        if !due {
             return EarlyStop::Continue;
         }
         if residual() <= stopping.tolerance {

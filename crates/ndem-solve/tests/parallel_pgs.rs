@@ -83,6 +83,63 @@ fn residual_checks_do_not_depend_on_the_thread_count() {
     }
 }
 
+/// An observer that reads nothing but says it observes (the default): the
+/// solver hands control back after every sweep.
+struct Watching;
+
+impl Observer for Watching {
+    fn observe(&mut self, _record: &IterationRecord<'_>) {}
+    fn wants_iterates(&self) -> bool {
+        false
+    }
+    fn wants_updates(&self) -> bool {
+        false
+    }
+}
+
+/// On two and three threads, the sweeps between two residual checks run
+/// in one scope when the observer observes nothing (`NoObserver`), and one
+/// scope per sweep otherwise: the same iterate, velocities, sweep count,
+/// status, residuals and last update either way, with checks that fail
+/// and one that decides (the run's end where a check is due) and without
+/// early stop (one run for every sweep).
+#[test]
+fn a_run_of_sweeps_is_the_sweeps_one_by_one() {
+    let problem = frictionless_packing();
+    for stopping in [Stopping::to_tolerance(2000, 1e-8), Stopping::iterations(37)] {
+        for threads in [2, 3] {
+            let settings = PgsSettings {
+                stopping,
+                order: ContactOrder::Coloured,
+                threads,
+                parallel_min_contacts: 0,
+                ..PgsSettings::default()
+            };
+            let run = |observer: &mut dyn Observer| {
+                let mut pgs = ProjectedGaussSeidel::new(settings).unwrap();
+                let mut lambda = vec![0.0; problem.len()];
+                let mut v = problem.free_velocity().to_vec();
+                let report = pgs
+                    .solve_observed(&problem, &mut lambda, &mut v, observer)
+                    .unwrap();
+                (lambda, v, report)
+            };
+            let (l1, v1, r1) = run(&mut Watching);
+            let (l, v, r) = run(&mut NoObserver);
+            assert!(l == l1 && v == v1, "{threads} threads, {stopping:?}");
+            assert_eq!(r.iterations, r1.iterations);
+            assert_eq!(r.status, r1.status);
+            assert_eq!(r.residuals, r1.residuals);
+            assert_eq!(r.last_update.to_bits(), r1.last_update.to_bits());
+            if stopping.early_stop {
+                assert!(r.iterations > 20 && r.converged(), "{r:?}");
+            } else {
+                assert_eq!(r.iterations, 37);
+            }
+        }
+    }
+}
+
 /// A packing whose contacts have only normal rows: an LCP whose matrix
 /// `G M⁻¹ Gᵀ + Σ` is positive definite, so that projected Gauss-Seidel
 /// reaches any tolerance.
