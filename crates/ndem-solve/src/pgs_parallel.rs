@@ -497,12 +497,7 @@ impl BlockProgress {
             if let Some(p) = first_ready(pending, earlier_conflicts, self.finished()) {
                 return p;
             }
-            if spins < 1 << 12 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
-            }
+            spin_then_yield(&mut spins, 1 << 12);
         }
     }
 
@@ -578,12 +573,7 @@ impl SweepRun {
             if self.poisoned.load(Ordering::Relaxed) {
                 return false;
             }
-            if spins < 1 << 14 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
-            }
+            spin_then_yield(&mut spins, 1 << 14);
         }
         !self.poisoned.load(Ordering::Relaxed)
     }
@@ -591,6 +581,17 @@ impl SweepRun {
     /// A guard that poisons the run if its thread unwinds while holding it.
     pub(crate) fn poison_on_unwind(&self) -> PoisonOnUnwind<'_> {
         PoisonOnUnwind(&self.poisoned)
+    }
+}
+
+/// One round of a wait: a spin hint for the first `limit` rounds (counted
+/// in `spins`), then the thread's time slice given up.
+fn spin_then_yield(spins: &mut u32, limit: u32) {
+    if *spins < limit {
+        std::hint::spin_loop();
+        *spins += 1;
+    } else {
+        std::thread::yield_now();
     }
 }
 
