@@ -1060,12 +1060,13 @@ struct SweepPlan<'a> {
 
 /// How [`ProjectedGaussSeidel::sweep_from`] ended: the index of its last
 /// sweep, that sweep's largest correction and whether everything stayed
-/// finite, and whether a check is due after it (`None`: not asked).
+/// finite, and whether it ended a run because a check is due after it
+/// (the schedule already asked; otherwise it is still to be asked).
 struct SweepEnd {
     last: usize,
     update: f64,
     finite: bool,
-    due: Option<bool>,
+    due: bool,
 }
 
 /// What a sweep reads besides the iterate.
@@ -1422,10 +1423,10 @@ impl ProjectedGaussSeidel {
                 last: first,
                 update,
                 finite,
-                due: None,
+                due: false,
             };
         };
-        let (mut done, mut due) = (first, None);
+        let (mut done, mut due) = (first, false);
         let (update, finite) = self.sweep_contacts_parallel(
             problem,
             (lambda, velocity),
@@ -1436,7 +1437,7 @@ impl ProjectedGaussSeidel {
                     return None;
                 }
                 if schedule.due(stopping, update, done) {
-                    due = Some(true);
+                    due = true;
                     return None;
                 }
                 Some(SweepMode::of_sweep(
@@ -1571,7 +1572,7 @@ impl Solver for ProjectedGaussSeidel {
                 observed,
             };
             let swept = self.sweep_from(problem, (lambda, velocity), plan, &mut schedule);
-            let (mut max_corr, mut finite, due_asked) = (swept.update, swept.finite, swept.due);
+            let (mut max_corr, mut finite, due) = (swept.update, swept.finite, swept.due);
             it = swept.last;
             if !problem.generic_rows().is_empty() {
                 self.sync_slices(velocity);
@@ -1638,9 +1639,10 @@ impl Solver for ProjectedGaussSeidel {
                 checked = Some((iterations, stats));
                 stats.max
             };
-            let decision = match due_asked {
-                Some(due) => schedule.decide_due(due, &stopping, max_corr, iterations, residual),
-                None => schedule.decide(&stopping, max_corr, iterations, residual),
+            let decision = if due {
+                schedule.decide_when_due(&stopping, max_corr, iterations, residual)
+            } else {
+                schedule.decide(&stopping, max_corr, iterations, residual)
             };
             match decision {
                 EarlyStop::Continue => {}

@@ -725,23 +725,21 @@ impl CheckSchedule {
         iterations: usize,
         residual: impl FnOnce() -> f64,
     ) -> EarlyStop {
-        let due = self.due(stopping, update, iterations);
-        self.decide_due(due, stopping, update, iterations, residual)
+        if !self.due(stopping, update, iterations) {
+            return EarlyStop::Continue;
+        }
+        self.decide_when_due(stopping, update, iterations, residual)
     }
 
-    /// [`Self::decide`] with [`Self::due`] already asked (`due`: its
-    /// answer), for a solver that asked it as the sweep ended.
-    pub(crate) fn decide_due(
+    /// [`Self::decide`] for a check that [`Self::due`] already found due
+    /// (a solver that asked it as the sweep ended).
+    pub(crate) fn decide_when_due(
         &mut self,
-        due: bool,
         stopping: &Stopping,
         update: f64,
         iterations: usize,
         residual: impl FnOnce() -> f64,
     ) -> EarlyStop {
-        if !due {
-            return EarlyStop::Continue;
-        }
         if residual() <= stopping.tolerance {
             return EarlyStop::Converged;
         }
