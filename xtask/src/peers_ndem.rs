@@ -69,11 +69,26 @@ struct StepTimes {
     /// sweep \[ns\]: beside the mean, how far the shared host's swings
     /// (20 % between single steps of one run at 10⁵) lift it.
     fastest_continuous: f64,
+    /// Whether the bed rests while it is measured: its contacts at the
+    /// first and the last measured step (a bed that compacts gains
+    /// contacts), ...
+    contacts_first: usize,
+    contacts_last: usize,
+    /// ... its kinetic energy at the last step \[J\] ...
+    kinetic_energy: f64,
+    /// ... and the spheres faster than the impact threshold `v_imp` at the
+    /// end, each a candidate impact for the next steps' impact stage.
+    faster_than_impact: usize,
 }
 
 impl StepTimes {
     fn add(&mut self, st: &StepStats, steps: usize) {
         let (t, contacts) = (&st.times, st.contacts);
+        if self.contacts_first == 0 {
+            self.contacts_first = contacts;
+        }
+        self.contacts_last = contacts;
+        self.kinetic_energy = st.kinetic_energy;
         self.impact_solves += usize::from(st.impact_status.is_some());
         self.impacts += st.impacts as f64 / steps as f64;
         let k = 1.0 / steps as f64;
@@ -151,6 +166,10 @@ fn measure(
         times.add(&st, steps);
     }
     times.cpu = (own_cpu_seconds() - cpu) / steps as f64;
+    let v_imp = s.settings.impact_velocity;
+    times.faster_than_impact = (s.world.velocities().iter())
+        .filter(|v| v.linear.norm() > v_imp)
+        .count();
     Ok((times, s.world))
 }
 
@@ -332,6 +351,10 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
                 "speed_up_over_pgs_one_thread": base / t.total,
                 "cpu_s_per_step": t.cpu,
                 "first_step_s": t.first_step,
+                "contacts_first_measured_step": t.contacts_first,
+                "contacts_last_measured_step": t.contacts_last,
+                "kinetic_energy_last_step_j": t.kinetic_energy,
+                "spheres_faster_than_impact_velocity": t.faster_than_impact,
                 "coloured_one_and_two_threads_bit_identical": r.threads_agree,
                 "coloured_continuous_two_threads_over_one": mean_ratio,
                 "coloured_continuous_two_threads_over_one_fastest_steps": fastest_ratio,
@@ -381,9 +404,30 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
                 String::new()
             }
         );
+        table.push_str(&bed_state_row(r));
     }
     table.push_str(&rapier_table(results));
     (rows, table)
+}
+
+/// A row of the report's table saying whether the measured bed rests
+/// (the coloured run on one thread): a bed that creeps gains contacts and
+/// keeps spheres faster than `v_imp`, so Algorithm 1's impact stage solves
+/// the whole network on most steps (`docs/performance.md`, "Session 46").
+fn bed_state_row(r: &NdemResult) -> String {
+    let Some(t) = r.times_of(SolverChoice::PgsColoured, 1) else {
+        return String::new();
+    };
+    let growth = t.contacts_last as f64 / (t.contacts_first as f64).max(1.0) - 1.0;
+    format!(
+        "| {} | | the bed over the measured steps (pgs-coloured, 1 thread): contacts {} → {} ({:+.2} %), E_k {:.2e} J at the last, {} spheres faster than v_imp at the end | | | | | | | | | |\n",
+        r.n,
+        t.contacts_first,
+        t.contacts_last,
+        growth * 100.0,
+        t.kinetic_energy,
+        t.faster_than_impact
+    )
 }
 
 /// The rapier3d comparison: our step time over rapier's at equal sweeps.
@@ -534,5 +578,32 @@ mod tests {
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b;
         assert!(close(t.per_contact_iteration(), per(37.5)));
         assert!(close(t.fastest_continuous, per(25.0)));
+    }
+
+    #[test]
+    fn the_bed_state_is_the_first_and_last_measured_step() {
+        let mut t = StepTimes::default();
+        for (contacts, energy) in [(1000, 3e-4), (1010, 2e-4), (1020, 1e-4)] {
+            let mut st = step(contacts, 10);
+            st.kinetic_energy = energy;
+            t.add(&st, 3);
+        }
+        assert_eq!((t.contacts_first, t.contacts_last), (1000, 1020));
+        assert_eq!(t.kinetic_energy, 1e-4);
+        t.faster_than_impact = 7;
+        let result = NdemResult {
+            n: 1000,
+            steps: 3,
+            repeats: 1,
+            // the row reads the coloured run on one thread, not `pgs`'s
+            times: vec![(CONFIGS[0], StepTimes::default()), (CONFIGS[1], t)],
+            threads_agree: true,
+            rapier: None,
+        };
+        let (_, table) = summarise(&[result]);
+        assert!(
+            table.contains("contacts 1000 → 1020 (+2.00 %), E_k 1.00e-4 J at the last, 7 spheres faster than v_imp at the end"),
+            "{table}"
+        );
     }
 }
