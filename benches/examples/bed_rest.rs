@@ -62,17 +62,17 @@ fn bed(n: usize, nested: bool) -> Scene {
     scene
 }
 
-/// Mean step time \[ms\] and count of the steps in `steps` that `keep`.
-fn mean_ms(steps: &[StepStats], keep: impl Fn(&StepStats) -> bool) -> (f64, usize) {
+/// How many of `steps` `keep` selects, and their mean step time \[ms\].
+fn mean_ms(steps: &[StepStats], keep: impl Fn(&StepStats) -> bool) -> String {
     let kept: Vec<f64> = steps
         .iter()
         .filter(|s| keep(s))
         .map(|s| s.times.total.as_secs_f64() * 1e3)
         .collect();
-    (
-        kept.iter().sum::<f64>() / kept.len().max(1) as f64,
-        kept.len(),
-    )
+    match kept.len() {
+        0 => "0".into(),
+        n => format!("{n} ({:.1} ms)", kept.iter().sum::<f64>() / n as f64),
+    }
 }
 
 fn main() {
@@ -127,10 +127,10 @@ fn main() {
             window.clear();
         }
     }
-    let (all, count) = mean_ms(&timed, |_| true);
-    let (with, n_with) = mean_ms(&timed, |s| s.impact_status.is_some());
-    let (without, n_without) = mean_ms(&timed, |s| s.impact_status.is_none());
     println!(
-        "measured steps: {count}, mean {all:.1} ms; with an impact solve {n_with} ({with:.1} ms), without {n_without} ({without:.1} ms)"
+        "measured steps: {}; with an impact solve {}, without {}",
+        mean_ms(&timed, |_| true),
+        mean_ms(&timed, |s| s.impact_status.is_some()),
+        mean_ms(&timed, |s| s.impact_status.is_none()),
     );
 }
