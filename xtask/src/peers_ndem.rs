@@ -116,8 +116,17 @@ fn ns_per_contact_iteration(seconds: f64, contacts: f64) -> f64 {
     seconds * 1e9 / (contacts * SWEEPS as f64).max(1.0)
 }
 
-/// Settles `n` spheres with NDEM (the scene's own stepper, 1.5 s) and
-/// returns the scene with its settled world and the warm-start history.
+/// Time the bed is stepped with the measured sweeps before it is measured
+/// \[s\]: the settling's 50 iterations per step hold it stiffer than 25
+/// sweeps do, and in the steps after the change it sags (at 10⁵ its
+/// kinetic energy rose tenfold and it gained 3 % contacts in six steps;
+/// `docs/performance.md`, "Session 46").
+const LEAD_IN_S: f64 = 0.1;
+
+/// Settles `n` spheres with NDEM (the scene's own stepper, 1.5 s), then
+/// steps them [`LEAD_IN_S`] with `pgs-coloured` and [`SWEEPS`] sweeps on
+/// every core (its worlds are the same on any thread count), and returns
+/// the scene with its settled world and the warm-start history.
 fn settle(n: usize, progress: &mut Progress) -> SuiteResult<(Scene, ndem_solve::ImpulseHistory)> {
     let mut scene = bed(n, crate::peers::DEFAULT_SEED, 0.1)?;
     let mut stepper = scene.stepper().map_err(|e| e.to_string())?;
@@ -131,6 +140,23 @@ fn settle(n: usize, progress: &mut Progress) -> SuiteResult<(Scene, ndem_solve::
             ));
         }
     }
+    let history = stepper.history().cloned().unwrap_or_default();
+    let mut lead = scene.clone();
+    lead.solver = SolverChoice::PgsColoured;
+    lead.iterations = SWEEPS;
+    lead.threads = 0;
+    let mut stepper = lead.stepper().map_err(|e| e.to_string())?;
+    if !stepper.set_history(history) {
+        return Err("the bed's warm start keeps no history".into());
+    }
+    let lead_steps = (LEAD_IN_S / scene.settings.dt).round() as usize;
+    for _ in 0..lead_steps {
+        lead.step(&mut stepper).map_err(|e| e.to_string())?;
+    }
+    progress.note(&format!(
+        "NDEM bed of {n}: {lead_steps} steps with the measured sweeps"
+    ));
+    scene.world = lead.world;
     let history = stepper.history().cloned().unwrap_or_default();
     Ok((scene, history))
 }
