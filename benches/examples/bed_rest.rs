@@ -106,7 +106,7 @@ fn main() {
         }
         let stats = scene.step(&mut stepper).expect("a step");
         if k > settle {
-            timed.push(stats.clone());
+            timed.push(stats);
         }
         window.push(stats);
         if window.len() == WINDOW {
