@@ -69,6 +69,8 @@ struct StepTimes {
     /// sweep \[ns\]: beside the mean, how far the shared host's swings
     /// (20 % between single steps of one run at 10⁵) lift it.
     fastest_continuous: f64,
+    /// Steps added.
+    added: usize,
     /// Whether the bed rests while it is measured: its contacts at the
     /// first and the last measured step (a bed that compacts gains
     /// contacts), ...
@@ -84,9 +86,10 @@ struct StepTimes {
 impl StepTimes {
     fn add(&mut self, st: &StepStats, steps: usize) {
         let (t, contacts) = (&st.times, st.contacts);
-        if self.contacts_first == 0 {
+        if self.added == 0 {
             self.contacts_first = contacts;
         }
+        self.added += 1;
         self.contacts_last = contacts;
         self.kinetic_energy = st.kinetic_energy;
         self.impact_solves += usize::from(st.impact_status.is_some());
@@ -609,12 +612,14 @@ mod tests {
     #[test]
     fn the_bed_state_is_the_first_and_last_measured_step() {
         let mut t = StepTimes::default();
-        for (contacts, energy) in [(1000, 3e-4), (1010, 2e-4), (1020, 1e-4)] {
+        // a first step without contacts is still the first
+        for (contacts, energy) in [(0, 3e-4), (1010, 2e-4), (1020, 1e-4)] {
             let mut st = step(contacts, 10);
             st.kinetic_energy = energy;
             t.add(&st, 3);
         }
-        assert_eq!((t.contacts_first, t.contacts_last), (1000, 1020));
+        assert_eq!((t.contacts_first, t.contacts_last), (0, 1020));
+        t.contacts_first = 1000;
         assert_eq!(t.kinetic_energy, 1e-4);
         t.faster_than_impact = 7;
         let result = NdemResult {
