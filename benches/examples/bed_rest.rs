@@ -2,14 +2,17 @@
 //! impact stage costs a step on it and on a bed that does.
 //!
 //! `cargo run --release -p ndem-benches --example bed_rest -- [N] [FORM]
-//! [THREADS] [SECONDS]` builds `N` spheres (default 10 000) as `cargo
+//! [THREADS] [SECONDS] [reduce]` builds `N` spheres (default 10 000) as `cargo
 //! xtask peers` does (`builders::box_packing`, r = 5-6.5 mm, seed 11,
 //! e = 0.5, μ = 0.5, μ_r = 0.1, about 16 layers in an open box), settles
 //! them for 1.5 s with the scene's own stepper (PGS, 50 iterations) and
 //! then steps `SECONDS` (default 0.5 s) with the suite's measured
 //! configuration: `pgs-coloured`, 25 sweeps, history warm start carried
 //! over, on `THREADS` threads (default 1). The first measured step is not
-//! timed (it allocates), as in the suite.
+//! timed (it allocates), as in the suite. With `reduce`, the measured steps
+//! also run model reduction (`ReductionSettings::default()`, the
+//! adaptive-model-reduction paper's merging and splitting), which the
+//! suite does not.
 //!
 //! `FORM` is how the spheres start:
 //! - `lattice` (default): the suite's bed, a square lattice of spacing
@@ -70,7 +73,7 @@ fn mean_ms(steps: &[StepStats], keep: impl Fn(&StepStats) -> bool) -> String {
         .map(|s| s.times.total.as_secs_f64() * 1e3)
         .collect();
     match kept.len() {
-        0 => "0".into(),
+        0 => "none".into(),
         n => format!("{n} ({:.1} ms)", kept.iter().sum::<f64>() / n as f64),
     }
 }
@@ -86,13 +89,21 @@ fn main() {
     };
     let threads: usize = args.next().map_or(1, |s| s.parse().expect("THREADS"));
     let seconds: f64 = args.next().map_or(0.5, |s| s.parse().expect("SECONDS"));
+    let reduce = match args.next().as_deref() {
+        None => false,
+        Some("reduce") => true,
+        Some(other) => panic!("the fifth argument is `reduce` or nothing, not {other}"),
+    };
     let mut scene = bed(n, nested);
     let mut stepper = scene.stepper().expect("a stepper");
     let dt = scene.settings.dt;
     let v_imp = scene.settings.impact_velocity;
     let settle = (SETTLE_S / dt).round() as usize;
     let measured = (seconds / dt).round() as usize;
-    println!("{n} spheres, {form} bed, measured on {threads} thread(s)");
+    println!(
+        "{n} spheres, {form} bed, measured on {threads} thread(s){}",
+        if reduce { " with model reduction" } else { "" }
+    );
     let mut window: Vec<StepStats> = Vec::new();
     let mut timed: Vec<StepStats> = Vec::new();
     for k in 0..settle + measured {
@@ -101,6 +112,9 @@ fn main() {
             scene.solver = SolverChoice::PgsColoured;
             scene.iterations = SWEEPS;
             scene.threads = threads;
+            if reduce {
+                scene.reduction = Some(ndem::reduce::ReductionSettings::default());
+            }
             stepper = scene.stepper().expect("a stepper");
             assert!(stepper.set_history(history), "a history warm start");
         }
