@@ -9,7 +9,10 @@
 //! then steps `SECONDS` (default 0.5 s) with the suite's measured
 //! configuration: `pgs-coloured`, 25 sweeps, history warm start carried
 //! over, on `THREADS` threads (default 1). The first measured step is not
-//! timed (it allocates), as in the suite. With `reduce`, the measured steps
+//! timed (it allocates), as in the suite. The first 20 steps are the
+//! suite's lead-in (`LEAD_IN_S` in `xtask/src/peers_ndem.rs`), in which
+//! the bed sags as the sweeps drop from 50 to 25; the suite times the
+//! steps after it, this example all of them. With `reduce`, the measured steps
 //! also run model reduction (`ReductionSettings::default()`, the
 //! adaptive-model-reduction paper's merging and splitting), which the
 //! suite does not.
