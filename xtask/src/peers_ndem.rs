@@ -122,7 +122,7 @@ fn ns_per_contact_iteration(seconds: f64, contacts: f64) -> f64 {
 /// Time the bed is stepped with the measured sweeps before it is measured
 /// \[s\]: the settling's 50 iterations per step hold it stiffer than 25
 /// sweeps do, and in the steps after the change it sags (at 10⁵ its
-/// kinetic energy rose tenfold and it gained 3 % contacts in six steps;
+/// kinetic energy rose tenfold and it gained 3 % contacts in five steps;
 /// `docs/performance.md`, "Session 46").
 const LEAD_IN_S: f64 = 0.1;
 
