@@ -68,17 +68,29 @@ fn bed(n: usize, nested: bool) -> Scene {
     scene
 }
 
-/// How many of `steps` `keep` selects, and their mean step time \[ms\].
+/// How many of `steps` `keep` selects, their mean step time and its
+/// stages \[ms\].
 fn mean_ms(steps: &[StepStats], keep: impl Fn(&StepStats) -> bool) -> String {
-    let kept: Vec<f64> = steps
-        .iter()
-        .filter(|s| keep(s))
-        .map(|s| s.times.total.as_secs_f64() * 1e3)
-        .collect();
-    match kept.len() {
-        0 => "none".into(),
-        n => format!("{n} ({:.1} ms)", kept.iter().sum::<f64>() / n as f64),
+    let kept: Vec<&StepStats> = steps.iter().filter(|s| keep(s)).collect();
+    if kept.is_empty() {
+        return "none".into();
     }
+    let mean = |stage: fn(&StepStats) -> std::time::Duration| {
+        kept.iter()
+            .map(|s| stage(s).as_secs_f64() * 1e3)
+            .sum::<f64>()
+            / kept.len() as f64
+    };
+    format!(
+        "{} ({:.1} ms: detection {:.1}, assembly {:.1}, impact {:.1}, continuous {:.1}, reduction {:.1})",
+        kept.len(),
+        mean(|s| s.times.total),
+        mean(|s| s.times.detection),
+        mean(|s| s.times.assembly),
+        mean(|s| s.times.impact),
+        mean(|s| s.times.continuous),
+        mean(|s| s.times.reduction),
+    )
 }
 
 fn main() {
