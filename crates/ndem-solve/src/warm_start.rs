@@ -38,9 +38,12 @@ pub struct ImpulseHistory {
     /// The impulse of each key.
     impulses: Vec<StoredImpulse>,
     rows: HashMap<ContactKey, f64>,
-    /// Impulses of contacts that are out of the solve for now (inside a
-    /// rigid aggregate), kept across records; see [`Self::hold`].
-    held: HashMap<ContactKey, StoredImpulse>,
+    /// Keys of contacts that are out of the solve for now (inside a rigid
+    /// aggregate), kept across records; see [`Self::hold`]. Sorted, each
+    /// key once, like `keys`.
+    held_keys: Vec<ContactKey>,
+    /// The impulse of each held key.
+    held_impulses: Vec<StoredImpulse>,
 }
 
 impl ImpulseHistory {
@@ -127,9 +130,14 @@ impl ImpulseHistory {
         *from = at;
         match keys.get(at) {
             Some(k) if k == key => Some(&self.impulses[at]),
-            _ if self.held.is_empty() => None,
-            _ => self.held.get(key),
+            _ => self.held_get(key),
         }
+    }
+
+    /// The held impulse of `key`, if it is held.
+    fn held_get(&self, key: &ContactKey) -> Option<&StoredImpulse> {
+        let at = self.held_keys.binary_search(key).ok()?;
+        Some(&self.held_impulses[at])
     }
 
     /// Replaces the held set by `keys`: contacts leaving the solve for now
@@ -137,14 +145,25 @@ impl ImpulseHistory {
     /// last record, or from the previous hold) across later records, which
     /// forget every contact they are not given. Call it when the set of such
     /// contacts changes, not every step.
+    ///
+    /// The keys are looked up by the merge walk of [`Self::get_from`], so
+    /// keys given in increasing order (as the stepper's contacts come) cost
+    /// O(1) each, and the held set is kept sorted without a sort. (Until
+    /// session 46 it was a hash map filled key by key: about 200 ns per
+    /// held contact on every step whose memberships changed, 50 ms at 10⁵;
+    /// `docs/performance.md`, "Session 46".)
     pub fn hold(&mut self, keys: impl IntoIterator<Item = ContactKey>) {
-        let mut held = HashMap::new();
+        let (mut held_keys, mut held_impulses) = (Vec::new(), Vec::new());
+        let mut from = 0;
         for k in keys {
-            if let Some(i) = self.get(&k) {
-                held.insert(k, *i);
+            if let Some(i) = self.get_from(&k, &mut from) {
+                held_keys.push(k);
+                held_impulses.push(*i);
             }
         }
-        self.held = held;
+        sort_pairs_keeping_last(&mut held_keys, &mut held_impulses);
+        self.held_keys = held_keys;
+        self.held_impulses = held_impulses;
     }
 
     /// Stored multiplier of a keyed generic row.
@@ -193,9 +212,8 @@ impl ImpulseHistory {
     /// order, for checkpoints).
     pub fn sorted_contacts(&self) -> Vec<(ContactKey, StoredImpulse)> {
         let stored = |k: &ContactKey| self.keys.binary_search(k).is_ok();
-        let mut v: Vec<_> = self
-            .held
-            .iter()
+        let held = self.held_keys.iter().zip(&self.held_impulses);
+        let mut v: Vec<_> = held
             .filter(|(k, _)| !stored(k))
             .map(|(k, s)| (*k, *s))
             .chain(self.keys.iter().copied().zip(self.impulses.iter().copied()))
@@ -230,17 +248,27 @@ impl ImpulseHistory {
         {
             return;
         }
-        // the stable sort of the pairs, as they came
-        let mut entries: Vec<(ContactKey, StoredImpulse)> =
-            self.keys.drain(..).zip(self.impulses.drain(..)).collect();
-        entries.sort_by_key(|e| e.0);
-        for i in 0..entries.len() {
-            if i + 1 < entries.len() && entries[i + 1].0 == entries[i].0 {
-                continue;
-            }
-            self.keys.push(entries[i].0);
-            self.impulses.push(entries[i].1);
+        sort_pairs_keeping_last(&mut self.keys, &mut self.impulses);
+    }
+}
+
+/// Sorts `keys` with their `impulses` by key and keeps, of equal keys, the
+/// pair that came last. Nothing moves when the keys are in strictly
+/// increasing order already (checked here on one thread).
+fn sort_pairs_keeping_last(keys: &mut Vec<ContactKey>, impulses: &mut Vec<StoredImpulse>) {
+    if keys.windows(2).all(|w| w[0] < w[1]) {
+        return;
+    }
+    // the stable sort of the pairs, as they came
+    let mut entries: Vec<(ContactKey, StoredImpulse)> =
+        keys.drain(..).zip(impulses.drain(..)).collect();
+    entries.sort_by_key(|e| e.0);
+    for i in 0..entries.len() {
+        if i + 1 < entries.len() && entries[i + 1].0 == entries[i].0 {
+            continue;
         }
+        keys.push(entries[i].0);
+        impulses.push(entries[i].1);
     }
 }
 

@@ -117,6 +117,77 @@ proptest! {
         prop_assert_eq!(stats.warm, found);
         prop_assert_eq!(stats.cold, started.len() - found);
     }
+
+    /// A hold keeps, of the keys it is given (in any order, repeated, or
+    /// stored nowhere), the impulses the history has for them, stored or
+    /// held before; a record forgets what it is not given except the held
+    /// contacts, which lookups, the warm start's walk and the sorted
+    /// listing still find, after the stored ones.
+    #[test]
+    fn held_contacts_agree_with_a_map(
+        stored in arb_keys(30),
+        first_hold in arb_keys(20),
+        recorded in arb_keys(20),
+        second_hold in arb_keys(20),
+        asked in arb_keys(30),
+        sorted in any::<bool>(),
+    ) {
+        let entries: Vec<_> = stored
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (key(k), impulse(i as f64)))
+            .collect();
+        let mut history = ImpulseHistory::new();
+        history.extend(entries.iter().copied());
+        // of a repeated key the map keeps the last, as the history does
+        let mut main: Model = entries.into_iter().collect();
+        let mut held = Model::new();
+        let hold = |history: &mut ImpulseHistory, main: &Model, held: &mut Model, keys: &[(u32, u32, u32)]| {
+            let mut keys = keys.to_vec();
+            if sorted {
+                keys.sort_unstable();
+            }
+            *held = keys
+                .iter()
+                .filter_map(|&k| main.get(&key(k)).or(held.get(&key(k))).map(|i| (key(k), *i)))
+                .collect();
+            history.hold(keys.iter().map(|&k| key(k)));
+        };
+        hold(&mut history, &main, &mut held, &first_hold);
+        let (first, lambda) = problem(&recorded);
+        history.record(&first, &lambda);
+        // a normal row along z with s_n = 1 stores `λ_n` and no friction
+        main = recorded.iter().zip(&lambda).map(|(&k, &l)| (key(k), impulse_normal(l))).collect();
+        hold(&mut history, &main, &mut held, &second_hold);
+        let found = |k: &ContactKey| main.get(k).or(held.get(k)).copied();
+        let every = stored.iter().chain(&first_hold).chain(&recorded).chain(&second_hold).chain(&asked);
+        for &k in every {
+            prop_assert_eq!(history.get(&key(k)).copied(), found(&key(k)));
+        }
+        let mut listed: Vec<_> = held
+            .iter()
+            .filter(|(k, _)| !main.contains_key(k))
+            .chain(main.iter())
+            .map(|(k, v)| (*k, *v))
+            .collect();
+        listed.sort_by_key(|e| e.0);
+        prop_assert_eq!(history.sorted_contacts(), listed);
+        let mut asked = asked;
+        asked.sort_unstable();
+        let (second, _) = problem(&asked);
+        let mut warm = HistoryWarmStart { beta: 1.0, history, ..HistoryWarmStart::default() };
+        let (mut l0, mut v0) = (vec![0.0; second.len()], vec![Velocity6::default(); 6]);
+        warm.initialize(&second, &mut l0, &mut v0).unwrap();
+        let expected: Vec<f64> = asked.iter().map(|&k| found(&key(k)).map_or(0.0, |i| i.normal)).collect();
+        prop_assert_eq!(&l0, &expected);
+    }
+}
+
+fn impulse_normal(x: f64) -> StoredImpulse {
+    StoredImpulse {
+        normal: x,
+        ..StoredImpulse::default()
+    }
 }
 
 /// The history warm start and record on several threads (contacts shared
