@@ -146,7 +146,7 @@ impl ImpulseHistory {
     /// forget every contact they are not given. Call it when the set of such
     /// contacts changes, not every step.
     ///
-    /// The keys are looked up by the merge walk of [`Self::get_from`], so
+    /// The keys are looked up by the warm start's merge walk, so
     /// keys given in increasing order (as the stepper's contacts come) cost
     /// O(1) each, and the held set is kept sorted without a sort. (Until
     /// session 46 it was a hash map filled key by key: about 200 ns per
