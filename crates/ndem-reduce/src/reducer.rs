@@ -268,7 +268,10 @@ impl Reducer {
             .get_mut(id)
             .and_then(Option::take)
             .ok_or(ReduceError::UnknownAggregate(id))?;
-        world.co_move();
+        // its members leave with the host's motion; no other body's host
+        // changes (co-moving every member of the world here made a step
+        // with many merges and splits quadratic in the bodies)
+        world.co_move_bodies(&agg.members);
         for &m in &agg.members {
             world.detach(m)?;
         }
@@ -301,7 +304,7 @@ impl Reducer {
         for &m in &members {
             world.attach(m, body)?;
         }
-        world.co_move();
+        world.co_move_bodies(&members);
         if self.aggregate_of_body.len() < world.len() {
             self.aggregate_of_body.resize(world.len(), None);
         }

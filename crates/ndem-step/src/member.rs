@@ -160,17 +160,35 @@ impl World {
     /// `ω_a = ω_A`.
     pub fn co_move(&mut self) {
         for i in 0..self.len() {
-            if let Some(m) = self.membership[i].as_deref().copied() {
-                let (xh, qh, vh) = (
-                    self.position[m.host],
-                    self.orientation[m.host],
-                    self.velocity[m.host],
-                );
-                let r = qh * m.offset;
-                self.position[i] = xh + r;
-                self.orientation[i] = qh * m.relative_orientation;
-                self.velocity[i] = Velocity6::new(vh.linear + vh.angular.cross(&r), vh.angular);
+            self.co_move_body(i);
+        }
+    }
+
+    /// [`Self::co_move`] for `bodies` only (those that are not members, or
+    /// not bodies of the world, are left alone): what model reduction
+    /// needs when it forms or dissolves one aggregate, whose members are
+    /// the only bodies whose host changed. The same sums as
+    /// [`Self::co_move`], so a member gets the same bits either way.
+    pub fn co_move_bodies(&mut self, bodies: &[usize]) {
+        for &i in bodies {
+            if i < self.len() {
+                self.co_move_body(i);
             }
+        }
+    }
+
+    /// Eqs. 11-13 for body `i` (`i < self.len()`), if it is a member.
+    fn co_move_body(&mut self, i: usize) {
+        if let Some(m) = self.membership[i].as_deref().copied() {
+            let (xh, qh, vh) = (
+                self.position[m.host],
+                self.orientation[m.host],
+                self.velocity[m.host],
+            );
+            let r = qh * m.offset;
+            self.position[i] = xh + r;
+            self.orientation[i] = qh * m.relative_orientation;
+            self.velocity[i] = Velocity6::new(vh.linear + vh.angular.cross(&r), vh.angular);
         }
     }
 

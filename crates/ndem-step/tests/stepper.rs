@@ -1028,3 +1028,57 @@ fn setters_refuse_a_body_that_does_not_exist() {
     assert!(std::panic::catch_unwind(|| w.user_force(n)).is_err());
     assert!(std::panic::catch_unwind(|| w.surface_velocity(n)).is_err());
 }
+
+/// Co-moving the members of one host gives them the bits that co-moving
+/// every member gives, and leaves the other bodies, members of another
+/// host or free, and indices past the world, alone.
+#[test]
+fn co_moving_some_members_is_co_moving_them_all() {
+    let mut w = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
+    let sphere = || Shape::sphere(0.01).unwrap();
+    let mut body = |p: Vec3| {
+        w.add_body(
+            BodyDesc::dynamic(sphere(), 0, p).with_velocity(Velocity6::new(
+                Vec3::new(p.y, -p.x, 0.3),
+                Vec3::new(0.1, p.z, -0.2),
+            )),
+        )
+        .unwrap()
+    };
+    let hosts = [
+        body(Vec3::new(0.0, 0.0, 0.1)),
+        body(Vec3::new(0.2, 0.1, 0.1)),
+    ];
+    let members: Vec<usize> = (0..6)
+        .map(|k| body(Vec3::new(0.01 * k as f64, 0.02, 0.1 + 0.003 * k as f64)))
+        .collect();
+    let free = body(Vec3::new(-0.3, 0.0, 0.0));
+    for (k, &m) in members.iter().enumerate() {
+        w.attach(m, hosts[k % 2]).unwrap();
+    }
+    // move and turn both hosts, so that every member is off its host
+    let (positions, orientations, velocities) = w.state_mut();
+    for (k, &h) in hosts.iter().enumerate() {
+        positions[h] += Vec3::new(0.01, -0.02 * k as f64, 0.005);
+        orientations[h] = Quat::from_axis_angle(&Vec3::z_axis(), 0.3 + k as f64);
+        velocities[h].angular = Vec3::new(1.0, 2.0 * k as f64, -0.5);
+    }
+    let mut all = w.clone();
+    all.co_move();
+    let of_first: Vec<usize> = members.iter().copied().step_by(2).collect();
+    let mut some = w.clone();
+    some.co_move_bodies(&[&of_first[..], &[free, 999]].concat());
+    for i in 0..w.len() {
+        let moved = of_first.contains(&i);
+        let expected = if moved { &all } else { &w };
+        assert_eq!(some.positions()[i], expected.positions()[i], "body {i}");
+        assert_eq!(
+            some.orientations()[i],
+            expected.orientations()[i],
+            "body {i}"
+        );
+        assert_eq!(some.velocities()[i], expected.velocities()[i], "body {i}");
+    }
+    // the other host's members were off their host, so the test sees it
+    assert_ne!(all.positions()[members[1]], w.positions()[members[1]]);
+}
