@@ -509,7 +509,9 @@ impl World {
         }
     }
 
-    /// Sets the position of a body.
+    /// Sets the position of a body. The members of a host do not follow
+    /// until [`World::co_move`] (the stepper co-moves every member after
+    /// its velocity update); call it after moving a host by hand.
     pub fn set_position(&mut self, body: usize, position: Vec3) -> Result<(), StepError> {
         self.check_body("position", body)?;
         check_vec("position", body, &position)?;
