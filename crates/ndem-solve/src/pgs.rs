@@ -5,7 +5,9 @@ use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
 use crate::masses::{BodyResponse, InverseMasses};
 use crate::metrics::{InverseDiagonal, ResidualEvaluator, ResidualStats};
-use crate::pgs_parallel::{BlockProgress, Colouring, SharedIterate, SweepOutcome, SweepRun};
+use crate::pgs_parallel::{
+    BlockProgress, Colouring, RunProgress, SharedIterate, SweepOutcome, SweepRun,
+};
 use crate::problem::{
     ClampTo, ContactProblem, ContactRecord, ContactSide, FrictionSet, TangentialCoefficients,
 };
@@ -1178,6 +1180,30 @@ impl SweepInputs<'_> {
     }
 }
 
+/// Calls `f(t, part, first_row)` for each of `threads` threads with the
+/// rows of `lambda` (`m` per contact) of the contacts it sweeps
+/// ([`Colouring::owned_contacts`]; the ranges follow each other in thread
+/// order), `first_row` the index of the part's first row in `lambda`.
+fn for_each_thread_part<'l>(
+    colouring: &Colouring,
+    lambda: &'l mut [f64],
+    m: usize,
+    threads: usize,
+    mut f: impl FnMut(usize, &'l mut [f64], usize),
+) {
+    let (mut rest, mut taken) = (lambda, 0);
+    for t in 0..threads {
+        let range = colouring.owned_contacts(t, threads);
+        let start = range.start.max(taken);
+        let end = range.end.max(start);
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut((start - taken) * m);
+        let (part, tail) = tail.split_at_mut((end - start) * m);
+        rest = tail;
+        taken = end;
+        f(t, part, start * m);
+    }
+}
+
 /// [`PgsSettings::parallel_min_contacts`] by default: below it a thread's
 /// start and its waits for the other's blocks cost more than its share
 /// (4096 in sessions 14-38).
@@ -1352,23 +1378,16 @@ impl ProjectedGaussSeidel {
         // each thread updates the multipliers of its own range of contacts
         // in place; the ranges follow each other in thread order
         std::thread::scope(|scope| {
-            let mut rest = &mut lambda[..problem.generic_offset()];
-            let (mut taken, mut own) = (0, None);
-            for t in 0..threads {
-                let range = colouring.owned_contacts(t, threads);
-                let start = range.start.max(taken);
-                let end = range.end.max(start);
-                let (_, tail) = std::mem::take(&mut rest).split_at_mut((start - taken) * m);
-                let (part, tail) = tail.split_at_mut((end - start) * m);
-                rest = tail;
-                taken = end;
+            let mut own = None;
+            let rows = &mut lambda[..problem.generic_offset()];
+            for_each_thread_part(colouring, rows, m, threads, |t, part, first_row| {
                 if t == 0 {
-                    own = Some((part, start * m));
+                    own = Some((part, first_row));
                 } else {
                     scope.spawn(move || {
                         let _unwinding = run.poison_on_unwind();
                         while let Some(mode) = run.mode() {
-                            sweep_once(t, part, start * m, mode);
+                            sweep_once(t, part, first_row, mode);
                             // the sweep is done; this thread then waits
                             // for the next sweep's mode
                             run.meet();
@@ -1376,7 +1395,7 @@ impl ProjectedGaussSeidel {
                         }
                     });
                 }
-            }
+            });
             let _unwinding = run.poison_on_unwind();
             let (part, first_row) = own.unwrap_or_default();
             while let Some(mode) = run.mode() {
@@ -1394,6 +1413,115 @@ impl ProjectedGaussSeidel {
             }
         });
         last
+    }
+
+    /// [`Self::sweep_contacts_parallel`] for a run whose sweeps are known
+    /// before it starts (`sweeps`, sweep `k` in `mode_of(k)`: a solve
+    /// without an early stop), with no barrier between them: a thread
+    /// that has swept its blocks of one sweep goes on with its blocks of
+    /// the next as soon as they may start ([`RunProgress`]), instead of
+    /// waiting for the slowest thread's last block. The same iterate, bit
+    /// for bit. The run ends early after the first sweep that made a value
+    /// non-finite; its `λ` may then hold some blocks' next sweep
+    /// (`docs/solvers.md`, "Coloured order on several threads"), and its update is NaN.
+    fn sweep_contacts_pipelined(
+        &mut self,
+        problem: &ContactProblem,
+        (lambda, velocity): (&mut [f64], &mut [Velocity6]),
+        (sweeps, threads): (std::ops::Range<usize>, usize),
+        mode_of: impl Fn(usize) -> SweepMode + Sync,
+    ) -> SweepEnd {
+        let m = problem.contact_rows().count();
+        if !self.current.shared {
+            self.shared.fill(velocity, threads);
+        }
+        self.current = Current {
+            shared: true,
+            slices: false,
+        };
+        let progress = RunProgress::new();
+        let outcome = SweepOutcome::default();
+        let (shared, colouring) = (&self.shared, &self.colouring);
+        let inputs = self.sweep_inputs(problem, mode_of(sweeps.start));
+        let conflicts = (
+            &colouring.earlier_conflicts[..],
+            &colouring.later_conflicts[..],
+        );
+        let (first, end) = (sweeps.start, sweeps.end);
+        // thread `t`'s blocks, sweep after sweep; the last sweep's largest
+        // correction goes to `outcome`
+        let run = |t: usize, lambda: &mut [f64], first_row: usize| {
+            let _unwinding = progress.poison_on_unwind();
+            let mut store = paired::ThreadIterate {
+                lambda,
+                first_row,
+                velocity: shared,
+            };
+            let (pending, blocks) = (colouring.owned_blocks(t, threads), &colouring.blocks);
+            for k in first..end {
+                let sweep = (k - first) as u32;
+                if progress.abandons(sweep) {
+                    return;
+                }
+                let mut source = paired::PipelinedBlocks {
+                    conflicts,
+                    progress: &progress,
+                    sweep,
+                };
+                let data = SweepInputs {
+                    mode: mode_of(k),
+                    ..inputs
+                };
+                let (corr, finite) = match problem.shared_side() {
+                    Some(side) => {
+                        data.data(|_| side)
+                            .sweep_blocks(blocks, pending, &mut source, &mut store)
+                    }
+                    None => data.data(|ci| problem.side(ci)).sweep_blocks(
+                        blocks,
+                        pending,
+                        &mut source,
+                        &mut store,
+                    ),
+                };
+                if !finite {
+                    progress.stop_at(sweep);
+                    return;
+                }
+                if k + 1 == end {
+                    outcome.add(corr, true);
+                }
+            }
+        };
+        let run = &run;
+        std::thread::scope(|scope| {
+            let mut own = None;
+            let rows = &mut lambda[..problem.generic_offset()];
+            for_each_thread_part(colouring, rows, m, threads, |t, part, first_row| {
+                if t == 0 {
+                    own = Some((part, first_row));
+                } else {
+                    scope.spawn(move || run(t, part, first_row));
+                }
+            });
+            let (part, first_row) = own.unwrap_or_default();
+            run(0, part, first_row);
+            // the scope waits for the others (and resumes a panic)
+        });
+        match progress.stopped_at() {
+            Some(stop) => SweepEnd {
+                last: first + stop as usize,
+                update: f64::NAN,
+                finite: false,
+                due: false,
+            },
+            None => SweepEnd {
+                last: end - 1,
+                update: outcome.get().0,
+                finite: true,
+                due: false,
+            },
+        }
     }
 
     /// Sweep `plan.first` of a solve, or with `plan.runs`, the run of sweeps
@@ -1426,6 +1554,19 @@ impl ProjectedGaussSeidel {
                 due: false,
             };
         };
+        if !stopping.early_stop {
+            // every sweep up to the cap is known to run (no check is ever
+            // due): no barrier between them
+            let schedule = &*schedule;
+            let mode_of = |k| SweepMode::of_sweep(passes, stopping, schedule, k, observed);
+            let sweeps = first..stopping.max_iterations;
+            return self.sweep_contacts_pipelined(
+                problem,
+                (lambda, velocity),
+                (sweeps, threads),
+                mode_of,
+            );
+        }
         let (mut done, mut due) = (first, false);
         let (update, finite) = self.sweep_contacts_parallel(
             problem,

@@ -39,13 +39,15 @@
 //! its blocks in colour order but skips a block that is still waiting for
 //! another thread's when a later one of its own is free (session 21), and
 //! sweeps two ready blocks in lockstep (`pgs/paired.rs`, session 22).
+//! Where every sweep of a run is known to run (no early stop), there is no
+//! barrier between sweeps either ([`RunProgress`], session 47).
 
 use crate::pgs::SweepMode;
 use crate::problem::ContactProblem;
 use ndem_math::Velocity6;
 use ndem_math::blocks::{block_len, map_parts};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Colours tracked per body (bits of a `u64`): as many as blocks can be,
 /// so that every block finds a free colour.
@@ -82,6 +84,11 @@ pub(crate) struct Colouring {
     /// positions in `blocks`) shares a moving body with block `p`: what
     /// block `p` waits for in a parallel sweep ([`BlockProgress`]).
     pub(crate) earlier_conflicts: Vec<u64>,
+    /// `later_conflicts[p]` has bit `q` set when block `q > p` shares a
+    /// moving body with block `p` (the transpose of `earlier_conflicts`):
+    /// what block `p` waits for, from the sweep before, in a run of sweeps
+    /// without a barrier between them ([`RunProgress`]).
+    pub(crate) later_conflicts: Vec<u64>,
     /// `block_numbers[p]`: the number of block `p` in contact order
     /// (`0..blocks.len()`); a parallel sweep gives each thread a range of
     /// numbers, i.e. a range of consecutive contacts ([`Self::owner`]).
@@ -243,6 +250,15 @@ impl Colouring {
                 .fold(0u64, |m, (q, _)| m | 1 << q);
             self.earlier_conflicts.push(earlier);
         }
+        self.later_conflicts.clear();
+        self.later_conflicts.resize(self.earlier_conflicts.len(), 0);
+        for (p, &earlier) in self.earlier_conflicts.iter().enumerate() {
+            let mut bits = earlier;
+            while bits != 0 {
+                self.later_conflicts[bits.trailing_zeros() as usize] |= 1 << p;
+                bits &= bits - 1;
+            }
+        }
         self.input = input;
     }
 
@@ -316,6 +332,7 @@ impl Colouring {
             + self.blocks.capacity() * size_of::<(u32, u32)>()
             + self.colour_starts.capacity() * size_of::<usize>()
             + self.earlier_conflicts.capacity() * size_of::<u64>()
+            + self.later_conflicts.capacity() * size_of::<u64>()
             + self.block_numbers.capacity()
             + self.input.pairs.capacity() * size_of::<[u32; 2]>()
             + self.input.moving.capacity()
@@ -515,6 +532,120 @@ impl BlockProgress {
     /// wait at [`SweepRun::meet`]).
     pub(crate) fn reset(&self) {
         self.finished.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Where a run of sweeps without a barrier between them stands
+/// (`ProjectedGaussSeidel`'s `sweep_contacts_pipelined`): per block
+/// position, how many of the run's sweeps it has finished. Block `p` may
+/// start sweep `k` (counted from the run's first) once every earlier
+/// block it shares a moving body with has finished sweep `k`, and every
+/// later one has finished sweep `k − 1` ([`Colouring::later_conflicts`]):
+/// then it reads what it reads in the one-thread order (the earlier
+/// blocks' sweep `k`, the later blocks' sweep `k − 1`), and no block that
+/// must read its sweep-`k − 1` velocities can see its sweep `k`. Every
+/// pair of conflicting block-sweeps therefore runs in the one-thread
+/// order: the iterate of the sweeps one after the other, bit for bit,
+/// while a thread that finished its part of a sweep goes on with the next
+/// instead of waiting for the others at a barrier (session 47).
+///
+/// A thread whose sweep made a value non-finite finishes that sweep and
+/// stops; [`Self::stop_at`] records the earliest such sweep, every thread
+/// finishes the sweeps up to it (whose blocks wait only on sweeps up to
+/// it) and abandons any later one, also while waiting. A thread that
+/// unwinds poisons the run: the others abandon at their next wait.
+#[derive(Debug)]
+pub(crate) struct RunProgress {
+    done: [AtomicU32; MAX_BLOCKS],
+    /// The first sweep of the run that made a value non-finite
+    /// (`u32::MAX`: none so far).
+    stop: AtomicU32,
+    poisoned: AtomicBool,
+}
+
+impl RunProgress {
+    /// No block has swept anything.
+    pub(crate) fn new() -> Self {
+        Self {
+            done: std::array::from_fn(|_| AtomicU32::new(0)),
+            stop: AtomicU32::new(u32::MAX),
+            poisoned: AtomicBool::new(false),
+        }
+    }
+
+    /// The first of `pending` that may start sweep `sweep` now, if any
+    /// (acquire: the writes of the blocks it waits for are then visible).
+    pub(crate) fn first_ready(
+        &self,
+        pending: u64,
+        (earlier_conflicts, later_conflicts): (&[u64], &[u64]),
+        sweep: u32,
+    ) -> Option<usize> {
+        // the blocks that finished this sweep, and the sweep before
+        let (mut this, mut before) = (0u64, 0u64);
+        for (q, done) in self.done[..earlier_conflicts.len()].iter().enumerate() {
+            let done = done.load(Ordering::Acquire);
+            this |= u64::from(done > sweep) << q;
+            before |= u64::from(done >= sweep) << q;
+        }
+        let mut candidates = pending;
+        while candidates != 0 {
+            let p = candidates.trailing_zeros() as usize;
+            if earlier_conflicts[p] & !this == 0 && later_conflicts[p] & !before == 0 {
+                return Some(p);
+            }
+            candidates &= candidates - 1;
+        }
+        None
+    }
+
+    /// Marks block `position` as having finished sweep `sweep` (release:
+    /// its writes are published).
+    pub(crate) fn finish(&self, position: usize, sweep: u32) {
+        self.done[position].store(sweep + 1, Ordering::Release);
+    }
+
+    /// Sweep `sweep` made a value non-finite: the run ends after it.
+    pub(crate) fn stop_at(&self, sweep: u32) {
+        self.stop.fetch_min(sweep, Ordering::AcqRel);
+    }
+
+    /// The first sweep that made a value non-finite, if any.
+    pub(crate) fn stopped_at(&self) -> Option<u32> {
+        let stop = self.stop.load(Ordering::Acquire);
+        (stop != u32::MAX).then_some(stop)
+    }
+
+    /// Whether a thread abandons sweep `sweep`: the run ends before it, or
+    /// is poisoned.
+    pub(crate) fn abandons(&self, sweep: u32) -> bool {
+        self.poisoned.load(Ordering::Relaxed) || self.stop.load(Ordering::Acquire) < sweep
+    }
+
+    /// Spins (briefly, then yields) until a block of `pending` may start
+    /// sweep `sweep`; `None` once the sweep is abandoned
+    /// ([`Self::abandons`]).
+    pub(crate) fn next_ready(
+        &self,
+        pending: u64,
+        conflicts: (&[u64], &[u64]),
+        sweep: u32,
+    ) -> Option<usize> {
+        let mut spins = 0u32;
+        loop {
+            if let Some(p) = self.first_ready(pending, conflicts, sweep) {
+                return Some(p);
+            }
+            if self.abandons(sweep) {
+                return None;
+            }
+            spin_then_yield(&mut spins, 1 << 12);
+        }
+    }
+
+    /// A guard that poisons the run if its thread unwinds while holding it.
+    pub(crate) fn poison_on_unwind(&self) -> PoisonOnUnwind<'_> {
+        PoisonOnUnwind(&self.poisoned)
     }
 }
 

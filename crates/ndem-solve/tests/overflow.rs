@@ -158,3 +158,49 @@ fn projecting_an_infinite_normal_multiplier_does_not_panic() {
         }
     }
 }
+
+/// On several threads a solve without early stop sweeps without a
+/// barrier between its sweeps, so a thread may be in the next sweep while
+/// another's block overflows. The run still ends at the sweep that made
+/// the value non-finite: every thread count returns `Diverged` for the
+/// same sweep as one thread (the overflowing contact, three quarters
+/// along the problem, is in the last thread's range), without waiting
+/// forever on the thread that stopped, and the row it names is
+/// non-finite in the caller's `λ`.
+#[test]
+fn a_divergence_ends_a_run_of_sweeps_on_any_thread_count() {
+    let (mut problem, contacts) = heavy_packing([14, 14, 8], FrictionSet::Box);
+    let bad = contacts.len() * 3 / 4;
+    for (i, &c) in contacts.iter().enumerate() {
+        let c = if i == bad { made_to_overflow(c) } else { c };
+        problem.push_contact(c).unwrap();
+    }
+    assert!(problem.contacts().len() > 4096);
+    let solve = |threads: usize| {
+        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+            stopping: Stopping::iterations(30),
+            order: ContactOrder::Coloured,
+            threads,
+            parallel_min_contacts: 0,
+            ..PgsSettings::default()
+        })
+        .unwrap();
+        let mut lambda = vec![0.0; problem.len()];
+        let mut velocity = problem.free_velocity().to_vec();
+        let outcome = pgs.solve(&problem, &mut lambda, &mut velocity);
+        match outcome {
+            Err(SolveError::Diverged { iteration, row, .. }) => (iteration, row, lambda),
+            other => panic!("{threads} threads: {other:?}"),
+        }
+    };
+    let (iteration, row, lambda) = solve(1);
+    assert_eq!(iteration, 1);
+    assert!(!lambda[row].is_finite());
+    for threads in [2, 3] {
+        for _ in 0..20 {
+            let (it, r, lambda) = solve(threads);
+            assert_eq!(it, iteration, "{threads} threads");
+            assert!(!lambda[r].is_finite(), "{threads} threads: row {r}");
+        }
+    }
+}

@@ -39,7 +39,7 @@
 
 use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, SweepMode, sweep_contact};
 use crate::PREFETCH_AHEAD;
-use crate::pgs_parallel::{BlockProgress, SharedIterate, first_ready};
+use crate::pgs_parallel::{BlockProgress, RunProgress, SharedIterate, first_ready};
 use crate::problem::ContactSide;
 use crate::problem::FrictionSet;
 use ndem_math::Velocity6;
@@ -154,8 +154,9 @@ fn two_row_ranges(lambda: &mut [f64], [k0, k1]: [usize; 2], m: usize) -> (&mut [
 pub(super) trait BlockSource {
     /// The first of `pending` that may start now, if any.
     fn try_next(&mut self, pending: u64) -> Option<usize>;
-    /// The first of `pending` that may start, waiting for one if needed.
-    fn next(&mut self, pending: u64) -> usize;
+    /// The first of `pending` that may start, waiting for one if needed;
+    /// `None` when the sweep is abandoned ([`RunProgress::abandons`]).
+    fn next(&mut self, pending: u64) -> Option<usize>;
     /// Marks block `p` finished.
     fn finish(&mut self, p: usize);
     /// Contacts a lane sweeps alone before it looks for a second block
@@ -173,10 +174,12 @@ impl BlockSource for SerialBlocks<'_> {
     fn try_next(&mut self, pending: u64) -> Option<usize> {
         first_ready(pending, self.earlier_conflicts, self.finished)
     }
-    fn next(&mut self, pending: u64) -> usize {
+    fn next(&mut self, pending: u64) -> Option<usize> {
         // the unfinished block of lowest position is always ready
-        self.try_next(pending)
-            .unwrap_or(pending.trailing_zeros() as usize)
+        Some(
+            self.try_next(pending)
+                .unwrap_or(pending.trailing_zeros() as usize),
+        )
     }
     fn finish(&mut self, p: usize) {
         self.finished |= 1 << p;
@@ -197,11 +200,38 @@ impl BlockSource for SharedBlocks<'_> {
     fn try_next(&mut self, pending: u64) -> Option<usize> {
         first_ready(pending, self.earlier_conflicts, self.progress.finished())
     }
-    fn next(&mut self, pending: u64) -> usize {
-        self.progress.next_ready(pending, self.earlier_conflicts)
+    fn next(&mut self, pending: u64) -> Option<usize> {
+        Some(self.progress.next_ready(pending, self.earlier_conflicts))
     }
     fn finish(&mut self, p: usize) {
         self.progress.finish(p);
+    }
+    fn recheck_after(&self) -> u32 {
+        // another thread may finish a block at any time
+        64
+    }
+}
+
+/// One thread's view of a sweep in a run without barriers between its
+/// sweeps ([`RunProgress`]).
+pub(super) struct PipelinedBlocks<'a> {
+    pub(super) conflicts: (&'a [u64], &'a [u64]),
+    pub(super) progress: &'a RunProgress,
+    /// The sweep, counted from the run's first.
+    pub(super) sweep: u32,
+}
+
+impl BlockSource for PipelinedBlocks<'_> {
+    fn try_next(&mut self, pending: u64) -> Option<usize> {
+        self.progress
+            .first_ready(pending, self.conflicts, self.sweep)
+    }
+    fn next(&mut self, pending: u64) -> Option<usize> {
+        self.progress
+            .next_ready(pending, self.conflicts, self.sweep)
+    }
+    fn finish(&mut self, p: usize) {
+        self.progress.finish(p, self.sweep);
     }
     fn recheck_after(&self) -> u32 {
         // another thread may finish a block at any time
@@ -353,7 +383,9 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
                     if *pending == 0 {
                         break;
                     }
-                    let p = source.next(*pending);
+                    let Some(p) = source.next(*pending) else {
+                        break;
+                    };
                     lanes[0] = take(p, pending);
                     continue;
                 }
