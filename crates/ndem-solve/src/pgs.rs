@@ -1554,7 +1554,8 @@ impl ProjectedGaussSeidel {
                 due: false,
             };
         };
-        if !stopping.early_stop {
+        // the run's sweeps are counted in `u32` ([`RunProgress`])
+        if !stopping.early_stop && stopping.max_iterations - first < u32::MAX as usize {
             // every sweep up to the cap is known to run (no check is ever
             // due): no barrier between them
             let schedule = &*schedule;
