@@ -1126,14 +1126,27 @@ impl SweepInputs<'_> {
             finished: 0,
         };
         let (blocks, all) = (&colouring.blocks, colouring.owned_blocks(0, 1));
+        self.sweep_blocks(blocks, all, &mut source, &mut store)
+    }
+
+    /// The blocks of `pending` (positions in `blocks`) as `source` lets
+    /// them start ([`paired::SweepData::sweep_blocks`]), monomorphised for
+    /// problems whose contacts share their coefficients.
+    fn sweep_blocks(
+        &self,
+        blocks: &[(u32, u32)],
+        pending: u64,
+        source: &mut impl paired::BlockSource,
+        store: &mut impl paired::IterateStore,
+    ) -> (f64, bool) {
         let p = self.problem;
         match p.shared_side() {
             Some(side) => self
                 .data(|_| side)
-                .sweep_blocks(blocks, all, &mut source, &mut store),
+                .sweep_blocks(blocks, pending, source, store),
             None => self
                 .data(|ci| p.side(ci))
-                .sweep_blocks(blocks, all, &mut source, &mut store),
+                .sweep_blocks(blocks, pending, source, store),
         }
     }
 
@@ -1180,18 +1193,21 @@ impl SweepInputs<'_> {
     }
 }
 
-/// Calls `f(t, part, first_row)` for each of `threads` threads with the
-/// rows of `lambda` (`m` per contact) of the contacts it sweeps
-/// ([`Colouring::owned_contacts`]; the ranges follow each other in thread
-/// order), `first_row` the index of the part's first row in `lambda`.
-fn for_each_thread_part<'l>(
+/// Cuts the rows of `lambda` (`m` per contact) into the parts of the
+/// contacts each of `threads` threads sweeps ([`Colouring::owned_contacts`];
+/// the ranges follow each other in thread order), spawns
+/// `spawned(t, part, first_row)` in `scope` for threads `1..threads`
+/// (`first_row` the index of the part's first row in `lambda`), and
+/// returns thread 0's part and first row, for the calling thread.
+fn spawn_thread_parts<'scope, 'l: 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
     colouring: &Colouring,
-    lambda: &'l mut [f64],
-    m: usize,
+    (lambda, m): (&'l mut [f64], usize),
     threads: usize,
-    mut f: impl FnMut(usize, &'l mut [f64], usize),
-) {
+    spawned: impl Fn(usize, &'l mut [f64], usize) + Send + Copy + 'scope,
+) -> (&'l mut [f64], usize) {
     let (mut rest, mut taken) = (lambda, 0);
+    let mut own = (Default::default(), 0);
     for t in 0..threads {
         let range = colouring.owned_contacts(t, threads);
         let start = range.start.max(taken);
@@ -1200,8 +1216,13 @@ fn for_each_thread_part<'l>(
         let (part, tail) = tail.split_at_mut((end - start) * m);
         rest = tail;
         taken = end;
-        f(t, part, start * m);
+        if t == 0 {
+            own = (part, start * m);
+        } else {
+            scope.spawn(move || spawned(t, part, start * m));
+        }
     }
+    own
 }
 
 /// [`PgsSettings::parallel_min_contacts`] by default: below it a thread's
@@ -1306,6 +1327,19 @@ impl ProjectedGaussSeidel {
         }
     }
 
+    /// Makes the shared copy of the velocities the current one for
+    /// parallel sweeps (filled from `velocity` unless it is current
+    /// already).
+    fn share_velocity(&mut self, velocity: &[Velocity6], threads: usize) {
+        if !self.current.shared {
+            self.shared.fill(velocity, threads);
+        }
+        self.current = Current {
+            shared: true,
+            slices: false,
+        };
+    }
+
     /// [`Self::sweep_contacts`] colour by colour on `threads > 1` threads (see
     /// [`crate::pgs_parallel`]): each thread takes a range of consecutive
     /// blocks ([`Colouring::owner`]) and sweeps them two at a time
@@ -1330,13 +1364,7 @@ impl ProjectedGaussSeidel {
         mut next: impl FnMut((f64, bool)) -> Option<SweepMode>,
     ) -> (f64, bool) {
         let m = problem.contact_rows().count();
-        if !self.current.shared {
-            self.shared.fill(velocity, threads);
-        }
-        self.current = Current {
-            shared: true,
-            slices: false,
-        };
+        self.share_velocity(velocity, threads);
         let outcome = SweepOutcome::default();
         let progress = BlockProgress::default();
         let run = SweepRun::new(threads, mode);
@@ -1355,21 +1383,9 @@ impl ProjectedGaussSeidel {
                 velocity: shared,
             };
             let pending = colouring.owned_blocks(t, threads);
-            let blocks = &colouring.blocks;
             let sweep = SweepInputs { mode, ..inputs };
-            let (max_corr, finite) = match problem.shared_side() {
-                Some(side) => {
-                    sweep
-                        .data(|_| side)
-                        .sweep_blocks(blocks, pending, &mut source, &mut store)
-                }
-                None => sweep.data(|ci| problem.side(ci)).sweep_blocks(
-                    blocks,
-                    pending,
-                    &mut source,
-                    &mut store,
-                ),
-            };
+            let (max_corr, finite) =
+                sweep.sweep_blocks(&colouring.blocks, pending, &mut source, &mut store);
             outcome.add(max_corr, finite);
         };
         let sweep_once = &sweep_once;
@@ -1378,26 +1394,20 @@ impl ProjectedGaussSeidel {
         // each thread updates the multipliers of its own range of contacts
         // in place; the ranges follow each other in thread order
         std::thread::scope(|scope| {
-            let mut own = None;
             let rows = &mut lambda[..problem.generic_offset()];
-            for_each_thread_part(colouring, rows, m, threads, |t, part, first_row| {
-                if t == 0 {
-                    own = Some((part, first_row));
-                } else {
-                    scope.spawn(move || {
-                        let _unwinding = run.poison_on_unwind();
-                        while let Some(mode) = run.mode() {
-                            sweep_once(t, part, first_row, mode);
-                            // the sweep is done; this thread then waits
-                            // for the next sweep's mode
-                            run.meet();
-                            run.meet();
-                        }
-                    });
+            let spawned = move |t, part: &mut [f64], first_row| {
+                let _unwinding = run.poison_on_unwind();
+                while let Some(mode) = run.mode() {
+                    sweep_once(t, part, first_row, mode);
+                    // the sweep is done; this thread then waits for the
+                    // next sweep's mode
+                    run.meet();
+                    run.meet();
                 }
-            });
+            };
+            let (part, first_row) =
+                spawn_thread_parts(scope, colouring, (rows, m), threads, spawned);
             let _unwinding = run.poison_on_unwind();
-            let (part, first_row) = own.unwrap_or_default();
             while let Some(mode) = run.mode() {
                 sweep_once(0, part, first_row, mode);
                 if !run.meet() {
@@ -1432,13 +1442,7 @@ impl ProjectedGaussSeidel {
         mode_of: impl Fn(usize) -> SweepMode + Sync,
     ) -> SweepEnd {
         let m = problem.contact_rows().count();
-        if !self.current.shared {
-            self.shared.fill(velocity, threads);
-        }
-        self.current = Current {
-            shared: true,
-            slices: false,
-        };
+        self.share_velocity(velocity, threads);
         let progress = RunProgress::new();
         let outcome = SweepOutcome::default();
         let (shared, colouring) = (&self.shared, &self.colouring);
@@ -1468,22 +1472,11 @@ impl ProjectedGaussSeidel {
                     progress: &progress,
                     sweep,
                 };
-                let data = SweepInputs {
+                let sweep_k = SweepInputs {
                     mode: mode_of(k),
                     ..inputs
                 };
-                let (corr, finite) = match problem.shared_side() {
-                    Some(side) => {
-                        data.data(|_| side)
-                            .sweep_blocks(blocks, pending, &mut source, &mut store)
-                    }
-                    None => data.data(|ci| problem.side(ci)).sweep_blocks(
-                        blocks,
-                        pending,
-                        &mut source,
-                        &mut store,
-                    ),
-                };
+                let (corr, finite) = sweep_k.sweep_blocks(blocks, pending, &mut source, &mut store);
                 if !finite {
                     progress.stop_at(sweep);
                     return;
@@ -1495,16 +1488,8 @@ impl ProjectedGaussSeidel {
         };
         let run = &run;
         std::thread::scope(|scope| {
-            let mut own = None;
             let rows = &mut lambda[..problem.generic_offset()];
-            for_each_thread_part(colouring, rows, m, threads, |t, part, first_row| {
-                if t == 0 {
-                    own = Some((part, first_row));
-                } else {
-                    scope.spawn(move || run(t, part, first_row));
-                }
-            });
-            let (part, first_row) = own.unwrap_or_default();
+            let (part, first_row) = spawn_thread_parts(scope, colouring, (rows, m), threads, run);
             run(0, part, first_row);
             // the scope waits for the others (and resumes a panic)
         });
