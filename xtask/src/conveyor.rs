@@ -235,6 +235,8 @@ pub fn conveyor_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
             Err(e) => progress.tick(&format!("failed: {e}")),
         },
     );
+    let names: Vec<&str> = plan.iter().map(|p| p.0).collect();
+    let alone = crate::runs::alone_after_partner_failed(&names, &results);
     let (outcomes, failures) = report::split_failures("reduce conveyor", results);
     write_plots(opts, &outcomes)?;
     write_summary(
@@ -242,7 +244,7 @@ pub fn conveyor_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
         &spec,
         &belt,
         &outcomes,
-        &failures,
+        (&failures, &alone),
         (fill_s, seconds, average),
     )?;
     progress.tick("written");
@@ -332,7 +334,7 @@ fn write_summary(
     spec: &ConveyorSpec,
     belt: &ConveyorBelt,
     outcomes: &[Outcome],
-    failures: &[String],
+    (failures, alone): (&[String], &[String]),
     (fill_s, seconds, average): (f64, f64, f64),
 ) -> SuiteResult<()> {
     let reference = outcomes
@@ -375,6 +377,7 @@ fn write_summary(
         "average_over_last_s": average,
         "runs": runs,
         "failed_runs": failures,
+        "ran_alone_after_partner_failed": alone,
         "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
     });
     report::write_summary(&opts.out, &summary)?;
@@ -422,6 +425,7 @@ fn write_summary(
             reference.map_or(f64::NAN, |r| r.1 / o.wall),
         );
     }
+    md += &crate::runs::alone_note(alone);
     let _ = writeln!(
         md,
         "\nθ_conv: the slope the heap forms against the belt's motion under the source (the pile's angle of repose, \

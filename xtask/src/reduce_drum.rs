@@ -202,6 +202,8 @@ pub fn drum_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
             Err(e) => progress.tick(&format!("failed: {e}")),
         },
     );
+    let names: Vec<&str> = plan.iter().map(|p| p.0).collect();
+    let alone = crate::runs::alone_after_partner_failed(&names, &results);
     let (outcomes, failures) = report::split_failures("reduce drum", results);
     write_plots(opts, &outcomes)?;
     write_summary(
@@ -209,7 +211,7 @@ pub fn drum_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
         &spec,
         &sensor,
         &outcomes,
-        &failures,
+        (&failures, &alone),
         (seconds, average),
     )?;
     progress.tick("written");
@@ -221,7 +223,7 @@ fn write_summary(
     spec: &DrumSpec,
     sensor: &SensorSplit,
     outcomes: &[Outcome],
-    failures: &[String],
+    (failures, alone): (&[String], &[String]),
     (seconds, average): (f64, f64),
 ) -> SuiteResult<()> {
     let reference = outcomes
@@ -259,6 +261,7 @@ fn write_summary(
         "lift_sensor_position_m": [sensor.position.x, sensor.position.y, sensor.position.z],
         "runs": runs,
         "failed_runs": failures,
+        "ran_alone_after_partner_failed": alone,
         "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
     });
     report::write_summary(&opts.out, &summary)?;
@@ -304,6 +307,7 @@ fn write_summary(
             reference.map_or(f64::NAN, |r| r.1 / o.wall),
         );
     }
+    md += &crate::runs::alone_note(alone);
     let _ = writeln!(
         md,
         "\nFailed runs: {failures:?}\n\nPlots: `theta.svg`, `level.svg`, `angle_by_run.svg`. Data: `drum.csv`."

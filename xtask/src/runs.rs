@@ -72,6 +72,43 @@ pub(crate) fn in_pairs<P: Sync, T: Send>(
     out
 }
 
+/// The runs of `results` (in the order of `names`, paired as [`in_pairs`]
+/// pairs them) that completed beside a partner that failed, each as
+/// "NAME (beside PARTNER, which failed)": once the partner stopped they
+/// ran alone, so their wall time shares less contention than the other
+/// runs' and a speed-up taken from it is not comparable with the others
+/// (session 47: the drum's ref-150, the reference of every speed-up,
+/// ran its last 4.4 s alone after cs-150 failed).
+pub(crate) fn alone_after_partner_failed<T>(
+    names: &[&str],
+    results: &[SuiteResult<T>],
+) -> Vec<String> {
+    let alone = |run: &str, partner: &str| format!("{run} (beside {partner}, which failed)");
+    names
+        .chunks(2)
+        .zip(results.chunks(2))
+        .filter_map(|(n, r)| match (r, n) {
+            ([Ok(_), Err(_)], [a, b]) => Some(alone(a, b)),
+            ([Err(_), Ok(_)], [a, b]) => Some(alone(b, a)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The report's sentence on [`alone_after_partner_failed`]'s runs (empty
+/// when there are none).
+pub(crate) fn alone_note(alone: &[String]) -> String {
+    if alone.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n**Speed-ups not comparable in this run:** {} ran alone after its partner failed, so its wall time \
+         shares less contention than the paired runs'. A speed-up over it (ref-150 is every speed-up's base) is \
+         biased low; its own speed-up is biased high.\n",
+        alone.join(", ")
+    )
+}
+
 /// `base` at the suite's size: `--quick` keeps the fill fraction in a
 /// smaller drum (1250 particles, D = 24 d, W = 5 d); `--particles` sets
 /// the count.
@@ -237,4 +274,38 @@ pub(crate) fn angle_by_run_plot(
             ),
         ],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run that completed beside a failed partner is named, whichever
+    /// side of the pair it was on; runs whose partner completed, or that
+    /// ran last and alone by plan, or that failed themselves, are not.
+    #[test]
+    fn runs_left_alone_by_a_failed_partner_are_named() {
+        let names = ["ref-150", "cs-150", "tr-f", "tr-fv", "ref-500"];
+        let results: Vec<SuiteResult<()>> = vec![
+            Ok(()),
+            Err("overlap".into()),
+            Err("diverged".into()),
+            Ok(()),
+            Ok(()),
+        ];
+        assert_eq!(
+            alone_after_partner_failed(&names, &results),
+            [
+                "ref-150 (beside cs-150, which failed)",
+                "tr-fv (beside tr-f, which failed)"
+            ]
+        );
+        let all_ok: Vec<SuiteResult<()>> = names.iter().map(|_| Ok(())).collect();
+        assert!(alone_after_partner_failed(&names, &all_ok).is_empty());
+        assert!(alone_note(&[]).is_empty());
+        assert!(
+            alone_note(&["ref-150 (beside cs-150, which failed)".into()])
+                .contains("not comparable")
+        );
+    }
 }
