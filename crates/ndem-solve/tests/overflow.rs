@@ -176,7 +176,7 @@ fn a_divergence_ends_a_run_of_sweeps_on_any_thread_count() {
         problem.push_contact(c).unwrap();
     }
     assert!(problem.contacts().len() > 4096);
-    let solve = |threads: usize| {
+    let solve = move |threads: usize| {
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
             stopping: Stopping::iterations(30),
             order: ContactOrder::Coloured,
@@ -196,11 +196,22 @@ fn a_divergence_ends_a_run_of_sweeps_on_any_thread_count() {
     let (iteration, row, lambda) = solve(1);
     assert_eq!(iteration, 1);
     assert!(!lambda[row].is_finite());
-    for threads in [2, 3] {
-        for _ in 0..20 {
-            let (it, r, lambda) = solve(threads);
-            assert_eq!(it, iteration, "{threads} threads");
-            assert!(!lambda[r].is_finite(), "{threads} threads: row {r}");
+    // a thread left waiting on the one that stopped would hang the solve:
+    // the solves run on a thread of their own, and the test fails when
+    // they are not done within a minute (they take well under a second)
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for threads in [2, 3] {
+            for _ in 0..20 {
+                let _ = done.send((threads, solve(threads)));
+            }
         }
+    });
+    for _ in 0..40 {
+        let (threads, (it, r, lambda)) = finished
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("a diverging solve on several threads ends");
+        assert_eq!(it, iteration, "{threads} threads");
+        assert!(!lambda[r].is_finite(), "{threads} threads: row {r}");
     }
 }
