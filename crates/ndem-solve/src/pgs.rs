@@ -1376,6 +1376,7 @@ impl ProjectedGaussSeidel {
             let mut source = paired::SharedBlocks {
                 earlier_conflicts: &colouring.earlier_conflicts,
                 progress: &progress,
+                run: &run,
             };
             let mut store = paired::ThreadIterate {
                 lambda,

@@ -507,12 +507,22 @@ impl BlockProgress {
     /// Spins (briefly, then yields) until one of the blocks in `pending`
     /// has every block of its `earlier_conflicts` finished, and returns the
     /// first such position; those blocks' writes are then visible
-    /// (acquire).
-    pub(crate) fn next_ready(&self, pending: u64, earlier_conflicts: &[u64]) -> usize {
+    /// (acquire). `None` once `run` is poisoned: a thread that unwound
+    /// will not finish the blocks it owned, and a wait for them would
+    /// never end (the scope could then not resume the panic).
+    pub(crate) fn next_ready(
+        &self,
+        pending: u64,
+        earlier_conflicts: &[u64],
+        run: &SweepRun,
+    ) -> Option<usize> {
         let mut spins = 0u32;
         loop {
             if let Some(p) = first_ready(pending, earlier_conflicts, self.finished()) {
-                return p;
+                return Some(p);
+            }
+            if run.is_poisoned() {
+                return None;
             }
             spin_then_yield(&mut spins, 1 << 12);
         }
@@ -712,6 +722,11 @@ impl SweepRun {
     /// A guard that poisons the run if its thread unwinds while holding it.
     pub(crate) fn poison_on_unwind(&self) -> PoisonOnUnwind<'_> {
         PoisonOnUnwind(&self.poisoned)
+    }
+
+    /// Whether a thread of the run unwound.
+    pub(crate) fn is_poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::Relaxed)
     }
 }
 
@@ -1105,5 +1120,63 @@ mod tests {
             let expected = (all.len() / BLOCK_MIN_CONTACTS).clamp(1, max_blocks);
             prop_assert_eq!(colouring.blocks.len(), expected);
         }
+    }
+
+    /// Runs `wait` on one thread while another, holding `guard`'s poison,
+    /// panics before it finishes the block `wait` waits for: `wait` must
+    /// give up (return `None`) and the scope resume the panic. The run is
+    /// owned by a detached thread, so that a wait that never ends fails
+    /// the test after a minute instead of hanging it.
+    fn a_panic_ends_the_wait<R: Sync + Send + 'static>(
+        run: R,
+        guard: impl Fn(&R) -> PoisonOnUnwind<'_> + Sync + Send + 'static,
+        wait: impl Fn(&R) -> Option<usize> + Sync + Send + 'static,
+    ) -> (Option<usize>, bool) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let waited = Mutex::new(None);
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                std::thread::scope(|scope| {
+                    scope.spawn(|| {
+                        let _unwinding = guard(&run);
+                        panic!("a thread of the run fails before its block");
+                    });
+                    *lock(&waited) = Some(wait(&run));
+                })
+            }))
+            .is_err();
+            let waited = lock(&waited).take().expect("the wait returned");
+            tx.send((waited, unwound)).unwrap();
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the waiting thread gave up within a minute")
+    }
+
+    #[test]
+    fn a_thread_that_unwinds_frees_the_waits_of_a_barrier_run() {
+        // block 1 waits for block 0, which the panicking thread owns
+        let run = (
+            BlockProgress::default(),
+            SweepRun::new(2, SweepMode::exact(1, false)),
+        );
+        let (waited, unwound) = a_panic_ends_the_wait(
+            run,
+            |(_, run)| run.poison_on_unwind(),
+            |(progress, run)| progress.next_ready(0b10, &[0, 0b1], run),
+        );
+        assert_eq!(waited, None);
+        assert!(unwound, "the scope resumes the panic");
+    }
+
+    #[test]
+    fn a_thread_that_unwinds_frees_the_waits_of_a_run_without_barriers() {
+        // block 1 waits for block 0's first sweep; block 0 for nothing
+        let (waited, unwound) = a_panic_ends_the_wait(
+            RunProgress::new(),
+            |progress| progress.poison_on_unwind(),
+            |progress| progress.next_ready(0b10, (&[0, 0b1], &[0b10, 0]), 0),
+        );
+        assert_eq!(waited, None);
+        assert!(unwound, "the scope resumes the panic");
     }
 }

@@ -39,7 +39,7 @@
 
 use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, SweepMode, sweep_contact};
 use crate::PREFETCH_AHEAD;
-use crate::pgs_parallel::{BlockProgress, RunProgress, SharedIterate, first_ready};
+use crate::pgs_parallel::{BlockProgress, RunProgress, SharedIterate, SweepRun, first_ready};
 use crate::problem::ContactSide;
 use crate::problem::FrictionSet;
 use ndem_math::Velocity6;
@@ -155,7 +155,8 @@ pub(super) trait BlockSource {
     /// The first of `pending` that may start now, if any.
     fn try_next(&mut self, pending: u64) -> Option<usize>;
     /// The first of `pending` that may start, waiting for one if needed;
-    /// `None` when the sweep is abandoned ([`RunProgress::abandons`]).
+    /// `None` when the sweep is abandoned ([`RunProgress::abandons`], or a
+    /// thread of a barrier run unwound: [`SweepRun::is_poisoned`]).
     fn next(&mut self, pending: u64) -> Option<usize>;
     /// Marks block `p` finished.
     fn finish(&mut self, p: usize);
@@ -194,6 +195,8 @@ impl BlockSource for SerialBlocks<'_> {
 pub(super) struct SharedBlocks<'a> {
     pub(super) earlier_conflicts: &'a [u64],
     pub(super) progress: &'a BlockProgress,
+    /// The run: poisoned when a thread unwound.
+    pub(super) run: &'a SweepRun,
 }
 
 impl BlockSource for SharedBlocks<'_> {
@@ -201,7 +204,8 @@ impl BlockSource for SharedBlocks<'_> {
         first_ready(pending, self.earlier_conflicts, self.progress.finished())
     }
     fn next(&mut self, pending: u64) -> Option<usize> {
-        Some(self.progress.next_ready(pending, self.earlier_conflicts))
+        self.progress
+            .next_ready(pending, self.earlier_conflicts, self.run)
     }
     fn finish(&mut self, p: usize) {
         self.progress.finish(p);
