@@ -22,6 +22,17 @@ pub enum ReduceError {
         /// Why.
         reason: &'static str,
     },
+    /// A reducer state to restore (a checkpoint's aggregates and retired
+    /// bodies) that does not fit the world it is restored on.
+    #[error("invalid reducer state: `{field}` entry {index}: {reason}")]
+    InvalidState {
+        /// `aggregates` or `retired`.
+        field: &'static str,
+        /// The entry's place in its list.
+        index: usize,
+        /// What is wrong.
+        reason: &'static str,
+    },
     /// No aggregate with this id.
     #[error("no aggregate with id {0}")]
     UnknownAggregate(usize),

@@ -82,26 +82,22 @@ impl Reducer {
     }
 
     /// A reducer continuing from `state` on a world whose memberships have
-    /// been restored; checks that they agree.
+    /// been restored. Checks that they agree: every aggregate's id is a
+    /// slot below the world's body count, used once; its body hosts
+    /// exactly its members, each listed once; every retired body is an
+    /// inactive body (no mass, no members) of the world, listed once and
+    /// not an aggregate's. A state that fails is a typed error naming the
+    /// entry ([`ReduceError::InvalidState`]), never a panic (a checkpoint
+    /// file is user input).
     pub fn restore(
         settings: ReductionSettings,
         state: ReducerState,
         world: &World,
     ) -> Result<Self, ReduceError> {
         let mut r = Self::new(settings)?;
+        check_state(&state, world)?;
         r.aggregate_of_body = vec![None; world.len()];
         for (id, agg) in state.aggregates {
-            if agg.body >= world.len()
-                || agg
-                    .members
-                    .iter()
-                    .any(|&m| world.host_of(m) != Some(agg.body))
-            {
-                return Err(ReduceError::NotMergeable {
-                    body: agg.body,
-                    reason: "checkpointed aggregate does not match the world's memberships",
-                });
-            }
             if r.aggregates.len() <= id {
                 r.aggregates.resize(id + 1, None);
             }
@@ -772,4 +768,61 @@ fn hook_error(stage: &'static str, step: u64, e: ReduceError) -> StepError {
             reason: other.to_string(),
         },
     }
+}
+
+/// The checks of [`Reducer::restore`].
+fn check_state(state: &ReducerState, world: &World) -> Result<(), ReduceError> {
+    let n = world.len();
+    let invalid = |field, index, reason| ReduceError::InvalidState {
+        field,
+        index,
+        reason,
+    };
+    // the members each body hosts in the world
+    let mut hosted = vec![0usize; n];
+    for b in 0..n {
+        if let Some(h) = world.host_of(b) {
+            hosted[h] += 1;
+        }
+    }
+    let (mut id_used, mut body_used, mut member_listed) =
+        (vec![false; n], vec![false; n], vec![false; n]);
+    for (k, (id, agg)) in state.aggregates.iter().enumerate() {
+        let field = "aggregates";
+        // ids are the first free slots: fewer than the aggregate bodies
+        if *id >= n || std::mem::replace(&mut id_used[*id], true) {
+            return Err(invalid(field, k, "id out of range or used twice"));
+        }
+        if agg.body >= n || std::mem::replace(&mut body_used[agg.body], true) {
+            return Err(invalid(field, k, "body out of range or used twice"));
+        }
+        if agg.members.is_empty() || hosted[agg.body] != agg.members.len() {
+            return Err(invalid(
+                field,
+                k,
+                "the members listed are not those the body hosts in the world",
+            ));
+        }
+        for &m in &agg.members {
+            if world.host_of(m) != Some(agg.body) || std::mem::replace(&mut member_listed[m], true)
+            {
+                return Err(invalid(
+                    field,
+                    k,
+                    "a member is not hosted by the aggregate's body, or is listed twice",
+                ));
+            }
+        }
+    }
+    for (k, &b) in state.retired.iter().enumerate() {
+        let inactive = b < n && world.mass_properties()[b].is_none() && hosted[b] == 0;
+        if !inactive || std::mem::replace(&mut body_used[b], true) {
+            return Err(invalid(
+                "retired",
+                k,
+                "not an inactive body without members, or used twice",
+            ));
+        }
+    }
+    Ok(())
 }

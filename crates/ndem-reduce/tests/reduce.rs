@@ -615,3 +615,72 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
     assert!(force_error <= 1.5e-15, "{motor_force}");
     assert!(load.iter().all(|&m| w.host_of(m) == Some(agg)));
 }
+
+/// A reducer state restored on its own world continues it; a state that
+/// does not fit the world (a checkpoint file is user input: the fuzz suite
+/// found `id = usize::MAX` panicking here, session 48) is a typed error
+/// naming the entry, for each way it can fail.
+#[test]
+fn a_restored_state_is_checked_against_the_world() {
+    let mut w = random_world(8, 7);
+    let mut r = Reducer::new(ReductionSettings::default()).unwrap();
+    let first = r.merge_bodies(&mut w, &[1, 2, 3]).unwrap();
+    r.merge_bodies(&mut w, &[4, 5]).unwrap();
+    r.split(&mut w, first).unwrap();
+    let third = r.merge_bodies(&mut w, &[6, 7]).unwrap();
+    let state = r.state();
+    assert_eq!(state.aggregates.len(), 2);
+    assert_eq!(state.retired.len(), 0, "the split body was reused");
+    r.split(&mut w, third).unwrap();
+    let state = r.state();
+    assert_eq!(state.retired.len(), 1);
+    let restored = Reducer::restore(ReductionSettings::default(), state.clone(), &w).unwrap();
+    assert_eq!(restored.state(), state);
+
+    let broken = |change: &dyn Fn(&mut ReducerState)| {
+        let mut s = state.clone();
+        change(&mut s);
+        match Reducer::restore(ReductionSettings::default(), s, &w) {
+            Err(ReduceError::InvalidState { field, index, .. }) => (field, index),
+            other => panic!("expected InvalidState, got {other:?}"),
+        }
+    };
+    let agg = state.aggregates[0].1.clone();
+    assert_eq!(
+        broken(&|s| s.aggregates[0].0 = usize::MAX),
+        ("aggregates", 0)
+    );
+    assert_eq!(broken(&|s| s.aggregates[0].0 = 1 << 40), ("aggregates", 0));
+    let twice = |s: &mut ReducerState| s.aggregates.push(s.aggregates[0].clone());
+    assert_eq!(broken(&twice), ("aggregates", 1));
+    let same_body = |s: &mut ReducerState| s.aggregates.push((5, s.aggregates[0].1.clone()));
+    assert_eq!(broken(&same_body), ("aggregates", 1));
+    assert_eq!(
+        broken(&|s| s.aggregates[0].1.body = usize::MAX),
+        ("aggregates", 0)
+    );
+    assert_eq!(
+        broken(&|s| s.aggregates[0].1.members.pop().map_or((), drop)),
+        ("aggregates", 0)
+    );
+    let repeated = |s: &mut ReducerState| {
+        let m = &mut s.aggregates[0].1.members;
+        let last = m.len() - 1;
+        m[last] = m[0];
+    };
+    assert_eq!(broken(&repeated), ("aggregates", 0));
+    assert_eq!(
+        broken(&|s| s.aggregates[0].1.members.clear()),
+        ("aggregates", 0)
+    );
+    assert_eq!(
+        broken(&|s| s.aggregates[0].1.members[0] = usize::MAX),
+        ("aggregates", 0)
+    );
+    // retired: an active body, the aggregate's own body, one out of
+    // range, one listed twice
+    assert_eq!(broken(&|s| s.retired.push(1)), ("retired", 1));
+    assert_eq!(broken(&|s| s.retired.push(agg.body)), ("retired", 1));
+    assert_eq!(broken(&|s| s.retired.push(usize::MAX)), ("retired", 1));
+    assert_eq!(broken(&|s| s.retired.push(s.retired[0])), ("retired", 1));
+}
