@@ -1,4 +1,4 @@
-//! `cargo xtask fuzz [--quick] [--cases N]`: mutated scene files and
+//! `cargo xtask fuzz [--quick] [--cases N] [--seed N]`: mutated scene files and
 //! checkpoints fed to the loaders and a few steps of the stepper
 //! (`ndem_cli::fuzz`); every case must end in a result or a typed error.
 //! Writes the distinct error messages reached, every panic with its input,
@@ -21,7 +21,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             .ok_or("--cases needs a number")?,
         None => default,
     };
-    let (seed, steps) = (1, 3);
+    // `--seed S`: case k takes seed S + k (default 1); a range of cases
+    // not run before starts past the last one's seed
+    let (seed, steps) = (opts.seed.unwrap_or(1), 3);
     // progress in blocks of 1000 cases
     let blocks = cases.div_ceil(1000);
     let mut progress = Progress::new("fuzz (blocks of 1000 cases)", blocks);

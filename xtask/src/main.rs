@@ -47,7 +47,8 @@ pub struct SuiteOptions {
     pub particles: Option<usize>,
     /// Override of the number of interleaved repeats (`peers`).
     pub repeats: Option<usize>,
-    /// Override of the random seed of the generated bed (`peers`).
+    /// Override of a suite's random seed (`peers`: the generated bed;
+    /// `fuzz`: the first case's).
     pub seed: Option<u64>,
 }
 
@@ -62,7 +63,7 @@ suites:
   reduce speedup|collapse|drum|conveyor   model reduction: measured speed-up against h; the paper's collapse, drum and conveyor
   fclib [FILES...] every solver on FCLIB problems (default: the shared three)
   excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)
-  fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic
+  fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic (--seed S: case k takes seed S + k, default 1)
   creep                a pile at rest: drift against iterations, warm start and time step
   peers [smooth [settled]|ndem [ours]]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed (--seed: another draw of it, default 11; `smooth settled`: the 10^5 bed settled for the full 1.5 s, not 2000 steps); the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer; `ndem ours`: without it)
   codegen              the release build with LLVM's IR verifier on every function (RUSTC_BOOTSTRAP=1 -Zverify-llvm-ir): no miscompiled loop
