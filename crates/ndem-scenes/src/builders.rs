@@ -118,14 +118,9 @@ impl Scene {
                 reason: "must be at least 1: no iteration produces no contact forces".into(),
             });
         }
-        if self.iterations > MAX_ITERATIONS {
-            return Err(SceneError::Invalid {
-                field: "run.iterations",
-                reason: format!(
-                    "{} is more than {MAX_ITERATIONS} sweeps per step (hours per step on a large scene; found by fuzzing as a hang)",
-                    self.iterations
-                ),
-            });
+        at_most_max_iterations("run.iterations", self.iterations)?;
+        if self.settings.impact_stage {
+            at_most_max_iterations("run.impact_iterations", self.settings.impact_iterations)?;
         }
         let solver = self
             .solver
@@ -229,10 +224,25 @@ pub fn column(n: usize) -> Result<Scene, SceneError> {
     })
 }
 
-/// The most solver iterations per step a scene may ask for
-/// ([`Scene::stepper`]): the papers use up to 1000, the compatible-CD static
-/// solve 50 000.
+/// The most solver iterations per step a scene may ask for, of each stage
+/// (`run.iterations`, `run.impact_iterations`; [`Scene::stepper`]): the
+/// papers use up to 1000, the compatible-CD static solve 50 000.
 pub const MAX_ITERATIONS: usize = 1_000_000;
+
+/// A typed error naming `field` when `iterations` is above
+/// [`MAX_ITERATIONS`]: fuzzing found `2⁶⁴ − 1` in each field, a request
+/// that runs for ever (hours per step on a large scene even at 10⁷).
+fn at_most_max_iterations(field: &'static str, iterations: usize) -> Result<(), SceneError> {
+    if iterations > MAX_ITERATIONS {
+        return Err(SceneError::Invalid {
+            field,
+            reason: format!(
+                "{iterations} is more than {MAX_ITERATIONS} sweeps per step (hours per step on a large scene; found by fuzzing as a hang)"
+            ),
+        });
+    }
+    Ok(())
+}
 
 /// Parameters of [`pile`].
 #[derive(Debug, Clone, Copy, PartialEq)]

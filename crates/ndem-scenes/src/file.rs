@@ -178,6 +178,7 @@ pub struct RunSpec {
     /// the papers give none). In a packing the impact problem spans the
     /// whole contact network and 20 sweeps leave it unconverged
     /// (`impact_status` in `stats.csv`); more sweeps reduce its residual.
+    /// At most [`crate::builders::MAX_ITERATIONS`] while the stage is on.
     #[serde(default = "default_impact_iterations")]
     pub impact_iterations: usize,
     /// Friction compliance γ_t.

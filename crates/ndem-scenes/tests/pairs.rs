@@ -120,3 +120,23 @@ fn iterations_are_capped() {
     scene.iterations = builders::MAX_ITERATIONS;
     assert!(scene.stepper().is_ok());
 }
+
+/// Found by fuzzing (session 48): `run.impact_iterations = 2^64 - 1` ran
+/// an impact solve that never reached its tolerance for ever; it is capped
+/// like `run.iterations` while the impact stage is on.
+#[test]
+fn impact_iterations_are_capped() {
+    let mut scene = builders::column(2).unwrap();
+    scene.settings.impact_iterations = usize::MAX;
+    let e = match scene.stepper() {
+        Ok(_) => panic!("accepted usize::MAX impact iterations"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("run.impact_iterations"), "{e}");
+    scene.settings.impact_iterations = builders::MAX_ITERATIONS;
+    assert!(scene.stepper().is_ok());
+    // no impact stage: the field is not used
+    scene.settings.impact_stage = false;
+    scene.settings.impact_iterations = usize::MAX;
+    assert!(scene.stepper().is_ok());
+}
