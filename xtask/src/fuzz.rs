@@ -1,13 +1,54 @@
 //! `cargo xtask fuzz [--quick] [--cases N] [--seed N]`: mutated scene files and
 //! checkpoints fed to the loaders and a few steps of the stepper
 //! (`ndem_cli::fuzz`); every case must end in a result or a typed error.
-//! Writes the distinct error messages reached, every panic with its input,
+//! Writes the distinct error messages reached, every panic with its input
+//! (and a case that runs for a minute, with its input, ending the run),
 //! `summary.json` and `report.md`.
 
 use crate::SuiteOptions;
 use crate::report::{self, Progress, SuiteResult};
 use serde_json::json;
-use std::time::Instant;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// A case that has not ended after this long is reported as a hang.
+const HANG_SECONDS: u64 = 60;
+
+/// Starts a thread that watches the cases finished (the returned counter):
+/// when one case runs for [`HANG_SECONDS`], it writes that case's input
+/// (`hang_<case>_<kind>.txt` in `out`), says so, and ends the process with
+/// a failure, so that a case that never ends is a finding with its input
+/// instead of a suite that stops making progress (session 48 found one:
+/// `run.impact_iterations = 2⁶⁴ − 1`).
+fn watch_for_hangs(out: &Path, seed: u64, steps: usize) -> Arc<AtomicUsize> {
+    let done = Arc::new(AtomicUsize::new(0));
+    let (watched, out) = (Arc::clone(&done), out.to_path_buf());
+    std::thread::spawn(move || {
+        let mut last = (0, Instant::now());
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+            let k = watched.load(Ordering::Relaxed);
+            if k != last.0 {
+                last = (k, Instant::now());
+                continue;
+            }
+            if last.1.elapsed() >= Duration::from_secs(HANG_SECONDS) {
+                let corpus = ndem_cli::fuzz::corpus();
+                let (kind, input) = ndem_cli::fuzz::case_input(&corpus, seed, k);
+                let file = out.join(format!("hang_{k:06}_{kind}.txt"));
+                let _ = std::fs::write(&file, &input);
+                eprintln!(
+                    "fuzz: case {k} ({kind}, {steps} steps) has run for {HANG_SECONDS} s: its input is in {}",
+                    file.display()
+                );
+                std::process::exit(1);
+            }
+        }
+    });
+    done
+}
 
 /// `cargo xtask fuzz`.
 pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
@@ -28,7 +69,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let blocks = cases.div_ceil(1000);
     let mut progress = Progress::new("fuzz (blocks of 1000 cases)", blocks);
     let start = Instant::now();
+    let done = watch_for_hangs(&opts.out, seed, steps);
     let rep = ndem_cli::fuzz::fuzz(cases, seed, steps, &mut |k, r| {
+        done.store(k + 1, Ordering::Relaxed);
         if (k + 1).is_multiple_of(1000) || k + 1 == cases {
             progress.tick(&format!(
                 "{} cases: {} panics, {} distinct errors",
