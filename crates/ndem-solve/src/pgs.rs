@@ -1376,7 +1376,6 @@ impl ProjectedGaussSeidel {
             let mut source = paired::SharedBlocks {
                 earlier_conflicts: &colouring.earlier_conflicts,
                 progress: &progress,
-                run: &run,
             };
             let mut store = paired::ThreadIterate {
                 lambda,
@@ -1397,7 +1396,7 @@ impl ProjectedGaussSeidel {
         std::thread::scope(|scope| {
             let rows = &mut lambda[..problem.generic_offset()];
             let spawned = move |t, part: &mut [f64], first_row| {
-                let _unwinding = run.poison_on_unwind();
+                let _unwinding = (run.poison_on_unwind(), progress.poison_on_unwind());
                 while let Some(mode) = run.mode() {
                     sweep_once(t, part, first_row, mode);
                     // the sweep is done; this thread then waits for the
@@ -1408,7 +1407,7 @@ impl ProjectedGaussSeidel {
             };
             let (part, first_row) =
                 spawn_thread_parts(scope, colouring, (rows, m), threads, spawned);
-            let _unwinding = run.poison_on_unwind();
+            let _unwinding = (run.poison_on_unwind(), progress.poison_on_unwind());
             while let Some(mode) = run.mode() {
                 sweep_once(0, part, first_row, mode);
                 if !run.meet() {

@@ -501,31 +501,37 @@ fn store_velocity(a: &[AtomicU64; 6], v: &Velocity6) {
 #[derive(Debug, Default)]
 pub(crate) struct BlockProgress {
     finished: AtomicU64,
+    /// A thread of the run unwound ([`Self::poison_on_unwind`]).
+    poisoned: AtomicBool,
 }
 
 impl BlockProgress {
     /// Spins (briefly, then yields) until one of the blocks in `pending`
     /// has every block of its `earlier_conflicts` finished, and returns the
     /// first such position; those blocks' writes are then visible
-    /// (acquire). `None` once `run` is poisoned: a thread that unwound
+    /// (acquire). `None` once the run is poisoned: a thread that unwound
     /// will not finish the blocks it owned, and a wait for them would
-    /// never end (the scope could then not resume the panic).
-    pub(crate) fn next_ready(
-        &self,
-        pending: u64,
-        earlier_conflicts: &[u64],
-        run: &SweepRun,
-    ) -> Option<usize> {
+    /// never end (the scope could then not resume the panic). The poison
+    /// is looked at only once the wait has spun its first rounds, so that
+    /// a short wait runs as it did without it.
+    pub(crate) fn next_ready(&self, pending: u64, earlier_conflicts: &[u64]) -> Option<usize> {
+        const SPINS: u32 = 1 << 12;
         let mut spins = 0u32;
         loop {
             if let Some(p) = first_ready(pending, earlier_conflicts, self.finished()) {
                 return Some(p);
             }
-            if run.is_poisoned() {
+            if spins >= SPINS && self.poisoned.load(Ordering::Relaxed) {
                 return None;
             }
-            spin_then_yield(&mut spins, 1 << 12);
+            spin_then_yield(&mut spins, SPINS);
         }
+    }
+
+    /// A guard that poisons the run's waits for blocks if its thread
+    /// unwinds while holding it.
+    pub(crate) fn poison_on_unwind(&self) -> PoisonOnUnwind<'_> {
+        PoisonOnUnwind(&self.poisoned)
     }
 
     /// The blocks finished so far (acquire: their writes are visible).
@@ -722,11 +728,6 @@ impl SweepRun {
     /// A guard that poisons the run if its thread unwinds while holding it.
     pub(crate) fn poison_on_unwind(&self) -> PoisonOnUnwind<'_> {
         PoisonOnUnwind(&self.poisoned)
-    }
-
-    /// Whether a thread of the run unwound.
-    pub(crate) fn is_poisoned(&self) -> bool {
-        self.poisoned.load(Ordering::Relaxed)
     }
 }
 
@@ -1155,14 +1156,10 @@ mod tests {
     #[test]
     fn a_thread_that_unwinds_frees_the_waits_of_a_barrier_run() {
         // block 1 waits for block 0, which the panicking thread owns
-        let run = (
-            BlockProgress::default(),
-            SweepRun::new(2, SweepMode::exact(1, false)),
-        );
         let (waited, unwound) = a_panic_ends_the_wait(
-            run,
-            |(_, run)| run.poison_on_unwind(),
-            |(progress, run)| progress.next_ready(0b10, &[0, 0b1], run),
+            BlockProgress::default(),
+            |progress| progress.poison_on_unwind(),
+            |progress| progress.next_ready(0b10, &[0, 0b1]),
         );
         assert_eq!(waited, None);
         assert!(unwound, "the scope resumes the panic");

@@ -39,7 +39,7 @@
 
 use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, SweepMode, sweep_contact};
 use crate::PREFETCH_AHEAD;
-use crate::pgs_parallel::{BlockProgress, RunProgress, SharedIterate, SweepRun, first_ready};
+use crate::pgs_parallel::{BlockProgress, RunProgress, SharedIterate, first_ready};
 use crate::problem::ContactSide;
 use crate::problem::FrictionSet;
 use ndem_math::Velocity6;
@@ -156,7 +156,7 @@ pub(super) trait BlockSource {
     fn try_next(&mut self, pending: u64) -> Option<usize>;
     /// The first of `pending` that may start, waiting for one if needed;
     /// `None` when the sweep is abandoned ([`RunProgress::abandons`], or a
-    /// thread of a barrier run unwound: [`SweepRun::is_poisoned`]).
+    /// thread of a barrier run unwound: [`BlockProgress::next_ready`]).
     fn next(&mut self, pending: u64) -> Option<usize>;
     /// Marks block `p` finished.
     fn finish(&mut self, p: usize);
@@ -195,8 +195,6 @@ impl BlockSource for SerialBlocks<'_> {
 pub(super) struct SharedBlocks<'a> {
     pub(super) earlier_conflicts: &'a [u64],
     pub(super) progress: &'a BlockProgress,
-    /// The run: poisoned when a thread unwound.
-    pub(super) run: &'a SweepRun,
 }
 
 impl BlockSource for SharedBlocks<'_> {
@@ -204,8 +202,7 @@ impl BlockSource for SharedBlocks<'_> {
         first_ready(pending, self.earlier_conflicts, self.progress.finished())
     }
     fn next(&mut self, pending: u64) -> Option<usize> {
-        self.progress
-            .next_ready(pending, self.earlier_conflicts, self.run)
+        self.progress.next_ready(pending, self.earlier_conflicts)
     }
     fn finish(&mut self, p: usize) {
         self.progress.finish(p);
