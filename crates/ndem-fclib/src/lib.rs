@@ -125,8 +125,16 @@ impl Reader<'_> {
         }
     }
 
-    /// An `fclib_matrix` group as CSR.
-    fn matrix(&self, group: &str) -> Result<CsrMatrix<f64>, FclibError> {
+    /// An `fclib_matrix` group as CSR, of the `shape` the problem's
+    /// vectors give it (`name` names its sides in the error): a size is
+    /// checked before anything is allocated for it, so that a damaged size
+    /// field is a typed error, not an allocation of 2⁵⁶ bytes that aborts
+    /// the process (`tests/mutated_files.rs`).
+    fn matrix(
+        &self,
+        (group, name): (&str, [&'static str; 2]),
+        shape: (usize, usize),
+    ) -> Result<CsrMatrix<f64>, FclibError> {
         let f = |n: &str| format!("{group}/{n}");
         let m = self.scalar(&f("m"))?;
         let n = self.scalar(&f("n"))?;
@@ -135,6 +143,18 @@ impl Reader<'_> {
             return Err(self.field_err(&f("m"), "negative size"));
         }
         let (m, n) = (m as usize, n as usize);
+        for (field, expected, got) in [(name[0], shape.0, m), (name[1], shape.1, n)] {
+            if expected != got {
+                return Err(FclibError::Problem {
+                    path: self.path.to_string(),
+                    source: SolveError::DimensionMismatch {
+                        field,
+                        expected,
+                        got,
+                    },
+                });
+            }
+        }
         let p = self.i64s(&f("p"))?;
         let i = self.i64s(&f("i"))?;
         let x = self.f64s(&f("x"))?;
@@ -195,20 +215,27 @@ pub fn read(path: &Path) -> Result<Problem, FclibError> {
         source,
     };
     if r.file.group("/fclib_local").is_ok() {
-        let w = r.matrix("/fclib_local/W")?;
         let q = r.f64s("/fclib_local/vectors/q")?;
         let mu = r.f64s("/fclib_local/vectors/mu")?;
+        let w = r.matrix(
+            ("/fclib_local/W", ["W.nrows", "W.ncols"]),
+            (q.len(), q.len()),
+        )?;
         return LocalProblem::new(w, q, mu)
             .map(Problem::Local)
             .map_err(problem);
     }
     if r.file.group("/fclib_global").is_ok() {
+        let f = r.f64s("/fclib_global/vectors/f")?;
+        let w = r.f64s("/fclib_global/vectors/w")?;
+        let mu = r.f64s("/fclib_global/vectors/mu")?;
+        let (nd, nw) = (f.len(), w.len());
         let g = GlobalProblem {
-            m: r.matrix("/fclib_global/M")?,
-            h: r.matrix("/fclib_global/H")?,
-            f: r.f64s("/fclib_global/vectors/f")?,
-            w: r.f64s("/fclib_global/vectors/w")?,
-            mu: r.f64s("/fclib_global/vectors/mu")?,
+            m: r.matrix(("/fclib_global/M", ["M.nrows", "M.ncols"]), (nd, nd))?,
+            h: r.matrix(("/fclib_global/H", ["H.nrows", "H.ncols"]), (nd, nw))?,
+            f,
+            w,
+            mu,
         };
         // shapes, finite values, μ ≥ 0, M symmetric (positive definiteness
         // is checked when M is factorized by a solver or `to_local`)
