@@ -536,14 +536,20 @@ pub fn box_packing(
     let mut world = base_world(Material::default())?;
     let h = 0.5 * side;
     add_open_box(&mut world, [-h, -h], [h, h])?;
-    world.reserve(n);
+    // a count the allocator refuses is a typed error, not an abort
+    let refused = || SceneError::Invalid {
+        field: "particles",
+        reason: format!("no room for {n} spheres (the allocation was refused)"),
+    };
+    world.try_reserve(n).map_err(|_| refused())?;
     let mut rng = Rng::new(seed);
     let s = 2.2 * r_max;
     let per_side = ((side - s) / s).floor().max(1.0) as usize;
     // the spheres are drawn site by site, row by row, and numbered along
     // the Morton curve of their lattice sites: the same bed, numbered for
     // locality (`ndem_math::locality`)
-    let mut spheres = Vec::with_capacity(n);
+    let mut spheres = Vec::new();
+    spheres.try_reserve_exact(n).map_err(|_| refused())?;
     for i in 0..n {
         let site = [
             i % per_side,

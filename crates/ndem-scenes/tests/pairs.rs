@@ -140,3 +140,18 @@ fn impact_iterations_are_capped() {
     scene.settings.impact_iterations = usize::MAX;
     assert!(scene.stepper().is_ok());
 }
+
+/// Found in session 48: `ndem run packing --particles 1000000000000000`
+/// aborted the process on an allocation of 3.2·10¹⁶ bytes. A bed the
+/// allocator refuses is a typed error naming `particles`.
+#[test]
+fn a_bed_too_large_to_allocate_is_a_typed_error() {
+    for n in [1usize << 50, usize::MAX] {
+        let e = match builders::box_packing(n, 0.005, 0.0065, 0.2, 1) {
+            Ok(_) => panic!("built a bed of {n} spheres"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("particles"), "{e}");
+    }
+    assert_eq!(builders::box_packing(10, 0.005, 0.0065, 0.2, 1).unwrap().world.len(), 15);
+}

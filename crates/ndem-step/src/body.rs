@@ -130,10 +130,14 @@ impl ZeroUnlessSet {
     }
 
     /// Room for `additional` more bodies once values are held.
-    pub(crate) fn reserve_exact(&mut self, additional: usize) {
+    pub(crate) fn try_reserve_exact(
+        &mut self,
+        additional: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
         if !self.values.is_empty() {
-            self.values.reserve_exact(additional);
+            self.values.try_reserve_exact(additional)?;
         }
+        Ok(())
     }
 }
 
@@ -385,21 +389,40 @@ impl World {
     }
 
     /// Room for exactly `additional` more bodies, so that a scene that
-    /// knows its size holds no growth slack in its per-body vectors.
-    pub fn reserve(&mut self, additional: usize) {
-        self.shapes.reserve_exact(additional);
-        self.material.reserve_exact(additional);
-        self.motion.reserve_exact(additional);
-        self.mass.reserve_exact(additional);
-        self.position.reserve_exact(additional);
-        self.orientation.reserve_exact(additional);
-        self.velocity.reserve_exact(additional);
-        self.surface_velocity.reserve_exact(additional);
-        self.collision_group.reserve_exact(additional);
-        self.force.reserve_exact(additional);
-        self.torque.reserve_exact(additional);
-        self.fixed.reserve_exact(additional);
-        self.membership.reserve_exact(additional);
+    /// knows its size holds no growth slack in its per-body vectors. A
+    /// count the allocator refuses (a mistyped size: `10¹⁵` spheres asked
+    /// for 3.2·10¹⁶ bytes and aborted the process before session 48) is a
+    /// typed error naming `bodies`; the world may then hold room for some
+    /// of them.
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), StepError> {
+        let refused = |_| StepError::InvalidSettings {
+            field: "bodies",
+            reason: "no room for that many more bodies (the allocation was refused)",
+        };
+        self.shapes.try_reserve_exact(additional).map_err(refused)?;
+        self.material
+            .try_reserve_exact(additional)
+            .map_err(refused)?;
+        self.motion.try_reserve_exact(additional).map_err(refused)?;
+        self.mass.try_reserve_exact(additional).map_err(refused)?;
+        self.position
+            .try_reserve_exact(additional)
+            .map_err(refused)?;
+        self.orientation
+            .try_reserve_exact(additional)
+            .map_err(refused)?;
+        self.velocity
+            .try_reserve_exact(additional)
+            .map_err(refused)?;
+        (self.surface_velocity.try_reserve_exact(additional)).map_err(refused)?;
+        (self.collision_group.try_reserve_exact(additional)).map_err(refused)?;
+        self.force.try_reserve_exact(additional).map_err(refused)?;
+        self.torque.try_reserve_exact(additional).map_err(refused)?;
+        self.fixed.try_reserve_exact(additional).map_err(refused)?;
+        self.membership
+            .try_reserve_exact(additional)
+            .map_err(refused)?;
+        Ok(())
     }
 
     /// Number of bodies.
