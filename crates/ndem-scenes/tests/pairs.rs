@@ -153,5 +153,11 @@ fn a_bed_too_large_to_allocate_is_a_typed_error() {
         };
         assert!(e.contains("particles"), "{e}");
     }
-    assert_eq!(builders::box_packing(10, 0.005, 0.0065, 0.2, 1).unwrap().world.len(), 15);
+    assert_eq!(
+        builders::box_packing(10, 0.005, 0.0065, 0.2, 1)
+            .unwrap()
+            .world
+            .len(),
+        15
+    );
 }
