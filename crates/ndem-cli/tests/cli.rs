@@ -589,7 +589,11 @@ fn several_threads_with_a_serial_solver_are_noted() {
     };
     let (code, err) = run(&["--threads", "2"], "pgs2");
     assert_eq!(code, Some(0), "{err}");
-    assert_eq!(err.matches("note: 2 threads served").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("assembly ran on up to 2 threads").count(),
+        1,
+        "{err}"
+    );
     assert!(err.contains("the `pgs` solver swept on one"), "{err}");
     // the summary's status counts are those of stats.csv (steps with
     // contacts), and so is its unresolved count
@@ -634,7 +638,7 @@ fn several_threads_with_a_serial_solver_are_noted() {
     assert!(err.contains(&said), "{err}");
     let (code, err) = run(&["--threads", "2", "--solver", "pgs-coloured"], "col2");
     assert_eq!(code, Some(0), "{err}");
-    assert!(!err.contains("note: 2 threads served"), "{err}");
+    assert!(!err.contains("assembly ran on up to 2 threads"), "{err}");
     assert_eq!(err.matches("note:").count(), 1, "{err}");
     assert!(
         err.contains("note: the pgs-coloured sweeps ran on one thread"),
