@@ -16,12 +16,17 @@ use std::time::{Duration, Instant};
 /// A case that has not ended after this long is reported as a hang.
 const HANG_SECONDS: u64 = 60;
 
+/// The watch's counter once every case has ended: what follows (the
+/// report) is not a case.
+const ALL_DONE: usize = usize::MAX;
+
 /// Starts a thread that watches the cases finished (the returned counter):
 /// when one case runs for [`HANG_SECONDS`], it writes that case's input
 /// (`hang_<case>_<kind>.txt` in `out`), says so, and ends the process with
 /// a failure, so that a case that never ends is a finding with its input
 /// instead of a suite that stops making progress (session 48 found one:
-/// `run.impact_iterations = 2⁶⁴ − 1`).
+/// `run.impact_iterations = 2⁶⁴ − 1`). Storing [`ALL_DONE`] in the counter
+/// ends the watch.
 fn watch_for_hangs(out: &Path, seed: u64, steps: usize) -> Arc<AtomicUsize> {
     let done = Arc::new(AtomicUsize::new(0));
     let (watched, out) = (Arc::clone(&done), out.to_path_buf());
@@ -30,6 +35,9 @@ fn watch_for_hangs(out: &Path, seed: u64, steps: usize) -> Arc<AtomicUsize> {
         loop {
             std::thread::sleep(Duration::from_secs(1));
             let k = watched.load(Ordering::Relaxed);
+            if k == ALL_DONE {
+                return;
+            }
             if k != last.0 {
                 last = (k, Instant::now());
                 continue;
@@ -81,6 +89,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             ));
         }
     });
+    done.store(ALL_DONE, Ordering::Relaxed);
     let seconds = start.elapsed().as_secs_f64();
     let errors: Vec<Vec<String>> = rep
         .distinct_errors

@@ -414,8 +414,12 @@ impl World {
         self.velocity
             .try_reserve_exact(additional)
             .map_err(refused)?;
-        (self.surface_velocity.try_reserve_exact(additional)).map_err(refused)?;
-        (self.collision_group.try_reserve_exact(additional)).map_err(refused)?;
+        self.surface_velocity
+            .try_reserve_exact(additional)
+            .map_err(refused)?;
+        self.collision_group
+            .try_reserve_exact(additional)
+            .map_err(refused)?;
         self.force.try_reserve_exact(additional).map_err(refused)?;
         self.torque.try_reserve_exact(additional).map_err(refused)?;
         self.fixed.try_reserve_exact(additional).map_err(refused)?;
