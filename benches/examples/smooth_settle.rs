@@ -1,7 +1,8 @@
 //! Profiling driver: the smooth DEM settling the `cargo xtask peers` bed
 //! (a loose lattice falling into an open box, the regime where the Verlet
 //! list is rebuilt often). `cargo run --release -p ndem-benches --example
-//! smooth_settle -- [particles] [steps] [mu_r]`; prints, for each sixth of the run, its
+//! smooth_settle -- [particles] [steps] [mu_r] [record]`; `record` 0 turns
+//! `record_contacts` off (default 1, on). Prints, for each sixth of the run, its
 //! wall time, Verlet rebuilds, touching contacts and kinetic energy, and at
 //! the end a hash of every position and velocity bit (to check that a
 //! change leaves the trajectory as it was).
@@ -20,6 +21,7 @@ fn main() {
     let n = arg(1, 10_000.0) as usize;
     let steps = arg(2, 4000.0) as usize;
     let rolling = arg(3, 0.0);
+    let record_contacts = arg(4, 1.0) != 0.0;
     let (r_min, r_max) = (0.005, 0.0065);
     let per_side = ((n as f64 / 16.0).sqrt().ceil() as usize).max(2);
     let side = (per_side as f64 + 1.2) * 2.2 * r_max;
@@ -37,6 +39,7 @@ fn main() {
     let settings = SmoothSettings {
         dt: 0.1 * critical,
         rolling: rolling > 0.0,
+        record_contacts,
         ..SmoothSettings::default()
     };
     let mut st = SmoothStepper::new(settings, &world).unwrap();

@@ -58,13 +58,21 @@ pub struct DistributedSmooth<C: Communicator> {
 impl<C: Communicator> DistributedSmooth<C> {
     /// Splits `scene` (the same whole scene on every rank) and prepares the
     /// stepper; the time step is checked against the whole scene's critical
-    /// one. Collective.
+    /// one, and the stepper must keep its contacts
+    /// ([`SmoothSettings::record_contacts`]: the statistics count them).
+    /// Collective.
     pub fn new(
         comm: C,
         scene: &World,
         settings: SmoothSettings,
         domain: DomainSettings,
     ) -> Result<Self, MpiError> {
+        if !settings.record_contacts {
+            return Err(MpiError::InvalidSettings {
+                field: "record_contacts",
+                reason: "a distributed run counts each step's owned touching contacts, which needs them kept",
+            });
+        }
         let stepper = SmoothStepper::new(settings, scene).map_err(|e| MpiError::Step {
             rank: comm.rank(),
             message: e.to_string(),
@@ -148,9 +156,11 @@ impl<C: Communicator> DistributedSmooth<C> {
     fn owned_touching_contacts(&self) -> usize {
         let w = self.domain.world();
         let roles = self.domain.roles();
+        // `new` refused a stepper that does not keep its contacts
         self.stepper
             .contacts()
-            .iter()
+            .into_iter()
+            .flat_map(|set| set.iter())
             .filter(|c| c.gap < 0.0)
             .filter(|c| {
                 let first = [c.key.body_a as usize, c.key.body_b as usize]

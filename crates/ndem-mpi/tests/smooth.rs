@@ -68,3 +68,28 @@ fn two_and_three_ranks_give_the_one_rank_trajectory_bit_for_bit() {
         }
     }
 }
+
+/// A run's statistics count each step's owned touching contacts, so a
+/// stepper that does not keep them is refused, naming the setting.
+#[test]
+fn a_stepper_that_does_not_keep_its_contacts_is_refused() {
+    let out = run_on_threads(1, |comm| {
+        let scene = common::bed(30, 0.2);
+        let settings = SmoothSettings {
+            record_contacts: false,
+            ..settings(&scene)
+        };
+        DistributedSmooth::new(comm, &scene, settings, DomainSettings::default()).err()
+    });
+    assert!(
+        matches!(
+            out[0],
+            Some(MpiError::InvalidSettings {
+                field: "record_contacts",
+                ..
+            })
+        ),
+        "{:?}",
+        out[0]
+    );
+}

@@ -100,6 +100,14 @@ pub struct SmoothSettings {
     /// on its own and the sums are taken serially in contact order, so the
     /// trajectory is bit-identical for every thread count.
     pub threads: usize,
+    /// Keep each step's contacts for [`SmoothStepper::contacts`] and
+    /// [`SmoothStepper::normal_forces`] (default `true`). Off, one thread
+    /// forms each contact's force from the contact as the narrow phase
+    /// finds it and writes no contact set: on the settling bed of `cargo
+    /// xtask peers smooth` at 10⁴ spheres that was 8-10 % of the step
+    /// (`docs/performance.md`, session 49). The trajectory is the same
+    /// either way.
+    pub record_contacts: bool,
 }
 
 impl Default for SmoothSettings {
@@ -113,6 +121,7 @@ impl Default for SmoothSettings {
             skin: 0.2,
             sphere_orientations: false,
             threads: 1,
+            record_contacts: true,
         }
     }
 }
@@ -289,9 +298,10 @@ impl SmoothStepper {
         self.time
     }
 
-    /// The contacts of the last step.
-    pub fn contacts(&self) -> &ContactSet {
-        &self.contacts
+    /// The contacts of the last step, or `None` when
+    /// [`SmoothSettings::record_contacts`] is off.
+    pub fn contacts(&self) -> Option<&ContactSet> {
+        self.settings.record_contacts.then_some(&self.contacts)
     }
 
     /// Total contact force on each body in the last step \[N\].
@@ -302,11 +312,19 @@ impl SmoothStepper {
     /// Normal force \[N\] of each touching contact of the last step, `(contact,
     /// f_n)` with `f_n = n · f` (spring and dashpot), evaluated with the
     /// current velocities and the tangential history the step left. Not
-    /// used by `step`; for force networks of a settled packing.
+    /// used by `step`; for force networks of a settled packing. Needs
+    /// [`SmoothSettings::record_contacts`] (an `InvalidSettings` error
+    /// naming it otherwise).
     pub fn normal_forces(
         &mut self,
         world: &World,
     ) -> Result<Vec<(ContactPoint, f64)>, SmoothError> {
+        if !self.settings.record_contacts {
+            return Err(SmoothError::InvalidSettings {
+                field: "record_contacts",
+                reason: "the normal forces are those of the last step's contacts, which were not kept",
+            });
+        }
         let contacts: Vec<ContactPoint> = self
             .contacts
             .iter()
@@ -494,7 +512,7 @@ impl SmoothStepper {
                 world,
                 &self.candidates,
                 &mut self.raw,
-                contacts,
+                &mut ContactOut::Set(contacts),
                 &mut Discard,
             );
             if let Err(e) = found {
@@ -516,7 +534,12 @@ impl SmoothStepper {
             cursor: 0,
             new: &mut history,
         };
-        let found = narrow_phase(world, &self.candidates, &mut self.raw, contacts, &mut sums);
+        let mut out = if self.settings.record_contacts {
+            ContactOut::Set(contacts)
+        } else {
+            ContactOut::Checked(None)
+        };
+        let found = narrow_phase(world, &self.candidates, &mut self.raw, &mut out, &mut sums);
         if let Err(e) = found {
             // the history stays the previous step's; no contact set
             self.next_history = history;
@@ -684,14 +707,34 @@ impl SmoothStepper {
     }
 }
 
-/// Appends `c` to the set (its key follows the last one's: the pairs come
-/// sorted, each pair's contacts in feature order) and returns it.
-#[inline(always)]
-fn push_in_order(out: &mut ContactSet, c: ContactPoint) -> Result<&ContactPoint, SmoothError> {
-    if out.push_in_order(c) {
-        out.as_slice().last().ok_or_else(|| out_of_order(&c))
-    } else {
-        Err(out_of_order(&c))
+/// Where the narrow phase writes a step's contacts. Either way each key
+/// must follow the last one's (the pairs come sorted, each pair's contacts
+/// in feature order): the histories are merged in key order.
+enum ContactOut<'a> {
+    /// Into the step's contact set.
+    Set(&'a mut ContactSet),
+    /// Nowhere ([`SmoothSettings::record_contacts`] off): the last key
+    /// written, for the order check.
+    Checked(Option<ContactKey>),
+}
+
+impl ContactOut<'_> {
+    /// Writes `c` after checking its key's order.
+    #[inline(always)]
+    fn write(&mut self, c: &ContactPoint) -> Result<(), SmoothError> {
+        let in_order = match self {
+            ContactOut::Set(set) => set.push_in_order(*c),
+            ContactOut::Checked(last) => {
+                let follows = last.is_none_or(|k| k < c.key);
+                *last = Some(c.key);
+                follows
+            }
+        };
+        if in_order {
+            Ok(())
+        } else {
+            Err(out_of_order(c))
+        }
     }
 }
 
@@ -712,7 +755,7 @@ fn narrow_phase(
     world: &World,
     candidates: &[Candidate],
     raw: &mut Vec<ndem_collide::narrow::RawContact>,
-    out: &mut ContactSet,
+    out: &mut ContactOut<'_>,
     each: &mut impl ContactSink,
 ) -> Result<(), SmoothError> {
     let (pos, shapes) = (world.positions(), world.shapes());
@@ -723,8 +766,9 @@ fn narrow_phase(
             PairKind::Spheres => {
                 if let Some(r) = ndem_collide::narrow::sphere_sphere(&pos[a], ra, &pos[b], rb, 0.0)
                 {
-                    let c = push_in_order(out, contact_point(a, b, &r))?;
-                    each.contact(c, Some(&candidate.invariants));
+                    let c = contact_point(a, b, &r);
+                    out.write(&c)?;
+                    each.contact(&c, Some(&candidate.invariants));
                 }
                 continue;
             }
@@ -745,8 +789,9 @@ fn narrow_phase(
                         if plane_first {
                             r.normal = -r.normal;
                         }
-                        let c = push_in_order(out, contact_point(a, b, &r))?;
-                        each.contact(c, Some(&candidate.invariants));
+                        let c = contact_point(a, b, &r);
+                        out.write(&c)?;
+                        each.contact(&c, Some(&candidate.invariants));
                     }
                     continue;
                 }
@@ -773,8 +818,9 @@ fn narrow_phase(
         raw.sort_by_key(|r| r.feature);
         raw.dedup_by_key(|r| r.feature);
         for r in raw.iter() {
-            let c = push_in_order(out, contact_point(a, b, r))?;
-            each.contact(c, None);
+            let c = contact_point(a, b, r);
+            out.write(&c)?;
+            each.contact(&c, None);
         }
     }
     Ok(())
@@ -979,4 +1025,35 @@ pub fn critical_time_step(world: &World, law: &SmoothLaw) -> f64 {
         best = best.min(dt);
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contact(a: u32, b: u32, feature: u32) -> ContactPoint {
+        ContactPoint {
+            key: ContactKey::new(a, b, feature),
+            point: Vec3::zeros(),
+            normal: Vec3::z(),
+            gap: -1e-6,
+        }
+    }
+
+    /// Kept or not, a contact whose key does not follow the last one's is
+    /// refused (the histories are merged in key order).
+    #[test]
+    fn both_ways_of_writing_contacts_check_the_key_order() {
+        let mut set = ContactSet::new();
+        for mut out in [ContactOut::Set(&mut set), ContactOut::Checked(None)] {
+            assert!(out.write(&contact(0, 1, 0)).is_ok());
+            assert!(out.write(&contact(0, 1, 2)).is_ok());
+            assert!(out.write(&contact(1, 2, 0)).is_ok());
+            for refused in [contact(1, 2, 0), contact(0, 5, 0)] {
+                let e = out.write(&refused).unwrap_err();
+                assert!(matches!(e, SmoothError::ContactOrder { .. }), "{e}");
+            }
+        }
+        assert_eq!(set.len(), 3);
+    }
 }

@@ -148,7 +148,7 @@ fn generic_narrow_phase_contacts_give_the_serial_trajectory_on_threads() {
         let mut multi = 0;
         for _ in 0..4000 {
             st.step(&mut w).unwrap();
-            let set = st.contacts().as_slice();
+            let set = st.contacts().expect("kept by default").as_slice();
             multi += set
                 .windows(2)
                 .filter(|p| p[0].gap < 0.0 && p[1].gap < 0.0)
@@ -167,4 +167,61 @@ fn generic_narrow_phase_contacts_give_the_serial_trajectory_on_threads() {
     let (parallel, _) = run(2);
     assert_eq!(serial.positions(), parallel.positions());
     assert_eq!(serial.velocities(), parallel.velocities());
+}
+
+/// Without its contact set (`record_contacts` off) the stepper forms each
+/// force from the contact as the narrow phase finds it: the same
+/// trajectory, bit for bit, on closed-form and generic contacts, on one
+/// thread and on two; and what needs the set says it was not kept.
+#[test]
+fn not_keeping_the_contacts_leaves_the_trajectory_as_it_was() {
+    let run = |world: fn() -> World, steps: usize, threads: usize, record_contacts: bool| {
+        let mut w = world();
+        let crit = stepper::critical_time_step(&w, &SmoothLaw::Hertz);
+        let settings = SmoothSettings {
+            dt: 0.1 * crit,
+            threads,
+            record_contacts,
+            ..SmoothSettings::default()
+        };
+        let mut st = SmoothStepper::new(settings, &w).unwrap();
+        let mut touching = 0;
+        for _ in 0..steps {
+            touching += st.step(&mut w).unwrap().contacts;
+        }
+        assert_eq!(st.contacts().is_some(), record_contacts);
+        if !record_contacts {
+            let e = st.normal_forces(&w).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    SmoothError::InvalidSettings {
+                        field: "record_contacts",
+                        ..
+                    }
+                ),
+                "{e}"
+            );
+        }
+        (w, touching)
+    };
+    for (world, steps) in [(bed as fn() -> World, 3000), (tumbling_blocks, 4000)] {
+        let (kept, touching) = run(world, steps, 1, true);
+        assert!(touching > 10_000, "{touching}: too few contacts stepped");
+        for threads in [1, 2] {
+            let (not_kept, same) = run(world, steps, threads, false);
+            assert_eq!(same, touching, "{threads} threads");
+            assert_eq!(kept.positions(), not_kept.positions(), "{threads} threads");
+            assert_eq!(
+                kept.velocities(),
+                not_kept.velocities(),
+                "{threads} threads"
+            );
+            assert_eq!(
+                kept.orientations(),
+                not_kept.orientations(),
+                "{threads} threads"
+            );
+        }
+    }
 }
