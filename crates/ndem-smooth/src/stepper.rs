@@ -102,9 +102,8 @@ pub struct SmoothSettings {
     pub threads: usize,
     /// Keep each step's contacts for [`SmoothStepper::contacts`] and
     /// [`SmoothStepper::normal_forces`] (default `true`). Off, one thread
-    /// forms each contact's force from the contact as the narrow phase
-    /// finds it and writes no contact set: on the settling bed of `cargo
-    /// xtask peers smooth` at 10⁴ spheres that was 8-10 % of the step
+    /// writes no contact set: on the settling bed of `cargo xtask peers
+    /// smooth` at 10⁴ spheres that saved 2 % of the run
     /// (`docs/performance.md`, session 49). The trajectory is the same
     /// either way.
     pub record_contacts: bool,
