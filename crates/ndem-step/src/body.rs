@@ -1,6 +1,7 @@
 //! Bodies (structure of arrays) and the world that holds them.
 
 use crate::StepError;
+use crate::state::{BodyState, StateStamp};
 use ndem_collide::{BodyView, Shape};
 use ndem_math::{
     InverseMass, MassProperties, Material, PairOverride, PairProperties, Quat, Vec3, Velocity6,
@@ -195,9 +196,9 @@ pub struct World {
     pub(crate) material: Vec<u32>,
     pub(crate) motion: Vec<Motion>,
     pub(crate) mass: Vec<Option<MassProperties>>,
-    pub(crate) position: Vec<Vec3>,
-    pub(crate) orientation: Vec<Quat>,
-    pub(crate) velocity: Vec<Velocity6>,
+    /// Positions, orientations and velocities; every write renews their
+    /// stamp ([`crate::state`]).
+    pub(crate) state: BodyState,
     pub(crate) surface_velocity: ZeroUnlessSet,
     pub(crate) collision_group: Vec<u32>,
     pub(crate) force: ZeroUnlessSet,
@@ -231,9 +232,7 @@ impl World {
             material: Vec::new(),
             motion: Vec::new(),
             mass: Vec::new(),
-            position: Vec::new(),
-            orientation: Vec::new(),
-            velocity: Vec::new(),
+            state: BodyState::new(),
             surface_velocity: ZeroUnlessSet::default(),
             collision_group: Vec::new(),
             force: ZeroUnlessSet::default(),
@@ -377,9 +376,7 @@ impl World {
         self.fixed.push(desc.motion != Motion::Dynamic);
         self.motion.push(desc.motion);
         self.mass.push(mass);
-        self.position.push(desc.position);
-        self.orientation.push(desc.orientation);
-        self.velocity.push(velocity);
+        self.state.push(desc.position, desc.orientation, velocity);
         self.surface_velocity.push(i, desc.surface_velocity);
         self.collision_group.push(desc.collision_group);
         self.force.push(i, Vec3::zeros());
@@ -405,15 +402,7 @@ impl World {
             .map_err(refused)?;
         self.motion.try_reserve_exact(additional).map_err(refused)?;
         self.mass.try_reserve_exact(additional).map_err(refused)?;
-        self.position
-            .try_reserve_exact(additional)
-            .map_err(refused)?;
-        self.orientation
-            .try_reserve_exact(additional)
-            .map_err(refused)?;
-        self.velocity
-            .try_reserve_exact(additional)
-            .map_err(refused)?;
+        self.state.try_reserve_exact(additional).map_err(refused)?;
         self.surface_velocity
             .try_reserve_exact(additional)
             .map_err(refused)?;
@@ -446,15 +435,15 @@ impl World {
     }
     /// Positions.
     pub fn positions(&self) -> &[Vec3] {
-        &self.position
+        self.state.positions()
     }
     /// Orientations.
     pub fn orientations(&self) -> &[Quat] {
-        &self.orientation
+        self.state.orientations()
     }
     /// Velocities.
     pub fn velocities(&self) -> &[Velocity6] {
-        &self.velocity
+        self.state.velocities()
     }
     /// Shapes.
     pub fn shapes(&self) -> &[Shape] {
@@ -504,11 +493,7 @@ impl World {
     /// integrators (e.g. the smooth DEM in `ndem-smooth`). Callers must keep
     /// the state finite and must not move static bodies.
     pub fn state_mut(&mut self) -> (&mut [Vec3], &mut [Quat], &mut [Velocity6]) {
-        (
-            &mut self.position,
-            &mut self.orientation,
-            &mut self.velocity,
-        )
+        self.state.all_mut()
     }
 
     /// User force and torque on a body.
@@ -528,9 +513,9 @@ impl World {
             material: self.material[i] as usize,
             motion: self.motion[i],
             mass: self.mass[i],
-            position: self.position[i],
-            orientation: self.orientation[i],
-            velocity: self.velocity[i],
+            position: self.positions()[i],
+            orientation: self.orientations()[i],
+            velocity: self.velocities()[i],
             surface_velocity: self.surface_velocity.get(i),
             collision_group: self.collision_group[i],
         }
@@ -542,7 +527,7 @@ impl World {
     pub fn set_position(&mut self, body: usize, position: Vec3) -> Result<(), StepError> {
         self.check_body("position", body)?;
         check_vec("position", body, &position)?;
-        self.position[body] = position;
+        self.state.positions_mut()[body] = position;
         Ok(())
     }
 
@@ -552,7 +537,7 @@ impl World {
         check_vec("velocity", body, &velocity.linear)?;
         check_vec("angular_velocity", body, &velocity.angular)?;
         if self.motion[body] != Motion::Static {
-            self.velocity[body] = velocity;
+            self.state.velocities_mut()[body] = velocity;
         }
         Ok(())
     }
@@ -576,7 +561,7 @@ impl World {
             return InverseMass::INFINITE_MASS;
         }
         match &self.mass[body] {
-            Some(m) => m.inverse(&self.orientation[body]),
+            Some(m) => m.inverse(&self.orientations()[body]),
             None => InverseMass::INFINITE_MASS,
         }
     }
@@ -585,8 +570,8 @@ impl World {
     pub fn body_view<'a>(&'a self, sweep: &'a [f64]) -> BodyView<'a> {
         BodyView {
             shapes: &self.shapes,
-            positions: &self.position,
-            orientations: &self.orientation,
+            positions: self.state.positions(),
+            orientations: self.state.orientations(),
             fixed: &self.fixed,
             sweep,
             groups: if self.collision_group.iter().any(|&g| g != 0) {
@@ -605,7 +590,7 @@ impl World {
             if self.motion[i] == Motion::Static {
                 0.0
             } else {
-                let v = &self.velocity[i];
+                let v = &self.velocities()[i];
                 dt * (v.linear.norm() + v.angular.norm() * self.shapes[i].bounding_radius())
             }
         }));
@@ -623,8 +608,8 @@ impl World {
     /// its `I ω` (world frame).
     #[inline(always)]
     fn kinetic_term(&self, i: usize, m: &MassProperties) -> (f64, Vec3) {
-        let v = &self.velocity[i];
-        let inertia_omega = m.world_inertia(&self.orientation[i]) * v.angular;
+        let v = &self.velocities()[i];
+        let inertia_omega = m.world_inertia(&self.orientations()[i]) * v.angular;
         let term = 0.5 * m.mass * v.linear.norm_squared() + 0.5 * v.angular.dot(&inertia_omega);
         (term, inertia_omega)
     }
@@ -633,7 +618,7 @@ impl World {
     /// (members counted through their host).
     pub fn potential_energy(&self) -> f64 {
         (0..self.len())
-            .filter_map(|i| Some(-self.own_mass(i)?.mass * self.gravity.dot(&self.position[i])))
+            .filter_map(|i| Some(-self.own_mass(i)?.mass * self.gravity.dot(&self.positions()[i])))
             .sum()
     }
 
@@ -663,7 +648,7 @@ impl World {
             let Some(m) = self.own_mass(i) else { continue };
             kinetic += self.kinetic_term(i, m).0;
             if self.motion[i] != Motion::Static {
-                let x = self.position[i] + self.velocity[i].linear * dt;
+                let x = self.positions()[i] + self.velocities()[i].linear * dt;
                 potential += -m.mass * self.gravity.dot(&x);
             }
         }
@@ -676,11 +661,11 @@ impl World {
             let Some(m) = self.own_mass(i) else { continue };
             let (term, inertia_omega) = self.kinetic_term(i, m);
             sums.kinetic_energy += term;
-            sums.potential_energy += -m.mass * self.gravity.dot(&self.position[i]);
+            sums.potential_energy += -m.mass * self.gravity.dot(&self.positions()[i]);
             if MOMENTUM {
-                let pi = self.velocity[i].linear * m.mass;
+                let pi = self.velocities()[i].linear * m.mass;
                 sums.momentum += pi;
-                sums.angular_momentum += self.position[i].cross(&pi) + inertia_omega;
+                sums.angular_momentum += self.positions()[i].cross(&pi) + inertia_omega;
             }
         }
         sums
@@ -702,10 +687,10 @@ impl World {
         let mut l = Vec3::zeros();
         for i in 0..self.len() {
             if let Some(m) = self.own_mass(i) {
-                let pi = self.velocity[i].linear * m.mass;
+                let pi = self.velocities()[i].linear * m.mass;
                 p += pi;
-                l += self.position[i].cross(&pi)
-                    + m.world_inertia(&self.orientation[i]) * self.velocity[i].angular;
+                l += self.positions()[i].cross(&pi)
+                    + m.world_inertia(&self.orientations()[i]) * self.velocities()[i].angular;
             }
         }
         (p, l)
@@ -717,6 +702,22 @@ impl World {
     /// out the joints: a caller may have edited either since the bodies
     /// and joints were added).
     pub fn validate_state(&self) -> Result<(), StepError> {
+        self.validate_state_unless(None)
+    }
+
+    /// The stamp of the current positions, orientations and velocities:
+    /// it changes whenever they may have been written (every mutable
+    /// access to them takes a fresh one), and is kept by a clone.
+    pub fn state_stamp(&self) -> StateStamp {
+        self.state.stamp()
+    }
+
+    /// [`Self::validate_state`], passing over the per-body finiteness check
+    /// of positions, orientations and velocities when their stamp is
+    /// `trusted`: a stepper that left them finite at that stamp knows them
+    /// unchanged since. Everything else (materials, joints, material
+    /// indices, pair overrides) is checked as always.
+    pub fn validate_state_unless(&self, trusted: Option<StateStamp>) -> Result<(), StepError> {
         for m in &self.materials {
             m.validate()?;
         }
@@ -742,26 +743,29 @@ impl World {
             }
             pair.validate()?;
         }
+        if trusted == Some(self.state.stamp()) {
+            return Ok(());
+        }
         // one branch-free pass first (an OR of the per-component tests,
         // which the compiler can vectorise); only when it finds something
         // is the culprit looked for
         let bad = |v: &Vec3| !v.x.is_finite() | !v.y.is_finite() | !v.z.is_finite();
-        let mut any = self.position.iter().fold(false, |acc, p| acc | bad(p));
+        let mut any = self.positions().iter().fold(false, |acc, p| acc | bad(p));
         any |= self
-            .velocity
+            .velocities()
             .iter()
             .fold(false, |acc, v| acc | bad(&v.linear) | bad(&v.angular));
-        any |= self.orientation.iter().fold(false, |acc, q| {
+        any |= self.orientations().iter().fold(false, |acc, q| {
             acc | q.coords.iter().fold(false, |a, x| a | !x.is_finite())
         });
         if !any {
             return Ok(());
         }
         for i in 0..self.len() {
-            check_vec("position", i, &self.position[i])?;
-            check_vec("velocity", i, &self.velocity[i].linear)?;
-            check_vec("angular_velocity", i, &self.velocity[i].angular)?;
-            if !self.orientation[i].coords.iter().all(|x| x.is_finite()) {
+            check_vec("position", i, &self.positions()[i])?;
+            check_vec("velocity", i, &self.velocities()[i].linear)?;
+            check_vec("angular_velocity", i, &self.velocities()[i].angular)?;
+            if !self.orientations()[i].coords.iter().all(|x| x.is_finite()) {
                 return Err(StepError::NonFiniteState {
                     field: "orientation",
                     body: i,
@@ -909,7 +913,7 @@ mod tests {
         let mut moving = BodyDesc::dynamic(sphere(0.015), 0, Vec3::new(0.2, 0.1, 0.05));
         moving.motion = Motion::Kinematic;
         world.add_body(moving).unwrap();
-        for (i, v) in world.velocity.iter_mut().enumerate() {
+        for (i, v) in world.state.velocities_mut().iter_mut().enumerate() {
             let x = i as f64;
             *v = Velocity6::new(
                 Vec3::new(0.3 - 0.1 * x, 0.07 * x, -1.3 + 0.01 * x),
@@ -947,7 +951,7 @@ mod tests {
             .filter(|&i| !world.is_member(i) && world.motion[i] != Motion::Static)
             .filter_map(|i| {
                 let m = world.mass[i].as_ref()?;
-                let x = world.position[i] + world.velocity[i].linear * dt;
+                let x = world.positions()[i] + world.velocities()[i].linear * dt;
                 Some(-m.mass * world.gravity.dot(&x))
             })
             .sum();

@@ -219,7 +219,7 @@ fn contact_drive_speed(world: &World, c: &ndem_solve::Contact) -> f64 {
     for body in c.bodies {
         let b = body as usize;
         if world.motion[b] == Motion::Kinematic {
-            let v = world.velocity[b];
+            let v = world.velocities()[b];
             let zero = Velocity6::ZERO;
             let (va, vb) = if b == c.bodies[0] as usize {
                 (v, zero)

@@ -169,13 +169,13 @@ impl Joint {
         kind: JointKind,
     ) -> Result<Self, StepError> {
         Self::check_bodies(world, a, b)?;
-        let (qa, qb) = (world.orientation[a], world.orientation[b]);
+        let (qa, qb) = (world.orientations()[a], world.orientations()[b]);
         let joint = Self {
             body_a: a,
             body_b: b,
             kind,
-            anchor_a: qa.inverse() * (anchor_a - world.position[a]),
-            anchor_b: qb.inverse() * (anchor_b - world.position[b]),
+            anchor_a: qa.inverse() * (anchor_a - world.positions()[a]),
+            anchor_b: qb.inverse() * (anchor_b - world.positions()[b]),
             relative_orientation: qa.inverse() * qb,
             compliance: 1e-10,
         };
@@ -194,7 +194,7 @@ impl Joint {
     ) -> Result<Self, StepError> {
         let axis = unit_axis(axis)?;
         Self::check_bodies(world, a, b)?;
-        let local_axis = world.orientation[a].inverse() * axis;
+        let local_axis = world.orientations()[a].inverse() * axis;
         Self::between(world, a, b, (anchor, anchor), kind(local_axis))
     }
 
@@ -465,7 +465,7 @@ struct JointPose {
 impl JointPose {
     fn new(joint: &Joint, world: &World) -> Self {
         let (a, b) = (joint.body_a, joint.body_b);
-        let (qa, qb) = (world.orientation[a], world.orientation[b]);
+        let (qa, qb) = (world.orientations()[a], world.orientations()[b]);
         let arm_a = qa * joint.anchor_a;
         let arm_b = qb * joint.anchor_b;
         Self {
@@ -473,7 +473,7 @@ impl JointPose {
             qb,
             arm_a,
             arm_b,
-            separation: world.position[a] + arm_a - world.position[b] - arm_b,
+            separation: world.positions()[a] + arm_a - world.positions()[b] - arm_b,
             target_b: qa * joint.relative_orientation,
         }
     }

@@ -16,6 +16,7 @@ pub mod guard;
 pub mod joint;
 pub mod member;
 mod stages;
+pub mod state;
 pub mod stepper;
 pub mod verification;
 
@@ -25,6 +26,7 @@ pub use guard::ResidualCheck;
 pub use joint::{DRIVE_ROW, Drive, Joint, JointKind, Motor};
 pub use member::Membership;
 pub use stages::unfolded_problem;
+pub use state::StateStamp;
 pub use stepper::{
     ContactForce, DetectedView, JointReaction, ModelHooks, NoHooks, SolvedView, StageTimes,
     StepSettings, StepStats, Stepper,

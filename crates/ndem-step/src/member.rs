@@ -63,7 +63,7 @@ impl World {
             Some(m) if m.is_isotropic() => {
                 out.push_isotropic(1.0 / m.mass, 1.0 / m.principal_inertia.x)
             }
-            Some(m) => out.push(m.inverse(&self.orientation[body])),
+            Some(m) => out.push(m.inverse(&self.orientations()[body])),
             None => out.push_isotropic(0.0, 0.0),
         }
     }
@@ -71,7 +71,7 @@ impl World {
     /// Inverse mass of a body from its own mass properties, member or not.
     pub fn own_inverse_mass(&self, body: usize) -> ndem_math::InverseMass {
         match &self.mass[body] {
-            Some(m) => m.inverse(&self.orientation[body]),
+            Some(m) => m.inverse(&self.orientations()[body]),
             None => ndem_math::InverseMass::INFINITE_MASS,
         }
     }
@@ -101,9 +101,9 @@ impl World {
         if self.is_member(member) || self.is_member(host) {
             return Err(bad("members cannot host or be attached twice"));
         }
-        let qh = self.orientation[host];
-        let offset = qh.inverse() * (self.position[member] - self.position[host]);
-        let relative_orientation = qh.inverse() * self.orientation[member];
+        let qh = self.orientations()[host];
+        let offset = qh.inverse() * (self.positions()[member] - self.positions()[host]);
+        let relative_orientation = qh.inverse() * self.orientations()[member];
         self.membership[member] = Some(Box::new(Membership {
             host,
             offset,
@@ -159,8 +159,9 @@ impl World {
     /// `x_a = x_A + R_A r_a`, `q_a = q_A ⊗ q_rel`, `v_a = v_A + ω_A × (x_a − x_A)`,
     /// `ω_a = ω_A`.
     pub fn co_move(&mut self) {
-        for i in 0..self.len() {
-            self.co_move_body(i);
+        let mut state = self.state.all_mut();
+        for i in 0..self.membership.len() {
+            co_move_body(&self.membership, &mut state, i);
         }
     }
 
@@ -170,25 +171,11 @@ impl World {
     /// the only bodies whose host changed. The same sums as
     /// [`Self::co_move`], so a member gets the same bits either way.
     pub fn co_move_bodies(&mut self, bodies: &[usize]) {
+        let mut state = self.state.all_mut();
         for &i in bodies {
-            if i < self.len() {
-                self.co_move_body(i);
+            if i < self.membership.len() {
+                co_move_body(&self.membership, &mut state, i);
             }
-        }
-    }
-
-    /// Eqs. 11-13 for body `i` (`i < self.len()`), if it is a member.
-    fn co_move_body(&mut self, i: usize) {
-        if let Some(m) = self.membership[i].as_deref().copied() {
-            let (xh, qh, vh) = (
-                self.position[m.host],
-                self.orientation[m.host],
-                self.velocity[m.host],
-            );
-            let r = qh * m.offset;
-            self.position[i] = xh + r;
-            self.orientation[i] = qh * m.relative_orientation;
-            self.velocity[i] = Velocity6::new(vh.linear + vh.angular.cross(&r), vh.angular);
         }
     }
 
@@ -215,7 +202,7 @@ impl World {
             });
         }
         self.mass[body] = Some(m);
-        self.orientation[body] = orientation;
+        self.state.orientations_mut()[body] = orientation;
         Ok(())
     }
 
@@ -249,10 +236,27 @@ impl World {
                 self.mass[body] = None;
                 self.motion[body] = Motion::Static;
                 self.fixed[body] = true;
-                self.velocity[body] = Velocity6::ZERO;
+                self.state.velocities_mut()[body] = Velocity6::ZERO;
             }
         }
         Ok(())
+    }
+}
+
+/// Eqs. 11-13 for body `i` (`i < membership.len()`), if it is a member:
+/// its pose and velocity from its host's, in `state` (positions,
+/// orientations, velocities).
+fn co_move_body(
+    membership: &[Option<Box<Membership>>],
+    (position, orientation, velocity): &mut (&mut [Vec3], &mut [Quat], &mut [Velocity6]),
+    i: usize,
+) {
+    if let Some(m) = membership[i].as_deref().copied() {
+        let (xh, qh, vh) = (position[m.host], orientation[m.host], velocity[m.host]);
+        let r = qh * m.offset;
+        position[i] = xh + r;
+        orientation[i] = qh * m.relative_orientation;
+        velocity[i] = Velocity6::new(vh.linear + vh.angular.cross(&r), vh.angular);
     }
 }
 

@@ -111,8 +111,8 @@ impl SolverContact {
         let (a, b) = (c.body_a(), c.body_b());
         Ok(SolverGeometry {
             frame: ContactFrame::from_normal(&c.normal)?,
-            arm_a: c.arm(&world.position[a]) + (world.position[a] - world.position[ca]),
-            arm_b: c.arm(&world.position[b]) + (world.position[b] - world.position[cb]),
+            arm_a: c.arm(&world.positions()[a]) + (world.positions()[a] - world.positions()[ca]),
+            arm_b: c.arm(&world.positions()[b]) + (world.positions()[b] - world.positions()[cb]),
         })
     }
 }
@@ -567,7 +567,7 @@ pub(crate) fn continuous_problem(
                 continue;
             }
             if let Some(m) = &world.mass[i] {
-                let inv = m.inverse(&world.orientation[i]);
+                let inv = m.inverse(&world.orientations()[i]);
                 f.linear += (world.gravity + world.force.get(i) * inv.inv_mass) * dt;
                 f.angular += inv.inv_inertia * world.torque.get(i) * dt;
             }
@@ -729,11 +729,11 @@ fn carry_row(world: &World, row: &mut ndem_solve::GenericRow) -> bool {
     }
     let j = &mut row.jacobian;
     if ca != a {
-        let r = world.position[a] - world.position[ca];
+        let r = world.positions()[a] - world.positions()[ca];
         j.angular_a += r.cross(&j.linear_a);
     }
     if cb != b {
-        let r = world.position[b] - world.position[cb];
+        let r = world.positions()[b] - world.positions()[cb];
         j.angular_b += r.cross(&j.linear_b);
     }
     row.bodies = [ca as u32, cb as u32];
@@ -976,7 +976,7 @@ mod tests {
             (settings, &MaterialPairs::of(w, settings)),
             contacts,
             &solver_contacts,
-            &w.velocity,
+            w.velocities(),
             &mut storage,
             (&mut flags, expect_impacts),
             |local| local,

@@ -670,10 +670,10 @@ impl Stepper {
         debug_assert_eq!(velocity.len(), world.len());
         for (i, v) in velocity.iter_mut().enumerate() {
             if world.motion[i] != Motion::Dynamic || world.is_member(i) {
-                *v = world.velocity[i];
+                *v = world.velocities()[i];
             }
         }
-        std::mem::swap(&mut world.velocity, &mut velocity);
+        world.state.swap_velocities(&mut velocity);
         let previous_velocity = velocity;
         world.co_move();
         if self.settings.energy_guard {
@@ -695,7 +695,10 @@ impl Stepper {
             );
             let after = world.energy_after_positions(dt);
             if let Err(e) = guard::check_energy(self.step + 1, self.time, held, after, bound) {
-                world.velocity.copy_from_slice(&previous_velocity);
+                world
+                    .state
+                    .velocities_mut()
+                    .copy_from_slice(&previous_velocity);
                 self.velocity = previous_velocity;
                 self.contacts = contacts;
                 return Err(e);
@@ -834,7 +837,8 @@ impl Stepper {
         // the stages' working velocities (v⁺ after the impact stage), in
         // the vector that held v_i of the last step
         let mut velocity = std::mem::take(&mut self.velocity);
-        velocity.clone_from(&world.velocity);
+        velocity.clear();
+        velocity.extend_from_slice(world.velocities());
         let mut lambda = std::mem::take(&mut self.lambda);
         // what the contacts' parameters are formed from (the world's
         // materials may have changed since the last step)
@@ -1030,11 +1034,12 @@ const ROWS_PER_THREAD: usize = 65_536;
 fn update_positions(world: &mut World, dt: f64, threads: usize) {
     // each body on its own: the same bits on any thread count
     let per_thread = ndem_math::blocks::block_len(world.len(), threads);
-    let (motion, velocity, membership) = (&world.motion, &world.velocity, &world.membership);
-    let parts = world
-        .position
+    let (motion, membership) = (&world.motion, &world.membership);
+    let (positions, orientations, velocity) = world.state.all_mut();
+    let velocity = &*velocity;
+    let parts = positions
         .chunks_mut(per_thread)
-        .zip(world.orientation.chunks_mut(per_thread))
+        .zip(orientations.chunks_mut(per_thread))
         .enumerate();
     ndem_math::blocks::map_parts(parts, |(k, (positions, orientations))| {
         let first = k * per_thread;

@@ -1,0 +1,111 @@
+//! The smooth stepper passes over the per-body finiteness check of a step
+//! only when the world's state is the one its own last step left finite
+//! (`World::state_stamp`). Every other way a non-finite state can reach a
+//! step is still refused with the error that names it.
+
+use ndem_collide::Shape;
+use ndem_math::{Material, Vec3, Velocity6};
+use ndem_smooth::*;
+use ndem_step::{BodyDesc, StepError, World};
+
+/// Two spheres resting on a floor.
+fn world() -> World {
+    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+    w.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).unwrap(),
+        0,
+        Vec3::zeros(),
+    ))
+    .unwrap();
+    for x in [0.0, 0.05] {
+        let sphere = Shape::sphere(0.01).unwrap();
+        w.add_body(BodyDesc::dynamic(sphere, 0, Vec3::new(x, 0.0, 0.0099)))
+            .unwrap();
+    }
+    w
+}
+
+fn stepper(w: &World) -> SmoothStepper {
+    let dt = 0.1 * stepper::critical_time_step(w, &SmoothLaw::Hertz);
+    SmoothStepper::new(
+        SmoothSettings {
+            dt,
+            ..SmoothSettings::default()
+        },
+        w,
+    )
+    .unwrap()
+}
+
+fn refused(result: Result<SmoothStats, SmoothError>, field: &str, body: usize) {
+    match result {
+        Err(SmoothError::Step(StepError::NonFiniteState { field: f, body: b })) => {
+            assert_eq!((f, b), (field, body));
+        }
+        other => panic!("expected a non-finite {field} of body {body}, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_state_written_between_steps_is_checked() {
+    let mut w = world();
+    let mut st = stepper(&w);
+    for _ in 0..10 {
+        st.step(&mut w).unwrap();
+    }
+    // through the world's mutable state
+    let saved = w.clone();
+    w.state_mut().0[2].y = f64::NAN;
+    refused(st.step(&mut w), "position", 2);
+    w = saved.clone();
+    let q = &mut w.state_mut().1[1];
+    *q = ndem_math::Quat::new_unchecked(nalgebra::Quaternion::new(f64::INFINITY, 0.0, 0.0, 0.0));
+    refused(st.step(&mut w), "orientation", 1);
+    w = saved.clone();
+    w.state_mut().2[2].angular.z = f64::NAN;
+    refused(st.step(&mut w), "angular_velocity", 2);
+    // the saved copy, never written, is the state the stepper left
+    w = saved;
+    st.step(&mut w).unwrap();
+}
+
+#[test]
+fn a_copy_written_after_the_step_is_checked() {
+    let mut w = world();
+    let mut st = stepper(&w);
+    st.step(&mut w).unwrap();
+    // a copy stepped on, and the original written after: the original no
+    // longer holds the state the stepper left
+    let mut copy = w.clone();
+    st.step(&mut copy).unwrap();
+    w.state_mut().2[1].linear.x = f64::NAN;
+    refused(st.step(&mut w), "velocity", 1);
+}
+
+#[test]
+fn another_world_is_checked() {
+    let mut w = world();
+    let mut st = stepper(&w);
+    st.step(&mut w).unwrap();
+    let mut other = world();
+    other.state_mut().0[1].x = f64::INFINITY;
+    refused(st.step(&mut other), "position", 1);
+}
+
+/// A position the step itself overflows to infinity is not trusted: the
+/// next step finds it, as it did before the stamp.
+#[test]
+fn a_position_the_step_overflowed_is_found_by_the_next() {
+    let mut w = world();
+    let far = BodyDesc::dynamic(
+        Shape::sphere(0.01).unwrap(),
+        0,
+        Vec3::new(f64::MAX, 0.0, 1.0),
+    )
+    .with_velocity(Velocity6::new(Vec3::new(1e300, 0.0, 0.0), Vec3::zeros()));
+    let i = w.add_body(far).unwrap();
+    let mut st = stepper(&w);
+    st.step(&mut w).unwrap();
+    assert_eq!(w.positions()[i].x, f64::INFINITY);
+    refused(st.step(&mut w), "position", i);
+}
