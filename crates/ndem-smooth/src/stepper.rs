@@ -181,6 +181,9 @@ pub struct SmoothStepper {
     /// the next step finds the same stamp, nobody has written the state
     /// since, and its per-body finiteness check is passed over.
     trusted_state: Option<ndem_step::StateStamp>,
+    /// The world's [`World::kinds_stamp`] that `records` were formed from:
+    /// while it holds, the bodies are what they were and the records stand.
+    records_of: Option<ndem_step::StateStamp>,
 }
 
 /// Shear compliance `2(2 − ν)(1 + ν)/E` of a material (for `1/G*`).
@@ -262,6 +265,7 @@ impl SmoothStepper {
             time: 0.0,
             critical,
             trusted_state: None,
+            records_of: None,
         })
     }
 
@@ -428,9 +432,15 @@ impl SmoothStepper {
 
     /// Refreshes the per-body records; a changed record (a body added, its
     /// mass properties set, made a member or released, activated or
-    /// retired) marks the candidate list for a rebuild.
+    /// retired) marks the candidate list for a rebuild. Passed over while
+    /// the world's [`World::kinds_stamp`] is the one they were formed from.
     fn refresh_records(&mut self, world: &World) {
         let nb = world.len();
+        let stamp = world.kinds_stamp();
+        if self.records_of == Some(stamp) && self.records.len() == nb {
+            return;
+        }
+        self.records_of = Some(stamp);
         if self.records.len() != nb {
             self.records.clear();
             self.bodies_changed = true;

@@ -1,7 +1,7 @@
 //! Bodies (structure of arrays) and the world that holds them.
 
 use crate::StepError;
-use crate::state::{BodyState, StateStamp};
+use crate::state::{BodyKinds, BodyState, StateStamp};
 use ndem_collide::{BodyView, Shape};
 use ndem_math::{
     InverseMass, MassProperties, Material, PairOverride, PairProperties, Quat, Vec3, Velocity6,
@@ -190,12 +190,12 @@ pub struct World {
     pub materials: Vec<Material>,
     /// Gravitational acceleration [m/s²].
     pub gravity: Vec3,
-    pub(crate) shapes: Vec<Shape>,
+    /// Shapes, motions, mass properties, fixed flags and memberships;
+    /// every change renews their stamp ([`crate::state`]).
+    pub(crate) kinds: BodyKinds,
     /// Each body's index into `materials` (4 bytes: a world has fewer
     /// than 2³² materials, [`Self::add_body`] checks).
     pub(crate) material: Vec<u32>,
-    pub(crate) motion: Vec<Motion>,
-    pub(crate) mass: Vec<Option<MassProperties>>,
     /// Positions, orientations and velocities; every write renews their
     /// stamp ([`crate::state`]).
     pub(crate) state: BodyState,
@@ -203,10 +203,7 @@ pub struct World {
     pub(crate) collision_group: Vec<u32>,
     pub(crate) force: ZeroUnlessSet,
     pub(crate) torque: ZeroUnlessSet,
-    pub(crate) fixed: Vec<bool>,
     pub(crate) joints: Vec<crate::Joint>,
-    /// Boxed: 8 bytes for a body that is no member (most of a scene).
-    pub(crate) membership: Vec<Option<Box<crate::member::Membership>>>,
     pub(crate) membership_version: u64,
     /// Per-pair contact parameters, keyed by the material pair with the
     /// smaller index first.
@@ -228,18 +225,14 @@ impl World {
         Ok(Self {
             materials,
             gravity,
-            shapes: Vec::new(),
+            kinds: BodyKinds::new(),
             material: Vec::new(),
-            motion: Vec::new(),
-            mass: Vec::new(),
             state: BodyState::new(),
             surface_velocity: ZeroUnlessSet::default(),
             collision_group: Vec::new(),
             force: ZeroUnlessSet::default(),
             torque: ZeroUnlessSet::default(),
-            fixed: Vec::new(),
             joints: Vec::new(),
-            membership: Vec::new(),
             membership_version: 0,
             pairs: std::collections::BTreeMap::new(),
         })
@@ -333,7 +326,7 @@ impl World {
 
     /// Adds a body after checking it; returns its index.
     pub fn add_body(&mut self, desc: BodyDesc) -> Result<usize, StepError> {
-        let i = self.shapes.len();
+        let i = self.kinds.shapes().len();
         desc.shape.validate()?;
         if desc.material >= self.materials.len() {
             return Err(StepError::UnknownMaterial {
@@ -371,17 +364,13 @@ impl World {
                 count: self.materials.len(),
             });
         };
-        self.shapes.push(desc.shape);
+        self.kinds.push(desc.shape, desc.motion, mass);
         self.material.push(material);
-        self.fixed.push(desc.motion != Motion::Dynamic);
-        self.motion.push(desc.motion);
-        self.mass.push(mass);
         self.state.push(desc.position, desc.orientation, velocity);
         self.surface_velocity.push(i, desc.surface_velocity);
         self.collision_group.push(desc.collision_group);
         self.force.push(i, Vec3::zeros());
         self.torque.push(i, Vec3::zeros());
-        self.membership.push(None);
         Ok(i)
     }
 
@@ -396,12 +385,10 @@ impl World {
             field: "bodies",
             reason: "no room for that many more bodies (the allocation was refused)",
         };
-        self.shapes.try_reserve_exact(additional).map_err(refused)?;
+        self.kinds.try_reserve_exact(additional).map_err(refused)?;
         self.material
             .try_reserve_exact(additional)
             .map_err(refused)?;
-        self.motion.try_reserve_exact(additional).map_err(refused)?;
-        self.mass.try_reserve_exact(additional).map_err(refused)?;
         self.state.try_reserve_exact(additional).map_err(refused)?;
         self.surface_velocity
             .try_reserve_exact(additional)
@@ -411,26 +398,24 @@ impl World {
             .map_err(refused)?;
         self.force.try_reserve_exact(additional).map_err(refused)?;
         self.torque.try_reserve_exact(additional).map_err(refused)?;
-        self.fixed.try_reserve_exact(additional).map_err(refused)?;
-        self.membership
-            .try_reserve_exact(additional)
-            .map_err(refused)?;
         Ok(())
     }
 
     /// Number of bodies.
     pub fn len(&self) -> usize {
-        self.shapes.len()
+        self.kinds.shapes().len()
     }
     /// `true` when there are no bodies.
     pub fn is_empty(&self) -> bool {
-        self.shapes.is_empty()
+        self.kinds.shapes().is_empty()
     }
     /// Number of dynamic bodies that carry their own degrees of freedom
     /// (free bodies and hosts; members are counted through their host).
     pub fn dynamic_count(&self) -> usize {
         (0..self.len())
-            .filter(|&i| self.motion[i] == Motion::Dynamic && self.membership[i].is_none())
+            .filter(|&i| {
+                self.kinds.motions()[i] == Motion::Dynamic && self.kinds.membership()[i].is_none()
+            })
             .count()
     }
     /// Positions.
@@ -447,11 +432,11 @@ impl World {
     }
     /// Shapes.
     pub fn shapes(&self) -> &[Shape] {
-        &self.shapes
+        self.kinds.shapes()
     }
     /// Motion types.
     pub fn motions(&self) -> &[Motion] {
-        &self.motion
+        self.kinds.motions()
     }
     /// Material index of each body (into [`Self::materials`]).
     pub fn body_materials(&self) -> &[u32] {
@@ -459,7 +444,7 @@ impl World {
     }
     /// Mass properties (`None` for non-dynamic bodies).
     pub fn mass_properties(&self) -> &[Option<MassProperties>] {
-        &self.mass
+        self.kinds.mass()
     }
     /// Surface velocity of a body (zero unless one was given).
     ///
@@ -509,10 +494,10 @@ impl World {
     /// (used by scene files and checkpoints).
     pub fn body_desc(&self, i: usize) -> BodyDesc {
         BodyDesc {
-            shape: self.shapes[i].clone(),
+            shape: self.kinds.shapes()[i].clone(),
             material: self.material[i] as usize,
-            motion: self.motion[i],
-            mass: self.mass[i],
+            motion: self.kinds.motions()[i],
+            mass: self.kinds.mass()[i],
             position: self.positions()[i],
             orientation: self.orientations()[i],
             velocity: self.velocities()[i],
@@ -536,7 +521,7 @@ impl World {
         self.check_body("velocity", body)?;
         check_vec("velocity", body, &velocity.linear)?;
         check_vec("angular_velocity", body, &velocity.angular)?;
-        if self.motion[body] != Motion::Static {
+        if self.kinds.motions()[body] != Motion::Static {
             self.state.velocities_mut()[body] = velocity;
         }
         Ok(())
@@ -556,11 +541,11 @@ impl World {
 
     /// Inverse mass block of a body at its current orientation.
     pub fn inverse_mass(&self, body: usize) -> InverseMass {
-        if self.membership[body].is_some() {
+        if self.kinds.membership()[body].is_some() {
             // a member has no degrees of freedom of its own
             return InverseMass::INFINITE_MASS;
         }
-        match &self.mass[body] {
+        match self.kinds.mass()[body] {
             Some(m) => m.inverse(&self.orientations()[body]),
             None => InverseMass::INFINITE_MASS,
         }
@@ -569,10 +554,10 @@ impl World {
     /// Collision view of the bodies with per-body speculative distances.
     pub fn body_view<'a>(&'a self, sweep: &'a [f64]) -> BodyView<'a> {
         BodyView {
-            shapes: &self.shapes,
+            shapes: self.kinds.shapes(),
             positions: self.state.positions(),
             orientations: self.state.orientations(),
-            fixed: &self.fixed,
+            fixed: self.kinds.fixed(),
             sweep,
             groups: if self.collision_group.iter().any(|&g| g != 0) {
                 &self.collision_group
@@ -587,11 +572,11 @@ impl World {
     pub fn sweep_distances(&self, dt: f64, out: &mut Vec<f64>) {
         out.clear();
         out.extend((0..self.len()).map(|i| {
-            if self.motion[i] == Motion::Static {
+            if self.kinds.motions()[i] == Motion::Static {
                 0.0
             } else {
                 let v = &self.velocities()[i];
-                dt * (v.linear.norm() + v.angular.norm() * self.shapes[i].bounding_radius())
+                dt * (v.linear.norm() + v.angular.norm() * self.kinds.shapes()[i].bounding_radius())
             }
         }));
     }
@@ -647,7 +632,7 @@ impl World {
         for i in 0..self.len() {
             let Some(m) = self.own_mass(i) else { continue };
             kinetic += self.kinetic_term(i, m).0;
-            if self.motion[i] != Motion::Static {
+            if self.kinds.motions()[i] != Motion::Static {
                 let x = self.positions()[i] + self.velocities()[i].linear * dt;
                 potential += -m.mass * self.gravity.dot(&x);
             }
@@ -673,10 +658,10 @@ impl World {
 
     /// Mass properties of a body that carries its own degrees of freedom.
     fn own_mass(&self, i: usize) -> Option<&MassProperties> {
-        if self.membership[i].is_some() {
+        if self.kinds.membership()[i].is_some() {
             None
         } else {
-            self.mass[i].as_ref()
+            self.kinds.mass()[i].as_ref()
         }
     }
 
@@ -710,6 +695,14 @@ impl World {
     /// access to them takes a fresh one), and is kept by a clone.
     pub fn state_stamp(&self) -> StateStamp {
         self.state.stamp()
+    }
+
+    /// The stamp of what the bodies are: their number, shapes, motions,
+    /// mass properties and memberships. It changes whenever any of them
+    /// may have changed (every mutable access takes a fresh one), so
+    /// per-body records formed from them can be kept until it does.
+    pub fn kinds_stamp(&self) -> StateStamp {
+        self.kinds.stamp()
     }
 
     /// [`Self::validate_state`], passing over the per-body finiteness check
@@ -948,9 +941,9 @@ mod tests {
         // the potential energy after `x + Δt v` as the guard summed it
         let dt = 1e-3;
         let potential_after: f64 = (0..world.len())
-            .filter(|&i| !world.is_member(i) && world.motion[i] != Motion::Static)
+            .filter(|&i| !world.is_member(i) && world.kinds.motions()[i] != Motion::Static)
             .filter_map(|i| {
-                let m = world.mass[i].as_ref()?;
+                let m = world.kinds.mass()[i].as_ref()?;
                 let x = world.positions()[i] + world.velocities()[i].linear * dt;
                 Some(-m.mass * world.gravity.dot(&x))
             })
@@ -958,7 +951,7 @@ mod tests {
         let after = world.kinetic_energy() + potential_after;
         assert_eq!(world.energy_after_positions(dt).to_bits(), after.to_bits());
         assert!(
-            world.mass[5].is_none() || world.motion[5] == Motion::Static,
+            world.kinds.mass()[5].is_none() || world.kinds.motions()[5] == Motion::Static,
             "the fixed body"
         );
     }

@@ -29,7 +29,7 @@ pub struct Membership {
 impl World {
     /// The membership of `body`, if it is carried by a host.
     pub fn membership(&self, body: usize) -> Option<&Membership> {
-        membership_in(&self.membership, body)
+        membership_in(self.kinds.membership(), body)
     }
 
     /// A counter that changes whenever a membership is made or undone, so
@@ -58,8 +58,8 @@ impl World {
     /// and a static body's as `(m⁻¹, k)` without forming a matrix (the
     /// same entry: [`ndem_solve::InverseMasses::push_isotropic`]).
     pub fn push_inverse_mass(&self, body: usize, out: &mut ndem_solve::InverseMasses) {
-        match &self.mass[body] {
-            _ if self.membership[body].is_some() => out.push_isotropic(0.0, 0.0),
+        match self.kinds.mass()[body] {
+            _ if self.kinds.membership()[body].is_some() => out.push_isotropic(0.0, 0.0),
             Some(m) if m.is_isotropic() => {
                 out.push_isotropic(1.0 / m.mass, 1.0 / m.principal_inertia.x)
             }
@@ -70,7 +70,7 @@ impl World {
 
     /// Inverse mass of a body from its own mass properties, member or not.
     pub fn own_inverse_mass(&self, body: usize) -> ndem_math::InverseMass {
-        match &self.mass[body] {
+        match self.kinds.mass()[body] {
             Some(m) => m.inverse(&self.orientations()[body]),
             None => ndem_math::InverseMass::INFINITE_MASS,
         }
@@ -95,7 +95,9 @@ impl World {
         if member == host {
             return Err(bad("a body cannot host itself"));
         }
-        if self.motion[member] != Motion::Dynamic || self.motion[host] != Motion::Dynamic {
+        if self.kinds.motions()[member] != Motion::Dynamic
+            || self.kinds.motions()[host] != Motion::Dynamic
+        {
             return Err(bad("both bodies must be dynamic"));
         }
         if self.is_member(member) || self.is_member(host) {
@@ -104,7 +106,7 @@ impl World {
         let qh = self.orientations()[host];
         let offset = qh.inverse() * (self.positions()[member] - self.positions()[host]);
         let relative_orientation = qh.inverse() * self.orientations()[member];
-        self.membership[member] = Some(Box::new(Membership {
+        self.kinds.all_mut().membership[member] = Some(Box::new(Membership {
             host,
             offset,
             relative_orientation,
@@ -134,14 +136,21 @@ impl World {
             });
         }
         self.attach(member, membership.host)?;
-        self.membership[member] = Some(Box::new(membership));
+        self.kinds.all_mut().membership[member] = Some(Box::new(membership));
         Ok(())
     }
 
     /// Frees a member: it keeps its current (co-moving) pose and velocity
     /// and becomes an independent dynamic body again.
     pub fn detach(&mut self, member: usize) -> Result<(), StepError> {
-        match self.membership.get_mut(member) {
+        if !self.is_member(member) {
+            return Err(StepError::InvalidMembership {
+                member,
+                host: usize::MAX,
+                reason: "not a member",
+            });
+        }
+        match self.kinds.all_mut().membership.get_mut(member) {
             Some(m @ Some(_)) => {
                 *m = None;
                 self.membership_version += 1;
@@ -160,8 +169,8 @@ impl World {
     /// `ω_a = ω_A`.
     pub fn co_move(&mut self) {
         let mut state = self.state.all_mut();
-        for i in 0..self.membership.len() {
-            co_move_body(&self.membership, &mut state, i);
+        for i in 0..self.kinds.membership().len() {
+            co_move_body(self.kinds.membership(), &mut state, i);
         }
     }
 
@@ -173,8 +182,8 @@ impl World {
     pub fn co_move_bodies(&mut self, bodies: &[usize]) {
         let mut state = self.state.all_mut();
         for &i in bodies {
-            if i < self.membership.len() {
-                co_move_body(&self.membership, &mut state, i);
+            if i < self.kinds.membership().len() {
+                co_move_body(self.kinds.membership(), &mut state, i);
             }
         }
     }
@@ -188,7 +197,7 @@ impl World {
         mass: MassProperties,
         orientation: Quat,
     ) -> Result<(), StepError> {
-        if body >= self.len() || self.motion[body] != Motion::Dynamic {
+        if body >= self.len() || self.kinds.motions()[body] != Motion::Dynamic {
             return Err(StepError::InvalidSettings {
                 field: "body",
                 reason: "mass properties can only be set on an existing dynamic body",
@@ -201,7 +210,7 @@ impl World {
                 body,
             });
         }
-        self.mass[body] = Some(m);
+        self.kinds.all_mut().mass[body] = Some(m);
         self.state.orientations_mut()[body] = orientation;
         Ok(())
     }
@@ -222,20 +231,29 @@ impl World {
         }
         match mass {
             Some(m) => {
-                self.mass[body] = Some(MassProperties::new(m.mass, m.principal_inertia)?);
-                self.motion[body] = Motion::Dynamic;
-                self.fixed[body] = false;
+                let m = MassProperties::new(m.mass, m.principal_inertia)?;
+                let kinds = self.kinds.all_mut();
+                kinds.mass[body] = Some(m);
+                kinds.motion[body] = Motion::Dynamic;
+                kinds.fixed[body] = false;
             }
             None => {
-                if self.membership.iter().flatten().any(|m| m.host == body) {
+                if self
+                    .kinds
+                    .membership()
+                    .iter()
+                    .flatten()
+                    .any(|m| m.host == body)
+                {
                     return Err(StepError::InvalidSettings {
                         field: "body",
                         reason: "a body that hosts members cannot be deactivated",
                     });
                 }
-                self.mass[body] = None;
-                self.motion[body] = Motion::Static;
-                self.fixed[body] = true;
+                let kinds = self.kinds.all_mut();
+                kinds.mass[body] = None;
+                kinds.motion[body] = Motion::Static;
+                kinds.fixed[body] = true;
                 self.state.velocities_mut()[body] = Velocity6::ZERO;
             }
         }

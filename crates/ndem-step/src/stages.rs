@@ -229,7 +229,7 @@ fn contact_data_part(
             left_out += 1;
             continue;
         }
-        if world.fixed[ca] && world.fixed[cb] {
+        if world.kinds.fixed()[ca] && world.kinds.fixed()[cb] {
             return Err(StepError::InfiniteMassPair {
                 body_a: ca,
                 body_b: cb,
@@ -566,7 +566,7 @@ pub(crate) fn continuous_problem(
             if !resolution.moves(world, i) {
                 continue;
             }
-            if let Some(m) = &world.mass[i] {
+            if let Some(m) = world.kinds.mass()[i] {
                 let inv = m.inverse(&world.orientations()[i]);
                 f.linear += (world.gravity + world.force.get(i) * inv.inv_mass) * dt;
                 f.angular += inv.inv_inertia * world.torque.get(i) * dt;

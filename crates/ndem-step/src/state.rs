@@ -1,10 +1,14 @@
-//! The bodies' positions, orientations and velocities, held so that every
-//! way of writing them renews a stamp: a stepper that left the state finite
-//! can tell, from the stamp alone, that nobody has written it since and
-//! pass over the per-body finiteness check of the next step
-//! ([`crate::World::validate_state_unless`]).
+//! The bodies' positions, orientations and velocities, and what each body
+//! is (shape, motion, mass properties, membership), held so that every way
+//! of writing them renews a stamp: a stepper that left the state finite can
+//! tell, from the stamp alone, that nobody has written it since and pass
+//! over the per-body finiteness check of the next step
+//! ([`crate::World::validate_state_unless`]); one that keeps per-body
+//! records can tell that the bodies are what they were.
 
-use ndem_math::{Quat, Vec3, Velocity6};
+use crate::{Membership, Motion};
+use ndem_collide::Shape;
+use ndem_math::{MassProperties, Quat, Vec3, Velocity6};
 use std::collections::TryReserveError;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -113,6 +117,98 @@ impl BodyState {
     }
 }
 
+/// What each body is: shape, motion, mass properties (`None` without),
+/// whether no contact can move it, and its membership of an aggregate;
+/// with the stamp of their version. The fields are private to this module:
+/// crate code writes them only through [`BodyKinds::all_mut`] and
+/// [`BodyKinds::push`], which renew the stamp.
+#[derive(Debug, Clone)]
+pub(crate) struct BodyKinds {
+    shapes: Vec<Shape>,
+    motion: Vec<Motion>,
+    mass: Vec<Option<MassProperties>>,
+    fixed: Vec<bool>,
+    /// Boxed: 8 bytes for a body that is no member (most of a scene).
+    membership: Vec<Option<Box<Membership>>>,
+    stamp: StateStamp,
+}
+
+/// [`BodyKinds`], writable.
+pub(crate) struct BodyKindsMut<'a> {
+    pub(crate) motion: &'a mut [Motion],
+    pub(crate) mass: &'a mut [Option<MassProperties>],
+    pub(crate) fixed: &'a mut [bool],
+    pub(crate) membership: &'a mut [Option<Box<Membership>>],
+}
+
+impl BodyKinds {
+    pub(crate) fn new() -> Self {
+        Self {
+            shapes: Vec::new(),
+            motion: Vec::new(),
+            mass: Vec::new(),
+            fixed: Vec::new(),
+            membership: Vec::new(),
+            stamp: StateStamp::fresh(),
+        }
+    }
+
+    pub(crate) fn stamp(&self) -> StateStamp {
+        self.stamp
+    }
+
+    pub(crate) fn shapes(&self) -> &[Shape] {
+        &self.shapes
+    }
+
+    pub(crate) fn motions(&self) -> &[Motion] {
+        &self.motion
+    }
+
+    pub(crate) fn mass(&self) -> &[Option<MassProperties>] {
+        &self.mass
+    }
+
+    pub(crate) fn fixed(&self) -> &[bool] {
+        &self.fixed
+    }
+
+    pub(crate) fn membership(&self) -> &[Option<Box<Membership>>] {
+        &self.membership
+    }
+
+    /// Motions, masses, fixed flags and memberships, writable (a fresh
+    /// stamp; shapes do not change once added).
+    pub(crate) fn all_mut(&mut self) -> BodyKindsMut<'_> {
+        self.stamp = StateStamp::fresh();
+        BodyKindsMut {
+            motion: &mut self.motion,
+            mass: &mut self.mass,
+            fixed: &mut self.fixed,
+            membership: &mut self.membership,
+        }
+    }
+
+    /// Appends a body that is no member (a fresh stamp).
+    pub(crate) fn push(&mut self, shape: Shape, motion: Motion, mass: Option<MassProperties>) {
+        self.stamp = StateStamp::fresh();
+        self.shapes.push(shape);
+        self.fixed.push(motion != Motion::Dynamic);
+        self.motion.push(motion);
+        self.mass.push(mass);
+        self.membership.push(None);
+    }
+
+    /// Room for exactly `additional` more bodies in each vector.
+    pub(crate) fn try_reserve_exact(&mut self, additional: usize) -> Result<(), TryReserveError> {
+        self.shapes.try_reserve_exact(additional)?;
+        self.motion.try_reserve_exact(additional)?;
+        self.mass.try_reserve_exact(additional)?;
+        self.fixed.try_reserve_exact(additional)?;
+        self.membership.try_reserve_exact(additional)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +240,23 @@ mod tests {
         s.try_reserve_exact(10).unwrap();
         assert_eq!(s.stamp(), last, "reads, clones and reservations");
         assert_eq!(copy.stamp(), s.stamp());
+    }
+
+    /// The same for what the bodies are.
+    #[test]
+    fn every_change_of_what_a_body_is_renews_its_stamp() {
+        let mut k = BodyKinds::new();
+        let first = k.stamp();
+        k.push(Shape::sphere(0.01).unwrap(), Motion::Dynamic, None);
+        let pushed = k.stamp();
+        assert_ne!(pushed, first);
+        k.all_mut();
+        assert_ne!(k.stamp(), pushed);
+        let changed = k.stamp();
+        let copy = k.clone();
+        let _ = (k.shapes(), k.motions(), k.mass(), k.fixed(), k.membership());
+        k.try_reserve_exact(3).unwrap();
+        assert_eq!(k.stamp(), changed);
+        assert_eq!(copy.stamp(), changed);
     }
 }

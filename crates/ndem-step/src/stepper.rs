@@ -669,7 +669,7 @@ impl Stepper {
         let mut velocity = std::mem::take(&mut solved.velocity);
         debug_assert_eq!(velocity.len(), world.len());
         for (i, v) in velocity.iter_mut().enumerate() {
-            if world.motion[i] != Motion::Dynamic || world.is_member(i) {
+            if world.kinds.motions()[i] != Motion::Dynamic || world.is_member(i) {
                 *v = world.velocities()[i];
             }
         }
@@ -1034,7 +1034,7 @@ const ROWS_PER_THREAD: usize = 65_536;
 fn update_positions(world: &mut World, dt: f64, threads: usize) {
     // each body on its own: the same bits on any thread count
     let per_thread = ndem_math::blocks::block_len(world.len(), threads);
-    let (motion, membership) = (&world.motion, &world.membership);
+    let (motion, membership) = (world.kinds.motions(), world.kinds.membership());
     let (positions, orientations, velocity) = world.state.all_mut();
     let velocity = &*velocity;
     let parts = positions
