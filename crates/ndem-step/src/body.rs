@@ -326,7 +326,7 @@ impl World {
 
     /// Adds a body after checking it; returns its index.
     pub fn add_body(&mut self, desc: BodyDesc) -> Result<usize, StepError> {
-        let i = self.kinds.shapes().len();
+        let i = self.shapes().len();
         desc.shape.validate()?;
         if desc.material >= self.materials.len() {
             return Err(StepError::UnknownMaterial {
@@ -403,18 +403,18 @@ impl World {
 
     /// Number of bodies.
     pub fn len(&self) -> usize {
-        self.kinds.shapes().len()
+        self.shapes().len()
     }
     /// `true` when there are no bodies.
     pub fn is_empty(&self) -> bool {
-        self.kinds.shapes().is_empty()
+        self.shapes().is_empty()
     }
     /// Number of dynamic bodies that carry their own degrees of freedom
     /// (free bodies and hosts; members are counted through their host).
     pub fn dynamic_count(&self) -> usize {
         (0..self.len())
             .filter(|&i| {
-                self.kinds.motions()[i] == Motion::Dynamic && self.kinds.membership()[i].is_none()
+                self.motions()[i] == Motion::Dynamic && self.kinds.membership()[i].is_none()
             })
             .count()
     }
@@ -494,10 +494,10 @@ impl World {
     /// (used by scene files and checkpoints).
     pub fn body_desc(&self, i: usize) -> BodyDesc {
         BodyDesc {
-            shape: self.kinds.shapes()[i].clone(),
+            shape: self.shapes()[i].clone(),
             material: self.material[i] as usize,
-            motion: self.kinds.motions()[i],
-            mass: self.kinds.mass()[i],
+            motion: self.motions()[i],
+            mass: self.mass_properties()[i],
             position: self.positions()[i],
             orientation: self.orientations()[i],
             velocity: self.velocities()[i],
@@ -521,7 +521,7 @@ impl World {
         self.check_body("velocity", body)?;
         check_vec("velocity", body, &velocity.linear)?;
         check_vec("angular_velocity", body, &velocity.angular)?;
-        if self.kinds.motions()[body] != Motion::Static {
+        if self.motions()[body] != Motion::Static {
             self.state.velocities_mut()[body] = velocity;
         }
         Ok(())
@@ -545,7 +545,7 @@ impl World {
             // a member has no degrees of freedom of its own
             return InverseMass::INFINITE_MASS;
         }
-        match self.kinds.mass()[body] {
+        match self.mass_properties()[body] {
             Some(m) => m.inverse(&self.orientations()[body]),
             None => InverseMass::INFINITE_MASS,
         }
@@ -554,7 +554,7 @@ impl World {
     /// Collision view of the bodies with per-body speculative distances.
     pub fn body_view<'a>(&'a self, sweep: &'a [f64]) -> BodyView<'a> {
         BodyView {
-            shapes: self.kinds.shapes(),
+            shapes: self.shapes(),
             positions: self.state.positions(),
             orientations: self.state.orientations(),
             fixed: self.kinds.fixed(),
@@ -572,11 +572,11 @@ impl World {
     pub fn sweep_distances(&self, dt: f64, out: &mut Vec<f64>) {
         out.clear();
         out.extend((0..self.len()).map(|i| {
-            if self.kinds.motions()[i] == Motion::Static {
+            if self.motions()[i] == Motion::Static {
                 0.0
             } else {
                 let v = &self.velocities()[i];
-                dt * (v.linear.norm() + v.angular.norm() * self.kinds.shapes()[i].bounding_radius())
+                dt * (v.linear.norm() + v.angular.norm() * self.shapes()[i].bounding_radius())
             }
         }));
     }
@@ -632,7 +632,7 @@ impl World {
         for i in 0..self.len() {
             let Some(m) = self.own_mass(i) else { continue };
             kinetic += self.kinetic_term(i, m).0;
-            if self.kinds.motions()[i] != Motion::Static {
+            if self.motions()[i] != Motion::Static {
                 let x = self.positions()[i] + self.velocities()[i].linear * dt;
                 potential += -m.mass * self.gravity.dot(&x);
             }
@@ -661,7 +661,7 @@ impl World {
         if self.kinds.membership()[i].is_some() {
             None
         } else {
-            self.kinds.mass()[i].as_ref()
+            self.mass_properties()[i].as_ref()
         }
     }
 
@@ -941,9 +941,9 @@ mod tests {
         // the potential energy after `x + Δt v` as the guard summed it
         let dt = 1e-3;
         let potential_after: f64 = (0..world.len())
-            .filter(|&i| !world.is_member(i) && world.kinds.motions()[i] != Motion::Static)
+            .filter(|&i| !world.is_member(i) && world.motions()[i] != Motion::Static)
             .filter_map(|i| {
-                let m = world.kinds.mass()[i].as_ref()?;
+                let m = world.mass_properties()[i].as_ref()?;
                 let x = world.positions()[i] + world.velocities()[i].linear * dt;
                 Some(-m.mass * world.gravity.dot(&x))
             })
@@ -951,7 +951,7 @@ mod tests {
         let after = world.kinetic_energy() + potential_after;
         assert_eq!(world.energy_after_positions(dt).to_bits(), after.to_bits());
         assert!(
-            world.kinds.mass()[5].is_none() || world.kinds.motions()[5] == Motion::Static,
+            world.mass_properties()[5].is_none() || world.motions()[5] == Motion::Static,
             "the fixed body"
         );
     }

@@ -132,10 +132,10 @@ pub(crate) fn energy_bound(
     let mut driven = 0.0;
     let mut external = 0.0;
     for i in 0..world.len() {
-        if world.kinds.motions()[i] != Motion::Dynamic || world.is_member(i) {
+        if world.motions()[i] != Motion::Dynamic || world.is_member(i) {
             continue;
         }
-        if let Some(m) = world.kinds.mass()[i] {
+        if let Some(m) = world.mass_properties()[i] {
             let v = free[i].linear.norm();
             driven += m.mass * (g * dt + 2.0 * v + 2.0 * drive);
             external += (world.force.get(i).norm() * (v + drive)
@@ -185,7 +185,7 @@ fn drive_speed(world: &World, p: &ContactProblem, threads: usize) -> f64 {
     // a contact drives only through a kinematic body or a tangential
     // right-hand side: without either (a packing at rest) every contact's
     // speed is zero and none is read
-    let kinematic = world.kinds.motions().contains(&Motion::Kinematic);
+    let kinematic = world.motions().contains(&Motion::Kinematic);
     let read = if kinematic || !p.tangential_rhs_is_zero() {
         contacts.len()
     } else {
@@ -218,7 +218,7 @@ fn contact_drive_speed(world: &World, c: &ndem_solve::Contact) -> f64 {
     let mut speed = 0.0f64;
     for body in c.bodies {
         let b = body as usize;
-        if world.kinds.motions()[b] == Motion::Kinematic {
+        if world.motions()[b] == Motion::Kinematic {
             let v = world.velocities()[b];
             let zero = Velocity6::ZERO;
             let (va, vb) = if b == c.bodies[0] as usize {

@@ -58,7 +58,7 @@ impl World {
     /// and a static body's as `(m⁻¹, k)` without forming a matrix (the
     /// same entry: [`ndem_solve::InverseMasses::push_isotropic`]).
     pub fn push_inverse_mass(&self, body: usize, out: &mut ndem_solve::InverseMasses) {
-        match self.kinds.mass()[body] {
+        match self.mass_properties()[body] {
             _ if self.kinds.membership()[body].is_some() => out.push_isotropic(0.0, 0.0),
             Some(m) if m.is_isotropic() => {
                 out.push_isotropic(1.0 / m.mass, 1.0 / m.principal_inertia.x)
@@ -70,7 +70,7 @@ impl World {
 
     /// Inverse mass of a body from its own mass properties, member or not.
     pub fn own_inverse_mass(&self, body: usize) -> ndem_math::InverseMass {
-        match self.kinds.mass()[body] {
+        match self.mass_properties()[body] {
             Some(m) => m.inverse(&self.orientations()[body]),
             None => ndem_math::InverseMass::INFINITE_MASS,
         }
@@ -95,9 +95,7 @@ impl World {
         if member == host {
             return Err(bad("a body cannot host itself"));
         }
-        if self.kinds.motions()[member] != Motion::Dynamic
-            || self.kinds.motions()[host] != Motion::Dynamic
-        {
+        if self.motions()[member] != Motion::Dynamic || self.motions()[host] != Motion::Dynamic {
             return Err(bad("both bodies must be dynamic"));
         }
         if self.is_member(member) || self.is_member(host) {
@@ -150,18 +148,10 @@ impl World {
                 reason: "not a member",
             });
         }
-        match self.kinds.all_mut().membership.get_mut(member) {
-            Some(m @ Some(_)) => {
-                *m = None;
-                self.membership_version += 1;
-                Ok(())
-            }
-            _ => Err(StepError::InvalidMembership {
-                member,
-                host: usize::MAX,
-                reason: "not a member",
-            }),
-        }
+        // a member: `member` is a body's index
+        self.kinds.all_mut().membership[member] = None;
+        self.membership_version += 1;
+        Ok(())
     }
 
     /// Sets every member's pose and velocity from its host (eqs. 11-13):
@@ -197,7 +187,7 @@ impl World {
         mass: MassProperties,
         orientation: Quat,
     ) -> Result<(), StepError> {
-        if body >= self.len() || self.kinds.motions()[body] != Motion::Dynamic {
+        if body >= self.len() || self.motions()[body] != Motion::Dynamic {
             return Err(StepError::InvalidSettings {
                 field: "body",
                 reason: "mass properties can only be set on an existing dynamic body",

@@ -566,7 +566,7 @@ pub(crate) fn continuous_problem(
             if !resolution.moves(world, i) {
                 continue;
             }
-            if let Some(m) = world.kinds.mass()[i] {
+            if let Some(m) = world.mass_properties()[i] {
                 let inv = m.inverse(&world.orientations()[i]);
                 f.linear += (world.gravity + world.force.get(i) * inv.inv_mass) * dt;
                 f.angular += inv.inv_inertia * world.torque.get(i) * dt;

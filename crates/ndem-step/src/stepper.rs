@@ -669,7 +669,7 @@ impl Stepper {
         let mut velocity = std::mem::take(&mut solved.velocity);
         debug_assert_eq!(velocity.len(), world.len());
         for (i, v) in velocity.iter_mut().enumerate() {
-            if world.kinds.motions()[i] != Motion::Dynamic || world.is_member(i) {
+            if world.motions()[i] != Motion::Dynamic || world.is_member(i) {
                 *v = world.velocities()[i];
             }
         }

@@ -1082,3 +1082,32 @@ fn co_moving_some_members_is_co_moving_them_all() {
     // the other host's members were off their host, so the test sees it
     assert_ne!(all.positions()[members[1]], w.positions()[members[1]]);
 }
+
+/// Detaching frees a member (a new kinds stamp); a body that is no member,
+/// or no body at all, is a typed error that leaves the world as it was.
+#[test]
+fn detach_frees_a_member_and_refuses_the_rest() {
+    let mut w = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
+    let sphere = || Shape::sphere(0.01).unwrap();
+    let host = w
+        .add_body(BodyDesc::dynamic(sphere(), 0, Vec3::zeros()))
+        .unwrap();
+    let member = w
+        .add_body(BodyDesc::dynamic(sphere(), 0, Vec3::new(0.02, 0.0, 0.0)))
+        .unwrap();
+    w.attach(member, host).unwrap();
+    for refused in [host, 7, usize::MAX] {
+        let stamp = w.kinds_stamp();
+        let e = w.detach(refused).unwrap_err();
+        assert!(
+            matches!(e, StepError::InvalidMembership { member, .. } if member == refused),
+            "{e}"
+        );
+        assert_eq!(w.kinds_stamp(), stamp, "body {refused}");
+    }
+    let stamp = w.kinds_stamp();
+    w.detach(member).unwrap();
+    assert!(!w.is_member(member));
+    assert_ne!(w.kinds_stamp(), stamp);
+    assert!(w.detach(member).is_err());
+}
