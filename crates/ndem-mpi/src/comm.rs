@@ -9,6 +9,7 @@
 //! rank, so their results are bit-identical on all ranks and do not depend
 //! on the MPI implementation's reduction tree.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
 /// Collective communication among the ranks of one run. Every rank must
@@ -65,8 +66,12 @@ pub struct ThreadComm {
 struct Mailboxes {
     size: usize,
     barrier: Barrier,
-    /// `slots[from * size + to]`.
+    /// Two sets of `size²` slots, used by alternate exchanges:
+    /// `slots[set * size² + from * size + to]`.
     slots: Mutex<Vec<Vec<f64>>>,
+    /// Each rank's count of exchanges made: its next exchange uses set
+    /// `count % 2`.
+    exchanges: Vec<AtomicUsize>,
 }
 
 impl Communicator for ThreadComm {
@@ -79,22 +84,23 @@ impl Communicator for ThreadComm {
     fn exchange(&self, send: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
         let n = self.shared.size;
         assert_eq!(send.len(), n, "exchange needs one buffer per rank");
+        // One barrier per exchange, the slot sets alternating: a rank
+        // writes set `k % 2` again in exchange `k + 2` only after it passed
+        // exchange `k + 1`'s barrier, which every rank reaches after it has
+        // read exchange `k`'s.
+        let set = self.shared.exchanges[self.rank].fetch_add(1, Ordering::Relaxed) % 2;
+        let base = set * n * n;
         {
             let mut slots = self.shared.slots.lock().unwrap_or_else(|e| e.into_inner());
             for (to, buf) in send.into_iter().enumerate() {
-                slots[self.rank * n + to] = buf;
+                slots[base + self.rank * n + to] = buf;
             }
         }
         self.shared.barrier.wait();
-        let out = {
-            let mut slots = self.shared.slots.lock().unwrap_or_else(|e| e.into_inner());
-            (0..n)
-                .map(|from| std::mem::take(&mut slots[from * n + self.rank]))
-                .collect()
-        };
-        // nobody writes the next round before everyone has read this one
-        self.shared.barrier.wait();
-        out
+        let mut slots = self.shared.slots.lock().unwrap_or_else(|e| e.into_inner());
+        (0..n)
+            .map(|from| std::mem::take(&mut slots[base + from * n + self.rank]))
+            .collect()
     }
 }
 
@@ -107,7 +113,8 @@ pub fn run_on_threads<T: Send>(ranks: usize, f: impl Fn(ThreadComm) -> T + Sync)
     let shared = Arc::new(Mailboxes {
         size: ranks,
         barrier: Barrier::new(ranks),
-        slots: Mutex::new(vec![Vec::new(); ranks * ranks]),
+        slots: Mutex::new(vec![Vec::new(); 2 * ranks * ranks]),
+        exchanges: (0..ranks).map(|_| AtomicUsize::new(0)).collect(),
     });
     let f = &f;
     std::thread::scope(|s| {
@@ -190,4 +197,49 @@ fn offsets(counts: &[mpi::Count]) -> Vec<mpi::Count> {
             Some(d)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Communicator, run_on_threads};
+    use std::time::Duration;
+
+    /// Every exchange hands each rank what each rank sent it in that
+    /// exchange, while the ranks drift apart: one rank in turn is slow to
+    /// write, another slow to read, so that a fast rank writes the next
+    /// exchange while others still read this one (the two slot sets).
+    #[test]
+    fn each_exchange_delivers_what_was_sent_in_it() {
+        const RANKS: usize = 3;
+        const EXCHANGES: usize = 120;
+        // a rank records what it got wrong and goes on (a rank that
+        // panicked would leave the others waiting at the barrier)
+        let wrong = run_on_threads(RANKS, |comm| {
+            let me = comm.rank();
+            let mut wrong = Vec::new();
+            for k in 0..EXCHANGES {
+                if k % RANKS == me {
+                    std::thread::sleep(Duration::from_micros(300));
+                }
+                // a length that changes from exchange to exchange
+                let send = (0..RANKS)
+                    .map(|to| [me as f64, to as f64, k as f64].repeat(1 + (k + to) % 3))
+                    .collect();
+                let got = comm.exchange(send);
+                if (k + 1) % RANKS == me {
+                    std::thread::sleep(Duration::from_micros(300));
+                }
+                for (from, buf) in got.iter().enumerate() {
+                    let want = [from as f64, me as f64, k as f64].repeat(1 + (k + me) % 3);
+                    if buf != &want {
+                        wrong.push(format!(
+                            "rank {me}, exchange {k}, from rank {from}: {buf:?}"
+                        ));
+                    }
+                }
+            }
+            wrong
+        });
+        assert_eq!(wrong, vec![Vec::<String>::new(); RANKS]);
+    }
 }
