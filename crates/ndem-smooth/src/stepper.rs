@@ -3,6 +3,7 @@
 use crate::force::{ContactHistory, ForceLaw, PairConstants, PairInvariants};
 use crate::law::{SmoothLaw, damping_for_restitution};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactPoint, ContactSet};
+use ndem_math::capacity::resize_for_overwrite;
 use ndem_math::{ContactKey, Material, Vec3, integrate_orientation};
 use ndem_step::{Motion, StepError, World};
 use thiserror::Error;
@@ -653,9 +654,11 @@ impl SmoothStepper {
         let dt = self.settings.dt;
         let nb = world.len();
         let g = world.gravity;
+        // the new velocities of the bodies with mass, in a vector of the
+        // step's own (a non-finite one leaves the world as it was); the
+        // other entries are not read
         let mut new_v = std::mem::take(&mut self.new_velocity);
-        new_v.clear();
-        new_v.extend_from_slice(world.velocities());
+        resize_for_overwrite(&mut new_v, nb, ndem_math::Velocity6::ZERO);
         // the velocities that change are checked as they are formed (the
         // others passed `validate_state` at the start of the step)
         let mut non_finite = false;
@@ -663,28 +666,32 @@ impl SmoothStepper {
             if let Some(mp) = &world.mass_properties()[i] {
                 let (uf, ut) = world.user_force(i);
                 let torque = self.torque[i] + ut;
+                let mut v = world.velocities()[i];
                 if mp.is_isotropic() {
                     // R I⁻¹ Rᵀ = I⁻¹ 1: the product without the matrix
                     // (the same value: the off-diagonal terms add zeros)
-                    new_v[i].linear += (g + (self.force[i] + uf) * (1.0 / mp.mass)) * dt;
-                    new_v[i].angular += torque * (1.0 / mp.principal_inertia.x) * dt;
+                    v.linear += (g + (self.force[i] + uf) * (1.0 / mp.mass)) * dt;
+                    v.angular += torque * (1.0 / mp.principal_inertia.x) * dt;
                 } else {
                     let inv = mp.inverse(&world.orientations()[i]);
-                    new_v[i].linear += (g + (self.force[i] + uf) * inv.inv_mass) * dt;
-                    new_v[i].angular += inv.inv_inertia * torque * dt;
+                    v.linear += (g + (self.force[i] + uf) * inv.inv_mass) * dt;
+                    v.angular += inv.inv_inertia * torque * dt;
                 }
-                let v = &new_v[i];
                 non_finite |= !v
                     .linear
                     .iter()
                     .chain(v.angular.iter())
                     .all(|x| x.is_finite());
+                new_v[i] = v;
             }
         }
-        let bad = |v: &ndem_math::Velocity6| {
-            !(v.linear.iter().all(|x| x.is_finite()) && v.angular.iter().all(|x| x.is_finite()))
+        let bad = |i: &usize| {
+            let v = &new_v[*i];
+            world.mass_properties()[*i].is_some()
+                && !(v.linear.iter().all(|x| x.is_finite())
+                    && v.angular.iter().all(|x| x.is_finite()))
         };
-        if let Some(i) = non_finite.then(|| new_v.iter().position(bad)).flatten() {
+        if let Some(i) = non_finite.then(|| (0..nb).find(bad)).flatten() {
             self.new_velocity = new_v;
             return Err(StepError::NonFiniteVelocity {
                 stage: "smooth",
@@ -701,7 +708,9 @@ impl SmoothStepper {
         // not check the state again
         let mut finite = true;
         for (i, r) in self.records.iter().enumerate() {
-            if r.motion == Motion::Dynamic {
+            // a dynamic body has mass (`World::add_body`); its entry was
+            // formed above
+            if r.motion == Motion::Dynamic && r.mass.is_some() {
                 vel[i] = new_v[i];
             }
             if r.motion != Motion::Static {

@@ -157,3 +157,37 @@ fn a_body_changed_between_steps_is_integrated_as_it_is_now() {
     let (dv, _) = gain(&w, &mut st);
     assert_eq!(dv, 0.0);
 }
+
+/// A velocity the step would make non-finite is an error naming the body,
+/// and leaves the world as it was, also after steps that formed the other
+/// bodies' new velocities (the step's own vector holds entries only for
+/// the bodies with mass; a fixed floor comes first).
+#[test]
+fn a_velocity_the_step_overflows_is_refused_and_leaves_the_world() {
+    let mut w = world();
+    let i = w
+        .add_body(
+            BodyDesc::dynamic(Shape::sphere(0.01).unwrap(), 0, Vec3::new(1.0, 0.0, 1.0))
+                .with_velocity(Velocity6::new(Vec3::new(1e300, 0.0, 0.0), Vec3::zeros())),
+        )
+        .unwrap();
+    let mut st = stepper(&w);
+    for _ in 0..3 {
+        st.step(&mut w).unwrap();
+    }
+    // f / m Δt overflows (m ≈ 1e-2 kg, Δt ≈ 1e-6 s)
+    w.set_force(i, Vec3::new(f64::MAX, 0.0, 0.0), Vec3::zeros())
+        .unwrap();
+    let before = w.clone();
+    match st.step(&mut w) {
+        Err(SmoothError::Step(StepError::NonFiniteVelocity { stage, body, .. })) => {
+            assert_eq!((stage, body), ("smooth", i));
+        }
+        other => panic!("expected a non-finite velocity of body {i}, got {other:?}"),
+    }
+    for k in 0..w.len() {
+        assert_eq!(w.positions()[k], before.positions()[k], "body {k}");
+        assert_eq!(w.velocities()[k], before.velocities()[k], "body {k}");
+        assert_eq!(w.orientations()[k], before.orientations()[k], "body {k}");
+    }
+}
