@@ -557,6 +557,56 @@ fn packing_size_threads_and_peak_memory() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("particles"));
 }
 
+/// Found in session 51: `--threads 100000` aborted the process when the
+/// system refused a thread; above `MAX_THREADS` it is an error naming
+/// `run.threads` (exit code 2, no output folder). More threads than cores
+/// run, with a note that they took turns; `--particles 0` says what it
+/// needs.
+#[test]
+fn thread_counts_beyond_the_cores_and_the_cap() {
+    let dir = tmp("thread_cap");
+    let args = |threads: &str, out: &str| {
+        let out = dir.join(out);
+        let o = ndem(&[
+            "run",
+            "packing",
+            "--particles",
+            "50",
+            "--steps",
+            "3",
+            "--frame-every",
+            "0",
+            "--threads",
+            threads,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        (o, out)
+    };
+    let (o, out) = args("100000", "capped");
+    assert_eq!(o.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("run.threads") && said.contains("1024"),
+        "{said}"
+    );
+    assert!(!out.exists());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let more = (cores + 1).to_string();
+    let (o, _) = args(&more, "oversubscribed");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let said = String::from_utf8_lossy(&o.stdout);
+    let note = format!("{more} threads on {cores} cores");
+    assert_eq!(said.matches(&note).count(), 1, "{said}");
+    let (o, _) = args(&cores.to_string(), "fitting");
+    assert!(o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("cores: the threads took turns"));
+    let o = ndem(&["run", "packing", "--particles", "0", "--steps", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("`packing` needs at least 1"), "{said}");
+}
+
 /// With several threads and a solver that sweeps on one, the run's summary
 /// says so (once, on stdout; a failed run keeps its one error line);
 /// `pgs-coloured` on a bed this small says instead that its sweeps ran on

@@ -122,6 +122,16 @@ impl Scene {
         if self.settings.impact_stage {
             at_most_max_iterations("run.impact_iterations", self.settings.impact_iterations)?;
         }
+        if self.threads > ndem_math::blocks::MAX_THREADS {
+            return Err(SceneError::Invalid {
+                field: "run.threads",
+                reason: format!(
+                    "{} threads: {}",
+                    self.threads,
+                    ndem_math::blocks::THREADS_ABOVE_MAX
+                ),
+            });
+        }
         let solver = self
             .solver
             .build_on(self.iterations, self.threads)
@@ -919,12 +929,14 @@ pub fn packing(n: usize) -> Result<Scene, SceneError> {
 pub fn builtin_sized(name: &str, particles: Option<usize>) -> Result<Scene, SceneError> {
     match (name, particles) {
         (_, None) => builtin(name),
-        ("packing", Some(n)) if n > 0 => packing(n),
+        ("packing", Some(0)) => Err(SceneError::Invalid {
+            field: "particles",
+            reason: "`packing` needs at least 1".into(),
+        }),
+        ("packing", Some(n)) => packing(n),
         (_, Some(_)) => Err(SceneError::Invalid {
             field: "particles",
-            reason: format!(
-                "`{name}` has no particle count to set (only `packing` has one, and it must be at least 1)"
-            ),
+            reason: format!("`{name}` has no particle count to set (only `packing` has one)"),
         }),
     }
 }

@@ -141,6 +141,37 @@ fn impact_iterations_are_capped() {
     assert!(scene.stepper().is_ok());
 }
 
+/// Found in session 51: `ndem run packing --particles 30000 --threads
+/// 100000` aborted the process when the system refused a thread of the
+/// assembly. More than `MAX_THREADS` is a typed error naming `run.threads`,
+/// from a built scene and from a scene file; the limit is accepted.
+#[test]
+fn threads_are_capped() {
+    let max = ndem_math::blocks::MAX_THREADS;
+    let mut scene = builders::column(2).unwrap();
+    for threads in [max + 1, 100_000, usize::MAX] {
+        scene.threads = threads;
+        let e = match scene.stepper() {
+            Ok(_) => panic!("accepted {threads} threads"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("run.threads"), "{e}");
+    }
+    scene.threads = max;
+    assert!(scene.stepper().is_ok());
+    let mut file = SceneFile::from_scene(&builders::column(2).unwrap());
+    file.run.threads = 100_000;
+    let text = file.to_toml().unwrap();
+    let loaded = SceneFile::from_toml(&text)
+        .and_then(|f| f.to_scene())
+        .unwrap();
+    let e = match loaded.stepper() {
+        Ok(_) => panic!("accepted 100000 threads from a file"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("run.threads"), "{e}");
+}
+
 /// Found in session 48: `ndem run packing --particles 1000000000000000`
 /// aborted the process on an allocation of 3.2·10¹⁶ bytes. A bed the
 /// allocator refuses is a typed error naming `particles`.

@@ -227,6 +227,12 @@ impl SmoothStepper {
                 reason: "must be finite and >= 0",
             });
         }
+        if settings.threads > ndem_math::blocks::MAX_THREADS {
+            return Err(SmoothError::InvalidSettings {
+                field: "threads",
+                reason: ndem_math::blocks::THREADS_ABOVE_MAX,
+            });
+        }
         let r_min = world
             .shapes()
             .iter()

@@ -225,3 +225,36 @@ fn not_keeping_the_contacts_leaves_the_trajectory_as_it_was() {
         }
     }
 }
+
+/// A thread count above `MAX_THREADS` is a typed error naming the field
+/// (at 100 000 the system refused a thread and the process aborted); the
+/// limit itself is accepted.
+#[test]
+fn too_many_threads_are_refused() {
+    let w = bed();
+    let crit = stepper::critical_time_step(&w, &SmoothLaw::Hertz);
+    let with = |threads: usize| {
+        let settings = SmoothSettings {
+            dt: 0.1 * crit,
+            threads,
+            ..SmoothSettings::default()
+        };
+        SmoothStepper::new(settings, &w)
+    };
+    let max = ndem_math::blocks::MAX_THREADS;
+    assert!(matches!(
+        with(max + 1),
+        Err(SmoothError::InvalidSettings {
+            field: "threads",
+            ..
+        })
+    ));
+    assert!(matches!(
+        with(100_000),
+        Err(SmoothError::InvalidSettings {
+            field: "threads",
+            ..
+        })
+    ));
+    assert!(with(max).is_ok());
+}

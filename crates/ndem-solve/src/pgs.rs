@@ -139,6 +139,12 @@ impl PgsSettings {
                 reason: "must lie in 1..=64 (a body's colours are the bits of a u64)",
             });
         }
+        if self.threads > ndem_math::blocks::MAX_THREADS {
+            return Err(SolveError::InvalidSettings {
+                field: "threads",
+                reason: ndem_math::blocks::THREADS_ABOVE_MAX,
+            });
+        }
         if self.threads != 1 && self.order != ContactOrder::Coloured {
             return Err(SolveError::InvalidSettings {
                 field: "threads",

@@ -228,6 +228,31 @@ fn threads_need_the_coloured_order() {
     ));
 }
 
+/// More threads than `MAX_THREADS` are a typed error (each sweep would
+/// spawn them; at 100 000 the system refused one and the process aborted);
+/// the limit itself is accepted.
+#[test]
+fn too_many_threads_are_refused() {
+    let coloured = |threads: usize| {
+        ProjectedGaussSeidel::new(PgsSettings {
+            threads,
+            order: ContactOrder::Coloured,
+            ..PgsSettings::default()
+        })
+    };
+    let max = ndem_math::blocks::MAX_THREADS;
+    for threads in [max + 1, 100_000, usize::MAX] {
+        assert!(matches!(
+            coloured(threads),
+            Err(SolveError::InvalidSettings {
+                field: "threads",
+                ..
+            })
+        ));
+    }
+    assert!(coloured(max).is_ok());
+}
+
 /// `colour_blocks` changes the blocks, so the visiting order, but never
 /// makes the iterate depend on the thread count.
 #[test]

@@ -138,6 +138,12 @@ impl StepSettings {
                 reason: "must be at least 1 when the impact stage is on",
             });
         }
+        if self.assembly_threads > ndem_math::blocks::MAX_THREADS {
+            return Err(StepError::InvalidSettings {
+                field: "assembly_threads",
+                reason: ndem_math::blocks::THREADS_ABOVE_MAX,
+            });
+        }
         self.residual_check.validate()?;
         self.spook.validate()?;
         Ok(())

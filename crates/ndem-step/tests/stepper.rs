@@ -370,6 +370,24 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
             Err(StepError::InvalidSettings { field: "dt", .. })
         ));
     }
+    // more assembly threads than MAX_THREADS (the system refuses threads
+    // beyond its limit, and the process aborted at 100 000)
+    for threads in [ndem_math::blocks::MAX_THREADS + 1, usize::MAX] {
+        let r = Stepper::with_pgs(
+            StepSettings {
+                assembly_threads: threads,
+                ..StepSettings::default()
+            },
+            10,
+        );
+        assert!(matches!(
+            r,
+            Err(StepError::InvalidSettings {
+                field: "assembly_threads",
+                ..
+            })
+        ));
+    }
     // NaN state: error, nothing changes
     let mut w = pile(1);
     let mut st = Stepper::with_pgs(StepSettings::default(), 10).unwrap();
