@@ -19,12 +19,16 @@ pub const THREADS_ABOVE_MAX: &str = "must be at most 1024 (ndem_math::blocks::MA
      each parallel pass spawns its threads, and the system refuses them beyond its limit";
 
 /// The thread count a `threads` setting asks for: the number itself, or
-/// every core the system offers for 0 (the settings' "all cores").
+/// every core the system offers for 0 (the settings' "all cores"); never
+/// more than [`MAX_THREADS`] (settings refuse more, callers of lower-level
+/// passes that take a count get at most that many threads; every pass's
+/// result is the same on any count).
 pub fn resolve_threads(threads: usize) -> usize {
     match threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
+    .min(MAX_THREADS)
 }
 
 /// Runs `f` on every part, the first on this thread and the others on
@@ -119,6 +123,14 @@ pub fn fill_in_parts<T: Clone + Send + Sync>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resolved_count_is_at_most_the_limit() {
+        assert_eq!(resolve_threads(usize::MAX), MAX_THREADS);
+        assert_eq!(resolve_threads(MAX_THREADS + 1), MAX_THREADS);
+        assert_eq!(resolve_threads(3), 3);
+        assert!((1..=MAX_THREADS).contains(&resolve_threads(0)));
+    }
 
     #[test]
     fn the_reason_names_the_limit() {
