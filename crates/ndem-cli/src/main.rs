@@ -576,7 +576,7 @@ fn go(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if threads > cores {
         say(format_args!(
-            "note: {threads} threads on {cores} cores: the threads took turns on the cores (the same result, but slower: every pgs-coloured sweep waits for all of its threads)\n"
+            "note: {threads} threads on {cores} cores: the threads took turns on the cores (the same result, but slower: each parallel pass waits for all of its threads)\n"
         ))?;
     }
     let split_from = ndem::solve::PgsSettings::default().parallel_min_contacts;
