@@ -607,6 +607,39 @@ fn thread_counts_beyond_the_cores_and_the_cap() {
     assert!(said.contains("`packing` needs at least 1"), "{said}");
 }
 
+/// Under a memory limit that cannot hold 600 thread stacks (`ulimit -v`,
+/// which binds root too), `--threads 600` is refused when the run starts,
+/// naming `run.threads` (exit code 2): before session 51 the first pass
+/// that spawned them panicked (300 threads under the same limit did). Two
+/// threads run under the same limit.
+#[cfg(unix)]
+#[test]
+fn threads_the_system_refuses_are_a_typed_error() {
+    let dir = tmp("threads_refused");
+    let limited = |threads: &str, out: &str| {
+        let out = dir.join(out);
+        let o = Command::new("sh")
+            .args(["-c", "ulimit -v 400000 && exec \"$0\" \"$@\""])
+            .arg(env!("CARGO_BIN_EXE_ndem"))
+            .args(["run", "packing", "--particles", "50", "--steps", "2"])
+            .args(["--frame-every", "0", "--threads", threads, "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        (o, out)
+    };
+    let (o, out) = limited("600", "refused");
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("run.threads") && said.contains("refused"),
+        "{said}"
+    );
+    assert!(!out.exists());
+    let (o, _) = limited("2", "given");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// With several threads and a solver that sweeps on one, the run's summary
 /// says so (once, on stdout; a failed run keeps its one error line);
 /// `pgs-coloured` on a bed this small says instead that its sweeps ran on

@@ -3,6 +3,8 @@
 //! result comes back in block order, so the caller combines them as a
 //! serial loop would.
 
+use crate::MathError;
+
 /// The most threads a `threads` setting may ask for; the settings'
 /// `validate` refuse more with [`THREADS_ABOVE_MAX`]. Every parallel pass
 /// of a step spawns its threads anew, and the coloured PGS sweeps wait for
@@ -29,6 +31,57 @@ pub fn resolve_threads(threads: usize) -> usize {
         n => n,
     }
     .min(MAX_THREADS)
+}
+
+/// Whether the system gives the `threads` a setting asks for
+/// ([`resolve_threads`]) at once: starts all but one beside this thread,
+/// holds them until the last has started, then lets them end. A pass of a
+/// step spawns up to that many scoped threads, and the standard library
+/// panics when the system refuses one (`--threads 100000` aborted the
+/// process; under `ulimit -v 400000` 300 threads did); this reports it as
+/// an error naming `field` where the setting is made, as rayon's pool
+/// build does. It costs a thread start per thread (tens of µs each).
+pub fn check_threads_start(field: &'static str, threads: usize) -> Result<(), MathError> {
+    check_threads_start_with(field, threads, std::thread::Builder::new)
+}
+
+/// [`check_threads_start`] with the threads built by `builder`.
+fn check_threads_start_with(
+    field: &'static str,
+    threads: usize,
+    builder: impl Fn() -> std::thread::Builder,
+) -> Result<(), MathError> {
+    use std::sync::{Condvar, Mutex, PoisonError};
+    let requested = resolve_threads(threads);
+    let release = (Mutex::new(false), Condvar::new());
+    let release = &release;
+    let held = move || {
+        let (released, wake) = release;
+        let mut go = released.lock().unwrap_or_else(PoisonError::into_inner);
+        while !*go {
+            go = wake.wait(go).unwrap_or_else(PoisonError::into_inner);
+        }
+    };
+    std::thread::scope(|scope| {
+        let mut refused = None;
+        for started in 1..requested {
+            if let Err(e) = builder().spawn_scoped(scope, held) {
+                refused = Some((started, e));
+                break;
+            }
+        }
+        *release.0.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        release.1.notify_all();
+        match refused {
+            None => Ok(()),
+            Some((started, e)) => Err(MathError::ThreadsRefused {
+                field,
+                requested,
+                started,
+                reason: e.to_string(),
+            }),
+        }
+    })
 }
 
 /// Runs `f` on every part, the first on this thread and the others on
@@ -130,6 +183,40 @@ mod tests {
         assert_eq!(resolve_threads(MAX_THREADS + 1), MAX_THREADS);
         assert_eq!(resolve_threads(3), 3);
         assert!((1..=MAX_THREADS).contains(&resolve_threads(0)));
+    }
+
+    #[test]
+    fn a_refused_thread_is_an_error_naming_the_field() {
+        // a stack no system maps: every spawn is refused
+        let refusing = || std::thread::Builder::new().stack_size(1 << 62);
+        match check_threads_start_with("threads", 4, refusing) {
+            Err(MathError::ThreadsRefused {
+                field: "threads",
+                requested: 4,
+                started: 1,
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+        // refused after two: the third spawn fails
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let third_refused = || {
+            let k = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let b = std::thread::Builder::new();
+            if k == 2 { b.stack_size(1 << 62) } else { b }
+        };
+        match check_threads_start_with("run.threads", 8, third_refused) {
+            Err(MathError::ThreadsRefused {
+                field: "run.threads",
+                requested: 8,
+                started: 3,
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+        // one thread starts none; a count the system gives is fine
+        assert!(check_threads_start_with("threads", 1, refusing).is_ok());
+        assert!(check_threads_start("threads", 8).is_ok());
     }
 
     #[test]

@@ -132,6 +132,8 @@ impl Scene {
                 ),
             });
         }
+        // the solver's, assembly's and detection's threads: one count
+        ndem_math::blocks::check_threads_start("run.threads", self.threads)?;
         let solver = self
             .solver
             .build_on(self.iterations, self.threads)

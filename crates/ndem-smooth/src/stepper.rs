@@ -99,7 +99,9 @@ pub struct SmoothSettings {
     /// Threads that evaluate contact forces: 1 (default) runs on the
     /// calling thread, 0 uses every core. Each contact's force is computed
     /// on its own and the sums are taken serially in contact order, so the
-    /// trajectory is bit-identical for every thread count.
+    /// trajectory is bit-identical for every thread count. At most
+    /// [`ndem_math::blocks::MAX_THREADS`]; [`SmoothStepper::new`] refuses a
+    /// count the system does not give at once.
     pub threads: usize,
     /// Keep each step's contacts for [`SmoothStepper::contacts`] and
     /// [`SmoothStepper::normal_forces`] (default `true`). Off, one thread
@@ -233,6 +235,8 @@ impl SmoothStepper {
                 reason: ndem_math::blocks::THREADS_ABOVE_MAX,
             });
         }
+        ndem_math::blocks::check_threads_start("threads", settings.threads)
+            .map_err(StepError::from)?;
         let r_min = world
             .shapes()
             .iter()

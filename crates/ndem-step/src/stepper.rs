@@ -63,6 +63,9 @@ pub struct StepSettings {
     /// problems' contacts are formed in consecutive blocks, at most one
     /// per 4096 contacts. 1 (the default) assembles on the calling thread,
     /// 0 on every core; the problems are the same on any thread count.
+    /// At most [`ndem_math::blocks::MAX_THREADS`]; [`Stepper::new`] refuses
+    /// a count the system does not give at once
+    /// ([`ndem_math::MathError::ThreadsRefused`]).
     pub assembly_threads: usize,
     /// When a continuous solve is flagged as too inaccurate for its rest
     /// state to be physical ([`StepStats::unresolved`]).
@@ -372,6 +375,12 @@ impl Stepper {
         mut warm_start: Box<dyn WarmStart>,
     ) -> Result<Self, StepError> {
         settings.validate()?;
+        // the threads the passes will spawn, refused now as an error rather
+        // than by a panic in a step (detection: one per core)
+        ndem_math::blocks::check_threads_start("assembly_threads", settings.assembly_threads)?;
+        if settings.parallel_detection {
+            ndem_math::blocks::check_threads_start("parallel_detection", 0)?;
+        }
         // the warm start runs on the assembly's threads (its result does
         // not depend on the count)
         warm_start.set_threads(settings.assembly_threads);
