@@ -62,7 +62,7 @@ suites:
   compatible beam|cannonball   compatible contact dynamics
   reduce speedup|collapse|drum|conveyor   model reduction: measured speed-up against h; the paper's collapse, drum and conveyor
   fclib [FILES...] every solver on FCLIB problems (default: the shared three)
-  excavator [timing]   the warm-starting paper's excavator, cold and warm (timing: cost only)
+  excavator [timing|reduce]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic (--seed S: case k takes seed S + k, default 1)
   creep                a pile at rest: drift against iterations, warm start and time step
   peers [smooth [settled]|ndem [ours]]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed (--seed: another draw of it, default 11; `smooth settled`: the 10^5 bed settled for the full 1.5 s, not 2000 steps); the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer; `ndem ours`: without it)
@@ -123,6 +123,10 @@ fn main() -> ExitCode {
             }
             _ => rest.push(a),
         }
+    }
+    if let Err(e) = check_words(&suite, &rest) {
+        eprintln!("error: {e}\n{USAGE}");
+        return ExitCode::from(2);
     }
     let folder = match (suite.as_str(), rest.first()) {
         ("warmstart" | "compatible" | "reduce", Some(_)) => format!("{suite}-{}", rest.join("-")),
@@ -199,6 +203,80 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// The words after a suite's name that the suite does not read: a typo
+/// (`cargo xtask excavator timnig`) would otherwise run the whole suite in
+/// its default form. `ab`, `fclib` and `peers` check their own words; the
+/// sub-suite dispatchers below check the first.
+fn check_words(suite: &str, words: &[String]) -> Result<(), String> {
+    let allowed: &[&str] = match (suite, words.first().map(String::as_str)) {
+        ("ab" | "fclib" | "peers", _) => return Ok(()),
+        ("fuzz", _) => {
+            return match words {
+                [] => Ok(()),
+                [flag, n] if flag == "--cases" && n.parse::<usize>().is_ok() => Ok(()),
+                _ => Err(format!(
+                    "`fuzz` takes `--cases N`, not `{}`",
+                    words.join(" ")
+                )),
+            };
+        }
+        ("excavator", _) => &["timing", "reduce"],
+        ("warmstart", Some("drum")) => &["drum", "frictional-caps"],
+        ("warmstart" | "compatible" | "reduce", Some(first)) => {
+            // the first word names the sub-suite (checked where it is run)
+            return match &words[1..] {
+                [] => Ok(()),
+                extra => Err(format!("`{suite} {first}` takes no `{}`", extra.join(" "))),
+            };
+        }
+        _ => &[],
+    };
+    match words.iter().find(|w| !allowed.contains(&w.as_str())) {
+        None => Ok(()),
+        Some(w) => Err(format!("`{suite}` does not take `{w}`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_words;
+
+    fn words(text: &str) -> Vec<String> {
+        text.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_suite_refuses_words_it_does_not_read() {
+        for (suite, text) in [
+            ("excavator", "timing"),
+            ("excavator", "reduce"),
+            ("excavator", ""),
+            ("warmstart", "drum frictional-caps"),
+            ("warmstart", "column"),
+            ("reduce", "conveyor"),
+            ("fuzz", "--cases 20"),
+            ("fuzz", ""),
+            ("ab", "HEAD~1 --callgrind"),
+            ("peers", "ndem ours"),
+            ("verify", ""),
+        ] {
+            assert!(check_words(suite, &words(text)).is_ok(), "{suite} {text}");
+        }
+        for (suite, text) in [
+            ("excavator", "timnig"),
+            ("warmstart", "column frictional-caps"),
+            ("warmstart", "pile extra"),
+            ("compatible", "beam cannonball"),
+            ("fuzz", "--cases"),
+            ("fuzz", "--cases many"),
+            ("verify", "all"),
+            ("creep", "--fast"),
+        ] {
+            assert!(check_words(suite, &words(text)).is_err(), "{suite} {text}");
         }
     }
 }
