@@ -53,6 +53,7 @@ pub struct SuiteOptions {
 }
 
 const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR] [--particles N] [--repeats N] [--seed N]
+(--particles: ab, peers, mpi-scaling, warmstart pile|drum|triaxial, reduce drum, compatible cannonball; --repeats: ab, peers; --seed: fuzz, peers)
 
 suites:
   verify      physics verification cases with known answers
@@ -123,6 +124,19 @@ fn main() -> ExitCode {
             }
             _ => rest.push(a),
         }
+    }
+    let given = [
+        ("--particles", particles.is_some()),
+        ("--repeats", repeats.is_some()),
+        ("--seed", seed.is_some()),
+    ];
+    let first = rest.first().map(String::as_str);
+    if let Some((flag, _)) = given
+        .iter()
+        .find(|&&(flag, on)| on && !reads_flag(&suite, first, flag))
+    {
+        eprintln!("error: `{suite}` does not read {flag}\n{USAGE}");
+        return ExitCode::from(2);
     }
     if let Err(e) = check_words(&suite, &rest) {
         eprintln!("error: {e}\n{USAGE}");
@@ -241,9 +255,40 @@ fn check_words(suite: &str, words: &[String]) -> Result<(), String> {
     }
 }
 
+/// Whether `suite` (with its first word `first`) reads the shared option
+/// `flag`; one it does not read would be ignored without a word.
+fn reads_flag(suite: &str, first: Option<&str>, flag: &str) -> bool {
+    match flag {
+        "--particles" => matches!(
+            (suite, first),
+            ("ab" | "peers" | "mpi-scaling", _)
+                | ("warmstart", Some("pile" | "drum" | "triaxial"))
+                | ("reduce", Some("drum"))
+                | ("compatible", Some("cannonball"))
+        ),
+        "--repeats" => matches!(suite, "ab" | "peers"),
+        "--seed" => matches!(suite, "fuzz" | "peers"),
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::check_words;
+    use super::{check_words, reads_flag};
+
+    #[test]
+    fn the_shared_options_go_to_the_suites_that_read_them() {
+        assert!(reads_flag("peers", Some("ndem"), "--particles"));
+        assert!(reads_flag("warmstart", Some("pile"), "--particles"));
+        assert!(reads_flag("compatible", Some("cannonball"), "--particles"));
+        assert!(reads_flag("fuzz", None, "--seed"));
+        assert!(reads_flag("ab", None, "--repeats"));
+        assert!(!reads_flag("excavator", None, "--particles"));
+        assert!(!reads_flag("warmstart", Some("column"), "--particles"));
+        assert!(!reads_flag("compatible", Some("beam"), "--particles"));
+        assert!(!reads_flag("verify", None, "--seed"));
+        assert!(!reads_flag("fuzz", None, "--repeats"));
+    }
 
     fn words(text: &str) -> Vec<String> {
         text.split_whitespace().map(String::from).collect()
