@@ -77,6 +77,10 @@ pub enum SolveError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// The system refused a thread of the count the settings ask for
+    /// ([`ndem_math::blocks::check_threads_start`]).
+    #[error(transparent)]
+    ThreadsRefused(#[from] ndem_math::MathError),
     /// A reader of the contacts' model data was given a problem built
     /// without it (`ContactProblem::without_model_data`).
     #[error(

@@ -69,7 +69,10 @@ pub struct PgsSettings {
     /// Threads sweeping the contacts: 1 (default) sweeps on the calling
     /// thread, 0 uses every core. More than one needs
     /// [`ContactOrder::Coloured`], whose result is bit-identical for every
-    /// thread count (the contacts of one colour are independent).
+    /// thread count (the contacts of one colour are independent). At most
+    /// [`ndem_math::blocks::MAX_THREADS`]; `new` and `set_settings` start
+    /// that many threads once and refuse a count the system does not give
+    /// ([`SolveError::ThreadsRefused`]).
     pub threads: usize,
     /// Most blocks of consecutive contacts [`ContactOrder::Coloured`]
     /// cuts a problem into (each at least 512 contacts), in `1..=64`;
@@ -231,7 +234,14 @@ const SHAPE_COUPLED: u32 = 1;
 /// `prepare`.
 const SHAPE_PENDING: u32 = u32::MAX;
 
-crate::solver::validated_settings!(ProjectedGaussSeidel, PgsSettings);
+crate::solver::validated_settings!(ProjectedGaussSeidel, PgsSettings, |s: &PgsSettings| {
+    // the coloured sweeps' threads, started once here: a count the system
+    // does not give is an error now rather than a panic in a sweep
+    if s.order == ContactOrder::Coloured && s.threads != 1 {
+        ndem_math::blocks::check_threads_start("threads", s.threads)?;
+    }
+    Ok(())
+});
 
 impl ProjectedGaussSeidel {
     /// Forms what the sweeps read besides the iterate: the visiting order,

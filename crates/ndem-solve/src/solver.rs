@@ -548,13 +548,19 @@ impl<'a> SolveTask<'a> {
 
 /// `new`, `settings` and `set_settings` of a solver whose settings type has
 /// `validate()`: settings are checked whenever they are set (Clarabel-style
-/// `Default` + `validate()`).
+/// `Default` + `validate()`), and `start(&settings)` then checks what the
+/// system must give them (the threads a parallel solver will spawn).
 macro_rules! validated_settings {
     ($solver:ty, $settings:ty) => {
+        crate::solver::validated_settings!($solver, $settings, |_: &$settings| Ok(()));
+    };
+    ($solver:ty, $settings:ty, $start:expr) => {
         impl $solver {
             /// A solver with the given settings (validated).
             pub fn new(settings: $settings) -> Result<Self, SolveError> {
                 settings.validate()?;
+                let start: fn(&$settings) -> Result<(), SolveError> = $start;
+                start(&settings)?;
                 Ok(Self {
                     settings,
                     ..Self::default()
@@ -569,6 +575,8 @@ macro_rules! validated_settings {
             /// Replaces the settings (validated; on error the old ones stay).
             pub fn set_settings(&mut self, settings: $settings) -> Result<(), SolveError> {
                 settings.validate()?;
+                let start: fn(&$settings) -> Result<(), SolveError> = $start;
+                start(&settings)?;
                 self.settings = settings;
                 Ok(())
             }

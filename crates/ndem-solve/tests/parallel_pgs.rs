@@ -253,6 +253,50 @@ fn too_many_threads_are_refused() {
     assert!(coloured(max).is_ok());
 }
 
+/// The coloured sweeps' threads are started once when the solver is made:
+/// under a memory limit that cannot hold 600 thread stacks (`ulimit -v`,
+/// which binds root too) `new` says so with a typed error naming the field,
+/// where a sweep would have panicked; two threads are given. The test runs
+/// itself again as a child process under the limit.
+#[cfg(unix)]
+#[test]
+fn coloured_threads_the_system_refuses_are_a_typed_error() {
+    const NAME: &str = "coloured_threads_the_system_refuses_are_a_typed_error";
+    let coloured = |threads: usize| {
+        ProjectedGaussSeidel::new(PgsSettings {
+            threads,
+            order: ContactOrder::Coloured,
+            ..PgsSettings::default()
+        })
+    };
+    if std::env::var_os("NDEM_UNDER_ULIMIT").is_some() {
+        match coloured(600) {
+            Err(SolveError::ThreadsRefused(ndem_math::MathError::ThreadsRefused {
+                field: "threads",
+                requested: 600,
+                ..
+            })) => {}
+            other => panic!("{other:?}"),
+        }
+        assert!(coloured(2).is_ok());
+        return;
+    }
+    let child = std::process::Command::new("sh")
+        .args(["-c", "ulimit -v 400000 && exec \"$0\" \"$@\""])
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--test-threads", "1"])
+        .env("NDEM_UNDER_ULIMIT", "1")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+    assert!(said.contains("1 passed"), "{said}");
+}
+
 /// `colour_blocks` changes the blocks, so the visiting order, but never
 /// makes the iterate depend on the thread count.
 #[test]
