@@ -4,6 +4,7 @@
 //! serial loop would.
 
 use crate::MathError;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The most threads a `threads` setting may ask for; the settings'
 /// `validate` refuse more with [`THREADS_ABOVE_MAX`]. Every parallel pass
@@ -40,9 +41,31 @@ pub fn resolve_threads(threads: usize) -> usize {
 /// panics when the system refuses one (`--threads 100000` aborted the
 /// process; under `ulimit -v 400000` 300 threads did); this reports it as
 /// an error naming `field` where the setting is made, as rayon's pool
-/// build does. It costs a thread start per thread (tens of µs each).
+/// build does. It costs a thread start per thread (tens of µs each) the
+/// first time a count is asked for: a count no larger than one this
+/// process was given before is not started again (a fuzzing run builds a
+/// stepper per case).
 pub fn check_threads_start(field: &'static str, threads: usize) -> Result<(), MathError> {
-    check_threads_start_with(field, threads, std::thread::Builder::new)
+    /// The largest count this process was given at once.
+    static GIVEN: AtomicUsize = AtomicUsize::new(1);
+    check_threads_start_once(field, threads, &GIVEN, std::thread::Builder::new)
+}
+
+/// [`check_threads_start_with`] unless `given`, the largest count given
+/// before, covers the request; a count given raises it.
+fn check_threads_start_once(
+    field: &'static str,
+    threads: usize,
+    given: &AtomicUsize,
+    builder: impl Fn() -> std::thread::Builder,
+) -> Result<(), MathError> {
+    let requested = resolve_threads(threads);
+    if requested <= given.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    check_threads_start_with(field, threads, builder)?;
+    given.fetch_max(requested, Ordering::Relaxed);
+    Ok(())
 }
 
 /// [`check_threads_start`] with the threads built by `builder`.
@@ -217,6 +240,20 @@ mod tests {
         // one thread starts none; a count the system gives is fine
         assert!(check_threads_start_with("threads", 1, refusing).is_ok());
         assert!(check_threads_start("threads", 8).is_ok());
+    }
+
+    #[test]
+    fn a_count_given_once_is_not_started_again() {
+        let refusing = || std::thread::Builder::new().stack_size(1 << 62);
+        let given = AtomicUsize::new(1);
+        assert!(check_threads_start_once("threads", 3, &given, std::thread::Builder::new).is_ok());
+        assert_eq!(given.load(Ordering::Relaxed), 3);
+        // covered: nothing is started, so the refusing builder is not asked
+        assert!(check_threads_start_once("threads", 3, &given, refusing).is_ok());
+        assert!(check_threads_start_once("threads", 2, &given, refusing).is_ok());
+        // more than given: started, refused, and the record stays
+        assert!(check_threads_start_once("threads", 4, &given, refusing).is_err());
+        assert_eq!(given.load(Ordering::Relaxed), 3);
     }
 
     #[test]
