@@ -72,15 +72,17 @@ suites:
   mpi-scaling          distributed runs on 1, 2, 4 MPI ranks (.ci/install-mpi): strong and weak scaling, communication, sweeps by subdomains, cluster model";
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    // `help` in first place, or `-h` / `--help` anywhere
+    let asks_help = std::env::args().skip(1).any(|a| a == "-h" || a == "--help");
+    if asks_help || args.peek().is_some_and(|a| a == "help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let Some(suite) = args.next() else {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
-    if matches!(suite.as_str(), "-h" | "--help" | "help") {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
     let mut out = None;
     let mut quick = false;
     let mut particles = None;
@@ -118,10 +120,6 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             },
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return ExitCode::SUCCESS;
-            }
             _ => rest.push(a),
         }
     }

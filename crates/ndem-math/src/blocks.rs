@@ -63,19 +63,19 @@ fn check_threads_start_once(
     if requested <= given.load(Ordering::Relaxed) {
         return Ok(());
     }
-    check_threads_start_with(field, threads, builder)?;
+    check_threads_start_with(field, requested, builder)?;
     given.fetch_max(requested, Ordering::Relaxed);
     Ok(())
 }
 
-/// [`check_threads_start`] with the threads built by `builder`.
+/// Starts `requested` threads at once (this one and `requested − 1` built
+/// by `builder`), without the record of counts given before.
 fn check_threads_start_with(
     field: &'static str,
-    threads: usize,
+    requested: usize,
     builder: impl Fn() -> std::thread::Builder,
 ) -> Result<(), MathError> {
     use std::sync::{Condvar, Mutex, PoisonError};
-    let requested = resolve_threads(threads);
     let release = (Mutex::new(false), Condvar::new());
     let release = &release;
     let held = move || {
