@@ -223,13 +223,8 @@ pub struct CollisionWorld {
     bucket_start: Vec<u32>,
     entries: Vec<Entry>,
     cell_size: f64,
-    /// Per axis, the inverse of a cell's width, from which every cell
-    /// index is formed: `1 / cell_size`, and along x in the dense layout
-    /// `X_SPLIT / cell_size` ([`X_SPLIT`]).
-    inv_cell: [f64; 3],
-    /// Cells per `cell_size` along x: [`X_SPLIT`] in the dense layout, 1
-    /// in the hashed one.
-    x_split: i64,
+    /// `1 / cell_size`, from which every cell index is formed.
+    inv_cell: f64,
     /// Largest grid particle radius and sweep: with them a probe's reach
     /// bounds every pair's ([`Self::walk_neighbours`]).
     max_radius: f64,
@@ -271,14 +266,6 @@ const NEIGHBOURS: [[i64; 3]; 27] = {
     out
 };
 
-/// The dense layout's cells along x are `cell_size / X_SPLIT` wide: a
-/// probe's row of neighbour cells then spans `(2 + 1/X_SPLIT) cell_size`
-/// along x, where whole cells spanned 3 (a sixth fewer entries tested at
-/// 2, with the same nine rows). A power of two, so that the width and its
-/// inverse are `cell_size` and `1 / cell_size` scaled exactly
-/// (`docs/performance.md`, "Collision detection", session 52).
-const X_SPLIT: i64 = 2;
-
 /// Largest grid cell coordinate (in cells) of a particle; see
 /// `CollisionWorld::build_grid`.
 const CELL_LIMIT: f64 = 4_503_599_627_370_496.0; // 2^52
@@ -289,12 +276,8 @@ const CELL_LIMIT: f64 = 4_503_599_627_370_496.0; // 2^52
 /// fuzzing); clamped bodies share a cell, which costs time, not
 /// correctness (the narrow phase is exact).
 #[inline(always)]
-fn cell_index(x: &Vec3, inv: &[f64; 3]) -> [i64; 3] {
-    [
-        floor_clamped(x.x * inv[0]),
-        floor_clamped(x.y * inv[1]),
-        floor_clamped(x.z * inv[2]),
-    ]
+fn cell_index(x: &Vec3, inv: f64) -> [i64; 3] {
+    [x.x, x.y, x.z].map(|v| floor_clamped(v * inv))
 }
 
 /// Whether `ent` lies in another cell than `cell` (hashed layout: entries
@@ -302,7 +285,7 @@ fn cell_index(x: &Vec3, inv: &[f64; 3]) -> [i64; 3] {
 /// neighbour walk too large to be inlined into the pair pass, which costs
 /// the dense layout (the common one) more than the call costs the hashed.
 #[inline(never)]
-fn in_other_cell(ent: &Entry, inv_cell: &[f64; 3], cell: [i64; 3]) -> bool {
+fn in_other_cell(ent: &Entry, inv_cell: f64, cell: [i64; 3]) -> bool {
     cell_index(&ent.position, inv_cell) != cell
 }
 
@@ -357,12 +340,12 @@ struct Probe<'a> {
     fixed: Option<&'a [bool]>,
     group: u32,
     s: f64,
-    inv_cell: [f64; 3],
+    inv_cell: f64,
 }
 
 impl<'a> Probe<'a> {
     #[inline]
-    fn of(bodies: &BodyView<'a>, i: u32, margin: f64, inv_cell: [f64; 3]) -> Self {
+    fn of(bodies: &BodyView<'a>, i: u32, margin: f64, inv_cell: f64) -> Self {
         let b = i as usize;
         Self {
             i,
@@ -391,7 +374,7 @@ impl<'a> Probe<'a> {
         ent.body <= self.i
             || self.fixed.is_some_and(|fixed| fixed[ent.body as usize])
             || (self.group != 0 && self.group == ent.group)
-            || check_cell.is_some_and(|nc| in_other_cell(ent, &self.inv_cell, nc))
+            || check_cell.is_some_and(|nc| in_other_cell(ent, self.inv_cell, nc))
     }
 }
 
@@ -404,9 +387,6 @@ struct Near {
     /// Per axis, the distance to the lower and to the upper face \[m\],
     /// rounded down (0 where it cannot be bounded).
     faces: [[f64; 2]; 3],
-    /// The width of a cell along x \[m\], for the cells beyond the
-    /// nearest ([`X_SPLIT`]).
-    x_width: f64,
     /// The square of the probe's largest reach, rounded up.
     reach_squared: f64,
 }
@@ -424,60 +404,50 @@ impl Near {
     /// Every neighbour cell in reach (the walk without [`Near`]).
     const EVERYWHERE: Self = Self {
         faces: [[0.0; 2]; 3],
-        x_width: 0.0,
         reach_squared: f64::INFINITY,
     };
 
     /// For probe `p` in cell `c`, with the grid's largest particle radius
-    /// and sweep, and the cells' widths along each axis `widths`.
+    /// and sweep, and cell size `cell`.
     ///
     /// A pair's test is `|x_a − x_b|² ≤ (r_a + r_b + (s_a + s_b))²`
     /// (`narrow::sphere_sphere`), whose sums round monotonically, so the
     /// same sums with the grid's largest radius and sweep bound every
     /// pair's reach. An entry of the cell below along an axis has
-    /// `fl(x_e / h) < c`, the probe `fl(x_p / h) = c + f` (`h` the cell's
-    /// width, `1/h` rounded as the grid forms it), so the two are more than
-    /// `(f − δ) h` apart, `δ` covering the two products' rounding; an entry
-    /// `m` cells further is `(m − 1) h` further still. The reach is widened
-    /// by 10⁻⁹ relative for the rest.
+    /// `fl(x_e / h) < c`, the probe `fl(x_p / h) = c + f` (`h` the cell
+    /// size, `1/h` rounded as the grid forms it), so the two are more than
+    /// `(f − δ) h` apart, `δ` covering the two products' rounding; the
+    /// reach is widened by 10⁻⁹ relative for the rest.
     #[inline(always)]
-    fn of(
-        p: &Probe<'_>,
-        c: [i64; 3],
-        (max_radius, max_sweep): (f64, f64),
-        widths: [f64; 3],
-    ) -> Self {
+    fn of(p: &Probe<'_>, c: [i64; 3], (max_radius, max_sweep): (f64, f64), cell: f64) -> Self {
         let reach = (p.r + max_radius) + (p.s + max_sweep);
         let reach = reach * (1.0 + 1e-9);
         let mut faces = [[0.0; 2]; 3];
         for (k, face) in faces.iter_mut().enumerate() {
-            let u = p.x[k] * p.inv_cell[k];
+            let u = p.x[k] * p.inv_cell;
             if u.abs() < NEAR_LIMIT {
                 let f = u - c[k] as f64;
                 let delta = (u.abs() + 2.0) * (8.0 * f64::EPSILON);
                 *face = [
-                    (f - delta).max(0.0) * widths[k],
-                    (1.0 - f - delta).max(0.0) * widths[k],
+                    (f - delta).max(0.0) * cell,
+                    (1.0 - f - delta).max(0.0) * cell,
                 ];
             }
         }
         Self {
             faces,
-            x_width: widths[0],
             reach_squared: reach * reach,
         }
     }
 
     /// Square of the distance along `axis` to the neighbour cell at
-    /// offset `off` (0 for the probe's own cell; beyond ±1 only along x).
+    /// offset `off` (0 for the probe's own cell).
     #[inline(always)]
     fn square(&self, axis: usize, off: i64) -> f64 {
         let d = match off {
-            ..=-2 => self.faces[axis][0] + self.x_width * (-off - 1) as f64,
             -1 => self.faces[axis][0],
-            0 => 0.0,
             1 => self.faces[axis][1],
-            2.. => self.faces[axis][1] + self.x_width * (off - 1) as f64,
+            _ => 0.0,
         };
         d * d
     }
@@ -621,40 +591,29 @@ impl CollisionWorld {
             (2.0 * max_r + self.settings.margin + 2.0 * max_sweep).max(f64::MIN_POSITIVE);
         let n = self.particles.len();
         let inv = 1.0 / self.cell_size;
-        // the box's lowest cell, cell counts and their product, for cells
-        // of inverse widths `inv_cell`
-        let cells_of_box = |inv_cell: &[f64; 3]| {
-            let (lo, hi) = if n == 0 {
-                ([i64::MAX; 3], [i64::MIN; 3])
-            } else {
-                (cell_index(&low, inv_cell), cell_index(&high, inv_cell))
-            };
-            let dims = [0, 1, 2].map(|k| hi[k].saturating_sub(lo[k]).saturating_add(1));
-            let volume = dims.iter().fold(1.0f64, |v, &d| v * d as f64);
-            (lo, dims, volume)
+        self.inv_cell = inv;
+        // a particle's cell is formed from its position where it is needed
+        // (three products and floors) rather than kept (24 bytes each)
+        let cell_of = |i: u32| cell_index(&bodies.positions[i as usize], inv);
+        let (lo, hi) = if self.particles.is_empty() {
+            ([i64::MAX; 3], [i64::MIN; 3])
+        } else {
+            (cell_index(&low, inv), cell_index(&high, inv))
         };
-        // Dense layout (neighbouring cells adjacent in memory, x split in
-        // `X_SPLIT`) unless the bounding box of the particles is much
-        // larger than their number (whole cells counted). A bucket index is
-        // kept as a `u32`: the dense table stays below 2^32 buckets, the
-        // hashed one holds at most 2^32 for the `u32` body indices.
-        let whole = [inv; 3];
-        let split = [X_SPLIT as f64 * inv, inv, inv];
-        let (_, _, whole_volume) = cells_of_box(&whole);
-        let (lo, dims, volume) = cells_of_box(&split);
-        let table = if n > 0 && whole_volume <= (8 * n + 4096) as f64 && volume < u32::MAX as f64 {
+        // Dense layout (neighbouring cells adjacent in memory) unless the
+        // bounding box of the particles is much larger than their number.
+        // A bucket index is kept as a `u32`: the dense table stays below
+        // 2^32 buckets, the hashed one holds at most 2^32 for the `u32`
+        // body indices.
+        let dims = [0, 1, 2].map(|k| hi[k].saturating_sub(lo[k]).saturating_add(1));
+        let volume = dims.iter().fold(1.0f64, |v, &d| v * d as f64);
+        let table = if n > 0 && volume <= (8 * n + 4096) as f64 && volume < u32::MAX as f64 {
             self.dense = Some((lo, dims));
-            (self.inv_cell, self.x_split) = (split, X_SPLIT);
             volume as usize
         } else {
             self.dense = None;
-            (self.inv_cell, self.x_split) = (whole, 1);
             (2 * n).next_power_of_two().max(16)
         };
-        // a particle's cell is formed from its position where it is needed
-        // (three products and floors) rather than kept (24 bytes each)
-        let inv_cell = self.inv_cell;
-        let cell_of = |i: u32| cell_index(&bodies.positions[i as usize], &inv_cell);
         self.mask = table as u64 - 1;
         self.bucket_start.clear();
         self.bucket_start.resize(table + 1, 0);
@@ -700,11 +659,10 @@ impl CollisionWorld {
         self.particle_bucket = particle_bucket;
     }
 
-    /// Calls `visit` on the grid entries of the cells around cell `c` that
-    /// `near` does not rule out: the dense layout's 9 rows of
-    /// `2 X_SPLIT + 1` adjacent buckets, each cut to the cells in reach, or
-    /// the 27 hashed buckets with the cell to check (entries of other
-    /// cells share them).
+    /// Calls `visit` on the grid entries of the 27 cells around cell `c`
+    /// that `near` does not rule out: the dense layout's 9 rows of three
+    /// adjacent buckets, each cut to the cells in reach, or the hashed
+    /// buckets with the cell to check (entries of other cells share them).
     #[inline]
     fn visit_neighbours<'a, const NEAR: bool>(
         &'a self,
@@ -714,10 +672,9 @@ impl CollisionWorld {
     ) {
         match &self.dense {
             Some((lo, dims)) => {
-                // Dense layout: the cells of a row along x are adjacent
-                // buckets, so each of the 9 rows is one range.
+                // Dense layout: the three cells of a row along x are
+                // adjacent buckets, so each of the 9 rows is one range.
                 let x = c[0] - lo[0];
-                let split = self.x_split;
                 for dz in -1..=1 {
                     let z = c[2] - lo[2] + dz;
                     if z < 0 || z >= dims[2] {
@@ -728,20 +685,15 @@ impl CollisionWorld {
                         if y < 0 || y >= dims[1] {
                             continue;
                         }
-                        let (mut below, mut above) = (split, split);
+                        let (mut x0, mut x1) = (x - 1, x + 1);
                         if NEAR {
                             let yz = near.square(1, dy) + near.square(2, dz);
                             if yz > near.reach_squared {
                                 continue;
                             }
-                            while below > 0 && !near.within(0, -below, yz) {
-                                below -= 1;
-                            }
-                            while above > 0 && !near.within(0, above, yz) {
-                                above -= 1;
-                            }
+                            x0 = if near.within(0, -1, yz) { x0 } else { x };
+                            x1 = if near.within(0, 1, yz) { x1 } else { x };
                         }
-                        let (x0, x1) = (x - below, x + above);
                         let (x0, x1) = (x0.max(0), x1.min(dims[0] - 1));
                         let row = dims[0] * (y + dims[1] * z);
                         let s = self.bucket_start[(row + x0) as usize] as usize;
@@ -790,12 +742,10 @@ impl CollisionWorld {
         mut f: impl FnMut(&'a Entry),
     ) -> Probe<'b> {
         let p = Probe::of(bodies, self.particles[k], margin, self.inv_cell);
-        // the cell the grid's build put it in: the same position and factors
-        let c = cell_index(&p.x, &self.inv_cell);
+        // the cell the grid's build put it in: the same position and factor
+        let c = cell_index(&p.x, self.inv_cell);
         let near = if NEAR {
-            let h = self.cell_size;
-            let widths = [h / self.x_split as f64, h, h];
-            Near::of(&p, c, (self.max_radius, self.max_sweep), widths)
+            Near::of(&p, c, (self.max_radius, self.max_sweep), self.cell_size)
         } else {
             Near::EVERYWHERE
         };
@@ -946,8 +896,8 @@ impl CollisionWorld {
                 None => (lo, hi),
             };
             let inv = self.inv_cell;
-            let cmin = Vec3::from_fn(|k, _| ((plo[k] - reach) * inv[k]).floor());
-            let cmax = Vec3::from_fn(|k, _| ((phi[k] + reach) * inv[k]).floor());
+            let cmin = plo.map(|x| ((x - reach) * inv).floor());
+            let cmax = phi.map(|x| ((x + reach) * inv).floor());
             let ncells = (cmax - cmin).map(|x| x + 1.0).product();
             let mut candidates = std::mem::take(&mut self.candidates);
             candidates.clear();
@@ -964,7 +914,7 @@ impl CollisionWorld {
                             candidates.extend(
                                 self.entries[s..e]
                                     .iter()
-                                    .filter(|ent| cell_index(&ent.position, &inv) == nc)
+                                    .filter(|ent| cell_index(&ent.position, inv) == nc)
                                     .map(|ent| ent.body),
                             );
                         }
@@ -1064,11 +1014,8 @@ impl CollisionWorld {
             return (lo, hi);
         };
         let h = self.cell_size;
-        // the occupied cells' box widened by a whole cell (`h` along x is
-        // `X_SPLIT` of the dense layout's cells)
-        let widths = [h / self.x_split as f64, h, h];
-        let mut cut_lo = Vec3::from_fn(|k, _| first[k] as f64 * widths[k] - h);
-        let mut cut_hi = Vec3::from_fn(|k, _| (first[k] + dims[k]) as f64 * widths[k] + h);
+        let mut cut_lo = Vec3::from_fn(|k, _| (first[k] - 1) as f64 * h);
+        let mut cut_hi = Vec3::from_fn(|k, _| (first[k] + dims[k] + 1) as f64 * h);
         if normal[axis] > 0.0 {
             cut_hi[axis] = cut_hi[axis].min(point[axis] + grow + h);
         } else {
