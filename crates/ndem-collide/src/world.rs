@@ -1064,27 +1064,20 @@ impl CollisionWorld {
         if blocks > 1 {
             // one block of particles per core on scoped threads (rayon's
             // pool, whose workers sleep between steps, was slower than the
-            // serial pass), each into its share of `pairs`' slots; then
+            // serial pass; a block whose thread the system refuses runs on
+            // this one, `map_parts`), each into its share of `pairs`' slots; then
             // the blocks' contacts are moved together in block order
             let mut slots = std::mem::take(&mut self.block_slots);
             slots.prepare(&mut pairs, blocks);
             let this = &*self;
-            std::thread::scope(|scope| {
-                let mut first = None;
-                for (k, mut writer) in slots.writers(&mut pairs).enumerate() {
+            ndem_math::blocks::map_parts(
+                slots.writers(&mut pairs).enumerate(),
+                |(k, mut writer)| {
                     let range = (k * chunk).min(n)..((k + 1) * chunk).min(n);
                     let large = &extra[split(k)..split(k + 1)];
-                    let work = move || this.particle_pairs(bodies, range, large, &mut writer);
-                    if k == 0 {
-                        first = Some(work);
-                    } else {
-                        scope.spawn(work);
-                    }
-                }
-                if let Some(work) = first {
-                    work();
-                }
-            });
+                    this.particle_pairs(bodies, range, large, &mut writer);
+                },
+            );
             slots.gather(&mut pairs);
             self.block_slots = slots;
         } else {

@@ -109,25 +109,58 @@ fn check_threads_start_with(
 
 /// Runs `f` on every part, the first on this thread and the others on
 /// scoped threads, and returns the results in part order. A panic in a
-/// part is resumed on this thread.
+/// part is resumed on this thread. A part whose thread the system refuses
+/// (its thread or memory limit reached after the settings' start check,
+/// [`check_threads_start`]) runs on this thread after the first, so the
+/// pass ends with the same results, later, where `std::thread::scope`'s
+/// `spawn` would panic: the parts are independent (each writes its own
+/// output), so which thread runs one does not change it.
 pub fn map_parts<P: Send, R: Send>(
     parts: impl IntoIterator<Item = P>,
     f: impl Fn(P) -> R + Sync,
+) -> Vec<R> {
+    map_parts_with(parts, f, std::thread::Builder::new)
+}
+
+/// [`map_parts`] with each thread built by `builder`.
+fn map_parts_with<P: Send, R: Send>(
+    parts: impl IntoIterator<Item = P>,
+    f: impl Fn(P) -> R + Sync,
+    builder: impl Fn() -> std::thread::Builder,
 ) -> Vec<R> {
     let f = &f;
     let mut parts = parts.into_iter();
     let Some(first) = parts.next() else {
         return Vec::new();
     };
+    // each other part waits in a slot its thread takes it from, so that a
+    // part whose thread is refused is still here to run
+    let slots: Vec<std::sync::Mutex<Option<P>>> =
+        parts.map(|p| std::sync::Mutex::new(Some(p))).collect();
+    let take = |slot: &std::sync::Mutex<Option<P>>| {
+        slot.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    };
     std::thread::scope(|scope| {
-        let spawned: Vec<_> = parts.map(|p| scope.spawn(move || f(p))).collect();
-        let mut results = Vec::with_capacity(spawned.len() + 1);
+        let spawned: Vec<_> = slots
+            .iter()
+            .map(|slot| {
+                builder()
+                    .spawn_scoped(scope, move || take(slot).map(f))
+                    .ok()
+            })
+            .collect();
+        let mut results = Vec::with_capacity(slots.len() + 1);
         results.push(f(first));
-        for handle in spawned {
-            match handle.join() {
-                Ok(r) => results.push(r),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
+        for (handle, slot) in spawned.into_iter().zip(&slots) {
+            let result = match handle.map(|h| h.join()) {
+                Some(Ok(r)) => r,
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                // refused: its part is still in the slot
+                None => None,
+            };
+            results.extend(result.or_else(|| take(slot).map(f)));
         }
         results
     })
@@ -240,6 +273,42 @@ mod tests {
         // one thread starts none; a count the system gives is fine
         assert!(check_threads_start_with("threads", 1, refusing).is_ok());
         assert!(check_threads_start("threads", 8).is_ok());
+    }
+
+    /// A part whose thread is refused runs on the calling thread, and the
+    /// results are the serial ones in part order, whether every spawn is
+    /// refused or only some.
+    #[test]
+    fn a_part_whose_thread_is_refused_runs_here() {
+        let here = std::thread::current().id();
+        let work = |k: usize| (k * k + 1, std::thread::current().id());
+        let calls = AtomicUsize::new(0);
+        let every_third_refused = || {
+            let k = calls.fetch_add(1, Ordering::Relaxed);
+            let b = std::thread::Builder::new();
+            if k % 3 == 1 { b.stack_size(1 << 62) } else { b }
+        };
+        let refusing = || std::thread::Builder::new().stack_size(1 << 62);
+        let serial: Vec<usize> = (0..10).map(|k| k * k + 1).collect();
+        for (refused, got) in [
+            (
+                vec![],
+                map_parts_with(0..10, work, std::thread::Builder::new),
+            ),
+            ((1..10).collect(), map_parts_with(0..10, work, refusing)),
+            (
+                vec![2, 5, 8],
+                map_parts_with(0..10, work, every_third_refused),
+            ),
+        ] {
+            let values: Vec<usize> = got.iter().map(|r| r.0).collect();
+            assert_eq!(values, serial);
+            for (k, (_, thread)) in got.iter().enumerate() {
+                // part 0 and the refused parts here, the others elsewhere
+                let on_this = k == 0 || refused.contains(&k);
+                assert_eq!(*thread == here, on_this, "part {k}, refused {refused:?}");
+            }
+        }
     }
 
     #[test]

@@ -625,23 +625,15 @@ impl SmoothStepper {
         self.evaluated.resize(self.touching.len(), zero);
         let threads = self.threads.max(1);
         let block = self.touching.len().div_ceil(threads).max(1);
-        let mut blocks = self
+        let blocks = self
             .evaluated
             .chunks_mut(block)
             .zip(self.touching.chunks(block));
-        let run = |(out, input): (&mut [Evaluated], &[Touching])| {
+        // the first block on this thread, the others on scoped threads (a
+        // block whose thread the system refuses on this one)
+        ndem_math::blocks::map_parts(blocks, |(out, input): (&mut [Evaluated], &[Touching])| {
             for (o, i) in out.iter_mut().zip(input) {
                 *o = evaluate(i);
-            }
-        };
-        // the first block on this thread, the others on scoped threads
-        let first = blocks.next();
-        std::thread::scope(|s| {
-            for b in blocks {
-                s.spawn(move || run(b));
-            }
-            if let Some(b) = first {
-                run(b);
             }
         });
         let mut history = self.reset_sums(world.len());

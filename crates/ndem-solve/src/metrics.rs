@@ -120,11 +120,10 @@ impl ResidualEvaluator {
         let threads = self.threads.clamp(1, contacts.div_ceil(SUM_BLOCK).max(1));
         // each thread fills the rows of its own block of contacts
         let block = contacts.div_ceil(threads).max(1) * m;
-        let mut blocks = self.rows[..off]
+        let blocks = self.rows[..off]
             .chunks_mut(block)
             .zip(self.natural[..off].chunks_mut(block))
             .enumerate();
-        let first = blocks.next();
         let fill = |k: usize, rows: &mut [f64], natural: &mut [f64]| {
             let first = k * block / m;
             let count = rows.len() / m;
@@ -139,14 +138,7 @@ impl ResidualEvaluator {
                 natural[i * m..(i + 1) * m].copy_from_slice(&nat[..m]);
             }
         };
-        std::thread::scope(|scope| {
-            for (k, (rows, natural)) in blocks {
-                scope.spawn(move || fill(k, rows, natural));
-            }
-            if let Some((_, (rows, natural))) = first {
-                fill(0, rows, natural);
-            }
-        });
+        ndem_math::blocks::map_parts(blocks, |(k, (rows, natural))| fill(k, rows, natural));
         for i in 0..problem.generic_rows().len() {
             let (r, nat) = generic_residual(problem, i, lambda, vel);
             self.rows[off + i] = r;

@@ -6,7 +6,8 @@ use crate::local::disk_qp;
 use crate::masses::{BodyResponse, InverseMasses};
 use crate::metrics::{InverseDiagonal, ResidualEvaluator, ResidualStats};
 use crate::pgs_parallel::{
-    BlockProgress, Colouring, RunProgress, SharedIterate, SweepOutcome, SweepRun,
+    BlockProgress, Colouring, GateOpener, RunProgress, SharedIterate, StartGate, SweepOutcome,
+    SweepRun,
 };
 use crate::problem::{
     ClampTo, ContactProblem, ContactRecord, ContactSide, FrictionSet, TangentialCoefficients,
@@ -1213,15 +1214,20 @@ impl SweepInputs<'_> {
 /// contacts each of `threads` threads sweeps ([`Colouring::owned_contacts`];
 /// the ranges follow each other in thread order), spawns
 /// `spawned(t, part, first_row)` in `scope` for threads `1..threads`
-/// (`first_row` the index of the part's first row in `lambda`), and
-/// returns thread 0's part and first row, for the calling thread.
+/// (`first_row` the index of the part's first row in `lambda`), each held
+/// at `gate` until all have started, and returns thread 0's part and
+/// first row, for the calling thread. `None` when the system refused a
+/// thread (after the settings' start check, its limits reached since): the
+/// gate then sends the started ones back without running `spawned`, and the
+/// caller sweeps on one thread, which gives the same iterate.
 fn spawn_thread_parts<'scope, 'l: 'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
-    colouring: &Colouring,
+    (colouring, gate): (&Colouring, &'scope StartGate),
     (lambda, m): (&'l mut [f64], usize),
     threads: usize,
     spawned: impl Fn(usize, &'l mut [f64], usize) + Send + Copy + 'scope,
-) -> (&'l mut [f64], usize) {
+) -> Option<(&'l mut [f64], usize)> {
+    let mut opener = GateOpener { gate, go: false };
     let (mut rest, mut taken) = (lambda, 0);
     let mut own = (Default::default(), 0);
     for t in 0..threads {
@@ -1235,10 +1241,45 @@ fn spawn_thread_parts<'scope, 'l: 'scope>(
         if t == 0 {
             own = (part, start * m);
         } else {
-            scope.spawn(move || spawned(t, part, start * m));
+            let held = move || {
+                // the part moved in (not reborrowed): the closure runs once
+                let part = part;
+                if gate.wait() {
+                    spawned(t, part, start * m);
+                }
+            };
+            // refused: the opener, dropped, sends the started ones back
+            coloured_thread_builder().spawn_scoped(scope, held).ok()?;
         }
     }
-    own
+    opener.go = true;
+    Some(own)
+}
+
+/// The builder of a coloured run's threads. Tests of the refused-thread
+/// path make it refuse from the `k`-th spawn of the calling thread on
+/// ([`REFUSE_COLOURED_SPAWNS_FROM`]) with a stack no system maps.
+fn coloured_thread_builder() -> std::thread::Builder {
+    #[cfg(test)]
+    if REFUSE_COLOURED_SPAWNS_FROM.with(|from| match from.get() {
+        Some(0) => true,
+        Some(k) => {
+            from.set(Some(k - 1));
+            false
+        }
+        None => false,
+    }) {
+        return std::thread::Builder::new().stack_size(1 << 62);
+    }
+    std::thread::Builder::new()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many more coloured threads this thread may spawn before the
+    /// rest are refused (`None`: no refusal).
+    static REFUSE_COLOURED_SPAWNS_FROM: std::cell::Cell<Option<usize>> =
+        const { std::cell::Cell::new(None) };
 }
 
 /// [`PgsSettings::parallel_min_contacts`] by default: below it a thread's
@@ -1329,6 +1370,17 @@ impl ProjectedGaussSeidel {
                 |_| None,
             );
         }
+        self.sweep_contacts_here(problem, lambda, velocity, mode)
+    }
+
+    /// [`Self::sweep_contacts`] on this thread.
+    fn sweep_contacts_here(
+        &mut self,
+        problem: &ContactProblem,
+        lambda: &mut [f64],
+        velocity: &mut [Velocity6],
+        mode: SweepMode,
+    ) -> (f64, bool) {
         self.current.shared = false;
         let sweep = self.sweep_inputs(problem, mode);
         // monomorphised per order source (no call per contact through a
@@ -1407,6 +1459,8 @@ impl ProjectedGaussSeidel {
         let sweep_once = &sweep_once;
         let (progress, outcome, run) = (&progress, &outcome, &run);
         let mut last = (0.0, true);
+        let gate = StartGate::default();
+        let mut refused = false;
         // each thread updates the multipliers of its own range of contacts
         // in place; the ranges follow each other in thread order
         std::thread::scope(|scope| {
@@ -1421,8 +1475,13 @@ impl ProjectedGaussSeidel {
                     run.meet();
                 }
             };
-            let (part, first_row) =
-                spawn_thread_parts(scope, colouring, (rows, m), threads, spawned);
+            let parts = (colouring, &gate);
+            let Some((part, first_row)) =
+                spawn_thread_parts(scope, parts, (rows, m), threads, spawned)
+            else {
+                refused = true;
+                return;
+            };
             let _unwinding = (run.poison_on_unwind(), progress.poison_on_unwind());
             while let Some(mode) = run.mode() {
                 sweep_once(0, part, first_row, mode);
@@ -1438,7 +1497,30 @@ impl ProjectedGaussSeidel {
                 }
             }
         });
+        if refused {
+            return self.sweep_here_while(problem, (lambda, velocity), mode, next);
+        }
         last
+    }
+
+    /// The sweeps of [`Self::sweep_contacts_parallel`] on this thread, for
+    /// a run whose threads the system refused: the same iterate
+    /// (`docs/ARCHITECTURE.md`, "Thread counts").
+    fn sweep_here_while(
+        &mut self,
+        problem: &ContactProblem,
+        (lambda, velocity): (&mut [f64], &mut [Velocity6]),
+        mut mode: SweepMode,
+        mut next: impl FnMut((f64, bool)) -> Option<SweepMode>,
+    ) -> (f64, bool) {
+        self.sync_slices(velocity);
+        loop {
+            let last = self.sweep_contacts_here(problem, lambda, velocity, mode);
+            match next(last) {
+                Some(m) => mode = m,
+                None => return last,
+            }
+        }
     }
 
     /// [`Self::sweep_contacts_parallel`] for a run whose sweeps are known
@@ -1503,12 +1585,41 @@ impl ProjectedGaussSeidel {
             }
         };
         let run = &run;
+        let gate = StartGate::default();
+        let mut refused = false;
         std::thread::scope(|scope| {
             let rows = &mut lambda[..problem.generic_offset()];
-            let (part, first_row) = spawn_thread_parts(scope, colouring, (rows, m), threads, run);
-            run(0, part, first_row);
+            let parts = (colouring, &gate);
+            match spawn_thread_parts(scope, parts, (rows, m), threads, run) {
+                Some((part, first_row)) => run(0, part, first_row),
+                None => refused = true,
+            }
             // the scope waits for the others (and resumes a panic)
         });
+        if refused {
+            // the system refused a thread: the run on this thread
+            self.sync_slices(velocity);
+            let mut update = 0.0;
+            for k in sweeps.clone() {
+                let (corr, finite) =
+                    self.sweep_contacts_here(problem, lambda, velocity, mode_of(k));
+                if !finite {
+                    return SweepEnd {
+                        last: k,
+                        update: f64::NAN,
+                        finite: false,
+                        due: false,
+                    };
+                }
+                update = corr;
+            }
+            return SweepEnd {
+                last: end - 1,
+                update,
+                finite: true,
+                due: false,
+            };
+        }
         match progress.stopped_at() {
             Some(stop) => SweepEnd {
                 last: first + stop as usize,
@@ -2350,6 +2461,57 @@ mod tests {
             prop_assert_eq!(&apart.shape_of, &fused.shape_of);
             prop_assert_eq!(&apart.shape_table, &fused.shape_table);
             prop_assert_eq!(format!("{stats:?}"), format!("{fused_stats:?}"));
+        }
+    }
+
+    /// A coloured run whose thread the system refuses (after the settings'
+    /// start check) is swept on the calling thread, with the one-thread
+    /// iterate and report, bit for bit: refused at the first spawn and
+    /// after one thread started (held at the gate, sent back), in a run
+    /// of fixed sweeps (pipelined) and in one with an early stop (a
+    /// barrier per sweep).
+    #[test]
+    fn a_coloured_run_whose_thread_is_refused_sweeps_here() {
+        use crate::generate::{PackingSpec, sphere_packing};
+        let problem = sphere_packing(&PackingSpec {
+            cells: [14, 14, 8],
+            seed: 5,
+            ..PackingSpec::default()
+        })
+        .expect("a valid spec");
+        let run = |threads: usize, stopping: Stopping, refuse_from: Option<usize>| {
+            let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+                stopping,
+                order: ContactOrder::Coloured,
+                threads,
+                parallel_min_contacts: 0,
+                ..PgsSettings::default()
+            })
+            .unwrap();
+            let mut lambda = vec![0.0; problem.len()];
+            let mut v = problem.free_velocity().to_vec();
+            REFUSE_COLOURED_SPAWNS_FROM.with(|r| r.set(refuse_from));
+            let report = pgs.solve(&problem, &mut lambda, &mut v);
+            let left = REFUSE_COLOURED_SPAWNS_FROM.with(|r| r.replace(None));
+            let report = report.unwrap();
+            ((lambda, v), (report.iterations, report.status), left)
+        };
+        for stopping in [Stopping::iterations(20), Stopping::to_tolerance(40, 1e-9)] {
+            let (one, one_report, _) = run(1, stopping, None);
+            let (all, all_report, _) = run(4, stopping, None);
+            assert!(
+                all == one && all_report == one_report,
+                "{stopping:?}: 4 threads"
+            );
+            for refuse_from in [0, 1, 2] {
+                let (got, report, left) = run(4, stopping, Some(refuse_from));
+                // every run of the solve was refused (the counter ran out)
+                assert_eq!(left, Some(0), "{stopping:?}, refused from {refuse_from}");
+                assert!(
+                    got == one && report == one_report,
+                    "{stopping:?}, refused from {refuse_from}"
+                );
+            }
         }
     }
 }

@@ -742,6 +742,54 @@ fn spin_then_yield(spins: &mut u32, limit: u32) {
     }
 }
 
+/// Holds the threads of a coupled run (the coloured sweeps, which wait for
+/// each other's blocks) until every one has started: opened with `true`
+/// they run; with `false` (the system refused a thread after the settings'
+/// start check) they return at once, so that none waits for a thread that
+/// never came, and the run is swept on one thread instead
+/// ([`GateOpener`] opens it).
+#[derive(Debug, Default)]
+pub(crate) struct StartGate {
+    open: Mutex<Option<bool>>,
+    wake: std::sync::Condvar,
+}
+
+impl StartGate {
+    /// Whether the run goes ahead, once the gate is opened.
+    pub(crate) fn wait(&self) -> bool {
+        let mut open = lock(&self.open);
+        loop {
+            if let Some(go) = *open {
+                return go;
+            }
+            open = self
+                .wake
+                .wait(open)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// Lets the waiting threads go (`go`) or return.
+    pub(crate) fn open(&self, go: bool) {
+        *lock(&self.open) = Some(go);
+        self.wake.notify_all();
+    }
+}
+
+/// Opens a [`StartGate`] when dropped: with `go` as set, `false` unless
+/// every thread started (also when the spawning code unwinds, so that no
+/// started thread waits forever for the gate).
+pub(crate) struct GateOpener<'a> {
+    pub(crate) gate: &'a StartGate,
+    pub(crate) go: bool,
+}
+
+impl Drop for GateOpener<'_> {
+    fn drop(&mut self) {
+        self.gate.open(self.go);
+    }
+}
+
 /// See [`SweepRun::poison_on_unwind`].
 pub(crate) struct PoisonOnUnwind<'a>(&'a AtomicBool);
 
