@@ -1093,7 +1093,24 @@ impl CollisionWorld {
 
 #[cfg(test)]
 mod tests {
-    use super::{BodyView, CELL_LIMIT, floor_clamped};
+    use super::{BodyView, CELL_LIMIT, Quat, Shape, Vec3, floor_clamped};
+
+    /// Bodies without sweeps or collision groups.
+    fn free_bodies<'a>(
+        shapes: &'a [Shape],
+        positions: &'a [Vec3],
+        orientations: &'a [Quat],
+        fixed: &'a [bool],
+    ) -> BodyView<'a> {
+        BodyView {
+            shapes,
+            positions,
+            orientations,
+            fixed,
+            sweep: &[],
+            groups: &[],
+        }
+    }
 
     /// The formula the grid used before, with `floor`.
     fn reference(y: f64) -> i64 {
@@ -1149,8 +1166,7 @@ mod tests {
     /// large body.
     #[test]
     fn the_kept_median_radius_is_the_median() {
-        use super::{BodyView, CollisionSettings, CollisionWorld, Shape};
-        use ndem_math::{Quat, Vec3};
+        use super::{CollisionSettings, CollisionWorld};
         let mut state = 3u64;
         let mut u = move || {
             state = state
@@ -1189,14 +1205,7 @@ mod tests {
             let positions: Vec<Vec3> = (0..n).map(|i| Vec3::new(i as f64, 0.0, 0.0)).collect();
             let orientations = vec![Quat::identity(); n];
             let fixed = vec![false; n];
-            let view = BodyView {
-                shapes: &shapes,
-                positions: &positions,
-                orientations: &orientations,
-                fixed: &fixed,
-                sweep: &[],
-                groups: &[],
-            };
+            let view = free_bodies(&shapes, &positions, &orientations, &fixed);
             let before = reused.median_radius;
             reused.classify(&view);
             let mut fresh = CollisionWorld::new(CollisionSettings::default()).unwrap();
@@ -1229,7 +1238,6 @@ mod tests {
     /// a sum overflowing) still ends in `Ok` from `validate`.
     #[test]
     fn the_validity_scan_passes_exactly_the_valid_bodies() {
-        use super::{Quat, Shape, Vec3};
         use proptest::prelude::*;
         use proptest::test_runner::{Config, TestRunner};
         let coordinate = prop_oneof![
@@ -1262,14 +1270,7 @@ mod tests {
                     })
                     .collect();
                 let fixed = vec![false; shapes.len()];
-                let view = BodyView {
-                    shapes: &shapes,
-                    positions: &positions,
-                    orientations: &orientations,
-                    fixed: &fixed,
-                    sweep: &[],
-                    groups: &[],
-                };
+                let view = free_bodies(&shapes, &positions, &orientations, &fixed);
                 let each_valid = bodies
                     .iter()
                     .all(|(shape, c)| shape.validate().is_ok() && c.iter().all(|x| x.is_finite()));
