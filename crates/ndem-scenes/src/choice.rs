@@ -82,7 +82,7 @@ impl SolverChoice {
             })?),
             SolverChoice::Jacobi => Box::new(ProjectedJacobi::new(JacobiSettings {
                 stopping,
-                parallel: true,
+                threads,
                 ..JacobiSettings::default()
             })?),
             SolverChoice::Apgd => Box::new(Apgd::new(ApgdSettings {
@@ -93,7 +93,7 @@ impl SolverChoice {
     }
 
     /// Whether the continuous-stage solve itself uses several threads
-    /// (`pgs-coloured` on the scene's threads, `jacobi` on rayon's); the
+    /// (`pgs-coloured` and `jacobi` on the scene's threads); the
     /// other choices solve on one thread whatever the scene's `threads`,
     /// which then serve detection and assembly only.
     pub fn solves_on_threads(self) -> bool {

@@ -1,9 +1,9 @@
 //! Projected Jacobi with relaxation: every row is updated from the same
 //! velocity, `λ_j ← Π_j(λ_j − ω w_j / D_jj)`, then `v = v* + M⁻¹ Gᵀ λ` is
 //! rebuilt. Contacts are independent within an iteration, so the update is
-//! parallel over contacts (rayon) and the velocity rebuild parallel over
-//! bodies, each body summing its contacts in a fixed order: parallel and
-//! serial runs give identical bits.
+//! parallel over contacts (rayon, on a pool the solver owns) and the
+//! velocity rebuild parallel over bodies, each body summing its contacts
+//! in a fixed order: parallel and serial runs give identical bits.
 
 use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
@@ -14,6 +14,7 @@ use crate::solver::{
 };
 use ndem_math::Velocity6;
 use rayon::prelude::*;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Settings of [`ProjectedJacobi`].
@@ -24,8 +25,12 @@ pub struct JacobiSettings {
     /// Relaxation ω in (0, 1]; contact problems usually need ω ≈ 1/(number
     /// of contacts per body).
     pub relaxation: f64,
-    /// Run on rayon's thread pool (results are identical either way).
-    pub parallel: bool,
+    /// Threads of the contact updates and the velocity rebuild, on a rayon
+    /// pool the solver owns, started by [`ProjectedJacobi::new`] (1, the
+    /// default: serial; 0: every core; at most
+    /// [`ndem_math::blocks::MAX_THREADS`]). The results are identical on
+    /// any count.
+    pub threads: usize,
 }
 
 impl Default for JacobiSettings {
@@ -33,7 +38,7 @@ impl Default for JacobiSettings {
         Self {
             stopping: Stopping::default(),
             relaxation: 0.3,
-            parallel: false,
+            threads: 1,
         }
     }
 }
@@ -46,6 +51,12 @@ impl JacobiSettings {
             return Err(SolveError::InvalidSettings {
                 field: "relaxation",
                 reason: "must lie in (0, 1]",
+            });
+        }
+        if self.threads > ndem_math::blocks::MAX_THREADS {
+            return Err(SolveError::InvalidSettings {
+                field: "threads",
+                reason: ndem_math::blocks::THREADS_ABOVE_MAX,
             });
         }
         Ok(())
@@ -63,9 +74,92 @@ pub struct ProjectedJacobi {
     adj_start: Vec<u32>,
     adj: Vec<(u32, u8)>,
     evaluator: ResidualEvaluator,
+    /// The pool of [`JacobiSettings::threads`] threads (`None` for one).
+    pool: Option<Arc<rayon::ThreadPool>>,
 }
 
-crate::solver::validated_settings!(ProjectedJacobi, JacobiSettings);
+impl ProjectedJacobi {
+    /// A solver with the given settings (validated), with its pool of
+    /// threads started: a count the system does not give is
+    /// [`SolveError::ThreadsRefused`] naming `threads` (rayon's global pool,
+    /// used before, panicked on its first use instead).
+    pub fn new(settings: JacobiSettings) -> Result<Self, SolveError> {
+        settings.validate()?;
+        let pool = start_pool(settings.threads, std::thread::Builder::new)?;
+        Ok(Self {
+            settings,
+            pool,
+            ..Self::default()
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &JacobiSettings {
+        &self.settings
+    }
+
+    /// Replaces the settings (validated; a new thread count starts a new
+    /// pool; on error the old settings and pool stay).
+    pub fn set_settings(&mut self, settings: JacobiSettings) -> Result<(), SolveError> {
+        settings.validate()?;
+        let threads = ndem_math::blocks::resolve_threads(settings.threads);
+        let current = self.pool.as_ref().map_or(1, |p| p.current_num_threads());
+        if threads != current {
+            self.pool = start_pool(settings.threads, std::thread::Builder::new)?;
+        }
+        self.settings = settings;
+        Ok(())
+    }
+}
+
+/// A rayon pool of `threads` threads (resolved; `None` for one), each
+/// built by `builder`: a thread the system refuses is
+/// [`SolveError::ThreadsRefused`] naming `threads`.
+fn start_pool(
+    threads: usize,
+    builder: impl Fn() -> std::thread::Builder,
+) -> Result<Option<Arc<rayon::ThreadPool>>, SolveError> {
+    let requested = ndem_math::blocks::resolve_threads(threads);
+    if requested == 1 {
+        return Ok(None);
+    }
+    let mut started = 0;
+    let mut refusal = None;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(requested)
+        .spawn_handler(|thread| {
+            let mut b = builder();
+            if let Some(name) = thread.name() {
+                b = b.name(name.to_owned());
+            }
+            if let Some(size) = thread.stack_size() {
+                b = b.stack_size(size);
+            }
+            match b.spawn(|| thread.run()) {
+                Ok(_) => {
+                    started += 1;
+                    Ok(())
+                }
+                Err(e) => {
+                    let reason = e.to_string();
+                    refusal = Some(reason);
+                    Err(e)
+                }
+            }
+        })
+        .build();
+    match (pool, refusal) {
+        (Ok(pool), _) => Ok(Some(Arc::new(pool))),
+        (Err(e), refusal) => Err(SolveError::ThreadsRefused(
+            ndem_math::MathError::ThreadsRefused {
+                field: "threads",
+                requested,
+                started,
+                reason: refusal.unwrap_or_else(|| e.to_string()),
+            },
+        )),
+    }
+}
 
 impl ProjectedJacobi {
     fn prepare(&mut self, p: &ContactProblem) {
@@ -115,16 +209,18 @@ impl ProjectedJacobi {
             }
             *v = acc;
         };
-        if self.settings.parallel {
-            velocity
-                .par_iter_mut()
-                .enumerate()
-                .for_each(|(b, v)| body(b, v));
-        } else {
-            velocity
+        let body = &body;
+        match &self.pool {
+            Some(pool) => pool.install(|| {
+                velocity
+                    .par_iter_mut()
+                    .enumerate()
+                    .for_each(|(b, v)| body(b, v))
+            }),
+            None => velocity
                 .iter_mut()
                 .enumerate()
-                .for_each(|(b, v)| body(b, v));
+                .for_each(|(b, v)| body(b, v)),
         }
         // generic rows, serially in row order
         let off = p.generic_offset();
@@ -181,16 +277,19 @@ impl Solver for ProjectedJacobi {
                         .fold(0.0, f64::max);
                 };
                 let (head, _) = self.next.split_at_mut(off);
-                if self.settings.parallel {
-                    head.par_chunks_mut(m)
-                        .zip(self.corr.par_iter_mut())
+                let (corrs, contact) = (&mut self.corr, &contact);
+                match &self.pool {
+                    Some(pool) => pool.install(|| {
+                        head.par_chunks_mut(m)
+                            .zip(corrs.par_iter_mut())
+                            .enumerate()
+                            .for_each(|(ci, (out, corr))| contact(ci, out, corr))
+                    }),
+                    None => head
+                        .chunks_mut(m)
+                        .zip(corrs.iter_mut())
                         .enumerate()
-                        .for_each(|(ci, (out, corr))| contact(ci, out, corr));
-                } else {
-                    head.chunks_mut(m)
-                        .zip(self.corr.iter_mut())
-                        .enumerate()
-                        .for_each(|(ci, (out, corr))| contact(ci, out, corr));
+                        .for_each(|(ci, (out, corr))| contact(ci, out, corr)),
                 }
             }
             let mut max_corr = self.corr.iter().fold(0.0f64, |a, &b| a.max(b));
@@ -269,5 +368,67 @@ fn pair_step_diagonal(set: FrictionSet, diag: &[f64], j: usize) -> f64 {
         (FrictionSet::Disk, 1 | 2) => diag[1].max(diag[2]),
         (FrictionSet::Disk, 3 | 4) => diag[3].max(diag[4]),
         _ => diag[j],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The solver's pool: a count the system refuses is a typed error
+    /// naming `threads` with the threads started before (where rayon's
+    /// global pool panicked on first use); a count above the cap is
+    /// refused by `validate`; a new count in `set_settings` starts a new
+    /// pool, and a refused one keeps the old settings and pool.
+    #[test]
+    fn the_pool_is_started_or_refused_with_a_typed_error() {
+        let refusing = || std::thread::Builder::new().stack_size(1 << 62);
+        match start_pool(4, refusing) {
+            Err(SolveError::ThreadsRefused(ndem_math::MathError::ThreadsRefused {
+                field: "threads",
+                requested: 4,
+                started: 0,
+                ..
+            })) => {}
+            other => panic!("{other:?}"),
+        }
+        let calls = std::cell::Cell::new(0);
+        let third_refused = || {
+            calls.set(calls.get() + 1);
+            let b = std::thread::Builder::new();
+            if calls.get() == 3 {
+                b.stack_size(1 << 62)
+            } else {
+                b
+            }
+        };
+        match start_pool(5, third_refused) {
+            Err(SolveError::ThreadsRefused(ndem_math::MathError::ThreadsRefused {
+                requested: 5,
+                started: 2,
+                ..
+            })) => {}
+            other => panic!("{other:?}"),
+        }
+        assert!(start_pool(1, refusing).unwrap().is_none());
+        let settings = |threads| JacobiSettings {
+            threads,
+            ..JacobiSettings::default()
+        };
+        assert!(matches!(
+            ProjectedJacobi::new(settings(ndem_math::blocks::MAX_THREADS + 1)),
+            Err(SolveError::InvalidSettings {
+                field: "threads",
+                ..
+            })
+        ));
+        let mut jacobi = ProjectedJacobi::new(settings(3)).unwrap();
+        assert_eq!(jacobi.pool.as_ref().unwrap().current_num_threads(), 3);
+        jacobi.set_settings(settings(2)).unwrap();
+        assert_eq!(jacobi.pool.as_ref().unwrap().current_num_threads(), 2);
+        jacobi.set_settings(settings(1)).unwrap();
+        assert!(jacobi.pool.is_none());
+        assert!(jacobi.set_settings(settings(usize::MAX)).is_err());
+        assert_eq!(jacobi.settings().threads, 1);
     }
 }
