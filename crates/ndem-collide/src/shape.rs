@@ -98,8 +98,13 @@ impl std::fmt::Debug for ConvexShape {
     }
 }
 
+/// Whether a length (radius, half extent) is valid: finite and positive.
+pub(crate) fn is_positive_length(value: f64) -> bool {
+    value.is_finite() && value > 0.0
+}
+
 fn positive(field: &'static str, value: f64) -> Result<f64, CollideError> {
-    if value.is_finite() && value > 0.0 {
+    if is_positive_length(value) {
         Ok(value)
     } else {
         Err(CollideError::InvalidShape { field, value })

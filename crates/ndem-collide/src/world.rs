@@ -111,8 +111,8 @@ impl BodyView<'_> {
     /// "Collision detection", session 52). It may say `false` for valid
     /// bodies (a sum of finite coordinates that overflows), after which
     /// the checks run one by one; never `true` for an invalid one. A
-    /// sphere's radius is checked here as [`Shape::validate`] checks it;
-    /// other shapes are checked by it.
+    /// sphere's radius is checked here with [`Shape::validate`]'s rule,
+    /// without the call; other shapes are checked by it.
     fn all_bodies_valid(&self) -> bool {
         let mut valid = true;
         for ((shape, x), q) in self
@@ -122,7 +122,7 @@ impl BodyView<'_> {
             .zip(self.orientations)
         {
             let shape_valid = match shape {
-                Shape::Sphere { radius } => radius.is_finite() && *radius > 0.0,
+                Shape::Sphere { radius } => crate::shape::is_positive_length(*radius),
                 other => other.validate().is_ok(),
             };
             // a NaN or an infinity among the seven makes the sum NaN or

@@ -1597,26 +1597,21 @@ impl ProjectedGaussSeidel {
             // the scope waits for the others (and resumes a panic)
         });
         if refused {
-            // the system refused a thread: the run on this thread
-            self.sync_slices(velocity);
-            let mut update = 0.0;
-            for k in sweeps.clone() {
-                let (corr, finite) =
-                    self.sweep_contacts_here(problem, lambda, velocity, mode_of(k));
-                if !finite {
-                    return SweepEnd {
-                        last: k,
-                        update: f64::NAN,
-                        finite: false,
-                        due: false,
-                    };
-                }
-                update = corr;
-            }
+            // the system refused a thread: the run on this thread, up to
+            // its last sweep or the first that made a value non-finite
+            let mut last = first;
+            let next = |(_, finite): (f64, bool)| {
+                (finite && last + 1 < end).then(|| {
+                    last += 1;
+                    mode_of(last)
+                })
+            };
+            let (update, finite) =
+                self.sweep_here_while(problem, (lambda, velocity), mode_of(first), next);
             return SweepEnd {
-                last: end - 1,
-                update,
-                finite: true,
+                last,
+                update: if finite { update } else { f64::NAN },
+                finite,
                 due: false,
             };
         }
