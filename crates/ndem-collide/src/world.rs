@@ -230,8 +230,11 @@ pub struct CollisionWorld {
     max_radius: f64,
     max_sweep: f64,
     mask: u64,
-    /// Dense layout: lowest cell and cell counts per axis; `None` when the
-    /// particles' bounding box is too sparse and the hashed layout is used.
+    /// Dense layout: lowest cell and cell counts per axis of the
+    /// particles' cells widened by one empty cell on every side, so that
+    /// each particle's 27 neighbour cells are buckets of the table
+    /// ([`Self::visit_neighbours`]); `None` when the particles' bounding box
+    /// is too sparse and the hashed layout is used.
     dense: Option<([i64; 3], [i64; 3])>,
     /// The median sphere radius of the last pass ([`Self::classify`]).
     median_radius: Option<f64>,
@@ -607,9 +610,15 @@ impl CollisionWorld {
         // body indices.
         let dims = [0, 1, 2].map(|k| hi[k].saturating_sub(lo[k]).saturating_add(1));
         let volume = dims.iter().fold(1.0f64, |v, &d| v * d as f64);
-        let table = if n > 0 && volume <= (8 * n + 4096) as f64 && volume < u32::MAX as f64 {
-            self.dense = Some((lo, dims));
-            volume as usize
+        // the occupied cells and an empty layer around them: a particle's
+        // neighbour rows are then found from its bucket alone, with no test
+        // of the table's bounds (the cells are clamped to ±2^52, so the
+        // layer's bounds do not overflow)
+        let padded = [0, 1, 2].map(|k| dims[k].saturating_add(2));
+        let padded_volume = padded.iter().fold(1.0f64, |v, &d| v * d as f64);
+        let table = if n > 0 && volume <= (8 * n + 4096) as f64 && padded_volume < u32::MAX as f64 {
+            self.dense = Some((lo.map(|c| c - 1), padded));
+            padded_volume as usize
         } else {
             self.dense = None;
             (2 * n).next_power_of_two().max(16)
@@ -663,44 +672,46 @@ impl CollisionWorld {
     }
 
     /// Calls `visit` on the grid entries of the 27 cells around cell `c`
-    /// that `near` does not rule out: the dense layout's 9 rows of three
-    /// adjacent buckets, each cut to the cells in reach, or the hashed
-    /// buckets with the cell to check (entries of other cells share them).
+    /// (bucket `bucket` in the dense layout) that `near` does not rule out:
+    /// the dense layout's 9 rows of three adjacent buckets, each cut to the
+    /// cells in reach, or the hashed buckets with the cell to check (entries
+    /// of other cells share them). The dense table has an empty cell on
+    /// every side of the occupied ones, so every row is in it.
     #[inline]
     fn visit_neighbours<'a, const NEAR: bool>(
         &'a self,
-        c: [i64; 3],
+        (c, bucket): ([i64; 3], usize),
         near: &Near,
         mut visit: impl FnMut(&'a [Entry], Option<[i64; 3]>),
     ) {
         match &self.dense {
-            Some((lo, dims)) => {
+            Some((_, dims)) => {
                 // Dense layout: the three cells of a row along x are
                 // adjacent buckets, so each of the 9 rows is one range.
-                let x = c[0] - lo[0];
-                for dz in -1..=1 {
-                    let z = c[2] - lo[2] + dz;
-                    if z < 0 || z >= dims[2] {
-                        continue;
-                    }
-                    for dy in -1..=1 {
-                        let y = c[1] - lo[1] + dy;
-                        if y < 0 || y >= dims[1] {
-                            continue;
-                        }
-                        let (mut x0, mut x1) = (x - 1, x + 1);
+                let (row_step, layer_step) = (dims[0] as usize, (dims[0] * dims[1]) as usize);
+                for dz in -1..=1i64 {
+                    let layer = match dz {
+                        -1 => bucket - layer_step,
+                        0 => bucket,
+                        _ => bucket + layer_step,
+                    };
+                    for dy in -1..=1i64 {
+                        let mid = match dy {
+                            -1 => layer - row_step,
+                            0 => layer,
+                            _ => layer + row_step,
+                        };
+                        let (mut x0, mut x1) = (mid - 1, mid + 1);
                         if NEAR {
                             let yz = near.square(1, dy) + near.square(2, dz);
                             if yz > near.reach_squared {
                                 continue;
                             }
-                            x0 = if near.within(0, -1, yz) { x0 } else { x };
-                            x1 = if near.within(0, 1, yz) { x1 } else { x };
+                            x0 = if near.within(0, -1, yz) { x0 } else { mid };
+                            x1 = if near.within(0, 1, yz) { x1 } else { mid };
                         }
-                        let (x0, x1) = (x0.max(0), x1.min(dims[0] - 1));
-                        let row = dims[0] * (y + dims[1] * z);
-                        let s = self.bucket_start[(row + x0) as usize] as usize;
-                        let e = self.bucket_start[(row + x1) as usize + 1] as usize;
+                        let s = self.bucket_start[x0] as usize;
+                        let e = self.bucket_start[x1 + 1] as usize;
                         visit(&self.entries[s..e], None);
                     }
                 }
@@ -745,14 +756,20 @@ impl CollisionWorld {
         mut f: impl FnMut(&'a Entry),
     ) -> Probe<'b> {
         let p = Probe::of(bodies, self.particles[k], margin, self.inv_cell);
-        // the cell the grid's build put it in: the same position and factor
-        let c = cell_index(&p.x, self.inv_cell);
+        // the cell the grid's build put it in (the same position and
+        // factor), which the dense layout needs only to pass over cells
+        let bucket = self.particle_bucket[k] as usize;
+        let c = if NEAR || self.dense.is_none() {
+            cell_index(&p.x, self.inv_cell)
+        } else {
+            [0; 3]
+        };
         let near = if NEAR {
             Near::of(&p, c, (self.max_radius, self.max_sweep), self.cell_size)
         } else {
             Near::EVERYWHERE
         };
-        self.visit_neighbours::<NEAR>(c, &near, |ents, check_cell| {
+        self.visit_neighbours::<NEAR>((c, bucket), &near, |ents, check_cell| {
             for ent in ents {
                 if p.reaches(ent) && !p.passes_over(ent, check_cell) {
                     f(ent);
@@ -1017,8 +1034,9 @@ impl CollisionWorld {
             return (lo, hi);
         };
         let h = self.cell_size;
-        let mut cut_lo = Vec3::from_fn(|k, _| (first[k] - 1) as f64 * h);
-        let mut cut_hi = Vec3::from_fn(|k, _| (first[k] + dims[k] + 1) as f64 * h);
+        // the table's cells are the occupied ones widened by one
+        let mut cut_lo = Vec3::from_fn(|k, _| first[k] as f64 * h);
+        let mut cut_hi = Vec3::from_fn(|k, _| (first[k] + dims[k]) as f64 * h);
         if normal[axis] > 0.0 {
             cut_hi[axis] = cut_hi[axis].min(point[axis] + grow + h);
         } else {
