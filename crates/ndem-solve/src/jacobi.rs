@@ -141,8 +141,7 @@ fn start_pool(
                     Ok(())
                 }
                 Err(e) => {
-                    let reason = e.to_string();
-                    refusal = Some(reason);
+                    refusal = Some(e.to_string());
                     Err(e)
                 }
             }
