@@ -37,16 +37,26 @@ impl ContactSink for Vec<ContactPoint> {
 
 /// One block's share of the set's slots, and the vector its contacts go
 /// to once the share is full.
+///
+/// The writer counts in a field of its own and publishes the count when it
+/// is dropped: the blocks' counts lie side by side in one cache line
+/// ([`BlockSlots`]), and a count written there at every contact made the
+/// two threads of a pass take that line from each other at every contact
+/// (each block's walk 1.6× slower than alone; `docs/performance.md`,
+/// "Collision detection", session 54).
 pub(crate) struct SlotWriter<'a> {
     slots: &'a mut [ContactPoint],
-    /// How many contacts went into the slots.
+    /// How many contacts went into the slots so far.
+    count: usize,
+    /// Where the count goes when the writer is done.
     written: &'a mut usize,
     spill: &'a mut Vec<ContactPoint>,
 }
 
 impl<'a> SlotWriter<'a> {
-    /// A writer into `slots`, then `spill` (emptied first), counting in
-    /// `written` the contacts that went into the slots.
+    /// A writer into `slots`, then `spill` (emptied first), that leaves in
+    /// `written` the number of contacts that went into the slots when it is
+    /// dropped.
     pub(crate) fn new(
         slots: &'a mut [ContactPoint],
         written: &'a mut usize,
@@ -56,19 +66,26 @@ impl<'a> SlotWriter<'a> {
         spill.clear();
         Self {
             slots,
+            count: 0,
             written,
             spill,
         }
     }
 }
 
+impl Drop for SlotWriter<'_> {
+    fn drop(&mut self) {
+        *self.written = self.count;
+    }
+}
+
 impl ContactSink for SlotWriter<'_> {
     #[inline]
     fn push(&mut self, contact: ContactPoint) {
-        match self.slots.get_mut(*self.written) {
+        match self.slots.get_mut(self.count) {
             Some(slot) => {
                 *slot = contact;
-                *self.written += 1;
+                self.count += 1;
             }
             None => self.spill.push(contact),
         }
@@ -266,6 +283,7 @@ mod tests {
         for t in 1..=4 {
             w.push(point(t));
         }
+        drop(w);
         assert_eq!(written, 2);
         assert_eq!(slots, [point(1), point(2)]);
         assert_eq!(spill, [point(3), point(4)]);
