@@ -229,6 +229,14 @@ pub struct CollisionWorld {
     /// bounds every pair's ([`Self::walk_neighbours`]).
     max_radius: f64,
     max_sweep: f64,
+    /// Largest sweep of any particle, those out of the grid included
+    /// ([`Self::fast`]): the large bodies' boxes grow by it.
+    max_particle_sweep: f64,
+    /// The particles out of the grid, in increasing body order: spheres
+    /// whose sweep would widen every cell, when they are few
+    /// ([`FAST_SHARE`]). Their pairs are formed apart
+    /// ([`Self::fast_pairs`]) and merged with the large bodies' contacts.
+    fast: Vec<u32>,
     mask: u64,
     /// Dense layout: lowest cell and cell counts per axis of the
     /// particles' cells widened by one empty cell on every side, so that
@@ -247,6 +255,32 @@ pub struct CollisionWorld {
     block_slots: BlockSlots,
     large_contacts: Vec<ContactPoint>,
     raw: Vec<RawContact>,
+}
+
+/// The bucket of a particle out of the grid ([`CollisionWorld::fast`]).
+const OUT_OF_GRID: u32 = u32::MAX;
+
+/// At most one particle in this many is set apart from the grid for its
+/// sweep ([`CollisionWorld::set_apart_fast`]): each costs a walk over the
+/// cells its reach covers (some 125), against 27 for a particle in the
+/// grid.
+const FAST_SHARE: usize = 64;
+
+/// The shares of the largest reach without sweeps (`2 r_max + margin`) by
+/// which the sweeps of the particles left in the grid may widen its cells
+/// ([`CollisionWorld::set_apart_fast`]), tried in order: a sixteenth (on
+/// the settled 10⁵ packing, the 1.7·10² spheres faster than about 8 cm/s),
+/// then [`WIDE_CELLS`].
+const APART_SHARES: [f64; 2] = [1.0 / 16.0, WIDE_CELLS];
+
+/// Whether a pass sets fast particles apart from the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FastSpheres {
+    /// Set apart when few ([`CollisionWorld::set_apart_fast`]).
+    Apart,
+    /// Every particle in the grid (the candidate pairs of
+    /// [`CollisionWorld::detect_pairs`]).
+    InGrid,
 }
 
 const NEIGHBOURS: [[i64; 3]; 27] = {
@@ -493,7 +527,7 @@ impl CollisionWorld {
         bodies: &BodyView<'_>,
         out: &mut ContactSet,
     ) -> Result<(), CollideError> {
-        self.detect_impl(bodies, out, false)
+        self.detect_impl(bodies, out, false, FastSpheres::Apart)
     }
 
     /// As [`Self::detect`], with the sphere-pair pass split over the cores
@@ -504,7 +538,7 @@ impl CollisionWorld {
         bodies: &BodyView<'_>,
         out: &mut ContactSet,
     ) -> Result<(), CollideError> {
-        self.detect_impl(bodies, out, true)
+        self.detect_impl(bodies, out, true, FastSpheres::Apart)
     }
 
     /// The pairs of bodies that [`Self::detect`] finds a contact between,
@@ -520,7 +554,7 @@ impl CollisionWorld {
     ) -> Result<(), CollideError> {
         bodies.validate()?;
         self.classify(bodies);
-        self.build_grid(bodies);
+        self.build_grid(bodies, FastSpheres::InGrid);
         self.large_pairs(bodies)?;
         out.clear();
         self.particle_pair_ids(bodies, &self.large_contacts, out);
@@ -573,7 +607,7 @@ impl CollisionWorld {
         self.median_radius
     }
 
-    fn build_grid(&mut self, bodies: &BodyView<'_>) {
+    fn build_grid(&mut self, bodies: &BodyView<'_>, fast: FastSpheres) {
         // one pass for the largest radius and sweep and the particles'
         // bounding box; the box's cells are the bounds of the particles'
         // cells, since `floor_clamped(x · inv)` does not decrease with `x`
@@ -588,11 +622,19 @@ impl CollisionWorld {
             low = low.inf(&bodies.positions[i]);
             high = high.sup(&bodies.positions[i]);
         }
-        self.max_sweep = max_sweep;
         self.max_radius = max_r;
+        self.max_particle_sweep = max_sweep;
+        self.max_sweep = match fast {
+            FastSpheres::Apart => self.set_apart_fast(bodies, max_sweep),
+            FastSpheres::InGrid => {
+                self.fast.clear();
+                max_sweep
+            }
+        };
         self.cell_size =
-            (2.0 * max_r + self.settings.margin + 2.0 * max_sweep).max(f64::MIN_POSITIVE);
-        let n = self.particles.len();
+            (2.0 * max_r + self.settings.margin + 2.0 * self.max_sweep).max(f64::MIN_POSITIVE);
+        // the grid's entries: the particles not set apart
+        let n = self.particles.len() - self.fast.len();
         let inv = 1.0 / self.cell_size;
         self.inv_cell = inv;
         // a particle's cell is formed from its position where it is needed
@@ -631,11 +673,23 @@ impl CollisionWorld {
         // one allocation of the exact size (grown by doubling, the 10⁵ bed's
         // peak RSS was 0.4 MB higher; `docs/performance.md`, "Memory")
         particle_bucket.reserve_exact(self.particles.len());
-        for &i in &self.particles {
+        let mut starts = std::mem::take(&mut self.bucket_start);
+        let mut count = |i: u32| {
             let b = self.bucket(cell_of(i)).unwrap_or(0);
-            self.bucket_start[b + 1] += 1;
-            particle_bucket.push(b as u32);
+            starts[b + 1] += 1;
+            b as u32
+        };
+        // the common pass, with no particle set apart, tests none
+        if self.fast.is_empty() {
+            particle_bucket.extend(self.particles.iter().map(|&i| count(i)));
+        } else {
+            let mut apart = self.fast.iter().peekable();
+            for &i in &self.particles {
+                let out = apart.next_if_eq(&&i).is_some();
+                particle_bucket.push(if out { OUT_OF_GRID } else { count(i) });
+            }
         }
+        self.bucket_start = starts;
         for k in 0..table {
             self.bucket_start[k + 1] += self.bucket_start[k];
         }
@@ -655,6 +709,9 @@ impl CollisionWorld {
             },
         );
         for (&i, &h) in self.particles.iter().zip(&particle_bucket) {
+            if h == OUT_OF_GRID {
+                continue;
+            }
             let h = h as usize;
             let slot = fill[h] as usize;
             fill[h] += 1;
@@ -811,6 +868,137 @@ impl CollisionWorld {
         2.0 * self.max_sweep > WIDE_CELLS * (2.0 * self.max_radius + self.settings.margin)
     }
 
+    /// Sets apart the particles whose sweep would widen the cells by more
+    /// than a share of the largest reach without sweeps (the first of
+    /// [`APART_SHARES`] for which they are at most [`FAST_SHARE`] of the
+    /// particles; none when there are more for every share) in
+    /// `self.fast`, and returns the largest sweep of those left in the
+    /// grid, which sizes its cells. `max_sweep` is the largest of all.
+    ///
+    /// A settled bed in which a few spheres fall through voids had every
+    /// cell widened by the fastest one's sweep: 13 to 17 mm on the 10⁵
+    /// packing (`docs/performance.md`, "Collision detection", session 54).
+    fn set_apart_fast(&mut self, bodies: &BodyView<'_>, max_sweep: f64) -> f64 {
+        self.fast.clear();
+        let reach = 2.0 * self.max_radius + self.settings.margin;
+        let cuts = APART_SHARES.map(|share| 0.5 * share * reach);
+        if max_sweep <= cuts[0] {
+            return max_sweep;
+        }
+        // per share, how many particles sweep beyond it and the largest
+        // sweep of the others
+        let (mut beyond, mut within) = ([0usize; 2], [0.0f64; 2]);
+        for &i in &self.particles {
+            let sweep = bodies.sweep_of(i as usize);
+            for k in 0..2 {
+                if sweep > cuts[k] {
+                    beyond[k] += 1;
+                } else {
+                    within[k] = within[k].max(sweep);
+                }
+            }
+        }
+        let limit = self.particles.len() / FAST_SHARE;
+        let Some(k) = (0..2).find(|&k| beyond[k] <= limit) else {
+            return max_sweep;
+        };
+        let cut = cuts[k];
+        let particles = self.particles.iter().copied();
+        self.fast
+            .extend(particles.filter(|&i| bodies.sweep_of(i as usize) > cut));
+        within[k]
+    }
+
+    /// Appends the bodies of the grid entries in cells `cmin..=cmax` (per
+    /// axis) to `out`.
+    fn cells_entries(&self, cmin: [i64; 3], cmax: [i64; 3], out: &mut Vec<u32>) {
+        for cz in cmin[2]..=cmax[2] {
+            for cy in cmin[1]..=cmax[1] {
+                for cx in cmin[0]..=cmax[0] {
+                    let nc = [cx, cy, cz];
+                    let Some(h) = self.bucket(nc) else { continue };
+                    let (s, e) = (
+                        self.bucket_start[h] as usize,
+                        self.bucket_start[h + 1] as usize,
+                    );
+                    // a hashed bucket holds entries of other cells too
+                    let inv = self.inv_cell;
+                    out.extend(
+                        self.entries[s..e]
+                            .iter()
+                            .filter(|ent| {
+                                self.dense.is_some() || cell_index(&ent.position, inv) == nc
+                            })
+                            .map(|ent| ent.body),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The sphere contacts of the particles out of the grid
+    /// ([`Self::fast`]), added to the large bodies' contacts: each pair
+    /// with a grid entry in the cells its reach covers, and with each later
+    /// particle out of the grid. A pair is formed as the neighbour walk
+    /// forms it from its smaller body index (the same test and the same
+    /// sums in the same order, [`narrow::sphere_sphere`]), so the contacts
+    /// are those of a pass with every particle in the grid, bit for bit.
+    fn fast_pairs(&mut self, bodies: &BodyView<'_>) {
+        if self.fast.is_empty() {
+            return;
+        }
+        let margin = self.settings.margin;
+        let inv = self.inv_cell;
+        let fast = std::mem::take(&mut self.fast);
+        let mut candidates = std::mem::take(&mut self.candidates);
+        for (n, &f) in fast.iter().enumerate() {
+            let x = bodies.positions[f as usize];
+            // every pair's reach, rounded up: the exact test follows
+            let reach = (bodies.shapes[f as usize].sphere_radius().unwrap_or(0.0)
+                + self.max_radius
+                + margin
+                + bodies.sweep_of(f as usize)
+                + self.max_sweep)
+                * (1.0 + 1e-9);
+            let cmin = cell_index(&(x - Vec3::repeat(reach)), inv);
+            let cmax = cell_index(&(x + Vec3::repeat(reach)), inv);
+            candidates.clear();
+            // a sweep of many cells: every entry rather than every cell
+            let cells: f64 = (0..3).map(|k| (cmax[k] - cmin[k]) as f64 + 1.0).product();
+            if cells > self.entries.len() as f64 {
+                candidates.extend(self.entries.iter().map(|ent| ent.body));
+            } else {
+                self.cells_entries(cmin, cmax, &mut candidates);
+            }
+            candidates.extend_from_slice(&fast[n + 1..]);
+            candidates.sort_unstable();
+            for &c in &candidates {
+                let (a, b) = if c < f { (c, f) } else { (f, c) };
+                let (a, b) = (a as usize, b as usize);
+                if (bodies.fixed[a] && bodies.fixed[b])
+                    || (bodies.group_of(a) != 0 && bodies.group_of(a) == bodies.group_of(b))
+                {
+                    continue;
+                }
+                let (ra, rb) = [a, b]
+                    .map(|k| bodies.shapes[k].sphere_radius().unwrap_or(0.0))
+                    .into();
+                let pair_margin = (margin + bodies.sweep_of(a)) + bodies.sweep_of(b);
+                if let Some(raw) = narrow::sphere_sphere(
+                    &bodies.positions[a],
+                    ra,
+                    &bodies.positions[b],
+                    rb,
+                    pair_margin,
+                ) {
+                    self.large_contacts.push(make_point(a, b, &raw));
+                }
+            }
+        }
+        self.candidates = candidates;
+        self.fast = fast;
+    }
+
     /// [`Self::particle_pairs`], passing over cells out of reach with
     /// `NEAR`.
     #[inline(always)]
@@ -827,7 +1015,12 @@ impl CollisionWorld {
         // the entries in reach, sorted by body before their contacts are
         // formed (16 bytes each to sort rather than a 64-byte contact)
         let mut local: Vec<(u32, &Entry)> = Vec::new();
+        let any_apart = !self.fast.is_empty();
         for k in range {
+            // a particle out of the grid has its pairs among `extra`
+            if any_apart && self.particle_bucket[k] == OUT_OF_GRID {
+                continue;
+            }
             let i = self.particles[k];
             local.clear();
             let p =
@@ -899,7 +1092,7 @@ impl CollisionWorld {
             let l = self.large[li] as usize;
             let (lo, hi) = bodies.shapes[l].aabb(&bodies.positions[l], &bodies.orientations[l]);
             let lsweep = bodies.sweep_of(l);
-            let grow = margin + lsweep + self.max_sweep;
+            let grow = margin + lsweep + self.max_particle_sweep;
             let (lo, hi) = (lo - Vec3::repeat(grow), hi + Vec3::repeat(grow));
             let lfixed = bodies.fixed[l];
             // a half-space's world normal, formed once for all particles
@@ -940,6 +1133,8 @@ impl CollisionWorld {
                         }
                     }
                 }
+                // the particles out of the grid are in no cell
+                candidates.extend_from_slice(&self.fast);
                 candidates.sort_unstable();
             } else {
                 candidates.extend_from_slice(&self.particles);
@@ -999,9 +1194,11 @@ impl CollisionWorld {
                 }
             }
         }
+        self.fast_pairs(bodies);
         // in key order already when the large bodies precede the particles
-        // (each large body's contacts come in particle order); the stable
-        // sort allocates, so it runs only when needed
+        // (each large body's contacts come in particle order) and no
+        // particle is out of the grid; the stable sort allocates, so it
+        // runs only when needed
         if !self.large_contacts.is_sorted_by_key(|c| c.key) {
             self.large_contacts.sort_by_key(|c| c.key);
         }
@@ -1051,10 +1248,11 @@ impl CollisionWorld {
         bodies: &BodyView<'_>,
         out: &mut ContactSet,
         parallel: bool,
+        fast: FastSpheres,
     ) -> Result<(), CollideError> {
         bodies.validate()?;
         self.classify(bodies);
-        self.build_grid(bodies);
+        self.build_grid(bodies, fast);
         // large bodies first: an error leaves `out` as it was
         self.large_pairs(bodies)?;
         // the pairs are written into `out`'s own storage (no second
@@ -1313,5 +1511,162 @@ mod tests {
             fast_true > 100 && fast_false_valid > 10,
             "{fast_true} scanned valid, {fast_false_valid} valid after the checks"
         );
+    }
+
+    /// A packed lattice of `side³` spheres (radii 10-13 mm, 25 mm apart,
+    /// jittered; some fixed, some in collision groups) on a floor, every
+    /// `fast_every`-th sphere with a sweep of 4-10 mm and, beside each, its
+    /// next neighbour one of 4 mm (pairs of fast spheres), the others at
+    /// most 1 mm (small enough that the floor's pairs are found from the
+    /// cells of a slab, which holds no fast sphere); `far` puts every third layer of spheres 40 m away (the
+    /// hashed layout).
+    fn lattice_with_fast_spheres(
+        side: usize,
+        fast_every: usize,
+        far: bool,
+    ) -> crate::proptest_support::Bodies {
+        let mut bodies = crate::proptest_support::Bodies::new();
+        let mut state = 7u64;
+        let mut u = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        bodies.push(
+            Shape::HalfSpace { normal: Vec3::z() },
+            Vec3::zeros(),
+            Quat::identity(),
+            true,
+        );
+        bodies.sweep.push(0.0);
+        bodies.groups.push(0);
+        for k in 0..side * side * side {
+            let (i, j, l) = (k % side, (k / side) % side, k / (side * side));
+            let jitter = Vec3::new(u() - 0.5, u() - 0.5, u() - 0.5) * 0.004;
+            let shift = if far && l % 3 == 2 { 40.0 } else { 0.0 };
+            let x = Vec3::new(i as f64, j as f64, l as f64) * 0.025
+                + Vec3::new(shift, 0.0, 0.011)
+                + jitter;
+            let r = 0.010 + 0.003 * u();
+            let fixed = u() < 0.05;
+            bodies.push(Shape::Sphere { radius: r }, x, Quat::identity(), fixed);
+            let sweep = match k % fast_every {
+                0 => 0.004 + 0.006 * u(),
+                1 => 0.004,
+                _ => 0.001 * u(),
+            };
+            bodies.sweep.push(sweep);
+            bodies
+                .groups
+                .push(if u() < 0.1 { 1 + (k % 2) as u32 } else { 0 });
+        }
+        bodies
+    }
+
+    /// A pass that sets the fast spheres apart from the grid finds the
+    /// contacts of a pass with every sphere in it, bit for bit and in the
+    /// same order, serially and in parallel (above 4096 particles, so that
+    /// the blocks split the fast spheres' contacts), in the dense and the
+    /// hashed layout; the grid's cells are then sized by the slow spheres'
+    /// sweeps. With more fast spheres than one in 64 none is set apart.
+    #[test]
+    fn fast_spheres_apart_give_the_contacts_of_the_full_grid() {
+        use super::{CollisionSettings, CollisionWorld, FastSpheres};
+        use crate::ContactSet;
+        for (side, fast_every, far) in [
+            (12, 100, false),
+            (12, 100, true),
+            (18, 200, false),
+            (18, 200, true),
+            (12, 20, false),
+        ] {
+            let bodies = lattice_with_fast_spheres(side, fast_every, far);
+            let view = bodies.view();
+            let settings = CollisionSettings {
+                margin: 1e-3,
+                ..Default::default()
+            };
+            let mut full = CollisionWorld::new(settings).unwrap();
+            let mut expected = ContactSet::new();
+            full.detect_impl(&view, &mut expected, false, FastSpheres::InGrid)
+                .unwrap();
+            assert!(full.fast.is_empty());
+            for parallel in [false, true] {
+                let mut apart = CollisionWorld::new(settings).unwrap();
+                let mut set = ContactSet::new();
+                apart
+                    .detect_impl(&view, &mut set, parallel, FastSpheres::Apart)
+                    .unwrap();
+                let label = format!("{side} {fast_every} far {far} parallel {parallel}");
+                let particles = side * side * side;
+                if 2 * particles / fast_every <= particles / super::FAST_SHARE {
+                    assert!(apart.fast.len() >= particles / fast_every, "{label}");
+                    assert!(apart.max_sweep <= 1e-3, "{label}");
+                    assert!(apart.cell_size < 0.7 * full.cell_size, "{label}");
+                } else {
+                    assert!(apart.fast.is_empty(), "{label}");
+                }
+                assert!(set.len() > particles, "{label}: {}", set.len());
+                assert_eq!(set, expected, "{label}");
+            }
+        }
+    }
+
+    /// The cells a fast sphere's pairs are looked for in reach as far as a
+    /// pair with the slowest grid partner can: a partner whose own sweep
+    /// (the grid's largest) takes it into the next cell is found. The fast
+    /// sphere sits so that its reach without the partner's sweep ends half
+    /// a sweep before a cell face and the partner half a sweep after it,
+    /// at the pair's reach.
+    #[test]
+    fn a_fast_sphere_reaches_the_cell_of_a_partner_that_sweeps() {
+        use super::{CollisionSettings, CollisionWorld, FastSpheres};
+        use crate::ContactSet;
+        let (r, margin, slow, fast_sweep) = (0.01, 1e-3, 2e-3, 0.01);
+        let h = 2.0 * r + margin + 2.0 * slow;
+        let reach_without = (r + r) + (margin + fast_sweep);
+        let mut bodies = crate::proptest_support::Bodies::new();
+        let x_fast = 3.0 * h - reach_without - 0.5 * slow;
+        bodies.push(
+            Shape::Sphere { radius: r },
+            Vec3::new(x_fast, 0.0, 0.0),
+            Quat::identity(),
+            false,
+        );
+        bodies.sweep.push(fast_sweep);
+        let partner = x_fast + (reach_without + slow) * (1.0 - 1e-12);
+        assert!(partner > 3.0 * h + 0.4 * slow);
+        bodies.push(
+            Shape::Sphere { radius: r },
+            Vec3::new(partner, 0.0, 0.0),
+            Quat::identity(),
+            false,
+        );
+        bodies.sweep.push(slow);
+        // slow spheres apart, so that one particle in 64 may be set apart
+        for k in 0..100 {
+            bodies.push(
+                Shape::Sphere { radius: r },
+                Vec3::new(0.0, 0.1 + 0.05 * k as f64, 0.0),
+                Quat::identity(),
+                false,
+            );
+            bodies.sweep.push(0.5 * slow);
+        }
+        let view = bodies.view();
+        let settings = CollisionSettings {
+            margin,
+            ..Default::default()
+        };
+        let mut world = CollisionWorld::new(settings).unwrap();
+        let mut set = ContactSet::new();
+        world
+            .detect_impl(&view, &mut set, false, FastSpheres::Apart)
+            .unwrap();
+        assert_eq!(world.fast, [0]);
+        assert_eq!(world.cell_size, h);
+        let keys: Vec<_> = set.iter().map(|c| (c.key.body_a, c.key.body_b)).collect();
+        assert_eq!(keys, [(0, 1)]);
     }
 }

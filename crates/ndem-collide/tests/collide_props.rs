@@ -166,6 +166,71 @@ proptest! {
         prop_assert_eq!(detect(&bodies, margin, true), brute_force(&bodies, margin));
     }
 
+    /// A few fast spheres (at most one particle in 64) among a cloud of
+    /// slow ones on a floor, each placed at its reach (`r_a + r_b` plus the
+    /// margin and both sweeps, summed from the smaller body index as the
+    /// walk sums them, give or take a few ulps) from a partner that comes
+    /// before or after it in body order and is slow or fast itself: the
+    /// pass sets the fast spheres apart from the grid
+    /// (`CollisionWorld::set_apart_fast`) and forms their pairs on its own,
+    /// and must lose no pair and add none, bit for bit against the brute
+    /// force, in the dense and (`far`) the hashed layout.
+    #[test]
+    fn fast_spheres_set_apart_lose_no_pair(
+        pairs in prop::collection::vec(
+            (
+                vec3(0.2),
+                0.01f64..0.02,
+                0.01f64..0.02,
+                unit_vector(),
+                // fast: small sweeps leave the floor's pairs to the cells
+                // of a slab, larger ones to a scan of every particle; the
+                // largest reach over more cells than the grid has entries
+                prop_oneof![0.006f64..0.01, 0.01f64..0.1, 0.3f64..1.0],
+                prop_oneof![Just(0.0), 0.0f64..0.1],
+                any::<bool>(),
+                -4i32..=4,
+            ),
+            1..6,
+        ),
+        far in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let margin = 0.001;
+        let mut bodies = Bodies::new();
+        bodies.push(Shape::HalfSpace { normal: Vec3::z() }, Vec3::new(0.0, 0.0, -0.15), Quat::identity(), true);
+        bodies.sweep.push(0.0);
+        let mut s = seed | 1;
+        let mut u = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let side = 9;
+        let place = |k: usize, x: Vec3| if far { x + Vec3::new(40.0, 0.0, -25.0) * f64::from(k as u32 % 3) } else { x };
+        for k in 0..side * side * side {
+            let cell = Vec3::new((k % side) as f64, ((k / side) % side) as f64, (k / (side * side)) as f64);
+            let x = (cell - Vec3::repeat(4.0)) * 0.038 + Vec3::new(u(), u(), u()) * 0.004;
+            bodies.push(Shape::Sphere { radius: 0.01 + 0.01 * u() }, place(k, x), Quat::identity(), false);
+            bodies.sweep.push(0.001 * u());
+        }
+        for (k, (a, ra, rb, dir, sa, sb, partner_first, ulps)) in pairs.into_iter().enumerate() {
+            let a = place(k, a);
+            let (first, second) = if partner_first { ((rb, sb), (ra, sa)) } else { ((ra, sa), (rb, sb)) };
+            let reach = (first.0 + second.0) + ((margin + first.1) + second.1);
+            let b = a + dir * (reach * (1.0 + f64::from(ulps) * f64::EPSILON));
+            let (x_first, x_second) = if partner_first { (b, a) } else { (a, b) };
+            for (x, (r, sweep)) in [(x_first, first), (x_second, second)] {
+                bodies.push(Shape::Sphere { radius: r }, x, Quat::identity(), false);
+                bodies.sweep.push(sweep);
+            }
+        }
+        let expected = brute_force(&bodies, margin);
+        prop_assert_eq!(&detect(&bodies, margin, false), &expected);
+        prop_assert_eq!(&detect(&bodies, margin, true), &expected);
+    }
+
     /// The same when the particles form three clouds far apart: the grid
     /// then hashes its cells (the bounding box holds far more cells than
     /// particles), and entries of other cells share a bucket.
