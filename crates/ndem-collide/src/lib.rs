@@ -2,7 +2,8 @@
 //!
 //! Contact detection for nonsmooth DEM: the shapes of the papers' scenes,
 //! a broad phase (hashed uniform grid for spheres, bounding-box queries for
-//! the few large bodies), closed-form narrow phases for the common pairs and
+//! the few large bodies and for the few spheres whose sweep would widen
+//! every cell), closed-form narrow phases for the common pairs and
 //! parry3d-f64 for every other pair, and key-sorted [`ContactSet`]s whose
 //! [`ndem_math::ContactKey`]s persist while a contact persists.
 //!
