@@ -1627,32 +1627,19 @@ mod tests {
         let h = 2.0 * r + margin + 2.0 * slow;
         let reach_without = (r + r) + (margin + fast_sweep);
         let mut bodies = crate::proptest_support::Bodies::new();
+        let mut sphere = |x: f64, y: f64, sweep: f64| {
+            let at = Vec3::new(x, y, 0.0);
+            bodies.push(Shape::Sphere { radius: r }, at, Quat::identity(), false);
+            bodies.sweep.push(sweep);
+        };
         let x_fast = 3.0 * h - reach_without - 0.5 * slow;
-        bodies.push(
-            Shape::Sphere { radius: r },
-            Vec3::new(x_fast, 0.0, 0.0),
-            Quat::identity(),
-            false,
-        );
-        bodies.sweep.push(fast_sweep);
+        sphere(x_fast, 0.0, fast_sweep);
         let partner = x_fast + (reach_without + slow) * (1.0 - 1e-12);
         assert!(partner > 3.0 * h + 0.4 * slow);
-        bodies.push(
-            Shape::Sphere { radius: r },
-            Vec3::new(partner, 0.0, 0.0),
-            Quat::identity(),
-            false,
-        );
-        bodies.sweep.push(slow);
+        sphere(partner, 0.0, slow);
         // slow spheres apart, so that one particle in 64 may be set apart
         for k in 0..100 {
-            bodies.push(
-                Shape::Sphere { radius: r },
-                Vec3::new(0.0, 0.1 + 0.05 * k as f64, 0.0),
-                Quat::identity(),
-                false,
-            );
-            bodies.sweep.push(0.5 * slow);
+            sphere(0.0, 0.1 + 0.05 * f64::from(k), 0.5 * slow);
         }
         let view = bodies.view();
         let settings = CollisionSettings {

@@ -201,12 +201,7 @@ proptest! {
         bodies.push(Shape::HalfSpace { normal: Vec3::z() }, Vec3::new(0.0, 0.0, -0.15), Quat::identity(), true);
         bodies.sweep.push(0.0);
         let mut s = seed | 1;
-        let mut u = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut u = move || { s ^= s << 13; s ^= s >> 7; s ^= s << 17; (s >> 11) as f64 / (1u64 << 53) as f64 };
         let side = 9;
         let place = |k: usize, x: Vec3| if far { x + Vec3::new(40.0, 0.0, -25.0) * f64::from(k as u32 % 3) } else { x };
         for k in 0..side * side * side {
