@@ -910,7 +910,8 @@ impl CollisionWorld {
     }
 
     /// Appends the bodies of the grid entries in cells `cmin..=cmax` (per
-    /// axis) to `out`.
+    /// axis) to `out`: the candidates of a large body or of a particle out
+    /// of the grid.
     fn cells_entries(&self, cmin: [i64; 3], cmax: [i64; 3], out: &mut Vec<u32>) {
         for cz in cmin[2]..=cmax[2] {
             for cy in cmin[1]..=cmax[1] {
@@ -1115,24 +1116,8 @@ impl CollisionWorld {
             let mut candidates = std::mem::take(&mut self.candidates);
             candidates.clear();
             if ncells.is_finite() && ncells < self.particles.len() as f64 {
-                for cz in cmin.z as i64..=cmax.z as i64 {
-                    for cy in cmin.y as i64..=cmax.y as i64 {
-                        for cx in cmin.x as i64..=cmax.x as i64 {
-                            let nc = [cx, cy, cz];
-                            let Some(h) = self.bucket(nc) else { continue };
-                            let (s, e) = (
-                                self.bucket_start[h] as usize,
-                                self.bucket_start[h + 1] as usize,
-                            );
-                            candidates.extend(
-                                self.entries[s..e]
-                                    .iter()
-                                    .filter(|ent| cell_index(&ent.position, inv) == nc)
-                                    .map(|ent| ent.body),
-                            );
-                        }
-                    }
-                }
+                let cells = |c: Vec3| [c.x as i64, c.y as i64, c.z as i64];
+                self.cells_entries(cells(cmin), cells(cmax), &mut candidates);
                 // the particles out of the grid are in no cell
                 candidates.extend_from_slice(&self.fast);
                 candidates.sort_unstable();
@@ -1518,8 +1503,8 @@ mod tests {
     /// `fast_every`-th sphere with a sweep of 4-10 mm and, beside each, its
     /// next neighbour one of 4 mm (pairs of fast spheres), the others at
     /// most 1 mm (small enough that the floor's pairs are found from the
-    /// cells of a slab, which holds no fast sphere); `far` puts every third layer of spheres 40 m away (the
-    /// hashed layout).
+    /// cells of a slab, which holds no fast sphere); `far` puts every third
+    /// layer of spheres 40 m away (the hashed layout).
     fn lattice_with_fast_spheres(
         side: usize,
         fast_every: usize,
