@@ -219,11 +219,20 @@ impl ModelHooks for NoHooks {}
 pub struct StageTimes {
     /// Contact detection.
     pub detection: Duration,
-    /// Problem assembly (Jacobians, Σ, Υ).
+    /// The continuous problem's assembly (Jacobians, Σ, Υ and `b`;
+    /// warm-starting paper, Algorithm 1 lines 5 and 7).
     pub assembly: Duration,
-    /// Impact solve.
+    /// Everything before the continuous assembly from the detected
+    /// contacts on: the solver contacts' data pass (the overlap check,
+    /// contacts inside one host left out), then the impact stage
+    /// (Algorithm 1 line 6): its count of impacting contacts or its own
+    /// problem's assembly, its solve, and the energy guard's figures of
+    /// that problem. On a step without an impacting contact, the data pass
+    /// and the count (or an assembly dropped when the last step's impacts
+    /// suggested one).
     pub impact: Duration,
-    /// Warm start and continuous solve.
+    /// Warm start and continuous solve (its preparation and final
+    /// residual check included).
     pub continuous: Duration,
     /// Model hooks: split (after detection) and merge (after the solve).
     pub reduction: Duration,
