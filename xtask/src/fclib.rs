@@ -1,5 +1,5 @@
 //! `cargo xtask fclib [--quick] [FILES…]`: every solver on FCLIB problems
-//! (the three shared files by default), cold start; Coulomb merit against
+//! (the three files of `crates/ndem-fclib/tests/data/` by default), cold start; Coulomb merit against
 //! sweeps and time; sweeps and time to 1e-6 and 1e-8 beside Siconos 4.4's
 //! NSGS counts; a Dolan-Moré performance profile (fraction of problems
 //! solved to 1e-8 within τ × the best time).
@@ -102,7 +102,7 @@ pub fn run_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
             .map(|(f, s)| {
                 (
                     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                        .join("../../shared/fclib")
+                        .join("../crates/ndem-fclib/tests/data")
                         .join(f),
                     *s,
                 )
@@ -228,7 +228,7 @@ pub fn run_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
         "# cargo xtask fclib{}\n\nEach problem solved from a cold start by every solver (sweep cap {cap}; Newton 100 \
          iterations; APGD 50 outer fixed-point iterations of up to 20 000 inner ones). Merit: FCLIB's Coulomb natural-map error with De Saxcé's modified velocity, \
          E = ‖r − P_K(r − û)‖/(1 + ‖q‖).\n\n{table}\n\
-         Siconos 4.4's NSGS (exact local solves) from `../shared/fclib/README.md`. Plots: `merit_vs_time.svg`, \
+         Siconos 4.4's NSGS (exact local solves) from `crates/ndem-fclib/tests/data/README.md`. Plots: `merit_vs_time.svg`, \
          `performance_profile.svg` (Dolan-Moré, merit 1e-8). Data: `traces.csv`, `summary.json`.\n",
         if opts.quick { " --quick" } else { "" },
     );

@@ -2,7 +2,7 @@
 //! `proptest-support`).
 
 use crate::{BodyView, Shape};
-use ndem_math::proptest_support::rotation;
+use ndem_math::proptest_support::{rotation, unit_vector};
 use ndem_math::{Quat, Vec3};
 use proptest::prelude::*;
 
@@ -170,4 +170,57 @@ pub fn arb_trimesh(max_triangles: usize) -> impl Strategy<Value = Shape> {
             Shape::trimesh(&vertices, indices).expect("non-degenerate triangles")
         },
     )
+}
+
+/// A polydisperse mixture with every size class the detection treats
+/// apart: 20 to `max_small` small spheres (radii in `[r, 2r]`, `r = 1 mm`)
+/// in a cube of 4 cm, and 1 to `max_large` chains of large spheres (radius
+/// ratio to the small ones drawn up to 100, so that they count as large
+/// bodies, over four times the median radius) whose neighbours are placed
+/// at gaps of `-0.05..0.05` of a radius, each chain either inside the
+/// small ones' cube or far away (up to 1 km). Every sphere gets a sweep
+/// of up to two small radii; about a tenth are fixed. The margin of the
+/// pass is the caller's (0 exercises the sweeps alone).
+pub fn polydisperse_mixture(max_small: usize, max_large: usize) -> impl Strategy<Value = Bodies> {
+    let small = prop::collection::vec(
+        (
+            [0.0..0.04f64, 0.0..0.04, 0.0..0.04],
+            0.001..=0.002f64,
+            0.0..0.004f64,
+            prop::bool::weighted(0.1),
+        ),
+        20..max_small.max(21),
+    );
+    let chain = (
+        [-0.05..0.09f64, -0.05..0.09, -0.05..0.09],
+        prop_oneof![4.5..10.0f64, 10.0..100.0],
+        unit_vector(),
+        prop::collection::vec(
+            (-0.05..0.05f64, 0.0..0.004f64, prop::bool::weighted(0.1)),
+            1..6,
+        ),
+        prop_oneof![Just(0.0), 1.0..1000.0f64],
+    );
+    (small, prop::collection::vec(chain, 1..max_large.max(2))).prop_map(|(small, chains)| {
+        let mut b = Bodies::new();
+        for ([x, y, z], r, sweep, fixed) in small {
+            b.push(
+                Shape::Sphere { radius: r },
+                Vec3::new(x, y, z),
+                Quat::identity(),
+                fixed,
+            );
+            b.sweep.push(sweep);
+        }
+        for ([x, y, z], ratio, dir, links, far) in chains {
+            let radius = 0.001 * ratio;
+            let mut at = Vec3::new(x, y, z) + Vec3::new(far, 0.5 * far, 0.0);
+            for (gap, sweep, fixed) in links {
+                b.push(Shape::Sphere { radius }, at, Quat::identity(), fixed);
+                b.sweep.push(sweep);
+                at += dir * (2.0 * radius + gap * radius);
+            }
+        }
+        b
+    })
 }

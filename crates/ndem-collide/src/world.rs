@@ -1096,6 +1096,7 @@ impl CollisionWorld {
             let grow = margin + lsweep + self.max_particle_sweep;
             let (lo, hi) = (lo - Vec3::repeat(grow), hi + Vec3::repeat(grow));
             let lfixed = bodies.fixed[l];
+            let lsphere = bodies.shapes[l].sphere_radius().is_some();
             // a half-space's world normal, formed once for all particles
             // (the generic narrow phase forms it per pair, the same way)
             let plane_normal = match &bodies.shapes[l] {
@@ -1135,24 +1136,27 @@ impl CollisionWorld {
                 }
                 self.raw.clear();
                 let pair_margin = margin + lsweep + bodies.sweep_of(p);
+                // two spheres pair in index order (a large sphere is a
+                // sphere too); any other large body is b
+                let (a, b) = if l < p && lsphere { (l, p) } else { (p, l) };
                 if let (Some(n), Some(radius)) = (plane_normal, bodies.shapes[p].sphere_radius()) {
                     // the generic narrow phase's sphere-half-space case
                     let plane = &bodies.positions[l];
                     self.raw
                         .extend(narrow::sphere_plane(&x, radius, plane, &n, pair_margin));
                 } else if !narrow::collide(
-                    &bodies.placed(p),
-                    &bodies.placed(l),
+                    &bodies.placed(a),
+                    &bodies.placed(b),
                     pair_margin,
                     &mut self.raw,
                 ) {
                     return Err(CollideError::UnsupportedPair {
-                        body_a: p,
-                        body_b: l,
+                        body_a: a,
+                        body_b: b,
                     });
                 }
                 for raw in &self.raw {
-                    self.large_contacts.push(make_point(p, l, raw));
+                    self.large_contacts.push(make_point(a, b, raw));
                 }
             }
             self.candidates = candidates;
@@ -1162,20 +1166,38 @@ impl CollisionWorld {
                 if (lfixed && bodies.fixed[m]) || bodies.same_group(l, m) {
                     continue;
                 }
+                // `lo..hi` holds the margin and l's sweep; m's box grows by
+                // its own sweep, and the pair's reach is both sweeps (as
+                // for every other pair)
+                let msweep = bodies.sweep_of(m);
                 let (mlo, mhi) =
                     bodies.shapes[m].aabb(&bodies.positions[m], &bodies.orientations[m]);
-                if (0..3).any(|k| mhi[k] < lo[k] || mlo[k] > hi[k]) {
+                if (0..3).any(|k| mhi[k] + msweep < lo[k] || mlo[k] - msweep > hi[k]) {
                     continue;
                 }
                 self.raw.clear();
-                if !narrow::collide(&bodies.placed(l), &bodies.placed(m), margin, &mut self.raw) {
+                let pair_margin = margin + lsweep + msweep;
+                // a sphere is body a against any other shape (the pair
+                // rule of every pass), else the smaller index
+                let sphere = |i: usize| bodies.shapes[i].sphere_radius().is_some();
+                let (a, b) = if !sphere(l) && sphere(m) {
+                    (m, l)
+                } else {
+                    (l, m)
+                };
+                if !narrow::collide(
+                    &bodies.placed(a),
+                    &bodies.placed(b),
+                    pair_margin,
+                    &mut self.raw,
+                ) {
                     return Err(CollideError::UnsupportedPair {
-                        body_a: l,
-                        body_b: m,
+                        body_a: a,
+                        body_b: b,
                     });
                 }
                 for raw in &self.raw {
-                    self.large_contacts.push(make_point(l, m, raw));
+                    self.large_contacts.push(make_point(a, b, raw));
                 }
             }
         }

@@ -1,4 +1,4 @@
-//! Property tests of collision detection (issue 3, "Must show").
+//! Property tests of collision detection: the grid and its special paths (large bodies, fast spheres, hashed cells, walls) against the O(N²) brute force.
 
 use ndem_collide::narrow::{self, Placed};
 use ndem_collide::proptest_support::*;
@@ -52,6 +52,23 @@ fn brute_force(bodies: &Bodies, margin: f64) -> ContactSet {
         }
     }
     ContactSet::from_contacts(out)
+}
+
+/// The contacts of `found` and `expected` that differ, for a failure's
+/// message.
+fn difference(found: &ContactSet, expected: &ContactSet) -> String {
+    let mut out = String::new();
+    for c in found.iter() {
+        if !expected.iter().any(|e| e == c) {
+            out.push_str(&format!("found, not expected: {c:?}\n"));
+        }
+    }
+    for e in expected.iter() {
+        if !found.iter().any(|c| c == e) {
+            out.push_str(&format!("expected, not found: {e:?}\n"));
+        }
+    }
+    out
 }
 
 fn detect(bodies: &Bodies, margin: f64, parallel: bool) -> ContactSet {
@@ -224,6 +241,19 @@ proptest! {
         let expected = brute_force(&bodies, margin);
         prop_assert_eq!(&detect(&bodies, margin, false), &expected);
         prop_assert_eq!(&detect(&bodies, margin, true), &expected);
+    }
+
+    /// Polydisperse mixtures (radius ratios up to 100, a few chains of
+    /// large spheres among many small ones, chains far away, sweeps, margin
+    /// 0): every pair the brute force finds, serially and in parallel,
+    /// whatever the size class of the two bodies.
+    #[test]
+    fn polydisperse_mixtures_equal_brute_force(bodies in polydisperse_mixture(120, 4), margin in prop_oneof![Just(0.0), 0.0f64..0.001]) {
+        let expected = brute_force(&bodies, margin);
+        for parallel in [false, true] {
+            let found = detect(&bodies, margin, parallel);
+            prop_assert!(found == expected, "{}", difference(&found, &expected));
+        }
     }
 
     /// The same when the particles form three clouds far apart: the grid
@@ -846,4 +876,41 @@ proptest! {
             .unwrap();
         prop_assert_eq!(set.as_slice(), fresh.as_slice());
     }
+}
+
+/// A column of 40 spheres of 6.5 mm radius standing on a floor, 1 µm
+/// apart, each with a sweep of 10 µm, and 41 spheres of 1 mm a metre away
+/// (the column's spheres are then over four times the median radius:
+/// large bodies), margin 0: the 39 sphere pairs and the floor contact are
+/// found, as the brute force finds them.
+#[test]
+fn a_column_of_large_spheres_keeps_its_swept_contacts() {
+    let mut bodies = Bodies::new();
+    bodies.push(
+        Shape::HalfSpace { normal: Vec3::z() },
+        Vec3::zeros(),
+        Quat::identity(),
+        true,
+    );
+    bodies.sweep.push(0.0);
+    let r = 0.0065;
+    for k in 0..40 {
+        let z = r + 1e-6 + f64::from(k) * (2.0 * r + 1e-6);
+        bodies.push(
+            Shape::Sphere { radius: r },
+            Vec3::new(0.0, 0.0, z),
+            Quat::identity(),
+            false,
+        );
+        bodies.sweep.push(1e-5);
+    }
+    for k in 0..41 {
+        let x = Vec3::new(1.0 + 0.003 * f64::from(k), 0.0, 0.01);
+        bodies.push(Shape::Sphere { radius: 0.001 }, x, Quat::identity(), false);
+        bodies.sweep.push(1e-5);
+    }
+    let expected = brute_force(&bodies, 0.0);
+    assert_eq!(expected.len(), 40);
+    assert_eq!(detect(&bodies, 0.0, false), expected);
+    assert_eq!(detect(&bodies, 0.0, true), expected);
 }

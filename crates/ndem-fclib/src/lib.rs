@@ -10,7 +10,7 @@
 //! * [`write_local`], [`write_global`]: the same layout back (compressed
 //!   column matrices), so a round trip gives identical numbers.
 //!
-//! Layout facts (checked on the shared files, `../shared/fclib/README.md`):
+//! Layout facts (checked on the shared files, `crates/ndem-fclib/tests/data/README.md`):
 //! matrices are `fclib_matrix` groups (`nzmax, m, n, p, i, x, nz`); with
 //! `nz ≥ 0` (triplet) `i` holds the row and `p` the column of each entry;
 //! with `nz = −1` (compressed column) `p` holds column pointers. Per

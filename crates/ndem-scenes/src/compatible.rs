@@ -12,8 +12,11 @@
 //! position correction (`Υ_n → 0`), and APGD to a tight tolerance.
 
 use crate::builders::{Scene, SceneError};
-use ndem_math::Velocity6;
-use ndem_solve::{Apgd, ApgdSettings, ColdStart, ContactProblem, Stopping};
+use ndem_math::{ContactLaw, Velocity6};
+use ndem_solve::{
+    Apgd, ApgdSettings, ColdStart, ContactProblem, PgsSettings, ProjectedGaussSeidel, Solver,
+    Stopping,
+};
 use ndem_step::{StepError, StepStats, Stepper};
 
 /// Settings of [`static_solve`].
@@ -93,16 +96,20 @@ pub fn static_solve(
 /// How [`network_forces`] computes the contact forces of a packing at rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ForceMethod {
-    /// PGS on the static problem to 1e-10: one of the many force sets of an
-    /// over-coordinated packing (the one Gauss-Seidel's order picks).
+    /// PGS to 1e-10 on one step of the scene at rest under the run's own
+    /// settings (contact law, compliances, margin): the forces the run's
+    /// contact law gives at the settled positions, which are the run's own
+    /// contact forces once it rests. Under the rigid law, one of the many
+    /// force sets of an over-coordinated packing (the one Gauss-Seidel's
+    /// order picks).
     Pgs,
-    /// APGD on the static problem (the static solve itself).
+    /// APGD to 1e-12 on the same step as [`ForceMethod::Pgs`].
     Apgd,
-    /// Compatible contact dynamics: the static load carried by the
-    /// no-tension truss of least complementary energy
-    /// (compatible-contact-dynamics paper, eqs. 36-37), with each contact's
-    /// relative stiffness from its materials and the exponent of the
-    /// contact law (3/2 Hertz, 1 linear).
+    /// Compatible contact dynamics: the static load of the static solve
+    /// ([`static_solve`]) carried by the no-tension truss of least
+    /// complementary energy (compatible-contact-dynamics paper, eqs.
+    /// 36-37), with each contact's stiffness `k_n` and exponent as the
+    /// run's contact law forms them ([`truss_stiffness`]).
     Compatible,
 }
 
@@ -128,94 +135,105 @@ pub struct NetworkForce {
     pub force: f64,
 }
 
-/// The contact forces of the settled scene `settled` by `method`: the
-/// static solve ([`static_solve`]) poses the problem; its answer, a PGS
-/// answer, or the compatible forces are returned per contact, with the
-/// equilibrium residual of the compatible truss where it applies.
+/// The contact forces of the settled scene `settled` by `method`
+/// ([`ForceMethod`]), per contact, with the equilibrium residual of the
+/// compatible truss where it applies.
 pub fn network_forces(
     settled: &Scene,
     method: ForceMethod,
 ) -> Result<(Vec<NetworkForce>, Option<f64>), SceneError> {
+    let solver: Box<dyn Solver> = match method {
+        ForceMethod::Compatible => return compatible_network_forces(settled),
+        ForceMethod::Pgs => Box::new(
+            ProjectedGaussSeidel::new(PgsSettings {
+                stopping: Stopping::to_tolerance(100_000, 1e-10),
+                ..PgsSettings::default()
+            })
+            .map_err(StepError::from)?,
+        ),
+        ForceMethod::Apgd => Box::new(
+            Apgd::new(ApgdSettings {
+                stopping: Stopping::to_tolerance(50_000, 1e-12),
+                ..ApgdSettings::default()
+            })
+            .map_err(StepError::from)?,
+        ),
+    };
+    let mut scene = settled.clone();
+    for v in scene.world.state_mut().2 {
+        *v = Velocity6::ZERO;
+    }
+    let mut stepper = Stepper::new(scene.settings, solver, Box::new(ColdStart))?;
+    scene.step(&mut stepper)?;
+    let forces = stepper
+        .contact_forces_iter()
+        .map(|f| NetworkForce {
+            body_a: f.key.body_a as usize,
+            body_b: f.key.body_b as usize,
+            normal: f.normal,
+            force: f.normal_force,
+        })
+        .collect();
+    Ok((forces, None))
+}
+
+/// [`ForceMethod::Compatible`]: the truss on the static solve's load.
+fn compatible_network_forces(
+    settled: &Scene,
+) -> Result<(Vec<NetworkForce>, Option<f64>), SceneError> {
     let solved = static_solve(settled, &StaticSolveSettings::default())?;
-    let Some((problem, lambda, velocity)) = solved.step_one() else {
+    let Some((problem, _, velocity)) = solved.step_one() else {
         return Ok((Vec::new(), None));
     };
-    let m = problem.contact_rows().count();
-    let dt = problem.dt();
-    let (normal_impulses, residual): (Vec<f64>, Option<f64>) = match method {
-        ForceMethod::Apgd => (
-            problem
-                .contacts()
-                .iter()
-                .enumerate()
-                .map(|(i, c)| c.jacobian.normal_scale * lambda[i * m])
-                .collect(),
-            None,
-        ),
-        ForceMethod::Pgs => {
-            let mut pgs = ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
-                stopping: Stopping::to_tolerance(100_000, 1e-10),
-                ..ndem_solve::PgsSettings::default()
-            })
-            .map_err(StepError::from)?;
-            let mut l = vec![0.0; problem.len()];
-            let mut v = problem.free_velocity().to_vec();
-            ndem_solve::Solver::solve(&mut pgs, problem, &mut l, &mut v)
-                .map_err(StepError::from)?;
-            (
-                problem
-                    .contacts()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| c.jacobian.normal_scale * l[i * m])
-                    .collect(),
-                None,
-            )
-        }
-        ForceMethod::Compatible => {
-            let world = &settled.world;
-            let materials = world.body_materials();
-            let stiffness: Vec<f64> = problem
-                .contacts()
-                .iter()
-                .map(|c| {
-                    let ma = &world.materials[materials[c.bodies[0] as usize] as usize];
-                    let mb = &world.materials[materials[c.bodies[1] as usize] as usize];
-                    1.0 / (ma.plane_strain_compliance() + mb.plane_strain_compliance())
-                })
-                .collect();
-            let exponent = match settled.settings.contact_law {
-                ndem_math::ContactLaw::Hertz => 1.5,
-                _ => 1.0,
-            };
-            let truss = ndem_solve::compatible_forces(
-                problem,
-                &velocity,
-                &stiffness,
-                &ndem_solve::TrussSettings {
-                    exponent,
-                    tolerance: 1e-8,
-                    ..ndem_solve::TrussSettings::default()
-                },
-            )
-            .map_err(StepError::from)?;
-            // forces [N] back to impulses for one code path below
-            (
-                truss.forces.iter().map(|f| f * dt).collect(),
-                Some(truss.residual),
-            )
-        }
-    };
+    let (stiffness, exponent) = truss_stiffness(settled, &solved)?;
+    let truss = ndem_solve::compatible_forces(
+        problem,
+        &velocity,
+        &stiffness,
+        &ndem_solve::TrussSettings {
+            exponent,
+            tolerance: 1e-8,
+            ..ndem_solve::TrussSettings::default()
+        },
+    )
+    .map_err(StepError::from)?;
     let forces = problem
         .contacts()
         .iter()
-        .zip(normal_impulses)
-        .map(|(c, impulse)| NetworkForce {
+        .zip(&truss.forces)
+        .map(|(c, &force)| NetworkForce {
             body_a: c.bodies[0] as usize,
             body_b: c.bodies[1] as usize,
             normal: c.jacobian.direction(0),
-            force: impulse / dt,
+            force,
         })
         .collect();
-    Ok((forces, residual))
+    Ok((forces, Some(truss.residual)))
+}
+
+/// The stiffness `k_n` of each contact of the static solve's problem and
+/// the exponent of the force law `f = k_n δ^p`, as the run's contact law
+/// forms them ([`Stepper::last_contact_parameters`]): Hertz,
+/// `k_n = (4/3) E* √R*` with `E*` from the materials or the pair's
+/// `effective_modulus`, `p = 3/2`; linear, the law's stiffness or the
+/// materials' / pair's `linear_stiffness`, `p = 1`. A rigid law has no
+/// stiffness: its compatible forces are those of the materials' Hertz
+/// contact (`E*`, `R*`, `p = 3/2`), the elastic contact the rigid bodies
+/// stand for.
+pub fn truss_stiffness(
+    settled: &Scene,
+    solved: &StaticSolve,
+) -> Result<(Vec<f64>, f64), SceneError> {
+    let law = match settled.settings.contact_law {
+        ContactLaw::Rigid => ContactLaw::Hertz,
+        law => law,
+    };
+    let exponent = match law {
+        ContactLaw::Hertz => 1.5,
+        _ => 1.0,
+    };
+    let params = solved
+        .stepper
+        .last_contact_parameters(&solved.scene.world, law)?;
+    Ok((params.iter().map(|p| p.stiffness).collect(), exponent))
 }

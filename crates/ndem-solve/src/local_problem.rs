@@ -159,7 +159,7 @@ impl LocalProblem {
 
     /// The Coulomb merit `E = ‖r − P_K(r − û)‖ / (1 + ‖q‖)`, with
     /// De Saxcé's modified velocity `û = u + (μ‖u_T‖, 0, 0)` (FCLIB,
-    /// Siconos; `../shared/fclib/README.md`). Zero exactly at a solution of
+    /// Siconos; `crates/ndem-fclib/tests/data/README.md`). Zero exactly at a solution of
     /// Coulomb's law.
     pub fn merit(&self, r: &[f64]) -> f64 {
         self.law_merit(FrictionSet::Disk, r)

@@ -319,7 +319,9 @@ impl MaterialPairs {
     }
 }
 
-fn contact_parameters(
+/// The SPOOK parameters of contact `c` of `world` (its materials' pair
+/// from the table `pairs`, its curvature radii).
+pub(crate) fn contact_parameters(
     world: &World,
     (settings, pairs): (&StepSettings, &MaterialPairs),
     c: &ContactPoint,

@@ -530,6 +530,44 @@ impl Stepper {
         self.problem.as_ref().map(|p| (p, self.lambda.as_slice()))
     }
 
+    /// The SPOOK parameters of the last continuous problem's contacts, in
+    /// its order ([`Self::last_problem`]), formed as the step forms them
+    /// under contact law `law` (the step's own is
+    /// `settings().contact_law`): each pair's materials and `[[pairs]]`
+    /// override (friction, `E*`, linear stiffness) and the contact's
+    /// effective radius `R*` (so `k_n = (4/3) E* √R*` under Hertz).
+    /// `world` is the world the step ran on. Empty when there is no last
+    /// problem.
+    pub fn last_contact_parameters(
+        &self,
+        world: &World,
+        law: ContactLaw,
+    ) -> Result<Vec<ndem_math::ContactParameters>, StepError> {
+        let Some(problem) = self.problem.as_ref() else {
+            return Ok(Vec::new());
+        };
+        let settings = StepSettings {
+            contact_law: law,
+            ..self.settings
+        };
+        let pairs = stages::MaterialPairs::of(world, &settings);
+        problem
+            .contacts()
+            .iter()
+            .map(|c| {
+                let point = self
+                    .contacts
+                    .find(&c.key)
+                    .map(|i| &self.contacts.as_slice()[i])
+                    .ok_or(StepError::InvalidSettings {
+                        field: "world",
+                        reason: "is not the world of the last step (a contact of its problem is missing)",
+                    })?;
+                stages::contact_parameters(world, (&settings, &pairs), point)
+            })
+            .collect()
+    }
+
     /// Contact forces of the last continuous solve.
     pub fn contact_forces(&self) -> Vec<ContactForce> {
         self.contact_forces_iter().collect()

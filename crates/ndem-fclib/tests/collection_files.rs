@@ -1,12 +1,12 @@
-//! The three FCLIB problems in `../shared/fclib/`: read, round trip, solve.
+//! The three FCLIB problems in `tests/data/`: read, round trip, solve.
 
 use ndem_fclib::{Problem, read, write_global, write_local};
 use ndem_solve::{LocalGaussSeidel, LocalIteration, LocalProblem, LocalSolver, Stopping};
 use std::path::PathBuf;
 
-fn shared(name: &str) -> PathBuf {
+fn data_file(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fclib")
+        .join("tests/data")
         .join(name)
 }
 
@@ -17,9 +17,9 @@ const FILES: [&str; 3] = [
 ];
 
 #[test]
-fn shared_files_read_and_round_trip_bit_for_bit() {
+fn collection_files_read_and_round_trip_bit_for_bit() {
     for f in FILES {
-        let p = read(&shared(f)).unwrap_or_else(|e| panic!("{e}"));
+        let p = read(&data_file(f)).unwrap_or_else(|e| panic!("{e}"));
         let tmp = std::env::temp_dir().join(format!("ndem-fclib-{}-{f}", std::process::id()));
         match &p {
             Problem::Local(l) => write_local(&tmp, l).unwrap(),
@@ -85,12 +85,12 @@ fn global_problem_round_trips_and_solves_both_ways() {
 
 /// Sweeps of non-smooth Gauss-Seidel (exact disk solve of the tangent pair)
 /// to Coulomb merits 1e-6 and 1e-8, cold start, beside Siconos 4.4's NSGS
-/// (`../shared/fclib/README.md`): Box_Stacks 13 / 23, Spheres 166 / 234,
+/// (`tests/data/README.md`): Box_Stacks 13 / 23, Spheres 166 / 234,
 /// LMGC 513 / 815.
 #[test]
 fn local_gauss_seidel_solves_the_shared_problems() {
     for f in FILES {
-        let p = read(&shared(f)).unwrap().to_local().unwrap();
+        let p = read(&data_file(f)).unwrap().to_local().unwrap();
         let (s6, s8, merit) = sweeps_to(&p, 20_000);
         println!("{f}: sweeps to 1e-6 {s6:?}, to 1e-8 {s8:?}, merit reached {merit:e}");
         if !f.starts_with("LMGC") {
@@ -125,7 +125,7 @@ fn sweeps_to(p: &LocalProblem, cap: usize) -> (Option<usize>, Option<usize>, f64
 /// reaches 1e-8 in 234 sweeps (above).
 #[test]
 fn per_row_disk_projection_stalls_on_the_spheres_problem() {
-    let p = read(&shared("Spheres-i099-356-679.hdf5"))
+    let p = read(&data_file("Spheres-i099-356-679.hdf5"))
         .unwrap()
         .to_local()
         .unwrap();
@@ -181,7 +181,7 @@ fn bad_input_gives_typed_errors_naming_the_field() {
     use ndem_solve::SolveError;
     let dir = std::env::temp_dir();
     // truncated file
-    let bytes = std::fs::read(shared(FILES[1])).unwrap();
+    let bytes = std::fs::read(data_file(FILES[1])).unwrap();
     let cut = dir.join(format!("ndem-fclib-cut-{}.hdf5", std::process::id()));
     std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
     let e = read(&cut).unwrap_err();
@@ -250,7 +250,7 @@ fn hdf5_pure_builder() -> hdf5_pure::FileBuilder {
 fn newton_on_the_shared_problems() {
     use ndem_solve::{LocalGaussSeidel, SemismoothNewton, SolverStatus};
     for f in FILES {
-        let p = read(&shared(f)).unwrap().to_local().unwrap();
+        let p = read(&data_file(f)).unwrap().to_local().unwrap();
         let mut r = vec![0.0; 3 * p.contacts()];
         let rep = SemismoothNewton::default().solve(&p, &mut r).unwrap();
         println!(
@@ -284,7 +284,7 @@ fn newton_on_the_shared_problems() {
 fn apgd_fixed_point_on_the_shared_problems() {
     use ndem_solve::{LocalApgd, SolverStatus};
     for f in [FILES[0], FILES[2]] {
-        let p = read(&shared(f)).unwrap().to_local().unwrap();
+        let p = read(&data_file(f)).unwrap().to_local().unwrap();
         let mut r = vec![0.0; 3 * p.contacts()];
         let rep = LocalApgd::default().solve(&p, &mut r).unwrap();
         println!("{f}: {rep:?}");
