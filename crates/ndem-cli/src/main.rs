@@ -93,8 +93,9 @@ enum Command {
         mpi: bool,
     },
     /// Contact forces of a packing at rest (a settled scene file or a
-    /// checkpoint): posed by a static solve and computed by PGS, APGD or
-    /// compatible contact dynamics; written as `forces.csv`.
+    /// checkpoint) under the run's contact law: PGS or APGD on one step at
+    /// rest, or compatible contact dynamics on the static load; written as
+    /// `forces.csv`.
     Forces {
         /// Built-in scene name, scene file, or checkpoint (.json).
         input: String,
