@@ -62,7 +62,7 @@ suites:
   dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows
   compatible beam|cannonball   compatible contact dynamics
   reduce speedup|collapse|drum|conveyor   model reduction: measured speed-up against h; the paper's collapse, drum and conveyor
-  fclib [FILES...] every solver on FCLIB problems (default: the shared three)
+  fclib [FILES...] every solver on FCLIB problems (default: the three of crates/ndem-fclib/tests/data and two generated ones); a file that cannot be read is a row of the report
   excavator [timing|reduce]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic (--seed S: case k takes seed S + k, default 1)
   creep                a pile at rest: drift against iterations, warm start and time step

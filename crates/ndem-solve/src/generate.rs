@@ -8,6 +8,10 @@
 //! * [`random_sparse_problem`]: random bodies and random two-body rows
 //!   assembled through [`ContactProblem::from_sparse`].
 
+mod manufactured;
+
+pub use manufactured::{ManufacturedSpec, manufactured_local_problem};
+
 use crate::error::SolveError;
 use crate::problem::{Contact, ContactProblem, ContactRows, FrictionSet, RowBounds};
 use crate::solver::SplitMix64;

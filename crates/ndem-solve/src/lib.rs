@@ -10,9 +10,12 @@
 //!   [`ProjectedJacobi`] (parallel) and [`Apgd`] (Nesterov-accelerated
 //!   projected gradient on the QP/CCP form).
 //! * Problems given by matrices (FCLIB's forms): [`LocalProblem`]
-//!   `(W, q, μ)` and [`GlobalProblem`] `(M, H, f, w, μ)`, solved by the
-//!   [`LocalSolver`]s [`LocalGaussSeidel`], [`SemismoothNewton`] and
-//!   [`LocalApgd`], and by [`GlobalGaussSeidel`] without forming `W`.
+//!   `(W, q, μ)` (`W` symmetric or not) and [`GlobalProblem`]
+//!   `(M, H, f, w, μ)`, solved by the [`LocalSolver`]s
+//!   [`LocalGaussSeidel`], [`SemismoothNewton`], [`ProximalPoint`],
+//!   [`LocalApgd`] (symmetric `W` only) and [`LocalPortfolio`] (cheapest
+//!   first, switching on a stall), and by [`GlobalGaussSeidel`] without
+//!   forming `W`.
 //! * [`compatible`]: compatible contact dynamics, the no-tension truss
 //!   problem solved by an augmented Lagrangian with APGD subproblems.
 //! * [`qp`]: the APGD core on any smooth convex objective and the
@@ -41,7 +44,9 @@ pub mod jacobi;
 mod local;
 pub mod local_apgd;
 pub mod local_gs;
+pub mod local_portfolio;
 pub mod local_problem;
+pub mod local_prox;
 pub mod local_solver;
 pub mod masses;
 pub mod metrics;
@@ -65,7 +70,9 @@ pub use error::SolveError;
 pub use jacobi::{JacobiSettings, ProjectedJacobi};
 pub use local_apgd::LocalApgd;
 pub use local_gs::{GlobalGaussSeidel, LocalGaussSeidel};
+pub use local_portfolio::LocalPortfolio;
 pub use local_problem::{GlobalProblem, LocalProblem};
+pub use local_prox::ProximalPoint;
 pub use local_solver::{LocalIteration, LocalObserver, LocalReport, LocalSolver, LocalTask};
 pub use masses::InverseMasses;
 pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats, coulomb_merit};

@@ -13,7 +13,9 @@ use crate::solver::Stopping;
 /// previous answer, in Jacobi-scaled variables (the friction pair shares
 /// one scale so the cone stays a cone). At a fixed point the answer solves
 /// Coulomb's law (Acary, Cadoux, Lemaréchal, Malick 2011). Returns the
-/// answer with the smallest Coulomb merit.
+/// answer with the smallest Coulomb merit. It needs a symmetric `W` (the
+/// QP's Hessian); a non-symmetric one is refused with a typed error
+/// naming `W`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LocalApgd {
     /// Outer iterations and tolerance on the Coulomb merit.
@@ -45,6 +47,7 @@ impl LocalSolver for LocalApgd {
 
     fn solve_task(&mut self, task: LocalTask<'_>) -> Result<LocalReport, SolveError> {
         let (p, r, initial_merit) = (task.problem, task.reactions, task.initial_merit);
+        p.require_symmetric()?;
         let name = self.name();
         let mut recorder = LocalRecorder::start(name, task.observer);
         let judge = LocalJudge {

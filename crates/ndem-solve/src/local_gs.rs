@@ -20,7 +20,10 @@ use crate::{FrictionSet, GlobalProblem, LocalProblem, SolveError};
 /// Algorithm 1). The visit is repeated up to `local_iterations` times (a
 /// local fixed point: the contact's law with the others held; 1 is the
 /// row-wise PGS of the body-based solver, 10 the blocked one and Siconos'
-/// NSGS). The merit ([`LocalProblem::merit`] for the disk,
+/// NSGS). A contact whose block `W_cc` is not symmetric (a non-symmetric
+/// `W`, which this solver takes) gets the exact solve of its own Coulomb
+/// problem by semismooth Newton after the alternation. The merit
+/// ([`LocalProblem::merit`] for the disk,
 /// [`LocalProblem::box_merit`] for the box) is checked every `check_every`
 /// sweeps when stopping early.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,13 +114,23 @@ pub(crate) fn visit_contact(
         }
     }
     // not settled and not contracting (the last pass moved at least a tenth
-    // of the first): a cycle rather than slow convergence
+    // of the first): a cycle rather than slow convergence; a non-symmetric
+    // block's friction pair is not the disk QP the alternation solves, so
+    // its contact always gets the exact solve
     let cycling = first_step.is_some_and(|first| last_step >= 0.1 * first);
-    if !settled && cycling && local_iterations > 1 && friction == FrictionSet::Disk {
+    let exact = (!settled && cycling && local_iterations > 1) || !symmetric_block(b);
+    if exact && friction == FrictionSet::Disk {
         exact_contact_solve(b, mu, r, u);
         change = (0..3).map(|a| (r[a] - start[a]).abs()).fold(0.0, f64::max);
     }
     change
+}
+
+/// `true` when the 3×3 block `b` (row-major) is symmetric to 1e-12 of
+/// its diagonal.
+fn symmetric_block(b: &[f64; 9]) -> bool {
+    let scale = 1e-12 * (b[0].abs() + b[4].abs() + b[8].abs());
+    (b[1] - b[3]).abs() <= scale && (b[2] - b[6]).abs() <= scale && (b[5] - b[7]).abs() <= scale
 }
 
 /// The fallback of [`visit_contact`] when alternating the normal row and

@@ -24,11 +24,18 @@ use nalgebra::DMatrix;
 use nalgebra_sparse::{CooMatrix, CscMatrix, CsrMatrix};
 
 /// A local frictional contact problem `(W, q, μ)` in 3D (normal first).
+/// `W` may be non-symmetric (FCLIB allows it: frames that are not
+/// orthonormal, or reactions and velocities expressed in different
+/// frames); every merit is against the `W` given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocalProblem {
     w: CsrMatrix<f64>,
     q: Vec<f64>,
     mu: Vec<f64>,
+    /// The first entry of `W − Wᵀ` above 1e-10 of `W`'s largest entry
+    /// (its index among the stored values of `W − Wᵀ`, and its value), or
+    /// `None` for a symmetric `W`.
+    asymmetry: Option<(usize, f64)>,
 }
 
 fn non_finite(field: &'static str, index: usize, value: f64) -> SolveError {
@@ -41,8 +48,8 @@ fn non_finite(field: &'static str, index: usize, value: f64) -> SolveError {
 
 impl LocalProblem {
     /// Checks and builds: `W` square of size `3 n`, `q` of length `3 n`,
-    /// `μ` of length `n`, all finite, `μ ≥ 0`, `W` symmetric to 1e-10 of its
-    /// largest entry.
+    /// `μ` of length `n`, all finite, `μ ≥ 0`. `W` need not be symmetric
+    /// ([`Self::is_symmetric`]).
     pub fn new(w: CsrMatrix<f64>, q: Vec<f64>, mu: Vec<f64>) -> Result<Self, SolveError> {
         let n = mu.len();
         if w.nrows() != w.ncols() {
@@ -69,8 +76,57 @@ impl LocalProblem {
         check_finite("W", w.values())?;
         check_finite("q", &q)?;
         check_friction(&mu)?;
-        check_symmetric("W", &w)?;
-        Ok(Self { w, q, mu })
+        let asymmetry = asymmetry(&w);
+        Ok(Self {
+            w,
+            q,
+            mu,
+            asymmetry,
+        })
+    }
+
+    /// `true` when `W` is symmetric to 1e-10 of its largest entry. Solvers
+    /// that minimise `½ rᵀ W r + q̂ᵀ r` ([`crate::LocalApgd`]) need it;
+    /// Gauss-Seidel and Newton take any `W`.
+    pub fn is_symmetric(&self) -> bool {
+        self.asymmetry.is_none()
+    }
+
+    /// The error of a solver that needs a symmetric `W`, naming the first
+    /// entry of `W − Wᵀ` over the bound; `Ok` for a symmetric `W`.
+    pub(crate) fn require_symmetric(&self) -> Result<(), SolveError> {
+        match self.asymmetry {
+            Some((index, value)) => Err(SolveError::OutOfRange {
+                field: "W",
+                index,
+                value,
+                range: "symmetric (|W - W^T| <= 1e-10 max|W|) for this solver",
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The proximal subproblem at `center` with weight `eta`:
+    /// `(W + η 1, q − η r_c, μ)`, whose solution is the proximal point of
+    /// the Coulomb problem at `r_c` (Siconos' PROX). Its `W + η 1` is
+    /// positive definite for `η > 0` whenever `W` is positive
+    /// semidefinite, even where `W` is rank deficient.
+    pub(crate) fn proximal(&self, eta: f64, center: &[f64]) -> LocalProblem {
+        let n = self.w.nrows();
+        let identity = CsrMatrix::identity(n) * eta;
+        let w = &self.w + &identity;
+        let q = self
+            .q
+            .iter()
+            .zip(center)
+            .map(|(q, r)| q - eta * r)
+            .collect();
+        LocalProblem {
+            w,
+            q,
+            mu: self.mu.clone(),
+            asymmetry: self.asymmetry,
+        }
     }
 
     /// Number of contacts.
@@ -222,17 +278,22 @@ fn check_friction(mu: &[f64]) -> Result<(), SolveError> {
     }
 }
 
-/// `a` symmetric to 1e-10 of its largest entry.
-fn check_symmetric(field: &'static str, a: &CsrMatrix<f64>) -> Result<(), SolveError> {
+/// The first stored entry of `a − aᵀ` above 1e-10 of `a`'s largest entry:
+/// its index and value; `None` when `a` is symmetric to that bound.
+fn asymmetry(a: &CsrMatrix<f64>) -> Option<(usize, f64)> {
     let scale = a.values().iter().fold(0.0f64, |x, y| x.max(y.abs()));
     let diff = a - &a.transpose();
-    match diff
-        .values()
+    diff.values()
         .iter()
         .enumerate()
         .find(|(_, x)| x.abs() > 1e-10 * scale)
-    {
-        Some((index, &value)) => Err(SolveError::OutOfRange {
+        .map(|(index, &value)| (index, value))
+}
+
+/// `a` symmetric to 1e-10 of its largest entry.
+fn check_symmetric(field: &'static str, a: &CsrMatrix<f64>) -> Result<(), SolveError> {
+    match asymmetry(a) {
+        Some((index, value)) => Err(SolveError::OutOfRange {
             field,
             index,
             value,

@@ -1,19 +1,34 @@
 //! Semismooth Newton on the Alart-Curnier reformulation of a
 //! [`LocalProblem`] (Alart and Curnier 1991; as in Siconos' local Newton
-//! solvers), with an Armijo line search on `½‖Φ‖²` and sparse LU (faer) for
-//! the Newton systems. For problems where Gauss-Seidel stalls, or where
-//! 1e-10 is wanted.
+//! solvers), globalised by a non-monotone Armijo line search on `½‖Φ‖²`
+//! (Grippo, Lampariello and Lucidi 1986) and a proximal regularisation of
+//! the Newton matrix, with sparse LU (faer) for the Newton systems. For
+//! problems where Gauss-Seidel stalls, or where 1e-10 is wanted; `W` may
+//! be non-symmetric and rank deficient.
 //!
 //! Per contact, with `u = W r + q`, `ρ = 1/W_NN`, `τ = r_N − ρ u_N` and
 //! `z = r_T − ρ u_T`:
 //! `Φ_N = r_N − max(0, τ)`, `Φ_T = r_T − P_{D(μ max(0, τ))}(z)`.
 //! `Φ(r) = 0` exactly at a solution of Coulomb's law. The generalized
 //! Jacobian is `A + B W` with per-contact 3×3 blocks `A = ∂Φ/∂r`,
-//! `B = ∂Φ/∂u`, so it has the sparsity of `W`. The returned reactions are
-//! When the line search finds no descent, a few non-smooth Gauss-Seidel
-//! sweeps move the iterate before Newton resumes. The returned reactions are
-//! the iterate with the smallest Coulomb merit (a rollback when later
-//! iterates are worse), and the status is judged on that merit.
+//! `B = ∂Φ/∂u`, so it has the sparsity of `W`.
+//!
+//! Globalisation. Where `W` is rank deficient on the active set (a box
+//! face on four contacts, the LMGC packings) `A + B W` is singular or
+//! nearly so and the Newton direction useless. The direction is then taken
+//! on the proximal subproblem at the current iterate, `(W + η 1, q − η r)`,
+//! whose residual there equals `Φ(r)` and whose matrix is
+//! `A + B (W + η 1)` (positive definite rows where `W` is only
+//! semidefinite): `η = 0` while full Newton steps are accepted, raised ten
+//! times when the line search fails, lowered ten times after each full
+//! step. Steps are accepted against the largest `½‖Φ‖²` of the last
+//! [`NewtonSettings::memory`] iterates. When even the largest `η` finds no
+//! step, one proximal-point step (the subproblem with `η` the largest
+//! diagonal of `W`, solved by Newton iterations) moves the iterate, or,
+//! where that does not, a few non-smooth Gauss-Seidel sweeps; then Newton
+//! resumes. The returned reactions are the iterate with the
+//! smallest Coulomb merit (a rollback when later iterates are worse), and
+//! the status is judged on that merit.
 
 use crate::local_gs::LocalGaussSeidel;
 use crate::local_solver::{
@@ -33,8 +48,14 @@ pub struct NewtonSettings {
     pub armijo: f64,
     /// Largest number of step halvings in the line search.
     pub max_halvings: usize,
-    /// Gauss-Seidel sweeps taken when the line search finds no descent.
+    /// Gauss-Seidel sweeps taken when no proximal weight gives a step.
     pub fallback_sweeps: usize,
+    /// Iterates whose largest `½‖Φ‖²` a step is judged against (1: the
+    /// monotone Armijo rule).
+    pub memory: usize,
+    /// Smallest and largest proximal weight `η`, relative to the largest
+    /// diagonal entry of `W`.
+    pub proximal: (f64, f64),
 }
 
 impl NewtonSettings {
@@ -50,6 +71,19 @@ impl NewtonSettings {
                 reason: "must be in (0, 0.5)",
             });
         }
+        if self.memory == 0 {
+            return Err(SolveError::InvalidSettings {
+                field: "memory",
+                reason: "must be at least 1",
+            });
+        }
+        let (low, high) = self.proximal;
+        if !(low.is_finite() && high.is_finite() && low > 0.0 && low <= high) {
+            return Err(SolveError::InvalidSettings {
+                field: "proximal",
+                reason: "must be finite with 0 < smallest <= largest",
+            });
+        }
         Ok(())
     }
 }
@@ -61,6 +95,8 @@ impl Default for NewtonSettings {
             armijo: 1e-4,
             max_halvings: 40,
             fallback_sweeps: 10,
+            memory: 5,
+            proximal: (1e-10, 1e2),
         }
     }
 }
@@ -230,126 +266,278 @@ impl LocalSolver for SemismoothNewton {
 
     fn solve_task(&mut self, task: LocalTask<'_>) -> Result<LocalReport, SolveError> {
         let st = self.settings;
-        let (p, r, initial_merit) = (task.problem, task.reactions, task.initial_merit);
         let name = self.name();
         let mut recorder = LocalRecorder::start(name, task.observer);
         let judge = LocalJudge {
             solver: name,
-            initial_merit,
+            initial_merit: task.initial_merit,
             stopping: st.stopping,
         };
-        let n = p.contacts();
-        let m = 3 * n;
-        let w = p.w();
-        let rho: Vec<f64> = (0..n)
-            .map(|c| {
-                let d = w.get_entry(3 * c, 3 * c).map_or(0.0, |e| e.into_value());
-                if d > 0.0 { 1.0 / d } else { 1.0 }
-            })
-            .collect();
-        let (mut u, mut phi) = (vec![0.0; m], vec![0.0; m]);
-        let (mut ja, mut jb) = (vec![[0.0; 9]; n], vec![[0.0; 9]; n]);
-        let (mut trial, mut u2, mut phi2) = (vec![0.0; m], vec![0.0; m], vec![0.0; m]);
-        let mut theta = residual(p, r, &mut u, &mut phi, &rho, Some((&mut ja, &mut jb)));
-        let mut merit = initial_merit;
+        let (p, r) = (task.problem, task.reactions);
+        let end = self.iterate(p, r, task.initial_merit, Some(&mut recorder))?;
+        Ok(judge.report(end.merit, end.stalled, end.iterations))
+    }
+}
+
+/// How [`SemismoothNewton::iterate`] ended.
+struct NewtonEnd {
+    /// Merit of the reactions returned (the best iterate's).
+    merit: f64,
+    stalled: bool,
+    iterations: usize,
+}
+
+impl SemismoothNewton {
+    /// The Newton iterations from `r` (merit `merit`), in place; the
+    /// returned reactions are the best iterate. With a `recorder` (the
+    /// outer solve) a step that no proximal weight finds is replaced by a
+    /// proximal-point step ([`Self::proximal_step`]), then by Gauss-Seidel
+    /// sweeps; without one (the proximal step's own solve) it ends the
+    /// iteration as stalled.
+    fn iterate(
+        &self,
+        p: &LocalProblem,
+        r: &mut [f64],
+        mut merit: f64,
+        mut recorder: Option<&mut LocalRecorder<'_>>,
+    ) -> Result<NewtonEnd, SolveError> {
+        let st = self.settings;
+        let mut state = NewtonState::new(p, r);
         // the best iterate by the Coulomb merit: Newton decreases ½‖Φ‖²,
         // which need not decrease the merit (rank-deficient W); the answer
         // rolls back to the best iterate seen
-        let mut best = BestIterate::new(initial_merit, r);
-        let mut iterations = 0;
-        let mut stalled = false;
-        // J is singular wherever W is rank deficient on the active set (a
-        // box face resting on four contacts): a small multiple of the
-        // identity, relative to the largest diagonal of W (Φ's rows scale
-        // as ρ W ~ 1), keeps the factorization defined (Levenberg-Marquardt
-        // style), raised ×100 whenever a factorization fails
-        let mut regularization = 1e-12;
+        let mut best = BestIterate::new(merit, r);
+        let mut history = vec![state.theta];
+        let (mut iterations, mut stalled) = (0, false);
+        // relative proximal weight (0: pure Newton)
+        let mut kappa = 0.0;
         while iterations < st.stopping.max_iterations && merit > st.stopping.tolerance {
-            // J = A + B W, assembled by rows
-            let mut t = Vec::with_capacity(w.nnz() * 3 + 3 * m);
-            for c in 0..n {
-                for i in 0..3 {
-                    let row = 3 * c + i;
-                    for j in 0..3 {
-                        let a = ja[c][3 * i + j];
-                        if a != 0.0 {
-                            t.push(Triplet::new(row, 3 * c + j, a));
-                        }
-                        let b = jb[c][3 * i + j];
-                        if b != 0.0 {
-                            let wr = w.row(3 * c + j);
-                            for (&col, &v) in wr.col_indices().iter().zip(wr.values()) {
-                                t.push(Triplet::new(row, col, b * v));
-                            }
-                        }
+            let reference = history.iter().copied().fold(state.theta, f64::max);
+            let step = state.direction(p, kappa * state.w_max)?;
+            let accepted = step.and_then(|d| state.line_search(p, r, &d, reference, &st));
+            match accepted {
+                Some(alpha) => {
+                    r.copy_from_slice(&state.trial);
+                    kappa = if alpha == 1.0 { kappa * 0.1 } else { kappa };
+                    if kappa < st.proximal.0 {
+                        kappa = 0.0;
                     }
-                    t.push(Triplet::new(row, row, regularization));
+                }
+                None if kappa < st.proximal.1 => {
+                    // no step: more proximal (shorter, better conditioned)
+                    kappa = (kappa * 10.0).max(st.proximal.0);
+                    iterations += 1;
+                    continue;
+                }
+                None if recorder.is_none() => {
+                    stalled = true;
+                    break;
+                }
+                None => {
+                    kappa = 0.0;
+                    if !self.proximal_step(p, r, state.w_max)? {
+                        stalled = true;
+                        break;
+                    }
                 }
             }
-            let jac =
-                SparseColMat::<usize, f64>::try_new_from_triplets(m, m, &t).map_err(|_| {
-                    SolveError::InvalidSettings {
-                        field: "newton",
-                        reason: "could not assemble the Newton matrix",
-                    }
-                })?;
-            let rhs = faer::Mat::<f64>::from_fn(m, 1, |i, _| -phi[i]);
+            iterations += 1;
+            state.evaluate(p, r);
+            history.push(state.theta);
+            if history.len() > st.memory {
+                history.remove(0);
+            }
+            merit = p.merit(r);
+            best.offer(merit, r);
+            if let Some(recorder) = recorder.as_deref_mut() {
+                recorder.record(p, iterations, r);
+            }
+        }
+        let merit = best.restore(merit, r);
+        Ok(NewtonEnd {
+            merit,
+            stalled,
+            iterations,
+        })
+    }
+
+    /// Moves `r` where no Newton step does: to the solution of the
+    /// proximal subproblem `(W + w_max 1, q − w_max r)` by Newton
+    /// iterations on it (at most [`PROXIMAL_STEP_ITERATIONS`]), or, when
+    /// that leaves `r` where it was, by a few non-smooth Gauss-Seidel
+    /// sweeps. Returns whether `r` moved.
+    fn proximal_step(
+        &self,
+        p: &LocalProblem,
+        r: &mut [f64],
+        w_max: f64,
+    ) -> Result<bool, SolveError> {
+        let before = r.to_vec();
+        let sub = p.proximal(w_max, r);
+        let inner = SemismoothNewton {
+            settings: NewtonSettings {
+                stopping: Stopping::to_tolerance(PROXIMAL_STEP_ITERATIONS, f64::MIN_POSITIVE),
+                ..self.settings
+            },
+        };
+        let start = sub.merit(r);
+        inner.iterate(&sub, r, start, None)?;
+        if r == before.as_slice() {
+            LocalGaussSeidel {
+                stopping: Stopping::iterations(self.settings.fallback_sweeps),
+                local_iterations: 1,
+                ..LocalGaussSeidel::default()
+            }
+            .solve(p, r)?;
+        }
+        Ok(r != before.as_slice())
+    }
+}
+
+/// Newton iterations on the proximal subproblem of a proximal step.
+const PROXIMAL_STEP_ITERATIONS: usize = 30;
+
+/// The Newton iteration's vectors and the residual at the current iterate.
+struct NewtonState {
+    /// `ρ_c = 1/W_NN` per contact.
+    rho: Vec<f64>,
+    /// The largest diagonal entry of `W` (the proximal weight's scale).
+    w_max: f64,
+    u: Vec<f64>,
+    phi: Vec<f64>,
+    ja: Vec<[f64; 9]>,
+    jb: Vec<[f64; 9]>,
+    /// `½‖Φ‖²` at the current iterate.
+    theta: f64,
+    trial: Vec<f64>,
+    u2: Vec<f64>,
+    phi2: Vec<f64>,
+    /// Identity shift that keeps the factorization defined, raised ×100
+    /// whenever one fails.
+    regularization: f64,
+}
+
+impl NewtonState {
+    fn new(p: &LocalProblem, r: &[f64]) -> Self {
+        let (n, m) = (p.contacts(), 3 * p.contacts());
+        let diag = |i: usize| p.w().get_entry(i, i).map_or(0.0, |e| e.into_value());
+        let rho = (0..n)
+            .map(|c| {
+                let d = diag(3 * c);
+                if d > 0.0 { 1.0 / d } else { 1.0 }
+            })
+            .collect();
+        let w_max = (0..m).map(diag).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+        let mut state = Self {
+            rho,
+            w_max,
+            u: vec![0.0; m],
+            phi: vec![0.0; m],
+            ja: vec![[0.0; 9]; n],
+            jb: vec![[0.0; 9]; n],
+            theta: 0.0,
+            trial: vec![0.0; m],
+            u2: vec![0.0; m],
+            phi2: vec![0.0; m],
+            regularization: 1e-12,
+        };
+        state.evaluate(p, r);
+        state
+    }
+
+    /// `Φ`, its Jacobian blocks and `θ` at `r`.
+    fn evaluate(&mut self, p: &LocalProblem, r: &[f64]) {
+        let jac = Some((&mut self.ja[..], &mut self.jb[..]));
+        self.theta = residual(p, r, &mut self.u, &mut self.phi, &self.rho, jac);
+    }
+
+    /// The Newton direction of the proximal subproblem with weight `eta`
+    /// (`A + B (W + η 1)`, plus the identity shift): `None` when the
+    /// factorization fails at every shift up to 1e-2.
+    fn direction(&mut self, p: &LocalProblem, eta: f64) -> Result<Option<Vec<f64>>, SolveError> {
+        let m = 3 * p.contacts();
+        loop {
+            let jac = self.assemble(p, eta)?;
+            let rhs = faer::Mat::<f64>::from_fn(m, 1, |i, _| -self.phi[i]);
             // faer panics on an exactly zero pivot instead of returning an
             // error: contain it and treat it as a failed factorization
             let factored = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 jac.sp_lu().ok().map(|lu| lu.solve(&rhs))
             }));
-            let d: Option<Vec<f64>> = match factored {
-                Ok(Some(dir)) => Some((0..m).map(|i| dir[(i, 0)]).collect()),
-                _ => None,
-            };
-            let Some(d) = d.filter(|d| d.iter().all(|x| x.is_finite())) else {
-                regularization *= 100.0;
-                if regularization > 1e-2 {
-                    stalled = true;
-                    break;
-                }
-                continue;
-            };
-            // Armijo on θ = ½‖Φ‖² along the Newton direction (the directional
-            // derivative of θ along d is −2θ for an exact Newton step)
-            let mut alpha = 1.0;
-            let mut accepted = false;
-            for _ in 0..=st.max_halvings {
-                for i in 0..m {
-                    trial[i] = r[i] + alpha * d[i];
-                }
-                let t2 = residual(p, &trial, &mut u2, &mut phi2, &rho, None);
-                if t2 <= (1.0 - 2.0 * st.armijo * alpha) * theta {
-                    accepted = true;
-                    break;
-                }
-                alpha *= 0.5;
-            }
-            if accepted {
-                r.copy_from_slice(&trial);
-            } else {
-                // no descent along the Newton direction (a kink of Φ, or a
-                // nearly singular J): a few Gauss-Seidel sweeps move the
-                // iterate to another piece, then Newton resumes
-                let before = r.to_vec();
-                LocalGaussSeidel {
-                    stopping: Stopping::iterations(st.fallback_sweeps),
-                    local_iterations: 1,
-                    ..LocalGaussSeidel::default()
-                }
-                .solve(p, r)?;
-                if r == before.as_slice() {
-                    stalled = true;
-                    break;
+            if let Ok(Some(dir)) = factored {
+                let d: Vec<f64> = (0..m).map(|i| dir[(i, 0)]).collect();
+                if d.iter().all(|x| x.is_finite()) {
+                    return Ok(Some(d));
                 }
             }
-            iterations += 1;
-            theta = residual(p, r, &mut u, &mut phi, &rho, Some((&mut ja, &mut jb)));
-            merit = p.merit(r);
-            best.offer(merit, r);
-            recorder.record(p, iterations, r);
+            self.regularization *= 100.0;
+            if self.regularization > 1e-2 {
+                self.regularization = 1e-12;
+                return Ok(None);
+            }
         }
-        Ok(judge.report(best.restore(merit, r), stalled, iterations))
+    }
+
+    /// `A + B (W + η 1) + ε 1`, assembled by rows.
+    fn assemble(&self, p: &LocalProblem, eta: f64) -> Result<SparseColMat<usize, f64>, SolveError> {
+        let (n, m, w) = (p.contacts(), 3 * p.contacts(), p.w());
+        let mut t = Vec::with_capacity(w.nnz() * 3 + 6 * m);
+        for c in 0..n {
+            for i in 0..3 {
+                let row = 3 * c + i;
+                for j in 0..3 {
+                    let a = self.ja[c][3 * i + j];
+                    let b = self.jb[c][3 * i + j];
+                    if a + b * eta != 0.0 {
+                        t.push(Triplet::new(row, 3 * c + j, a + b * eta));
+                    }
+                    if b != 0.0 {
+                        let wr = w.row(3 * c + j);
+                        for (&col, &v) in wr.col_indices().iter().zip(wr.values()) {
+                            t.push(Triplet::new(row, col, b * v));
+                        }
+                    }
+                }
+                t.push(Triplet::new(row, row, self.regularization));
+            }
+        }
+        SparseColMat::<usize, f64>::try_new_from_triplets(m, m, &t).map_err(|_| {
+            SolveError::InvalidSettings {
+                field: "newton",
+                reason: "could not assemble the Newton matrix",
+            }
+        })
+    }
+
+    /// Armijo along `d` from `r` against `reference` (the largest recent
+    /// `θ`): the accepted step length, with the point in `self.trial`.
+    fn line_search(
+        &mut self,
+        p: &LocalProblem,
+        r: &[f64],
+        d: &[f64],
+        reference: f64,
+        st: &NewtonSettings,
+    ) -> Option<f64> {
+        // the directional derivative of θ along an exact Newton step is −2θ
+        let mut alpha = 1.0;
+        for _ in 0..=st.max_halvings {
+            for (i, t) in self.trial.iter_mut().enumerate() {
+                *t = r[i] + alpha * d[i];
+            }
+            let t2 = residual(
+                p,
+                &self.trial,
+                &mut self.u2,
+                &mut self.phi2,
+                &self.rho,
+                None,
+            );
+            if t2 <= reference - 2.0 * st.armijo * alpha * self.theta {
+                return Some(alpha);
+            }
+            alpha *= 0.5;
+        }
+        None
     }
 }

@@ -1,0 +1,79 @@
+//! Local problems with a rank-deficient or non-symmetric `W` and a known
+//! solution (`manufactured_local_problem`): the portfolio, Newton and the
+//! proximal point reach the tolerance on the merit against the `W` given,
+//! and APGD, which needs a symmetric `W`, refuses a non-symmetric one with
+//! an error naming `W`.
+
+use ndem_solve::generate::{ManufacturedSpec, manufactured_local_problem};
+use ndem_solve::{
+    LocalApgd, LocalPortfolio, LocalSolver, ProximalPoint, SemismoothNewton, SolveError,
+    SolverStatus,
+};
+use proptest::prelude::*;
+
+fn spec() -> impl Strategy<Value = ManufacturedSpec> {
+    (
+        2usize..8,
+        4usize..40,
+        prop_oneof![Just(0.0), 0.0..0.3f64],
+        0.0..0.8f64,
+        any::<u64>(),
+    )
+        .prop_map(
+            |(bodies, contacts, asymmetry, max_friction, seed)| ManufacturedSpec {
+                bodies,
+                contacts,
+                asymmetry,
+                max_friction,
+                seed,
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The known solution has merit zero up to round-off, and the
+    /// portfolio reaches 1e-8 from zero, whatever the rank and symmetry of
+    /// `W`.
+    #[test]
+    fn portfolio_solves_manufactured_problems(spec in spec()) {
+        let (p, solution) = manufactured_local_problem(&spec).unwrap();
+        prop_assert!(p.merit(&solution) <= 1e-12, "{}", p.merit(&solution));
+        prop_assert_eq!(p.is_symmetric(), spec.asymmetry == 0.0);
+        let mut r = vec![0.0; solution.len()];
+        let rep = LocalPortfolio::default().solve(&p, &mut r).unwrap();
+        prop_assert_eq!(rep.status, SolverStatus::Converged, "{:?}", rep);
+        prop_assert!(rep.merit <= 1e-8);
+        prop_assert_eq!(rep.merit, p.merit(&r));
+    }
+}
+
+/// Newton and the proximal point alone on a non-symmetric, rank-deficient
+/// problem (8 bodies, 40 contacts: rank at most 48 of 120): both to 1e-8
+/// against the `W` given (measured: Newton 6.9e-16 in 63 iterations,
+/// proximal point 3.6e-13 in 9 outer iterations).
+#[test]
+fn newton_and_proximal_point_take_a_nonsymmetric_w() {
+    let (p, _) = manufactured_local_problem(&ManufacturedSpec {
+        asymmetry: 0.3,
+        ..ManufacturedSpec::default()
+    })
+    .unwrap();
+    assert!(!p.is_symmetric());
+    for solver in [
+        &mut SemismoothNewton::default() as &mut dyn LocalSolver,
+        &mut ProximalPoint::default(),
+    ] {
+        let mut r = vec![0.0; 3 * p.contacts()];
+        let rep = solver.solve(&p, &mut r).unwrap();
+        println!("{rep:?}");
+        assert_eq!(rep.status, SolverStatus::Converged, "{rep:?}");
+        assert!(rep.merit <= 1e-8 && rep.merit == p.merit(&r), "{rep:?}");
+    }
+    let mut r = vec![0.0; 3 * p.contacts()];
+    match LocalApgd::default().solve(&p, &mut r) {
+        Err(SolveError::OutOfRange { field, .. }) => assert_eq!(field, "W"),
+        other => panic!("APGD on a non-symmetric W: {other:?}"),
+    }
+}
