@@ -278,7 +278,7 @@ fn newton_on_the_shared_problems() {
 
 /// APGD inside the De Saxcé fixed point on the local problems: Coulomb to
 /// 1e-8 on Box_Stacks (measured 2.9e-9, 6 outer iterations) and on the
-/// rank-deficient LMGC problem (5.8e-9, 4), where Newton stops at 1.6e-6.
+/// rank-deficient LMGC problem (5.8e-9, 4), where Newton stops at 5.7e-7.
 /// (Spheres: 8.1e-9 after 41 outer iterations, 10 s in release; in
 /// `cargo xtask fclib`, not here.)
 #[test]

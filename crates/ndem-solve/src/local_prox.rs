@@ -1,4 +1,4 @@
-//! The proximal-point method on a [`LocalProblem`] ([`ProximalPoint`]):
+//! The proximal-point method on a [`LocalProblem`](crate::LocalProblem) ([`ProximalPoint`]):
 //! an outer proximal iteration with an inner semismooth Newton solve, the
 //! idea of Siconos' PROX solver.
 
