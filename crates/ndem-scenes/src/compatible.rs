@@ -135,6 +135,18 @@ pub struct NetworkForce {
     pub force: f64,
 }
 
+impl From<ndem_step::ContactForce> for NetworkForce {
+    /// A stepper's contact force: its bodies, normal and normal force.
+    fn from(f: ndem_step::ContactForce) -> Self {
+        NetworkForce {
+            body_a: f.key.body_a as usize,
+            body_b: f.key.body_b as usize,
+            normal: f.normal,
+            force: f.normal_force,
+        }
+    }
+}
+
 /// The contact forces of the settled scene `settled` by `method`
 /// ([`ForceMethod`]), per contact, with the equilibrium residual of the
 /// compatible truss where it applies.
@@ -167,12 +179,7 @@ pub fn network_forces(
     scene.step(&mut stepper)?;
     let forces = stepper
         .contact_forces_iter()
-        .map(|f| NetworkForce {
-            body_a: f.key.body_a as usize,
-            body_b: f.key.body_b as usize,
-            normal: f.normal,
-            force: f.normal_force,
-        })
+        .map(NetworkForce::from)
         .collect();
     Ok((forces, None))
 }

@@ -90,12 +90,7 @@ fn settle(mut scene: Scene) -> (Scene, [f64; 3]) {
     );
     let forces: Vec<NetworkForce> = stepper
         .contact_forces_iter()
-        .map(|f| NetworkForce {
-            body_a: f.key.body_a as usize,
-            body_b: f.key.body_b as usize,
-            normal: f.normal,
-            force: f.normal_force,
-        })
+        .map(NetworkForce::from)
         .collect();
     (scene, per_support(&forces))
 }
