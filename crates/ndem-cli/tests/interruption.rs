@@ -404,8 +404,9 @@ fn closed_pipe_ends_quietly() {
 /// Problem 11: compatible contact dynamics from the command line. The
 /// beam (a platform of weight 10 N on three equal supports, four contact
 /// points each): compatible CD gives 10/3 N per support (the paper's
-/// answer); PGS on the settled beam (a checkpoint) carries the weight.
-/// The input may be a scene or a checkpoint.
+/// answer); PGS, a step under the run's compliant law, carries the weight
+/// on the settled beam and less than it on the beam as built. The input
+/// may be a scene or a checkpoint.
 #[test]
 fn forces_from_the_command_line() {
     let dir = tmp("forces");
@@ -429,8 +430,18 @@ fn forces_from_the_command_line() {
         assert!((x - 10.0 / 3.0).abs() <= 2e-7, "{f:?}");
     }
     // PGS solves a step of the packing at rest under the run's contact
-    // law: on the settled beam (a checkpoint after 1 s) its forces carry
-    // the weight
+    // law. On the beam as built (the platform just touching its supports)
+    // the compliant rows give way during that step and carry less than the
+    // weight: measured 9.9729 N of 10 N (a limit of the method on scenes
+    // that have not settled)
+    let o = ndem_in(&dir, &["forces", "beam", "--method", "pgs", "--out", "p"]);
+    assert!(o.status.success());
+    let f = per_support(&read(&dir.join("p/forces.csv")));
+    let carried = f.iter().sum::<f64>();
+    assert!(carried < 10.0 - 1e-3 && carried > 9.9, "{f:?}");
+    // on the settled beam (a checkpoint after 1 s) its forces carry the
+    // weight: measured 1.8e-6 N off, the positions of a run at the papers'
+    // 100 sweeps still creep
     let o = ndem_in(
         &dir,
         &[
@@ -443,24 +454,35 @@ fn forces_from_the_command_line() {
             "--frame-every",
             "0",
             "--out",
+            "s",
+        ],
+    );
+    assert!(o.status.success());
+    let settled = "s/checkpoint_00000200.json";
+    let o = ndem_in(&dir, &["forces", settled, "--method", "pgs", "--out", "q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let f = per_support(&read(&dir.join("q/forces.csv")));
+    assert!((f.iter().sum::<f64>() - 10.0).abs() <= 1e-5, "{f:?}");
+    // from a checkpoint
+    let o = ndem_in(
+        &dir,
+        &[
+            "run",
+            "beam",
+            "--steps",
+            "4",
+            "--checkpoint-every",
+            "4",
+            "--out",
             "r",
         ],
     );
     assert!(o.status.success());
-    let checkpoint = "r/checkpoint_00000200.json";
     let o = ndem_in(
         &dir,
-        &["forces", checkpoint, "--method", "pgs", "--out", "p"],
+        &["forces", "r/checkpoint_00000004.json", "--out", "k"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let f = per_support(&read(&dir.join("p/forces.csv")));
-    println!("pgs on the settled beam: {f:?}");
-    // measured 1.8e-6 N off the weight: the step starts at rest from the
-    // positions of a run at the papers' 100 sweeps, which still creep
-    assert!((f.iter().sum::<f64>() - 10.0).abs() <= 1e-5, "{f:?}");
-    // compatible CD from the same checkpoint
-    let o = ndem_in(&dir, &["forces", checkpoint, "--out", "k"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("14 contacts by compatible"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("12 contacts by compatible"));
     let _ = std::fs::remove_dir_all(dir);
 }

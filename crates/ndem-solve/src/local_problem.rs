@@ -106,6 +106,15 @@ impl LocalProblem {
         }
     }
 
+    /// The largest diagonal entry of `W` (at least the smallest positive
+    /// `f64`): the scale of a proximal weight.
+    pub(crate) fn largest_diagonal(&self) -> f64 {
+        (0..self.w.nrows())
+            .map(|i| self.w.get_entry(i, i).map_or(0.0, |e| e.into_value()))
+            .fold(0.0, f64::max)
+            .max(f64::MIN_POSITIVE)
+    }
+
     /// The proximal subproblem at `center` with weight `eta`:
     /// `(W + η 1, q − η r_c, μ)`, whose solution is the proximal point of
     /// the Coulomb problem at `r_c` (Siconos' PROX). Its `W + η 1` is

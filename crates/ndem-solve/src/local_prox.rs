@@ -85,10 +85,7 @@ impl LocalSolver for ProximalPoint {
             initial_merit: task.initial_merit,
             stopping: self.stopping,
         };
-        let w_max = (0..p.w().nrows())
-            .map(|i| p.w().get_entry(i, i).map_or(0.0, |e| e.into_value()))
-            .fold(0.0, f64::max)
-            .max(f64::MIN_POSITIVE);
+        let w_max = p.largest_diagonal();
         let mut newton = SemismoothNewton {
             settings: self.inner,
         };

@@ -420,14 +420,16 @@ struct NewtonState {
 impl NewtonState {
     fn new(p: &LocalProblem, r: &[f64]) -> Self {
         let (n, m) = (p.contacts(), 3 * p.contacts());
-        let diag = |i: usize| p.w().get_entry(i, i).map_or(0.0, |e| e.into_value());
         let rho = (0..n)
             .map(|c| {
-                let d = diag(3 * c);
+                let d = p
+                    .w()
+                    .get_entry(3 * c, 3 * c)
+                    .map_or(0.0, |e| e.into_value());
                 if d > 0.0 { 1.0 / d } else { 1.0 }
             })
             .collect();
-        let w_max = (0..m).map(diag).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+        let w_max = p.largest_diagonal();
         let mut state = Self {
             rho,
             w_max,
