@@ -40,7 +40,7 @@ impl Default for ProximalPoint {
         Self {
             stopping: Stopping::to_tolerance(200, 1e-10),
             inner: NewtonSettings {
-                stopping: Stopping::to_tolerance(30, 1e-12),
+                stopping: Stopping::to_tolerance(30, 1e-10),
                 ..NewtonSettings::default()
             },
             eta: 1.0,

@@ -19,16 +19,23 @@
 //! on the proximal subproblem at the current iterate, `(W + η 1, q − η r)`,
 //! whose residual there equals `Φ(r)` and whose matrix is
 //! `A + B (W + η 1)` (positive definite rows where `W` is only
-//! semidefinite): `η = 0` while full Newton steps are accepted, raised ten
-//! times when the line search fails, lowered ten times after each full
-//! step. Steps are accepted against the largest `½‖Φ‖²` of the last
-//! [`NewtonSettings::memory`] iterates. When even the largest `η` finds no
-//! step, one proximal-point step (the subproblem with `η` the largest
-//! diagonal of `W`, solved by Newton iterations) moves the iterate, or,
-//! where that does not, a few non-smooth Gauss-Seidel sweeps; then Newton
-//! resumes. The returned reactions are the iterate with the
-//! smallest Coulomb merit (a rollback when later iterates are worse), and
-//! the status is judged on that merit.
+//! semidefinite). The weight is `η = (κ + c ‖Φ‖/‖ρ q‖) max diag W`: a
+//! Levenberg-Marquardt term `c ‖Φ‖` that vanishes at the solution (fast
+//! local convergence, Yamashita and Fukushima 2001) plus a trust weight
+//! `κ`, raised ten times when the line search fails or an accepted step
+//! raised `½‖Φ‖²`, lowered ten times after a full step that divided it by
+//! four or more. Steps are accepted against the largest `½‖Φ‖²` of the
+//! last [`NewtonSettings::memory`] iterates (non-monotone), with a
+//! watchdog: after that many steps without a new smallest `½‖Φ‖²` the
+//! iterate returns to the one that had it and `κ` is raised (a cycle of
+//! full steps, seen on the spheres-in-a-box problem, is broken there).
+//! When even the largest `κ` finds no step, one proximal-point step (the
+//! subproblem with `η` the largest diagonal of `W`, solved by Newton
+//! iterations) moves the iterate, or, where that does not, a few
+//! non-smooth Gauss-Seidel sweeps; then Newton resumes. The returned
+//! reactions are the iterate with the smallest Coulomb merit (a rollback
+//! when later iterates are worse), and the status is judged on that
+//! merit.
 
 use crate::local_gs::LocalGaussSeidel;
 use crate::local_solver::{
@@ -51,8 +58,13 @@ pub struct NewtonSettings {
     /// Gauss-Seidel sweeps taken when no proximal weight gives a step.
     pub fallback_sweeps: usize,
     /// Iterates whose largest `½‖Φ‖²` a step is judged against (1: the
-    /// monotone Armijo rule).
+    /// monotone Armijo rule), and the watchdog's patience: steps without a
+    /// new smallest `½‖Φ‖²` before the iterate returns to the one that
+    /// had it.
     pub memory: usize,
+    /// Weight `c` of the Levenberg-Marquardt term `c ‖Φ‖/‖ρ q‖` of the
+    /// proximal weight (dimensionless; 0 turns it off).
+    pub levenberg: f64,
     /// Smallest and largest proximal weight `η`, relative to the largest
     /// diagonal entry of `W`.
     pub proximal: (f64, f64),
@@ -77,6 +89,12 @@ impl NewtonSettings {
                 reason: "must be at least 1",
             });
         }
+        if !(self.levenberg.is_finite() && self.levenberg >= 0.0) {
+            return Err(SolveError::InvalidSettings {
+                field: "levenberg",
+                reason: "must be finite and non-negative",
+            });
+        }
         let (low, high) = self.proximal;
         if !(low.is_finite() && high.is_finite() && low > 0.0 && low <= high) {
             return Err(SolveError::InvalidSettings {
@@ -96,6 +114,7 @@ impl Default for NewtonSettings {
             max_halvings: 40,
             fallback_sweeps: 10,
             memory: 5,
+            levenberg: 0.1,
             proximal: (1e-10, 1e2),
         }
     }
@@ -307,25 +326,20 @@ impl SemismoothNewton {
         // which need not decrease the merit (rank-deficient W); the answer
         // rolls back to the best iterate seen
         let mut best = BestIterate::new(merit, r);
-        let mut history = vec![state.theta];
+        let mut trust = Trust::new(&st, state.theta, r);
         let (mut iterations, mut stalled) = (0, false);
-        // relative proximal weight (0: pure Newton)
-        let mut kappa = 0.0;
         while iterations < st.stopping.max_iterations && merit > st.stopping.tolerance {
-            let reference = history.iter().copied().fold(state.theta, f64::max);
-            let step = state.direction(p, kappa * state.w_max)?;
+            let eta = state.proximal_weight(trust.kappa, st.levenberg);
+            let step = state.direction(p, eta)?;
+            let reference = trust.reference(state.theta);
             let accepted = step.and_then(|d| state.line_search(p, r, &d, reference, &st));
             match accepted {
                 Some(alpha) => {
                     r.copy_from_slice(&state.trial);
-                    kappa = if alpha == 1.0 { kappa * 0.1 } else { kappa };
-                    if kappa < st.proximal.0 {
-                        kappa = 0.0;
-                    }
+                    trust.accepted(alpha, state.theta, state.trial_theta);
                 }
-                None if kappa < st.proximal.1 => {
-                    // no step: more proximal (shorter, better conditioned)
-                    kappa = (kappa * 10.0).max(st.proximal.0);
+                None if trust.kappa < st.proximal.1 => {
+                    trust.raise();
                     iterations += 1;
                     continue;
                 }
@@ -334,7 +348,7 @@ impl SemismoothNewton {
                     break;
                 }
                 None => {
-                    kappa = 0.0;
+                    trust.kappa = 0.0;
                     if !self.proximal_step(p, r, state.w_max)? {
                         stalled = true;
                         break;
@@ -343,9 +357,8 @@ impl SemismoothNewton {
             }
             iterations += 1;
             state.evaluate(p, r);
-            history.push(state.theta);
-            if history.len() > st.memory {
-                history.remove(0);
+            if trust.watch(state.theta, r) {
+                state.evaluate(p, r);
             }
             merit = p.merit(r);
             best.offer(merit, r);
@@ -394,6 +407,83 @@ impl SemismoothNewton {
     }
 }
 
+/// The trust weight `κ`, the non-monotone reference and the watchdog of
+/// [`SemismoothNewton::iterate`].
+struct Trust {
+    /// Relative proximal weight (0: pure Newton).
+    kappa: f64,
+    /// `½‖Φ‖²` of the last `memory` iterates.
+    history: Vec<f64>,
+    /// The smallest `½‖Φ‖²` seen and its iterate.
+    lowest: (f64, Vec<f64>),
+    /// Steps since `lowest` last improved.
+    since_lowest: usize,
+    memory: usize,
+    range: (f64, f64),
+}
+
+impl Trust {
+    fn new(st: &NewtonSettings, theta: f64, r: &[f64]) -> Self {
+        Self {
+            kappa: 0.0,
+            history: vec![theta],
+            lowest: (theta, r.to_vec()),
+            since_lowest: 0,
+            memory: st.memory,
+            range: st.proximal,
+        }
+    }
+
+    /// The `½‖Φ‖²` a step is judged against: the largest of the recent.
+    fn reference(&self, theta: f64) -> f64 {
+        self.history.iter().copied().fold(theta, f64::max)
+    }
+
+    /// `κ` ten times larger, within the range.
+    fn raise(&mut self) {
+        self.kappa = (self.kappa * 10.0).clamp(self.range.0, self.range.1);
+    }
+
+    /// Adapts `κ` to a step of length `alpha` that took `½‖Φ‖²` from
+    /// `before` to `after`.
+    fn accepted(&mut self, alpha: f64, before: f64, after: f64) {
+        if after > before {
+            self.raise();
+        } else if alpha == 1.0 && after <= 0.25 * before {
+            self.kappa *= 0.1;
+            if self.kappa < self.range.0 {
+                self.kappa = 0.0;
+            }
+        }
+    }
+
+    /// Records the new iterate `r` with `½‖Φ‖² = theta`; after `memory`
+    /// steps without a new smallest value, puts the iterate that had it
+    /// back into `r`, raises `κ` and returns true.
+    fn watch(&mut self, theta: f64, r: &mut [f64]) -> bool {
+        if theta < self.lowest.0 {
+            self.lowest.0 = theta;
+            self.lowest.1.copy_from_slice(r);
+            self.since_lowest = 0;
+        } else {
+            self.since_lowest += 1;
+        }
+        if self.since_lowest >= self.memory {
+            r.copy_from_slice(&self.lowest.1);
+            self.history.clear();
+            self.history.push(self.lowest.0);
+            self.since_lowest = 0;
+            self.raise();
+            return true;
+        }
+        self.history.push(theta);
+        if self.history.len() > self.memory {
+            self.history.remove(0);
+        }
+        false
+    }
+}
+
 /// Newton iterations on the proximal subproblem of a proximal step.
 const PROXIMAL_STEP_ITERATIONS: usize = 30;
 
@@ -409,7 +499,12 @@ struct NewtonState {
     jb: Vec<[f64; 9]>,
     /// `½‖Φ‖²` at the current iterate.
     theta: f64,
+    /// `‖ρ q‖`, the force scale of `‖Φ‖` (the Levenberg-Marquardt term's
+    /// denominator).
+    force_scale: f64,
     trial: Vec<f64>,
+    /// `½‖Φ‖²` at `trial`.
+    trial_theta: f64,
     u2: Vec<f64>,
     phi2: Vec<f64>,
     /// Identity shift that keeps the factorization defined, raised ×100
@@ -420,7 +515,7 @@ struct NewtonState {
 impl NewtonState {
     fn new(p: &LocalProblem, r: &[f64]) -> Self {
         let (n, m) = (p.contacts(), 3 * p.contacts());
-        let rho = (0..n)
+        let rho: Vec<f64> = (0..n)
             .map(|c| {
                 let d = p
                     .w()
@@ -430,6 +525,14 @@ impl NewtonState {
             })
             .collect();
         let w_max = p.largest_diagonal();
+        let q = p.q();
+        let force_scale = q
+            .iter()
+            .enumerate()
+            .map(|(i, qi)| (rho[i / 3] * qi).powi(2))
+            .sum::<f64>()
+            .sqrt()
+            .max(f64::MIN_POSITIVE);
         let mut state = Self {
             rho,
             w_max,
@@ -438,7 +541,9 @@ impl NewtonState {
             ja: vec![[0.0; 9]; n],
             jb: vec![[0.0; 9]; n],
             theta: 0.0,
+            force_scale,
             trial: vec![0.0; m],
+            trial_theta: 0.0,
             u2: vec![0.0; m],
             phi2: vec![0.0; m],
             regularization: 1e-12,
@@ -451,6 +556,11 @@ impl NewtonState {
     fn evaluate(&mut self, p: &LocalProblem, r: &[f64]) {
         let jac = Some((&mut self.ja[..], &mut self.jb[..]));
         self.theta = residual(p, r, &mut self.u, &mut self.phi, &self.rho, jac);
+    }
+
+    /// `η = (κ + c ‖Φ‖/‖ρ q‖) max diag W` at the current iterate.
+    fn proximal_weight(&self, kappa: f64, levenberg: f64) -> f64 {
+        (kappa + levenberg * (2.0 * self.theta).sqrt() / self.force_scale) * self.w_max
     }
 
     /// The Newton direction of the proximal subproblem with weight `eta`
@@ -536,6 +646,7 @@ impl NewtonState {
                 None,
             );
             if t2 <= reference - 2.0 * st.armijo * alpha * self.theta {
+                self.trial_theta = t2;
                 return Some(alpha);
             }
             alpha *= 0.5;
