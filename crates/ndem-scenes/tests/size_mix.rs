@@ -95,8 +95,8 @@ fn a_column_among_small_spheres_keeps_its_contacts_and_stands() {
         overlaps.push(overlap);
     }
     // the far spheres do not touch the column: with either count it
-    // compresses alike (the run with 41 fell through itself, to 0.94 of a
-    // radius, when large pairs had no sweep)
+    // compresses alike (without a velocity sweep on pairs of large bodies
+    // the run with 41 falls through itself, to 0.94 of a radius)
     // (bit for bit: Gauss-Seidel on contacts that share no body does not
     // depend on their order)
     assert_eq!(overlaps[0], overlaps[1], "largest overlaps {overlaps:?}");
