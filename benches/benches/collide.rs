@@ -7,7 +7,7 @@
 //! The spheres are numbered row by row, the grid's own order, which is the
 //! most favourable for the pass: `morton` numbers the same 10⁵ spheres
 //! along the Morton curve of their sites, as the built-in beds are
-//! (`docs/performance.md`, "Collision detection", session 26).
+//! (`docs/performance.md`, "Collision detection").
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactSet};

@@ -30,7 +30,7 @@
 //! faster than `v_imp` and than 5 mm/s, the impacting contacts per step
 //! and the steps that solved an impact problem; at the end the measured
 //! steps' mean time, apart for steps with and without an impact solve
-//! (`docs/performance.md`, "Session 46").
+//! (`docs/performance.md`, "The beds").
 
 use ndem_math::Vec3;
 use ndem_scenes::{Scene, SolverChoice, builders};

@@ -15,7 +15,7 @@
 //!   locality, as a long flow leaves it).
 //!
 //! Prints ns per contact-iteration of each repeat and the minimum
-//! (`docs/performance.md`, "Session 16"). An example, not a criterion
+//! (`docs/performance.md`, "NDEM step"). An example, not a criterion
 //! bench: settling a bed of 10⁵ spheres takes minutes.
 
 #[path = "common/settled.rs"]

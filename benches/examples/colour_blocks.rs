@@ -18,7 +18,7 @@
 //! gave). Prints ns per contact-iteration of each repeat, then per case
 //! the minimum and the median, per block count the two-thread speed-up
 //! (median of the repeats' ratios, and the ratio of the minima), and the
-//! load average (`docs/performance.md`, "Session 17", "Session 39").
+//! load average (`docs/performance.md`, "NDEM step").
 
 #[path = "common/settled.rs"]
 mod settled;

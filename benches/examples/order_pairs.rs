@@ -10,7 +10,7 @@
 //! contacts between them. Prints, for look-aheads of 1, 2, 4 and 8, the
 //! share of contacts visited in a pair, and the share of consecutive
 //! contacts that share their first body or no body at all
-//! (`docs/performance.md`, "Session 41"; the sweep uses 2).
+//! (`docs/performance.md`, "NDEM step"; the sweep uses 2).
 
 #[path = "common/settled.rs"]
 mod settled;

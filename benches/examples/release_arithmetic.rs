@@ -1,5 +1,5 @@
 //! A reproduction of the release-build discrepancy of `docs/performance.md`
-//! ("Session 16", "A compiler defect"): the loop of
+//! ("A compiler defect"): the loop of
 //! `ContactProblem::apply_impulses`, copied here with
 //! `ContactJacobian::velocity_change` inlined into it, against the
 //! library's own `ContactProblem::velocity_from` and the value an IEEE
@@ -13,17 +13,15 @@
 //! value; so does the same loop written over plain `[f64; 3]` arrays
 //! instead of nalgebra vectors. Exits with status 1 while the two differ.
 //!
-//! Cause (session 17): LLVM's SLP vectorizer emits broken IR for `apply`
+//! Cause: LLVM's SLP vectorizer emits broken IR for `apply`
 //! (an instruction used before the load that defines it); `-Zverify-llvm-ir`
 //! rejects it, Miri finds no undefined behaviour. This example is the
 //! self-test of `cargo xtask codegen`, which builds the workspace with the
 //! IR verifier on and expects this example, and nothing else, rejected.
 //!
-//! Since session 21 a problem keeps its contacts in parts and
-//! `contacts()` puts each together when read; the loop over that view no
-//! longer met the defect (the self-test was void from session 23 on). The
-//! loop now runs over a slice of whole `Contact`s, the layout it was
-//! written for, and meets it again (session 29: the same wrong value).
+//! A problem keeps its contacts in parts and `contacts()` puts each
+//! together when read; the loop over that view does not meet the defect,
+//! so the loop here runs over a slice of whole `Contact`s, where it does.
 
 use ndem_math::{InverseMass, Velocity6};
 use ndem_solve::Contact;
@@ -33,8 +31,7 @@ use ndem_solve::generate::{PackingSpec, sphere_packing};
 const IEEE: f64 = -2236361.0581080536;
 
 /// `velocity += M⁻¹ Gᵀ λ`, as `ContactProblem::apply_impulses` wrote it
-/// while a problem kept its contacts as a slice of whole `Contact`s
-/// (before session 21).
+/// for a problem that keeps its contacts as a slice of whole `Contact`s.
 #[inline(never)]
 fn apply(
     (contacts, inv, m): (&[Contact], &[InverseMass], usize),

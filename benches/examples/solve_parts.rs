@@ -10,7 +10,7 @@
 //! a sweep is `(t₂₅ − t₁)/24`; what a solve costs besides its sweeps
 //! (preparation, the initial and final residual statistics) is
 //! `t₁ − (t₂₅ − t₁)/24`. Prints both per contact, the minimum of the
-//! repeats, and the load average (`docs/performance.md`, "Session 18").
+//! repeats, and the load average (`docs/performance.md`, "How to measure").
 //!
 //! Then the residual statistics that open and close every solve
 //! (`ResidualEvaluator::stats`), on one and on two threads, with

@@ -17,7 +17,7 @@
 //! (about 2 ns per contact-iteration at 10⁵ on one thread) loses time to
 //! the stepper; the peers suite reports the stage's mean over its steps,
 //! and on a shared host single steps swing by 20 % (`docs/performance.md`,
-//! "Session 44").
+//! "How to measure").
 
 #[path = "common/settled.rs"]
 mod settled;

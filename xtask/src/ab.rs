@@ -5,9 +5,8 @@
 //!
 //! Why: a change to a kernel is judged by what it does to the step, and
 //! this project's host is shared and noisy (the same binary's continuous
-//! stage swung by up to 35 % between runs in session 42,
-//! `docs/performance.md`). Every session before this suite compared builds
-//! with scripts of its own; this one does what they did, reproducibly:
+//! stage swings by up to 35 % between runs, `docs/performance.md`). The
+//! suite compares two builds reproducibly:
 //!
 //! 1. builds `ndem` at `BASE` (a detached git worktree in
 //!    `target/xtask-ab-base/src` with its target folder beside it, both
@@ -29,9 +28,8 @@
 //!    trajectory bit for bit;
 //! 5. replays every built-in scene with each build (one thread, a
 //!    statistics line every step, [`REPLAY_STEPS`]) and compares the
-//!    statistics the same way: the check issue 21 asks of every layout
-//!    change ("bit-identical single-thread replays of the built-in scenes
-//!    before and after");
+//!    statistics the same way: a layout change must give bit-identical
+//!    single-thread replays of the built-in scenes;
 //! 6. with `--callgrind`, runs each build once under `valgrind
 //!    --tool=callgrind` for a few steps and reports the inclusive
 //!    instruction counts of the functions that take at least 0.5 % of

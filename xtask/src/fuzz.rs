@@ -24,8 +24,8 @@ const ALL_DONE: usize = usize::MAX;
 /// when one case runs for [`HANG_SECONDS`], it writes that case's input
 /// (`hang_<case>_<kind>.txt` in `out`), says so, and ends the process with
 /// a failure, so that a case that never ends is a finding with its input
-/// instead of a suite that stops making progress (session 48 found one:
-/// `run.impact_iterations = 2⁶⁴ − 1`). Storing [`ALL_DONE`] in the counter
+/// instead of a suite that stops making progress (for example
+/// `run.impact_iterations = 2⁶⁴ − 1` without its check). Storing [`ALL_DONE`] in the counter
 /// ends the watch.
 fn watch_for_hangs(out: &Path, seed: u64, steps: usize) -> Arc<AtomicUsize> {
     let done = Arc::new(AtomicUsize::new(0));

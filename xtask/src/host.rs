@@ -1,12 +1,12 @@
 //! Two figures of the host that decide what a second thread gains, taken
-//! beside a suite's timings (`docs/performance.md`, "Session 38"): how long
+//! beside a suite's timings (`docs/performance.md`, "How to measure"): how long
 //! a cache line written by one thread takes to reach another, and how far
 //! dependent arithmetic alone scales on two threads. On a host whose
 //! virtual cores share no cache the first is several times what cores of
 //! one cache take, and every body velocity the two threads of a sweep
 //! share pays it. A third figure, how fast one thread and two read
 //! memory, bounds what two threads gain on a pass whose data does not fit
-//! in a cache (the 10⁵ bed's: session 43). A virtual machine's cores can move between the two
+//! in a cache (the 10⁵ bed's). A virtual machine's cores can move between the two
 //! kinds within seconds (this project's host: 14-36 ns at some times,
 //! 155-167 ns at others), so a suite measures before and after its runs.
 
@@ -29,7 +29,7 @@ pub struct HostProbe {
     /// ([`STREAM_BYTES`]) from memory, one thread and two (each half of
     /// it) \[GB/s\]: a pass whose data lives in memory rather than in a
     /// cache scales on two threads by at most their ratio (this
-    /// project's host, session 43: 21-24 GB/s on one thread, 26-43 on two,
+    /// project's host: 21-24 GB/s on one thread, 26-43 on two,
     /// 1.2-1.95× as its virtual cores moved).
     pub memory_gbs: [f64; 2],
 }

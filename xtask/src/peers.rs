@@ -492,7 +492,7 @@ fn kinetic_plot(out: &Path, results: &[SizeResult]) -> SuiteResult<()> {
     )
 }
 
-/// Issue 21's target for the smooth DEM: CPU time at most LIGGGHTS' on
+/// The target for the smooth DEM: CPU time at most LIGGGHTS' on
 /// one thread, at 10⁴ and 10⁵ spheres, with and without rolling
 /// resistance (not measured where LIGGGHTS did not run). Its other target,
 /// a settled bed at LIGGGHTS' rest level of kinetic energy, has no single

@@ -123,7 +123,7 @@ fn ns_per_contact_iteration(seconds: f64, contacts: f64) -> f64 {
 /// \[s\]: the settling's 50 iterations per step hold it stiffer than 25
 /// sweeps do, and in the steps after the change it sags (at 10⁵ its
 /// kinetic energy rose tenfold and it gained 3 % contacts in five steps;
-/// `docs/performance.md`, "Session 46").
+/// `docs/performance.md`, "The beds").
 const LEAD_IN_S: f64 = 0.1;
 
 /// Settles `n` spheres with NDEM (the scene's own stepper, 1.5 s), then
@@ -293,7 +293,7 @@ impl NdemResult {
     }
 
     /// The coloured solver's continuous stage on one thread over two: the
-    /// means per step, and the fastest steps (issue 21's "≥ 1.7× faster on
+    /// means per step, and the fastest steps (the target "≥ 1.7× faster on
     /// two threads"). NaN when either run is missing.
     fn coloured_two_over_one(&self) -> (f64, f64) {
         let of = |threads: usize| self.times_of(SolverChoice::PgsColoured, threads);
@@ -307,7 +307,7 @@ impl NdemResult {
     }
 }
 
-/// Issue 21's targets for the NDEM step, judged on the runs at the sizes
+/// The targets for the NDEM step, judged on the runs at the sizes
 /// they are set for: at 10⁵ spheres the coloured continuous stage on one
 /// thread (≤ 45 ns per contact-iteration), its gain on two threads
 /// (≥ 1.7×, the means) and the two-thread step (≤ 0.25 s); at 10⁴ the
@@ -442,7 +442,7 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
 /// A row of the report's table saying whether the measured bed rests
 /// (the coloured run on one thread): a bed that creeps gains contacts and
 /// keeps spheres faster than `v_imp`, so Algorithm 1's impact stage solves
-/// the whole network on most steps (`docs/performance.md`, "Session 46").
+/// the whole network on most steps (`docs/performance.md`, "The beds").
 fn bed_state_row(r: &NdemResult) -> String {
     let Some(t) = r.times_of(SolverChoice::PgsColoured, 1) else {
         return String::new();

@@ -77,8 +77,8 @@ pub(crate) fn in_pairs<P: Sync, T: Send>(
 /// "NAME (beside PARTNER, which failed)": once the partner stopped they
 /// ran alone, so their wall time shares less contention than the other
 /// runs' and a speed-up taken from it is not comparable with the others
-/// (session 47: the drum's ref-150, the reference of every speed-up,
-/// ran its last 4.4 s alone after cs-150 failed).
+/// (for example the drum's ref-150, the reference of every speed-up, once
+/// cs-150 fails).
 pub(crate) fn alone_after_partner_failed<T>(
     names: &[&str],
     results: &[SuiteResult<T>],

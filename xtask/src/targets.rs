@@ -1,5 +1,5 @@
-//! The performance targets `cargo xtask peers` is measured against (issue
-//! 21, "Performance I"; `docs/performance.md`, "Where the goals stand"),
+//! The performance targets `cargo xtask peers` is measured against
+//! (`docs/performance.md`, "Targets and where they stand"),
 //! each judged on the figures of the run that printed it: met, not met,
 //! or not measured (the run did not produce the figure, for instance a
 //! peer that is not installed). The suite reports; it does not fail on a
@@ -96,7 +96,7 @@ impl TargetCheck {
 pub(crate) fn render(checks: &[TargetCheck], sizes: &[usize]) -> (Vec<serde_json::Value>, String) {
     let rows = checks.iter().map(TargetCheck::to_json).collect();
     let mut md = String::from(
-        "\n## Targets (issue 21)\n\nEach judged on this run's figures (the minimum over its repeats); a target missed is reported, not failed.\n\n",
+        "\n## Targets\n\nEach judged on this run's figures (the minimum over its repeats); a target missed is reported, not failed.\n\n",
     );
     if checks.is_empty() {
         let _ = writeln!(

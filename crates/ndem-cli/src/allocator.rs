@@ -1,5 +1,5 @@
 //! The `ndem` process's allocator setting (`docs/performance.md`,
-//! "Memory", session 27).
+//! "Memory").
 //!
 //! glibc's `malloc` maps a block of 128 KiB or more on its own pages, and
 //! returns them when the block is freed, but only until the first such

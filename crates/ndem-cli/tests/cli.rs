@@ -1,5 +1,4 @@
-//! End-to-end tests of the `ndem` command and of checkpoint/restart
-//! (issue 8, "Must show").
+//! End-to-end tests of the `ndem` command and of checkpoint/restart.
 
 use ndem::checkpoint::Checkpoint;
 use ndem::scenes::{SceneFile, builders};
@@ -557,8 +556,8 @@ fn packing_size_threads_and_peak_memory() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("particles"));
 }
 
-/// Found in session 51: `--threads 100000` aborted the process when the
-/// system refused a thread; above `MAX_THREADS` it is an error naming
+/// `--threads 100000` must not abort the process when the system refuses
+/// a thread; above `MAX_THREADS` it is an error naming
 /// `run.threads` (exit code 2, no output folder). More threads than cores
 /// run, with a note that they took turns; `--particles 0` says what it
 /// needs.
@@ -609,9 +608,8 @@ fn thread_counts_beyond_the_cores_and_the_cap() {
 
 /// Under a memory limit that cannot hold 600 thread stacks (`ulimit -v`,
 /// which binds root too), `--threads 600` is refused when the run starts,
-/// naming `run.threads` (exit code 2): before session 51 the first pass
-/// that spawned them panicked (300 threads under the same limit did). Two
-/// threads run under the same limit.
+/// naming `run.threads` (exit code 2), not a panic in the first pass
+/// that spawns them. Two threads run under the same limit.
 #[cfg(unix)]
 #[test]
 fn threads_the_system_refuses_are_a_typed_error() {

@@ -160,9 +160,9 @@ impl ContactSet {
 mod tests {
     use super::*;
 
-    /// A detected contact holds 72 bytes (`docs/performance.md`, "Memory",
-    /// session 26): no lever arms (session 23) and no curvature radii,
-    /// which its bodies' shapes give.
+    /// A detected contact holds 72 bytes (`docs/performance.md`,
+    /// "Memory"): no lever arms and no curvature radii, which its bodies'
+    /// shapes give.
     #[test]
     fn a_contact_point_is_72_bytes() {
         assert_eq!(std::mem::size_of::<ContactPoint>(), 72);

@@ -9,7 +9,7 @@
 //! block order, in place. Before, every thread but the first wrote into a
 //! vector of its own kept from pass to pass and copied into the set after:
 //! a second copy of about half the contacts (10 MB at 10⁵ particles on two
-//! threads, `docs/performance.md`, "Memory", session 34).
+//! threads, `docs/performance.md`, "Memory").
 
 use crate::contact::ContactPoint;
 use ndem_math::ContactKey;
@@ -43,7 +43,7 @@ impl ContactSink for Vec<ContactPoint> {
 /// ([`BlockSlots`]), and a count written there at every contact made the
 /// two threads of a pass take that line from each other at every contact
 /// (each block's walk 1.6× slower than alone; `docs/performance.md`,
-/// "Collision detection", session 54).
+/// "Collision detection").
 pub(crate) struct SlotWriter<'a> {
     slots: &'a mut [ContactPoint],
     /// How many contacts went into the slots so far.

@@ -108,7 +108,7 @@ impl BodyView<'_> {
     /// passes [`Self::validate`]'s checks (lengths checked before): one
     /// pass without a branch per check, where the checks with their errors
     /// cost a detection pass 4 % of its time (`docs/performance.md`,
-    /// "Collision detection", session 52). It may say `false` for valid
+    /// "Collision detection"). It may say `false` for valid
     /// bodies (a sum of finite coordinates that overflows), after which
     /// the checks run one by one; never `true` for an invalid one. A
     /// sphere's radius is checked here with [`Shape::validate`]'s rule,
@@ -800,7 +800,7 @@ impl CollisionWorld {
     /// spheres are not on a lattice, whether an entry's body index is the
     /// larger is a coin toss the processor mispredicts, while an entry out
     /// of reach, the common case, is predicted well (`docs/performance.md`,
-    /// "Collision detection", session 28).
+    /// "Collision detection").
     /// With `NEAR`, neighbour cells out of the probe's reach are passed
     /// over ([`Near`]). Returns the probe, which the caller's contacts
     /// are formed from.
@@ -863,7 +863,7 @@ impl CollisionWorld {
     /// neighbour cells out of each probe's reach ([`Near`]); otherwise
     /// few are, and forming each probe's distances to its cell's faces
     /// costs more than it saves (`docs/performance.md`, "Collision
-    /// detection", session 27).
+    /// detection").
     fn cells_outreach_pairs(&self) -> bool {
         2.0 * self.max_sweep > WIDE_CELLS * (2.0 * self.max_radius + self.settings.margin)
     }
@@ -877,7 +877,7 @@ impl CollisionWorld {
     ///
     /// A settled bed in which a few spheres fall through voids had every
     /// cell widened by the fastest one's sweep: 13 to 17 mm on the 10⁵
-    /// packing (`docs/performance.md`, "Collision detection", session 54).
+    /// packing (`docs/performance.md`, "Collision detection").
     fn set_apart_fast(&mut self, bodies: &BodyView<'_>, max_sweep: f64) -> f64 {
         self.fast.clear();
         let reach = 2.0 * self.max_radius + self.settings.margin;
@@ -1222,7 +1222,7 @@ impl CollisionWorld {
     /// slab holds it with a cell to spare for rounding, and the occupied
     /// cells hold every particle with its radius (less than a cell); the
     /// candidates are tested as before (`docs/performance.md`, "Collision
-    /// detection", session 28).
+    /// detection").
     fn half_space_reach(
         &self,
         normal: &Vec3,

@@ -109,8 +109,8 @@ proptest! {
     /// Half-spaces facing along each axis both ways and one oblique,
     /// cutting through the cloud, with sweeps (the planes' larger than a
     /// cell): the grid queries the cells of an axis-aligned half-space's
-    /// slab only (`docs/performance.md`, "Collision detection", session
-    /// 28) and must lose no contact the brute force finds, serially and
+    /// slab only (`docs/performance.md`, "Collision detection")
+    /// and must lose no contact the brute force finds, serially and
     /// in parallel.
     #[test]
     fn half_spaces_facing_every_way_equal_brute_force(
@@ -832,9 +832,8 @@ proptest! {
     /// `BodyView::validate` refuses, with the same error (field and body),
     /// in a world that kept the last good pass's median radius and scratch;
     /// and after the refused pass the same world, given the bodies mended,
-    /// finds what a fresh world finds. (A pass that checked the bodies in
-    /// the same loop that classifies them, tried in session 50, must keep
-    /// this; `docs/performance.md`, "Collision detection".)
+    /// finds what a fresh world finds. (A pass that checks the bodies in
+    /// the same loop that classifies them must keep this.)
     #[test]
     fn a_pass_refuses_what_validate_refuses(
         n in 2usize..5,

@@ -7,7 +7,7 @@
 //! When the body numbering follows a Morton (Z-order) curve, a contact's
 //! neighbours in the sweep touch bodies that were touched shortly before,
 //! in all three directions, and the body data a sweep reads stays in the
-//! caches (`docs/performance.md`, "Session 16": a random numbering of a
+//! caches (`docs/performance.md`, "NDEM step": a random numbering of a
 //! settled bed of 10⁵ spheres makes the sweep 2.3× slower). A lattice
 //! numbered row by row keeps that only along its rows: bodies one layer
 //! apart are a layer's worth of bodies apart in memory.

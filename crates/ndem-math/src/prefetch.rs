@@ -1,5 +1,4 @@
-//! A cache hint for the solver sweeps (`docs/performance.md`, "Session 23:
-//! bodies fetched ahead").
+//! A cache hint for the solver sweeps (`docs/performance.md`, "NDEM step").
 //!
 //! A PGS sweep over a problem far larger than the cache reads its contacts
 //! in a stream, which the processor fetches ahead by itself, and the two

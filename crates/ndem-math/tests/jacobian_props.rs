@@ -1,5 +1,4 @@
-//! Property tests of the contact Jacobian blocks against kinematics
-//! (issue 2, "Must show").
+//! Property tests of the contact Jacobian blocks against kinematics.
 
 use ndem_math::proptest_support::*;
 use ndem_math::{

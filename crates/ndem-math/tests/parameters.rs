@@ -1,5 +1,5 @@
 //! Hand-computed SPOOK parameters for the warm-starting paper's Table 1 and
-//! the static Hertz check (issue 2).
+//! the static Hertz check.
 
 use ndem_math::jacobian::normal_row;
 use ndem_math::{

@@ -618,7 +618,7 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
 
 /// A reducer state restored on its own world continues it; a state that
 /// does not fit the world (a checkpoint file is user input: the fuzz suite
-/// found `id = usize::MAX` panicking here, session 48) is a typed error
+/// found `id = usize::MAX` panicking here) is a typed error
 /// naming the entry, for each way it can fail.
 #[test]
 fn a_restored_state_is_checked_against_the_world() {

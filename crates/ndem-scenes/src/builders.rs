@@ -524,14 +524,14 @@ pub fn falling_lattice(n: usize, length: f64) -> Result<World, SceneError> {
 /// Morton curve of their lattice sites
 /// ([`ndem_math::locality::morton_code`]), so that the contacts, which the
 /// stepper sweeps in body order, touch bodies close in memory
-/// (`docs/performance.md`, "Session 16").
+/// (`docs/performance.md`, "NDEM step").
 ///
 /// The lattice's layers lie straight above each other (each sphere is
 /// moved sideways by at most 5 % of `r_max`), so the spheres first land on
 /// top of each other in columns, which tip and settle for seconds: after
 /// 1.5 s a bed of 10⁵ still has tens of spheres falling faster than the
 /// impact threshold, and at 25 PGS sweeps per step it keeps them
-/// (`docs/performance.md`, "Session 46").
+/// (`docs/performance.md`, "The beds").
 pub fn box_packing(
     n: usize,
     r_min: f64,

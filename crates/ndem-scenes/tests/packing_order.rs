@@ -1,14 +1,14 @@
 //! `box_packing` numbers its spheres along the Morton curve of their
 //! lattice sites: the bed itself (positions and radii) is the one drawn
 //! site by site, row by row, with the same seed; only the numbering
-//! differs (`docs/performance.md`, "Session 16").
+//! differs (`docs/performance.md`, "NDEM step").
 
 use ndem_math::Vec3;
 use ndem_math::locality::morton_code;
 use ndem_scenes::builders::box_packing;
 use ndem_scenes::rng::Rng;
 
-/// The spheres as drawn row by row (the numbering before session 16):
+/// The spheres as drawn, row by row (before the Morton numbering):
 /// `(site, position, radius)`.
 fn row_by_row(
     n: usize,

@@ -121,7 +121,7 @@ fn iterations_are_capped() {
     assert!(scene.stepper().is_ok());
 }
 
-/// Found by fuzzing (session 48): `run.impact_iterations = 2^64 - 1` ran
+/// Found by fuzzing: `run.impact_iterations = 2^64 - 1` ran
 /// an impact solve that never reached its tolerance for ever; it is capped
 /// like `run.iterations` while the impact stage is on.
 #[test]
@@ -141,9 +141,8 @@ fn impact_iterations_are_capped() {
     assert!(scene.stepper().is_ok());
 }
 
-/// Found in session 51: `ndem run packing --particles 30000 --threads
-/// 100000` aborted the process when the system refused a thread of the
-/// assembly. More than `MAX_THREADS` is a typed error naming `run.threads`,
+/// `ndem run packing --particles 30000 --threads 100000` must not abort
+/// the process when the system refuses a thread of the assembly. More than `MAX_THREADS` is a typed error naming `run.threads`,
 /// from a built scene and from a scene file; the limit is accepted.
 #[test]
 fn threads_are_capped() {
@@ -172,8 +171,8 @@ fn threads_are_capped() {
     assert!(e.contains("run.threads"), "{e}");
 }
 
-/// Found in session 48: `ndem run packing --particles 1000000000000000`
-/// aborted the process on an allocation of 3.2·10¹⁶ bytes. A bed the
+/// `ndem run packing --particles 1000000000000000` asks for 3.2·10¹⁶
+/// bytes; that must not abort the process. A bed the
 /// allocator refuses is a typed error naming `particles`.
 #[test]
 fn a_bed_too_large_to_allocate_is_a_typed_error() {

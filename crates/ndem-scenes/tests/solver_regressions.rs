@@ -23,11 +23,10 @@ fn run(mut scene: Scene) -> (Scene, f64, ndem_step::StepStats) {
 
 /// The built-in 25-sphere column (Hertz, E = 6 MPa, Δt = 5 ms) with APGD
 /// at 50 iterations per step keeps its height within 1 % of the analytic
-/// Hertz height with every warm start. Before the fix (APGD unscaled,
-/// best iterate chosen by residuals at different step sizes) the column
-/// collapsed to 0.05-0.07 m of its 0.3145 m, and with the model start
-/// flew off. The issue asks for 1 %; measured now: |ε_l| ≤ 5.5e-5 (cold,
-/// the worst), so the tolerance is 10× that.
+/// Hertz height with every warm start (APGD unscaled, or with its best
+/// iterate chosen by residuals at different step sizes, collapses the
+/// column to 0.05-0.07 m of its 0.3145 m). Asked: 1 %; measured:
+/// |ε_l| ≤ 5.5e-5 (cold, the worst), so the tolerance is 10× that.
 #[test]
 fn apgd_column_keeps_its_height_with_every_warm_start() {
     for ws in [

@@ -52,9 +52,7 @@ fn consolidation_reaches_the_hydrostatic_stress_and_shear_drives_the_end_walls()
         // contact stress: 150 spheres under 100 kg walls are not in
         // equilibrium after 3 s. The walls ring: over the last second the
         // contact stress spans 27-322 Pa and its time mean is 93-137 Pa on
-        // the two PGS kernels of session 15 (docs/solvers.md, "The
-        // decoupled pass"; an earlier version of this test asserted the
-        // value at 3 s within 10 Pa, which held at that instant only).
+        // the two PGS kernels (docs/solvers.md, "The decoupled pass").
         // The mean stays within half of σ_h (36 % measured).
         let mean = contact_sum[k] / samples as f64;
         assert!(

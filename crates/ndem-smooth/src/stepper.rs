@@ -107,7 +107,7 @@ pub struct SmoothSettings {
     /// [`SmoothStepper::normal_forces`] (default `true`). Off, one thread
     /// writes no contact set: on the settling bed of `cargo xtask peers
     /// smooth` at 10⁴ spheres that saved 2 % of the run
-    /// (`docs/performance.md`, session 49). The trajectory is the same
+    /// (`docs/performance.md`). The trajectory is the same
     /// either way.
     pub record_contacts: bool,
 }

@@ -98,5 +98,5 @@ pub use warm_start::{
 /// contact's bodies ([`ndem_math::prefetch`]): on a problem larger than the
 /// cache the contacts come in a stream the processor fetches ahead by
 /// itself, their bodies do not (8 measured best of 4, 8 and 16 on the
-/// settled 10⁵ bed; `docs/performance.md`, "Session 23").
+/// settled 10⁵ bed; `docs/performance.md`, "NDEM step").
 pub(crate) const PREFETCH_AHEAD: usize = 8;

@@ -7,8 +7,7 @@
 //! `m⁻¹` and `k` of such a body (16 bytes, what a PGS sweep reads of it)
 //! and the full matrix only of the others, apart. At 10⁵ spheres that is
 //! 6.4 MB less, and the sweeps and the passes that form `v* + M⁻¹Gᵀλ`
-//! read one 16-byte entry per body (`docs/performance.md`, "Memory",
-//! session 30).
+//! read one 16-byte entry per body (`docs/performance.md`, "Memory").
 
 use ndem_math::{ContactJacobian, InverseMass, Mat3, Velocity6};
 

@@ -80,8 +80,7 @@ pub struct PgsSettings {
     /// default 32. The blocks, so the visiting order and the iterates,
     /// depend on it and on the problem, never on `threads`. More blocks
     /// split the contacts more finely between threads and give a sweep a
-    /// less local visiting order (`docs/performance.md`, "Session 17",
-    /// "Session 39").
+    /// less local visiting order (`docs/performance.md`, "NDEM step").
     pub colour_blocks: usize,
     /// Fewest contacts for which [`ContactOrder::Coloured`] sweeps on
     /// several threads (default 12 288): a smaller problem is swept, and
@@ -89,7 +88,7 @@ pub struct PgsSettings {
     /// same iterate. On this project's 2-core host two threads swept a
     /// settled bed of 6·10³ contacts at 0.72-0.81× the speed of one and
     /// one of 1.0·10⁴ contacts at 0.82-0.91×, and one of 1.3·10⁴ at
-    /// 1.10-1.14× (`docs/performance.md`, "Session 39"); the break-even
+    /// 1.10-1.14× (`docs/performance.md`, "NDEM step"); the break-even
     /// depends on the machine. 0 splits every problem.
     pub parallel_min_contacts: usize,
 }
@@ -467,8 +466,8 @@ struct Local<'a, A: AngularResponse, B: AngularResponse> {
     inv_d: &'a [f64],
     /// `ω D_jj⁻¹` of the contact's rows (`inv_d` when `ω = 1`), formed once
     /// per solve rather than in every row of every visit: a sweep is bound
-    /// by its floating-point operations (`docs/performance.md`, "Session
-    /// 42").
+    /// by its floating-point operations (`docs/performance.md`, "NDEM
+    /// step").
     relaxed_inv_d: &'a [f64],
     omega: f64,
     mass_a: f64,
@@ -554,9 +553,9 @@ impl<A: AngularResponse, B: AngularResponse> Local<'_, A, B> {
     /// when not tracked): each row's largest `|Δλ_j|` times `D_jj`, the
     /// same number as the largest of the products formed per update
     /// (rounding is monotone and `D_jj ≥ 0`), with the six divisions
-    /// side by side instead of one in each row update (session 24: the
-    /// impact stage, which tracks every sweep, swept 17 % slower than
-    /// with the tracking switched off).
+    /// side by side instead of one in each row update (with one division
+    /// per update the impact stage, which tracks every sweep, sweeps 17 %
+    /// slower than with the tracking switched off).
     #[inline(always)]
     fn max_corr(&self) -> f64 {
         if !self.track {
@@ -970,7 +969,7 @@ impl SweepMode {
     /// (the check is due at or below it, a stall lies further below), so
     /// once some contact's correction is above it the rest of the sweep
     /// skips the six divisions per contact (`docs/performance.md`,
-    /// "Session 37"). A blocked sweep's figure stays exact: its contacts
+    /// "NDEM step"). A blocked sweep's figure stays exact: its contacts
     /// form theirs for their inner loop ([`Self::untracked`]).
     pub(crate) fn exact_up_to(passes: usize, limit: f64) -> Self {
         Self {
@@ -1283,8 +1282,7 @@ thread_local! {
 }
 
 /// [`PgsSettings::parallel_min_contacts`] by default: below it a thread's
-/// start and its waits for the other's blocks cost more than its share
-/// (4096 in sessions 14-38).
+/// start and its waits for the other's blocks cost more than its share.
 const DEFAULT_PARALLEL_MIN_CONTACTS: usize = 12_288;
 
 impl ProjectedGaussSeidel {
@@ -1338,8 +1336,7 @@ impl ProjectedGaussSeidel {
 
     /// `ω D⁻¹` of every row, the factor of each row's update: `D⁻¹` itself
     /// when `ω = 1` (the default and every built-in scene's), else the
-    /// products formed once per solve (the same products the sweeps formed
-    /// in every row of every visit until session 42).
+    /// products formed once per solve, not in every row of every visit.
     fn relaxed_inv_diag(&self) -> &[f64] {
         if self.settings.relaxation == 1.0 {
             &self.inv_diag
@@ -1422,7 +1419,7 @@ impl ProjectedGaussSeidel {
     /// threads wait at a spinning barrier, and returns the next sweep's
     /// mode or `None`. The threads are started once for the run, not once
     /// per sweep (a thread's start cost 40-75 µs of each sweep on this
-    /// project's machine; `docs/performance.md`, "Session 45"). Returns
+    /// project's machine; `docs/performance.md`, "NDEM step"). Returns
     /// the last sweep's correction and finiteness.
     fn sweep_contacts_parallel(
         &mut self,

@@ -34,13 +34,13 @@
 //! blocks ([`Colouring::owner`]), and a block waits only for the earlier
 //! blocks (in colour order) it shares a moving body with
 //! ([`BlockProgress`]), so the threads wait for each other only where
-//! their ranges meet (session 18; a per-colour barrier left one thread
+//! their ranges meet (a per-colour barrier left one thread
 //! idle whenever a colour's blocks did not split evenly). A thread takes
 //! its blocks in colour order but skips a block that is still waiting for
-//! another thread's when a later one of its own is free (session 21), and
-//! sweeps two ready blocks in lockstep (`pgs/paired.rs`, session 22).
+//! another thread's when a later one of its own is free, and
+//! sweeps two ready blocks in lockstep (`pgs/paired.rs`).
 //! Where every sweep of a run is known to run (no early stop), there is no
-//! barrier between sweeps either ([`RunProgress`], session 47).
+//! barrier between sweeps either ([`RunProgress`]).
 
 use crate::pgs::SweepMode;
 use crate::problem::ContactProblem;
@@ -56,11 +56,11 @@ const _: () = assert!(MAX_BLOCKS <= MAX_COLOURS);
 
 /// Fewest contacts per block, and most blocks: the blocks depend on the
 /// problem alone (never on the thread count), so the visiting order and the
-/// result do not either. At 1024 (sessions 17-38) a settled bed of 10⁴
+/// result do not either. At 1024 a settled bed of 10⁴
 /// spheres (2.1·10⁴ contacts) had 21 blocks, and two threads swept it no
 /// faster than one: most of a thread's visits found no second block ready
 /// for its other lane. At 512 it has 32 (`docs/performance.md`,
-/// "Session 39").
+/// "NDEM step").
 pub(crate) const BLOCK_MIN_CONTACTS: usize = 512;
 /// Most blocks a caller may ask for ([`crate::PgsSettings::colour_blocks`]).
 pub(crate) const MAX_BLOCKS: usize = 64;
@@ -492,7 +492,7 @@ fn store_velocity(a: &[AtomicU64; 6], v: &Velocity6) {
 /// takes, of its blocks not yet swept, the first (in position order) whose
 /// earlier conflicting blocks are finished ([`Self::next_ready`]), so it
 /// does not wait at a block held up by another thread while a later block
-/// of its own is free (session 21; before, it took its blocks strictly in
+/// of its own is free (before, it took its blocks strictly in
 /// position order). Every pair of blocks that share a moving body still
 /// runs in position order, since the later one starts only once the
 /// earlier has finished: the one-thread order's iterate, bit for bit. No
@@ -563,7 +563,7 @@ impl BlockProgress {
 /// pair of conflicting block-sweeps therefore runs in the one-thread
 /// order: the iterate of the sweeps one after the other, bit for bit,
 /// while a thread that finished its part of a sweep goes on with the next
-/// instead of waiting for the others at a barrier (session 47).
+/// instead of waiting for the others at a barrier.
 ///
 /// A thread whose sweep made a value non-finite finishes that sweep and
 /// stops; [`Self::stop_at`] records the earliest such sweep, every thread
@@ -976,8 +976,7 @@ mod tests {
         Ok(())
     }
 
-    /// The blocks' colours as the colouring formed them before session 33,
-    /// body by body: each block's free colours are those that no moving
+    /// The blocks' colours as a body-by-body colouring forms them: each block's free colours are those that no moving
     /// body of its contacts got from an earlier block (greedy, then
     /// balanced over the greedy's colour count). The adjacency-based build
     /// must give these colours, so that the sweep order did not change.

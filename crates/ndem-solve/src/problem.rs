@@ -1498,7 +1498,7 @@ impl ContactProblem {
     ///
     /// The arithmetic repeats [`Self::apply_impulses_unchecked`]'s on
     /// purpose: with the serial pass written as this loop over the whole
-    /// range (session 18), rustc 1.95 / LLVM 22.1 release builds computed
+    /// range, rustc 1.95 / LLVM 22.1 release builds computed
     /// wrong velocities (the built-in `drum` stopped at step 12 with an
     /// overlap error, while the opt-level 1 build replayed it bit for bit);
     /// see `docs/performance.md`, "A compiler defect".
@@ -2082,7 +2082,7 @@ mod tests {
     }
 
     /// A sweep reads 160 bytes per contact (`docs/performance.md`,
-    /// "Session 21" and "Session 36"), not a whole `Contact`'s 272.
+    /// "Memory" and "Memory"), not a whole `Contact`'s 272.
     #[test]
     fn a_sweep_record_is_160_bytes() {
         assert_eq!(std::mem::size_of::<ContactRecord>(), 160);

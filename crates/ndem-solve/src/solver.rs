@@ -295,7 +295,7 @@ pub trait Observer {
     /// Whether [`Self::observe`] does anything. When it does not, a solver
     /// may skip calling it (a parallel sweep solver then runs the sweeps
     /// between its residual checks without handing control back after
-    /// each; `docs/performance.md`, "Session 45"). Default `true`.
+    /// each; `docs/performance.md`, "NDEM step"). Default `true`.
     fn observes(&self) -> bool {
         true
     }
@@ -649,8 +649,8 @@ const FIRST_FORCED_CHECK: usize = 16;
 
 /// Growth of the interval between forced residual checks: checks at 16,
 /// 20, 25, 32, … sweeps cost two to three sweeps each (the residual
-/// statistics form `v` again; session 24 measured 135 ns per contact
-/// against about 50 for a sweep on the 10⁵ bed), so about 2 % of a
+/// statistics form `v` again: 135 ns per contact against about 50 for a
+/// sweep on the 10⁵ bed), so about 2 % of a
 /// 3000-sweep solve (24 checks).
 const FORCED_CHECK_GROWTH: f64 = 1.25;
 
@@ -703,9 +703,9 @@ impl CheckSchedule {
         // the residual after the last sweep is evaluated in any case: a
         // forced check whose successor would come at or after it can save
         // fewer sweeps than the growth's quarter, while a check costs two
-        // to three sweeps (session 25: the 20-sweep impact stage of a
-        // settling packing reached its tolerance within the 20 sweeps once
-        // in 198 steps)
+        // to three sweeps (the 20-sweep impact stage of a settling packing
+        // reaches its tolerance within the 20 sweeps about once in 200
+        // steps)
         iterations >= stopping.max_iterations
             || Self::forced_after(iterations) < stopping.max_iterations
     }

@@ -148,10 +148,9 @@ impl ImpulseHistory {
     ///
     /// The keys are looked up by the warm start's merge walk, so
     /// keys given in increasing order (as the stepper's contacts come) cost
-    /// O(1) each, and the held set is kept sorted without a sort. (Until
-    /// session 46 it was a hash map filled key by key: about 200 ns per
-    /// held contact on every step whose memberships changed, 50 ms at 10⁵;
-    /// `docs/performance.md`, "Session 46".)
+    /// O(1) each, and the held set is kept sorted without a sort (a hash map filled key
+    /// by key costs about 200 ns per held contact on every step whose
+    /// memberships change, 50 ms at 10⁵).
     pub fn hold(&mut self, keys: impl IntoIterator<Item = ContactKey>) {
         let (mut held_keys, mut held_impulses) = (Vec::new(), Vec::new());
         let mut from = 0;
@@ -590,11 +589,9 @@ impl HistoryWarmStart {
 
     /// Eq. 7 for the contacts from `first` on whose rows are `lambda`
     /// (every row written: zero where the history has nothing), each
-    /// projected onto its bounds once. (Until session
-    /// 25 a warm contact was projected a second time, to keep the bits of
-    /// the older code, which projected the start and then the whole `λ₀`;
-    /// a disk projection is not idempotent to the last bit, so disk-friction
-    /// starts differ from then by round-off.)
+    /// projected onto its bounds once (a disk projection is not idempotent
+    /// to the last bit, so projecting twice would change disk-friction
+    /// starts by round-off).
     fn start_contacts(
         &self,
         history: &ImpulseHistory,

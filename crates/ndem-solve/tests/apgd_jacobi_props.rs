@@ -1,5 +1,4 @@
-//! Property tests of APGD, the QP entry point and projected Jacobi
-//! (issue 5, "Must show").
+//! Property tests of APGD, the QP entry point and projected Jacobi.
 
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, SupportedConeT};
@@ -339,9 +338,7 @@ fn cone_projection_is_euclidean() {
 /// and rolling rows start at zero (bounds `μ λ_n = 0`); the largest normal
 /// residual never grows, and 500 sweeps end below 50 sweeps' largest
 /// residual on every case (MEASURED_JACOBI_CONVERGING): Jacobi converges
-/// slowly on these packings, it does not diverge. Until session 19 these
-/// 46 solves were reported `Diverged` (the largest residual of any kind
-/// against the start's, which only the normal rows carried).
+/// slowly on these packings, it does not diverge.
 #[test]
 fn jacobi_on_packings_reports_what_it_does() {
     use proptest::strategy::ValueTree;

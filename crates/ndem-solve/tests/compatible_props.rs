@@ -1,5 +1,5 @@
 //! Compatible contact dynamics: the beam's analytic forces and properties
-//! of the truss solution (issue 11).
+//! of the truss solution.
 
 use ndem_math::Velocity6;
 use ndem_solve::generate::beam_problem;

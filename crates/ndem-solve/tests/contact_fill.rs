@@ -277,10 +277,9 @@ proptest! {
     /// Frames whose tangents are not those of the normal (a problem posed
     /// by hand or read from a file) are kept bit for bit, whichever contact
     /// is the first to have them, pushed or filled on any thread count, and
-    /// the solve is that of the same problem pushed. (Written for a record
-    /// layout that formed the tangents from the normal and stored others
-    /// apart, `docs/performance.md`, "Memory", session 29; it guards any
-    /// such layout.)
+    /// the solve is that of the same problem pushed. (It guards any record
+    /// layout that forms the tangents from the normal and stores others
+    /// apart.)
     #[test]
     fn own_tangents_are_kept_pushed_or_filled(
         angles in proptest::collection::vec(

@@ -83,8 +83,8 @@ fn count_coulomb(variant: PgsVariant, problems: &[ndem_solve::ContactProblem]) -
 
 /// Row-wise disk PGS on 64 generated skewed problems: the count reaching
 /// a Coulomb merit of 1e-8 is printed and asserted at its measured value
-/// (MEASURED_ROW_WISE). A property test used to claim every case; random
-/// testing then found a contact whose own Delassus block couples the
+/// (MEASURED_ROW_WISE), not claimed for every case: random testing finds
+/// a contact whose own Delassus block couples the
 /// normal and tangent rows strongly, where PGS cycles
 /// (`disk_pgs_can_cycle_on_a_strongly_coupled_contact`).
 #[test]

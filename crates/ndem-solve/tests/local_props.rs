@@ -98,8 +98,7 @@ proptest! {
         // iteration still at its limit after 500 sweeps can amplify the round-off of
         // forming W (the same iteration in exact arithmetic): over the 5323
         // such packings of those seeds, at most 5.1e-12 (90 % below
-        // 1.8e-14; one found in a session-32 run at 5.2e-13 failed the converged
-        // tolerance); tolerance 10× (docs/solvers.md, "Testing against the
+        // 1.8e-14; one at 5.2e-13 fails the converged tolerance); tolerance 10× (docs/solvers.md, "Testing against the
         // local form")
         let tolerance = match report.status {
             SolverStatus::Converged => 1.6e-13 * scale,

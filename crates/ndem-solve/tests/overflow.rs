@@ -1,7 +1,7 @@
 //! An iterate that overflows is reported, never a panic: with `μ = 0` or
 //! `μ_r = 0` the bounds `μ s_n λ_n` of the friction, rolling and twisting
 //! rows are `0 · ∞ = NaN` once `λ_n` overflows, where `f64::clamp` panics
-//! (it did in every PGS variant before session 40's `ClampTo`).
+//! (the sweeps clamp with `ClampTo`, which does not).
 
 use ndem_math::{InverseMass, Velocity6};
 use ndem_solve::testing::*;

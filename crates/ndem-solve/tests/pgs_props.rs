@@ -1,5 +1,4 @@
-//! Property tests of projected Gauss-Seidel and the warm-start policies
-//! (issue 4, "Must show").
+//! Property tests of projected Gauss-Seidel and the warm-start policies.
 
 use ndem_math::Velocity6;
 use ndem_solve::reference::solve_frictionless;

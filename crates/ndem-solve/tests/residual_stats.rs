@@ -150,7 +150,7 @@ fn observed_equals_unobserved(problem: &ContactProblem, settings: PgsSettings, c
 /// An early-stopping PGS forms a sweep's largest correction only as far as
 /// its tolerance unless an observer reads it: once the corrections formed
 /// in a sweep exceed the tolerance, the rest of that sweep skips them
-/// (`docs/performance.md`, "Session 37"); the sweeps before a forced check
+/// (`docs/performance.md`, "NDEM step"); the sweeps before a forced check
 /// and the last are formed exactly. The iterate, the sweeps run, the
 /// status and every reported figure are those of a solve whose observer
 /// reads every sweep's, for solves that run to their cap and that stop at
@@ -294,11 +294,9 @@ fn a_cold_start_reads_the_free_velocity() {
 /// are those without it, in both variants, for solves that run to their
 /// cap, converge at a forced check, or converge at a check their update
 /// called for (the frictional packings' updates stay near 1, so those
-/// tolerances are large). Session 25 tried forming the correction from a
-/// one-division lower bound where no observer reads it (this test caught a
-/// bound that could exceed the exact value); it made the impact stage
-/// slower and was not kept. Session 37 skips the correction for the rest
-/// of a sweep once it is above the tolerance
+/// tolerances are large). It fails a correction formed from a lower bound
+/// that can exceed the exact value. A sweep skips the correction for the
+/// rest of a sweep once it is above the tolerance
 /// ([`an_early_stop_reads_its_updates_only_as_far_as_its_tolerance`]).
 #[test]
 fn an_observer_changes_no_early_stop() {

@@ -199,9 +199,9 @@ proptest! {
             let exact = a.clone().cholesky().expect("A is positive definite").solve(&(-&r));
             // forward error of a backward-stable solve, κ(A) ε ‖λ‖, and of
             // forming r = G v* + b, whose terms may cancel: ε times their
-            // sizes (`rhs_terms`) through ‖A⁻¹‖ = 1/λ_min. Before session
-            // 40 the scale took ‖r‖ for the terms, and a one-row case with
-            // |G v*| + |b| = 17 |r| measured 20 κ(A) ε ‖λ‖ (the regression
+            // sizes (`rhs_terms`) through ‖A⁻¹‖ = 1/λ_min. ‖r‖ in place
+            // of the terms is too small: a one-row case with
+            // |G v*| + |b| = 17 |r| measures 20 κ(A) ε ‖λ‖ (the regression
             // file keeps it).
             let terms = rhs_terms(&problem).norm() / smallest_eigenvalue(&a);
             let scale = exact.norm().max(terms);

@@ -377,7 +377,7 @@ impl World {
     /// Room for exactly `additional` more bodies, so that a scene that
     /// knows its size holds no growth slack in its per-body vectors. A
     /// count the allocator refuses (a mistyped size: `10¹⁵` spheres asked
-    /// for 3.2·10¹⁶ bytes and aborted the process before session 48) is a
+    /// for 3.2·10¹⁶ bytes) is a
     /// typed error naming `bodies`; the world may then hold room for some
     /// of them.
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), StepError> {

@@ -1,7 +1,7 @@
 //! After warm-up, a step of a resting bed allocates no vector whose size
 //! grows with the contact count: the problems are assembled in the storage
 //! of the last one released, and the multipliers and velocities reuse the
-//! last step's vectors (issue 21, "no per-step allocation after warm-up").
+//! last step's vectors.
 //! In a step with an impact the continuous solver lends its scratch to the
 //! impact solver and takes it back (`Solver::take_scratch`,
 //! `adopt_scratch`); a step of this resting bed has none.

@@ -1,5 +1,5 @@
 //! Integration tests of the stepper stages, determinism, joints and bad
-//! input (issue 6).
+//! input.
 
 use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3, Velocity6};

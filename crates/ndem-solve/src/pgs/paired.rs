@@ -8,7 +8,7 @@
 //! window holds, so the processor cannot start the next contact while it
 //! waits on this one's chain: a sweep ran at about 64 ns per contact on
 //! this project's machine with room for more arithmetic
-//! (`docs/performance.md`, "Session 22").
+//! (`docs/performance.md`, "NDEM step").
 //!
 //! A paired sweep gives it two independent chains. It keeps two lanes,
 //! each holding a block of the colouring ([`crate::pgs_parallel::Colouring`])
@@ -27,15 +27,14 @@
 //! [`PAIR_LOOKAHEAD`] that names no body of it or of the contacts between,
 //! and so reads nothing they write ([`SweepData::sweep_in_pairs`]); the
 //! given order's sweep does the same along its order
-//! (`docs/performance.md`, "Session 41").
+//! (`docs/performance.md`, "NDEM step").
 //!
 //! Each lane also names the bodies of its contact [`PREFETCH_AHEAD`]
 //! places further on to the processor ([`ndem_math::prefetch`]): on a
 //! problem larger than the cache the contacts come in a stream the
 //! processor fetches ahead by itself, their bodies do not, and bodies
 //! fetched only when their contact came cost about a sixth of a sweep on
-//! the 10⁵ bed (`docs/performance.md`, "Session 23: bodies fetched
-//! ahead").
+//! the 10⁵ bed (`docs/performance.md`, "NDEM step").
 
 use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, SweepMode, sweep_contact};
 use crate::PREFETCH_AHEAD;
@@ -77,7 +76,7 @@ pub(super) trait IterateStore {
     /// `first[1]` (ranges that do not overlap). Slices rather than a
     /// closure called with them: a closure is not always inlined, and the
     /// pair's update must be, so that the lanes' state stays in registers
-    /// (`docs/performance.md`, "Session 41").
+    /// (`docs/performance.md`, "NDEM step").
     #[inline(always)]
     fn two_lambdas(&mut self, [k0, k1]: [usize; 2], m: usize) -> (&mut [f64], &mut [f64]) {
         let (rows, first_row) = self.rows();
@@ -244,7 +243,7 @@ impl BlockSource for PipelinedBlocks<'_> {
 /// one's partner ([`SweepData::sweep_in_pairs`]). On the settled 10⁴ bed
 /// the given order pairs 67.5 % of its contacts with its neighbour alone
 /// (1), 87.8 % with 2, 97.0 % with 4; 2 swept the 3·10⁴ bed 0.86× the
-/// time of 1, 4 no faster than 2 (`docs/performance.md`, "Session 41").
+/// time of 1, 4 no faster than 2 (`docs/performance.md`, "NDEM step").
 const PAIR_LOOKAHEAD: usize = 2;
 
 /// Contacts a lane sweeps before a sweep that may stop forming its largest
