@@ -23,41 +23,40 @@ fn particles_outside(scene: &Scene) -> usize {
 fn consolidation_reaches_the_hydrostatic_stress_and_shear_drives_the_end_walls() {
     let spec = TriaxialSpec {
         particles: 150,
-        consolidation_time: 3.0,
+        consolidation_time: 6.0,
         ..TriaxialSpec::default()
     };
     let mut scene = triaxial(spec).unwrap();
     let mut stepper = scene.stepper().unwrap();
-    // the contact stress over the last second of consolidation, summed step
-    // by step
-    let mut contact_sum = [0.0; 3];
-    let mut samples = 0;
+    // the largest deviation of the contact stress from σ_h over the last
+    // second of consolidation, per axis
+    let mut deviation = [0.0f64; 3];
     while stepper.time() + 1e-9 < spec.consolidation_time {
         scene.step(&mut stepper).unwrap();
         if stepper.time() + 1e-9 >= spec.consolidation_time - 1.0 {
             let s = scene.triaxial.unwrap().measure(&scene.world, &stepper);
             for k in 0..3 {
-                contact_sum[k] += s.contact_stress[k];
+                deviation[k] = deviation[k].max((s.contact_stress[k] - 100.0).abs());
             }
-            samples += 1;
         }
     }
     let c = scene.triaxial.unwrap();
     let s = c.measure(&scene.world, &stepper);
     assert!(!s.shearing);
+    println!("largest contact-stress deviation over the last second: {deviation:?} Pa");
     for k in 0..3 {
         // motor stress: σ_h by construction (checks row indexing and sign)
         // (the bound was set from the lengths before the step)
         assert!((s.stress[k] - 100.0).abs() < 0.05, "motor stress {s:?}");
-        // contact stress: 150 spheres under 100 kg walls are not in
-        // equilibrium after 3 s. The walls ring: over the last second the
-        // contact stress spans 27-322 Pa and its time mean is 93-137 Pa on
-        // the two PGS kernels (docs/solvers.md, "The decoupled pass").
-        // The mean stays within half of σ_h (36 % measured).
-        let mean = contact_sum[k] / samples as f64;
+        // contact stress: 150 spheres under 100 kg walls ring for about
+        // 4 s (the contact stress spans 27-322 Pa over the third second);
+        // from 5 s on the sample is in equilibrium and the contact stress
+        // is σ_h at every step of the sixth second (measured: within
+        // 0.5 Pa; the bound is 10× that)
         assert!(
-            (mean - 100.0).abs() < 50.0,
-            "mean contact stress {mean} Pa over the last second ({s:?})"
+            deviation[k] < 5.0,
+            "contact stress off σ_h by {} Pa over the last second ({s:?})",
+            deviation[k]
         );
     }
     assert_eq!(particles_outside(&scene), 0);

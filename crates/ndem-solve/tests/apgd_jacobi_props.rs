@@ -138,6 +138,11 @@ fn objective(p: &ContactProblem, x: &[f64]) -> f64 {
     0.5 * xv.dot(&(&n * &xv)) + r.dot(&xv)
 }
 
+/// Bound on Jacobi's largest difference from the exact LCP solution,
+/// relative to its largest entry: 10× the largest measured (1.4e-11 at
+/// the CI seed; 2.0e-13, 1.4e-13 and 1.7e-12 at seeds 1, 42, 987654321).
+const JACOBI_ERROR_BOUND: f64 = 1e-10;
+
 fn max_abs(v: &[f64]) -> f64 {
     v.iter().fold(0.0f64, |a, &b| a.max(b.abs()))
 }
@@ -145,20 +150,26 @@ fn max_abs(v: &[f64]) -> f64 {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
-    /// APGD and PGS agree on strictly convex frictionless problems (1e-6).
+    /// APGD and PGS both converge (rows to 1e-12, PGS to 1e-13) on strictly
+    /// convex frictionless problems and agree with the exact solution
+    /// (`solve_frictionless`), relative to its largest entry: PGS within
+    /// 6e-11, APGD within 5e-10, 10× and 9× the largest differences
+    /// measured over the CI seed and seeds 1, 42 and 987654321 (6.0e-12
+    /// and 5.5e-11).
     #[test]
     fn apgd_matches_pgs_frictionless(problem in arb_packing(ContactRows::Normal, FrictionSet::Box)) {
         let exact = solve_frictionless(&problem).unwrap();
         let (mut l1, mut v1) = cold(&problem);
-        ProjectedGaussSeidel::new(PgsSettings { stopping: Stopping::to_tolerance(20_000, 1e-13), ..Default::default() })
+        let pgs = ProjectedGaussSeidel::new(PgsSettings { stopping: Stopping::to_tolerance(20_000, 1e-13), ..Default::default() })
             .unwrap().solve(&problem, &mut l1, &mut v1).unwrap();
         let (mut l2, mut v2) = cold(&problem);
         let rep = apgd(20_000, 1e-12).solve(&problem, &mut l2, &mut v2).unwrap();
+        prop_assert_eq!(pgs.status, SolverStatus::Converged, "{:?}", pgs);
+        prop_assert_eq!(rep.status, SolverStatus::Converged, "{:?}", rep);
         let scale = max_abs(&exact).max(1e-300);
-        for i in 0..exact.len() {
-            prop_assert!((l1[i] - l2[i]).abs() <= 1e-6 * scale, "pgs {} apgd {} ({rep:?})", l1[i], l2[i]);
-            prop_assert!((exact[i] - l2[i]).abs() <= 1e-6 * scale);
-        }
+        let error = |l: &[f64]| exact.iter().zip(l).fold(0.0f64, |e, (a, b)| e.max((a - b).abs())) / scale;
+        prop_assert!(error(&l1) <= 6e-11, "pgs off the exact solution by {:e}", error(&l1));
+        prop_assert!(error(&l2) <= 5e-10, "apgd off the exact solution by {:e} ({rep:?})", error(&l2));
     }
 
     /// With the cone projection APGD solves the CCP: it matches clarabel's
@@ -235,28 +246,28 @@ proptest! {
         prop_assert_eq!(t.0.len(), rep.iterations);
         let seen = t.0.iter().fold(f64::INFINITY, |a, &b| a.min(b));
         prop_assert!(rep.last_update <= seen, "returned {} but saw {}", rep.last_update, seen);
-        prop_assert!(t.0.contains(&rep.last_update) || rep.last_update <= seen, "returned residual not among those evaluated");
+        // the returned residual is one that was evaluated: an iterate's, or
+        // the start's (then λ is the cold start, zero)
+        prop_assert!(
+            t.0.contains(&rep.last_update) || l.iter().all(|&x| x == 0.0),
+            "returned residual {} not among those evaluated", rep.last_update
+        );
         let honest = ResidualEvaluator::new().stats(&problem, &l, None);
         prop_assert_eq!(honest, rep.residuals);
     }
 
-    /// Projected Jacobi converges on diagonally dominant problems (sparse
-    /// problems with large Σ) to the dense LCP solution, and its parallel and
-    /// serial runs are bit-identical.
+    /// Projected Jacobi with its default relaxation (ω = 0.3) converges on
+    /// sparse problems with Σ ≥ 5 (not all diagonally dominant) to the
+    /// dense LCP solution, and its parallel and serial runs are
+    /// bit-identical.
     #[test]
-    fn jacobi_converges_and_parallel_equals_serial(problem in arb_sparse_problem(300.0, 0.3).unwrap()) {
-        let (n, _) = dense_qp(&problem);
-        let dominant = (0..n.nrows()).all(|i| {
-            let off: f64 = (0..n.ncols()).filter(|&j| j != i).map(|j| n[(i, j)].abs()).sum();
-            n[(i, i)] > off
-        });
-        prop_assume!(dominant);
+    fn jacobi_converges_and_parallel_equals_serial(problem in arb_sparse_problem(5.0, 0.3).unwrap()) {
         let exact = solve_frictionless(&problem).unwrap();
         let run = |threads: usize| {
             let mut j = ProjectedJacobi::new(JacobiSettings {
                 stopping: Stopping::to_tolerance(100_000, 1e-13),
-                relaxation: 1.0,
                 threads,
+                ..JacobiSettings::default()
             }).unwrap();
             let (mut l, mut v) = cold(&problem);
             let rep = j.solve(&problem, &mut l, &mut v).unwrap();
@@ -268,11 +279,9 @@ proptest! {
         prop_assert!(ls.iter().zip(&lp).all(|(a, b)| a.to_bits() == b.to_bits()));
         prop_assert_eq!(vs, vp);
         let scale = max_abs(&exact).max(1e-12);
-        for i in 0..exact.len() {
-            prop_assert!((exact[i] - ls[i]).abs() <= 1e-6 * scale);
-        }
+        let error = exact.iter().zip(&ls).fold(0.0f64, |e, (a, b)| e.max((a - b).abs())) / scale;
+        prop_assert!(error <= JACOBI_ERROR_BOUND, "error {error:e} ({rep:?})");
     }
-
 
     /// The QP entry point: random SPD matrices as CSR operators over x ≥ 0
     /// reach the KKT conditions.

@@ -82,8 +82,10 @@ fn sets() -> impl Strategy<Value = FrictionSet> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
-    /// With friction off, PGS agrees with the dense principal-pivoting LCP
-    /// solution within 1e-6 relative.
+    /// With friction off, PGS (to 1e-11) agrees with the dense
+    /// principal-pivoting LCP solution within 6e-9 of its largest entry:
+    /// 9× the largest difference measured over the CI seed and seeds 1, 42
+    /// and 987654321 (6.7e-10).
     #[test]
     fn frictionless_pgs_matches_dense_lcp(problem in arb_packing(ContactRows::Normal, FrictionSet::Box), variant in variants()) {
         let exact = solve_frictionless(&problem).unwrap();
@@ -91,13 +93,14 @@ proptest! {
         let rep = solve_to(&problem, tight(variant), &mut lam, &mut vel);
         prop_assert!(rep.converged());
         let scale = exact.iter().fold(0.0f64, |a, &b| a.max(b.abs())).max(1e-300);
-        for (a, b) in exact.iter().zip(&lam) {
-            prop_assert!((a - b).abs() <= 1e-6 * scale, "{a} vs {b}");
-        }
+        let error = exact.iter().zip(&lam).fold(0.0f64, |e, (a, b)| e.max((a - b).abs())) / scale;
+        prop_assert!(error <= 6e-9, "off by {error:e}");
     }
 
     /// Random sparse mixed problems (unilateral and bilateral rows built
-    /// from a CSR Jacobian) also match the dense reference.
+    /// from a CSR Jacobian) also match the dense reference: within 4.7e-11
+    /// of its largest entry, 10× the largest difference measured over the
+    /// same four seeds (4.7e-12).
     #[test]
     fn sparse_problems_match_dense_lcp(problem in arb_sparse_problem(0.05, 0.3).unwrap()) {
         let exact = solve_frictionless(&problem).unwrap();
@@ -105,9 +108,8 @@ proptest! {
         let rep = solve_to(&problem, PgsSettings { stopping: Stopping::to_tolerance(200_000, 1e-12), ..PgsSettings::default() }, &mut lam, &mut vel);
         prop_assert!(rep.converged(), "{rep:?}");
         let scale = exact.iter().fold(0.0f64, |a, &b| a.max(b.abs())).max(1e-12);
-        for (a, b) in exact.iter().zip(&lam) {
-            prop_assert!((a - b).abs() <= 1e-6 * scale, "{a} vs {b}");
-        }
+        let error = exact.iter().zip(&lam).fold(0.0f64, |e, (a, b)| e.max((a - b).abs())) / scale;
+        prop_assert!(error <= 4.7e-11, "off by {error:e}");
     }
 
     /// History warm starting on a slowly perturbed sequence of problems
