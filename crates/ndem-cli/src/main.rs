@@ -540,33 +540,7 @@ fn go(
         summary.steps_per_second,
         out.display()
     ))?;
-    let solves: u64 = summary.statuses.values().sum();
-    let unconverged = solves - summary.statuses.get("converged").copied().unwrap_or(0);
-    if unconverged > 0 || summary.unresolved_steps > 0 {
-        let counts: Vec<String> = summary
-            .statuses
-            .iter()
-            .map(|(name, n)| format!("{n} {name}"))
-            .collect();
-        say(format_args!(
-            "continuous stage: {} of {solves} solves not converged ({}), {} steps unresolved (see `status` and `unresolved` in stats.csv)\n",
-            unconverged,
-            counts.join(", "),
-            summary.unresolved_steps
-        ))?;
-    }
-    if summary.overlap_max > 0.0 {
-        say(format_args!(
-            "largest overlap: {:.3} of its contact's radius at step {} (a step stops above 1; `overlap_max` in stats.csv)\n",
-            summary.overlap_max, summary.overlap_max_step
-        ))?;
-    }
-    if summary.impact_unconverged_steps > 0 {
-        say(format_args!(
-            "impact stage: {} of {} solves stopped before their tolerance (see `impact_status` in stats.csv)\n",
-            summary.impact_unconverged_steps, summary.impact_steps
-        ))?;
-    }
+    say(format_args!("{}", solve_summary(&summary)))?;
     let threads = ndem::math::blocks::resolve_threads(s.threads);
     if threads > 1 && !s.solver.solves_on_threads() {
         say(format_args!(
@@ -595,6 +569,71 @@ fn go(
         return Err(Failure::Interrupted);
     }
     Ok(())
+}
+
+/// What the run's solves reached, in words: at a fixed iteration budget
+/// (the papers' setting) the budget, the residual reached against the
+/// tolerance and the unresolved steps; with a tolerance, the solves that
+/// missed it. Then the largest overlap and the impact stage.
+fn solve_summary(summary: &ndem_cli::run::RunSummary) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let solves: u64 = summary.statuses.values().sum();
+    let count = |name: &str| summary.statuses.get(name).copied().unwrap_or(0);
+    let unresolved = format!(
+        "{} of {solves} steps unresolved (their residual leaves overlaps off the contact law; `unresolved` in stats.csv)",
+        summary.unresolved_steps
+    );
+    if summary.fixed_budget && solves > 0 {
+        let _ = writeln!(
+            text,
+            "continuous stage: {} iterations per step, a fixed budget (the papers' setting), not a tolerance; mean normal residual per step: median {:.1e} m/s, largest {:.1e} m/s (step {}), against {:.1e} m/s for a resolved step; {unresolved}",
+            summary.iterations,
+            summary.normal_residual_median,
+            summary.normal_residual_max.0,
+            summary.normal_residual_max.1,
+            summary.residual_tolerance,
+        );
+        let grew = count("diverged") + count("numerical-error");
+        if grew > 0 {
+            let _ = writeln!(
+                text,
+                "  {grew} of those solves ended with a larger residual of some row kind than they started with (`diverged` in the `status` column)"
+            );
+        }
+    } else {
+        let unconverged = solves - count("converged");
+        if unconverged > 0 || summary.unresolved_steps > 0 {
+            let counts: Vec<String> = summary
+                .statuses
+                .iter()
+                .map(|(name, n)| format!("{n} {name}"))
+                .collect();
+            let _ = writeln!(
+                text,
+                "continuous stage: {unconverged} of {solves} solves did not reach their tolerance ({}); {unresolved}",
+                counts.join(", ")
+            );
+        }
+    }
+    if summary.overlap_max > 0.0 {
+        let _ = writeln!(
+            text,
+            "largest overlap: {:.3} of its contact's radius at step {} (a step stops above 1; `overlap_max` in stats.csv)",
+            summary.overlap_max, summary.overlap_max_step
+        );
+    }
+    if summary.impact_steps > 0 {
+        let _ = writeln!(
+            text,
+            "impact stage: {} steps had impacts, each solved to 1e-10 within {} sweeps; {} stopped at the sweep cap, with normal residuals up to {:.1e} m/s (`impact_status`, `impact_residual` in stats.csv)",
+            summary.impact_steps,
+            summary.impact_iterations,
+            summary.impact_unconverged_steps,
+            summary.impact_residual_max
+        );
+    }
+    text
 }
 
 fn main() -> ExitCode {

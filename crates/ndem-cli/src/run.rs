@@ -175,11 +175,35 @@ pub struct RunSummary {
     /// Steps whose mean normal residual left the overlaps off the contact
     /// law (`unresolved` in `stats.csv`).
     pub unresolved_steps: u64,
+    /// Whether the continuous stage ran a fixed number of iterations per
+    /// step (the papers' setting) rather than stopping at a tolerance.
+    pub fixed_budget: bool,
+    /// The mean normal residual of a step above which it is unresolved
+    /// \[m/s\] (`StepStats::residual_tolerance`, the last step's).
+    pub residual_tolerance: f64,
+    /// Median over the steps with contacts of the continuous stage's mean
+    /// normal residual \[m/s\] (0 without such steps).
+    pub normal_residual_median: f64,
+    /// Its largest value \[m/s\] and the step it was seen at.
+    pub normal_residual_max: (f64, u64),
+    /// Largest normal residual an impact solve ended with \[m/s\].
+    pub impact_residual_max: f64,
+    /// Sweep cap of the impact stage.
+    pub impact_iterations: usize,
     /// Largest overlap relative to its contact's radius over the run's
     /// steps (`overlap_max` in `stats.csv`; a step above 1 fails).
     pub overlap_max: f64,
     /// The step it was seen at (0 without contacts).
     pub overlap_max_step: u64,
+}
+
+/// The median of `values` (sorted in place; 0 when empty; NaN last).
+fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }
 
 /// Peak resident set size of this process \[bytes\], from Linux's
@@ -322,6 +346,12 @@ struct Totals {
     unresolved_steps: u64,
     overlap_max: (f64, u64),
     checkpoints: Vec<String>,
+    /// The continuous stage's mean normal residual of each step with
+    /// contacts.
+    normal_residuals: Vec<f64>,
+    normal_residual_max: (f64, u64),
+    impact_residual_max: f64,
+    residual_tolerance: f64,
 }
 
 /// Runs `options.steps` steps of `scene` with `stepper`, writing outputs as
@@ -420,9 +450,16 @@ impl Totals {
             self.impact_steps += 1;
             self.impact_unconverged_steps +=
                 u64::from(status != ndem::solve::SolverStatus::Converged);
+            self.impact_residual_max = self.impact_residual_max.max(s.impact_residual);
         }
+        self.residual_tolerance = s.residual_tolerance;
         if s.contacts > 0 {
             *self.statuses.entry(s.status.name()).or_default() += 1;
+            let residual = s.residuals.normal.mean;
+            self.normal_residuals.push(residual);
+            if residual > self.normal_residual_max.0 {
+                self.normal_residual_max = (residual, s.step);
+            }
         }
         self.unresolved_steps += u64::from(s.unresolved);
         if s.overlap_max > self.overlap_max.0 {
@@ -444,7 +481,7 @@ impl Totals {
     }
 
     fn summary(
-        self,
+        mut self,
         scene: &Scene,
         stepper: &mut Stepper,
         wall: Duration,
@@ -496,6 +533,12 @@ impl Totals {
             impact_unconverged_steps: self.impact_unconverged_steps,
             statuses: self.statuses,
             unresolved_steps: self.unresolved_steps,
+            fixed_budget: !stepper.solver_mut().stopping().early_stop,
+            residual_tolerance: self.residual_tolerance,
+            normal_residual_median: median(&mut self.normal_residuals),
+            normal_residual_max: self.normal_residual_max,
+            impact_residual_max: self.impact_residual_max,
+            impact_iterations: stepper.settings().impact_iterations,
             overlap_max: self.overlap_max.0,
             overlap_max_step: self.overlap_max.1,
         }

@@ -732,3 +732,36 @@ fn several_threads_with_a_serial_solver_are_noted() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("impact_iterations"), "{err}");
 }
+
+/// At the scenes' fixed iteration budget the end of a run says that the
+/// budget was the setting and what residual it reached against the
+/// resolved-step tolerance, not that the solves failed; `summary.json`
+/// carries the same figures.
+#[test]
+fn a_fixed_budget_run_reports_its_budget_and_residual() {
+    let dir = tmp("fixed-budget");
+    let out = dir.0.join("run");
+    let o = ndem(&[
+        "run",
+        "column",
+        "--steps",
+        "30",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("continuous stage: 100 iterations per step, a fixed budget"),
+        "{text}"
+    );
+    assert!(text.contains("of 30 steps unresolved"), "{text}");
+    assert!(!text.contains("not converged"), "{text}");
+    assert!(text.contains("impact stage: 3 steps had impacts"), "{text}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["fixed_budget"], true);
+    let median = summary["normal_residual_median"].as_f64().unwrap();
+    let tolerance = summary["residual_tolerance"].as_f64().unwrap();
+    assert!(median > 0.0 && median < tolerance, "{summary}");
+}
