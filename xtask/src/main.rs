@@ -18,6 +18,7 @@ mod fuzz;
 mod host;
 mod mpi_scaling;
 mod peers;
+mod peers_bed;
 mod peers_ndem;
 mod peers_rapier;
 mod plot;

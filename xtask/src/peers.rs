@@ -14,11 +14,13 @@
 //! and the report gives the minimum and the load average.
 
 use crate::SuiteOptions;
+use crate::peers_bed::{
+    DEFAULT_SEED, FRICTION, R_MIN, RESTITUTION, bed, children_cpu_seconds, own_cpu_seconds,
+};
 use crate::plot::{Axes, Series, line_plot};
 use crate::report::{self, Progress, SuiteResult};
 use crate::targets::{Bound, TargetCheck};
-use ndem_math::Material;
-use ndem_scenes::builders::{self, Scene};
+use ndem_scenes::builders::Scene;
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper};
 use ndem_step::World;
 use serde_json::json;
@@ -26,40 +28,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
-/// Largest sphere radius of the bed \[m\].
-const R_MAX: f64 = 0.0065;
-/// Smallest sphere radius \[m\].
-const R_MIN: f64 = 0.005;
-/// Restitution and friction of the peer comparison (LIGGGHTS takes them per
-/// type pair; ours come from the material).
-const RESTITUTION: f64 = 0.5;
-const FRICTION: f64 = 0.5;
-
 /// Rolling-resistance coefficient `μ_r` of the variant with rolling
 /// resistance (LIGGGHTS: `rolling_friction epsd` with viscous damping 0.3;
 /// ours: model C with `η_r = 0.3`).
 const ROLLING: f64 = 0.1;
-
-/// The bed of `n` spheres: a loose lattice about 16 layers deep in an open
-/// box, rolling-resistance coefficient `rolling`.
-/// The bed's seed unless `--seed` gives another.
-pub(crate) const DEFAULT_SEED: u64 = 11;
-
-pub(crate) fn bed(n: usize, seed: u64, rolling: f64) -> SuiteResult<Scene> {
-    let per_side = ((n as f64 / 16.0).sqrt().ceil() as usize).max(2);
-    let side = (per_side as f64 + 1.2) * 2.2 * R_MAX;
-    let mut scene =
-        builders::box_packing(n, R_MIN, R_MAX, side, seed).map_err(|e| e.to_string())?;
-    for m in &mut scene.world.materials {
-        *m = Material {
-            restitution: RESTITUTION,
-            friction: FRICTION,
-            rolling_resistance: rolling,
-            ..*m
-        };
-    }
-    Ok(scene)
-}
 
 /// Settings shared by both DEM codes for `world`; ours keeps no contact
 /// set, as LIGGGHTS keeps none without a `compute pair/gran/local`.
@@ -71,36 +43,6 @@ fn smooth_settings(world: &World) -> SmoothSettings {
         record_contacts: false,
         ..SmoothSettings::default()
     }
-}
-
-/// CPU seconds of this process, all threads including those that have
-/// ended (the solvers' scoped threads do): `/proc/self/stat` fields utime
-/// and stime, in clock ticks of 1/100 s. (The per-task `schedstat` clocks
-/// have nanosecond resolution but lose the time of ended threads.)
-pub(crate) fn own_cpu_seconds() -> f64 {
-    proc_stat_seconds(14, 15)
-}
-
-/// The sum of two clock-tick fields of `/proc/self/stat`, in seconds.
-fn proc_stat_seconds(first: usize, second: usize) -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return f64::NAN;
-    };
-    // fields after the command name, which is in parentheses
-    let rest = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // rest[0] is field 3 (state)
-    let tick = |i: usize| f.get(i - 3).and_then(|x| x.parse::<f64>().ok());
-    match (tick(first), tick(second)) {
-        (Some(u), Some(s)) => (u + s) / 100.0,
-        _ => f64::NAN,
-    }
-}
-
-/// CPU seconds of waited-for children (`/proc/self/stat` fields cutime and
-/// cstime, in clock ticks of 1/100 s).
-fn children_cpu_seconds() -> f64 {
-    proc_stat_seconds(16, 17)
 }
 
 /// One DEM run: CPU time of the settling phase and of the rest phase, the

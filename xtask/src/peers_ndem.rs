@@ -3,7 +3,7 @@
 //! on two threads, per stage, interleaved; and rapier3d on the same bed
 //! when its peer builds (`peers_rapier`).
 
-use crate::peers::{bed, own_cpu_seconds};
+use crate::peers_bed::{bed, own_cpu_seconds};
 use crate::peers_rapier::{self, RAPIER, RapierRun};
 use crate::report::{Progress, SuiteResult};
 use crate::targets::{Bound, TargetCheck};
@@ -131,7 +131,7 @@ const LEAD_IN_S: f64 = 0.1;
 /// every core (its worlds are the same on any thread count), and returns
 /// the scene with its settled world and the warm-start history.
 fn settle(n: usize, progress: &mut Progress) -> SuiteResult<(Scene, ndem_solve::ImpulseHistory)> {
-    let mut scene = bed(n, crate::peers::DEFAULT_SEED, 0.1)?;
+    let mut scene = bed(n, crate::peers_bed::DEFAULT_SEED, 0.1)?;
     let mut stepper = scene.stepper().map_err(|e| e.to_string())?;
     let steps = (1.5 / scene.settings.dt).round() as usize;
     for k in 0..steps {

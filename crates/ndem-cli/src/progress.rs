@@ -4,7 +4,6 @@
 //! steps get slower as particles are emitted, and an average over the
 //! whole run promises too early an end.
 
-use crate::run::ProgressStyle;
 use ndem::step::StepStats;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -102,4 +101,19 @@ impl Progress {
             b.finish_and_clear();
         }
     }
+}
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProgressStyle {
+    /// Nothing.
+    #[default]
+    Quiet,
+    /// A progress bar (stderr is a terminal).
+    Bar,
+    /// A plain line on stderr every `every` (stderr is a file or a pipe).
+    Lines {
+        /// Interval between lines.
+        every: Duration,
+    },
 }

@@ -8,6 +8,7 @@
 //! step), never by a failed one.
 
 use crate::progress::Progress;
+pub use crate::progress::ProgressStyle;
 use ndem::checkpoint::Checkpoint;
 use ndem::output::{self, FrameLog};
 use ndem::scenes::{Scene, SceneError};
@@ -64,21 +65,6 @@ pub enum FolderPolicy {
     Append {
         /// The step the run continues from.
         from_step: u64,
-    },
-}
-
-/// How progress is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ProgressStyle {
-    /// Nothing.
-    #[default]
-    Quiet,
-    /// A progress bar (stderr is a terminal).
-    Bar,
-    /// A plain line on stderr every `every` (stderr is a file or a pipe).
-    Lines {
-        /// Interval between lines.
-        every: Duration,
     },
 }
 

@@ -4,7 +4,7 @@
 //! baseline").
 
 use crate::law::SmoothLaw;
-use crate::stepper::SmoothSettings;
+use crate::settings::SmoothSettings;
 use ndem_collide::ContactPoint;
 use ndem_math::Vec3;
 use ndem_step::World;

@@ -15,6 +15,7 @@
 
 mod force;
 pub mod law;
+mod settings;
 pub mod stepper;
 pub mod verification;
 

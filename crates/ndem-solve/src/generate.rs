@@ -141,10 +141,6 @@ impl Default for PackingSpec {
     }
 }
 
-fn uniform(rng: &mut SplitMix64) -> f64 {
-    (rng.next() >> 11) as f64 / (1u64 << 53) as f64
-}
-
 /// A box of mass `m` with half extents in `[floor, floor + 1)`, a random
 /// orientation and a random free velocity (components in `[−1, 1)`): its
 /// world inverse mass and velocity, drawn in that order.
@@ -153,13 +149,13 @@ fn random_box_body(
     m: f64,
     floor: f64,
 ) -> Result<(InverseMass, Velocity6), MathError> {
-    let he = Vec3::new(uniform(rng), uniform(rng), uniform(rng)).map(|x| floor + x);
-    let axis = Vec3::new(uniform(rng), uniform(rng), uniform(rng)).map(|x| 2.0 * x - 1.0);
+    let he = Vec3::new(rng.uniform(), rng.uniform(), rng.uniform()).map(|x| floor + x);
+    let axis = Vec3::new(rng.uniform(), rng.uniform(), rng.uniform()).map(|x| 2.0 * x - 1.0);
     let q = ndem_math::Quat::from_scaled_axis(axis);
     let inverse = MassProperties::solid_box(m, he)?.inverse(&q);
     let mut v = [0.0; 6];
     for x in &mut v {
-        *x = 2.0 * uniform(rng) - 1.0;
+        *x = 2.0 * rng.uniform() - 1.0;
     }
     Ok((inverse, Velocity6::from_slice(&v)))
 }
@@ -199,8 +195,8 @@ pub fn sphere_packing(spec: &PackingSpec) -> Result<ContactProblem, GenerateErro
     for k in 0..nz {
         for j in 0..ny {
             for i in 0..nx {
-                let r = r0 * (1.0 + spec.polydispersity * uniform(&mut rng));
-                let jit = Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng))
+                let r = r0 * (1.0 + spec.polydispersity * rng.uniform());
+                let jit = Vec3::new(rng.uniform(), rng.uniform(), rng.uniform())
                     .map(|x| (2.0 * x - 1.0) * spec.jitter * spec.compression * r0);
                 let z = r0 * (1.0 - spec.compression) + k as f64 * spacing;
                 pos.push(Vec3::new(i as f64 * spacing, j as f64 * spacing, z) + jit);
@@ -216,7 +212,7 @@ pub fn sphere_packing(spec: &PackingSpec) -> Result<ContactProblem, GenerateErro
         let mp = MassProperties::solid_sphere(spec.material.density, r)?;
         inv.push(mp.inverse(&ndem_math::Quat::identity()));
         let v = Velocity6::new(
-            Vec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng))
+            Vec3::new(rng.uniform(), rng.uniform(), rng.uniform())
                 .map(|x| (2.0 * x - 1.0) * spec.speed),
             Vec3::zeros(),
         );
@@ -330,7 +326,7 @@ pub fn random_sparse_problem(spec: &SparseSpec) -> Result<ContactProblem, Genera
     let mut inv = vec![InverseMass::INFINITE_MASS];
     let mut vstar = vec![Velocity6::ZERO];
     for _ in 1..nb {
-        let m = 0.5 + 2.0 * uniform(&mut rng);
+        let m = 0.5 + 2.0 * rng.uniform();
         let (i, v) = random_box_body(&mut rng, m, 0.1)?;
         inv.push(i);
         vstar.push(v);
@@ -348,13 +344,13 @@ pub fn random_sparse_problem(spec: &SparseSpec) -> Result<ContactProblem, Genera
         }
         for body in [a, b] {
             for k in 0..6 {
-                let v = 2.0 * uniform(&mut rng) - 1.0;
+                let v = 2.0 * rng.uniform() - 1.0;
                 coo.push(i, 6 * body + k, v);
             }
         }
-        sigma.push(spec.min_sigma + 0.1 * uniform(&mut rng));
-        rhs.push(2.0 * uniform(&mut rng) - 1.0);
-        if uniform(&mut rng) < spec.bilateral_fraction {
+        sigma.push(spec.min_sigma + 0.1 * rng.uniform());
+        rhs.push(2.0 * rng.uniform() - 1.0);
+        if rng.uniform() < spec.bilateral_fraction {
             bounds.push(RowBounds::Fixed {
                 lower: f64::NEG_INFINITY,
                 upper: f64::INFINITY,
@@ -462,7 +458,7 @@ impl SkewedSpec {
 pub fn skewed_contacts(spec: &SkewedSpec) -> Result<ContactProblem, GenerateError> {
     spec.validate()?;
     let mut rng = SplitMix64(spec.seed);
-    let mut u = || uniform(&mut rng);
+    let mut u = || rng.uniform();
     let nb = spec.bodies.max(1) + 1;
     let mut inv = vec![InverseMass::INFINITE_MASS];
     let mut vstar = vec![Velocity6::ZERO];
@@ -606,7 +602,7 @@ pub fn joint_tree(spec: &TreeSpec) -> Result<ContactProblem, GenerateError> {
     let mut inv = vec![InverseMass::INFINITE_MASS];
     let mut vstar = vec![Velocity6::ZERO];
     for _ in 1..nb {
-        let m = spec.mass_ratio.powf(uniform(&mut rng));
+        let m = spec.mass_ratio.powf(rng.uniform());
         let (i, v) = random_box_body(&mut rng, m, 0.2)?;
         inv.push(i);
         vstar.push(v);
@@ -618,7 +614,7 @@ pub fn joint_tree(spec: &TreeSpec) -> Result<ContactProblem, GenerateError> {
         FrictionSet::Box,
         2.5e-3,
     )?;
-    let random_vec = |rng: &mut SplitMix64| Vec3::from_fn(|_, _| 2.0 * uniform(rng) - 1.0);
+    let random_vec = |rng: &mut SplitMix64| Vec3::from_fn(|_, _| 2.0 * rng.uniform() - 1.0);
     for child in 1..nb {
         let parent = (rng.next() as usize) % child;
         for _ in 0..spec.rows_per_joint.clamp(1, 6) {
@@ -631,7 +627,7 @@ pub fn joint_tree(spec: &TreeSpec) -> Result<ContactProblem, GenerateError> {
                 linear_b: -linear,
                 angular_b: -arm_b.cross(&linear),
             };
-            let bound = if uniform(&mut rng) < spec.bounded_fraction {
+            let bound = if rng.uniform() < spec.bounded_fraction {
                 spec.bound
             } else {
                 f64::INFINITY
@@ -640,7 +636,7 @@ pub fn joint_tree(spec: &TreeSpec) -> Result<ContactProblem, GenerateError> {
                 bodies: [child as u32, parent as u32],
                 jacobian,
                 sigma: spec.sigma,
-                rhs: 2.0 * uniform(&mut rng) - 1.0,
+                rhs: 2.0 * rng.uniform() - 1.0,
                 bounds: RowBounds::Fixed {
                     lower: -bound,
                     upper: bound,
@@ -693,7 +689,7 @@ pub fn random_global_problem(spec: &GlobalSpec) -> Result<crate::GlobalProblem, 
     use nalgebra::DMatrix;
     spec.validate()?;
     let mut rng = SplitMix64(spec.seed);
-    let mut u = || 2.0 * uniform(&mut rng) - 1.0;
+    let mut u = || 2.0 * rng.uniform() - 1.0;
     let (b, nb) = (spec.block.max(1), spec.bodies.max(1));
     let nd = b * nb;
     let nc = spec.contacts.clamp(1, nb);

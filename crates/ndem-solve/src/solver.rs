@@ -641,6 +641,12 @@ impl SplitMix64 {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+
+    /// A uniform draw in `[0, 1)` (53 random bits).
+    #[cfg(feature = "generators")]
+    pub(crate) fn uniform(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
 }
 
 /// First iteration at which an early-stopping sweep solver checks its

@@ -1,23 +1,12 @@
 //! Bodies (structure of arrays) and the world that holds them.
 
 use crate::StepError;
+pub use crate::state::Motion;
 use crate::state::{BodyKinds, BodyState, StateStamp};
 use ndem_collide::{BodyView, Shape};
 use ndem_math::{
     InverseMass, MassProperties, Material, PairOverride, PairProperties, Quat, Vec3, Velocity6,
 };
-
-/// How a body moves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Motion {
-    /// Moved by forces and contacts.
-    Dynamic,
-    /// Moves with its prescribed velocity and angular velocity (a rotating
-    /// drum, a moving wall); contacts cannot push it.
-    Kinematic,
-    /// Never moves.
-    Static,
-}
 
 /// Everything needed to add one body.
 #[derive(Debug, Clone)]

@@ -15,6 +15,7 @@ pub mod error;
 pub mod guard;
 pub mod joint;
 pub mod member;
+mod settings;
 mod stages;
 pub mod state;
 pub mod stepper;

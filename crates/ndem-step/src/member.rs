@@ -12,19 +12,9 @@
 //! Invariant: energy, momentum and the solve count a member only through
 //! its host (its own mass is part of the host's).
 
+pub use crate::state::Membership;
 use crate::{Motion, StepError, World};
 use ndem_math::{MassProperties, Quat, Vec3, Velocity6};
-
-/// Where a member sits in its host.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Membership {
-    /// The host body.
-    pub host: usize,
-    /// Member centre in the host's body frame \[m\].
-    pub offset: Vec3,
-    /// Member orientation relative to the host: `q_member = q_host ⊗ q_rel`.
-    pub relative_orientation: Quat,
-}
 
 impl World {
     /// The membership of `body`, if it is carried by a host.

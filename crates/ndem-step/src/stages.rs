@@ -4,7 +4,8 @@
 //! adaptive-model-reduction paper, Algorithm 1 lines 5-10).
 
 use crate::guard::OverlapScale;
-use crate::{StepError, StepSettings, World};
+use crate::settings::StepSettings;
+use crate::{StepError, World};
 use ndem_collide::{ContactPoint, ContactSet};
 use ndem_math::blocks::{block_len, map_parts};
 use ndem_math::capacity::refill;

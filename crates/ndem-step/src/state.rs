@@ -6,7 +6,6 @@
 //! ([`crate::World::validate_state_unless`]); one that keeps per-body
 //! records can tell that the bodies are what they were.
 
-use crate::{Membership, Motion};
 use ndem_collide::Shape;
 use ndem_math::{MassProperties, Quat, Vec3, Velocity6};
 use std::collections::TryReserveError;
@@ -259,4 +258,27 @@ mod tests {
         assert_eq!(k.stamp(), changed);
         assert_eq!(copy.stamp(), changed);
     }
+}
+
+/// How a body moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Motion {
+    /// Moved by forces and contacts.
+    Dynamic,
+    /// Moves with its prescribed velocity and angular velocity (a rotating
+    /// drum, a moving wall); contacts cannot push it.
+    Kinematic,
+    /// Never moves.
+    Static,
+}
+
+/// Where a member sits in its host.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Membership {
+    /// The host body.
+    pub host: usize,
+    /// Member centre in the host's body frame \[m\].
+    pub offset: Vec3,
+    /// Member orientation relative to the host: `q_member = q_host ⊗ q_rel`.
+    pub relative_orientation: Quat,
 }

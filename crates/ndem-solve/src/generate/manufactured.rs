@@ -1,7 +1,6 @@
 //! Local problems with a known solution, rank-deficient or non-symmetric
 //! `W` ([`manufactured_local_problem`]).
 
-use super::uniform;
 use crate::solver::SplitMix64;
 use crate::{LocalProblem, SolveError};
 use nalgebra::DMatrix;
@@ -68,8 +67,8 @@ pub fn manufactured_local_problem(
     let mut h = DMatrix::<f64>::zeros(dof, 3 * n);
     for c in 0..n {
         let first = c % spec.bodies;
-        let second = (uniform(&mut rng) * spec.bodies as f64) as usize % spec.bodies;
-        let touched = if uniform(&mut rng) < 0.5 && second != first {
+        let second = (rng.uniform() * spec.bodies as f64) as usize % spec.bodies;
+        let touched = if rng.uniform() < 0.5 && second != first {
             vec![(first, 1.0), (second, -1.0)]
         } else {
             vec![(first, 1.0)]
@@ -77,46 +76,44 @@ pub fn manufactured_local_problem(
         for (body, sign) in touched {
             for d in 0..6 {
                 for a in 0..3 {
-                    h[(6 * body + d, 3 * c + a)] = sign * (2.0 * uniform(&mut rng) - 1.0);
+                    h[(6 * body + d, 3 * c + a)] = sign * (2.0 * rng.uniform() - 1.0);
                 }
             }
         }
     }
     let minv = DMatrix::from_diagonal(&nalgebra::DVector::from_fn(dof, |_, _| {
-        0.5 + 1.5 * uniform(&mut rng)
+        0.5 + 1.5 * rng.uniform()
     }));
     let mut w = h.transpose() * minv * &h;
     let mut t = DMatrix::<f64>::identity(3 * n, 3 * n);
     for c in 0..n {
         for a in 1..3 {
-            t[(3 * c + a, 3 * c)] = spec.asymmetry * (2.0 * uniform(&mut rng) - 1.0);
+            t[(3 * c + a, 3 * c)] = spec.asymmetry * (2.0 * rng.uniform() - 1.0);
         }
     }
     w *= t;
-    let mu: Vec<f64> = (0..n)
-        .map(|_| spec.max_friction * uniform(&mut rng))
-        .collect();
+    let mu: Vec<f64> = (0..n).map(|_| spec.max_friction * rng.uniform()).collect();
     let (mut r, mut u) = (vec![0.0; 3 * n], vec![0.0; 3 * n]);
     for c in 0..n {
         let k = 3 * c;
-        let state = uniform(&mut rng);
-        let angle = std::f64::consts::TAU * uniform(&mut rng);
+        let state = rng.uniform();
+        let angle = std::f64::consts::TAU * rng.uniform();
         let (cos, sin) = (angle.cos(), angle.sin());
         if state < 0.2 {
             // open: no reaction, separating
-            u[k] = 0.1 + uniform(&mut rng);
-            u[k + 1] = 2.0 * uniform(&mut rng) - 1.0;
-            u[k + 2] = 2.0 * uniform(&mut rng) - 1.0;
+            u[k] = 0.1 + rng.uniform();
+            u[k + 1] = 2.0 * rng.uniform() - 1.0;
+            u[k + 2] = 2.0 * rng.uniform() - 1.0;
         } else if state < 0.6 || mu[c] == 0.0 {
             // sticking: inside the cone, no relative velocity
-            r[k] = 0.5 + uniform(&mut rng);
-            let radius = 0.9 * mu[c] * r[k] * uniform(&mut rng);
+            r[k] = 0.5 + rng.uniform();
+            let radius = 0.9 * mu[c] * r[k] * rng.uniform();
             r[k + 1] = radius * cos;
             r[k + 2] = radius * sin;
         } else {
             // sliding: on the cone's boundary, against the slip
-            r[k] = 0.5 + uniform(&mut rng);
-            let slip = 0.1 + uniform(&mut rng);
+            r[k] = 0.5 + rng.uniform();
+            let slip = 0.1 + rng.uniform();
             u[k + 1] = slip * cos;
             u[k + 2] = slip * sin;
             r[k + 1] = -mu[c] * r[k] * cos;
