@@ -1,0 +1,182 @@
+//! [`ProjectedGaussSeidel`] as a [`Solver`]: the solve's stages (preparation, warm start, sweeps, checks, report).
+
+use super::*;
+
+impl Solver for ProjectedGaussSeidel {
+    fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
+        let start = task.start;
+        let (problem, lambda, velocity, observer) = task.into_parts();
+        let mut name = self.name();
+        let mut clock = IterationClock::start();
+        let threads = self.sweep_threads(problem);
+        self.evaluator.set_threads(threads);
+        let initial_residuals = self.prepare_with_start_stats(problem, lambda, velocity, start);
+        let mut direct = self.settings.joints == JointRows::Direct && self.block.prepare(problem);
+        let omega = self.settings.relaxation;
+        let inv = problem.inverse_mass();
+        let off = problem.generic_offset();
+        let stopping = self.settings.stopping;
+        let mut iterations = 0;
+        let mut last_update = 0.0;
+        let mut stalled = false;
+        let mut schedule = CheckSchedule::new();
+        let passes = self.settings.variant.passes();
+        self.current = Current {
+            shared: false,
+            slices: true,
+        };
+        let wants_iterates = observer.wants_iterates();
+        let observed = observer.wants_updates();
+        let mut checked: Option<(usize, ResidualStats)> = None;
+        let max_iterations = self.settings.stopping.max_iterations;
+        // on several threads, the sweeps between two residual checks run
+        // in one scope when nothing else needs each sweep's end
+        let runs = threads > 1
+            && problem.generic_rows().is_empty()
+            && !direct
+            && !observer.observes()
+            && !wants_iterates;
+        let mut it = 0;
+        while it < max_iterations {
+            let plan = SweepPlan {
+                first: it,
+                runs: runs.then_some(threads),
+                passes,
+                stopping: &stopping,
+                observed,
+            };
+            let swept = self.sweep_from(problem, (lambda, velocity), plan, &mut schedule);
+            let (mut max_corr, mut finite, due) = (swept.update, swept.finite, swept.due);
+            it = swept.last;
+            if !problem.generic_rows().is_empty() {
+                self.sync_slices(velocity);
+                self.current.shared = false;
+            }
+            for (i, r) in problem.generic_rows().iter().enumerate() {
+                if direct && is_direct(r) {
+                    continue;
+                }
+                let k = off + i;
+                let [a, b] = r.bodies.map(|x| x as usize);
+                let w = r.jacobian.dot(&velocity[a], &velocity[b]) + r.sigma * lambda[k] + r.rhs;
+                let (lo, hi) = problem.generic_bounds(i, lambda);
+                let new = (lambda[k] - omega * w * self.inv_diag[k]).clamp_to(lo, hi);
+                finite &= new.is_finite();
+                let delta = new - lambda[k];
+                if delta != 0.0 {
+                    lambda[k] = new;
+                    let (ia_, ib_) = r.jacobian.transpose_apply(delta);
+                    velocity[a] += inv.response(a, &ia_);
+                    velocity[b] += inv.response(b, &ib_);
+                    if self.inv_diag[k] > 0.0 {
+                        max_corr = max_corr.max(delta.abs() / self.inv_diag[k]);
+                    }
+                }
+            }
+            if direct {
+                match self.block.step(problem, lambda, velocity) {
+                    Ok(update) => max_corr = max_corr.max(update),
+                    Err(NotPositiveDefinite) => {
+                        direct = false;
+                        name = match self.settings.variant {
+                            PgsVariant::RowWise => "pgs (direct joints failed: iterative)",
+                            PgsVariant::Blocked => "pgs-blocked (direct joints failed: iterative)",
+                        };
+                    }
+                }
+            }
+            iterations = it + 1;
+            last_update = max_corr;
+            if !finite || wants_iterates {
+                self.sync_slices(velocity);
+            }
+            if !finite {
+                check_finite_iterate(name, lambda, iterations)?;
+            }
+            clock.observe(
+                observer,
+                IterationRecord {
+                    solver: name,
+                    iteration: iterations,
+                    elapsed: Duration::ZERO,
+                    problem,
+                    lambda,
+                    velocity: Some(velocity),
+                    update: max_corr,
+                },
+            );
+            // check the answer honestly (at v* + M⁻¹Gᵀλ), then stop if it is
+            // converged, or stalled when the sweep no longer moves anything
+            let residual = || {
+                let stats = self.honest_stats(problem, lambda, velocity);
+                self.sync_slices(velocity);
+                checked = Some((iterations, stats));
+                stats.max
+            };
+            let decision = if due {
+                schedule.decide_when_due(&stopping, max_corr, iterations, residual)
+            } else {
+                schedule.decide(&stopping, max_corr, iterations, residual)
+            };
+            match decision {
+                EarlyStop::Continue => {}
+                EarlyStop::Converged => break,
+                EarlyStop::Stalled => {
+                    stalled = true;
+                    break;
+                }
+            }
+            it += 1;
+        }
+        // a check after the last sweep already evaluated this λ
+        let residuals = match checked {
+            Some((at, stats)) if at == iterations => stats,
+            _ => self.honest_stats(problem, lambda, velocity),
+        };
+        self.sync_slices(velocity);
+        Ok(SolveReport::judged(
+            name,
+            residuals,
+            initial_residuals,
+            stopping.tolerance,
+            stalled,
+            iterations,
+            last_update,
+        ))
+    }
+
+    fn name(&self) -> &'static str {
+        let coloured = self.settings.order == ContactOrder::Coloured;
+        match (self.settings.variant, self.settings.joints, coloured) {
+            (PgsVariant::RowWise, JointRows::Iterative, false) => "pgs",
+            (PgsVariant::Blocked, JointRows::Iterative, false) => "pgs-blocked",
+            (PgsVariant::RowWise, JointRows::Direct, false) => "pgs+direct",
+            (PgsVariant::Blocked, JointRows::Direct, false) => "pgs-blocked+direct",
+            (PgsVariant::RowWise, JointRows::Iterative, true) => "pgs-coloured",
+            (PgsVariant::Blocked, JointRows::Iterative, true) => "pgs-blocked-coloured",
+            (PgsVariant::RowWise, JointRows::Direct, true) => "pgs-coloured+direct",
+            (PgsVariant::Blocked, JointRows::Direct, true) => "pgs-blocked-coloured+direct",
+        }
+    }
+
+    fn stopping(&self) -> Stopping {
+        self.settings.stopping
+    }
+
+    /// `D⁻¹`, the contact shapes and the residual evaluator's velocity.
+    fn take_scratch(&mut self) -> crate::SolverScratch {
+        crate::SolverScratch {
+            diagonal: std::mem::take(&mut self.inv_diag),
+            shapes: std::mem::take(&mut self.shape_of),
+            velocity: self.evaluator.take_velocity(),
+            colouring: std::mem::take(&mut self.colouring),
+        }
+    }
+
+    fn adopt_scratch(&mut self, scratch: crate::SolverScratch) {
+        self.inv_diag = scratch.diagonal;
+        self.shape_of = scratch.shapes;
+        self.evaluator.adopt_velocity(scratch.velocity);
+        self.colouring = scratch.colouring;
+    }
+}
