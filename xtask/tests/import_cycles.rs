@@ -31,7 +31,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
             "direct",
             "metrics",
             "pgs",
-            "pgs::paired",
             "pgs_parallel",
             "problem",
             "qp",
