@@ -550,37 +550,32 @@ impl Stepper {
         if world.dynamic_count() == 0 {
             return Err(StepError::EmptyScene);
         }
-        let dt = self.settings.dt;
-        let mut times = StageTimes::default();
+        // the contact set is the stepper's again whatever the step's end
+        let mut contacts = std::mem::take(&mut self.contacts);
+        let result = self.step_stages(world, &mut contacts, t_start);
+        self.contacts = contacts;
+        result
+    }
 
+    /// Stages 1-6 of [`Self::step`] on `contacts`.
+    fn step_stages(
+        &mut self,
+        world: &mut World,
+        contacts: &mut ContactSet,
+        t_start: Instant,
+    ) -> Result<StepStats, StepError> {
+        let mut times = StageTimes::default();
         // 1. detection
         let t = Instant::now();
-        let mut contacts = std::mem::take(&mut self.contacts);
-        let mut sweep = std::mem::take(&mut self.sweep);
-        world.sweep_distances(dt, &mut sweep);
-        let detected = if self.settings.parallel_detection {
-            self.collision
-                .detect_parallel(&world.body_view(&sweep), &mut contacts)
-        } else {
-            self.collision
-                .detect(&world.body_view(&sweep), &mut contacts)
-        };
-        self.sweep = sweep;
-        if let Err(e) = detected {
-            self.contacts = contacts;
-            return Err(e.into());
-        }
-        // 2. model refinement
+        self.detect(world, contacts)?;
         times.detection = t.elapsed();
+        // 2. model refinement (split)
         let t = Instant::now();
         let detected = DetectedView {
             settings: &self.settings,
             history: self.warm_start.history(),
         };
-        if let Err(e) = self.hooks.after_detection(world, &mut contacts, &detected) {
-            self.contacts = contacts;
-            return Err(e);
-        }
+        self.hooks.after_detection(world, contacts, &detected)?;
         let split_time = t.elapsed();
         // 3. the two solve stages; the last step's problem is released
         // first, so that the stepper never holds two (after a failed step
@@ -588,24 +583,74 @@ impl Stepper {
         if let Some(p) = self.problem.take() {
             self.storage = p.into_storage();
         }
-        let result = self.solve_stages(world, &contacts, &mut times);
-        let mut solved = match result {
-            Ok(s) => s,
-            Err(e) => {
-                self.contacts = contacts;
-                return Err(e);
-            }
-        };
-        let mut stats = solved.stats;
+        let mut solved = self.solve_stages(world, contacts, &mut times)?;
+        // 4. velocity update, refused if the scene would gain energy
+        let previous_velocity = self.update_velocities(world, &mut solved)?;
+        self.warn_once(&solved.stats);
+        self.record_history(world, contacts, &solved);
+        // 5. model reduction (merge), at x_i with v_{i+1}
+        let t = Instant::now();
+        self.hooks.after_solve(
+            world,
+            &SolvedView {
+                contacts,
+                problem: &solved.problem,
+                lambda: &solved.lambda,
+                contact_index: &solved.contact_index,
+                previous_velocity: &previous_velocity,
+                dt: self.settings.dt,
+            },
+        )?;
+        times.reduction = split_time + t.elapsed();
+        // 6. position update
+        let threads = ndem_math::blocks::resolve_threads(self.settings.assembly_threads);
+        update_positions(
+            world,
+            self.settings.dt,
+            threads.min(world.len() / BODIES_PER_THREAD).max(1),
+        );
+        let mut stats = self.keep_for_next_step(solved, previous_velocity);
+        let sums = world.energies_and_momentum();
+        stats.kinetic_energy = sums.kinetic_energy;
+        stats.potential_energy = sums.potential_energy;
+        (stats.momentum, stats.angular_momentum) = (sums.momentum, sums.angular_momentum);
+        times.total = t_start.elapsed();
+        stats.times = times;
+        Ok(stats)
+    }
 
-        // 4. velocity update, refused if the scene would hold more energy
-        // than it ever had plus all the work supplied (passivity)
+    /// Stage 1: the contacts at `x_i`, each pair's box grown by the
+    /// bodies' sweeps over `Δt`.
+    fn detect(&mut self, world: &World, contacts: &mut ContactSet) -> Result<(), StepError> {
+        let mut sweep = std::mem::take(&mut self.sweep);
+        world.sweep_distances(self.settings.dt, &mut sweep);
+        let detected = if self.settings.parallel_detection {
+            self.collision
+                .detect_parallel(&world.body_view(&sweep), contacts)
+        } else {
+            self.collision.detect(&world.body_view(&sweep), contacts)
+        };
+        self.sweep = sweep;
+        Ok(detected?)
+    }
+
+    /// Stage 4: `v_{i+1}` from the solve into the world (bodies that are
+    /// not free keep theirs) and members co-moved with their hosts; with
+    /// the energy guard, refused (the world's velocities restored) if the
+    /// scene would hold more energy than it ever had plus all the work
+    /// supplied (passivity). Returns `v_i`.
+    fn update_velocities(
+        &mut self,
+        world: &mut World,
+        solved: &mut SolvedStep,
+    ) -> Result<Vec<Velocity6>, StepError> {
+        let dt = self.settings.dt;
         let (kinetic, potential) = world.energies();
         let held = kinetic + potential + solved.elastic_energy;
         let available = self.energy_budget.map_or(held, |b| b.max(held));
-        // the solve's vector becomes the world's (bodies that are not free
-        // keep their velocity), and the world's old one keeps v_i for the
-        // hooks and a refused step: no third vector of body velocities
+        // the solve's vector becomes the world's, and the world's old one
+        // keeps v_i for the hooks and a refused step: no third vector of
+        // body velocities
         let mut velocity = std::mem::take(&mut solved.velocity);
         debug_assert_eq!(velocity.len(), world.len());
         for (i, v) in velocity.iter_mut().enumerate() {
@@ -625,7 +670,7 @@ impl Stepper {
                 threads,
                 sums,
             )];
-            problems.extend(solved.impact);
+            problems.extend(std::mem::take(&mut solved.impact));
             let bound = guard::energy_bound(
                 world,
                 available,
@@ -640,11 +685,16 @@ impl Stepper {
                     .velocities_mut()
                     .copy_from_slice(&previous_velocity);
                 self.velocity = previous_velocity;
-                self.contacts = contacts;
                 return Err(e);
             }
             self.energy_budget = Some(bound);
         }
+        Ok(previous_velocity)
+    }
+
+    /// The run's first unresolved step and first impact solve short of its
+    /// tolerance each say once what to change.
+    fn warn_once(&mut self, stats: &StepStats) {
         if stats.unresolved && !self.warned_unresolved {
             self.warned_unresolved = true;
             tracing::warn!(
@@ -670,50 +720,26 @@ impl Stepper {
                 "impact stage not solved to its tolerance: the post-impact velocities are the solver's best iterate (in a packing the impact problem spans the whole contact network; more sweeps help: `StepSettings::impact_iterations`, `run.impact_iterations` in a scene file); the `impact_status` column of the step statistics marks every such step"
             );
         }
-        self.record_history(world, &contacts, &solved);
+    }
 
-        // 5. model reduction (merge), at x_i with v_{i+1}
-        let t = Instant::now();
-        let merged = self.hooks.after_solve(
-            world,
-            &SolvedView {
-                contacts: &contacts,
-                problem: &solved.problem,
-                lambda: &solved.lambda,
-                contact_index: &solved.contact_index,
-                previous_velocity: &previous_velocity,
-                dt,
-            },
-        );
-        if let Err(e) = merged {
-            self.contacts = contacts;
-            return Err(e);
-        }
-        times.reduction = split_time + t.elapsed();
-
-        // 6. position update
-        let threads = ndem_math::blocks::resolve_threads(self.settings.assembly_threads);
-        update_positions(
-            world,
-            dt,
-            threads.min(world.len() / BODIES_PER_THREAD).max(1),
-        );
-        self.contacts = contacts;
+    /// After the position update: the solve's problem, multipliers and
+    /// vectors kept for the next step, the clock advanced; the step's
+    /// statistics with its number and time.
+    fn keep_for_next_step(
+        &mut self,
+        solved: SolvedStep,
+        previous_velocity: Vec<Velocity6>,
+    ) -> StepStats {
+        let mut stats = solved.stats;
         self.problem = Some(solved.problem);
         self.lambda = solved.lambda;
         self.contact_index = solved.contact_index;
         self.velocity = previous_velocity;
-        self.time += dt;
+        self.time += self.settings.dt;
         self.step += 1;
         stats.step = self.step;
         stats.time = self.time;
-        let sums = world.energies_and_momentum();
-        stats.kinetic_energy = sums.kinetic_energy;
-        stats.potential_energy = sums.potential_energy;
-        (stats.momentum, stats.angular_momentum) = (sums.momentum, sums.angular_momentum);
-        times.total = t_start.elapsed();
-        stats.times = times;
-        Ok(stats)
+        stats
     }
 
     /// Records this step's multipliers for warm starting. Contacts inside a
@@ -750,12 +776,10 @@ impl Stepper {
         contacts: &ContactSet,
         times: &mut StageTimes,
     ) -> Result<SolvedStep, StepError> {
-        let (step, time) = (self.step + 1, self.time);
+        let at = (self.step + 1, self.time);
         let settings = self.settings;
         // the threads of the stages' passes over bodies and rows
         let threads = ndem_math::blocks::resolve_threads(settings.assembly_threads);
-        let check_velocity =
-            |v: &[Velocity6], stage| check_velocity(v, stage, (step, time), threads);
         let t = Instant::now();
         // the solver contacts are kept as their contact-set indices, in the
         // last step's contact index: after the solve they are this one's
@@ -764,79 +788,121 @@ impl Stepper {
             world,
             contacts,
             stages::Resolution::Reduced,
-            (step, time),
+            at,
             &mut solver_contacts,
             threads,
         )?;
-        let mut stats = StepStats {
-            contacts: solver_contacts.len(),
-            detected_contacts: contacts.len(),
-            overlap_max,
-            ..StepStats::default()
-        };
         // the stages' working velocities (v⁺ after the impact stage), in
         // the vector that held v_i of the last step
         let mut velocity = std::mem::take(&mut self.velocity);
         velocity.clear();
         velocity.extend_from_slice(world.velocities());
-        let mut lambda = std::mem::take(&mut self.lambda);
+        let mut stage = StageState {
+            stats: StepStats {
+                contacts: solver_contacts.len(),
+                detected_contacts: contacts.len(),
+                overlap_max,
+                ..StepStats::default()
+            },
+            solver_contacts,
+            velocity,
+            lambda: std::mem::take(&mut self.lambda),
+            impact: None,
+            at,
+            threads,
+        };
         // what the contacts' parameters are formed from (the world's
         // materials may have changed since the last step)
         self.material_pairs.fill(world, &settings);
-
-        // impact stage
-        let mut impact = None;
         if settings.impact_stage {
-            let impact_solver = &mut self.impact_solver;
-            let (impacts, problem) = stages::impact_problem(
-                world,
-                (&settings, &self.material_pairs),
-                contacts,
-                &solver_contacts,
-                &velocity,
-                &mut self.storage,
-                (&mut self.impact_flags, self.impacts_last_step),
-                |local| impact_solver.any_subdomain(local),
-            )?;
-            stats.impacts = impacts;
-            self.impacts_last_step = impacts > 0;
-            if let Some(problem) = problem {
-                // one solver's scratch at a time: the continuous solver's
-                // serves the impact solve and comes back after it
-                let scratch = self.solver.take_scratch();
-                self.impact_solver.adopt_scratch(scratch);
-                // the last step's λ is released with its problem; its
-                // vector serves both stages
-                refill_in_parts(&mut lambda, problem.len(), 0.0, threads, ROWS_PER_THREAD);
-                let rep = self
-                    .impact_solver
-                    .solve(&problem, &mut lambda, &mut velocity)
-                    .map_err(|source| StepError::StageFailed {
-                        stage: "impact",
-                        step,
-                        time,
-                        source,
-                    })?;
-                stats.impact_iterations = rep.iterations;
-                stats.impact_status = Some(rep.status);
-                stats.impact_residual = rep.residuals.normal.max;
-                check_velocity(&velocity, "impact")?;
-                // the guard needs two figures of the impact problem, not
-                // the problem: it is released before the continuous
-                // problem is assembled
-                if settings.energy_guard {
-                    let threads = stages::assembly_threads(&settings, problem.contacts().len());
-                    let sums = &mut self.energy_sums;
-                    impact = Some(guard::ProblemWork::of(world, &problem, threads, sums));
-                }
-                self.storage = problem.into_storage();
-                let scratch = self.impact_solver.take_scratch();
-                self.solver.adopt_scratch(scratch);
-            }
+            self.impact_stage(world, contacts, &mut stage)?;
         }
         times.impact = t.elapsed();
+        self.continuous_stage(world, contacts, stage, times)
+    }
 
-        // continuous stage
+    /// The impact stage: when some contact approaches faster than `v_imp`,
+    /// the impact problem solved from `v_i` into `stage`'s velocities
+    /// (`v⁺`), with the continuous solver's scratch lent to the impact
+    /// solver for the solve.
+    fn impact_stage(
+        &mut self,
+        world: &World,
+        contacts: &ContactSet,
+        stage: &mut StageState,
+    ) -> Result<(), StepError> {
+        let settings = self.settings;
+        let ((step, time), threads) = (stage.at, stage.threads);
+        let impact_solver = &mut self.impact_solver;
+        let (impacts, problem) = stages::impact_problem(
+            world,
+            (&settings, &self.material_pairs),
+            contacts,
+            &stage.solver_contacts,
+            &stage.velocity,
+            &mut self.storage,
+            (&mut self.impact_flags, self.impacts_last_step),
+            |local| impact_solver.any_subdomain(local),
+        )?;
+        stage.stats.impacts = impacts;
+        self.impacts_last_step = impacts > 0;
+        let Some(problem) = problem else {
+            return Ok(());
+        };
+        // one solver's scratch at a time: the continuous solver's serves
+        // the impact solve and comes back after it
+        let scratch = self.solver.take_scratch();
+        self.impact_solver.adopt_scratch(scratch);
+        // the last step's λ is released with its problem; its vector
+        // serves both stages
+        let lambda = &mut stage.lambda;
+        refill_in_parts(lambda, problem.len(), 0.0, threads, ROWS_PER_THREAD);
+        let rep = self
+            .impact_solver
+            .solve(&problem, lambda, &mut stage.velocity)
+            .map_err(|source| StepError::StageFailed {
+                stage: "impact",
+                step,
+                time,
+                source,
+            })?;
+        stage.stats.impact_iterations = rep.iterations;
+        stage.stats.impact_status = Some(rep.status);
+        stage.stats.impact_residual = rep.residuals.normal.max;
+        check_velocity(&stage.velocity, "impact", stage.at, threads)?;
+        // the guard needs two figures of the impact problem, not the
+        // problem: it is released before the continuous problem is
+        // assembled
+        if settings.energy_guard {
+            let threads = stages::assembly_threads(&settings, problem.contacts().len());
+            let sums = &mut self.energy_sums;
+            stage.impact = Some(guard::ProblemWork::of(world, &problem, threads, sums));
+        }
+        self.storage = problem.into_storage();
+        let scratch = self.impact_solver.take_scratch();
+        self.solver.adopt_scratch(scratch);
+        Ok(())
+    }
+
+    /// The continuous stage: the SPOOK problem at `v⁺`, warm started by
+    /// the policy and solved by the solver.
+    fn continuous_stage(
+        &mut self,
+        world: &World,
+        contacts: &ContactSet,
+        stage: StageState,
+        times: &mut StageTimes,
+    ) -> Result<SolvedStep, StepError> {
+        let settings = self.settings;
+        let StageState {
+            mut stats,
+            solver_contacts,
+            velocity,
+            mut lambda,
+            impact,
+            at: (step, time),
+            threads,
+        } = stage;
         let t = Instant::now();
         // the contacts' model data only when the warm start reads it
         let model_data = if self.warm_start.reads_model_data() {
@@ -886,8 +952,13 @@ impl Stepper {
                 },
             });
         }
-        check_velocity(&vel, "warm start")?;
-        check_velocity(problem.free_velocity(), "free velocity")?;
+        check_velocity(&vel, "warm start", (step, time), threads)?;
+        check_velocity(
+            problem.free_velocity(),
+            "free velocity",
+            (step, time),
+            threads,
+        )?;
         // the warm start's v₀ is v* + M⁻¹Gᵀλ₀ when it says so: the solve
         // then takes its start residuals there instead of forming it again
         let start = self.warm_start.start_velocity();
@@ -900,7 +971,7 @@ impl Stepper {
                 time,
                 source,
             })?;
-        check_velocity(&vel, "continuous")?;
+        check_velocity(&vel, "continuous", (step, time), threads)?;
         stats.iterations = report.iterations;
         stats.status = report.status;
         stats.residuals = report.residuals;
@@ -919,6 +990,24 @@ impl Stepper {
             elastic_energy,
         })
     }
+}
+
+/// What the solve stages of one step carry from one to the next.
+struct StageState {
+    stats: StepStats,
+    /// The solver contacts as contact-set indices.
+    solver_contacts: Vec<u32>,
+    /// `v_i`, then `v⁺` after the impact stage.
+    velocity: Vec<Velocity6>,
+    /// The multipliers' vector (the impact stage's `λ`, then the
+    /// continuous stage's).
+    lambda: Vec<f64>,
+    /// The impact problem's figures for the energy guard.
+    impact: Option<guard::ProblemWork>,
+    /// The step's number and time.
+    at: (u64, f64),
+    /// Threads of the passes over bodies and rows.
+    threads: usize,
 }
 
 fn check_velocity(
