@@ -402,32 +402,8 @@ pub fn apgd_minimize(
         if settings.stopping.early_stop && best_res <= tol {
             break;
         }
-        let fy = objective.value_gradient(&ws.y, &mut ws.grad_y);
-        let mut fnext;
-        loop {
-            let t = 1.0 / lip;
-            for i in 0..n {
-                ws.next[i] = ws.y[i] - t * ws.grad_y[i];
-            }
-            set.project(&mut ws.next);
-            fnext = objective.value_gradient(&ws.next, &mut ws.grad_next);
-            let mut lin = 0.0;
-            let mut quad = 0.0;
-            for i in 0..n {
-                let d = ws.next[i] - ws.y[i];
-                lin += ws.grad_y[i] * d;
-                quad += d * d;
-            }
-            let bound = fy + lin + 0.5 * lip * quad;
-            if fnext <= bound + 1e-14 * fy.abs().max(fnext.abs()) || !fnext.is_finite() {
-                break;
-            }
-            if lip > 1e300 {
-                stalled = true;
-                break;
-            }
-            lip *= 2.0;
-        }
+        let fnext;
+        (fnext, lip, stalled) = backtrack(objective, set, ws, lip);
         if !fnext.is_finite() {
             x.copy_from_slice(&ws.best);
             return Err(SolveError::Diverged {
@@ -445,23 +421,7 @@ pub fn apgd_minimize(
             best_res = res;
             ws.best.copy_from_slice(&ws.next);
         }
-        let theta_next = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
-        let beta = theta * (1.0 - theta) / (theta * theta + theta_next);
-        // gradient-mapping restart: (y − γ_{k+1})ᵀ(γ_{k+1} − γ_k) > 0
-        let restart = settings.adaptive_restart
-            && (0..n)
-                .map(|i| (ws.y[i] - ws.next[i]) * (ws.next[i] - ws.gamma[i]))
-                .sum::<f64>()
-                > 0.0;
-        if restart {
-            ws.y.copy_from_slice(&ws.next);
-            theta = 1.0;
-        } else {
-            for i in 0..n {
-                ws.y[i] = ws.next[i] + beta * (ws.next[i] - ws.gamma[i]);
-            }
-            theta = theta_next;
-        }
+        theta = extrapolate(ws, theta, settings.adaptive_restart);
         std::mem::swap(&mut ws.gamma, &mut ws.next);
         lip *= settings.step_growth;
         let t_obs = Instant::now();
@@ -483,6 +443,67 @@ pub fn apgd_minimize(
         lipschitz: lip,
         reference_step,
     })
+}
+
+/// The backtracking step of APGD from `ws.y` (whose gradient is in
+/// `ws.grad_y`): `ws.next = Π(y − ∇f(y)/L)` with `L` doubled until the
+/// quadratic upper bound holds. Returns `f(next)`, the `L` that held, and
+/// whether `L` outgrew 1e300 first (a stall).
+fn backtrack(
+    objective: &mut dyn SmoothObjective,
+    set: &dyn Projection,
+    ws: &mut ApgdWorkspace,
+    mut lip: f64,
+) -> (f64, f64, bool) {
+    let n = ws.y.len();
+    let fy = objective.value_gradient(&ws.y, &mut ws.grad_y);
+    loop {
+        let t = 1.0 / lip;
+        for i in 0..n {
+            ws.next[i] = ws.y[i] - t * ws.grad_y[i];
+        }
+        set.project(&mut ws.next);
+        let fnext = objective.value_gradient(&ws.next, &mut ws.grad_next);
+        let mut lin = 0.0;
+        let mut quad = 0.0;
+        for i in 0..n {
+            let d = ws.next[i] - ws.y[i];
+            lin += ws.grad_y[i] * d;
+            quad += d * d;
+        }
+        let bound = fy + lin + 0.5 * lip * quad;
+        if fnext <= bound + 1e-14 * fy.abs().max(fnext.abs()) || !fnext.is_finite() {
+            return (fnext, lip, false);
+        }
+        if lip > 1e300 {
+            return (fnext, lip, true);
+        }
+        lip *= 2.0;
+    }
+}
+
+/// Nesterov's extrapolation `y = γ_{k+1} + β (γ_{k+1} − γ_k)` into
+/// `ws.y`, or, with `adaptive_restart` and the gradient-mapping test
+/// `(y − γ_{k+1})ᵀ(γ_{k+1} − γ_k) > 0`, a restart at `γ_{k+1}`. Returns
+/// the next `θ`.
+fn extrapolate(ws: &mut ApgdWorkspace, theta: f64, adaptive_restart: bool) -> f64 {
+    let n = ws.y.len();
+    let theta_next = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
+    let beta = theta * (1.0 - theta) / (theta * theta + theta_next);
+    let restart = adaptive_restart
+        && (0..n)
+            .map(|i| (ws.y[i] - ws.next[i]) * (ws.next[i] - ws.gamma[i]))
+            .sum::<f64>()
+            > 0.0;
+    if restart {
+        ws.y.copy_from_slice(&ws.next);
+        1.0
+    } else {
+        for i in 0..n {
+            ws.y[i] = ws.next[i] + beta * (ws.next[i] - ws.gamma[i]);
+        }
+        theta_next
+    }
 }
 
 /// Minimises the convex QP `½ xᵀ A x + bᵀ x` over a [`BoxConeSet`] (or any

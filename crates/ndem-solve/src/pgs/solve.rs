@@ -12,9 +12,6 @@ impl Solver for ProjectedGaussSeidel {
         self.evaluator.set_threads(threads);
         let initial_residuals = self.prepare_with_start_stats(problem, lambda, velocity, start);
         let mut direct = self.settings.joints == JointRows::Direct && self.block.prepare(problem);
-        let omega = self.settings.relaxation;
-        let inv = problem.inverse_mass();
-        let off = problem.generic_offset();
         let stopping = self.settings.stopping;
         let mut iterations = 0;
         let mut last_update = 0.0;
@@ -52,37 +49,14 @@ impl Solver for ProjectedGaussSeidel {
                 self.sync_slices(velocity);
                 self.current.shared = false;
             }
-            for (i, r) in problem.generic_rows().iter().enumerate() {
-                if direct && is_direct(r) {
-                    continue;
-                }
-                let k = off + i;
-                let [a, b] = r.bodies.map(|x| x as usize);
-                let w = r.jacobian.dot(&velocity[a], &velocity[b]) + r.sigma * lambda[k] + r.rhs;
-                let (lo, hi) = problem.generic_bounds(i, lambda);
-                let new = (lambda[k] - omega * w * self.inv_diag[k]).clamp_to(lo, hi);
-                finite &= new.is_finite();
-                let delta = new - lambda[k];
-                if delta != 0.0 {
-                    lambda[k] = new;
-                    let (ia_, ib_) = r.jacobian.transpose_apply(delta);
-                    velocity[a] += inv.response(a, &ia_);
-                    velocity[b] += inv.response(b, &ib_);
-                    if self.inv_diag[k] > 0.0 {
-                        max_corr = max_corr.max(delta.abs() / self.inv_diag[k]);
-                    }
-                }
-            }
+            let (generic_corr, generic_finite) =
+                self.sweep_generic_rows(problem, (lambda, velocity), direct);
+            max_corr = max_corr.max(generic_corr);
+            finite &= generic_finite;
             if direct {
                 match self.block.step(problem, lambda, velocity) {
                     Ok(update) => max_corr = max_corr.max(update),
-                    Err(NotPositiveDefinite) => {
-                        direct = false;
-                        name = match self.settings.variant {
-                            PgsVariant::RowWise => "pgs (direct joints failed: iterative)",
-                            PgsVariant::Blocked => "pgs-blocked (direct joints failed: iterative)",
-                        };
-                    }
+                    Err(NotPositiveDefinite) => (direct, name) = (false, self.iterative_name()),
                 }
             }
             iterations = it + 1;
@@ -178,5 +152,54 @@ impl Solver for ProjectedGaussSeidel {
         self.shape_of = scratch.shapes;
         self.evaluator.adopt_velocity(scratch.velocity);
         self.colouring = scratch.colouring;
+    }
+}
+
+impl ProjectedGaussSeidel {
+    /// The solver's name once its direct joint block has failed and the
+    /// joints are swept row by row.
+    fn iterative_name(&self) -> &'static str {
+        match self.settings.variant {
+            PgsVariant::RowWise => "pgs (direct joints failed: iterative)",
+            PgsVariant::Blocked => "pgs-blocked (direct joints failed: iterative)",
+        }
+    }
+
+    /// One pass over the generic rows (joints, motors, rows given by
+    /// matrices) in order, those of the direct joint block left out when
+    /// it solves them: the largest correction `|Δλ_k| D_kk` and whether
+    /// every new multiplier is finite.
+    fn sweep_generic_rows(
+        &self,
+        problem: &ContactProblem,
+        (lambda, velocity): (&mut [f64], &mut [Velocity6]),
+        direct: bool,
+    ) -> (f64, bool) {
+        let omega = self.settings.relaxation;
+        let inv = problem.inverse_mass();
+        let off = problem.generic_offset();
+        let (mut max_corr, mut finite) = (0.0f64, true);
+        for (i, r) in problem.generic_rows().iter().enumerate() {
+            if direct && is_direct(r) {
+                continue;
+            }
+            let k = off + i;
+            let [a, b] = r.bodies.map(|x| x as usize);
+            let w = r.jacobian.dot(&velocity[a], &velocity[b]) + r.sigma * lambda[k] + r.rhs;
+            let (lo, hi) = problem.generic_bounds(i, lambda);
+            let new = (lambda[k] - omega * w * self.inv_diag[k]).clamp_to(lo, hi);
+            finite &= new.is_finite();
+            let delta = new - lambda[k];
+            if delta != 0.0 {
+                lambda[k] = new;
+                let (ia_, ib_) = r.jacobian.transpose_apply(delta);
+                velocity[a] += inv.response(a, &ia_);
+                velocity[b] += inv.response(b, &ib_);
+                if self.inv_diag[k] > 0.0 {
+                    max_corr = max_corr.max(delta.abs() / self.inv_diag[k]);
+                }
+            }
+        }
+        (max_corr, finite)
     }
 }
