@@ -150,18 +150,13 @@ impl SmoothObjective for Augmented<'_> {
     }
 }
 
-/// Solves the truss problem for the load `load` (per body, force units)
-/// on the contact network of `problem` (its contacts' normal rows, unit
-/// scaled), with relative contact stiffnesses `stiffness` (`k̂_α > 0`).
-pub fn truss_forces(
-    problem: &ContactProblem,
-    dynamic: &[bool],
-    load: &[Velocity6],
-    stiffness: &[f64],
+/// The sizes of `dynamic`, `load` (per body, `nb`) and `stiffness` (per
+/// contact, `n`), positive finite stiffnesses and an exponent in `[1, 2]`.
+fn check_truss_input(
+    (nb, n): (usize, usize),
+    (dynamic, load, stiffness): (&[bool], &[Velocity6], &[f64]),
     settings: &TrussSettings,
-) -> Result<TrussSolution, SolveError> {
-    let n = problem.contacts().len();
-    let nb = problem.body_count();
+) -> Result<(), SolveError> {
     for (field, len, want) in [
         ("dynamic", dynamic.len(), nb),
         ("load", load.len(), nb),
@@ -189,6 +184,22 @@ pub fn truss_forces(
             reason: "must lie in [1, 2]",
         });
     }
+    Ok(())
+}
+
+/// Solves the truss problem for the load `load` (per body, force units)
+/// on the contact network of `problem` (its contacts' normal rows, unit
+/// scaled), with relative contact stiffnesses `stiffness` (`k̂_α > 0`).
+pub fn truss_forces(
+    problem: &ContactProblem,
+    dynamic: &[bool],
+    load: &[Velocity6],
+    stiffness: &[f64],
+    settings: &TrussSettings,
+) -> Result<TrussSolution, SolveError> {
+    let n = problem.contacts().len();
+    let nb = problem.body_count();
+    check_truss_input((nb, n), (dynamic, load, stiffness), settings)?;
     // Scale: forces relative to the largest load component, stiffnesses
     // relative to the largest (the minimiser is invariant under both).
     let fscale = load

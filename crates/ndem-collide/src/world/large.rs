@@ -79,45 +79,7 @@ impl CollisionWorld {
             }
             self.candidates = candidates;
             // large against large (a = smaller index)
-            for &m in &self.large[li + 1..] {
-                let m = m as usize;
-                if (lfixed && bodies.fixed[m]) || bodies.same_group(l, m) {
-                    continue;
-                }
-                // `lo..hi` holds the margin and l's sweep; m's box grows by
-                // its own sweep, and the pair's reach is both sweeps (as
-                // for every other pair)
-                let msweep = bodies.sweep_of(m);
-                let (mlo, mhi) =
-                    bodies.shapes[m].aabb(&bodies.positions[m], &bodies.orientations[m]);
-                if (0..3).any(|k| mhi[k] + msweep < lo[k] || mlo[k] - msweep > hi[k]) {
-                    continue;
-                }
-                self.raw.clear();
-                let pair_margin = margin + lsweep + msweep;
-                // a sphere is body a against any other shape (the pair
-                // rule of every pass), else the smaller index
-                let sphere = |i: usize| bodies.shapes[i].sphere_radius().is_some();
-                let (a, b) = if !sphere(l) && sphere(m) {
-                    (m, l)
-                } else {
-                    (l, m)
-                };
-                if !narrow::collide(
-                    &bodies.placed(a),
-                    &bodies.placed(b),
-                    pair_margin,
-                    &mut self.raw,
-                ) {
-                    return Err(CollideError::UnsupportedPair {
-                        body_a: a,
-                        body_b: b,
-                    });
-                }
-                for raw in &self.raw {
-                    self.large_contacts.push(make_point(a, b, raw));
-                }
-            }
+            self.large_large_pairs(bodies, li, (lo, hi), lsweep)?;
         }
         self.fast_pairs(bodies);
         // in key order already when the large bodies precede the particles
@@ -128,6 +90,59 @@ impl CollisionWorld {
             self.large_contacts.sort_by_key(|c| c.key);
         }
         self.large_contacts.dedup_by(|a, b| a.key == b.key);
+        Ok(())
+    }
+
+    /// The pairs of large body `self.large[li]` (box `(lo, hi)` grown by
+    /// the margin and its sweep `lsweep`) with the large bodies after it.
+    fn large_large_pairs(
+        &mut self,
+        bodies: &BodyView<'_>,
+        li: usize,
+        (lo, hi): (Vec3, Vec3),
+        lsweep: f64,
+    ) -> Result<(), CollideError> {
+        let margin = self.settings.margin;
+        let l = self.large[li] as usize;
+        let lfixed = bodies.fixed[l];
+        for &m in &self.large[li + 1..] {
+            let m = m as usize;
+            if (lfixed && bodies.fixed[m]) || bodies.same_group(l, m) {
+                continue;
+            }
+            // `lo..hi` holds the margin and l's sweep; m's box grows by
+            // its own sweep, and the pair's reach is both sweeps (as
+            // for every other pair)
+            let msweep = bodies.sweep_of(m);
+            let (mlo, mhi) = bodies.shapes[m].aabb(&bodies.positions[m], &bodies.orientations[m]);
+            if (0..3).any(|k| mhi[k] + msweep < lo[k] || mlo[k] - msweep > hi[k]) {
+                continue;
+            }
+            self.raw.clear();
+            let pair_margin = margin + lsweep + msweep;
+            // a sphere is body a against any other shape (the pair
+            // rule of every pass), else the smaller index
+            let sphere = |i: usize| bodies.shapes[i].sphere_radius().is_some();
+            let (a, b) = if !sphere(l) && sphere(m) {
+                (m, l)
+            } else {
+                (l, m)
+            };
+            if !narrow::collide(
+                &bodies.placed(a),
+                &bodies.placed(b),
+                pair_margin,
+                &mut self.raw,
+            ) {
+                return Err(CollideError::UnsupportedPair {
+                    body_a: a,
+                    body_b: b,
+                });
+            }
+            for raw in &self.raw {
+                self.large_contacts.push(make_point(a, b, raw));
+            }
+        }
         Ok(())
     }
 
