@@ -782,67 +782,9 @@ impl SceneFile {
     pub fn from_scene(scene: &Scene) -> SceneFile {
         let w = &scene.world;
         let bodies = (0..w.len())
-            .map(|i| {
-                let d = w.body_desc(i);
-                let shape = ShapeSpec::of_shape(&d.shape);
-                BodySpec {
-                    shape,
-                    material: d.material,
-                    motion: match d.motion {
-                        Motion::Dynamic => "dynamic",
-                        Motion::Kinematic => "kinematic",
-                        Motion::Static => "static",
-                    }
-                    .into(),
-                    position: a3(&d.position),
-                    orientation: a4(&d.orientation),
-                    velocity: a3(&d.velocity.linear),
-                    angular_velocity: a3(&d.velocity.angular),
-                    surface_velocity: a3(&d.surface_velocity),
-                    collision_group: d.collision_group,
-                    mass: d.mass.map(|m| m.mass),
-                    inertia: d.mass.map(|m| a3(&m.principal_inertia)),
-                }
-            })
+            .map(|i| BodySpec::of(&w.body_desc(i)))
             .collect();
-        let joints = w
-            .joints()
-            .iter()
-            .map(|j| {
-                let (kind, axis, rest_length) = match j.kind {
-                    JointKind::Lock => (JointKindSpec::Lock, None, None),
-                    JointKind::Ball => (JointKindSpec::Ball, None, None),
-                    JointKind::Prismatic { axis, .. } => {
-                        (JointKindSpec::Prismatic, Some(a3(&axis)), None)
-                    }
-                    JointKind::Hinge { axis, .. } => (JointKindSpec::Hinge, Some(a3(&axis)), None),
-                    JointKind::Actuator { rest_length, .. } => {
-                        (JointKindSpec::Actuator, None, Some(rest_length))
-                    }
-                };
-                let drive = j.drive();
-                JointSpec {
-                    kind,
-                    body_a: j.body_a,
-                    body_b: j.body_b,
-                    anchor_a: a3(&j.anchor_a),
-                    anchor_b: a3(&j.anchor_b),
-                    relative_orientation: a4(&j.relative_orientation),
-                    axis,
-                    motor_speed: match drive {
-                        Some(Drive::Speed(m)) => Some(m.target_speed),
-                        _ => None,
-                    },
-                    drive_target: match drive {
-                        Some(Drive::Position { target, .. }) => Some(target),
-                        _ => None,
-                    },
-                    rest_length,
-                    motor_max_force: drive.map(|d| d.max_force()),
-                    compliance: j.compliance,
-                }
-            })
-            .collect();
+        let joints = w.joints().iter().map(JointSpec::of).collect();
         let emitters = scene
             .emitters
             .iter()
@@ -862,36 +804,10 @@ impl SceneFile {
                 rng_state: e.rng.state,
             })
             .collect();
-        let s = &scene.settings;
         SceneFile {
             name: scene.name.clone(),
             gravity: a3(&w.gravity),
-            run: RunSpec {
-                dt: s.dt,
-                duration: scene.duration,
-                iterations: scene.iterations,
-                solver: scene.solver,
-                warm_start: scene.warm_start,
-                threads: scene.threads,
-                friction: match s.friction_set {
-                    FrictionSet::Box => "box",
-                    FrictionSet::Disk => "disk",
-                }
-                .into(),
-                rows: s.contact_rows.count(),
-                linear_stiffness: match s.contact_law {
-                    ContactLaw::Linear { stiffness } => Some(stiffness),
-                    ContactLaw::Hertz | ContactLaw::Rigid | ContactLaw::LinearPerMaterial => None,
-                },
-                rigid_contacts: s.contact_law == ContactLaw::Rigid,
-                per_material_stiffness: s.contact_law == ContactLaw::LinearPerMaterial,
-                margin: s.margin,
-                impact_velocity: s.impact_velocity,
-                impact_stage: s.impact_stage,
-                impact_iterations: s.impact_iterations,
-                friction_compliance: s.spook.friction_compliance,
-                rolling_compliance: s.spook.rolling_compliance,
-            },
+            run: RunSpec::of(scene),
             materials: w
                 .materials
                 .iter()
@@ -928,6 +844,100 @@ impl SceneFile {
                     linear_stiffness: o.linear_stiffness,
                 })
                 .collect(),
+        }
+    }
+}
+
+impl BodySpec {
+    /// A body as data.
+    fn of(d: &BodyDesc) -> Self {
+        let shape = ShapeSpec::of_shape(&d.shape);
+        BodySpec {
+            shape,
+            material: d.material,
+            motion: match d.motion {
+                Motion::Dynamic => "dynamic",
+                Motion::Kinematic => "kinematic",
+                Motion::Static => "static",
+            }
+            .into(),
+            position: a3(&d.position),
+            orientation: a4(&d.orientation),
+            velocity: a3(&d.velocity.linear),
+            angular_velocity: a3(&d.velocity.angular),
+            surface_velocity: a3(&d.surface_velocity),
+            collision_group: d.collision_group,
+            mass: d.mass.map(|m| m.mass),
+            inertia: d.mass.map(|m| a3(&m.principal_inertia)),
+        }
+    }
+}
+
+impl JointSpec {
+    /// A joint as data, with its drive.
+    fn of(j: &Joint) -> Self {
+        let (kind, axis, rest_length) = match j.kind {
+            JointKind::Lock => (JointKindSpec::Lock, None, None),
+            JointKind::Ball => (JointKindSpec::Ball, None, None),
+            JointKind::Prismatic { axis, .. } => (JointKindSpec::Prismatic, Some(a3(&axis)), None),
+            JointKind::Hinge { axis, .. } => (JointKindSpec::Hinge, Some(a3(&axis)), None),
+            JointKind::Actuator { rest_length, .. } => {
+                (JointKindSpec::Actuator, None, Some(rest_length))
+            }
+        };
+        let drive = j.drive();
+        JointSpec {
+            kind,
+            body_a: j.body_a,
+            body_b: j.body_b,
+            anchor_a: a3(&j.anchor_a),
+            anchor_b: a3(&j.anchor_b),
+            relative_orientation: a4(&j.relative_orientation),
+            axis,
+            motor_speed: match drive {
+                Some(Drive::Speed(m)) => Some(m.target_speed),
+                _ => None,
+            },
+            drive_target: match drive {
+                Some(Drive::Position { target, .. }) => Some(target),
+                _ => None,
+            },
+            rest_length,
+            motor_max_force: drive.map(|d| d.max_force()),
+            compliance: j.compliance,
+        }
+    }
+}
+
+impl RunSpec {
+    /// The run settings of a scene as data.
+    fn of(scene: &Scene) -> Self {
+        let s = &scene.settings;
+        RunSpec {
+            dt: s.dt,
+            duration: scene.duration,
+            iterations: scene.iterations,
+            solver: scene.solver,
+            warm_start: scene.warm_start,
+            threads: scene.threads,
+            friction: match s.friction_set {
+                FrictionSet::Box => "box",
+                FrictionSet::Disk => "disk",
+            }
+            .into(),
+            rows: s.contact_rows.count(),
+            linear_stiffness: match s.contact_law {
+                ContactLaw::Linear { stiffness } => Some(stiffness),
+                ContactLaw::Hertz | ContactLaw::Rigid | ContactLaw::LinearPerMaterial => None,
+            },
+            rigid_contacts: s.contact_law == ContactLaw::Rigid,
+            per_material_stiffness: s.contact_law == ContactLaw::LinearPerMaterial,
+            margin: s.margin,
+            impact_velocity: s.impact_velocity,
+            impact_stage: s.impact_stage,
+            impact_iterations: s.impact_iterations,
+            friction_compliance: s.spook.friction_compliance,
+            rolling_compliance: s.spook.rolling_compliance,
         }
     }
 }

@@ -231,29 +231,7 @@ impl Default for TriaxialSpec {
 /// body, no gravity. Consolidation under σ_h for `consolidation_time`, then
 /// shear at the axial speed.
 pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
-    positive("confining_pressure", spec.confining_pressure)?;
-    positive("wall_mass", spec.wall_mass)?;
-    positive("youngs_modulus", spec.youngs_modulus)?;
-    positive("axial_speed", spec.axial_speed)?;
-    positive("final_axial_strain", spec.final_axial_strain)?;
-    if !(spec.consolidation_time.is_finite() && spec.consolidation_time >= 0.0) {
-        return Err(SceneError::Invalid {
-            field: "consolidation_time",
-            reason: "must be finite and >= 0".into(),
-        });
-    }
-    if !(spec.initial_fraction > 0.0 && spec.initial_fraction <= 0.4) {
-        return Err(SceneError::Invalid {
-            field: "initial_fraction",
-            reason: "random placement needs a fraction in (0, 0.4]".into(),
-        });
-    }
-    if spec.particles == 0 {
-        return Err(SceneError::Invalid {
-            field: "particles",
-            reason: "a triaxial sample needs particles".into(),
-        });
-    }
+    spec.validate()?;
     let material = Material {
         youngs_modulus: spec.youngs_modulus,
         ..Material::default()
@@ -285,7 +263,6 @@ pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
             }
         }
     };
-    let half = 0.5 * side;
     // static anchor of the motors, far away and in the walls' group
     let anchor_position = Vec3::new(0.0, 0.0, -100.0 * side);
     let ground = world.add_body(
@@ -293,35 +270,7 @@ pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
             .with_collision_group(WALL_GROUP),
     )?;
     let thickness = 0.5 * D;
-    let mut walls = [0; 6];
-    let mut joints = [0; 6];
-    for k in 0..3 {
-        for (s, sign) in [-1.0f64, 1.0].into_iter().enumerate() {
-            let mut e = Vec3::zeros();
-            e[k] = 1.0;
-            let mut half_extents = Vec3::repeat(side);
-            half_extents[k] = thickness;
-            let centre = e * (sign * (half + thickness));
-            let mut desc = BodyDesc::dynamic(Shape::cuboid(half_extents)?, 0, centre)
-                .with_collision_group(WALL_GROUP);
-            desc.mass = Some(MassProperties::solid_box(spec.wall_mass, half_extents)?);
-            let w = world.add_body(desc)?;
-            let axis = -sign * e;
-            let j = world.add_joint(Joint::prismatic(
-                &world,
-                ground,
-                w,
-                centre,
-                axis,
-                Some(Motor {
-                    target_speed: 1.0,
-                    max_force: spec.confining_pressure * side * side,
-                }),
-            )?)?;
-            walls[2 * k + s] = w;
-            joints[2 * k + s] = j;
-        }
-    }
+    let (walls, joints) = add_walls(&mut world, ground, (side, thickness), &spec)?;
     for (c, r) in centres.iter().zip(&radii) {
         world.add_body(BodyDesc::dynamic(Shape::sphere(*r)?, 0, *c))?;
     }
@@ -354,6 +303,82 @@ pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
         schedule: None,
         reduction: None,
     })
+}
+
+/// The six walls of the cell around the cube of edge `side`, each
+/// `thickness` thick on a prismatic motor to `ground` pushing inwards at
+/// up to `σ_h side²`: the wall bodies and their joints, in the order
+/// `−x, +x, −y, +y, −z, +z`.
+fn add_walls(
+    world: &mut World,
+    ground: usize,
+    (side, thickness): (f64, f64),
+    spec: &TriaxialSpec,
+) -> Result<([usize; 6], [usize; 6]), SceneError> {
+    let half = 0.5 * side;
+    let mut walls = [0; 6];
+    let mut joints = [0; 6];
+    for k in 0..3 {
+        for (s, sign) in [-1.0f64, 1.0].into_iter().enumerate() {
+            let mut e = Vec3::zeros();
+            e[k] = 1.0;
+            let mut half_extents = Vec3::repeat(side);
+            half_extents[k] = thickness;
+            let centre = e * (sign * (half + thickness));
+            let mut desc = BodyDesc::dynamic(Shape::cuboid(half_extents)?, 0, centre)
+                .with_collision_group(WALL_GROUP);
+            desc.mass = Some(MassProperties::solid_box(spec.wall_mass, half_extents)?);
+            let w = world.add_body(desc)?;
+            let axis = -sign * e;
+            let j = world.add_joint(Joint::prismatic(
+                world,
+                ground,
+                w,
+                centre,
+                axis,
+                Some(Motor {
+                    target_speed: 1.0,
+                    max_force: spec.confining_pressure * side * side,
+                }),
+            )?)?;
+            walls[2 * k + s] = w;
+            joints[2 * k + s] = j;
+        }
+    }
+    Ok((walls, joints))
+}
+
+impl TriaxialSpec {
+    /// Checks the fields: positive pressure, wall mass, modulus, speed and
+    /// strain, a finite non-negative consolidation time, an initial solid
+    /// fraction in `(0, 0.4]` and at least one particle.
+    pub fn validate(&self) -> Result<(), SceneError> {
+        let spec = self;
+        positive("confining_pressure", spec.confining_pressure)?;
+        positive("wall_mass", spec.wall_mass)?;
+        positive("youngs_modulus", spec.youngs_modulus)?;
+        positive("axial_speed", spec.axial_speed)?;
+        positive("final_axial_strain", spec.final_axial_strain)?;
+        if !(spec.consolidation_time.is_finite() && spec.consolidation_time >= 0.0) {
+            return Err(SceneError::Invalid {
+                field: "consolidation_time",
+                reason: "must be finite and >= 0".into(),
+            });
+        }
+        if !(spec.initial_fraction > 0.0 && spec.initial_fraction <= 0.4) {
+            return Err(SceneError::Invalid {
+                field: "initial_fraction",
+                reason: "random placement needs a fraction in (0, 0.4]".into(),
+            });
+        }
+        if spec.particles == 0 {
+            return Err(SceneError::Invalid {
+                field: "particles",
+                reason: "a triaxial sample needs particles".into(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Random sequential placement of spheres (largest first) in the cube
