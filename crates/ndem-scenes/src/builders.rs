@@ -84,6 +84,29 @@ pub struct Scene {
 pub const ALL_CORES: usize = 0;
 
 impl Scene {
+    /// A scene of `world` called `name` with the papers' step settings
+    /// (`StepSettings::papers`), 1 s long, 50 PGS iterations per step with
+    /// history warm starting, every core, no drivers and the default
+    /// output; set the rest with struct-update syntax,
+    /// `Scene { duration: 3.0, ..Scene::new("column", world) }`.
+    pub fn new(name: impl Into<String>, world: World) -> Self {
+        Self {
+            name: name.into(),
+            world,
+            settings: StepSettings::papers(),
+            emitters: Vec::new(),
+            duration: 1.0,
+            iterations: 50,
+            solver: SolverChoice::Pgs,
+            warm_start: WarmStartChoice::History,
+            triaxial: None,
+            reduction: None,
+            schedule: None,
+            output: crate::file::OutputSpec::default(),
+            threads: ALL_CORES,
+        }
+    }
+
     /// Runs the emitters and the triaxial servo, then one step (only the
     /// clock advances while emitters have not yet produced a body).
     pub fn step(&mut self, stepper: &mut Stepper) -> Result<StepStats, SceneError> {
@@ -220,19 +243,9 @@ pub fn column(n: usize) -> Result<Scene, SceneError> {
         });
     }
     Ok(Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "column".into(),
-        world: ndem_step::verification::column_world(n)?,
-        settings: StepSettings::papers(),
-        emitters: Vec::new(),
         duration: 3.0,
         iterations: 100,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
-        schedule: None,
+        ..Scene::new("column", ndem_step::verification::column_world(n)?)
     })
 }
 
@@ -303,19 +316,9 @@ pub fn pile(spec: PileSpec) -> Result<Scene, SceneError> {
         rng: Rng::new(spec.seed),
     };
     Ok(Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "pile".into(),
-        world,
-        settings: StepSettings::papers(),
         emitters: vec![emitter],
         duration: spec.particles as f64 / spec.rate + 10.0,
-        iterations: 50,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
-        schedule: None,
+        ..Scene::new("pile", world)
     })
 }
 
@@ -456,19 +459,9 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
         ..StepSettings::papers()
     };
     Ok(Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "drum".into(),
-        world,
         settings,
-        emitters: Vec::new(),
         duration: 20.0,
-        iterations: 50,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
-        schedule: None,
+        ..Scene::new("drum", world)
     })
 }
 
@@ -583,19 +576,8 @@ pub fn box_packing(
         world.add_body(BodyDesc::dynamic(Shape::sphere(radius)?, 0, p))?;
     }
     Ok(Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "packing".into(),
-        world,
-        settings: StepSettings::papers(),
-        emitters: Vec::new(),
         duration: 3.0,
-        iterations: 50,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
-        schedule: None,
+        ..Scene::new("packing", world)
     })
 }
 
@@ -663,23 +645,14 @@ pub fn cannonball(spec: CannonballSpec) -> Result<Scene, SceneError> {
         }
     }
     Ok(Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "cannonball".into(),
-        world,
         settings: StepSettings {
             dt: 1e-3,
             contact_rows: ndem_solve::ContactRows::Normal,
             ..StepSettings::papers()
         },
-        emitters: Vec::new(),
         duration: 0.5,
         iterations: 200,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
-        schedule: None,
+        ..Scene::new("cannonball", world)
     })
 }
 
@@ -710,23 +683,14 @@ pub fn beam() -> Result<Scene, SceneError> {
     platform.mass = Some(ndem_math::MassProperties::solid_box(10.0 / G, he)?);
     world.add_body(platform)?;
     Ok(Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "beam".into(),
-        world,
         settings: StepSettings {
             contact_rows: ndem_solve::ContactRows::Normal,
             margin: 1e-4,
             ..StepSettings::papers()
         },
-        emitters: Vec::new(),
         duration: 1.0,
         iterations: 100,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
-        schedule: None,
+        ..Scene::new("beam", world)
     })
 }
 
@@ -752,19 +716,9 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
         }
     }
     Ok(Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "column3d".into(),
-        world,
-        settings: StepSettings::papers(),
-        emitters: Vec::new(),
         duration: 3.0,
         iterations: 100,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
-        schedule: None,
+        ..Scene::new("column3d", world)
     })
 }
 
@@ -806,19 +760,8 @@ pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, Sce
         }
     }
     Ok(Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "collapse".into(),
-        world,
-        settings: StepSettings::papers(),
-        emitters: Vec::new(),
         duration: 3.0,
-        iterations: 50,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
-        schedule: None,
+        ..Scene::new("collapse", world)
     })
 }
 
@@ -860,19 +803,9 @@ pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneE
         rng: Rng::new(seed),
     };
     Ok(Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "conveyor".into(),
-        world,
-        settings: StepSettings::papers(),
         emitters: vec![emitter],
         duration: particles as f64 / 100.0 + 3.0,
-        iterations: 50,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
-        schedule: None,
+        ..Scene::new("conveyor", world)
     })
 }
 

@@ -12,9 +12,7 @@
 //! (a channel of width 15d), so the collapse is a plane flow whose angle
 //! is read on the channel's centre line; the gate rises at 1 m/s.
 
-use crate::builders::ALL_CORES;
 use crate::builders::{D, D2, G, Scene, SceneError, positive};
-use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::rng::Rng;
 use ndem_collide::Shape;
 use ndem_math::{ContactLaw, Material, Vec3, Velocity6};
@@ -140,19 +138,10 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
         ..StepSettings::papers()
     };
     let scene = Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "collapse-cube".into(),
-        world,
         settings,
-        emitters: Vec::new(),
         duration: 3.5,
         iterations: 150,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
-        schedule: None,
+        ..Scene::new("collapse-cube", world)
     };
     Ok((
         scene,

@@ -18,9 +18,7 @@
 //!   runs; the xtask suite retires particles once they have crossed the
 //!   measuring plane 15d below the belt.
 
-use crate::builders::ALL_CORES;
 use crate::builders::{D, G, Scene, SceneError, positive};
-use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::emitter::Emitter;
 use crate::measure::{fitted_inclination, fitted_plane_inclination};
 use crate::rng::Rng;
@@ -238,19 +236,11 @@ pub fn conveyor_belt(spec: ConveyorSpec) -> Result<(Scene, ConveyorBelt), SceneE
         ..StepSettings::papers()
     };
     let scene = Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "conveyor-belt".into(),
-        world,
         settings,
         emitters: vec![emitter],
         duration: 20.0,
         iterations: 150,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
-        schedule: None,
+        ..Scene::new("conveyor-belt", world)
     };
     Ok((
         scene,

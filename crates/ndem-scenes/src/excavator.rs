@@ -18,9 +18,8 @@
 //! The machine and the trench's walls share a collision group: the
 //! machine only touches particles.
 
-use crate::builders::ALL_CORES;
 use crate::builders::{G, Scene, SceneError, positive};
-use crate::choice::{SolverChoice, WarmStartChoice};
+use crate::choice::SolverChoice;
 use crate::rng::Rng;
 use crate::schedule::DriveSchedule;
 use ndem_collide::Shape;
@@ -342,19 +341,12 @@ pub fn excavator_with_machine(spec: ExcavatorSpec) -> Result<(Scene, Machine), S
         ..StepSettings::default()
     };
     let scene = Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "excavator".into(),
-        world,
         settings,
-        emitters: Vec::new(),
         duration: spec.settle_time + spec.cycle_time,
         iterations: 25,
         solver: SolverChoice::PgsDirect,
-        warm_start: WarmStartChoice::History,
-        triaxial: None,
-        reduction: None,
         schedule: Some(schedule),
+        ..Scene::new("excavator", world)
     };
     Ok((scene, machine))
 }

@@ -529,8 +529,6 @@ impl SceneFile {
         };
         Ok(Scene {
             output: self.output,
-            name: self.name.clone(),
-            world,
             settings,
             emitters,
             duration: r.duration,
@@ -544,6 +542,7 @@ impl SceneFile {
                 None => None,
             },
             schedule,
+            ..Scene::new(self.name.clone(), world)
         })
     }
 

@@ -10,13 +10,11 @@
 //! 100 kg end wall (≈ 30 kPa on its area) would dwarf the applied stress,
 //! so the paper's numbers only make sense without gravity.
 
-use crate::builders::ALL_CORES;
 use crate::builders::{D, D2, Scene, SceneError, positive};
-use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::rng::Rng;
 use ndem_collide::Shape;
 use ndem_math::{MassProperties, Material, Vec3};
-use ndem_step::{BodyDesc, Joint, JointKind, Motor, StepSettings, Stepper, World};
+use ndem_step::{BodyDesc, Joint, JointKind, Motor, Stepper, World};
 use serde::{Deserialize, Serialize};
 
 /// Collision group shared by the six walls and their anchor: the walls
@@ -289,19 +287,10 @@ pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
         shear_start_lengths: None,
     };
     Ok(Scene {
-        output: crate::file::OutputSpec::default(),
-        threads: ALL_CORES,
-        name: "triaxial".into(),
-        world,
-        settings: StepSettings::papers(),
-        emitters: Vec::new(),
         duration: spec.consolidation_time + shear_time,
         iterations: 200,
-        solver: SolverChoice::Pgs,
-        warm_start: WarmStartChoice::History,
         triaxial: Some(control),
-        schedule: None,
-        reduction: None,
+        ..Scene::new("triaxial", world)
     })
 }
 
