@@ -31,7 +31,10 @@ pub use ndem_solve as solve;
 pub use ndem_step as step;
 
 pub mod checkpoint;
+pub mod error;
 pub mod output;
+
+pub use error::Error;
 
 /// What most programs need, in one import.
 pub mod prelude {
@@ -45,4 +48,6 @@ pub mod prelude {
         Stopping, WarmStart,
     };
     pub use ndem_step::{BodyDesc, Motion, StepSettings, StepStats, Stepper, World};
+
+    pub use crate::Error;
 }
