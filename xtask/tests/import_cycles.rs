@@ -41,7 +41,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
         "ndem-solve",
         &["local_gs", "local_problem", "local_solver", "newton"],
     ),
-    ("ndem-step", &["body", "joint"]),
 ];
 
 fn root() -> PathBuf {
