@@ -37,10 +37,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
             "solver",
         ],
     ),
-    (
-        "ndem-solve",
-        &["local_gs", "local_problem", "local_solver", "newton"],
-    ),
 ];
 
 fn root() -> PathBuf {

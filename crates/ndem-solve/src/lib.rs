@@ -43,6 +43,7 @@ pub mod generate;
 pub mod jacobi;
 mod local;
 pub mod local_apgd;
+mod local_contact;
 pub mod local_gs;
 pub mod local_portfolio;
 pub mod local_problem;

@@ -5,7 +5,8 @@
 //! they run the same iteration.
 
 use crate::local::disk_qp;
-use crate::local_problem::{GlobalOperators, coulomb_natural_map};
+use crate::local_contact::coulomb_natural_map;
+use crate::local_problem::GlobalOperators;
 use crate::local_solver::{LocalJudge, LocalRecorder, LocalReport, LocalSolver, LocalTask};
 use crate::problem::ClampTo;
 use crate::solver::{SolverStatus, Stopping};
@@ -142,7 +143,8 @@ fn exact_contact_solve(b: &[f64; 9], mu: f64, r: &mut [f64], u: &mut [f64; 3]) {
     let current = [r[0], r[1], r[2]];
     let s: [f64; 3] =
         std::array::from_fn(|i| u[i] - (0..3).map(|j| b[3 * i + j] * current[j]).sum::<f64>());
-    let candidate = crate::newton::contact_newton(b, s, mu, current, CONTACT_NEWTON_ITERATIONS);
+    let candidate =
+        crate::local_contact::contact_newton(b, s, mu, current, CONTACT_NEWTON_ITERATIONS);
     let velocity = |x: &[f64; 3]| -> [f64; 3] {
         std::array::from_fn(|i| s[i] + (0..3).map(|j| b[3 * i + j] * x[j]).sum::<f64>())
     };
@@ -375,27 +377,5 @@ impl GlobalGaussSeidel {
         // velocity of the returned reactions
         ops.velocity(state.r, state.v);
         Ok(report)
-    }
-}
-
-/// `‖r − P(r − û)‖` summed in squares over the contacts of a law, the
-/// numerator of the merits (shared with [`LocalProblem`]).
-pub(crate) fn law_error2(friction: FrictionSet, mu: &[f64], r: &[f64], u: &[f64]) -> f64 {
-    match friction {
-        FrictionSet::Disk => coulomb_natural_map(mu, r, u),
-        FrictionSet::Box => {
-            let mut err2 = 0.0;
-            for (c, &m) in mu.iter().enumerate() {
-                let k = 3 * c;
-                let rn = (r[k] - u[k]).max(0.0);
-                err2 += (r[k] - rn).powi(2);
-                let bound = m * r[k].max(0.0);
-                for a in 1..3 {
-                    let t = (r[k + a] - u[k + a]).clamp_to(-bound, bound);
-                    err2 += (r[k + a] - t).powi(2);
-                }
-            }
-            err2
-        }
     }
 }

@@ -14,9 +14,7 @@
 //! by [`crate::GlobalGaussSeidel`]. The body-based [`crate::ContactProblem`]
 //! stays the fast path for the stepper (it never forms W).
 
-use crate::local_gs::law_error2;
-use crate::local_solver::LocalReport;
-use crate::solver::SolverStatus;
+use crate::local_contact::law_error2;
 use crate::{FrictionSet, SolveError};
 use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMat, Triplet};
@@ -155,36 +153,6 @@ impl LocalProblem {
         &self.mu
     }
 
-    /// Checks a starting `r` and returns its merit under `friction`, or
-    /// the report of a problem without contacts (nothing to solve,
-    /// converged).
-    pub(crate) fn start(
-        &self,
-        solver: &'static str,
-        friction: FrictionSet,
-        r: &[f64],
-    ) -> Result<Result<f64, LocalReport>, SolveError> {
-        if r.len() != 3 * self.contacts() {
-            return Err(SolveError::DimensionMismatch {
-                field: "r",
-                expected: 3 * self.contacts(),
-                got: r.len(),
-            });
-        }
-        check_finite("r", r)?;
-        let initial_merit = self.law_merit(friction, r);
-        if self.contacts() == 0 {
-            return Ok(Err(LocalReport {
-                solver,
-                status: SolverStatus::Converged,
-                sweeps: 0,
-                merit: 0.0,
-                initial_merit,
-            }));
-        }
-        Ok(Ok(initial_merit))
-    }
-
     /// `u_i = (W r + q)_i`.
     pub(crate) fn row_velocity(&self, i: usize, r: &[f64]) -> f64 {
         let row = self.w.row(i);
@@ -248,26 +216,11 @@ impl LocalProblem {
     }
 }
 
-/// `Σ_c ‖r_c − P_K(r_c − û_c)‖²`, the square of the numerator of the
-/// Coulomb merit.
-pub(crate) fn coulomb_natural_map(mu: &[f64], r: &[f64], u: &[f64]) -> f64 {
-    let mut err2 = 0.0;
-    for (c, &mu) in mu.iter().enumerate() {
-        let k = 3 * c;
-        let ut = (u[k + 1] * u[k + 1] + u[k + 2] * u[k + 2]).sqrt();
-        let mut a = r[k] - (u[k] + mu * ut);
-        let mut t = [r[k + 1] - u[k + 1], r[k + 2] - u[k + 2]];
-        crate::qp::project_cone(mu, &mut a, &mut t);
-        err2 += (r[k] - a).powi(2) + (r[k + 1] - t[0]).powi(2) + (r[k + 2] - t[1]).powi(2);
-    }
-    err2
-}
-
 fn norm(x: &[f64]) -> f64 {
     x.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
-fn check_finite(field: &'static str, values: &[f64]) -> Result<(), SolveError> {
+pub(crate) fn check_finite(field: &'static str, values: &[f64]) -> Result<(), SolveError> {
     match values.iter().enumerate().find(|(_, x)| !x.is_finite()) {
         Some((i, &x)) => Err(non_finite(field, i, x)),
         None => Ok(()),

@@ -4,6 +4,7 @@
 //! iteration observers ([`LocalObserver`], argmin-style, as [`crate::Observer`]
 //! is for body-based solvers).
 
+use crate::local_problem::check_finite;
 use crate::solver::{IterationClock, NoObserver, SolverStatus, Stopping};
 use crate::{FrictionSet, LocalProblem, SolveError};
 use std::time::Duration;
@@ -237,5 +238,37 @@ impl BestIterate {
         } else {
             merit
         }
+    }
+}
+
+impl LocalProblem {
+    /// Checks a starting `r` and returns its merit under `friction`, or
+    /// the report of a problem without contacts (nothing to solve,
+    /// converged).
+    pub(crate) fn start(
+        &self,
+        solver: &'static str,
+        friction: FrictionSet,
+        r: &[f64],
+    ) -> Result<Result<f64, LocalReport>, SolveError> {
+        if r.len() != 3 * self.contacts() {
+            return Err(SolveError::DimensionMismatch {
+                field: "r",
+                expected: 3 * self.contacts(),
+                got: r.len(),
+            });
+        }
+        check_finite("r", r)?;
+        let initial_merit = self.law_merit(friction, r);
+        if self.contacts() == 0 {
+            return Ok(Err(LocalReport {
+                solver,
+                status: SolverStatus::Converged,
+                sweeps: 0,
+                merit: 0.0,
+                initial_merit,
+            }));
+        }
+        Ok(Ok(initial_merit))
     }
 }
