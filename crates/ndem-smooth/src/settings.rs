@@ -38,11 +38,11 @@ pub struct SmoothSettings {
     /// calling thread, 0 uses every core. Each contact's force is computed
     /// on its own and the sums are taken serially in contact order, so the
     /// trajectory is bit-identical for every thread count. At most
-    /// [`ndem_math::blocks::MAX_THREADS`]; [`SmoothStepper::new`] refuses a
+    /// [`ndem_math::blocks::MAX_THREADS`]; [`SmoothStepper::new`](crate::SmoothStepper::new) refuses a
     /// count the system does not give at once.
     pub threads: usize,
-    /// Keep each step's contacts for [`SmoothStepper::contacts`] and
-    /// [`SmoothStepper::normal_forces`] (default `true`). Off, one thread
+    /// Keep each step's contacts for [`SmoothStepper::contacts`](crate::SmoothStepper::contacts) and
+    /// [`SmoothStepper::normal_forces`](crate::SmoothStepper::normal_forces) (default `true`). Off, one thread
     /// writes no contact set: on the settling bed of `cargo xtask peers
     /// smooth` at 10⁴ spheres that saved 2 % of the run
     /// (`docs/performance.md`). The trajectory is the same

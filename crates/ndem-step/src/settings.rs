@@ -5,7 +5,7 @@ use crate::guard::ResidualCheck;
 use ndem_math::{ContactLaw, SpookSettings};
 use ndem_solve::{ContactRows, FrictionSet};
 
-/// Settings of a [`Stepper`].
+/// Settings of a [`Stepper`](crate::Stepper).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepSettings {
     /// Time step `Δt` \[s\] (paper: 5 ms).
@@ -38,12 +38,12 @@ pub struct StepSettings {
     /// problems' contacts are formed in consecutive blocks, at most one
     /// per 4096 contacts. 1 (the default) assembles on the calling thread,
     /// 0 on every core; the problems are the same on any thread count.
-    /// At most [`ndem_math::blocks::MAX_THREADS`]; [`Stepper::new`] refuses
+    /// At most [`ndem_math::blocks::MAX_THREADS`]; [`Stepper::new`](crate::Stepper::new) refuses
     /// a count the system does not give at once
     /// ([`ndem_math::MathError::ThreadsRefused`]).
     pub assembly_threads: usize,
     /// When a continuous solve is flagged as too inaccurate for its rest
-    /// state to be physical ([`StepStats::unresolved`]).
+    /// state to be physical ([`StepStats::unresolved`](crate::StepStats::unresolved)).
     pub residual_check: ResidualCheck,
     /// Refuse a step that ends with more mechanical energy than the scene
     /// could supply ([`StepError::EnergyGrowth`]); the world is restored.

@@ -1,4 +1,4 @@
-//! One error type at the facade ([`Error`]): every crate's error converts
+//! One error type at the facade ([`Error`](enum@Error)): every crate's error converts
 //! into it, so a program over `ndem` returns `Result<_, ndem::Error>` and
 //! uses `?` on any of them. Each variant keeps the crate's error, with the
 //! field, body or step it names.
