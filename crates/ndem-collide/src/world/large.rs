@@ -62,16 +62,8 @@ impl CollisionWorld {
                     let plane = &bodies.positions[l];
                     self.raw
                         .extend(narrow::sphere_plane(&x, radius, plane, &n, pair_margin));
-                } else if !narrow::collide(
-                    &bodies.placed(a),
-                    &bodies.placed(b),
-                    pair_margin,
-                    &mut self.raw,
-                ) {
-                    return Err(CollideError::UnsupportedPair {
-                        body_a: a,
-                        body_b: b,
-                    });
+                } else {
+                    self.narrow_into_raw(bodies, (a, b), pair_margin)?;
                 }
                 for raw in &self.raw {
                     self.large_contacts.push(make_point(a, b, raw));
@@ -128,22 +120,31 @@ impl CollisionWorld {
             } else {
                 (l, m)
             };
-            if !narrow::collide(
-                &bodies.placed(a),
-                &bodies.placed(b),
-                pair_margin,
-                &mut self.raw,
-            ) {
-                return Err(CollideError::UnsupportedPair {
-                    body_a: a,
-                    body_b: b,
-                });
-            }
+            self.narrow_into_raw(bodies, (a, b), pair_margin)?;
             for raw in &self.raw {
                 self.large_contacts.push(make_point(a, b, raw));
             }
         }
         Ok(())
+    }
+
+    /// The generic narrow phase of bodies `a` and `b` within `margin`,
+    /// appended to `self.raw`; a pair of shapes it does not take is an
+    /// error naming both.
+    fn narrow_into_raw(
+        &mut self,
+        bodies: &BodyView<'_>,
+        (a, b): (usize, usize),
+        margin: f64,
+    ) -> Result<(), CollideError> {
+        if narrow::collide(&bodies.placed(a), &bodies.placed(b), margin, &mut self.raw) {
+            Ok(())
+        } else {
+            Err(CollideError::UnsupportedPair {
+                body_a: a,
+                body_b: b,
+            })
+        }
     }
 
     /// The box in which particles can touch a half-space with world
