@@ -97,8 +97,8 @@ impl CollisionWorld {
         let margin = self.settings.margin;
         let l = self.large[li] as usize;
         let lfixed = bodies.fixed[l];
-        for &m in &self.large[li + 1..] {
-            let m = m as usize;
+        for mi in li + 1..self.large.len() {
+            let m = self.large[mi] as usize;
             if (lfixed && bodies.fixed[m]) || bodies.same_group(l, m) {
                 continue;
             }
