@@ -47,7 +47,7 @@ fn functions(text: &str) -> Vec<(String, usize, usize)> {
         let head = before.is_empty()
             || before
                 .split_whitespace()
-                .all(|w| w.starts_with("pub") || matches!(w, "const" | "unsafe" | "async"));
+                .all(|w| w.starts_with("pub") || matches!(w, "const" | "async"));
         if !head {
             continue;
         }
