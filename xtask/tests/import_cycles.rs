@@ -11,6 +11,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod workspace;
+use workspace::{root, rust_files};
+
 /// The cycles that remain, per crate, each as its sorted module paths.
 /// Shrinking this list is the work left; nothing may be added to it.
 const KNOWN_CYCLES: &[(&str, &[&str])] = &[
@@ -39,13 +42,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ),
 ];
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
 /// The code of a file that its imports are read from: comments and the
 /// unit-test module left out.
 fn code(text: &str) -> String {
@@ -63,36 +59,25 @@ fn code(text: &str) -> String {
 
 /// Module path (`a::b`, the root `""`) → code, for a crate's `src`.
 fn modules(src: &Path) -> BTreeMap<String, String> {
-    fn walk(dir: &Path, src: &Path, out: &mut BTreeMap<String, String>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in entries {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                if p.file_name().is_some_and(|n| n == "bin") {
-                    continue;
-                }
-                walk(&p, src, out);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                let rel = p.strip_prefix(src).unwrap().with_extension("");
-                let mut parts: Vec<String> = rel
-                    .iter()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .collect();
-                if matches!(
-                    parts.last().map(String::as_str),
-                    Some("lib" | "main" | "mod")
-                ) {
-                    parts.pop();
-                }
-                let text = std::fs::read_to_string(&p).unwrap();
-                out.insert(parts.join("::"), code(&text));
-            }
-        }
-    }
     let mut out = BTreeMap::new();
-    walk(src, src, &mut out);
+    for p in rust_files(src) {
+        let rel = p.strip_prefix(src).unwrap().with_extension("");
+        let mut parts: Vec<String> = rel
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect();
+        if parts.first().is_some_and(|d| d == "bin") {
+            continue;
+        }
+        if matches!(
+            parts.last().map(String::as_str),
+            Some("lib" | "main" | "mod")
+        ) {
+            parts.pop();
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        out.insert(parts.join("::"), code(&text));
+    }
     out
 }
 

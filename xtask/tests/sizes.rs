@@ -2,7 +2,10 @@
 //! lines and no library function over 120, unit-test files (`tests.rs`),
 //! integration tests, examples, benches and xtask aside.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+mod workspace;
+use workspace::{root, rust_files};
 
 /// Most lines in a library source file.
 const MAX_FILE_LINES: usize = 1000;
@@ -10,25 +13,14 @@ const MAX_FILE_LINES: usize = 1000;
 const MAX_FUNCTION_LINES: usize = 120;
 
 fn library_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in entries {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "rs")
-                && p.file_name().is_some_and(|n| n != "tests.rs")
-            {
-                out.push(p);
-            }
-        }
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let mut out = Vec::new();
-    for e in std::fs::read_dir(root.join("crates")).unwrap() {
-        walk(&e.unwrap().path().join("src"), &mut out);
+    for e in std::fs::read_dir(root().join("crates")).unwrap() {
+        let src = e.unwrap().path().join("src");
+        out.extend(
+            rust_files(&src)
+                .into_iter()
+                .filter(|p| p.file_name().is_some_and(|n| n != "tests.rs")),
+        );
     }
     out.sort();
     out

@@ -1,14 +1,10 @@
 //! Tidy checks: crate layering and documented invariants
 //! (docs/ARCHITECTURE.md).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
+mod workspace;
+use workspace::{root, rust_files};
 
 /// Layer of each crate, lowest first (docs/ARCHITECTURE.md).
 const LAYERS: &[(&str, u32)] = &[
@@ -111,22 +107,6 @@ fn every_crate_states_its_invariant_and_architecture_lists_it() {
 /// The `.rs` files under `dir`, its subfolders included (a module with
 /// children, `pgs.rs` beside `pgs/`), in path order; none when `dir`
 /// does not exist.
-fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return files;
-    };
-    for e in entries {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            files.extend(rust_files(&p));
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            files.push(p);
-        }
-    }
-    files.sort();
-    files
-}
 
 #[test]
 fn no_parry_type_in_the_public_api_of_ndem_collide() {

@@ -594,7 +594,7 @@ fn solve_summary(summary: &ndem_cli::run::RunSummary) -> String {
             summary.normal_residual_max.1,
             summary.residual_tolerance,
         );
-        let grew = count("diverged") + count("numerical-error");
+        let grew = count("diverged");
         if grew > 0 {
             let _ = writeln!(
                 text,
@@ -626,8 +626,9 @@ fn solve_summary(summary: &ndem_cli::run::RunSummary) -> String {
     if summary.impact_steps > 0 {
         let _ = writeln!(
             text,
-            "impact stage: {} steps had impacts, each solved to 1e-10 within {} sweeps; {} stopped at the sweep cap, with normal residuals up to {:.1e} m/s (`impact_status`, `impact_residual` in stats.csv)",
+            "impact stage: {} steps had impacts, each solved to {:.0e} within {} sweeps; {} ended short of it, with normal residuals up to {:.1e} m/s (`impact_status`, `impact_residual` in stats.csv)",
             summary.impact_steps,
+            summary.impact_tolerance,
             summary.impact_iterations,
             summary.impact_unconverged_steps,
             summary.impact_residual_max

@@ -176,6 +176,8 @@ pub struct RunSummary {
     pub impact_residual_max: f64,
     /// Sweep cap of the impact stage.
     pub impact_iterations: usize,
+    /// Tolerance of the impact stage's solver (its stopping rule's).
+    pub impact_tolerance: f64,
     /// Largest overlap relative to its contact's radius over the run's
     /// steps (`overlap_max` in `stats.csv`; a step above 1 fails).
     pub overlap_max: f64,
@@ -525,6 +527,7 @@ impl Totals {
             normal_residual_max: self.normal_residual_max,
             impact_residual_max: self.impact_residual_max,
             impact_iterations: stepper.settings().impact_iterations,
+            impact_tolerance: stepper.impact_solver_mut().stopping().tolerance,
             overlap_max: self.overlap_max.0,
             overlap_max_step: self.overlap_max.1,
         }

@@ -55,7 +55,7 @@ fn pvd_steps(p: &Path) -> Vec<u64> {
         .collect()
 }
 
-/// Problem 1: a run interrupted by SIGINT leaves a consistent `stats.csv`,
+/// A run interrupted by SIGINT leaves a consistent `stats.csv`,
 /// `.pvd` and `summary.json` (`"interrupted": true`, exit code 130).
 #[test]
 fn sigint_leaves_consistent_outputs() {
@@ -119,7 +119,7 @@ fn stats_lines(p: &Path) -> usize {
     std::fs::read_to_string(p).map_or(0, |t| t.lines().count().saturating_sub(1))
 }
 
-/// Problem 2: `ndem resume` without `--steps` continues to the scene's end
+/// `ndem resume` without `--steps` continues to the scene's end
 /// time, into a new folder; the original run's files are untouched. With
 /// `--append` it continues the original files consistently.
 #[test]
@@ -193,7 +193,7 @@ fn resume_defaults_to_the_end_time_and_a_new_folder() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Problem 3: a folder named like a built-in scene does not shadow it.
+/// A folder named like a built-in scene does not shadow it.
 #[test]
 fn builtin_names_win_over_folders() {
     let dir = tmp("names");
@@ -211,7 +211,7 @@ fn builtin_names_win_over_folders() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Problem 4: the scene file's `[output]` table is honoured.
+/// The scene file's `[output]` table is honoured.
 #[test]
 fn output_table_is_honoured() {
     let dir = tmp("output");
@@ -230,7 +230,7 @@ fn output_table_is_honoured() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Problem 5: every listed validation gap gives a typed error naming the
+/// Every listed validation gap gives a typed error naming the
 /// field, one line, exit code 2.
 #[test]
 fn validation_gaps_are_closed() {
@@ -316,7 +316,7 @@ fn validation_gaps_are_closed() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Problem 6: a reused output folder is refused (no stale frames mixed in);
+/// A reused output folder is refused (no stale frames mixed in);
 /// with `--overwrite` the folder holds the new run only.
 #[test]
 fn reused_folders_are_refused_or_replaced() {
@@ -380,7 +380,7 @@ fn reused_folders_are_refused_or_replaced() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Problem 10: writing to a closed pipe ends quietly.
+/// Writing to a closed pipe ends quietly.
 #[test]
 fn closed_pipe_ends_quietly() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ndem"))
@@ -401,7 +401,7 @@ fn closed_pipe_ends_quietly() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
-/// Problem 11: compatible contact dynamics from the command line. The
+/// Compatible contact dynamics from the command line. The
 /// beam (a platform of weight 10 N on three equal supports, four contact
 /// points each): compatible CD gives 10/3 N per support (the paper's
 /// answer); PGS, a step under the run's compliant law, carries the weight
