@@ -12,8 +12,10 @@
 //! (a channel of width 15d), so the collapse is a plane flow whose angle
 //! is read on the channel's centre line; the gate rises at 1 m/s.
 
-use crate::builders::{D, D2, G, Scene, SceneError, positive};
+use crate::error::SceneError;
+use crate::params::{D, D2, G, positive};
 use crate::rng::Rng;
+use crate::scene::Scene;
 use ndem_collide::Shape;
 use ndem_math::{ContactLaw, Material, Vec3, Velocity6};
 use ndem_step::{BodyDesc, Motion, StepSettings, World};

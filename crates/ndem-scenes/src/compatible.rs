@@ -11,7 +11,8 @@
 //! a contact margin so that touching pairs are in the network, no SPOOK
 //! position correction (`Υ_n → 0`), and APGD to a tight tolerance.
 
-use crate::builders::{Scene, SceneError};
+use crate::error::SceneError;
+use crate::scene::Scene;
 use ndem_math::{ContactLaw, Velocity6};
 use ndem_solve::{
     Apgd, ApgdSettings, ColdStart, ContactProblem, PgsSettings, ProjectedGaussSeidel, Solver,
@@ -32,7 +33,7 @@ pub struct StaticSolveSettings {
 impl Default for StaticSolveSettings {
     fn default() -> Self {
         Self {
-            margin: 1e-3 * 0.5 * crate::builders::D,
+            margin: 1e-3 * 0.5 * crate::params::D,
             stopping: Stopping::to_tolerance(50_000, 1e-12),
         }
     }

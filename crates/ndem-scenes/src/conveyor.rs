@@ -18,10 +18,12 @@
 //!   runs; the xtask suite retires particles once they have crossed the
 //!   measuring plane 15d below the belt.
 
-use crate::builders::{D, G, Scene, SceneError, positive};
 use crate::emitter::Emitter;
+use crate::error::SceneError;
 use crate::measure::{fitted_inclination, fitted_plane_inclination};
+use crate::params::{D, G, positive};
 use crate::rng::Rng;
+use crate::scene::Scene;
 use ndem_collide::Shape;
 use ndem_math::{ContactLaw, Material, Quat, Vec3};
 use ndem_reduce::SensorSplit;

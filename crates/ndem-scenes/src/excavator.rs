@@ -18,9 +18,11 @@
 //! The machine and the trench's walls share a collision group: the
 //! machine only touches particles.
 
-use crate::builders::{G, Scene, SceneError, positive};
 use crate::choice::SolverChoice;
+use crate::error::SceneError;
+use crate::params::{G, positive};
 use crate::rng::Rng;
+use crate::scene::Scene;
 use crate::schedule::DriveSchedule;
 use ndem_collide::Shape;
 use ndem_math::{MassProperties, Material, Quat, Vec3};

@@ -3,23 +3,20 @@
 //! writes any scene (built-in or loaded) back out. Floats round-trip
 //! exactly, so a scene written and read back is the same scene bit for bit.
 
-use crate::builders::{Scene, SceneError};
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::emitter::Emitter;
+use crate::error::SceneError;
 use crate::rng::Rng;
+pub use crate::scene::OutputSpec;
+use crate::scene::Scene;
+pub use crate::shape_spec::ShapeSpec;
+use crate::shape_spec::{a3, v3};
 use crate::triaxial::TriaxialControl;
-use ndem_collide::Shape;
 use ndem_math::{ContactLaw, MassProperties, Material, Quat, SpookSettings, Vec3, Velocity6};
 use ndem_solve::{ContactRows, FrictionSet};
 use ndem_step::{BodyDesc, Drive, Joint, JointKind, Motion, Motor, StepSettings, World};
 use serde::{Deserialize, Serialize};
 
-fn v3(a: [f64; 3]) -> Vec3 {
-    Vec3::new(a[0], a[1], a[2])
-}
-fn a3(v: &Vec3) -> [f64; 3] {
-    [v.x, v.y, v.z]
-}
 fn quat(q: [f64; 4]) -> Quat {
     // stored exactly as written ([w, x, y, z]); not renormalised, so that a
     // checkpoint restarts bit-identically
@@ -178,7 +175,7 @@ pub struct RunSpec {
     /// the papers give none). In a packing the impact problem spans the
     /// whole contact network and 20 sweeps leave it unconverged
     /// (`impact_status` in `stats.csv`); more sweeps reduce its residual.
-    /// At most [`crate::builders::MAX_ITERATIONS`] while the stage is on.
+    /// At most [`crate::params::MAX_ITERATIONS`] while the stage is on.
     #[serde(default = "default_impact_iterations")]
     pub impact_iterations: usize,
     /// Friction compliance γ_t.
@@ -230,116 +227,6 @@ pub struct MaterialSpec {
     /// (`run.per_material_stiffness`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linear_stiffness: Option<f64>,
-}
-
-/// A body's shape.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum ShapeSpec {
-    /// Sphere.
-    Sphere {
-        /// Radius \[m\].
-        radius: f64,
-    },
-    /// Half-space with outward normal (body frame) through the body origin.
-    HalfSpace {
-        /// Normal.
-        normal: [f64; 3],
-    },
-    /// Box.
-    Box {
-        /// Half extents \[m\].
-        half_extents: [f64; 3],
-    },
-    /// Solid cylinder along body z.
-    Cylinder {
-        /// Radius \[m\].
-        radius: f64,
-        /// Half height \[m\].
-        half_height: f64,
-    },
-    /// Inside of a capped hollow cylinder along body z.
-    Drum {
-        /// Radius \[m\].
-        radius: f64,
-        /// Half height \[m\].
-        half_height: f64,
-    },
-    /// Triangle mesh.
-    TriMesh {
-        /// Vertices.
-        vertices: Vec<[f64; 3]>,
-        /// Triangles.
-        indices: Vec<[u32; 3]>,
-    },
-    /// Convex hull of points.
-    Convex {
-        /// Points.
-        points: Vec<[f64; 3]>,
-    },
-    /// No collision geometry (a rigid aggregate, which collides through
-    /// its members).
-    Empty,
-}
-
-impl ShapeSpec {
-    /// The collision shape (checked).
-    pub fn to_shape(&self) -> Result<Shape, SceneError> {
-        Ok(match self {
-            ShapeSpec::Sphere { radius } => Shape::sphere(*radius)?,
-            ShapeSpec::HalfSpace { normal } => Shape::half_space(v3(*normal))?,
-            ShapeSpec::Box { half_extents } => Shape::cuboid(v3(*half_extents))?,
-            ShapeSpec::Cylinder {
-                radius,
-                half_height,
-            } => Shape::cylinder(*radius, *half_height)?,
-            ShapeSpec::Drum {
-                radius,
-                half_height,
-            } => Shape::drum(*radius, *half_height)?,
-            ShapeSpec::TriMesh { vertices, indices } => Shape::trimesh(
-                &vertices.iter().map(|v| v3(*v)).collect::<Vec<_>>(),
-                indices.clone(),
-            )?,
-            ShapeSpec::Convex { points } => {
-                Shape::convex_hull(&points.iter().map(|v| v3(*v)).collect::<Vec<_>>())?
-            }
-            ShapeSpec::Empty => Shape::Empty,
-        })
-    }
-
-    /// The spec of a shape.
-    pub fn of_shape(shape: &Shape) -> Self {
-        match shape {
-            Shape::Sphere { radius } => ShapeSpec::Sphere { radius: *radius },
-            Shape::HalfSpace { normal } => ShapeSpec::HalfSpace { normal: a3(normal) },
-            Shape::Box { half_extents } => ShapeSpec::Box {
-                half_extents: a3(half_extents),
-            },
-            Shape::Cylinder {
-                radius,
-                half_height,
-            } => ShapeSpec::Cylinder {
-                radius: *radius,
-                half_height: *half_height,
-            },
-            Shape::Drum {
-                radius,
-                half_height,
-            } => ShapeSpec::Drum {
-                radius: *radius,
-                half_height: *half_height,
-            },
-            Shape::TriMesh(m) => ShapeSpec::TriMesh {
-                vertices: m.vertices().iter().map(a3).collect(),
-                indices: m.indices(),
-            },
-            Shape::Convex(c) => ShapeSpec::Convex {
-                points: c.points().iter().map(a3).collect(),
-            },
-            Shape::Empty => ShapeSpec::Empty,
-        }
-    }
 }
 
 /// `[[bodies]]`.
@@ -468,25 +355,6 @@ pub struct EmitterSpec {
     /// Random state (seed for a new emitter).
     #[serde(default)]
     pub rng_state: u64,
-}
-
-/// `[output]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OutputSpec {
-    /// Write a VTK frame every this many steps (0: none).
-    pub frame_every: usize,
-    /// Append a line to the statistics CSV every this many steps.
-    pub stats_every: usize,
-}
-
-impl Default for OutputSpec {
-    fn default() -> Self {
-        Self {
-            frame_every: 100,
-            stats_every: 1,
-        }
-    }
 }
 
 fn invalid(field: &'static str, reason: impl Into<String>) -> SceneError {

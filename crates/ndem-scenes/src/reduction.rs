@@ -3,8 +3,8 @@
 //! paper's value as default, so `[reduction]` alone switches reduction on
 //! with the paper's thresholds and contact split.
 
-use crate::SceneError;
-use crate::file::ShapeSpec;
+use crate::error::SceneError;
+use crate::shape_spec::ShapeSpec;
 use ndem_math::{Quat, Vec3};
 use ndem_reduce::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit, TrialSplit};
 use serde::{Deserialize, Serialize};

@@ -10,7 +10,7 @@
 //! force); after the last row they hold. Before every step
 //! [`DriveSchedule::apply`] sets each joint's position drive.
 
-use crate::builders::SceneError;
+use crate::error::SceneError;
 use ndem_step::{Drive, World};
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,34 @@
+//! Errors of scene building.
+
+use ndem_collide::CollideError;
+use ndem_math::MathError;
+use ndem_step::StepError;
+use thiserror::Error;
+
+/// Errors while building or running a scene.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum SceneError {
+    /// From the stepper or world.
+    #[error(transparent)]
+    Step(#[from] StepError),
+    /// Invalid scene parameter.
+    #[error("invalid scene parameter `{field}`: {reason}")]
+    Invalid {
+        /// Parameter name.
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl From<CollideError> for SceneError {
+    fn from(e: CollideError) -> Self {
+        SceneError::Step(e.into())
+    }
+}
+
+impl From<MathError> for SceneError {
+    fn from(e: MathError) -> Self {
+        SceneError::Step(e.into())
+    }
+}

@@ -1,0 +1,178 @@
+//! A scene: a world with its step settings, drivers and run length.
+
+use crate::choice::{SolverChoice, WarmStartChoice};
+use crate::emitter::Emitter;
+use crate::error::SceneError;
+use crate::params::at_most_max_iterations;
+use crate::schedule::DriveSchedule;
+use crate::triaxial::control::TriaxialControl;
+use ndem_step::{Motion, StepError, StepSettings, StepStats, Stepper, World};
+use serde::{Deserialize, Serialize};
+
+/// A world with its step settings, emitters and default run length.
+#[derive(Debug, Clone)]
+pub struct Scene {
+    /// Name (built-in scene name or file stem).
+    pub name: String,
+    /// Bodies, materials, gravity, joints.
+    pub world: World,
+    /// Step settings.
+    pub settings: StepSettings,
+    /// Emitters, run before every step.
+    pub emitters: Vec<Emitter>,
+    /// Default simulated duration \[s\].
+    pub duration: f64,
+    /// Default iterations per step (N_it).
+    pub iterations: usize,
+    /// Continuous-stage solver.
+    pub solver: SolverChoice,
+    /// Warm-start policy.
+    pub warm_start: WarmStartChoice,
+    /// Servo of a triaxial cell (motor targets set before every step).
+    pub triaxial: Option<TriaxialControl>,
+    /// Adaptive model reduction, if on.
+    pub reduction: Option<ndem_reduce::ReductionSettings>,
+    /// Position targets of driven joints over time (a machine's control
+    /// signal), applied before every step.
+    pub schedule: Option<DriveSchedule>,
+    /// What a run writes and how often (`[output]` of scene files):
+    /// frames every `frame_every` steps, a statistics line every
+    /// `stats_every` steps.
+    pub output: OutputSpec,
+    /// Threads of the parts of a step that can use several (contact
+    /// detection and the [`SolverChoice::PgsColoured`] sweeps);
+    /// [`ALL_CORES`] (0) for every core. Results do not depend on it.
+    pub threads: usize,
+}
+
+/// `threads = 0`: every core of the machine.
+pub const ALL_CORES: usize = 0;
+
+impl Scene {
+    /// A scene of `world` called `name` with the papers' step settings
+    /// (`StepSettings::papers`), 1 s long, 50 PGS iterations per step with
+    /// history warm starting, every core, no drivers and the default
+    /// output; set the rest with struct-update syntax,
+    /// `Scene { duration: 3.0, ..Scene::new("column", world) }`.
+    pub fn new(name: impl Into<String>, world: World) -> Self {
+        Self {
+            name: name.into(),
+            world,
+            settings: StepSettings::papers(),
+            emitters: Vec::new(),
+            duration: 1.0,
+            iterations: 50,
+            solver: SolverChoice::Pgs,
+            warm_start: WarmStartChoice::History,
+            triaxial: None,
+            reduction: None,
+            schedule: None,
+            output: OutputSpec::default(),
+            threads: ALL_CORES,
+        }
+    }
+
+    /// Runs the emitters and the triaxial servo, then one step (only the
+    /// clock advances while emitters have not yet produced a body).
+    pub fn step(&mut self, stepper: &mut Stepper) -> Result<StepStats, SceneError> {
+        for e in &mut self.emitters {
+            e.emit(&mut self.world, self.settings.dt)?;
+        }
+        if let Some(c) = &mut self.triaxial {
+            c.apply(&mut self.world, stepper.time())?;
+        }
+        if let Some(s) = &self.schedule {
+            s.apply(&mut self.world, stepper.time() + self.settings.dt)?;
+        }
+        if !self.emitters_done() && !self.world.motions().contains(&Motion::Dynamic) {
+            // nothing to simulate until the emitters produce a body: only
+            // the clock advances
+            let (time, step) = (stepper.time() + self.settings.dt, stepper.step_count() + 1);
+            stepper.set_clock(time, step);
+            return Ok(StepStats {
+                step,
+                time,
+                ..StepStats::default()
+            });
+        }
+        Ok(stepper.step(&mut self.world)?)
+    }
+
+    /// A stepper with the scene's settings, solver and warm start.
+    pub fn stepper(&self) -> Result<Stepper, SceneError> {
+        if self.iterations == 0 {
+            return Err(SceneError::Invalid {
+                field: "run.iterations",
+                reason: "must be at least 1: no iteration produces no contact forces".into(),
+            });
+        }
+        at_most_max_iterations("run.iterations", self.iterations)?;
+        if self.settings.impact_stage {
+            at_most_max_iterations("run.impact_iterations", self.settings.impact_iterations)?;
+        }
+        if self.threads > ndem_math::blocks::MAX_THREADS {
+            return Err(SceneError::Invalid {
+                field: "run.threads",
+                reason: format!(
+                    "{} threads: {}",
+                    self.threads,
+                    ndem_math::blocks::THREADS_ABOVE_MAX
+                ),
+            });
+        }
+        // the solver's, assembly's and detection's threads: one count
+        ndem_math::blocks::check_threads_start("run.threads", self.threads)?;
+        let solver = self
+            .solver
+            .build_on(self.iterations, self.threads)
+            .map_err(StepError::from)?;
+        // detection and assembly on every core of `threads` (the same
+        // contact set, the same problems)
+        let settings = StepSettings {
+            parallel_detection: self.settings.parallel_detection || self.threads != 1,
+            assembly_threads: self.threads,
+            ..self.settings
+        };
+        let mut stepper = Stepper::new(settings, solver, self.warm_start.build())?;
+        if let Some(impact) = self
+            .solver
+            .impact_solver(settings.impact_iterations, self.threads)
+            .map_err(StepError::from)?
+        {
+            stepper.set_impact_solver(impact);
+        }
+        if let Some(r) = &self.reduction {
+            let reducer =
+                ndem_reduce::Reducer::new(r.clone()).map_err(|e| SceneError::Invalid {
+                    field: "reduction",
+                    reason: e.to_string(),
+                })?;
+            stepper.set_hooks(Box::new(reducer));
+        }
+        Ok(stepper)
+    }
+
+    /// `true` when every emitter has emitted all its particles.
+    pub fn emitters_done(&self) -> bool {
+        self.emitters.iter().all(Emitter::done)
+    }
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Write a VTK frame every this many steps (0: none).
+    pub frame_every: usize,
+    /// Append a line to the statistics CSV every this many steps.
+    pub stats_every: usize,
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        Self {
+            frame_every: 100,
+            stats_every: 1,
+        }
+    }
+}
