@@ -4,30 +4,14 @@
 //! A file imports another when its code (comments and its `#[cfg(test)]
 //! mod tests` left out) names a path into the other's module: `crate::…`,
 //! `super::…`, a child module's `name::…`, or an item the crate root
-//! re-exports from it. `mod` declarations are not imports. The cycles that
-//! remain are listed in [`KNOWN_CYCLES`]; a new cycle, or a known one that
-//! grows, fails the test.
+//! re-exports from it. `mod` declarations are not imports. Any cycle fails
+//! the test.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod workspace;
 use workspace::{root, rust_files};
-
-/// The cycles that remain, per crate, each as its sorted module paths.
-/// Shrinking this list is the work left; nothing may be added to it.
-const KNOWN_CYCLES: &[(&str, &[&str])] = &[(
-    "ndem-solve",
-    &[
-        "direct",
-        "metrics",
-        "pgs",
-        "pgs_parallel",
-        "problem",
-        "qp",
-        "solver",
-    ],
-)];
 
 /// The code of a file that its imports are read from: comments and the
 /// unit-test module left out.
@@ -270,25 +254,14 @@ fn crate_sources() -> Vec<(String, PathBuf)> {
 }
 
 #[test]
-fn no_new_import_cycle_between_the_files_of_a_crate() {
+fn no_import_cycle_between_the_files_of_a_crate() {
     let mut found = Vec::new();
     for (name, src) in crate_sources() {
         for comp in cycles(&import_graph(&src)) {
             found.push((name.clone(), comp));
         }
     }
-    let known: Vec<(String, Vec<String>)> = KNOWN_CYCLES
-        .iter()
-        .map(|(c, m)| (c.to_string(), m.iter().map(|s| s.to_string()).collect()))
-        .collect();
-    let new: Vec<_> = found.iter().filter(|f| !known.contains(f)).collect();
-    println!("import cycles: {found:?}");
-    assert!(new.is_empty(), "new import cycles (crate, files): {new:?}");
-    let gone: Vec<_> = known.iter().filter(|k| !found.contains(k)).collect();
-    assert!(
-        gone.is_empty(),
-        "cycles no longer there, take them off KNOWN_CYCLES: {gone:?}"
-    );
+    assert!(found.is_empty(), "import cycles (crate, files): {found:?}");
 }
 
 /// The check has teeth: a crate whose two files import each other (one by

@@ -12,7 +12,7 @@
 //! `MALLOC_MMAP_THRESHOLD_=131072` in the environment does: a mapped block
 //! grows in place (`mremap`) and is returned when freed.
 //!
-//! Invariant: this module and `ndem_math::prefetch` hold the workspace's
+//! Invariant: this module and `ndem_par::prefetch` hold the workspace's
 //! only `unsafe` code, one block each (checked by `xtask/tests/tidy.rs`).
 
 /// The threshold \[bytes\], glibc's initial one.

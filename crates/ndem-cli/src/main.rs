@@ -541,7 +541,7 @@ fn go(
         out.display()
     ))?;
     say(format_args!("{}", solve_summary(&summary)))?;
-    let threads = ndem::math::blocks::resolve_threads(s.threads);
+    let threads = ndem::par::blocks::resolve_threads(s.threads);
     if threads > 1 && !s.solver.solves_on_threads() {
         say(format_args!(
             "note: contact detection and assembly ran on up to {threads} threads (one per part of the work: fewer on a small scene); the `{}` solver swept on one (`--solver pgs-coloured` sweeps on all of them, in another contact order than `pgs`)\n",

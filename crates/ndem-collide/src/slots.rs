@@ -13,7 +13,7 @@
 
 use crate::contact::ContactPoint;
 use ndem_math::ContactKey;
-use ndem_math::capacity::push_with_headroom;
+use ndem_par::capacity::push_with_headroom;
 
 /// Where a collision pass writes its contacts, in key order.
 pub(crate) trait ContactSink {
@@ -30,7 +30,7 @@ impl ContactSink for Vec<ContactPoint> {
     }
 
     fn extend_from_slice(&mut self, rest: &[ContactPoint]) {
-        ndem_math::capacity::reserve_for(self, self.len() + rest.len());
+        ndem_par::capacity::reserve_for(self, self.len() + rest.len());
         Vec::extend_from_slice(self, rest);
     }
 }
@@ -123,7 +123,7 @@ impl BlockSlots {
             self.starts.push(at);
             at += share;
         }
-        ndem_math::capacity::reserve_for(set, at);
+        ndem_par::capacity::reserve_for(set, at);
         if set.len() < at {
             set.resize(at, PLACEHOLDER);
         }

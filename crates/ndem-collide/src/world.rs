@@ -6,8 +6,8 @@ use crate::contact::{ContactPoint, ContactSet};
 use crate::narrow::{self, Placed, RawContact};
 use crate::shape::Shape;
 use crate::slots::{BlockSlots, ContactSink};
-use ndem_math::capacity::clear_for_refill;
 use ndem_math::{ContactKey, Quat, Vec3};
+use ndem_par::capacity::clear_for_refill;
 
 mod detect;
 mod grid;

@@ -45,21 +45,6 @@ pub enum MathError {
         /// Name of the field.
         field: &'static str,
     },
-    /// The system refused a thread of the count a setting asks for
-    /// ([`crate::blocks::check_threads_start`]).
-    #[error(
-        "`{field}` asks for {requested} threads at once, and the system refused one with {started} running ({reason}): ask for fewer, or raise the process's thread or memory limit"
-    )]
-    ThreadsRefused {
-        /// Name of the field.
-        field: &'static str,
-        /// The threads asked for (0 resolved to the cores).
-        requested: usize,
-        /// The threads running (this one included) when one was refused.
-        started: usize,
-        /// What the system said.
-        reason: String,
-    },
 }
 
 /// Checks that `value` is finite.

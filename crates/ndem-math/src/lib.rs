@@ -13,15 +13,12 @@
 //! Invariant: this crate knows nothing about shapes, collision detection,
 //! solvers or time stepping. It depends only on nalgebra(-sparse) and thiserror.
 
-pub mod blocks;
-pub mod capacity;
 pub mod error;
 pub mod frame;
 pub mod inertia;
 pub mod jacobian;
 pub mod locality;
 pub mod material;
-pub mod prefetch;
 pub mod sparse;
 pub mod spatial;
 

@@ -32,3 +32,9 @@ impl From<MathError> for SceneError {
         SceneError::Step(e.into())
     }
 }
+
+impl From<ndem_par::ThreadsRefused> for SceneError {
+    fn from(e: ndem_par::ThreadsRefused) -> Self {
+        SceneError::Step(e.into())
+    }
+}

@@ -110,18 +110,18 @@ impl Scene {
         if self.settings.impact_stage {
             at_most_max_iterations("run.impact_iterations", self.settings.impact_iterations)?;
         }
-        if self.threads > ndem_math::blocks::MAX_THREADS {
+        if self.threads > ndem_par::blocks::MAX_THREADS {
             return Err(SceneError::Invalid {
                 field: "run.threads",
                 reason: format!(
                     "{} threads: {}",
                     self.threads,
-                    ndem_math::blocks::THREADS_ABOVE_MAX
+                    ndem_par::blocks::THREADS_ABOVE_MAX
                 ),
             });
         }
         // the solver's, assembly's and detection's threads: one count
-        ndem_math::blocks::check_threads_start("run.threads", self.threads)?;
+        ndem_par::blocks::check_threads_start("run.threads", self.threads)?;
         let solver = self
             .solver
             .build_on(self.iterations, self.threads)

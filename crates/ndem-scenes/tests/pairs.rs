@@ -146,7 +146,7 @@ fn impact_iterations_are_capped() {
 /// from a built scene and from a scene file; the limit is accepted.
 #[test]
 fn threads_are_capped() {
-    let max = ndem_math::blocks::MAX_THREADS;
+    let max = ndem_par::blocks::MAX_THREADS;
     let mut scene = builders::column(2).unwrap();
     for threads in [max + 1, 100_000, usize::MAX] {
         scene.threads = threads;

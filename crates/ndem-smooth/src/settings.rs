@@ -38,7 +38,7 @@ pub struct SmoothSettings {
     /// calling thread, 0 uses every core. Each contact's force is computed
     /// on its own and the sums are taken serially in contact order, so the
     /// trajectory is bit-identical for every thread count. At most
-    /// [`ndem_math::blocks::MAX_THREADS`]; [`SmoothStepper::new`](crate::SmoothStepper::new) refuses a
+    /// [`ndem_par::blocks::MAX_THREADS`]; [`SmoothStepper::new`](crate::SmoothStepper::new) refuses a
     /// count the system does not give at once.
     pub threads: usize,
     /// Keep each step's contacts for [`SmoothStepper::contacts`](crate::SmoothStepper::contacts) and

@@ -4,8 +4,8 @@ use crate::force::{ContactHistory, ForceLaw, PairConstants, PairInvariants};
 use crate::law::{SmoothLaw, damping_for_restitution};
 pub use crate::settings::SmoothSettings;
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactPoint, ContactSet};
-use ndem_math::capacity::resize_for_overwrite;
 use ndem_math::{ContactKey, Material, Vec3, integrate_orientation};
+use ndem_par::capacity::resize_for_overwrite;
 use ndem_step::{Motion, StepError, World};
 use thiserror::Error;
 

@@ -241,7 +241,7 @@ fn too_many_threads_are_refused() {
         };
         SmoothStepper::new(settings, &w)
     };
-    let max = ndem_math::blocks::MAX_THREADS;
+    let max = ndem_par::blocks::MAX_THREADS;
     assert!(matches!(
         with(max + 1),
         Err(SmoothError::InvalidSettings {

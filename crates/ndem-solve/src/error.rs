@@ -78,9 +78,9 @@ pub enum SolveError {
         reason: &'static str,
     },
     /// The system refused a thread of the count the settings ask for
-    /// ([`ndem_math::blocks::check_threads_start`]).
+    /// ([`ndem_par::blocks::check_threads_start`]).
     #[error(transparent)]
-    ThreadsRefused(#[from] ndem_math::MathError),
+    ThreadsRefused(#[from] ndem_par::ThreadsRefused),
     /// A reader of the contacts' model data was given a problem built
     /// without it (`ContactProblem::without_model_data`).
     #[error(

@@ -28,7 +28,7 @@ pub struct JacobiSettings {
     /// Threads of the contact updates and the velocity rebuild, on a rayon
     /// pool the solver owns, started by [`ProjectedJacobi::new`] (1, the
     /// default: serial; 0: every core; at most
-    /// [`ndem_math::blocks::MAX_THREADS`]). The results are identical on
+    /// [`ndem_par::blocks::MAX_THREADS`]). The results are identical on
     /// any count.
     pub threads: usize,
 }
@@ -53,10 +53,10 @@ impl JacobiSettings {
                 reason: "must lie in (0, 1]",
             });
         }
-        if self.threads > ndem_math::blocks::MAX_THREADS {
+        if self.threads > ndem_par::blocks::MAX_THREADS {
             return Err(SolveError::InvalidSettings {
                 field: "threads",
-                reason: ndem_math::blocks::THREADS_ABOVE_MAX,
+                reason: ndem_par::blocks::THREADS_ABOVE_MAX,
             });
         }
         Ok(())
@@ -102,7 +102,7 @@ impl ProjectedJacobi {
     /// pool; on error the old settings and pool stay).
     pub fn set_settings(&mut self, settings: JacobiSettings) -> Result<(), SolveError> {
         settings.validate()?;
-        let threads = ndem_math::blocks::resolve_threads(settings.threads);
+        let threads = ndem_par::blocks::resolve_threads(settings.threads);
         let current = self.pool.as_ref().map_or(1, |p| p.current_num_threads());
         if threads != current {
             self.pool = start_pool(settings.threads, std::thread::Builder::new)?;
@@ -119,7 +119,7 @@ fn start_pool(
     threads: usize,
     builder: impl Fn() -> std::thread::Builder,
 ) -> Result<Option<Arc<rayon::ThreadPool>>, SolveError> {
-    let requested = ndem_math::blocks::resolve_threads(threads);
+    let requested = ndem_par::blocks::resolve_threads(threads);
     if requested == 1 {
         return Ok(None);
     }
@@ -149,14 +149,12 @@ fn start_pool(
         .build();
     match (pool, refusal) {
         (Ok(pool), _) => Ok(Some(Arc::new(pool))),
-        (Err(e), refusal) => Err(SolveError::ThreadsRefused(
-            ndem_math::MathError::ThreadsRefused {
-                field: "threads",
-                requested,
-                started,
-                reason: refusal.unwrap_or_else(|| e.to_string()),
-            },
-        )),
+        (Err(e), refusal) => Err(SolveError::ThreadsRefused(ndem_par::ThreadsRefused {
+            field: "threads",
+            requested,
+            started,
+            reason: refusal.unwrap_or_else(|| e.to_string()),
+        })),
     }
 }
 
@@ -383,7 +381,7 @@ mod tests {
     fn the_pool_is_started_or_refused_with_a_typed_error() {
         let refusing = || std::thread::Builder::new().stack_size(1 << 62);
         match start_pool(4, refusing) {
-            Err(SolveError::ThreadsRefused(ndem_math::MathError::ThreadsRefused {
+            Err(SolveError::ThreadsRefused(ndem_par::ThreadsRefused {
                 field: "threads",
                 requested: 4,
                 started: 0,
@@ -402,7 +400,7 @@ mod tests {
             }
         };
         match start_pool(5, third_refused) {
-            Err(SolveError::ThreadsRefused(ndem_math::MathError::ThreadsRefused {
+            Err(SolveError::ThreadsRefused(ndem_par::ThreadsRefused {
                 requested: 5,
                 started: 2,
                 ..
@@ -415,7 +413,7 @@ mod tests {
             ..JacobiSettings::default()
         };
         assert!(matches!(
-            ProjectedJacobi::new(settings(ndem_math::blocks::MAX_THREADS + 1)),
+            ProjectedJacobi::new(settings(ndem_par::blocks::MAX_THREADS + 1)),
             Err(SolveError::InvalidSettings {
                 field: "threads",
                 ..

@@ -35,11 +35,13 @@
 
 pub mod apgd;
 pub mod compatible;
+mod cone;
 pub mod coulomb_apgd;
 mod direct;
 pub mod error;
 #[cfg(feature = "generators")]
 pub mod generate;
+pub mod history;
 pub mod jacobi;
 mod local;
 pub mod local_apgd;
@@ -68,6 +70,7 @@ pub use apgd::Apgd;
 pub use compatible::{TrussSettings, TrussSolution, compatible_forces, truss_forces};
 pub use coulomb_apgd::{CoulombApgd, CoulombApgdSettings};
 pub use error::SolveError;
+pub use history::{HistoryEntry, ResidualHistory};
 pub use jacobi::{JacobiSettings, ProjectedJacobi};
 pub use local_apgd::LocalApgd;
 pub use local_gs::{GlobalGaussSeidel, LocalGaussSeidel};
@@ -76,7 +79,7 @@ pub use local_problem::{GlobalProblem, LocalProblem};
 pub use local_prox::ProximalPoint;
 pub use local_solver::{LocalIteration, LocalObserver, LocalReport, LocalSolver, LocalTask};
 pub use masses::InverseMasses;
-pub use metrics::{ResidualEvaluator, ResidualHistory, ResidualStats, coulomb_merit};
+pub use metrics::{ResidualEvaluator, ResidualStats, coulomb_merit};
 pub use newton::{NewtonSettings, SemismoothNewton};
 pub use pgs::{JointRows, PgsSettings, PgsVariant, ProjectedGaussSeidel};
 pub use pgs_subdomain::{SubdomainCoupling, SubdomainPgs};
@@ -96,7 +99,7 @@ pub use warm_start::{
 
 /// How many contacts ahead of their use the loops over a problem's
 /// contacts (PGS sweeps, residual statistics, `v = v* + M⁻¹Gᵀλ`) ask for a
-/// contact's bodies ([`ndem_math::prefetch`]): on a problem larger than the
+/// contact's bodies ([`ndem_par::prefetch`]): on a problem larger than the
 /// cache the contacts come in a stream the processor fetches ahead by
 /// itself, their bodies do not (8 measured best of 4, 8 and 16 on the
 /// settled 10⁵ bed; `docs/performance.md`, "NDEM step").

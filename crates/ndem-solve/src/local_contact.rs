@@ -37,7 +37,7 @@ pub(crate) fn coulomb_natural_map(mu: &[f64], r: &[f64], u: &[f64]) -> f64 {
         let ut = (u[k + 1] * u[k + 1] + u[k + 2] * u[k + 2]).sqrt();
         let mut a = r[k] - (u[k] + mu * ut);
         let mut t = [r[k + 1] - u[k + 1], r[k + 2] - u[k + 2]];
-        crate::qp::project_cone(mu, &mut a, &mut t);
+        crate::cone::project_cone(mu, &mut a, &mut t);
         err2 += (r[k] - a).powi(2) + (r[k + 1] - t[0]).powi(2) + (r[k + 2] - t[1]).powi(2);
     }
     err2

@@ -3,11 +3,10 @@
 //! error (eq. 13) and residual histograms (Figs. 8, 9).
 
 use crate::PREFETCH_AHEAD;
+pub use crate::problem::SUM_BLOCK;
 use crate::problem::{ClampTo, ContactProblem, ContactRecord, project_pair};
-use crate::solver::{IterationRecord, Observer};
-use ndem_math::blocks::position_in_parts;
 use ndem_math::{RowKind, Velocity6};
-use std::time::Duration;
+use ndem_par::blocks::position_in_parts;
 
 /// Mean, max and count of the row residuals of one kind.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -74,10 +73,6 @@ pub struct ResidualEvaluator {
     threads: usize,
 }
 
-/// Contacts whose row residuals are summed together before the sums of
-/// the blocks are added in order (also the fewest contacts per thread).
-pub const SUM_BLOCK: usize = 2048;
-
 impl ResidualEvaluator {
     /// A new evaluator (on the calling thread).
     pub fn new() -> Self {
@@ -138,7 +133,7 @@ impl ResidualEvaluator {
                 natural[i * m..(i + 1) * m].copy_from_slice(&nat[..m]);
             }
         };
-        ndem_math::blocks::map_parts(blocks, |(k, (rows, natural))| fill(k, rows, natural));
+        ndem_par::blocks::map_parts(blocks, |(k, (rows, natural))| fill(k, rows, natural));
         for i in 0..problem.generic_rows().len() {
             let (r, nat) = generic_residual(problem, i, lambda, vel);
             self.rows[off + i] = r;
@@ -241,14 +236,14 @@ impl ResidualEvaluator {
         let m = problem.contact_rows().count().max(1);
         let contacts = problem.records().len();
         // the thread parts of `for_each_block`, in whole blocks of contacts
-        let blocks_per_part = ndem_math::blocks::block_len(block_sums.len(), threads);
+        let blocks_per_part = ndem_par::blocks::block_len(block_sums.len(), threads);
         let per_part = blocks_per_part * SUM_BLOCK;
         let parts = (block_sums.chunks_mut(blocks_per_part))
             .zip(out.rows[..contacts * m].chunks_mut(per_part * m))
             .zip(out.classes[..contacts].chunks_mut(per_part))
             .enumerate();
         let classify = &out.classify;
-        ndem_math::blocks::map_parts(parts, |(k, ((sums, rows), classes))| {
+        ndem_par::blocks::map_parts(parts, |(k, ((sums, rows), classes))| {
             let sum = match m {
                 1 => sum_and_invert_rows::<1, S>,
                 3 => sum_and_invert_rows::<3, S>,
@@ -363,7 +358,7 @@ fn stats_at(
             sum(problem, first..last, lambda, vel, sums);
         }
     };
-    crate::pgs_parallel::for_each_block(block_sums, 1, threads, sum_blocks);
+    ndem_par::blocks::for_each_block(block_sums, 1, threads, sum_blocks);
     finish_stats(block_sums, problem, lambda, vel)
 }
 
@@ -612,7 +607,7 @@ fn sum_and_invert_rows<const M: usize, S: Fn(&ContactRecord) -> u32>(
         let (r, nat, diag) = contact_residuals::<M>(problem, ci, &lambda[ci * M..], vel);
         for j in 0..M {
             sums.add_row(kind_index(RowKind::of_contact_row(j)), r[j], nat[j]);
-            rows[j] = crate::pgs::invert_diagonal(diag[j]);
+            rows[j] = invert_diagonal(diag[j]);
         }
         *class = (out.classify)(c);
     }
@@ -697,62 +692,6 @@ impl ResidualHistogram {
     }
 }
 
-/// One entry of a [`ResidualHistory`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HistoryEntry {
-    /// Completed iterations.
-    pub iteration: usize,
-    /// Solver time so far.
-    pub elapsed: Duration,
-    /// Residual statistics after this iteration.
-    pub stats: ResidualStats,
-}
-
-/// An observer that records residual statistics after every iteration
-/// (Figs. 4 and 8 of the warm-starting paper, and the solver comparison).
-#[derive(Debug, Clone, Default)]
-pub struct ResidualHistory {
-    /// Recorded entries, one per iteration.
-    pub entries: Vec<HistoryEntry>,
-    /// Multipliers after each iteration, when `keep_lambda` is set
-    /// (for eq. 13 against a reference solve).
-    pub lambdas: Vec<Vec<f64>>,
-    /// Keep a copy of `λ` after every iteration.
-    pub keep_lambda: bool,
-    evaluator: ResidualEvaluator,
-}
-
-impl ResidualHistory {
-    /// A history that records statistics only.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// A history that also keeps every iterate.
-    pub fn with_lambdas() -> Self {
-        Self {
-            keep_lambda: true,
-            ..Self::default()
-        }
-    }
-}
-
-impl Observer for ResidualHistory {
-    fn observe(&mut self, record: &IterationRecord<'_>) {
-        let stats = self
-            .evaluator
-            .stats(record.problem, record.lambda, record.velocity);
-        self.entries.push(HistoryEntry {
-            iteration: record.iteration,
-            elapsed: record.elapsed,
-            stats,
-        });
-        if self.keep_lambda {
-            self.lambdas.push(record.lambda.to_vec());
-        }
-    }
-}
-
 /// Coulomb merit of `λ` (the natural-map error with De Saxcé's modified
 /// velocity, as used by FCLIB and Siconos), for `v = v* + M⁻¹Gᵀλ`:
 ///
@@ -799,7 +738,7 @@ pub fn coulomb_merit(problem: &ContactProblem, lambda: &[f64]) -> f64 {
         let u_hat_n = u_n + mu * (u1 * u1 + u2 * u2).sqrt();
         let mut pa = r_n - u_hat_n;
         let mut pt = [lam[1] - u1, lam[2] - u2];
-        crate::qp::project_cone(mu, &mut pa, &mut pt);
+        crate::cone::project_cone(mu, &mut pa, &mut pt);
         err2 += (r_n - pa).powi(2) + (lam[1] - pt[0]).powi(2) + (lam[2] - pt[1]).powi(2);
         if m >= 6 {
             let bound = c.rolling_arm * r_n.max(0.0);
@@ -820,6 +759,11 @@ pub fn coulomb_merit(problem: &ContactProblem, lambda: &[f64]) -> f64 {
         q2 += q[k].powi(2);
     }
     err2.sqrt() / (1.0 + q2.sqrt())
+}
+
+/// `1/D_jj`, or 0 for a row without response.
+pub(crate) fn invert_diagonal(d: f64) -> f64 {
+    if d > 0.0 { 1.0 / d } else { 0.0 }
 }
 
 #[cfg(test)]

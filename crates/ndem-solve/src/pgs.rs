@@ -4,7 +4,7 @@ use crate::SolveError;
 use crate::direct::{JointBlock, NotPositiveDefinite, is_direct};
 use crate::local::disk_qp;
 use crate::masses::{BodyResponse, InverseMasses};
-use crate::metrics::{InverseDiagonal, ResidualEvaluator, ResidualStats};
+use crate::metrics::{InverseDiagonal, ResidualEvaluator, ResidualStats, invert_diagonal};
 use crate::pgs_parallel::{
     BlockProgress, Colouring, GateOpener, RunProgress, SharedIterate, StartGate, SweepOutcome,
     SweepRun,
@@ -16,10 +16,12 @@ use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
     SolveTask, Solver, StartVelocity, Stopping, check_finite_iterate,
 };
+pub(crate) use mode::SweepMode;
 use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
 use std::time::Duration;
 
 mod inputs;
+pub(crate) mod mode;
 mod paired;
 mod prepare;
 mod rows;
@@ -76,7 +78,7 @@ pub struct PgsSettings {
     /// thread, 0 uses every core. More than one needs
     /// [`ContactOrder::Coloured`], whose result is bit-identical for every
     /// thread count (the contacts of one colour are independent). At most
-    /// [`ndem_math::blocks::MAX_THREADS`]; `new` and `set_settings` start
+    /// [`ndem_par::blocks::MAX_THREADS`]; `new` and `set_settings` start
     /// that many threads once and refuse a count the system does not give
     /// ([`SolveError::ThreadsRefused`]).
     pub threads: usize,
@@ -147,10 +149,10 @@ impl PgsSettings {
                 reason: "must lie in 1..=64 (a body's colours are the bits of a u64)",
             });
         }
-        if self.threads > ndem_math::blocks::MAX_THREADS {
+        if self.threads > ndem_par::blocks::MAX_THREADS {
             return Err(SolveError::InvalidSettings {
                 field: "threads",
-                reason: ndem_math::blocks::THREADS_ABOVE_MAX,
+                reason: ndem_par::blocks::THREADS_ABOVE_MAX,
             });
         }
         if self.threads != 1 && self.order != ContactOrder::Coloured {
@@ -243,7 +245,7 @@ crate::solver::validated_settings!(ProjectedGaussSeidel, PgsSettings, |s: &PgsSe
     // the coloured sweeps' threads, started once here: a count the system
     // does not give is an error now rather than a panic in a sweep
     if s.order == ContactOrder::Coloured && s.threads != 1 {
-        ndem_math::blocks::check_threads_start("threads", s.threads)?;
+        ndem_par::blocks::check_threads_start("threads", s.threads)?;
     }
     Ok(())
 });
@@ -278,11 +280,6 @@ fn masses<'a>(split: &'a InverseMasses, problem: &'a ContactProblem) -> &'a Inve
     } else {
         split
     }
-}
-
-/// `1/D_jj`, or 0 for a row without response.
-pub(crate) fn invert_diagonal(d: f64) -> f64 {
-    if d > 0.0 { 1.0 / d } else { 0.0 }
 }
 
 /// The angular part of a body's inverse mass: isotropic (spheres, static
@@ -515,92 +512,6 @@ fn coupled_shape(
 /// Most row-wise passes of one blocked contact update.
 pub const BLOCK_INNER_SWEEPS: usize = 10;
 
-/// How a sweep treats each contact: `passes` row-wise passes (1: row-wise
-/// PGS; [`BLOCK_INNER_SWEEPS`]: the blocked variant's exact local solve),
-/// and whether the largest correction `D_jj |Δλ_j|` is formed (a division
-/// per row; always when `passes > 1`, whose inner loop stops on it).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SweepMode {
-    pub(crate) passes: usize,
-    pub(crate) track: bool,
-    /// With `track`, the largest correction is exact when it is at most
-    /// this; above it the sweep may stop forming it once the corrections
-    /// formed so far exceed it, and returns their largest, a lower bound
-    /// that is also above it ([`SweepMode::exact_up_to`]). `f64::INFINITY`:
-    /// always exact.
-    pub(crate) exact_up_to: f64,
-}
-
-impl SweepMode {
-    /// A sweep whose largest correction, when `track`, is always exact.
-    pub(crate) fn exact(passes: usize, track: bool) -> Self {
-        Self {
-            passes,
-            track,
-            exact_up_to: f64::INFINITY,
-        }
-    }
-
-    /// A sweep that forms the largest correction exactly while it is at
-    /// most `limit`: an early stop compares it with its tolerance only
-    /// (the check is due at or below it, a stall lies further below), so
-    /// once some contact's correction is above it the rest of the sweep
-    /// skips the six divisions per contact (`docs/performance.md`,
-    /// "NDEM step"). A blocked sweep's figure stays exact: its contacts
-    /// form theirs for their inner loop ([`Self::untracked`]).
-    pub(crate) fn exact_up_to(passes: usize, limit: f64) -> Self {
-        Self {
-            passes,
-            track: true,
-            exact_up_to: limit,
-        }
-    }
-
-    /// The mode of sweep `it` (from 0) of a solve with `stopping` whose
-    /// observer reads every sweep's largest correction if `observed`. The
-    /// correction is formed where it is read: in every sweep of a solve
-    /// that may stop early or is `observed`, and in the last, whose figure
-    /// the report gives (otherwise its division per row is skipped). It is
-    /// formed exactly where more than the early stop's comparison with its
-    /// tolerance reads it: in the last sweep, a sweep before a forced check
-    /// ([`CheckSchedule::forces`]) and an observed one; elsewhere only as
-    /// far as the tolerance ([`Self::exact_up_to`]).
-    pub(crate) fn of_sweep(
-        passes: usize,
-        stopping: &Stopping,
-        schedule: &CheckSchedule,
-        it: usize,
-        observed: bool,
-    ) -> Self {
-        let last = it + 1 == stopping.max_iterations;
-        let track = stopping.early_stop || observed || last;
-        let exact = last || observed || schedule.forces(stopping, it + 1);
-        if exact || !track {
-            Self::exact(passes, track)
-        } else {
-            Self::exact_up_to(passes, stopping.tolerance)
-        }
-    }
-
-    /// The same sweep without the largest correction (for the rest of a
-    /// sweep whose corrections went above `exact_up_to`). A blocked sweep
-    /// (`passes > 1`) keeps forming it: its inner loop stops on it.
-    pub(crate) fn untracked(self) -> Self {
-        Self {
-            track: false,
-            exact_up_to: f64::INFINITY,
-            ..self
-        }
-    }
-
-    /// Whether the corrections formed so far, whose largest is `max_corr`,
-    /// let the rest of the sweep go without forming them.
-    #[inline(always)]
-    pub(crate) fn may_stop_tracking(&self, max_corr: f64) -> bool {
-        self.track && max_corr > self.exact_up_to
-    }
-}
-
 /// Updates one contact: `mode.passes` row-wise passes over its rows,
 /// stopping early once a pass no longer changes anything.
 #[inline]
@@ -754,9 +665,33 @@ thread_local! {
 /// start and its waits for the other's blocks cost more than its share.
 const DEFAULT_PARALLEL_MIN_CONTACTS: usize = 12_288;
 
-/// A Gauss-Seidel sweep whose largest correction is below this fraction of
-/// the tolerance while the residual is above it has stalled.
-pub const STALL_FRACTION: f64 = 1e-3;
+impl SweepMode {
+    /// The mode of sweep `it` (from 0) of a solve with `stopping` whose
+    /// observer reads every sweep's largest correction if `observed`. The
+    /// correction is formed where it is read: in every sweep of a solve
+    /// that may stop early or is `observed`, and in the last, whose figure
+    /// the report gives (otherwise its division per row is skipped). It is
+    /// formed exactly where more than the early stop's comparison with its
+    /// tolerance reads it: in the last sweep, a sweep before a forced check
+    /// ([`CheckSchedule::forces`]) and an observed one; elsewhere only as
+    /// far as the tolerance ([`Self::exact_up_to`]).
+    pub(crate) fn of_sweep(
+        passes: usize,
+        stopping: &Stopping,
+        schedule: &CheckSchedule,
+        it: usize,
+        observed: bool,
+    ) -> Self {
+        let last = it + 1 == stopping.max_iterations;
+        let track = stopping.early_stop || observed || last;
+        let exact = last || observed || schedule.forces(stopping, it + 1);
+        if exact || !track {
+            Self::exact(passes, track)
+        } else {
+            Self::exact_up_to(passes, stopping.tolerance)
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -42,10 +42,10 @@
 //! Where every sweep of a run is known to run (no early stop), there is no
 //! barrier between sweeps either ([`RunProgress`]).
 
-use crate::pgs::SweepMode;
+use crate::pgs::mode::SweepMode;
 use crate::problem::ContactProblem;
 use ndem_math::Velocity6;
-use ndem_math::blocks::{block_len, map_parts};
+use ndem_par::blocks::map_parts;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -146,13 +146,13 @@ impl ColouringInput {
         let records = problem.records();
         let same_size = self.blocks == blocks && self.pairs.len() == records.len();
         if self.pairs.len() != records.len() {
-            ndem_math::capacity::refill(&mut self.pairs, records.len(), [NOT_MOVING; 2]);
+            ndem_par::capacity::refill(&mut self.pairs, records.len(), [NOT_MOVING; 2]);
         }
         let moving = &self.moving;
         let threads = threads.clamp(1, records.len().div_ceil(GATHER_MIN_CONTACTS).max(1));
-        let per = ndem_math::blocks::block_len(records.len(), threads);
+        let per = ndem_par::blocks::block_len(records.len(), threads);
         let parts = self.pairs.chunks_mut(per).zip(records.chunks(per));
-        let same_parts = ndem_math::blocks::map_parts(parts, |(pairs, records)| {
+        let same_parts = ndem_par::blocks::map_parts(parts, |(pairs, records)| {
             let mut same = true;
             for (pair, c) in pairs.iter_mut().zip(records) {
                 let new = c
@@ -281,7 +281,7 @@ impl Colouring {
         touching.iter_mut().for_each(|m| *m.get_mut() = 0);
         touching.resize_with(bodies, || AtomicU64::new(0));
         let touching = &*touching;
-        let parts = ndem_math::blocks::parts_for(n, threads, GATHER_MIN_CONTACTS).min(count);
+        let parts = ndem_par::blocks::parts_for(n, threads, GATHER_MIN_CONTACTS).min(count);
         let per = count.div_ceil(parts);
         let ranges = || (0..count).step_by(per).map(|s| s..(s + per).min(count));
         map_parts(ranges(), |blocks| {
@@ -421,7 +421,7 @@ impl SharedIterate {
         });
         let per = copy_part_len(velocity.len(), threads);
         let parts = self.velocity.chunks(per).zip(velocity.chunks(per));
-        ndem_math::blocks::map_parts(parts, |(shared, given)| {
+        ndem_par::blocks::map_parts(parts, |(shared, given)| {
             for (a, v) in shared.iter().zip(given) {
                 store_velocity(a, v);
             }
@@ -432,7 +432,7 @@ impl SharedIterate {
     pub(crate) fn write_to(&self, velocity: &mut [Velocity6], threads: usize) {
         let per = copy_part_len(velocity.len(), threads);
         let parts = velocity.chunks_mut(per).zip(self.velocity.chunks(per));
-        ndem_math::blocks::map_parts(parts, |(out, shared)| {
+        ndem_par::blocks::map_parts(parts, |(out, shared)| {
             for (v, a) in out.iter_mut().zip(shared) {
                 *v = load_velocity(a);
             }
@@ -452,10 +452,10 @@ impl SharedIterate {
     }
 
     /// Asks for body `b`'s velocity ahead of its use
-    /// ([`ndem_math::prefetch`]).
+    /// ([`ndem_par::prefetch`]).
     #[inline(always)]
     pub(crate) fn prefetch(&self, b: usize) {
-        ndem_math::prefetch::prefetch(&self.velocity[b])
+        ndem_par::prefetch::prefetch(&self.velocity[b])
     }
 }
 
@@ -463,7 +463,7 @@ impl SharedIterate {
 /// `threads` threads, with at least [`COPY_MIN_BODIES`] per part.
 fn copy_part_len(len: usize, threads: usize) -> usize {
     let threads = threads.clamp(1, (len / COPY_MIN_BODIES).max(1));
-    ndem_math::blocks::block_len(len, threads)
+    ndem_par::blocks::block_len(len, threads)
 }
 
 /// Fewest bodies per thread in a copy of the shared velocities (below it
@@ -853,22 +853,6 @@ impl SweepOutcome {
         self.max_correction.store(0, Ordering::Relaxed);
         self.infinite.store(false, Ordering::Relaxed);
     }
-}
-
-/// Calls `f(first, block)` on `threads` consecutive blocks of `out`, each
-/// a whole number of `per` items (`first` is the block's first item index
-/// divided by `per`): the first block on this thread, the others on scoped
-/// threads. For per-item work whose result does not depend on the split.
-pub(crate) fn for_each_block<T: Send>(
-    out: &mut [T],
-    per: usize,
-    threads: usize,
-    f: impl Fn(usize, &mut [T]) + Sync,
-) {
-    let per = per.max(1);
-    let block = block_len(out.len() / per, threads) * per;
-    let blocks = out.chunks_mut(block).enumerate();
-    map_parts(blocks, |(k, b)| f(k * block / per, b));
 }
 
 #[cfg(test)]

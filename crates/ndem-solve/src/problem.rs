@@ -21,12 +21,12 @@
 
 use crate::{InverseMasses, PREFETCH_AHEAD, SolveError};
 use nalgebra_sparse::CsrMatrix;
-use ndem_math::blocks::{block_len, map_parts};
-use ndem_math::prefetch::prefetch;
 use ndem_math::{
     ContactFrame, ContactJacobian, ContactKey, ContactParameters, JacobianRow, RowKind, Vec3,
     Velocity6,
 };
+use ndem_par::blocks::{block_len, map_parts};
+use ndem_par::prefetch::prefetch;
 
 mod build;
 mod operators;
@@ -857,7 +857,7 @@ impl ContactProblem {
     /// ([`Self::elastic_energy`]).
     ///
     /// The contacts' terms are summed in blocks of
-    /// [`crate::metrics::SUM_BLOCK`] contacts and the block sums in order,
+    /// [`SUM_BLOCK`] contacts and the block sums in order,
     /// so the figure is the same from [`Self::row_energy_bound_on`] on any
     /// thread count.
     pub fn row_energy_bound(&self) -> f64 {
@@ -874,12 +874,11 @@ impl ContactProblem {
     /// formed in `block_sums`, which a caller keeps from step to step
     /// (no allocation once it holds as many blocks as the problem).
     pub fn row_energy_bound_in(&self, threads: usize, block_sums: &mut Vec<f64>) -> f64 {
-        use crate::metrics::SUM_BLOCK;
         let contacts = self.records.len();
         let blocks = contacts.div_ceil(SUM_BLOCK);
-        ndem_math::capacity::refill(block_sums, blocks, 0.0);
+        ndem_par::capacity::refill(block_sums, blocks, 0.0);
         let threads = threads.clamp(1, blocks.max(1));
-        crate::pgs_parallel::for_each_block(block_sums, 1, threads, |first, out| {
+        ndem_par::blocks::for_each_block(block_sums, 1, threads, |first, out| {
             for (k, sum) in out.iter_mut().enumerate() {
                 let b = first + k;
                 *sum =
@@ -959,6 +958,10 @@ fn check_len(field: &'static str, got: usize, expected: usize) -> Result<(), Sol
         })
     }
 }
+
+/// Contacts whose row residuals are summed together before the sums of
+/// the blocks are added in order (also the fewest contacts per thread).
+pub const SUM_BLOCK: usize = 2048;
 
 #[cfg(test)]
 mod tests;

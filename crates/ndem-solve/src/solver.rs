@@ -613,7 +613,7 @@ impl ContactOrder {
     /// Fills `order` with the visiting order of `n` items.
     pub fn fill(self, n: usize, order: &mut Vec<u32>) {
         order.clear();
-        ndem_math::capacity::reserve_for(order, n);
+        ndem_par::capacity::reserve_for(order, n);
         order.extend(0..n as u32);
         match self {
             ContactOrder::Given | ContactOrder::Coloured => {}
@@ -730,7 +730,7 @@ impl CheckSchedule {
     /// The early-stop decision shared by the sweep solvers after an
     /// iteration whose progress measure is `update`: when a check is due,
     /// `residual()` (the honest residual of the current `λ`) decides
-    /// converged; an update below [`crate::pgs::STALL_FRACTION`] of the
+    /// converged; an update below [`STALL_FRACTION`] of the
     /// tolerance with the residual above it is a stall.
     pub(crate) fn decide(
         &mut self,
@@ -757,7 +757,7 @@ impl CheckSchedule {
         if residual() <= stopping.tolerance {
             return EarlyStop::Converged;
         }
-        if update <= crate::pgs::STALL_FRACTION * stopping.tolerance {
+        if update <= STALL_FRACTION * stopping.tolerance {
             return EarlyStop::Stalled;
         }
         self.failed(iterations);
@@ -792,6 +792,10 @@ pub(crate) fn check_finite_iterate(
         None => Ok(()),
     }
 }
+
+/// A Gauss-Seidel sweep whose largest correction is below this fraction of
+/// the tolerance while the residual is above it has stalled.
+pub const STALL_FRACTION: f64 = 1e-3;
 
 #[cfg(test)]
 mod tests {

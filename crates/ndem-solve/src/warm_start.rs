@@ -8,9 +8,9 @@
 
 use crate::SolveError;
 use crate::problem::{ContactProblem, project_record};
-use ndem_math::blocks::{block_len, map_parts};
-use ndem_math::capacity::resize_for_overwrite;
 use ndem_math::{ContactKey, Vec3, Velocity6};
+use ndem_par::blocks::{block_len, map_parts};
+use ndem_par::capacity::resize_for_overwrite;
 use std::collections::HashMap;
 
 /// The impulses of one contact in world-frame form.
@@ -236,13 +236,13 @@ impl ImpulseHistory {
     /// already, as the stepper's contacts are; that is checked in parts on
     /// up to `threads` threads (0: every core).
     fn sort_keeping_last(&mut self, threads: usize) {
-        let threads = ndem_math::blocks::resolve_threads(threads);
+        let threads = ndem_par::blocks::resolve_threads(threads);
         let keys = &self.keys;
         let out_of_order = |r: std::ops::Range<usize>| {
             // entry `i` against the one before it, for `i` in `r` (from 1)
             (r.start.max(1)..r.end).find(|&i| keys[i - 1] >= keys[i])
         };
-        if ndem_math::blocks::first_in_parts(keys.len(), threads, ORDER_CHECK_ENTRIES, out_of_order)
+        if ndem_par::blocks::first_in_parts(keys.len(), threads, ORDER_CHECK_ENTRIES, out_of_order)
             .is_none()
         {
             return;
@@ -641,7 +641,7 @@ const CONTACTS_PER_THREAD: usize = 8192;
 /// The thread count for `contacts` contacts when `threads` are allowed
 /// (0: every core).
 fn warm_start_threads(threads: usize, contacts: usize) -> usize {
-    ndem_math::blocks::resolve_threads(threads)
+    ndem_par::blocks::resolve_threads(threads)
         .min(contacts / CONTACTS_PER_THREAD)
         .max(1)
 }

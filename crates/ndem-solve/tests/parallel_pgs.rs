@@ -240,7 +240,7 @@ fn too_many_threads_are_refused() {
             ..PgsSettings::default()
         })
     };
-    let max = ndem_math::blocks::MAX_THREADS;
+    let max = ndem_par::blocks::MAX_THREADS;
     for threads in [max + 1, 100_000, usize::MAX] {
         assert!(matches!(
             coloured(threads),
@@ -271,7 +271,7 @@ fn coloured_threads_the_system_refuses_are_a_typed_error() {
     };
     if std::env::var_os("NDEM_UNDER_ULIMIT").is_some() {
         match coloured(600) {
-            Err(SolveError::ThreadsRefused(ndem_math::MathError::ThreadsRefused {
+            Err(SolveError::ThreadsRefused(ndem_par::ThreadsRefused {
                 field: "threads",
                 requested: 600,
                 ..

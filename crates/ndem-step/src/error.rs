@@ -18,6 +18,9 @@ pub enum StepError {
     /// Bad contact problem or a solver failure.
     #[error(transparent)]
     Solve(#[from] SolveError),
+    /// The system refused the threads a setting asks for.
+    #[error(transparent)]
+    Threads(#[from] ndem_par::ThreadsRefused),
     /// A body's state is NaN or infinite.
     #[error("body {body}: `{field}` is not finite")]
     NonFiniteState {

@@ -3,8 +3,8 @@
 //! solve whose residual leaves the rest state unphysical).
 
 use crate::{Motion, StepError, World};
-use ndem_math::blocks::{block_len, map_parts};
 use ndem_math::{ContactLaw, Velocity6};
+use ndem_par::blocks::{block_len, map_parts};
 use ndem_solve::{ContactProblem, DEFAULT_TOLERANCE};
 
 /// When the stepper flags a continuous solve as not accurate enough for

@@ -38,9 +38,9 @@ pub struct StepSettings {
     /// problems' contacts are formed in consecutive blocks, at most one
     /// per 4096 contacts. 1 (the default) assembles on the calling thread,
     /// 0 on every core; the problems are the same on any thread count.
-    /// At most [`ndem_math::blocks::MAX_THREADS`]; [`Stepper::new`](crate::Stepper::new) refuses
+    /// At most [`ndem_par::blocks::MAX_THREADS`]; [`Stepper::new`](crate::Stepper::new) refuses
     /// a count the system does not give at once
-    /// ([`ndem_math::MathError::ThreadsRefused`]).
+    /// ([`StepError::Threads`](crate::StepError::Threads)).
     pub assembly_threads: usize,
     /// When a continuous solve is flagged as too inaccurate for its rest
     /// state to be physical ([`StepStats::unresolved`](crate::StepStats::unresolved)).
@@ -116,10 +116,10 @@ impl StepSettings {
                 reason: "must be at least 1 when the impact stage is on",
             });
         }
-        if self.assembly_threads > ndem_math::blocks::MAX_THREADS {
+        if self.assembly_threads > ndem_par::blocks::MAX_THREADS {
             return Err(StepError::InvalidSettings {
                 field: "assembly_threads",
-                reason: ndem_math::blocks::THREADS_ABOVE_MAX,
+                reason: ndem_par::blocks::THREADS_ABOVE_MAX,
             });
         }
         self.residual_check.validate()?;

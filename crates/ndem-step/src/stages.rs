@@ -7,12 +7,12 @@ use crate::guard::OverlapScale;
 use crate::settings::StepSettings;
 use crate::{StepError, World};
 use ndem_collide::{ContactPoint, ContactSet};
-use ndem_math::blocks::{block_len, map_parts};
-use ndem_math::capacity::refill;
 use ndem_math::jacobian::normal_row;
 use ndem_math::{
     ContactFrame, ContactJacobian, ContactParameters, PairProperties, Vec3, Velocity6,
 };
+use ndem_par::blocks::{block_len, map_parts};
+use ndem_par::capacity::refill;
 use ndem_solve::{Contact, ContactFillError, ContactProblem, ProblemStorage};
 
 /// Which bodies carry degrees of freedom in a problem.
@@ -164,7 +164,7 @@ fn contact_data_in_parts(
         out.resize(n, LEFT_OUT);
     }
     let points = contacts.as_slice();
-    let parts = ndem_math::blocks::parts_for(n, threads, min_part);
+    let parts = ndem_par::blocks::parts_for(n, threads, min_part);
     let per = block_len(n, parts);
     let pass = |(k, slots): (usize, &mut [u32])| {
         let first = k * per;
@@ -379,7 +379,7 @@ const CONTACTS_PER_ASSEMBLY_THREAD: usize = 4096;
 /// [`StepSettings::assembly_threads`] (0: every core), at most one per
 /// [`CONTACTS_PER_ASSEMBLY_THREAD`] contacts.
 pub(crate) fn assembly_threads(settings: &StepSettings, contacts: usize) -> usize {
-    let wanted = ndem_math::blocks::resolve_threads(settings.assembly_threads);
+    let wanted = ndem_par::blocks::resolve_threads(settings.assembly_threads);
     wanted.min(contacts / CONTACTS_PER_ASSEMBLY_THREAD).max(1)
 }
 
@@ -694,7 +694,7 @@ pub fn unfolded_problem(
     }
     let resolution = Resolution::Unfolded { hosts: &hosts };
     let mut solver_contacts = Vec::new();
-    let threads = ndem_math::blocks::resolve_threads(settings.assembly_threads);
+    let threads = ndem_par::blocks::resolve_threads(settings.assembly_threads);
     contact_data(
         world,
         contacts,

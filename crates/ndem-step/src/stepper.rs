@@ -22,9 +22,9 @@ pub use crate::settings::StepSettings;
 use crate::stages;
 use crate::{Motion, StepError, World};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactSet};
-use ndem_math::blocks::position_in_parts;
-use ndem_math::capacity::{refill_in_parts, resize_for_overwrite};
 use ndem_math::{ContactKey, ContactLaw, Vec3, Velocity6, integrate_orientation};
+use ndem_par::blocks::position_in_parts;
+use ndem_par::capacity::{refill_in_parts, resize_for_overwrite};
 use ndem_solve::{
     ColdStart, ContactProblem, ImpulseHistory, NoObserver, PgsSettings, ProblemStorage,
     ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
@@ -266,9 +266,9 @@ impl Stepper {
         settings.validate()?;
         // the threads the passes will spawn, refused now as an error rather
         // than by a panic in a step (detection: one per core)
-        ndem_math::blocks::check_threads_start("assembly_threads", settings.assembly_threads)?;
+        ndem_par::blocks::check_threads_start("assembly_threads", settings.assembly_threads)?;
         if settings.parallel_detection {
-            ndem_math::blocks::check_threads_start("parallel_detection", 0)?;
+            ndem_par::blocks::check_threads_start("parallel_detection", 0)?;
         }
         // the warm start runs on the assembly's threads (its result does
         // not depend on the count)
@@ -605,7 +605,7 @@ impl Stepper {
         )?;
         times.reduction = split_time + t.elapsed();
         // 6. position update
-        let threads = ndem_math::blocks::resolve_threads(self.settings.assembly_threads);
+        let threads = ndem_par::blocks::resolve_threads(self.settings.assembly_threads);
         update_positions(
             world,
             self.settings.dt,
@@ -823,7 +823,7 @@ const ROWS_PER_THREAD: usize = 65_536;
 /// their hosts.
 fn update_positions(world: &mut World, dt: f64, threads: usize) {
     // each body on its own: the same bits on any thread count
-    let per_thread = ndem_math::blocks::block_len(world.len(), threads);
+    let per_thread = ndem_par::blocks::block_len(world.len(), threads);
     let (motion, membership) = (world.kinds.motions(), world.kinds.membership());
     let (positions, orientations, velocity) = world.state.all_mut();
     let velocity = &*velocity;
@@ -831,7 +831,7 @@ fn update_positions(world: &mut World, dt: f64, threads: usize) {
         .chunks_mut(per_thread)
         .zip(orientations.chunks_mut(per_thread))
         .enumerate();
-    ndem_math::blocks::map_parts(parts, |(k, (positions, orientations))| {
+    ndem_par::blocks::map_parts(parts, |(k, (positions, orientations))| {
         let first = k * per_thread;
         for (j, (x, q)) in positions.iter_mut().zip(orientations).enumerate() {
             let i = first + j;

@@ -372,7 +372,7 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
     }
     // more assembly threads than MAX_THREADS (the system refuses threads
     // beyond its limit, and the process aborted at 100 000)
-    for threads in [ndem_math::blocks::MAX_THREADS + 1, usize::MAX] {
+    for threads in [ndem_par::blocks::MAX_THREADS + 1, usize::MAX] {
         let r = Stepper::with_pgs(
             StepSettings {
                 assembly_threads: threads,

@@ -11,6 +11,9 @@ pub enum Error {
     /// Spatial algebra and contact parameters (`ndem_math`).
     #[error(transparent)]
     Math(#[from] ndem_math::MathError),
+    /// Threads a setting asks for that the system refused (`ndem_par`).
+    #[error(transparent)]
+    Threads(#[from] ndem_par::ThreadsRefused),
     /// Shapes and contact detection (`ndem_collide`).
     #[error(transparent)]
     Collide(#[from] ndem_collide::CollideError),

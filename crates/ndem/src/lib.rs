@@ -24,6 +24,7 @@
 pub use ndem_collide as collide;
 pub use ndem_fclib as fclib;
 pub use ndem_math as math;
+pub use ndem_par as par;
 pub use ndem_reduce as reduce;
 pub use ndem_scenes as scenes;
 pub use ndem_smooth as smooth;

@@ -200,7 +200,7 @@ impl CollisionWorld {
         // contact buffer kept between steps)
         let mut pairs = std::mem::take(&mut out.contacts);
         let n = self.particles.len();
-        let threads = ndem_math::blocks::resolve_threads(0);
+        let threads = ndem_par::blocks::resolve_threads(0);
         let blocks = if parallel && n > 4096 && threads > 1 {
             threads
         } else {
@@ -230,7 +230,7 @@ impl CollisionWorld {
             let mut slots = std::mem::take(&mut self.block_slots);
             slots.prepare(&mut pairs, blocks);
             let this = &*self;
-            ndem_math::blocks::map_parts(
+            ndem_par::blocks::map_parts(
                 slots.writers(&mut pairs).enumerate(),
                 |(k, mut writer)| {
                     let range = (k * chunk).min(n)..((k + 1) * chunk).min(n);

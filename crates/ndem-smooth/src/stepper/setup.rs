@@ -37,13 +37,13 @@ impl SmoothStepper {
                 reason: "must be finite and >= 0",
             });
         }
-        if settings.threads > ndem_math::blocks::MAX_THREADS {
+        if settings.threads > ndem_par::blocks::MAX_THREADS {
             return Err(SmoothError::InvalidSettings {
                 field: "threads",
-                reason: ndem_math::blocks::THREADS_ABOVE_MAX,
+                reason: ndem_par::blocks::THREADS_ABOVE_MAX,
             });
         }
-        ndem_math::blocks::check_threads_start("threads", settings.threads)
+        ndem_par::blocks::check_threads_start("threads", settings.threads)
             .map_err(StepError::from)?;
         let r_min = world
             .shapes()
@@ -55,7 +55,7 @@ impl SmoothStepper {
         } else {
             0.0
         };
-        let threads = ndem_math::blocks::resolve_threads(settings.threads);
+        let threads = ndem_par::blocks::resolve_threads(settings.threads);
         Ok(Self {
             settings,
             collision: CollisionWorld::new(CollisionSettings {

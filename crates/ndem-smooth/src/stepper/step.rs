@@ -268,7 +268,7 @@ impl SmoothStepper {
             .zip(self.touching.chunks(block));
         // the first block on this thread, the others on scoped threads (a
         // block whose thread the system refuses on this one)
-        ndem_math::blocks::map_parts(blocks, |(out, input): (&mut [Evaluated], &[Touching])| {
+        ndem_par::blocks::map_parts(blocks, |(out, input): (&mut [Evaluated], &[Touching])| {
             for (o, i) in out.iter_mut().zip(input) {
                 *o = evaluate(i);
             }

@@ -30,7 +30,7 @@
 //! (`docs/performance.md`, "NDEM step").
 //!
 //! Each lane also names the bodies of its contact [`PREFETCH_AHEAD`]
-//! places further on to the processor ([`ndem_math::prefetch`]): on a
+//! places further on to the processor ([`ndem_par::prefetch`]): on a
 //! problem larger than the cache the contacts come in a stream the
 //! processor fetches ahead by itself, their bodies do not, and bodies
 //! fetched only when their contact came cost about a sixth of a sweep on
@@ -42,7 +42,7 @@ use crate::pgs_parallel::{BlockProgress, RunProgress, SharedIterate, first_ready
 use crate::problem::ContactSide;
 use crate::problem::FrictionSet;
 use ndem_math::Velocity6;
-use ndem_math::prefetch::prefetch;
+use ndem_par::prefetch::prefetch;
 
 /// What a sweep reads besides the iterate, with the tangential `b` of a
 /// contact (rows 1-5) and its coefficients looked up by `side`

@@ -60,7 +60,7 @@ impl ProjectedGaussSeidel {
         }
         // reused by every solve: grown by an eighth, not doubled; every
         // entry is written by the preparation before a sweep reads it
-        ndem_math::capacity::resize_for_overwrite(&mut self.inv_diag, n, 0.0);
+        ndem_par::capacity::resize_for_overwrite(&mut self.inv_diag, n, 0.0);
         self.order_source = match self.settings.order {
             ContactOrder::Given => OrderSource::Identity,
             ContactOrder::Coloured => {
@@ -75,7 +75,7 @@ impl ProjectedGaussSeidel {
             }
         };
         let contacts = problem.records().len();
-        ndem_math::capacity::resize_for_overwrite(&mut self.shape_of, contacts, SHAPE_COUPLED);
+        ndem_par::capacity::resize_for_overwrite(&mut self.shape_of, contacts, SHAPE_COUPLED);
     }
 
     /// One pass over the contacts: `D⁻¹` of the contact rows (as
@@ -87,13 +87,13 @@ impl ProjectedGaussSeidel {
         let m = problem.contact_rows().count();
         let inv = masses(&self.split_inverse, problem);
         let contacts = problem.records();
-        let per_block = ndem_math::blocks::block_len(contacts.len(), threads);
+        let per_block = ndem_par::blocks::block_len(contacts.len(), threads);
         let parts = self.inv_diag[..off]
             .chunks_mut(per_block * m)
             .zip(self.shape_of.chunks_mut(per_block))
             .enumerate();
         let bodies = inv.responses();
-        ndem_math::blocks::map_parts(parts, |(k, (diagonal, shapes))| {
+        ndem_par::blocks::map_parts(parts, |(k, (diagonal, shapes))| {
             let first = k * per_block;
             let rows = diagonal.chunks_exact_mut(m).zip(shapes);
             for (i, (c, (o, shape))) in contacts[first..].iter().zip(rows).enumerate() {

@@ -33,7 +33,7 @@ impl ProjectedGaussSeidel {
         {
             return 1;
         }
-        ndem_math::blocks::resolve_threads(self.settings.threads)
+        ndem_par::blocks::resolve_threads(self.settings.threads)
     }
 
     /// What a sweep of `problem` reads besides the iterate.
@@ -488,7 +488,7 @@ impl ProjectedGaussSeidel {
     pub(crate) fn sync_slices(&mut self, velocity: &mut [Velocity6]) {
         if !self.current.slices {
             // only parallel sweeps leave the shared copy current
-            let threads = ndem_math::blocks::resolve_threads(self.settings.threads);
+            let threads = ndem_par::blocks::resolve_threads(self.settings.threads);
             self.shared.write_to(velocity, threads);
             self.current.slices = true;
         }

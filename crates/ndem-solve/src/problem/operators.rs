@@ -154,14 +154,14 @@ impl ContactProblem {
             self.velocity_from_unchecked(lambda, velocity);
             return;
         }
-        let per = ndem_math::blocks::block_len(velocity.len(), threads);
-        ndem_math::blocks::map_parts(velocity.chunks_mut(per).enumerate(), |(k, part)| {
+        let per = ndem_par::blocks::block_len(velocity.len(), threads);
+        ndem_par::blocks::map_parts(velocity.chunks_mut(per).enumerate(), |(k, part)| {
             self.velocity_of_range(lambda, k * per, part)
         });
     }
 
     /// Asks for the velocities and inverse masses of contact `ci`'s bodies
-    /// ([`ndem_math::prefetch`]), if there is such a contact: the loops
+    /// ([`ndem_par::prefetch`]), if there is such a contact: the loops
     /// over the contacts read them ahead, [`PREFETCH_AHEAD`] contacts on.
     #[inline(always)]
     pub(crate) fn prefetch_bodies(&self, ci: usize, velocity: &[Velocity6]) {

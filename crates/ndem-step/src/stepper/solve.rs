@@ -15,7 +15,7 @@ impl Stepper {
         let at = (self.step + 1, self.time);
         let settings = self.settings;
         // the threads of the stages' passes over bodies and rows
-        let threads = ndem_math::blocks::resolve_threads(settings.assembly_threads);
+        let threads = ndem_par::blocks::resolve_threads(settings.assembly_threads);
         let t = Instant::now();
         // the solver contacts are kept as their contact-set indices, in the
         // last step's contact index: after the solve they are this one's

@@ -3,8 +3,25 @@
 //! result comes back in block order, so the caller combines them as a
 //! serial loop would.
 
-use crate::MathError;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use thiserror::Error;
+
+/// The system refused a thread of the count a setting asks for
+/// ([`check_threads_start`]).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error(
+    "`{field}` asks for {requested} threads at once, and the system refused one with {started} running ({reason}): ask for fewer, or raise the process's thread or memory limit"
+)]
+pub struct ThreadsRefused {
+    /// Name of the field.
+    pub field: &'static str,
+    /// The threads asked for (0 resolved to the cores).
+    pub requested: usize,
+    /// The threads running (this one included) when one was refused.
+    pub started: usize,
+    /// What the system said.
+    pub reason: String,
+}
 
 /// The most threads a `threads` setting may ask for; the settings'
 /// `validate` refuse more with [`THREADS_ABOVE_MAX`]. Every parallel pass
@@ -18,7 +35,7 @@ pub const MAX_THREADS: usize = 1024;
 
 /// The reason a settings check gives for a thread count above
 /// [`MAX_THREADS`].
-pub const THREADS_ABOVE_MAX: &str = "must be at most 1024 (ndem_math::blocks::MAX_THREADS; 0 for every core): \
+pub const THREADS_ABOVE_MAX: &str = "must be at most 1024 (ndem_par::blocks::MAX_THREADS; 0 for every core): \
      each parallel pass spawns its threads, and the system refuses them beyond its limit";
 
 /// The thread count a `threads` setting asks for: the number itself, or
@@ -45,7 +62,7 @@ pub fn resolve_threads(threads: usize) -> usize {
 /// first time a count is asked for: a count no larger than one this
 /// process was given before is not started again (a fuzzing run builds a
 /// stepper per case).
-pub fn check_threads_start(field: &'static str, threads: usize) -> Result<(), MathError> {
+pub fn check_threads_start(field: &'static str, threads: usize) -> Result<(), ThreadsRefused> {
     /// The largest count this process was given at once.
     static GIVEN: AtomicUsize = AtomicUsize::new(1);
     check_threads_start_once(field, threads, &GIVEN, std::thread::Builder::new)
@@ -58,7 +75,7 @@ fn check_threads_start_once(
     threads: usize,
     given: &AtomicUsize,
     builder: impl Fn() -> std::thread::Builder,
-) -> Result<(), MathError> {
+) -> Result<(), ThreadsRefused> {
     let requested = resolve_threads(threads);
     if requested <= given.load(Ordering::Relaxed) {
         return Ok(());
@@ -74,7 +91,7 @@ fn check_threads_start_with(
     field: &'static str,
     requested: usize,
     builder: impl Fn() -> std::thread::Builder,
-) -> Result<(), MathError> {
+) -> Result<(), ThreadsRefused> {
     use std::sync::{Condvar, Mutex, PoisonError};
     let release = (Mutex::new(false), Condvar::new());
     let release = &release;
@@ -97,7 +114,7 @@ fn check_threads_start_with(
         release.1.notify_all();
         match refused {
             None => Ok(()),
-            Some((started, e)) => Err(MathError::ThreadsRefused {
+            Some((started, e)) => Err(ThreadsRefused {
                 field,
                 requested,
                 started,
@@ -229,6 +246,22 @@ pub fn fill_in_parts<T: Clone + Send + Sync>(
     map_parts(items.chunks_mut(per), |part| part.fill(value.clone()));
 }
 
+/// Calls `f(first, block)` on `threads` consecutive blocks of `out`, each
+/// a whole number of `per` items (`first` is the block's first item index
+/// divided by `per`): the first block on this thread, the others on scoped
+/// threads. For per-item work whose result does not depend on the split.
+pub fn for_each_block<T: Send>(
+    out: &mut [T],
+    per: usize,
+    threads: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let per = per.max(1);
+    let block = block_len(out.len() / per, threads) * per;
+    let blocks = out.chunks_mut(block).enumerate();
+    map_parts(blocks, |(k, b)| f(k * block / per, b));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,7 +279,7 @@ mod tests {
         // a stack no system maps: every spawn is refused
         let refusing = || std::thread::Builder::new().stack_size(1 << 62);
         match check_threads_start_with("threads", 4, refusing) {
-            Err(MathError::ThreadsRefused {
+            Err(ThreadsRefused {
                 field: "threads",
                 requested: 4,
                 started: 1,
@@ -262,7 +295,7 @@ mod tests {
             if k == 2 { b.stack_size(1 << 62) } else { b }
         };
         match check_threads_start_with("run.threads", 8, third_refused) {
-            Err(MathError::ThreadsRefused {
+            Err(ThreadsRefused {
                 field: "run.threads",
                 requested: 8,
                 started: 3,
