@@ -8,7 +8,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_smooth::{SmoothSettings, SmoothStepper};
-use ndem_step::{BodyDesc, World};
+use ndem_step::{BodyDesc, MaterialId, World};
 use std::hint::black_box;
 
 /// Hexagonal close packing (ABAB layers of triangular lattices) of
@@ -18,7 +18,7 @@ fn packing() -> World {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
@@ -38,8 +38,12 @@ fn packing() -> World {
                 let x = ox + i as f64 * d + if j % 2 == 1 { 0.5 * d } else { 0.0 };
                 let y = oy + j as f64 * row;
                 let p = Vec3::new(x, y, 0.999 * r + k as f64 * layer);
-                w.add_body(BodyDesc::dynamic(Shape::sphere(r).unwrap(), 0, p))
-                    .unwrap();
+                w.add_body(BodyDesc::dynamic(
+                    Shape::sphere(r).unwrap(),
+                    MaterialId::from_index(0),
+                    p,
+                ))
+                .unwrap();
             }
         }
     }

@@ -34,7 +34,7 @@
 
 use ndem_math::Vec3;
 use ndem_scenes::{Scene, SolverChoice, builders};
-use ndem_step::{Motion, StepStats};
+use ndem_step::{BodyId, Motion, StepStats};
 
 const R_MIN: f64 = 0.005;
 const R_MAX: f64 = 0.0065;
@@ -61,7 +61,10 @@ fn bed(n: usize, nested: bool) -> Scene {
             let layer = (p.z / spacing - 0.5).round() as i64;
             if scene.world.motions()[i] == Motion::Dynamic && layer % 2 == 1 {
                 let shift = Vec3::new(0.5 * spacing, 0.5 * spacing, 0.0);
-                scene.world.set_position(i, p + shift).expect("a position");
+                scene
+                    .world
+                    .set_position(BodyId::from_index(i), p + shift)
+                    .expect("a position");
             }
         }
     }

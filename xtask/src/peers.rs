@@ -22,6 +22,7 @@ use crate::report::{self, Progress, SuiteResult};
 use crate::targets::{Bound, TargetCheck};
 use ndem_scenes::builders::Scene;
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper};
+use ndem_step::BodyId;
 use ndem_step::World;
 use serde_json::json;
 use std::fmt::Write as _;
@@ -314,9 +315,11 @@ fn ours_from_peer_bed(
         ));
     }
     for (&i, p) in spheres.iter().zip(settled) {
-        world.set_position(i, *p).map_err(|e| e.to_string())?;
         world
-            .set_velocity(i, ndem_math::Velocity6::ZERO)
+            .set_position(BodyId::from_index(i), *p)
+            .map_err(|e| e.to_string())?;
+        world
+            .set_velocity(BodyId::from_index(i), ndem_math::Velocity6::ZERO)
             .map_err(|e| e.to_string())?;
     }
     let mut st = SmoothStepper::new(smooth_settings(&world), &world).map_err(|e| e.to_string())?;

@@ -19,7 +19,7 @@ use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3};
 use ndem_reduce::{Reducer, ReductionSettings, SensorSplit};
 use ndem_solve::{DEFAULT_TOLERANCE, SolverStatus, Stopping};
-use ndem_step::{BodyDesc, StageTimes, StepSettings, Stepper, World};
+use ndem_step::{BodyDesc, MaterialId, StageTimes, StepSettings, Stepper, World};
 use serde_json::json;
 use std::time::Instant;
 
@@ -31,7 +31,7 @@ fn bed(n: [usize; 3]) -> SuiteResult<World> {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).map_err(e)?;
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).map_err(|x| x.to_string())?,
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .map_err(e)?;
@@ -40,7 +40,7 @@ fn bed(n: [usize; 3]) -> SuiteResult<World> {
             for i in 0..n[0] {
                 w.add_body(BodyDesc::dynamic(
                     Shape::sphere(R).map_err(|x| x.to_string())?,
-                    0,
+                    MaterialId::from_index(0),
                     Vec3::new(
                         2.0 * R * i as f64,
                         2.0 * R * j as f64,

@@ -13,7 +13,7 @@ use crate::error::MpiError;
 use crate::partition::Decomposition;
 use ndem_collide::Shape;
 use ndem_math::{ContactKey, MassProperties, Quat, Vec3, Velocity6};
-use ndem_step::{BodyDesc, Motion, World};
+use ndem_step::{BodyDesc, BodyId, MaterialId, Motion, World};
 
 /// What a body is on this rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,12 +160,14 @@ impl<C: Communicator> Domain<C> {
         };
         let mut template = World::new(scene.materials.clone(), scene.gravity).map_err(step)?;
         for ((a, b), pair) in scene.pairs() {
-            template.set_pair(a, b, *pair).map_err(step)?;
+            template
+                .set_pair(MaterialId::from_index(a), MaterialId::from_index(b), *pair)
+                .map_err(step)?;
         }
         let record = |i: usize| Record {
             gid: i as u64,
-            desc: scene.body_desc(i),
-            force: scene.user_force(i),
+            desc: scene.body_desc(BodyId::from_index(i)),
+            force: scene.user_force(BodyId::from_index(i)),
         };
         let replicated: Vec<Record> = (0..scene.len())
             .filter(|&i| scene.motions()[i] != Motion::Dynamic)
@@ -335,8 +337,8 @@ impl<C: Communicator> Domain<C> {
             .filter(|&i| self.role[i] == Role::Owned)
             .map(|i| Record {
                 gid: self.gid[i],
-                desc: self.world.body_desc(i),
-                force: self.world.user_force(i),
+                desc: self.world.body_desc(BodyId::from_index(i)),
+                force: self.world.user_force(BodyId::from_index(i)),
             })
             .collect();
         // kinematic bodies moved: every rank moved them alike
@@ -346,8 +348,8 @@ impl<C: Communicator> Domain<C> {
                     .replicated
                     .binary_search_by_key(&self.gid[i], |r| r.gid)
             {
-                self.replicated[k].desc = self.world.body_desc(i);
-                self.replicated[k].force = self.world.user_force(i);
+                self.replicated[k].desc = self.world.body_desc(BodyId::from_index(i));
+                self.replicated[k].force = self.world.user_force(BodyId::from_index(i));
             }
         }
         let every = self.settings.rebalance_every;
@@ -516,8 +518,8 @@ impl<C: Communicator> Domain<C> {
             if *r == Role::Owned {
                 let rec = Record {
                     gid: self.gid[i],
-                    desc: self.world.body_desc(i),
-                    force: self.world.user_force(i),
+                    desc: self.world.body_desc(BodyId::from_index(i)),
+                    force: self.world.user_force(BodyId::from_index(i)),
                 };
                 pack_body(&rec, &mut out[0]);
             }
@@ -535,8 +537,8 @@ impl<C: Communicator> Domain<C> {
                 .filter(|&i| self.role[i] == Role::Replicated)
                 .map(|i| Record {
                     gid: self.gid[i],
-                    desc: self.world.body_desc(i),
-                    force: self.world.user_force(i),
+                    desc: self.world.body_desc(BodyId::from_index(i)),
+                    force: self.world.user_force(BodyId::from_index(i)),
                 }),
         );
         all.sort_by_key(|r| r.gid);
@@ -553,8 +555,10 @@ impl<C: Communicator> Domain<C> {
         let mut world = self.template.clone();
         for (i, r) in self.role.iter().enumerate() {
             if *r == Role::Owned {
-                let k = world.add_body(self.world.body_desc(i)).map_err(step)?;
-                let (f, t) = self.world.user_force(i);
+                let k = world
+                    .add_body(self.world.body_desc(BodyId::from_index(i)))
+                    .map_err(step)?;
+                let (f, t) = self.world.user_force(BodyId::from_index(i));
                 world.set_force(k, f, t).map_err(step)?;
             }
         }
@@ -664,7 +668,7 @@ fn pack_body(r: &Record, out: &mut Vec<f64>) {
         mass: f64::NAN,
         principal_inertia: Vec3::repeat(f64::NAN),
     });
-    out.extend_from_slice(&[r.gid as f64, radius, d.material as f64, mass.mass]);
+    out.extend_from_slice(&[r.gid as f64, radius, d.material.index() as f64, mass.mass]);
     out.extend_from_slice(mass.principal_inertia.as_slice());
     pack_state(&d.position, &d.orientation, &d.velocity, out);
     out.extend_from_slice(d.surface_velocity.as_slice());
@@ -683,7 +687,7 @@ fn unpack_body(v: &[f64]) -> Record {
         gid: v[0] as u64,
         desc: BodyDesc {
             shape: Shape::Sphere { radius: v[1] },
-            material: v[2] as usize,
+            material: MaterialId::from_index(v[2] as usize),
             motion: Motion::Dynamic,
             mass: Some(mass),
             position,

@@ -6,6 +6,7 @@ mod common;
 use ndem_math::Vec3;
 use ndem_mpi::*;
 use ndem_smooth::ContactHistory;
+use ndem_step::BodyId;
 use proptest::prelude::*;
 
 proptest! {
@@ -36,13 +37,13 @@ proptest! {
                     })
                     .collect();
                 for &(i, p) in &moved {
-                    domain.world_mut().set_position(i, p).unwrap();
+                    domain.world_mut().set_position(BodyId::from_index(i), p).unwrap();
                 }
                 for g in 0..scene.len() {
                     if scene.motions()[g] == ndem_step::Motion::Dynamic {
                         let (dx, dy) = shift[(g + round) % shift.len()];
                         let p = expected.positions()[g] + Vec3::new(dx, dy, 0.0);
-                        expected.set_position(g, p).unwrap();
+                        expected.set_position(BodyId::from_index(g), p).unwrap();
                     }
                 }
                 domain.rebuild::<ContactHistory>(&[]).unwrap();

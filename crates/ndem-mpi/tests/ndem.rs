@@ -8,22 +8,26 @@ use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_mpi::*;
 use ndem_solve::{PgsSettings, Stopping};
-use ndem_step::{BodyDesc, World};
+use ndem_step::{BodyDesc, MaterialId, World};
 
 /// `n` spheres of radius 5 mm stacked on a floor, just touching.
 fn column(n: usize) -> World {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
     let r = 0.005;
     for i in 0..n {
         let p = Vec3::new(0.0, 0.0, r + 2.0 * r * i as f64);
-        w.add_body(BodyDesc::dynamic(Shape::sphere(r).unwrap(), 0, p))
-            .unwrap();
+        w.add_body(BodyDesc::dynamic(
+            Shape::sphere(r).unwrap(),
+            MaterialId::from_index(0),
+            p,
+        ))
+        .unwrap();
     }
     w
 }
@@ -200,7 +204,11 @@ fn too_many_ranks_and_the_energy_guard_are_typed_errors() {
     for i in 0..4 {
         let p = Vec3::new(0.0, 0.0, 0.005 + 0.009 * i as f64);
         packed
-            .add_body(BodyDesc::dynamic(Shape::sphere(0.005).unwrap(), 0, p))
+            .add_body(BodyDesc::dynamic(
+                Shape::sphere(0.005).unwrap(),
+                MaterialId::from_index(0),
+                p,
+            ))
             .unwrap();
     }
     let err = run_on_threads(4, |comm| {

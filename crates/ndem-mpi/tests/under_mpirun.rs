@@ -8,6 +8,7 @@ mod common;
 
 use ndem_mpi::*;
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper, stepper::critical_time_step};
+use ndem_step::MaterialId;
 use ndem_step::World;
 
 fn smooth_settings(w: &World) -> SmoothSettings {
@@ -66,7 +67,7 @@ fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
     scene
         .add_body(BodyDesc::fixed(
             Shape::half_space(Vec3::z()).map_err(|e| e.to_string())?,
-            0,
+            MaterialId::from_index(0),
             Vec3::zeros(),
         ))
         .map_err(|e| e.to_string())?;
@@ -75,7 +76,7 @@ fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
         scene
             .add_body(BodyDesc::dynamic(
                 Shape::sphere(0.005).map_err(|e| e.to_string())?,
-                0,
+                MaterialId::from_index(0),
                 p,
             ))
             .map_err(|e| e.to_string())?;

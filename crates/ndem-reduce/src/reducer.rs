@@ -10,7 +10,9 @@ use ndem_math::{Vec3, Velocity6};
 use ndem_solve::{
     ColdStart, HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Solver, Stopping, WarmStart,
 };
-use ndem_step::{BodyDesc, DetectedView, ModelHooks, Motion, SolvedView, StepError, World};
+use ndem_step::{
+    BodyDesc, BodyId, DetectedView, MaterialId, ModelHooks, Motion, SolvedView, StepError, World,
+};
 use std::time::{Duration, Instant};
 
 /// One rigid aggregate: the body that carries it and its members.
@@ -188,10 +190,9 @@ impl Reducer {
         world.motions()[body] == Motion::Dynamic
             && !matches!(world.shapes()[body], Shape::Empty)
             && self.aggregate_of_body(body).is_none()
-            && !world
-                .joints()
-                .iter()
-                .any(|j| j.body_a == body || j.body_b == body)
+            && !world.joints().iter().any(|j| {
+                j.body_a == BodyId::from_index(body) || j.body_b == BodyId::from_index(body)
+            })
     }
 
     /// Whether the explicit API may merge `body`: any dynamic body with
@@ -269,7 +270,7 @@ impl Reducer {
         // with many merges and splits quadratic in the bodies)
         world.co_move_bodies(&agg.members);
         for &m in &agg.members {
-            world.detach(m)?;
+            world.detach(BodyId::from_index(m))?;
         }
         world.set_active(agg.body, None)?;
         self.aggregate_of_body[agg.body] = None;
@@ -285,20 +286,21 @@ impl Reducer {
             Some(b) => {
                 world.set_active(b, Some(state.mass))?;
                 world.set_mass_properties(b, state.mass, state.orientation)?;
-                world.set_position(b, state.position)?;
-                world.set_velocity(b, state.velocity)?;
+                world.set_position(BodyId::from_index(b), state.position)?;
+                world.set_velocity(BodyId::from_index(b), state.velocity)?;
                 b
             }
             None => {
-                let mut desc = BodyDesc::dynamic(Shape::Empty, 0, state.position);
+                let mut desc =
+                    BodyDesc::dynamic(Shape::Empty, MaterialId::from_index(0), state.position);
                 desc.mass = Some(state.mass);
                 desc.orientation = state.orientation;
                 desc.velocity = state.velocity;
-                world.add_body(desc)?
+                world.add_body(desc)?.index()
             }
         };
         for &m in &members {
-            world.attach(m, body)?;
+            world.attach(BodyId::from_index(m), BodyId::from_index(body))?;
         }
         world.co_move_bodies(&members);
         if self.aggregate_of_body.len() < world.len() {
@@ -420,9 +422,11 @@ impl Reducer {
             let joints = world.joints();
             return joints.is_empty()
                 || self.aggregates[id].as_ref().is_some_and(|a| {
-                    !a.members
-                        .iter()
-                        .any(|&m| joints.iter().any(|j| j.body_a == m || j.body_b == m))
+                    !a.members.iter().any(|&m| {
+                        joints.iter().any(|j| {
+                            j.body_a == BodyId::from_index(m) || j.body_b == BodyId::from_index(m)
+                        })
+                    })
                 });
         }
         !world.is_member(body)
@@ -606,7 +610,7 @@ impl Reducer {
                 continue;
             }
             let mass = world.mass_properties()[a].map_or(0.0, |p| p.mass);
-            let (fu, tu) = world.user_force(a);
+            let (fu, tu) = world.user_force(BodyId::from_index(a));
             let fe = world.gravity * mass + fu;
             let balance = |e: Vec3, c: Vec3| {
                 let den = e.norm() + c.norm();

@@ -4,7 +4,7 @@ use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_reduce::{Reducer, ReductionSettings};
 use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, SolverStatus, Stopping};
-use ndem_step::{BodyDesc, StepSettings, Stepper, World};
+use ndem_step::{BodyDesc, MaterialId, StepSettings, Stepper, World};
 
 fn stepper() -> Stepper {
     let pgs = ProjectedGaussSeidel::new(PgsSettings {
@@ -35,7 +35,7 @@ fn reduced_solve_to_tolerance_stops_early() {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
@@ -44,7 +44,7 @@ fn reduced_solve_to_tolerance_stops_early() {
             for i in 0..10 {
                 w.add_body(BodyDesc::dynamic(
                     Shape::sphere(r).unwrap(),
-                    0,
+                    MaterialId::from_index(0),
                     Vec3::new(
                         2.0 * r * i as f64,
                         2.0 * r * j as f64,

@@ -3,7 +3,7 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3, Velocity6};
 use ndem_reduce::*;
-use ndem_step::{BodyDesc, StepSettings, Stepper, World};
+use ndem_step::{BodyDesc, BodyId, MaterialId, StepSettings, Stepper, World};
 use proptest::prelude::*;
 
 /// Relative difference of two vectors against a scale.
@@ -23,7 +23,7 @@ fn random_world(n: usize, seed: u64) -> World {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
@@ -34,7 +34,7 @@ fn random_world(n: usize, seed: u64) -> World {
         } else {
             Shape::sphere(0.004 + 0.004 * u()).unwrap()
         };
-        let mut d = BodyDesc::dynamic(shape, 0, p);
+        let mut d = BodyDesc::dynamic(shape, MaterialId::from_index(0), p);
         d.orientation = Quat::from_scaled_axis(Vec3::new(u(), u(), u()) * 3.0);
         d.velocity = Velocity6::new(
             Vec3::new(u() - 0.5, u() - 0.5, u() - 0.5),
@@ -203,7 +203,7 @@ fn ndem_scenes_column() -> (World, Stepper) {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
@@ -211,7 +211,7 @@ fn ndem_scenes_column() -> (World, Stepper) {
     for i in 0..25 {
         w.add_body(BodyDesc::dynamic(
             Shape::sphere(r).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, r + 2.0 * r * i as f64),
         ))
         .unwrap();
@@ -261,13 +261,13 @@ fn dropped_sphere_splits_the_top_locally() {
     let ball = w
         .add_body(BodyDesc::dynamic(
             Shape::sphere(r).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, top + 2.0 * r + 0.05),
         ))
         .unwrap();
     let mut split_at = None;
     for k in 0..40 {
-        let before = w.velocities()[ball].linear.z;
+        let before = w.velocity(ball).linear.z;
         let s = st.step(&mut w).unwrap();
         let rs = st.hooks_as::<Reducer>().unwrap().stats();
         if rs.split_members > 0 {
@@ -275,7 +275,7 @@ fn dropped_sphere_splits_the_top_locally() {
                 k,
                 rs.split_members,
                 before,
-                w.velocities()[ball].linear.z,
+                w.velocity(ball).linear.z,
                 s.impacts,
             ));
             break;
@@ -291,7 +291,7 @@ fn dropped_sphere_splits_the_top_locally() {
     let r = st.hooks_as::<Reducer>().unwrap();
     let (_, agg) = r.aggregates().next().unwrap();
     assert_eq!(agg.members, (1..=25).collect::<Vec<_>>());
-    assert!(!w.is_member(ball));
+    assert!(!w.is_member(ball.index()));
 }
 
 /// A sensor around the middle of the merged column frees exactly the
@@ -386,7 +386,7 @@ fn block() -> (World, Stepper) {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
@@ -396,7 +396,7 @@ fn block() -> (World, Stepper) {
             for i in 0..5 {
                 w.add_body(BodyDesc::dynamic(
                     Shape::sphere(r).unwrap(),
-                    0,
+                    MaterialId::from_index(0),
                     Vec3::new(
                         2.0 * r * i as f64,
                         2.0 * r * j as f64,
@@ -493,11 +493,15 @@ fn aggregate_on_a_conveyor_follows_the_belt() {
     let (mut w, mut st) = block();
     // the floor becomes a belt moving along x
     let mut belt = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    let mut floor = BodyDesc::fixed(Shape::half_space(Vec3::z()).unwrap(), 0, Vec3::zeros());
+    let mut floor = BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).unwrap(),
+        MaterialId::from_index(0),
+        Vec3::zeros(),
+    );
     floor.surface_velocity = Vec3::new(0.1, 0.0, 0.0);
     belt.add_body(floor).unwrap();
     for i in 1..w.len() {
-        belt.add_body(w.body_desc(i)).unwrap();
+        belt.add_body(w.body_desc(BodyId::from_index(i))).unwrap();
     }
     w = belt;
     for _ in 0..200 {
@@ -534,12 +538,16 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
     let base = w
         .add_body(BodyDesc::fixed(
             Shape::sphere(0.01).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, -1.0),
         ))
         .unwrap();
     let h = Vec3::new(0.05, 0.05, 0.01);
-    let mut desc = BodyDesc::dynamic(Shape::cuboid(h).unwrap(), 0, Vec3::new(0.0, 0.0, 0.5));
+    let mut desc = BodyDesc::dynamic(
+        Shape::cuboid(h).unwrap(),
+        MaterialId::from_index(0),
+        Vec3::new(0.0, 0.0, 0.5),
+    );
     desc.mass = Some(ndem_math::MassProperties::solid_box(10.0, h).unwrap());
     let bucket = w.add_body(desc).unwrap();
     let r = 0.0065;
@@ -548,7 +556,7 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
         load.push(
             w.add_body(BodyDesc::dynamic(
                 Shape::sphere(r).unwrap(),
-                0,
+                MaterialId::from_index(0),
                 Vec3::new(x, y, 0.5 + h.z + r),
             ))
             .unwrap(),
@@ -585,7 +593,12 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
     let mut reducer = Reducer::new(ReductionSettings::default()).unwrap();
     let mut bodies = vec![bucket];
     bodies.extend(&load);
-    let id = reducer.merge_bodies(&mut w, &bodies).unwrap();
+    let id = reducer
+        .merge_bodies(
+            &mut w,
+            &bodies.iter().map(|b| b.index()).collect::<Vec<_>>(),
+        )
+        .unwrap();
     let agg = reducer.aggregates().find(|(i, _)| *i == id).unwrap().1.body;
     st.set_hooks(Box::new(reducer));
     for _ in 0..100 {
@@ -594,7 +607,7 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
     let v = w.velocities()[agg].linear;
     let total: f64 = bodies
         .iter()
-        .map(|&b| w.mass_properties()[b].unwrap().mass)
+        .map(|&b| w.mass_properties()[b.index()].unwrap().mass)
         .sum();
     let motor_force = st.joint_forces()[5].abs();
     println!(
@@ -613,7 +626,7 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
     assert!((v.z - 0.1).abs() < 1e-9, "{v:?}");
     assert!(v.x.abs() < 1e-9 && v.y.abs() < 1e-9);
     assert!(force_error <= 1.5e-15, "{motor_force}");
-    assert!(load.iter().all(|&m| w.host_of(m) == Some(agg)));
+    assert!(load.iter().all(|&m| w.host_of(m.index()) == Some(agg)));
 }
 
 /// A reducer state restored on its own world continues it; a state that

@@ -9,7 +9,7 @@ use crate::emitter::Emitter;
 use crate::rng::Rng;
 use ndem_collide::Shape;
 use ndem_math::{ContactLaw, Material, Quat, Vec3, Velocity6};
-use ndem_step::{BodyDesc, Motion, StepSettings, World};
+use ndem_step::{BodyDesc, MaterialId, Motion, StepSettings, World};
 
 fn gravity() -> Vec3 {
     Vec3::new(0.0, 0.0, -G)
@@ -20,7 +20,7 @@ fn gravity() -> Vec3 {
 fn add_open_box(world: &mut World, lo: [f64; 2], hi: [f64; 2]) -> Result<(), SceneError> {
     world.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z())?,
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))?;
     for (n, p) in [
@@ -29,7 +29,11 @@ fn add_open_box(world: &mut World, lo: [f64; 2], hi: [f64; 2]) -> Result<(), Sce
         (Vec3::y(), Vec3::new(0.0, lo[1], 0.0)),
         (-Vec3::y(), Vec3::new(0.0, hi[1], 0.0)),
     ] {
-        world.add_body(BodyDesc::fixed(Shape::half_space(n)?, 0, p))?;
+        world.add_body(BodyDesc::fixed(
+            Shape::half_space(n)?,
+            MaterialId::from_index(0),
+            p,
+        ))?;
     }
     Ok(())
 }
@@ -83,7 +87,7 @@ pub fn pile(spec: PileSpec) -> Result<Scene, SceneError> {
     let mut world = base_world(Material::default())?;
     world.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z())?,
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))?;
     let emitter = Emitter {
@@ -185,7 +189,7 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
         for (normal, y) in [(Vec3::y(), -half_width), (-Vec3::y(), half_width)] {
             world.add_body(BodyDesc::fixed(
                 Shape::half_space(normal)?,
-                1,
+                MaterialId::from_index(1),
                 Vec3::new(0.0, y, 0.0),
             ))?;
         }
@@ -195,8 +199,12 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
     };
     // drum axis (body z) along world y
     let q = Quat::from_axis_angle(&Vec3::x_axis(), -std::f64::consts::FRAC_PI_2);
-    let mut desc = BodyDesc::fixed(Shape::drum(radius, shell_half_width)?, 0, Vec3::zeros())
-        .with_orientation(q);
+    let mut desc = BodyDesc::fixed(
+        Shape::drum(radius, shell_half_width)?,
+        MaterialId::from_index(0),
+        Vec3::zeros(),
+    )
+    .with_orientation(q);
     desc.motion = Motion::Kinematic;
     desc.velocity = Velocity6::new(Vec3::zeros(), Vec3::new(0.0, spec.omega, 0.0));
     world.add_body(desc)?;
@@ -222,7 +230,7 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
                 let jitter = Vec3::new(rng.range(-0.005, 0.005), 0.0, rng.range(-0.005, 0.005)) * D;
                 world.add_body(BodyDesc::dynamic(
                     Shape::sphere(r)?,
-                    0,
+                    MaterialId::from_index(0),
                     Vec3::new(x, y, z) + jitter,
                 ))?;
                 placed += 1;
@@ -266,7 +274,7 @@ pub fn falling_lattice(n: usize, length: f64) -> Result<World, SceneError> {
     let h = 0.05;
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z())?,
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))?;
     for (normal, p) in [
@@ -275,7 +283,11 @@ pub fn falling_lattice(n: usize, length: f64) -> Result<World, SceneError> {
         (Vec3::y(), Vec3::new(0.0, -h, 0.0)),
         (-Vec3::y(), Vec3::new(0.0, h, 0.0)),
     ] {
-        w.add_body(BodyDesc::fixed(Shape::half_space(normal)?, 0, p))?;
+        w.add_body(BodyDesc::fixed(
+            Shape::half_space(normal)?,
+            MaterialId::from_index(0),
+            p,
+        ))?;
     }
     let nx = (((length - 0.014) / 0.014).floor() as usize).max(1);
     for i in 0..n {
@@ -288,7 +300,7 @@ pub fn falling_lattice(n: usize, length: f64) -> Result<World, SceneError> {
         );
         let v = Vec3::new(0.3 * ((i * 13 % 7) as f64 / 7.0 - 0.5), 0.0, 0.0);
         w.add_body(
-            BodyDesc::dynamic(Shape::sphere(r)?, 0, p)
+            BodyDesc::dynamic(Shape::sphere(r)?, MaterialId::from_index(0), p)
                 .with_velocity(Velocity6::new(v, Vec3::zeros())),
         )?;
     }
@@ -358,7 +370,11 @@ pub fn box_packing(
     // stable: sites beyond the code's 2^21 per axis keep their draw order
     spheres.sort_by_key(|&(code, _, _)| code);
     for (_, p, radius) in spheres {
-        world.add_body(BodyDesc::dynamic(Shape::sphere(radius)?, 0, p))?;
+        world.add_body(BodyDesc::dynamic(
+            Shape::sphere(radius)?,
+            MaterialId::from_index(0),
+            p,
+        ))?;
     }
     Ok(Scene {
         duration: 3.0,
@@ -421,9 +437,9 @@ pub fn cannonball(spec: CannonballSpec) -> Result<Scene, SceneError> {
                 let material = usize::from(spec.two_species && rng.uniform() < 0.5);
                 let p = Vec3::new(off + i as f64 * s, off + j as f64 * s, z);
                 let desc = if k == 0 {
-                    BodyDesc::fixed(Shape::sphere(r)?, material, p)
+                    BodyDesc::fixed(Shape::sphere(r)?, MaterialId::from_index(material), p)
                 } else {
-                    BodyDesc::dynamic(Shape::sphere(r)?, material, p)
+                    BodyDesc::dynamic(Shape::sphere(r)?, MaterialId::from_index(material), p)
                 };
                 world.add_body(desc)?;
             }
@@ -455,14 +471,14 @@ pub fn beam() -> Result<Scene, SceneError> {
     for x in [-0.8, 0.0, 0.8] {
         world.add_body(BodyDesc::fixed(
             Shape::cuboid(support)?,
-            0,
+            MaterialId::from_index(0),
             Vec3::new(x, 0.0, support.z),
         ))?;
     }
     let he = Vec3::new(1.0, 0.1, 0.05);
     let mut platform = BodyDesc::dynamic(
         Shape::cuboid(he)?,
-        0,
+        MaterialId::from_index(0),
         Vec3::new(0.0, 0.0, 2.0 * support.z + he.z),
     );
     platform.mass = Some(ndem_math::MassProperties::solid_box(10.0 / G, he)?);
@@ -496,7 +512,11 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
         for j in 0..side {
             for i in 0..side {
                 let p = Vec3::new(r + i as f64 * D, r + j as f64 * D, r + k as f64 * D);
-                world.add_body(BodyDesc::dynamic(Shape::sphere(r)?, 0, p))?;
+                world.add_body(BodyDesc::dynamic(
+                    Shape::sphere(r)?,
+                    MaterialId::from_index(0),
+                    p,
+                ))?;
             }
         }
     }
@@ -514,7 +534,7 @@ pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, Sce
     let mut world = base_world(Material::default())?;
     world.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z())?,
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))?;
     let w = ny as f64 * D;
@@ -523,7 +543,11 @@ pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, Sce
         (Vec3::y(), Vec3::zeros()),
         (-Vec3::y(), Vec3::new(0.0, w, 0.0)),
     ] {
-        world.add_body(BodyDesc::fixed(Shape::half_space(n)?, 0, p))?;
+        world.add_body(BodyDesc::fixed(
+            Shape::half_space(n)?,
+            MaterialId::from_index(0),
+            p,
+        ))?;
     }
     let mut rng = Rng::new(seed);
     let r = 0.5 * D;
@@ -538,7 +562,7 @@ pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, Sce
                 ) + Vec3::new(rng.range(-0.004, 0.004), 0.0, 0.0) * D;
                 world.add_body(BodyDesc::dynamic(
                     Shape::sphere(r * rng.range(0.97, 1.0))?,
-                    0,
+                    MaterialId::from_index(0),
                     p,
                 ))?;
             }
@@ -558,18 +582,22 @@ pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneE
     let mut world = base_world(Material::default())?;
     world.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z())?,
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))?;
     let he = Vec3::new(0.75, 0.05, 0.01);
-    let mut belt = BodyDesc::fixed(Shape::cuboid(he)?, 0, Vec3::new(0.75, 0.0, 0.3 - he.z));
+    let mut belt = BodyDesc::fixed(
+        Shape::cuboid(he)?,
+        MaterialId::from_index(0),
+        Vec3::new(0.75, 0.0, 0.3 - he.z),
+    );
     belt.surface_velocity = Vec3::new(speed, 0.0, 0.0);
     world.add_body(belt)?;
     // side boards keep the material on the belt
     for y in [-0.06, 0.06] {
         world.add_body(BodyDesc::fixed(
             Shape::cuboid(Vec3::new(0.75, 0.005, 0.03))?,
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.75, y, 0.33),
         ))?;
     }

@@ -18,7 +18,7 @@ use crate::rng::Rng;
 use crate::scene::Scene;
 use ndem_collide::Shape;
 use ndem_math::{ContactLaw, Material, Vec3, Velocity6};
-use ndem_step::{BodyDesc, Motion, StepSettings, World};
+use ndem_step::{BodyDesc, BodyId, MaterialId, Motion, StepSettings, World};
 
 /// Parameters of [`collapse_cube`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,7 +66,7 @@ impl CollapseCube {
     /// Raises the gate at `speed` (call once the bed has settled).
     pub fn open(&self, world: &mut World, speed: f64) -> Result<(), SceneError> {
         world.set_velocity(
-            self.gate,
+            BodyId::from_index(self.gate),
             Velocity6::new(Vec3::new(0.0, 0.0, speed), Vec3::zeros()),
         )?;
         Ok(())
@@ -97,7 +97,7 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
     let side = spec.side * D;
     world.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z())?,
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))?;
     for (n, p) in [
@@ -105,13 +105,17 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
         (Vec3::y(), Vec3::zeros()),
         (-Vec3::y(), Vec3::new(0.0, side, 0.0)),
     ] {
-        world.add_body(BodyDesc::fixed(Shape::half_space(n)?, 1, p))?;
+        world.add_body(BodyDesc::fixed(
+            Shape::half_space(n)?,
+            MaterialId::from_index(1),
+            p,
+        ))?;
     }
     // the gate: tall enough for the loose initial lattice
     let height = 3.0 * side;
     let mut gate = BodyDesc::fixed(
         Shape::cuboid(Vec3::new(0.005, 0.5 * side + D, 0.5 * height))?,
-        1,
+        MaterialId::from_index(1),
         Vec3::new(side + 0.005, 0.5 * side, 0.5 * height),
     );
     gate.motion = Motion::Kinematic;
@@ -133,7 +137,11 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
             (j as f64 + 0.5) * spacing + rng.range(-jitter, jitter),
             (layer as f64 + 0.5) * spacing,
         );
-        world.add_body(BodyDesc::dynamic(Shape::sphere(0.5 * d)?, 0, p))?;
+        world.add_body(BodyDesc::dynamic(
+            Shape::sphere(0.5 * d)?,
+            MaterialId::from_index(0),
+            p,
+        ))?;
     }
     let settings = StepSettings {
         contact_law: ContactLaw::LinearPerMaterial,
@@ -148,7 +156,7 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
     Ok((
         scene,
         CollapseCube {
-            gate,
+            gate: gate.index(),
             first_particle,
             side,
         },

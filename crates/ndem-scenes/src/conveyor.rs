@@ -27,7 +27,7 @@ use crate::scene::Scene;
 use ndem_collide::Shape;
 use ndem_math::{ContactLaw, Material, Quat, Vec3};
 use ndem_reduce::SensorSplit;
-use ndem_step::{BodyDesc, StepSettings, World};
+use ndem_step::{BodyDesc, BodyId, MaterialId, StepSettings, World};
 
 /// Parameters of [`conveyor_belt`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -202,14 +202,14 @@ pub fn conveyor_belt(spec: ConveyorSpec) -> Result<(Scene, ConveyorBelt), SceneE
     let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -G))?;
     world.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z())?,
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))?;
     let (length, width) = (spec.length_d * D, spec.width_d * D);
     let thickness = 0.01;
     let mut belt = BodyDesc::fixed(
         Shape::cuboid(Vec3::new(0.5 * length, 0.5 * width, 0.5 * thickness))?,
-        0,
+        MaterialId::from_index(0),
         Vec3::new(0.5 * length, 0.0, BELT_TOP - 0.5 * thickness),
     );
     belt.surface_velocity = Vec3::new(spec.speed, 0.0, 0.0);
@@ -247,7 +247,7 @@ pub fn conveyor_belt(spec: ConveyorSpec) -> Result<(Scene, ConveyorBelt), SceneE
     Ok((
         scene,
         ConveyorBelt {
-            belt,
+            belt: belt.index(),
             first_particle,
             length,
             width,
@@ -412,7 +412,7 @@ impl ConveyorBelt {
             world.set_active(i, None)?;
             let (a, b, c) = (*parked % row, *parked / row % row, *parked / (row * row));
             world.set_position(
-                i,
+                BodyId::from_index(i),
                 Vec3::new(a as f64, b as f64 - 0.5 * row as f64, -(c as f64) - 2.0) * spacing,
             )?;
             *parked += 1;

@@ -4,7 +4,7 @@
 use crate::rng::Rng;
 use ndem_collide::Shape;
 use ndem_math::{Vec3, Velocity6};
-use ndem_step::{BodyDesc, StepError, World};
+use ndem_step::{BodyDesc, MaterialId, StepError, World};
 
 /// Emits spheres at random points of a horizontal disk or rectangle, at a fixed rate,
 /// until `total` have been emitted. A candidate that would overlap a body
@@ -85,7 +85,7 @@ impl Emitter {
                 continue;
             }
             world.add_body(
-                BodyDesc::dynamic(Shape::sphere(r)?, self.material, p)
+                BodyDesc::dynamic(Shape::sphere(r)?, MaterialId::from_index(self.material), p)
                     .with_velocity(Velocity6::new(self.velocity, Vec3::zeros())),
             )?;
             self.emitted += 1;

@@ -26,7 +26,7 @@ use crate::scene::Scene;
 use crate::schedule::DriveSchedule;
 use ndem_collide::Shape;
 use ndem_math::{MassProperties, Material, Quat, Vec3};
-use ndem_step::{BodyDesc, Joint, StepSettings, World};
+use ndem_step::{BodyDesc, BodyId, Joint, MaterialId, StepSettings, World};
 
 /// Collision group of the machine and the terrain (they never touch).
 pub const MACHINE_GROUP: u32 = 7;
@@ -359,7 +359,8 @@ fn add_terrain(world: &mut World, b: [f64; 4], depth: f64) -> Result<(), SceneEr
     let [x0, x1, y0, y1] = b;
     let far = 20.0;
     let terrain = |shape: Shape, centre: Vec3| {
-        BodyDesc::fixed(shape, 0, centre).with_collision_group(MACHINE_GROUP)
+        BodyDesc::fixed(shape, MaterialId::from_index(0), centre)
+            .with_collision_group(MACHINE_GROUP)
     };
     world.add_body(terrain(
         Shape::half_space(Vec3::z())?,
@@ -394,7 +395,7 @@ fn add_machine(
         spec: m,
     };
     let body = |world: &mut World, shape: Shape, mass: MassProperties, at: Vec3, q: Quat| {
-        let mut d = BodyDesc::dynamic(shape, 1, at)
+        let mut d = BodyDesc::dynamic(shape, MaterialId::from_index(1), at)
             .with_orientation(q)
             .with_collision_group(MACHINE_GROUP);
         d.mass = Some(mass);
@@ -433,7 +434,7 @@ fn add_machine(
     let bucket_mass = MassProperties::solid_box(m.masses[4], half)?;
     let bucket = body(world, bucket_shape, bucket_mass, centre, Quat::identity())?;
     // joints
-    let ground = 0;
+    let ground = BodyId::from_index(0);
     world.add_joint(Joint::lock(world, ground, base, Vec3::new(0.0, 0.0, 0.6))?)?;
     let slew = world.add_joint(Joint::hinge(
         world,
@@ -477,19 +478,20 @@ fn add_machine(
     let pairs = [(cab, boom), (boom, arm), (arm, bucket)];
     let mut cylinders = [0; 3];
     for (k, ((a, b), (fixed, moving, _))) in pairs.iter().zip(&anchors).enumerate() {
-        cylinders[k] = world.add_joint(Joint::actuator(world, *a, *b, (*fixed, *moving), None)?)?;
+        let cylinder = Joint::actuator(world, *a, *b, (*fixed, *moving), None)?;
+        cylinders[k] = world.add_joint(cylinder)?.index();
     }
     let schedule = dig_cycle(
         spec,
         &layout,
         &start,
         &anchors,
-        [slew, cylinders[0], cylinders[1], cylinders[2]],
+        [slew.index(), cylinders[0], cylinders[1], cylinders[2]],
         (x0, x1, depth),
     )?;
     Ok((
-        [base, cab, boom, arm, bucket],
-        (slew, cylinders),
+        [base, cab, boom, arm, bucket].map(BodyId::index),
+        (slew.index(), cylinders),
         bucket_frame,
         schedule,
     ))
@@ -688,7 +690,11 @@ fn add_bed(
                 y0 + margin_y + (iy as f64 + 0.5) * spacing + rng.range(-jitter, jitter),
                 z + 0.5 * spacing,
             );
-            world.add_body(BodyDesc::dynamic(Shape::sphere(0.5 * d)?, 0, p))?;
+            world.add_body(BodyDesc::dynamic(
+                Shape::sphere(0.5 * d)?,
+                MaterialId::from_index(0),
+                p,
+            ))?;
         }
         z += spacing;
     }

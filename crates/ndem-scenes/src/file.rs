@@ -14,7 +14,9 @@ use crate::shape_spec::{a3, v3};
 use crate::triaxial::TriaxialControl;
 use ndem_math::{ContactLaw, MassProperties, Material, Quat, SpookSettings, Vec3, Velocity6};
 use ndem_solve::{ContactRows, FrictionSet};
-use ndem_step::{BodyDesc, Drive, Joint, JointKind, Motion, Motor, StepSettings, World};
+use ndem_step::{
+    BodyDesc, BodyId, Drive, Joint, JointKind, MaterialId, Motion, Motor, StepSettings, World,
+};
 use serde::{Deserialize, Serialize};
 
 fn quat(q: [f64; 4]) -> Quat {
@@ -443,8 +445,8 @@ impl SceneFile {
             }
             world
                 .set_pair(
-                    p.materials[0],
-                    p.materials[1],
+                    MaterialId::from_index(p.materials[0]),
+                    MaterialId::from_index(p.materials[1]),
                     ndem_math::PairOverride {
                         friction: p.friction,
                         rolling_resistance: p.rolling_resistance,
@@ -487,7 +489,7 @@ impl SceneFile {
             };
             world.add_body(BodyDesc {
                 shape,
-                material: b.material,
+                material: MaterialId::from_index(b.material),
                 motion,
                 mass,
                 position: v3(b.position),
@@ -502,8 +504,8 @@ impl SceneFile {
             let relative_orientation =
                 unit_quat("joints.relative_orientation", k, j.relative_orientation)?;
             world.add_joint(Joint {
-                body_a: j.body_a,
-                body_b: j.body_b,
+                body_a: BodyId::from_index(j.body_a),
+                body_b: BodyId::from_index(j.body_b),
                 kind,
                 anchor_a: v3(j.anchor_a),
                 anchor_b: v3(j.anchor_b),
@@ -649,7 +651,7 @@ impl SceneFile {
     pub fn from_scene(scene: &Scene) -> SceneFile {
         let w = &scene.world;
         let bodies = (0..w.len())
-            .map(|i| BodySpec::of(&w.body_desc(i)))
+            .map(|i| BodySpec::of(&w.body_desc(BodyId::from_index(i))))
             .collect();
         let joints = w.joints().iter().map(JointSpec::of).collect();
         let emitters = scene
@@ -721,7 +723,7 @@ impl BodySpec {
         let shape = ShapeSpec::of_shape(&d.shape);
         BodySpec {
             shape,
-            material: d.material,
+            material: d.material.index(),
             motion: match d.motion {
                 Motion::Dynamic => "dynamic",
                 Motion::Kinematic => "kinematic",
@@ -755,8 +757,8 @@ impl JointSpec {
         let drive = j.drive();
         JointSpec {
             kind,
-            body_a: j.body_a,
-            body_b: j.body_b,
+            body_a: j.body_a.index(),
+            body_b: j.body_b.index(),
             anchor_a: a3(&j.anchor_a),
             anchor_b: a3(&j.anchor_b),
             relative_orientation: a4(&j.relative_orientation),

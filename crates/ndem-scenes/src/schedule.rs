@@ -11,7 +11,7 @@
 //! [`DriveSchedule::apply`] sets each joint's position drive.
 
 use crate::error::SceneError;
-use ndem_step::{Drive, World};
+use ndem_step::{Drive, JointId, World};
 use serde::{Deserialize, Serialize};
 
 /// A table of position targets for driven joints (`[schedule]` in scene
@@ -143,7 +143,10 @@ impl DriveSchedule {
             .zip(self.targets_at(time))
             .zip(&self.max_force)
         {
-            world.set_joint_drive(j, Some(Drive::Position { target, max_force }))?;
+            world.set_joint_drive(
+                JointId::from_index(j),
+                Some(Drive::Position { target, max_force }),
+            )?;
         }
         Ok(())
     }

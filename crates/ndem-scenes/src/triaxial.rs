@@ -16,7 +16,7 @@ use crate::rng::Rng;
 use crate::scene::Scene;
 use ndem_collide::Shape;
 use ndem_math::{MassProperties, Material, Vec3};
-use ndem_step::{BodyDesc, Joint, Motor, World};
+use ndem_step::{BodyDesc, BodyId, Joint, MaterialId, Motor, World};
 
 pub(crate) mod control;
 pub use control::{TriaxialControl, TriaxialState};
@@ -106,13 +106,21 @@ pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
     // static anchor of the motors, far away and in the walls' group
     let anchor_position = Vec3::new(0.0, 0.0, -100.0 * side);
     let ground = world.add_body(
-        BodyDesc::fixed(Shape::cuboid(Vec3::repeat(0.01))?, 0, anchor_position)
-            .with_collision_group(WALL_GROUP),
+        BodyDesc::fixed(
+            Shape::cuboid(Vec3::repeat(0.01))?,
+            MaterialId::from_index(0),
+            anchor_position,
+        )
+        .with_collision_group(WALL_GROUP),
     )?;
     let thickness = 0.5 * D;
-    let (walls, joints) = add_walls(&mut world, ground, (side, thickness), &spec)?;
+    let (walls, joints) = add_walls(&mut world, ground.index(), (side, thickness), &spec)?;
     for (c, r) in centres.iter().zip(&radii) {
-        world.add_body(BodyDesc::dynamic(Shape::sphere(*r)?, 0, *c))?;
+        world.add_body(BodyDesc::dynamic(
+            Shape::sphere(*r)?,
+            MaterialId::from_index(0),
+            *c,
+        ))?;
     }
     // shear until the final axial strain of a sample about 15 % shorter
     // than the loose one
@@ -156,14 +164,18 @@ fn add_walls(
             let mut half_extents = Vec3::repeat(side);
             half_extents[k] = thickness;
             let centre = e * (sign * (half + thickness));
-            let mut desc = BodyDesc::dynamic(Shape::cuboid(half_extents)?, 0, centre)
-                .with_collision_group(WALL_GROUP);
+            let mut desc = BodyDesc::dynamic(
+                Shape::cuboid(half_extents)?,
+                MaterialId::from_index(0),
+                centre,
+            )
+            .with_collision_group(WALL_GROUP);
             desc.mass = Some(MassProperties::solid_box(spec.wall_mass, half_extents)?);
             let w = world.add_body(desc)?;
             let axis = -sign * e;
             let j = world.add_joint(Joint::prismatic(
                 world,
-                ground,
+                BodyId::from_index(ground),
                 w,
                 centre,
                 axis,
@@ -172,8 +184,8 @@ fn add_walls(
                     max_force: spec.confining_pressure * side * side,
                 }),
             )?)?;
-            walls[2 * k + s] = w;
-            joints[2 * k + s] = j;
+            walls[2 * k + s] = w.index();
+            joints[2 * k + s] = j.index();
         }
     }
     Ok((walls, joints))

@@ -5,7 +5,7 @@ use ndem_math::{Material, Vec3};
 use ndem_scenes::builders::D;
 use ndem_scenes::collapse::{CollapseSpec, collapse_cube, surface_angle};
 use ndem_scenes::{SceneError, SceneFile};
-use ndem_step::{BodyDesc, World};
+use ndem_step::{BodyDesc, MaterialId, World};
 
 #[test]
 fn collapse_cube_holds_the_papers_particles_behind_a_gate() {
@@ -42,7 +42,7 @@ fn surface_angle_of_a_known_slope() {
             while z + 0.5 * D <= top {
                 w.add_body(BodyDesc::dynamic(
                     Shape::sphere(0.5 * D).unwrap(),
-                    0,
+                    MaterialId::from_index(0),
                     Vec3::new(x, 0.0, z),
                 ))
                 .unwrap();
@@ -50,7 +50,7 @@ fn surface_angle_of_a_known_slope() {
             }
             w.add_body(BodyDesc::dynamic(
                 Shape::sphere(0.5 * D).unwrap(),
-                0,
+                MaterialId::from_index(0),
                 Vec3::new(x, 0.0, top - 0.5 * D),
             ))
             .unwrap();

@@ -9,7 +9,7 @@ use ndem_scenes::conveyor::{
 };
 use ndem_scenes::emitter::Emitter;
 use ndem_scenes::rng::Rng;
-use ndem_step::{BodyDesc, Motion, World};
+use ndem_step::{BodyDesc, MaterialId, Motion, World};
 
 fn belt(width_d: f64) -> ConveyorBelt {
     ConveyorBelt {
@@ -29,7 +29,7 @@ fn column(w: &mut World, x: f64, y: f64, belt_top: f64, surface: f64) {
     while z > 0.0 {
         w.add_body(BodyDesc::dynamic(
             Shape::sphere(0.5 * D).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(x, y, belt_top + z),
         ))
         .unwrap();
@@ -61,7 +61,7 @@ fn heap_angle_returns_the_flank_angle() {
         // a heap elsewhere along the belt does not count
         w.add_body(BodyDesc::dynamic(
             Shape::sphere(0.5 * D).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.1, 0.0, b.top + 0.3),
         ))
         .unwrap();
@@ -111,20 +111,28 @@ fn discharged_particles_are_retired_below_the_floor() {
     let low = Vec3::new(b.length + 3.0 * D, 0.0, b.discharge_level() - 0.001);
     let high = Vec3::new(b.length + 3.0 * D, 0.0, b.discharge_level() + 0.05);
     let i = w
-        .add_body(BodyDesc::dynamic(Shape::sphere(0.5 * D).unwrap(), 0, low))
+        .add_body(BodyDesc::dynamic(
+            Shape::sphere(0.5 * D).unwrap(),
+            MaterialId::from_index(0),
+            low,
+        ))
         .unwrap();
     let j = w
-        .add_body(BodyDesc::dynamic(Shape::sphere(0.5 * D).unwrap(), 0, high))
+        .add_body(BodyDesc::dynamic(
+            Shape::sphere(0.5 * D).unwrap(),
+            MaterialId::from_index(0),
+            high,
+        ))
         .unwrap();
     let mut parked = 0;
     let crossed = b.retire_discharged(w, &mut parked).unwrap();
     assert_eq!(crossed, vec![low]);
     assert_eq!(parked, 1);
-    assert_eq!(w.motions()[i], Motion::Static);
-    assert!(w.mass_properties()[i].is_none());
-    assert!(w.positions()[i].z < -D);
-    assert_eq!(w.motions()[j], Motion::Dynamic);
-    assert_eq!(w.positions()[j], high);
+    assert_eq!(w.motions()[i.index()], Motion::Static);
+    assert!(w.mass_properties()[i.index()].is_none());
+    assert!(w.position(i).z < -D);
+    assert_eq!(w.motions()[j.index()], Motion::Dynamic);
+    assert_eq!(w.position(j), high);
     // a second call finds nothing new
     assert!(b.retire_discharged(w, &mut parked).unwrap().is_empty());
 }

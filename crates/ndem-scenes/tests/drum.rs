@@ -4,7 +4,7 @@ use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_scenes::builders::{D, DrumSpec, drum};
 use ndem_scenes::measure::drum_surface_angle;
-use ndem_step::{BodyDesc, World};
+use ndem_step::{BodyDesc, MaterialId, World};
 
 /// A tilted flat layer of spheres in the drum's cross-section: the
 /// surface angle over the central D/2 returns the tilt. Sphere centres sit
@@ -22,7 +22,7 @@ fn drum_surface_angle_returns_the_tilt_of_a_flat_surface() {
             for depth in 0..3 {
                 w.add_body(BodyDesc::dynamic(
                     Shape::sphere(0.5 * D).unwrap(),
-                    0,
+                    MaterialId::from_index(0),
                     Vec3::new(x, 0.0, x * slope - 0.5 * D - depth as f64 * D),
                 ))
                 .unwrap();
@@ -31,7 +31,7 @@ fn drum_surface_angle_returns_the_tilt_of_a_flat_surface() {
         // particles outside the window do not count
         w.add_body(BodyDesc::dynamic(
             Shape::sphere(0.5 * D).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.3 * diameter, 0.0, 1.0),
         ))
         .unwrap();

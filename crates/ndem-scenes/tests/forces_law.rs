@@ -10,7 +10,7 @@ use ndem_math::{ContactLaw, Material, PairOverride, Vec3};
 use ndem_scenes::builders::{self, Scene};
 use ndem_scenes::compatible::{ForceMethod, NetworkForce, network_forces};
 use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
-use ndem_step::{BodyDesc, Stepper, World};
+use ndem_step::{BodyDesc, MaterialId, Stepper, World};
 
 /// Weight of the beam's platform \[N\].
 const WEIGHT: f64 = 10.0;
@@ -30,13 +30,17 @@ fn beam_on(materials: Vec<Material>, supports: [Shape; 3], law: ContactLaw) -> S
             _ => unreachable!(),
         };
         world
-            .add_body(BodyDesc::fixed(shape, k + 1, Vec3::new(x, 0.0, 0.1 - top)))
+            .add_body(BodyDesc::fixed(
+                shape,
+                MaterialId::from_index(k + 1),
+                Vec3::new(x, 0.0, 0.1 - top),
+            ))
             .unwrap();
     }
     let platform = scene.world.len() - 1;
     let mut desc = BodyDesc::dynamic(
         Shape::cuboid(Vec3::new(1.0, 0.1, 0.05)).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::new(0.0, 0.0, 0.15),
     );
     desc.mass = scene.world.mass_properties()[platform];
@@ -174,8 +178,8 @@ fn pair_linear_stiffness_overrides_the_materials() {
     scene
         .world
         .set_pair(
-            0,
-            2,
+            MaterialId::from_index(0),
+            MaterialId::from_index(2),
             PairOverride {
                 linear_stiffness: Some(1e7),
                 ..PairOverride::default()
@@ -227,6 +231,9 @@ fn hertz_radius_term_and_pair_modulus_split_the_weight() {
         effective_modulus: Some(e_star),
         ..PairOverride::default()
     };
-    scene.world.set_pair(0, 2, pair).unwrap();
+    scene
+        .world
+        .set_pair(MaterialId::from_index(0), MaterialId::from_index(2), pair)
+        .unwrap();
     check(scene, [WEIGHT / 3.0; 3], tolerance);
 }

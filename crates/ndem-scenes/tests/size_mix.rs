@@ -10,7 +10,7 @@ use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_scenes::builders::{self, D, Scene};
 use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
-use ndem_step::{BodyDesc, Stepper, World};
+use ndem_step::{BodyDesc, MaterialId, Stepper, World};
 
 const COLUMN: usize = 40;
 
@@ -22,7 +22,7 @@ fn column_with(small: usize) -> Scene {
     world
         .add_body(BodyDesc::fixed(
             Shape::half_space(Vec3::z()).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::zeros(),
         ))
         .unwrap();
@@ -30,13 +30,21 @@ fn column_with(small: usize) -> Scene {
     for k in 0..COLUMN {
         let at = Vec3::new(0.0, 0.0, r + 2.0 * r * k as f64);
         world
-            .add_body(BodyDesc::dynamic(Shape::sphere(r).unwrap(), 0, at))
+            .add_body(BodyDesc::dynamic(
+                Shape::sphere(r).unwrap(),
+                MaterialId::from_index(0),
+                at,
+            ))
             .unwrap();
     }
     for k in 0..small {
         let at = Vec3::new(1.0 + 0.002 * k as f64, 0.0, 0.0005);
         world
-            .add_body(BodyDesc::dynamic(Shape::sphere(0.0005).unwrap(), 0, at))
+            .add_body(BodyDesc::dynamic(
+                Shape::sphere(0.0005).unwrap(),
+                MaterialId::from_index(0),
+                at,
+            ))
             .unwrap();
     }
     scene.world = world;

@@ -22,7 +22,7 @@
 use ndem_collide::Shape;
 use ndem_math::{MassProperties, Material, PairProperties, Vec3, Velocity6};
 use ndem_smooth::*;
-use ndem_step::{BodyDesc, World};
+use ndem_step::{BodyDesc, MaterialId, World};
 use proptest::prelude::*;
 
 /// Relative agreement required (see the module doc).
@@ -73,12 +73,21 @@ fn pair(a: &Body, b: &Body, axis: Vec3, overlap: f64) -> World {
     let mut w = World::new(vec![a.material, b.material], Vec3::zeros()).unwrap();
     let xa = axis.normalize() * (a.radius + b.radius - overlap);
     w.add_body(
-        BodyDesc::dynamic(Shape::sphere(a.radius).unwrap(), 0, xa).with_velocity(a.velocity),
+        BodyDesc::dynamic(
+            Shape::sphere(a.radius).unwrap(),
+            MaterialId::from_index(0),
+            xa,
+        )
+        .with_velocity(a.velocity),
     )
     .unwrap();
     w.add_body(
-        BodyDesc::dynamic(Shape::sphere(b.radius).unwrap(), 1, Vec3::zeros())
-            .with_velocity(b.velocity),
+        BodyDesc::dynamic(
+            Shape::sphere(b.radius).unwrap(),
+            MaterialId::from_index(1),
+            Vec3::zeros(),
+        )
+        .with_velocity(b.velocity),
     )
     .unwrap();
     w

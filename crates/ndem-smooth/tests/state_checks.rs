@@ -6,21 +6,25 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3, Velocity6};
 use ndem_smooth::*;
-use ndem_step::{BodyDesc, StepError, World};
+use ndem_step::{BodyDesc, MaterialId, StepError, World};
 
 /// Two spheres resting on a floor.
 fn world() -> World {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
     for x in [0.0, 0.05] {
         let sphere = Shape::sphere(0.01).unwrap();
-        w.add_body(BodyDesc::dynamic(sphere, 0, Vec3::new(x, 0.0, 0.0099)))
-            .unwrap();
+        w.add_body(BodyDesc::dynamic(
+            sphere,
+            MaterialId::from_index(0),
+            Vec3::new(x, 0.0, 0.0099),
+        ))
+        .unwrap();
     }
     w
 }
@@ -99,15 +103,15 @@ fn a_position_the_step_overflowed_is_found_by_the_next() {
     let mut w = world();
     let far = BodyDesc::dynamic(
         Shape::sphere(0.01).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::new(f64::MAX, 0.0, 1.0),
     )
     .with_velocity(Velocity6::new(Vec3::new(1e300, 0.0, 0.0), Vec3::zeros()));
     let i = w.add_body(far).unwrap();
     let mut st = stepper(&w);
     st.step(&mut w).unwrap();
-    assert_eq!(w.positions()[i].x, f64::INFINITY);
-    refused(st.step(&mut w), "position", i);
+    assert_eq!(w.position(i).x, f64::INFINITY);
+    refused(st.step(&mut w), "position", i.index());
 }
 
 /// The stepper keeps its per-body records while the world's
@@ -118,7 +122,11 @@ fn a_body_changed_between_steps_is_integrated_as_it_is_now() {
     let mut w = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
     let sphere = Shape::sphere(0.01).unwrap();
     let i = w
-        .add_body(BodyDesc::dynamic(sphere, 0, Vec3::zeros()))
+        .add_body(BodyDesc::dynamic(
+            sphere,
+            MaterialId::from_index(0),
+            Vec3::zeros(),
+        ))
         .unwrap();
     let force = Vec3::new(1e-3, 0.0, 0.0);
     w.set_force(i, force, Vec3::zeros()).unwrap();
@@ -126,14 +134,14 @@ fn a_body_changed_between_steps_is_integrated_as_it_is_now() {
     let dt = 0.1 * stepper::critical_time_step(&w, &SmoothLaw::Hertz);
     let gain = |w: &World, st: &mut SmoothStepper| {
         let mut w2 = w.clone();
-        let before = w2.velocities()[i].linear.x;
+        let before = w2.velocity(i).linear.x;
         let stats = st.step(&mut w2).unwrap();
         // the step's kinetic energy, summed with the masses of its records,
         // is the world's, summed with the masses it holds
         assert_eq!(stats.kinetic_energy, w2.kinetic_energy());
-        (w2.velocities()[i].linear.x - before, w2)
+        (w2.velocity(i).linear.x - before, w2)
     };
-    let m = w.mass_properties()[i].unwrap();
+    let m = w.mass_properties()[i.index()].unwrap();
     // the step forms `(F · (1/m)) Δt` and the difference of two velocities:
     // 1.9e-16 relative measured, 1e-15 allowed (a stale mass is off by 2×)
     let (dv, next) = gain(&w, &mut st);
@@ -144,8 +152,9 @@ fn a_body_changed_between_steps_is_integrated_as_it_is_now() {
     w = next;
     // twice as heavy: half the gain
     let heavier = ndem_math::MassProperties::new(2.0 * m.mass, m.principal_inertia * 2.0).unwrap();
-    let orientation = w.orientations()[i];
-    w.set_mass_properties(i, heavier, orientation).unwrap();
+    let orientation = w.orientation(i);
+    w.set_mass_properties(i.index(), heavier, orientation)
+        .unwrap();
     let (dv, next) = gain(&w, &mut st);
     assert!(
         (dv - force.x / (2.0 * m.mass) * dt).abs() <= 1e-15 * dv.abs(),
@@ -153,7 +162,7 @@ fn a_body_changed_between_steps_is_integrated_as_it_is_now() {
     );
     w = next;
     // retired: static, no gain
-    w.set_active(i, None).unwrap();
+    w.set_active(i.index(), None).unwrap();
     let (dv, _) = gain(&w, &mut st);
     assert_eq!(dv, 0.0);
 }
@@ -167,8 +176,12 @@ fn a_velocity_the_step_overflows_is_refused_and_leaves_the_world() {
     let mut w = world();
     let i = w
         .add_body(
-            BodyDesc::dynamic(Shape::sphere(0.01).unwrap(), 0, Vec3::new(1.0, 0.0, 1.0))
-                .with_velocity(Velocity6::new(Vec3::new(1e300, 0.0, 0.0), Vec3::zeros())),
+            BodyDesc::dynamic(
+                Shape::sphere(0.01).unwrap(),
+                MaterialId::from_index(0),
+                Vec3::new(1.0, 0.0, 1.0),
+            )
+            .with_velocity(Velocity6::new(Vec3::new(1e300, 0.0, 0.0), Vec3::zeros())),
         )
         .unwrap();
     let mut st = stepper(&w);
@@ -181,7 +194,7 @@ fn a_velocity_the_step_overflows_is_refused_and_leaves_the_world() {
     let before = w.clone();
     match st.step(&mut w) {
         Err(SmoothError::Step(StepError::NonFiniteVelocity { stage, body, .. })) => {
-            assert_eq!((stage, body), ("smooth", i));
+            assert_eq!((stage, body), ("smooth", i.index()));
         }
         other => panic!("expected a non-finite velocity of body {i}, got {other:?}"),
     }

@@ -3,7 +3,7 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_smooth::*;
-use ndem_step::{BodyDesc, World};
+use ndem_step::{BodyDesc, MaterialId, World};
 
 /// 200 spheres of mixed radii falling into a box with rolling resistance.
 fn bed() -> World {
@@ -15,7 +15,7 @@ fn bed() -> World {
     let h = 0.05;
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
@@ -25,8 +25,12 @@ fn bed() -> World {
         (Vec3::y(), Vec3::new(0.0, -h, 0.0)),
         (-Vec3::y(), Vec3::new(0.0, h, 0.0)),
     ] {
-        w.add_body(BodyDesc::fixed(Shape::half_space(n).unwrap(), 0, p))
-            .unwrap();
+        w.add_body(BodyDesc::fixed(
+            Shape::half_space(n).unwrap(),
+            MaterialId::from_index(0),
+            p,
+        ))
+        .unwrap();
     }
     for i in 0..200 {
         let (ix, iy, iz) = (i % 7, (i / 7) % 7, i / 49);
@@ -36,8 +40,12 @@ fn bed() -> World {
             -0.042 + 0.014 * iy as f64,
             0.008 + 0.013 * iz as f64,
         );
-        w.add_body(BodyDesc::dynamic(Shape::sphere(r).unwrap(), 0, p))
-            .unwrap();
+        w.add_body(BodyDesc::dynamic(
+            Shape::sphere(r).unwrap(),
+            MaterialId::from_index(0),
+            p,
+        ))
+        .unwrap();
     }
     w
 }
@@ -99,7 +107,7 @@ fn tumbling_blocks() -> World {
     let mut w = World::new(vec![m], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
@@ -124,7 +132,7 @@ fn tumbling_blocks() -> World {
             Shape::convex_hull(&hull).unwrap()
         };
         let v = ndem_math::Velocity6::new(Vec3::new(0.2, -0.1, 0.0), Vec3::new(0.0, 3.0, 1.0));
-        let mut body = BodyDesc::dynamic(shape, 0, p)
+        let mut body = BodyDesc::dynamic(shape, MaterialId::from_index(0), p)
             .with_orientation(tilt)
             .with_velocity(v);
         if i % 2 == 1 {

@@ -2,6 +2,8 @@
 
 use ndem_smooth::verification::*;
 use ndem_smooth::*;
+use ndem_step::BodyId;
+use ndem_step::MaterialId;
 
 #[test]
 fn hertz_impact_matches_analytic_duration_and_rebound() {
@@ -91,7 +93,7 @@ fn rolling_dashpot_damps_twist_as_model_c() {
     world
         .add_body(BodyDesc::fixed(
             Shape::half_space(Vec3::z()).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::zeros(),
         ))
         .unwrap();
@@ -103,14 +105,17 @@ fn rolling_dashpot_damps_twist_as_model_c() {
     world
         .add_body(BodyDesc::dynamic(
             Shape::sphere(r).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, r - delta),
         ))
         .unwrap();
     let ring = |eta_r: f64| -> Vec<f64> {
         let mut w = world.clone();
-        w.set_velocity(1, Velocity6::new(Vec3::zeros(), Vec3::new(0.0, 0.0, 0.5)))
-            .unwrap();
+        w.set_velocity(
+            BodyId::from_index(1),
+            Velocity6::new(Vec3::zeros(), Vec3::new(0.0, 0.0, 0.5)),
+        )
+        .unwrap();
         let crit = stepper::critical_time_step(&w, &SmoothLaw::Hertz);
         let mut st = SmoothStepper::new(
             SmoothSettings {

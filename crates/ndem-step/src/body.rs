@@ -1,6 +1,7 @@
 //! Bodies (structure of arrays) and the world that holds them.
 
 use crate::StepError;
+use crate::handles::{BodyId, BodyRange, JointId, MaterialId};
 pub use crate::state::Motion;
 use crate::state::{BodyKinds, BodyState, StateStamp};
 use ndem_collide::{BodyView, Shape};
@@ -13,8 +14,8 @@ use ndem_math::{
 pub struct BodyDesc {
     /// Collision shape, body frame.
     pub shape: Shape,
-    /// Index into [`World::materials`].
-    pub material: usize,
+    /// Its material ([`World::add_material`]).
+    pub material: MaterialId,
     /// Motion type.
     pub motion: Motion,
     /// Mass properties; `None` computes them from the shape and the
@@ -38,7 +39,7 @@ pub struct BodyDesc {
 
 impl BodyDesc {
     /// A dynamic body at rest.
-    pub fn dynamic(shape: Shape, material: usize, position: Vec3) -> Self {
+    pub fn dynamic(shape: Shape, material: MaterialId, position: Vec3) -> Self {
         Self {
             shape,
             material,
@@ -53,7 +54,7 @@ impl BodyDesc {
     }
 
     /// A static body.
-    pub fn fixed(shape: Shape, material: usize, position: Vec3) -> Self {
+    pub fn fixed(shape: Shape, material: MaterialId, position: Vec3) -> Self {
         Self {
             motion: Motion::Static,
             ..Self::dynamic(shape, material, position)
@@ -227,10 +228,35 @@ impl World {
         })
     }
 
+    /// Adds a material after checking it; returns its handle. The
+    /// materials given to [`World::new`] are the first ones, in order
+    /// ([`World::material_ids`]).
+    pub fn add_material(&mut self, material: Material) -> Result<MaterialId, StepError> {
+        material.validate()?;
+        self.materials.push(material);
+        Ok(MaterialId::from_index(self.materials.len() - 1))
+    }
+
+    /// The handles of the world's materials, in order.
+    pub fn material_ids(&self) -> impl ExactSizeIterator<Item = MaterialId> + use<> {
+        (0..self.materials.len()).map(MaterialId::from_index)
+    }
+
+    /// The handles of the world's bodies, in order.
+    pub fn body_ids(&self) -> impl ExactSizeIterator<Item = BodyId> + use<> {
+        (0..self.len()).map(BodyId::from_index)
+    }
+
     /// Gives the pair of materials `a`, `b` (in either order) its own
     /// contact parameters, replacing those combined from the two materials
     /// (`ndem_math::PairOverride`); validated.
-    pub fn set_pair(&mut self, a: usize, b: usize, pair: PairOverride) -> Result<(), StepError> {
+    pub fn set_pair(
+        &mut self,
+        a: MaterialId,
+        b: MaterialId,
+        pair: PairOverride,
+    ) -> Result<(), StepError> {
+        let (a, b) = (a.index(), b.index());
         for (m, field) in [(a, "pairs.materials"), (b, "pairs.materials")] {
             if m >= self.materials.len() {
                 return Err(StepError::InvalidSettings {
@@ -279,11 +305,11 @@ impl World {
 
     /// Adds a joint (built with [`crate::Joint::lock`],
     /// [`crate::Joint::hinge`], [`crate::Joint::actuator`] and the like)
-    /// after [`crate::Joint::validate`]; returns its index.
-    pub fn add_joint(&mut self, joint: crate::Joint) -> Result<usize, StepError> {
+    /// after [`crate::Joint::validate`]; returns its handle.
+    pub fn add_joint(&mut self, joint: crate::Joint) -> Result<JointId, StepError> {
         joint.validate(self.joints.len(), self.len())?;
         self.joints.push(joint);
-        Ok(self.joints.len() - 1)
+        Ok(JointId::from_index(self.joints.len() - 1))
     }
 
     /// The joints.
@@ -301,11 +327,11 @@ impl World {
     /// next target, say).
     pub fn set_joint_drive(
         &mut self,
-        joint: usize,
+        joint: JointId,
         drive: Option<crate::Drive>,
     ) -> Result<(), StepError> {
         self.joints
-            .get_mut(joint)
+            .get_mut(joint.index())
             .ok_or(StepError::InvalidSettings {
                 field: "joint",
                 reason: "no joint with this index",
@@ -313,17 +339,66 @@ impl World {
             .set_drive(drive)
     }
 
-    /// Adds a body after checking it; returns its index.
-    pub fn add_body(&mut self, desc: BodyDesc) -> Result<usize, StepError> {
-        let i = self.shapes().len();
-        desc.shape.validate()?;
-        if desc.material >= self.materials.len() {
-            return Err(StepError::UnknownMaterial {
-                body: i,
-                material: desc.material,
-                count: self.materials.len(),
-            });
+    /// Adds a body after checking it; returns its handle.
+    pub fn add_body(&mut self, desc: BodyDesc) -> Result<BodyId, StepError> {
+        let checked = self.check_desc(self.len(), &desc)?;
+        Ok(self.push_body(desc, checked))
+    }
+
+    /// Adds bodies after checking all of them: either every body is added
+    /// (one reservation for them all) or none is, and the error names the
+    /// first that fails by the index it would have had.
+    pub fn add_bodies(
+        &mut self,
+        descs: impl IntoIterator<Item = BodyDesc>,
+    ) -> Result<BodyRange, StepError> {
+        let start = self.len();
+        let descs: Vec<BodyDesc> = descs.into_iter().collect();
+        let checked = descs
+            .iter()
+            .enumerate()
+            .map(|(k, d)| self.check_desc(start + k, d))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.try_reserve(descs.len())?;
+        for (desc, checked) in descs.into_iter().zip(checked) {
+            self.push_body(desc, checked);
         }
+        Ok(BodyRange::new(start, self.len()))
+    }
+
+    /// Adds dynamic spheres of `radius` and `material` at rest at
+    /// `positions` ([`World::add_bodies`]: all or none).
+    pub fn add_spheres(
+        &mut self,
+        radius: f64,
+        material: MaterialId,
+        positions: impl IntoIterator<Item = Vec3>,
+    ) -> Result<BodyRange, StepError> {
+        let shape = Shape::sphere(radius)?;
+        self.add_bodies(
+            positions
+                .into_iter()
+                .map(|p| BodyDesc::dynamic(shape.clone(), material, p)),
+        )
+    }
+
+    /// Checks `desc` as the description of body `i`; returns its material
+    /// index and mass properties.
+    fn check_desc(
+        &self,
+        i: usize,
+        desc: &BodyDesc,
+    ) -> Result<(u32, Option<MassProperties>), StepError> {
+        desc.shape.validate()?;
+        let unknown = || StepError::UnknownMaterial {
+            body: i,
+            material: desc.material.index(),
+            count: self.materials.len(),
+        };
+        let Some(density) = self.materials.get(desc.material.index()).map(|m| m.density) else {
+            return Err(unknown());
+        };
+        let material = u32::try_from(desc.material.index()).map_err(|_| unknown())?;
         check_vec("position", i, &desc.position)?;
         check_vec("velocity", i, &desc.velocity.linear)?;
         check_vec("angular_velocity", i, &desc.velocity.angular)?;
@@ -337,21 +412,24 @@ impl World {
         let mass = match desc.motion {
             Motion::Dynamic => Some(match desc.mass {
                 Some(m) => MassProperties::new(m.mass, m.principal_inertia)?,
-                None => default_mass(&desc.shape, self.materials[desc.material].density)?,
+                None => default_mass(&desc.shape, density)?,
             }),
             _ => None,
         };
+        Ok((material, mass))
+    }
+
+    /// Appends a checked body.
+    fn push_body(
+        &mut self,
+        desc: BodyDesc,
+        (material, mass): (u32, Option<MassProperties>),
+    ) -> BodyId {
+        let i = self.len();
         let velocity = if desc.motion == Motion::Static {
             Velocity6::ZERO
         } else {
             desc.velocity
-        };
-        let Ok(material) = u32::try_from(desc.material) else {
-            return Err(StepError::UnknownMaterial {
-                body: i,
-                material: desc.material,
-                count: self.materials.len(),
-            });
         };
         self.kinds.push(desc.shape, desc.motion, mass);
         self.material.push(material);
@@ -360,7 +438,7 @@ impl World {
         self.collision_group.push(desc.collision_group);
         self.force.push(i, Vec3::zeros());
         self.torque.push(i, Vec3::zeros());
-        Ok(i)
+        BodyId::from_index(i)
     }
 
     /// Room for exactly `additional` more bodies, so that a scene that
@@ -407,7 +485,22 @@ impl World {
             })
             .count()
     }
-    /// Positions.
+    /// The position of `body`.
+    ///
+    /// # Panics
+    /// When `body` is not a body of the world, as indexing a slice does.
+    pub fn position(&self, body: BodyId) -> Vec3 {
+        self.state.positions()[body.index()]
+    }
+    /// The orientation of `body` (panics as [`World::position`]).
+    pub fn orientation(&self, body: BodyId) -> Quat {
+        self.state.orientations()[body.index()]
+    }
+    /// The velocity of `body` (panics as [`World::position`]).
+    pub fn velocity(&self, body: BodyId) -> Velocity6 {
+        self.state.velocities()[body.index()]
+    }
+    /// Positions, by [`BodyId::index`].
     pub fn positions(&self) -> &[Vec3] {
         self.state.positions()
     }
@@ -439,7 +532,8 @@ impl World {
     ///
     /// # Panics
     /// When `body` is not a body of the world, as indexing a slice does.
-    pub fn surface_velocity(&self, body: usize) -> Vec3 {
+    pub fn surface_velocity(&self, body: BodyId) -> Vec3 {
+        let body = body.index();
         self.assert_body(body);
         self.surface_velocity.get(body)
     }
@@ -474,17 +568,22 @@ impl World {
     ///
     /// # Panics
     /// When `body` is not a body of the world, as indexing a slice does.
-    pub fn user_force(&self, body: usize) -> (Vec3, Vec3) {
+    pub fn user_force(&self, body: BodyId) -> (Vec3, Vec3) {
+        let body = body.index();
         self.assert_body(body);
         (self.force.get(body), self.torque.get(body))
     }
 
-    /// The description that would re-create body `i` in its current state
+    /// The description that would re-create `body` in its current state
     /// (used by scene files and checkpoints).
-    pub fn body_desc(&self, i: usize) -> BodyDesc {
+    ///
+    /// # Panics
+    /// When `body` is not a body of the world, as indexing a slice does.
+    pub fn body_desc(&self, body: BodyId) -> BodyDesc {
+        let i = body.index();
         BodyDesc {
             shape: self.shapes()[i].clone(),
-            material: self.material[i] as usize,
+            material: MaterialId::from_index(self.material[i] as usize),
             motion: self.motions()[i],
             mass: self.mass_properties()[i],
             position: self.positions()[i],
@@ -498,7 +597,8 @@ impl World {
     /// Sets the position of a body. The members of a host do not follow
     /// until [`World::co_move`] (the stepper co-moves every member after
     /// its velocity update); call it after moving a host by hand.
-    pub fn set_position(&mut self, body: usize, position: Vec3) -> Result<(), StepError> {
+    pub fn set_position(&mut self, body: BodyId, position: Vec3) -> Result<(), StepError> {
+        let body = body.index();
         self.check_body("position", body)?;
         check_vec("position", body, &position)?;
         self.state.positions_mut()[body] = position;
@@ -506,7 +606,8 @@ impl World {
     }
 
     /// Sets the velocity of a body (the prescribed one for kinematic bodies).
-    pub fn set_velocity(&mut self, body: usize, velocity: Velocity6) -> Result<(), StepError> {
+    pub fn set_velocity(&mut self, body: BodyId, velocity: Velocity6) -> Result<(), StepError> {
+        let body = body.index();
         self.check_body("velocity", body)?;
         check_vec("velocity", body, &velocity.linear)?;
         check_vec("angular_velocity", body, &velocity.angular)?;
@@ -518,7 +619,8 @@ impl World {
 
     /// Sets the user force and torque on a body (applied every step until
     /// changed), in addition to gravity.
-    pub fn set_force(&mut self, body: usize, force: Vec3, torque: Vec3) -> Result<(), StepError> {
+    pub fn set_force(&mut self, body: BodyId, force: Vec3, torque: Vec3) -> Result<(), StepError> {
+        let body = body.index();
         self.check_body("force", body)?;
         check_vec("force", body, &force)?;
         check_vec("torque", body, &torque)?;
@@ -529,7 +631,15 @@ impl World {
     }
 
     /// Inverse mass block of a body at its current orientation.
-    pub fn inverse_mass(&self, body: usize) -> InverseMass {
+    ///
+    /// # Panics
+    /// When `body` is not a body of the world, as indexing a slice does.
+    pub fn inverse_mass(&self, body: BodyId) -> InverseMass {
+        self.inverse_mass_at(body.index())
+    }
+
+    /// [`World::inverse_mass`] of the body at `body` of the arrays.
+    pub(crate) fn inverse_mass_at(&self, body: usize) -> InverseMass {
         if self.kinds.membership()[body].is_some() {
             // a member has no degrees of freedom of its own
             return InverseMass::INFINITE_MASS;
@@ -792,165 +902,4 @@ fn default_mass(shape: &Shape, density: f64) -> Result<MassProperties, StepError
 }
 
 #[cfg(test)]
-mod tests {
-    use super::ZeroUnlessSet;
-    use ndem_math::Vec3;
-
-    #[test]
-    fn zero_values_hold_nothing_until_one_is_set() {
-        let mut v = ZeroUnlessSet::default();
-        for i in 0..5 {
-            v.push(i, Vec3::zeros());
-        }
-        v.set(1, Vec3::zeros(), 5);
-        assert!(v.values.is_empty());
-        assert_eq!(v.get(3), Vec3::zeros());
-        v.set(2, Vec3::new(1.0, 2.0, 3.0), 5);
-        assert_eq!(v.values.len(), 5);
-        v.push(5, Vec3::zeros());
-        v.push(6, Vec3::new(0.0, 0.0, 4.0));
-        let got: Vec<Vec3> = (0..7).map(|i| v.get(i)).collect();
-        let mut want = vec![Vec3::zeros(); 7];
-        want[2] = Vec3::new(1.0, 2.0, 3.0);
-        want[6] = Vec3::new(0.0, 0.0, 4.0);
-        assert_eq!(got, want);
-    }
-
-    /// A world of spheres `(radius, position)` (bodies `0..n`), a rotated
-    /// box (body `n`) and a fixed sphere (body `n + 1`); the bodies made.
-    fn mixed_world(gravity: Vec3, spheres: &[(f64, Vec3)]) -> (crate::World, Vec<usize>) {
-        use crate::{BodyDesc, World};
-        use ndem_collide::Shape;
-        use ndem_math::{Material, Quat};
-        let mut world = World::new(vec![Material::default()], gravity).unwrap();
-        let sphere = |r: f64| Shape::sphere(r).unwrap();
-        let mut bodies = Vec::new();
-        for &(r, at) in spheres {
-            bodies.push(world.add_body(BodyDesc::dynamic(sphere(r), 0, at)).unwrap());
-        }
-        let mut cuboid = BodyDesc::dynamic(
-            Shape::cuboid(Vec3::new(0.01, 0.02, 0.03)).unwrap(),
-            0,
-            Vec3::new(0.0, 0.3, 0.5),
-        );
-        cuboid.orientation = Quat::from_euler_angles(0.3, -1.1, 0.7);
-        bodies.push(world.add_body(cuboid).unwrap());
-        world
-            .add_body(BodyDesc::fixed(sphere(0.02), 0, Vec3::new(0.0, 0.0, 0.0)))
-            .unwrap();
-        (world, bodies)
-    }
-
-    /// The problem's inverse masses as the stepper pushes them (spheres and
-    /// static bodies without forming a matrix) are those of
-    /// `World::inverse_mass`, bit for bit: spheres, a rotated box, a
-    /// static body, a member, a deactivated body.
-    #[test]
-    fn pushed_inverse_masses_are_the_worlds() {
-        use ndem_solve::InverseMasses;
-        let at = |k: f64| Vec3::new(0.1 * k, 0.0, 0.5);
-        let spheres = [(0.01, at(0.0)), (0.013, at(1.0)), (0.0065, at(2.0))];
-        let (mut world, bodies) = mixed_world(Vec3::new(0.0, 0.0, -9.81), &spheres);
-        world.attach(bodies[1], bodies[0]).unwrap();
-        world.set_active(bodies[2], None).unwrap();
-        let mut pushed = InverseMasses::new();
-        for i in 0..world.len() {
-            world.push_inverse_mass(i, &mut pushed);
-        }
-        assert_eq!(pushed.len(), world.len());
-        for i in 0..world.len() {
-            let (a, b) = (pushed.get(i).unwrap(), world.inverse_mass(i));
-            let bits = |m: &ndem_math::InverseMass| {
-                std::iter::once(m.inv_mass)
-                    .chain(m.inv_inertia.iter().copied())
-                    .map(f64::to_bits)
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(bits(&a), bits(&b), "body {i}");
-        }
-        assert!(
-            world.inverse_mass(3).isotropic_inertia().is_none(),
-            "the box"
-        );
-        assert!(world.inverse_mass(1).is_infinite(), "the member");
-    }
-
-    /// The one-pass sums are the passes they replace, bit for bit: spheres
-    /// with spin, a rotated box (anisotropic world inertia), a static body
-    /// and a kinematic one, a member, a deactivated body.
-    #[test]
-    fn one_pass_sums_are_the_separate_passes() {
-        use crate::{BodyDesc, Motion};
-        use ndem_collide::Shape;
-        use ndem_math::Velocity6;
-        let at = |k: f64| Vec3::new(0.1 * k - 0.07, 0.03 * k, 0.5 - 0.2 * k);
-        let spheres = [
-            (0.01, at(0.0)),
-            (0.013, at(1.0)),
-            (0.0065, at(2.0)),
-            (0.011, at(3.0)),
-        ];
-        let (mut world, bodies) = mixed_world(Vec3::new(0.1, -0.2, -9.81), &spheres);
-        let sphere = |r: f64| Shape::sphere(r).unwrap();
-        let mut moving = BodyDesc::dynamic(sphere(0.015), 0, Vec3::new(0.2, 0.1, 0.05));
-        moving.motion = Motion::Kinematic;
-        world.add_body(moving).unwrap();
-        for (i, v) in world.state.velocities_mut().iter_mut().enumerate() {
-            let x = i as f64;
-            *v = Velocity6::new(
-                Vec3::new(0.3 - 0.1 * x, 0.07 * x, -1.3 + 0.01 * x),
-                Vec3::new(2.0 * x - 3.0, -1.5 + x, 0.25 * x),
-            );
-        }
-        world.attach(bodies[1], bodies[0]).unwrap();
-        world.set_active(bodies[2], None).unwrap();
-        let bits = |v: Vec3| v.map(f64::to_bits);
-        let sums = world.energies_and_momentum();
-        let (p, l) = world.momentum();
-        assert_eq!(
-            sums.kinetic_energy.to_bits(),
-            world.kinetic_energy().to_bits()
-        );
-        assert_eq!(
-            sums.potential_energy.to_bits(),
-            world.potential_energy().to_bits()
-        );
-        assert_eq!(
-            (bits(sums.momentum), bits(sums.angular_momentum)),
-            (bits(p), bits(l))
-        );
-        let (kinetic, potential) = world.energies();
-        assert_eq!(
-            (kinetic.to_bits(), potential.to_bits()),
-            (
-                sums.kinetic_energy.to_bits(),
-                sums.potential_energy.to_bits()
-            )
-        );
-        // the potential energy after `x + Δt v` as the guard summed it
-        let dt = 1e-3;
-        let potential_after: f64 = (0..world.len())
-            .filter(|&i| !world.is_member(i) && world.motions()[i] != Motion::Static)
-            .filter_map(|i| {
-                let m = world.mass_properties()[i].as_ref()?;
-                let x = world.positions()[i] + world.velocities()[i].linear * dt;
-                Some(-m.mass * world.gravity.dot(&x))
-            })
-            .sum();
-        let after = world.kinetic_energy() + potential_after;
-        assert_eq!(world.energy_after_positions(dt).to_bits(), after.to_bits());
-        assert!(
-            world.mass_properties()[5].is_none() || world.motions()[5] == Motion::Static,
-            "the fixed body"
-        );
-    }
-
-    #[test]
-    fn a_negative_zero_is_kept() {
-        let mut v = ZeroUnlessSet::default();
-        v.push(0, Vec3::zeros());
-        v.push(1, Vec3::new(-0.0, 0.0, 0.0));
-        assert_eq!(v.get(1).x.to_bits(), (-0.0f64).to_bits());
-        assert_eq!(v.get(0).x.to_bits(), 0);
-    }
-}
+mod tests;

@@ -11,6 +11,7 @@
 //! [`DRIVE_ROW`].
 
 use crate::StepError;
+use crate::handles::BodyId;
 use ndem_math::{ContactKey, JacobianRow, Quat, RowKind, Vec3, Velocity6};
 use ndem_solve::{GenericRow, RowBounds};
 
@@ -119,9 +120,9 @@ pub enum JointKind {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Joint {
     /// Body a.
-    pub body_a: usize,
+    pub body_a: BodyId,
     /// Body b.
-    pub body_b: usize,
+    pub body_b: BodyId,
     /// Kind.
     pub kind: JointKind,
     /// Anchor in a's frame.

@@ -13,6 +13,7 @@
 pub mod body;
 pub mod error;
 pub mod guard;
+pub mod handles;
 pub mod joint;
 pub mod member;
 mod settings;
@@ -24,6 +25,7 @@ pub mod verification;
 pub use body::{BodyDesc, BodySums, Motion, World};
 pub use error::StepError;
 pub use guard::ResidualCheck;
+pub use handles::{BodyId, BodyRange, JointId, MaterialId};
 pub use joint::{DRIVE_ROW, Drive, Joint, JointKind, Motor};
 pub use member::Membership;
 pub use stages::unfolded_problem;

@@ -13,7 +13,7 @@
 //! its host (its own mass is part of the host's).
 
 pub use crate::state::Membership;
-use crate::{Motion, StepError, World};
+use crate::{BodyId, Motion, StepError, World};
 use ndem_math::{MassProperties, Quat, Vec3, Velocity6};
 
 impl World {
@@ -72,7 +72,8 @@ impl World {
     /// excavator bucket merged with its load keeps its joints). Velocities
     /// are not changed: set the host's velocity, then call
     /// [`World::co_move`].
-    pub fn attach(&mut self, member: usize, host: usize) -> Result<(), StepError> {
+    pub fn attach(&mut self, member: BodyId, host: BodyId) -> Result<(), StepError> {
+        let (member, host) = (member.index(), host.index());
         let n = self.len();
         let bad = |reason: &'static str| StepError::InvalidMembership {
             member,
@@ -123,14 +124,18 @@ impl World {
                 reason: "offset and orientation must be finite",
             });
         }
-        self.attach(member, membership.host)?;
+        self.attach(
+            BodyId::from_index(member),
+            BodyId::from_index(membership.host),
+        )?;
         self.kinds.all_mut().membership[member] = Some(Box::new(membership));
         Ok(())
     }
 
     /// Frees a member: it keeps its current (co-moving) pose and velocity
     /// and becomes an independent dynamic body again.
-    pub fn detach(&mut self, member: usize) -> Result<(), StepError> {
+    pub fn detach(&mut self, member: BodyId) -> Result<(), StepError> {
+        let member = member.index();
         if !self.is_member(member) {
             return Err(StepError::InvalidMembership {
                 member,

@@ -4,6 +4,7 @@
 //! and the `cargo xtask verify` table.
 
 use crate::{BodyDesc, Motion, StepError, StepSettings, Stepper, World};
+use crate::{BodyId, MaterialId};
 use ndem_collide::Shape;
 use ndem_math::{Material, PairProperties, Quat, Vec3, Velocity6};
 use ndem_solve::{ColdStart, FrictionSet, PgsSettings, ProjectedGaussSeidel, Stopping};
@@ -138,7 +139,7 @@ fn pgs_fixed(iterations: usize) -> Result<Box<ProjectedGaussSeidel>, StepError> 
     })?))
 }
 
-fn floor(world: &mut World, material: usize) -> Result<usize, StepError> {
+fn floor(world: &mut World, material: MaterialId) -> Result<BodyId, StepError> {
     world.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z())?,
         material,
@@ -159,11 +160,11 @@ pub fn drop_rebound(restitution: f64) -> Result<CaseResult, StepError> {
         ..Material::default()
     };
     let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -G))?;
-    floor(&mut world, 0)?;
+    floor(&mut world, MaterialId::from_index(0))?;
     let r = 0.0065;
     let ball = world.add_body(BodyDesc::dynamic(
         Shape::sphere(r)?,
-        0,
+        MaterialId::from_index(0),
         Vec3::new(0.0, 0.0, 0.2 + r),
     ))?;
     let settings = StepSettings {
@@ -174,10 +175,10 @@ pub fn drop_rebound(restitution: f64) -> Result<CaseResult, StepError> {
     let mut stepper = Stepper::new(settings, pgs(200, 1e-12)?, Box::new(ColdStart))?;
     let mut ratio = f64::NAN;
     for _ in 0..200 {
-        let before = world.velocities()[ball].linear.z;
+        let before = world.velocity(ball).linear.z;
         let stats = stepper.step(&mut world)?;
         if stats.impacts > 0 {
-            let after = world.velocities()[ball].linear.z;
+            let after = world.velocity(ball).linear.z;
             ratio = (after + G * dt) / before.abs();
             break;
         }
@@ -210,11 +211,16 @@ pub fn block_on_incline(angle_deg: f64) -> Result<CaseResult, StepError> {
     let tilt = Quat::from_axis_angle(&Vec3::y_axis(), theta);
     let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -G))?;
     world.add_body(
-        BodyDesc::fixed(Shape::half_space(Vec3::z())?, 0, Vec3::zeros()).with_orientation(tilt),
+        BodyDesc::fixed(
+            Shape::half_space(Vec3::z())?,
+            MaterialId::from_index(0),
+            Vec3::zeros(),
+        )
+        .with_orientation(tilt),
     )?;
     let h = Vec3::new(0.1, 0.1, 0.05);
     let n = tilt * Vec3::z();
-    let mut desc = BodyDesc::dynamic(Shape::cuboid(h)?, 0, n * h.z);
+    let mut desc = BodyDesc::dynamic(Shape::cuboid(h)?, MaterialId::from_index(0), n * h.z);
     desc.orientation = tilt;
     desc.mass = Some(ndem_math::MassProperties::solid_box(5.0, h)?);
     let block = world.add_body(desc)?;
@@ -231,7 +237,7 @@ pub fn block_on_incline(angle_deg: f64) -> Result<CaseResult, StepError> {
     for k in 1..=steps(1.5) {
         stepper.step(&mut world)?;
         if k == steps(0.5) || k == steps(1.0) || k == steps(1.5) {
-            v_at.push(world.velocities()[block].linear.dot(&downhill));
+            v_at.push(world.velocity(block).linear.dot(&downhill));
         }
     }
     let expected = G * (theta.sin() - mu * theta.cos());
@@ -270,7 +276,7 @@ pub fn rolling_resistance() -> Result<(CaseResult, CaseResult), StepError> {
         ..Material::default()
     };
     let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -G))?;
-    floor(&mut world, 0)?;
+    floor(&mut world, MaterialId::from_index(0))?;
     let r = 0.0065;
     let v0 = 0.5;
     // start at the static Hertz overlap so that no impact or bounce occurs
@@ -278,9 +284,15 @@ pub fn rolling_resistance() -> Result<(CaseResult, CaseResult), StepError> {
     let m = ndem_math::MassProperties::solid_sphere(material.density, r)?.mass;
     let delta = (m * G / pair.hertz_stiffness()).powf(2.0 / 3.0);
     let ball = world.add_body(
-        BodyDesc::dynamic(Shape::sphere(r)?, 0, Vec3::new(0.0, 0.0, r - delta)).with_velocity(
-            Velocity6::new(Vec3::new(v0, 0.0, 0.0), Vec3::new(0.0, v0 / r, 0.0)),
-        ),
+        BodyDesc::dynamic(
+            Shape::sphere(r)?,
+            MaterialId::from_index(0),
+            Vec3::new(0.0, 0.0, r - delta),
+        )
+        .with_velocity(Velocity6::new(
+            Vec3::new(v0, 0.0, 0.0),
+            Vec3::new(0.0, v0 / r, 0.0),
+        )),
     )?;
     let settings = StepSettings {
         friction_set: FrictionSet::Disk,
@@ -294,7 +306,7 @@ pub fn rolling_resistance() -> Result<(CaseResult, CaseResult), StepError> {
     let stop_steps = ((v0 / expected + 0.5) / dt) as usize;
     for k in 1..=stop_steps {
         stepper.step(&mut world)?;
-        let v = world.velocities()[ball].linear.x;
+        let v = world.velocity(ball).linear.x;
         if k == k1 {
             v1 = v;
         }
@@ -303,7 +315,7 @@ pub fn rolling_resistance() -> Result<(CaseResult, CaseResult), StepError> {
         }
     }
     let decel = (v1 - v2) / ((k2 - k1) as f64 * dt);
-    let final_speed = world.velocities()[ball].linear.norm();
+    let final_speed = world.velocity(ball).linear.norm();
     Ok((
         CaseResult::relative(
             "rolling resistance deceleration",
@@ -343,12 +355,12 @@ pub fn column_height(n: usize, r: f64, material: &Material, g: f64) -> Result<f6
 /// with zero overlap on a plane.
 pub fn column_world(n: usize) -> Result<World, StepError> {
     let mut world = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -G))?;
-    floor(&mut world, 0)?;
+    floor(&mut world, MaterialId::from_index(0))?;
     let r = 0.0065;
     for i in 0..n {
         world.add_body(BodyDesc::dynamic(
             Shape::sphere(r)?,
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, r + 2.0 * r * i as f64),
         ))?;
     }
@@ -385,14 +397,25 @@ pub fn momentum_conservation() -> Result<(CaseResult, CaseResult), StepError> {
     let mut world = World::new(vec![Material::default()], Vec3::zeros())?;
     let r = 0.0065;
     world.add_body(
-        BodyDesc::dynamic(Shape::sphere(r)?, 0, Vec3::new(-0.02, 0.003, 0.001)).with_velocity(
-            Velocity6::new(Vec3::new(1.0, 0.0, 0.1), Vec3::new(3.0, -20.0, 7.0)),
-        ),
+        BodyDesc::dynamic(
+            Shape::sphere(r)?,
+            MaterialId::from_index(0),
+            Vec3::new(-0.02, 0.003, 0.001),
+        )
+        .with_velocity(Velocity6::new(
+            Vec3::new(1.0, 0.0, 0.1),
+            Vec3::new(3.0, -20.0, 7.0),
+        )),
     )?;
-    let mut other =
-        BodyDesc::dynamic(Shape::sphere(0.8 * r)?, 0, Vec3::new(0.02, -0.002, 0.0)).with_velocity(
-            Velocity6::new(Vec3::new(-0.7, 0.05, 0.0), Vec3::new(-10.0, 4.0, 0.0)),
-        );
+    let mut other = BodyDesc::dynamic(
+        Shape::sphere(0.8 * r)?,
+        MaterialId::from_index(0),
+        Vec3::new(0.02, -0.002, 0.0),
+    )
+    .with_velocity(Velocity6::new(
+        Vec3::new(-0.7, 0.05, 0.0),
+        Vec3::new(-10.0, 4.0, 0.0),
+    ));
     other.motion = Motion::Dynamic;
     world.add_body(other)?;
     let mut stepper = Stepper::new(

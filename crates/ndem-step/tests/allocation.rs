@@ -9,6 +9,7 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_step::MaterialId;
 use ndem_step::*;
 
 #[global_allocator]
@@ -19,7 +20,7 @@ fn bed() -> World {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
@@ -31,8 +32,12 @@ fn bed() -> World {
             2.0 * r * iy as f64,
             r + 2.0 * r * iz as f64,
         );
-        w.add_body(BodyDesc::dynamic(Shape::sphere(r).unwrap(), 0, p))
-            .unwrap();
+        w.add_body(BodyDesc::dynamic(
+            Shape::sphere(r).unwrap(),
+            MaterialId::from_index(0),
+            p,
+        ))
+        .unwrap();
     }
     w
 }

@@ -7,6 +7,8 @@ use ndem_math::{MassProperties, Material, Quat, Vec3};
 use ndem_solve::{
     ColdStart, HistoryWarmStart, JointRows, PgsSettings, ProjectedGaussSeidel, Stopping, WarmStart,
 };
+use ndem_step::BodyId;
+use ndem_step::MaterialId;
 use ndem_step::*;
 
 const G: f64 = 9.81;
@@ -39,18 +41,22 @@ fn world() -> (World, usize) {
     let ground = w
         .add_body(BodyDesc::fixed(
             Shape::half_space(Vec3::z()).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, -100.0),
         ))
         .unwrap();
-    (w, ground)
+    (w, ground.index())
 }
 
 fn link(w: &mut World, mass: f64, half: Vec3, centre: Vec3) -> usize {
-    let mut desc =
-        BodyDesc::dynamic(Shape::cuboid(half).unwrap(), 0, centre).with_collision_group(1);
+    let mut desc = BodyDesc::dynamic(
+        Shape::cuboid(half).unwrap(),
+        MaterialId::from_index(0),
+        centre,
+    )
+    .with_collision_group(1);
     desc.mass = Some(MassProperties::solid_box(mass, half).unwrap());
-    w.add_body(desc).unwrap()
+    (w.add_body(desc).unwrap()).index()
 }
 
 /// A chain of `n` links of 1 m and `mass` kg, ball-jointed end to end
@@ -67,17 +73,18 @@ fn chain(n: usize, mass: f64, compliance: f64, direction: Vec3) -> World {
     for k in 0..n {
         let mut desc = BodyDesc::dynamic(
             Shape::cuboid(half).unwrap(),
-            0,
+            MaterialId::from_index(0),
             direction * (k as f64 + 0.5),
         )
         .with_collision_group(1)
         .with_orientation(q);
         desc.mass = Some(MassProperties::solid_box(mass, half).unwrap());
         let body = w.add_body(desc).unwrap();
-        let mut j = Joint::ball(&w, previous, body, direction * k as f64).unwrap();
+        let mut j =
+            Joint::ball(&w, BodyId::from_index(previous), body, direction * k as f64).unwrap();
         j.compliance = compliance;
         w.add_joint(j).unwrap();
-        previous = body;
+        previous = body.index();
     }
     w
 }
@@ -87,8 +94,8 @@ fn violation(w: &World) -> f64 {
     w.joints()
         .iter()
         .map(|j| {
-            let pa = w.positions()[j.body_a] + w.orientations()[j.body_a] * j.anchor_a;
-            let pb = w.positions()[j.body_b] + w.orientations()[j.body_b] * j.anchor_b;
+            let pa = w.position(j.body_a) + w.orientation(j.body_a) * j.anchor_a;
+            let pb = w.position(j.body_b) + w.orientation(j.body_b) * j.anchor_b;
             (pa - pb).norm()
         })
         .fold(0.0, f64::max)
@@ -163,7 +170,7 @@ fn pendulum_energy(omega: f64, dt: f64, seconds: f64) -> (f64, f64, f64) {
     let spin = Vec3::new(0.0, omega, 0.0);
     for i in 1..w.len() {
         let v = ndem_math::Velocity6::new(spin.cross(&w.positions()[i]), spin);
-        w.set_velocity(i, v).unwrap();
+        w.set_velocity(BodyId::from_index(i), v).unwrap();
     }
     let mut st = stepper(dt, 25, JointRows::Direct, true);
     let e0 = energy(&w);
@@ -219,8 +226,8 @@ fn hinge_speed_drive_reaches_target_or_saturates() {
         );
         let j = Joint::hinge(
             &w,
-            ground,
-            arm,
+            BodyId::from_index(ground),
+            BodyId::from_index(arm),
             Vec3::zeros(),
             Vec3::y(),
             Some(Drive::Speed(Motor {
@@ -274,19 +281,27 @@ fn position_drives_reach_their_targets() {
         Vec3::new(1.0, 0.1, 0.1),
         Vec3::new(1.0, 0.0, 0.0),
     );
-    let hinge = Joint::hinge(&w, ground, arm, Vec3::zeros(), Vec3::y(), None).unwrap();
+    let hinge = Joint::hinge(
+        &w,
+        BodyId::from_index(ground),
+        BodyId::from_index(arm),
+        Vec3::zeros(),
+        Vec3::y(),
+        None,
+    )
+    .unwrap();
     w.add_joint(hinge).unwrap();
     // an actuator from the ground below the hinge to the arm's middle
     let cylinder = Joint::actuator(
         &w,
-        ground,
-        arm,
+        BodyId::from_index(ground),
+        BodyId::from_index(arm),
         (Vec3::new(0.0, 0.0, -1.0), Vec3::new(1.0, 0.0, 0.0)),
         None,
     )
     .unwrap();
     let a = w.add_joint(cylinder).unwrap();
-    let rest = w.joints()[a].coordinate(&w).unwrap();
+    let rest = w.joints()[a.index()].coordinate(&w).unwrap();
     assert!((rest - 2f64.sqrt()).abs() < 1e-12);
     // extend the cylinder to 1.6 m: the arm rises
     w.set_joint_drive(
@@ -301,8 +316,8 @@ fn position_drives_reach_their_targets() {
     for _ in 0..400 {
         st.step(&mut w).unwrap();
     }
-    let length = w.joints()[a].coordinate(&w).unwrap();
-    let force = st.joint_reactions(&w)[a].drive_force.unwrap();
+    let length = w.joints()[a.index()].coordinate(&w).unwrap();
+    let force = st.joint_reactions(&w)[a.index()].drive_force.unwrap();
     // statics: the arm's weight 981 N at 1 m, the cylinder at the middle
     // pushing along its line; moment balance about the hinge gives F
     let angle = -w.joints()[0].coordinate(&w).unwrap();
@@ -331,14 +346,28 @@ fn bad_joint_input_is_a_typed_error() {
         Vec3::new(1.0, 0.0, 0.0),
     );
     assert!(matches!(
-        Joint::hinge(&w, arm, arm, Vec3::zeros(), Vec3::y(), None),
+        Joint::hinge(
+            &w,
+            BodyId::from_index(arm),
+            BodyId::from_index(arm),
+            Vec3::zeros(),
+            Vec3::y(),
+            None
+        ),
         Err(StepError::InvalidJoint { .. })
     ));
     let negative = Some(Drive::Speed(Motor {
         target_speed: 1.0,
         max_force: -1.0,
     }));
-    match Joint::hinge(&w, ground, arm, Vec3::zeros(), Vec3::y(), negative) {
+    match Joint::hinge(
+        &w,
+        BodyId::from_index(ground),
+        BodyId::from_index(arm),
+        Vec3::zeros(),
+        Vec3::y(),
+        negative,
+    ) {
         Err(StepError::InvalidSettings { field, .. }) => assert_eq!(field, "drive.max_force"),
         other => panic!("{other:?}"),
     }
@@ -346,21 +375,45 @@ fn bad_joint_input_is_a_typed_error() {
         target: f64::NAN,
         max_force: 1.0,
     });
-    match Joint::actuator(&w, ground, arm, (Vec3::zeros(), Vec3::x()), nan_target) {
+    match Joint::actuator(
+        &w,
+        BodyId::from_index(ground),
+        BodyId::from_index(arm),
+        (Vec3::zeros(), Vec3::x()),
+        nan_target,
+    ) {
         Err(StepError::InvalidSettings { field, .. }) => assert_eq!(field, "drive.target"),
         other => panic!("{other:?}"),
     }
-    match Joint::actuator(&w, ground, arm, (Vec3::x(), Vec3::x()), None) {
+    match Joint::actuator(
+        &w,
+        BodyId::from_index(ground),
+        BodyId::from_index(arm),
+        (Vec3::x(), Vec3::x()),
+        None,
+    ) {
         Err(StepError::InvalidSettings { field, .. }) => assert_eq!(field, "anchor_b"),
         other => panic!("{other:?}"),
     }
-    let mut j = Joint::ball(&w, ground, arm, Vec3::zeros()).unwrap();
+    let mut j = Joint::ball(
+        &w,
+        BodyId::from_index(ground),
+        BodyId::from_index(arm),
+        Vec3::zeros(),
+    )
+    .unwrap();
     j.compliance = -1.0;
     match w.add_joint(j) {
         Err(StepError::InvalidSettings { field, .. }) => assert_eq!(field, "compliance"),
         other => panic!("{other:?}"),
     }
-    let j = Joint::ball(&w, ground, arm, Vec3::zeros()).unwrap();
+    let j = Joint::ball(
+        &w,
+        BodyId::from_index(ground),
+        BodyId::from_index(arm),
+        Vec3::zeros(),
+    )
+    .unwrap();
     let k = w.add_joint(j).unwrap();
     assert!(
         w.set_joint_drive(k, None).is_err(),
@@ -379,12 +432,21 @@ fn heavy_load_on_light_links_needs_the_direct_block() {
         let mut w = chain(10, link_mass, 1e-14, -Vec3::z());
         let last = w.len() - 1;
         let half = Vec3::new(0.5, 0.5, 0.5);
-        let mut desc =
-            BodyDesc::dynamic(Shape::cuboid(half).unwrap(), 0, Vec3::new(0.0, 0.0, -10.5))
-                .with_collision_group(1);
+        let mut desc = BodyDesc::dynamic(
+            Shape::cuboid(half).unwrap(),
+            MaterialId::from_index(0),
+            Vec3::new(0.0, 0.0, -10.5),
+        )
+        .with_collision_group(1);
         desc.mass = Some(MassProperties::solid_box(5000.0, half).unwrap());
         let load = w.add_body(desc).unwrap();
-        let mut j = Joint::ball(&w, last, load, Vec3::new(0.0, 0.0, -10.0)).unwrap();
+        let mut j = Joint::ball(
+            &w,
+            BodyId::from_index(last),
+            load,
+            Vec3::new(0.0, 0.0, -10.0),
+        )
+        .unwrap();
         j.compliance = 1e-14;
         w.add_joint(j).unwrap();
         let mut st = stepper(2.5e-3, 25, joints, true);
@@ -416,7 +478,15 @@ fn heavy_load_on_light_links_needs_the_direct_block() {
 fn joints_edited_after_adding_are_checked_before_a_step() {
     let (mut w, ground) = world();
     let b = link(&mut w, 10.0, Vec3::repeat(0.1), Vec3::new(0.0, 0.0, 1.0));
-    let j = Joint::prismatic(&w, ground, b, Vec3::new(0.0, 0.0, 1.0), Vec3::z(), None).unwrap();
+    let j = Joint::prismatic(
+        &w,
+        BodyId::from_index(ground),
+        BodyId::from_index(b),
+        Vec3::new(0.0, 0.0, 1.0),
+        Vec3::z(),
+        None,
+    )
+    .unwrap();
     w.add_joint(j).unwrap();
     let mut st = stepper(0.005, 20, JointRows::Iterative, false);
     st.step(&mut w).unwrap();

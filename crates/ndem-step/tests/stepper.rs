@@ -7,6 +7,8 @@ use ndem_solve::{
     ColdStart, HistoryWarmStart, IterationRecord, PgsSettings, ProjectedGaussSeidel, SolveError,
     SolveReport, SolveTask, Solver, SolverStatus, Stopping,
 };
+use ndem_step::BodyId;
+use ndem_step::MaterialId;
 use ndem_step::*;
 
 fn pgs(n: usize) -> Box<ProjectedGaussSeidel> {
@@ -24,7 +26,7 @@ fn pile(seed: u64) -> World {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
@@ -39,8 +41,12 @@ fn pile(seed: u64) -> World {
         } else {
             Vec3::new(0.0, x, 0.0)
         };
-        w.add_body(BodyDesc::fixed(Shape::half_space(n).unwrap(), 0, p))
-            .unwrap();
+        w.add_body(BodyDesc::fixed(
+            Shape::half_space(n).unwrap(),
+            MaterialId::from_index(0),
+            p,
+        ))
+        .unwrap();
     }
     let mut s = seed;
     let mut rnd = || {
@@ -58,7 +64,7 @@ fn pile(seed: u64) -> World {
         );
         w.add_body(BodyDesc::dynamic(
             Shape::sphere(0.005 + 0.0015 * rnd()).unwrap(),
-            0,
+            MaterialId::from_index(0),
             p,
         ))
         .unwrap();
@@ -177,13 +183,13 @@ fn kinematic_wall_pushes_and_static_floor_stays() {
     let floor = w
         .add_body(BodyDesc::fixed(
             Shape::half_space(Vec3::z()).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::zeros(),
         ))
         .unwrap();
     let mut wall = BodyDesc::fixed(
         Shape::cuboid(Vec3::new(0.01, 0.1, 0.1)).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::new(-0.02, 0.0, 0.1),
     );
     wall.motion = Motion::Kinematic;
@@ -192,7 +198,7 @@ fn kinematic_wall_pushes_and_static_floor_stays() {
     let ball = w
         .add_body(BodyDesc::dynamic(
             Shape::sphere(0.005).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, 0.005),
         ))
         .unwrap();
@@ -201,9 +207,9 @@ fn kinematic_wall_pushes_and_static_floor_stays() {
         st.step(&mut w).unwrap();
     }
     // the wall moved 0.1 m/s × 1 s and pushed the ball ahead of it
-    assert!((w.positions()[wall].x - 0.08).abs() < 1e-9);
-    assert!(w.positions()[ball].x > w.positions()[wall].x + 0.01 - 1e-3);
-    assert_eq!(w.positions()[floor], Vec3::zeros());
+    assert!((w.position(wall).x - 0.08).abs() < 1e-9);
+    assert!(w.position(ball).x > w.position(wall).x + 0.01 - 1e-3);
+    assert_eq!(w.position(floor), Vec3::zeros());
 }
 
 #[test]
@@ -216,13 +222,17 @@ fn conveyor_surface_velocity_carries_a_sphere() {
         Vec3::new(0.0, 0.0, -9.81),
     )
     .unwrap();
-    let mut belt = BodyDesc::fixed(Shape::half_space(Vec3::z()).unwrap(), 0, Vec3::zeros());
+    let mut belt = BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).unwrap(),
+        MaterialId::from_index(0),
+        Vec3::zeros(),
+    );
     belt.surface_velocity = Vec3::new(0.2, 0.0, 0.0);
     w.add_body(belt).unwrap();
     let ball = w
         .add_body(BodyDesc::dynamic(
             Shape::sphere(0.0065).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, 0.0065),
         ))
         .unwrap();
@@ -230,7 +240,7 @@ fn conveyor_surface_velocity_carries_a_sphere() {
     for _ in 0..400 {
         st.step(&mut w).unwrap();
     }
-    let v = w.velocities()[ball].linear.x;
+    let v = w.velocity(ball).linear.x;
     assert!((v - 0.2).abs() < 0.01, "ball speed {v} on a 0.2 m/s belt");
 }
 
@@ -240,13 +250,13 @@ fn lock_joint_holds_a_hanging_body() {
     let ground = w
         .add_body(BodyDesc::fixed(
             Shape::half_space(Vec3::z()).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, -10.0),
         ))
         .unwrap();
     let mut desc = BodyDesc::dynamic(
         Shape::cuboid(Vec3::new(0.1, 0.1, 0.1)).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::new(0.0, 0.0, 1.0),
     );
     desc.mass = Some(ndem_math::MassProperties::solid_box(2.0, Vec3::new(0.1, 0.1, 0.1)).unwrap());
@@ -258,9 +268,9 @@ fn lock_joint_holds_a_hanging_body() {
     for _ in 0..400 {
         st.step(&mut w).unwrap();
     }
-    let drift = (w.positions()[body] - Vec3::new(0.0, 0.0, 1.0)).norm();
+    let drift = (w.position(body) - Vec3::new(0.0, 0.0, 1.0)).norm();
     assert!(drift < 1e-6, "drift {drift}");
-    assert!(w.orientations()[body].angle() < 1e-6);
+    assert!(w.orientation(body).angle() < 1e-6);
     // the vertical row carries the weight
     let f = st.joint_forces();
     assert!((f[2] - 2.0 * 9.81).abs() < 1e-3 * 19.62, "{f:?}");
@@ -273,13 +283,13 @@ fn prismatic_motor_drives_at_target_speed_within_its_force_bound() {
         let ground = w
             .add_body(BodyDesc::fixed(
                 Shape::half_space(Vec3::z()).unwrap(),
-                0,
+                MaterialId::from_index(0),
                 Vec3::new(0.0, 0.0, -10.0),
             ))
             .unwrap();
         let mut desc = BodyDesc::dynamic(
             Shape::cuboid(Vec3::new(0.1, 0.1, 0.1)).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::zeros(),
         );
         desc.mass =
@@ -304,9 +314,9 @@ fn prismatic_motor_drives_at_target_speed_within_its_force_bound() {
             st.step(&mut w).unwrap();
         }
         (
-            w.velocities()[slider].linear.z,
+            w.velocity(slider).linear.z,
             st.joint_forces()[5],
-            w.positions()[slider],
+            w.position(slider),
         )
     };
     // strong motor: reaches the target speed, holds the weight
@@ -449,7 +459,7 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
     let mut w = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
@@ -461,7 +471,11 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
     ));
     // negative mass, bad material, unknown material
     let mut w = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
-    let mut d = BodyDesc::dynamic(Shape::sphere(0.01).unwrap(), 0, Vec3::zeros());
+    let mut d = BodyDesc::dynamic(
+        Shape::sphere(0.01).unwrap(),
+        MaterialId::from_index(0),
+        Vec3::zeros(),
+    );
     d.mass = Some(ndem_math::MassProperties {
         mass: -1.0,
         principal_inertia: Vec3::repeat(1.0),
@@ -476,7 +490,7 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
     assert!(matches!(
         w.add_body(BodyDesc::dynamic(
             Shape::sphere(0.01).unwrap(),
-            3,
+            MaterialId::from_index(3),
             Vec3::zeros()
         )),
         Err(StepError::UnknownMaterial { .. })
@@ -494,7 +508,7 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
     assert!(matches!(
         w.add_body(BodyDesc::dynamic(
             Shape::sphere(0.01).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(f64::INFINITY, 0.0, 0.0)
         )),
         Err(StepError::NonFiniteState {
@@ -502,7 +516,15 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
             ..
         })
     ));
-    assert!(Joint::lock(&w, 0, 0, Vec3::zeros()).is_err());
+    assert!(
+        Joint::lock(
+            &w,
+            BodyId::from_index(0),
+            BodyId::from_index(0),
+            Vec3::zeros()
+        )
+        .is_err()
+    );
     let _ = Quat::identity();
 }
 
@@ -631,13 +653,21 @@ fn diagonal_incline_speed(set: ndem_solve::FrictionSet) -> (f64, f64) {
     let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     world
         .add_body(
-            BodyDesc::fixed(Shape::half_space(Vec3::z()).unwrap(), 0, Vec3::zeros())
-                .with_orientation(tilt),
+            BodyDesc::fixed(
+                Shape::half_space(Vec3::z()).unwrap(),
+                MaterialId::from_index(0),
+                Vec3::zeros(),
+            )
+            .with_orientation(tilt),
         )
         .unwrap();
     let h = Vec3::new(0.1, 0.1, 0.05);
     let n = tilt * Vec3::z();
-    let mut desc = BodyDesc::dynamic(Shape::cuboid(h).unwrap(), 0, n * h.z);
+    let mut desc = BodyDesc::dynamic(
+        Shape::cuboid(h).unwrap(),
+        MaterialId::from_index(0),
+        n * h.z,
+    );
     desc.orientation = tilt;
     desc.mass = Some(ndem_math::MassProperties::solid_box(5.0, h).unwrap());
     let block = world.add_body(desc).unwrap();
@@ -651,10 +681,10 @@ fn diagonal_incline_speed(set: ndem_solve::FrictionSet) -> (f64, f64) {
     for k in 1..=200 {
         st.step(&mut world).unwrap();
         if k == 100 {
-            half = world.velocities()[block].linear.dot(&down);
+            half = world.velocity(block).linear.dot(&down);
         }
     }
-    (half, world.velocities()[block].linear.dot(&down))
+    (half, world.velocity(block).linear.dot(&down))
 }
 
 /// Why the disk is the default: on an incline steeper than the friction
@@ -694,14 +724,14 @@ fn impact_solver_is_pluggable() {
     world
         .add_body(BodyDesc::fixed(
             Shape::half_space(Vec3::z()).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::zeros(),
         ))
         .unwrap();
     let ball = world
         .add_body(BodyDesc::dynamic(
             Shape::sphere(0.0065).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, 0.2065),
         ))
         .unwrap();
@@ -721,11 +751,11 @@ fn impact_solver_is_pluggable() {
     assert_eq!(stepper.impact_solver_mut().name(), "apgd");
     let mut ratio = f64::NAN;
     for _ in 0..200 {
-        let before = world.velocities()[ball].linear.z;
+        let before = world.velocity(ball).linear.z;
         let stats = stepper.step(&mut world).unwrap();
         if stats.impacts > 0 {
             assert!(stats.impact_iterations > 0);
-            ratio = (world.velocities()[ball].linear.z + 9.81 * dt) / before.abs();
+            ratio = (world.velocity(ball).linear.z + 9.81 * dt) / before.abs();
             break;
         }
     }
@@ -743,14 +773,14 @@ fn a_body_far_away_does_not_overflow_the_grid() {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
     for x in [0.0, 0.02, -1e308] {
         w.add_body(BodyDesc::dynamic(
             Shape::sphere(0.005).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(x, 0.0, 0.005),
         ))
         .unwrap();
@@ -803,7 +833,7 @@ fn column_hit_from_above(n: usize, r: f64, gap: f64, speed: f64) -> World {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
@@ -811,7 +841,7 @@ fn column_hit_from_above(n: usize, r: f64, gap: f64, speed: f64) -> World {
         let z = r + 2.0 * r * k as f64;
         w.add_body(BodyDesc::dynamic(
             Shape::sphere(r).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, z),
         ))
         .unwrap();
@@ -819,7 +849,7 @@ fn column_hit_from_above(n: usize, r: f64, gap: f64, speed: f64) -> World {
     let top = w
         .add_body(BodyDesc::dynamic(
             Shape::sphere(r).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::new(0.0, 0.0, r + 2.0 * r * n as f64 + gap),
         ))
         .unwrap();
@@ -939,21 +969,21 @@ fn overlap_max_is_the_deepest_contact_relative_to_its_radius() {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     w.add_body(BodyDesc::fixed(
         Shape::half_space(Vec3::z()).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::zeros(),
     ))
     .unwrap();
     // 0.01 m into the floor: δ/R = 0.1
     w.add_body(BodyDesc::dynamic(
         Shape::sphere(0.1).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::new(0.0, 0.0, 0.09),
     ))
     .unwrap();
     // centres 0.13 m apart, radii 0.1 and 0.05: δ = 0.02 m, δ/R = 0.4
     w.add_body(BodyDesc::dynamic(
         Shape::sphere(0.05).unwrap(),
-        0,
+        MaterialId::from_index(0),
         Vec3::new(0.0, 0.0, 0.22),
     ))
     .unwrap();
@@ -983,7 +1013,7 @@ fn overlap_max_is_the_deepest_contact_relative_to_its_radius() {
     empty
         .add_body(BodyDesc::dynamic(
             Shape::sphere(0.1).unwrap(),
-            0,
+            MaterialId::from_index(0),
             Vec3::zeros(),
         ))
         .unwrap();
@@ -1029,22 +1059,30 @@ fn setters_refuse_a_body_that_does_not_exist() {
         count: n,
     };
     assert_eq!(
-        w.set_position(n, Vec3::zeros()).unwrap_err(),
+        w.set_position(BodyId::from_index(n), Vec3::zeros())
+            .unwrap_err(),
         unknown("position")
     );
     assert_eq!(
-        w.set_velocity(n, Velocity6::ZERO).unwrap_err(),
+        w.set_velocity(BodyId::from_index(n), Velocity6::ZERO)
+            .unwrap_err(),
         unknown("velocity")
     );
     let f = Vec3::new(0.0, 0.0, 1.0);
-    assert_eq!(w.set_force(n, f, f).unwrap_err(), unknown("force"));
-    assert_eq!(w.user_force(n - 1), (Vec3::zeros(), Vec3::zeros()));
+    assert_eq!(
+        w.set_force(BodyId::from_index(n), f, f).unwrap_err(),
+        unknown("force")
+    );
+    assert_eq!(
+        w.user_force(BodyId::from_index(n - 1)),
+        (Vec3::zeros(), Vec3::zeros())
+    );
     assert_eq!(
         format!("{:?}", w.positions()),
         format!("{:?}", before.positions())
     );
-    assert!(std::panic::catch_unwind(|| w.user_force(n)).is_err());
-    assert!(std::panic::catch_unwind(|| w.surface_velocity(n)).is_err());
+    assert!(std::panic::catch_unwind(|| w.user_force(BodyId::from_index(n))).is_err());
+    assert!(std::panic::catch_unwind(|| w.surface_velocity(BodyId::from_index(n))).is_err());
 }
 
 /// Co-moving the members of one host gives them the bits that co-moving
@@ -1056,10 +1094,9 @@ fn co_moving_some_members_is_co_moving_them_all() {
     let sphere = || Shape::sphere(0.01).unwrap();
     let mut body = |p: Vec3| {
         w.add_body(
-            BodyDesc::dynamic(sphere(), 0, p).with_velocity(Velocity6::new(
-                Vec3::new(p.y, -p.x, 0.3),
-                Vec3::new(0.1, p.z, -0.2),
-            )),
+            BodyDesc::dynamic(sphere(), MaterialId::from_index(0), p).with_velocity(
+                Velocity6::new(Vec3::new(p.y, -p.x, 0.3), Vec3::new(0.1, p.z, -0.2)),
+            ),
         )
         .unwrap()
     };
@@ -1067,7 +1104,7 @@ fn co_moving_some_members_is_co_moving_them_all() {
         body(Vec3::new(0.0, 0.0, 0.1)),
         body(Vec3::new(0.2, 0.1, 0.1)),
     ];
-    let members: Vec<usize> = (0..6)
+    let members: Vec<BodyId> = (0..6)
         .map(|k| body(Vec3::new(0.01 * k as f64, 0.02, 0.1 + 0.003 * k as f64)))
         .collect();
     let free = body(Vec3::new(-0.3, 0.0, 0.0));
@@ -1077,15 +1114,15 @@ fn co_moving_some_members_is_co_moving_them_all() {
     // move and turn both hosts, so that every member is off its host
     let (positions, orientations, velocities) = w.state_mut();
     for (k, &h) in hosts.iter().enumerate() {
-        positions[h] += Vec3::new(0.01, -0.02 * k as f64, 0.005);
-        orientations[h] = Quat::from_axis_angle(&Vec3::z_axis(), 0.3 + k as f64);
-        velocities[h].angular = Vec3::new(1.0, 2.0 * k as f64, -0.5);
+        positions[h.index()] += Vec3::new(0.01, -0.02 * k as f64, 0.005);
+        orientations[h.index()] = Quat::from_axis_angle(&Vec3::z_axis(), 0.3 + k as f64);
+        velocities[h.index()].angular = Vec3::new(1.0, 2.0 * k as f64, -0.5);
     }
     let mut all = w.clone();
     all.co_move();
-    let of_first: Vec<usize> = members.iter().copied().step_by(2).collect();
+    let of_first: Vec<usize> = members.iter().map(|m| m.index()).step_by(2).collect();
     let mut some = w.clone();
-    some.co_move_bodies(&[&of_first[..], &[free, 999]].concat());
+    some.co_move_bodies(&[&of_first[..], &[free.index(), 999]].concat());
     for i in 0..w.len() {
         let moved = of_first.contains(&i);
         let expected = if moved { &all } else { &w };
@@ -1098,7 +1135,7 @@ fn co_moving_some_members_is_co_moving_them_all() {
         assert_eq!(some.velocities()[i], expected.velocities()[i], "body {i}");
     }
     // the other host's members were off their host, so the test sees it
-    assert_ne!(all.positions()[members[1]], w.positions()[members[1]]);
+    assert_ne!(all.position(members[1]), w.position(members[1]));
 }
 
 /// Detaching frees a member (a new kinds stamp); a body that is no member,
@@ -1108,24 +1145,32 @@ fn detach_frees_a_member_and_refuses_the_rest() {
     let mut w = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
     let sphere = || Shape::sphere(0.01).unwrap();
     let host = w
-        .add_body(BodyDesc::dynamic(sphere(), 0, Vec3::zeros()))
+        .add_body(BodyDesc::dynamic(
+            sphere(),
+            MaterialId::from_index(0),
+            Vec3::zeros(),
+        ))
         .unwrap();
     let member = w
-        .add_body(BodyDesc::dynamic(sphere(), 0, Vec3::new(0.02, 0.0, 0.0)))
+        .add_body(BodyDesc::dynamic(
+            sphere(),
+            MaterialId::from_index(0),
+            Vec3::new(0.02, 0.0, 0.0),
+        ))
         .unwrap();
     w.attach(member, host).unwrap();
-    for refused in [host, 7, usize::MAX] {
+    for refused in [host, BodyId::from_index(7), BodyId::from_index(usize::MAX)] {
         let stamp = w.kinds_stamp();
         let e = w.detach(refused).unwrap_err();
         assert!(
-            matches!(e, StepError::InvalidMembership { member, .. } if member == refused),
+            matches!(e, StepError::InvalidMembership { member, .. } if member == refused.index()),
             "{e}"
         );
         assert_eq!(w.kinds_stamp(), stamp, "body {refused}");
     }
     let stamp = w.kinds_stamp();
     w.detach(member).unwrap();
-    assert!(!w.is_member(member));
+    assert!(!w.is_member(member.index()));
     assert_ne!(w.kinds_stamp(), stamp);
     assert!(w.detach(member).is_err());
 }

@@ -48,7 +48,10 @@ pub mod prelude {
         ProjectedGaussSeidel, SemismoothNewton, SolveReport, SolveTask, Solver, SolverStatus,
         Stopping, WarmStart,
     };
-    pub use ndem_step::{BodyDesc, Motion, StepSettings, StepStats, Stepper, World};
+    pub use ndem_step::{
+        BodyDesc, BodyId, BodyRange, JointId, MaterialId, Motion, StepSettings, StepStats, Stepper,
+        World,
+    };
 
     pub use crate::Error;
 }

@@ -1,6 +1,7 @@
 //! A step of the [`SmoothStepper`]: the pair table, the Verlet candidates, the forces and the integration.
 
 use super::*;
+use ndem_step::BodyId;
 
 impl SmoothStepper {
     pub(super) fn zeta_for(&mut self, e: f64) -> f64 {
@@ -303,7 +304,7 @@ impl SmoothStepper {
         let mut non_finite = false;
         for i in 0..nb {
             if let Some(mp) = &world.mass_properties()[i] {
-                let (uf, ut) = world.user_force(i);
+                let (uf, ut) = world.user_force(BodyId::from_index(i));
                 let torque = self.torque[i] + ut;
                 let mut v = world.velocities()[i];
                 if mp.is_isotropic() {

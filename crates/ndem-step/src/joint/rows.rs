@@ -7,7 +7,8 @@ use crate::World;
 impl Joint {
     /// Body indices that exist and differ (checked before they index the
     /// world).
-    fn check_bodies(world: &World, a: usize, b: usize) -> Result<(), StepError> {
+    fn check_bodies(world: &World, a: BodyId, b: BodyId) -> Result<(), StepError> {
+        let (a, b) = (a.index(), b.index());
         if a >= world.len() || b >= world.len() || a == b {
             return Err(StepError::InvalidJoint {
                 joint: world.joints.len(),
@@ -23,19 +24,19 @@ impl Joint {
     /// [`Joint::validate`].
     fn between(
         world: &World,
-        a: usize,
-        b: usize,
+        a: BodyId,
+        b: BodyId,
         (anchor_a, anchor_b): (Vec3, Vec3),
         kind: JointKind,
     ) -> Result<Self, StepError> {
         Self::check_bodies(world, a, b)?;
-        let (qa, qb) = (world.orientations()[a], world.orientations()[b]);
+        let (qa, qb) = (world.orientation(a), world.orientation(b));
         let joint = Self {
             body_a: a,
             body_b: b,
             kind,
-            anchor_a: qa.inverse() * (anchor_a - world.positions()[a]),
-            anchor_b: qb.inverse() * (anchor_b - world.positions()[b]),
+            anchor_a: qa.inverse() * (anchor_a - world.position(a)),
+            anchor_b: qb.inverse() * (anchor_b - world.position(b)),
             relative_orientation: qa.inverse() * qb,
             compliance: 1e-10,
         };
@@ -47,28 +48,28 @@ impl Joint {
     /// receives the axis in a's frame.
     fn about_axis(
         world: &World,
-        (a, b): (usize, usize),
+        (a, b): (BodyId, BodyId),
         anchor: Vec3,
         axis: Vec3,
         kind: impl FnOnce(Vec3) -> JointKind,
     ) -> Result<Self, StepError> {
         let axis = unit_axis(axis)?;
         Self::check_bodies(world, a, b)?;
-        let local_axis = world.orientations()[a].inverse() * axis;
+        let local_axis = world.orientation(a).inverse() * axis;
         Self::between(world, a, b, (anchor, anchor), kind(local_axis))
     }
 
     /// A lock joint holding a and b in their current relative pose, anchored
     /// at the world point `anchor`.
-    pub fn lock(world: &World, a: usize, b: usize, anchor: Vec3) -> Result<Self, StepError> {
+    pub fn lock(world: &World, a: BodyId, b: BodyId, anchor: Vec3) -> Result<Self, StepError> {
         Self::between(world, a, b, (anchor, anchor), JointKind::Lock)
     }
 
     /// A prismatic joint along the world direction `axis` (as it is now).
     pub fn prismatic(
         world: &World,
-        a: usize,
-        b: usize,
+        a: BodyId,
+        b: BodyId,
         anchor: Vec3,
         axis: Vec3,
         motor: Option<Motor>,
@@ -83,8 +84,8 @@ impl Joint {
     /// now), optionally driven.
     pub fn hinge(
         world: &World,
-        a: usize,
-        b: usize,
+        a: BodyId,
+        b: BodyId,
         anchor: Vec3,
         axis: Vec3,
         drive: Option<Drive>,
@@ -96,7 +97,7 @@ impl Joint {
     }
 
     /// A ball joint at the world point `anchor`.
-    pub fn ball(world: &World, a: usize, b: usize, anchor: Vec3) -> Result<Self, StepError> {
+    pub fn ball(world: &World, a: BodyId, b: BodyId, anchor: Vec3) -> Result<Self, StepError> {
         Self::between(world, a, b, (anchor, anchor), JointKind::Ball)
     }
 
@@ -104,8 +105,8 @@ impl Joint {
     /// `anchor_b` on b (at least 1 mm apart), optionally driven.
     pub fn actuator(
         world: &World,
-        a: usize,
-        b: usize,
+        a: BodyId,
+        b: BodyId,
         (anchor_a, anchor_b): (Vec3, Vec3),
         drive: Option<Drive>,
     ) -> Result<Self, StepError> {
@@ -129,7 +130,7 @@ impl Joint {
     /// scene files do): distinct bodies, finite anchors, finite positive
     /// compliance, unit axes, valid drives.
     pub fn validate(&self, joint: usize, body_count: usize) -> Result<(), StepError> {
-        let (a, b) = (self.body_a, self.body_b);
+        let (a, b) = (self.body_a.index(), self.body_b.index());
         if a >= body_count || b >= body_count || a == b {
             return Err(StepError::InvalidJoint {
                 joint,
@@ -247,8 +248,8 @@ impl Joint {
     ) {
         let pose = JointPose::new(self, world);
         let rows = RowBuilder {
-            bodies: [self.body_a, self.body_b],
-            velocity: [velocity[self.body_a], velocity[self.body_b]],
+            bodies: [self.body_a.index(), self.body_b.index()],
+            velocity: [velocity[self.body_a.index()], velocity[self.body_b.index()]],
             key_base: (joint as u32) << 4,
             dt,
             compliance: self.compliance,
@@ -325,7 +326,7 @@ struct JointPose {
 impl JointPose {
     fn new(joint: &Joint, world: &World) -> Self {
         let (a, b) = (joint.body_a, joint.body_b);
-        let (qa, qb) = (world.orientations()[a], world.orientations()[b]);
+        let (qa, qb) = (world.orientation(a), world.orientation(b));
         let arm_a = qa * joint.anchor_a;
         let arm_b = qb * joint.anchor_b;
         Self {
@@ -333,7 +334,7 @@ impl JointPose {
             qb,
             arm_a,
             arm_b,
-            separation: world.positions()[a] + arm_a - world.positions()[b] - arm_b,
+            separation: world.position(a) + arm_a - world.position(b) - arm_b,
             target_b: qa * joint.relative_orientation,
         }
     }

@@ -1,5 +1,7 @@
 use super::*;
 use crate::BodyDesc;
+use crate::BodyId;
+use crate::MaterialId;
 use ndem_collide::{CollisionSettings, CollisionWorld, Shape};
 
 /// The verification column of `n` resting spheres on a floor
@@ -14,7 +16,11 @@ fn column(n: usize, gap: f64, speed: f64) -> (World, ContactSet, StepSettings) {
     let r = 0.0065;
     let top = Vec3::new(0.0, 0.0, r + 2.0 * r * n as f64 + gap);
     let body = w
-        .add_body(BodyDesc::dynamic(Shape::sphere(r).unwrap(), 0, top))
+        .add_body(BodyDesc::dynamic(
+            Shape::sphere(r).unwrap(),
+            MaterialId::from_index(0),
+            top,
+        ))
         .unwrap();
     let v = Velocity6::new(Vec3::new(0.0, 0.0, -speed), Vec3::zeros());
     w.set_velocity(body, v).unwrap();
@@ -70,7 +76,8 @@ fn contact_data_in_parts_is_one_pass() {
     // the last spheres of the column in one host: their contacts leave
     let bodies = w.len();
     for m in [bodies - 3, bodies - 2] {
-        w.attach(m, bodies - 4).unwrap();
+        w.attach(BodyId::from_index(m), BodyId::from_index(bodies - 4))
+            .unwrap();
     }
     let reduced = compare(&w, &contacts);
     assert_eq!(reduced.1.len(), n - 2);
@@ -122,7 +129,12 @@ fn the_material_table_gives_the_worlds_contact_parameters() {
         effective_modulus: Some(3e8),
         ..Default::default()
     };
-    w.set_pair(2, 0, override_).unwrap();
+    w.set_pair(
+        MaterialId::from_index(2),
+        MaterialId::from_index(0),
+        override_,
+    )
+    .unwrap();
     let radii = [0.0065, 0.002, 1.0, f64::INFINITY, 0.0, -1.0, f64::NAN];
     let laws = [
         ndem_math::ContactLaw::Hertz,
