@@ -6,6 +6,7 @@
 //! in a result or a typed error; a panic is a finding, saved with its input.
 
 use ndem::checkpoint::Checkpoint;
+use ndem::math::rng::Rng;
 use ndem::scenes::{Scene, SceneFile, builders};
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -21,23 +22,6 @@ pub struct FuzzReport {
     pub distinct_errors: BTreeSet<String>,
     /// Panics: `(case, input kind, message, input)`.
     pub panics: Vec<(usize, &'static str, String, String)>,
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): the mutations are reproducible
-/// from the case number.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 /// Values that break assumptions when put in place of a number.
@@ -174,7 +158,7 @@ pub fn case_input(
     seed: u64,
     k: usize,
 ) -> (&'static str, String) {
-    let mut rng = Rng(seed.wrapping_add(k as u64));
+    let mut rng = Rng::new(seed.wrapping_add(k as u64));
     let (kind, base) = &corpus[rng.below(corpus.len())];
     let mut input = mutate(base, &mut rng);
     for _ in 0..rng.below(3) {

@@ -19,6 +19,7 @@ pub mod inertia;
 pub mod jacobian;
 pub mod locality;
 pub mod material;
+pub mod rng;
 pub mod sparse;
 pub mod spatial;
 

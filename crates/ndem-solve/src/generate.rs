@@ -14,9 +14,9 @@ pub use manufactured::{ManufacturedSpec, manufactured_local_problem};
 
 use crate::error::SolveError;
 use crate::problem::{Contact, ContactProblem, ContactRows, FrictionSet, RowBounds};
-use crate::solver::SplitMix64;
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 use ndem_math::jacobian::normal_row;
+use ndem_math::rng::Rng;
 use ndem_math::{
     ContactFrame, ContactJacobian, ContactKey, ContactLaw, ContactParameters, InverseMass,
     MassProperties, Material, MathError, PairProperties, RowKind, SpookSettings, Vec3, Velocity6,
@@ -145,7 +145,7 @@ impl Default for PackingSpec {
 /// orientation and a random free velocity (components in `[−1, 1)`): its
 /// world inverse mass and velocity, drawn in that order.
 fn random_box_body(
-    rng: &mut SplitMix64,
+    rng: &mut Rng,
     m: f64,
     floor: f64,
 ) -> Result<(InverseMass, Velocity6), MathError> {
@@ -186,7 +186,7 @@ impl PackingSpec {
 pub fn sphere_packing(spec: &PackingSpec) -> Result<ContactProblem, GenerateError> {
     let [nx, ny, nz] = spec.cells;
     spec.validate()?;
-    let mut rng = SplitMix64(spec.seed);
+    let mut rng = Rng::new(spec.seed);
     let r0 = spec.radius;
     let spacing = 2.0 * r0 * (1.0 - spec.compression);
     let n = nx * ny * nz;
@@ -321,7 +321,7 @@ impl SparseSpec {
 /// [`SparseSpec::validate`] is refused.
 pub fn random_sparse_problem(spec: &SparseSpec) -> Result<ContactProblem, GenerateError> {
     spec.validate()?;
-    let mut rng = SplitMix64(spec.seed);
+    let mut rng = Rng::new(spec.seed);
     let nb = spec.bodies.max(2);
     let mut inv = vec![InverseMass::INFINITE_MASS];
     let mut vstar = vec![Velocity6::ZERO];
@@ -337,8 +337,8 @@ pub fn random_sparse_problem(spec: &SparseSpec) -> Result<ContactProblem, Genera
     let mut bounds = Vec::new();
     let mut kinds = Vec::new();
     for i in 0..spec.rows {
-        let a = 1 + (rng.next() as usize) % (nb - 1);
-        let mut b = (rng.next() as usize) % nb;
+        let a = 1 + (rng.next_u64() as usize) % (nb - 1);
+        let mut b = (rng.next_u64() as usize) % nb;
         if b == a {
             b = 0;
         }
@@ -457,7 +457,7 @@ impl SkewedSpec {
 /// diagonal order. A spec that fails [`SkewedSpec::validate`] is refused.
 pub fn skewed_contacts(spec: &SkewedSpec) -> Result<ContactProblem, GenerateError> {
     spec.validate()?;
-    let mut rng = SplitMix64(spec.seed);
+    let mut rng = Rng::new(spec.seed);
     let mut u = || rng.uniform();
     let nb = spec.bodies.max(1) + 1;
     let mut inv = vec![InverseMass::INFINITE_MASS];
@@ -597,7 +597,7 @@ impl TreeSpec {
 /// [`ContactProblem::push_row`] checks them.
 pub fn joint_tree(spec: &TreeSpec) -> Result<ContactProblem, GenerateError> {
     spec.validate()?;
-    let mut rng = SplitMix64(spec.seed);
+    let mut rng = Rng::new(spec.seed);
     let nb = spec.bodies.max(1) + 1;
     let mut inv = vec![InverseMass::INFINITE_MASS];
     let mut vstar = vec![Velocity6::ZERO];
@@ -614,9 +614,9 @@ pub fn joint_tree(spec: &TreeSpec) -> Result<ContactProblem, GenerateError> {
         FrictionSet::Box,
         2.5e-3,
     )?;
-    let random_vec = |rng: &mut SplitMix64| Vec3::from_fn(|_, _| 2.0 * rng.uniform() - 1.0);
+    let random_vec = |rng: &mut Rng| Vec3::from_fn(|_, _| 2.0 * rng.uniform() - 1.0);
     for child in 1..nb {
-        let parent = (rng.next() as usize) % child;
+        let parent = (rng.next_u64() as usize) % child;
         for _ in 0..spec.rows_per_joint.clamp(1, 6) {
             let linear = random_vec(&mut rng);
             let arm_a = random_vec(&mut rng);
@@ -688,7 +688,7 @@ impl GlobalSpec {
 pub fn random_global_problem(spec: &GlobalSpec) -> Result<crate::GlobalProblem, GenerateError> {
     use nalgebra::DMatrix;
     spec.validate()?;
-    let mut rng = SplitMix64(spec.seed);
+    let mut rng = Rng::new(spec.seed);
     let mut u = || 2.0 * rng.uniform() - 1.0;
     let (b, nb) = (spec.block.max(1), spec.bodies.max(1));
     let nd = b * nb;

@@ -1,6 +1,7 @@
 //! The `Solver` trait, its report, stopping rules and iteration observers.
 
 use crate::{ContactProblem, ResidualStats, SolveError};
+use ndem_math::rng::Rng;
 use ndem_math::{RowKind, Velocity6};
 use std::time::Duration;
 
@@ -619,33 +620,13 @@ impl ContactOrder {
             ContactOrder::Given | ContactOrder::Coloured => {}
             ContactOrder::Reversed => order.reverse(),
             ContactOrder::Shuffled { seed } => {
-                let mut rng = SplitMix64(seed);
+                let mut rng = Rng::new(seed);
                 for i in (1..n).rev() {
-                    let j = (rng.next() % (i as u64 + 1)) as usize;
+                    let j = (rng.next_u64() % (i as u64 + 1)) as usize;
                     order.swap(i, j);
                 }
             }
         }
-    }
-}
-
-/// SplitMix64, a small deterministic generator (Steele, Lea, Flood 2014).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform draw in `[0, 1)` (53 random bits).
-    #[cfg(feature = "generators")]
-    pub(crate) fn uniform(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

@@ -1,10 +1,10 @@
 //! Local problems with a known solution, rank-deficient or non-symmetric
 //! `W` ([`manufactured_local_problem`]).
 
-use crate::solver::SplitMix64;
 use crate::{LocalProblem, SolveError};
 use nalgebra::DMatrix;
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
+use ndem_math::rng::Rng;
 
 /// What [`manufactured_local_problem`] builds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,7 +62,7 @@ pub fn manufactured_local_problem(
             });
         }
     }
-    let mut rng = SplitMix64(spec.seed);
+    let mut rng = Rng::new(spec.seed);
     let (n, dof) = (spec.contacts, 6 * spec.bodies);
     let mut h = DMatrix::<f64>::zeros(dof, 3 * n);
     for c in 0..n {

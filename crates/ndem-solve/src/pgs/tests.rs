@@ -1,7 +1,7 @@
 use super::*;
 use crate::problem::ContactRows;
-use crate::solver::SplitMix64;
 use crate::testing::arb_packing;
+use ndem_math::rng::Rng;
 use proptest::prelude::*;
 
 /// One pass over contact `c` from `(λ, v_a, v_b)`: the decoupled pass
@@ -52,11 +52,11 @@ fn pass(
 }
 
 /// Uniform in `[-1, 1)`.
-fn uniform(rng: &mut SplitMix64) -> f64 {
-    2.0 * (rng.next() >> 11) as f64 / (1u64 << 53) as f64 - 1.0
+fn uniform(rng: &mut Rng) -> f64 {
+    2.0 * (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 1.0
 }
 
-fn velocity(rng: &mut SplitMix64, scale: f64) -> Velocity6 {
+fn velocity(rng: &mut Rng, scale: f64) -> Velocity6 {
     let mut x = || scale * uniform(rng);
     Velocity6 {
         linear: Vec3::new(x(), x(), x()),
@@ -398,7 +398,7 @@ proptest! {
         ],
         seed in any::<u64>(),
     ) {
-        let mut rng = SplitMix64(seed);
+        let mut rng = Rng::new(seed);
         let mut worst = 0.0f64;
         let inv = problem.inverse_mass();
         for (ci, c) in problem.records().iter().enumerate() {
@@ -465,7 +465,7 @@ proptest! {
     ) {
         let problem =
             packing_for_pairs([cells.0, cells.1, cells.2], (rows, FrictionSet::Disk), seed, mixed);
-        let mut rng = SplitMix64(seed ^ 0x5eed);
+        let mut rng = Rng::new(seed ^ 0x5eed);
         let mut lambda: Vec<f64> = (0..problem.len()).map(|_| 1e-4 * uniform(&mut rng)).collect();
         problem.project_unchecked(&mut lambda);
         let mut velocity = problem.free_velocity().to_vec();

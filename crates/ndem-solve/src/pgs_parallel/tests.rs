@@ -154,11 +154,11 @@ fn arb_graph() -> impl Strategy<Value = (usize, Vec<bool>, Vec<[u32; 2]>)> {
             (Just(bodies), fixed, Just((reach, contacts, seed)))
         })
         .prop_map(|(bodies, fixed, (reach, contacts, seed))| {
-            let mut rng = crate::solver::SplitMix64(seed);
+            let mut rng = ndem_math::rng::Rng::new(seed);
             let mut pairs: Vec<[u32; 2]> = (0..contacts)
                 .filter_map(|_| {
-                    let a = (rng.next() % bodies as u64) as u32;
-                    let d = 1 + (rng.next() % u64::from(reach)) as u32;
+                    let a = (rng.next_u64() % bodies as u64) as u32;
+                    let d = 1 + (rng.next_u64() % u64::from(reach)) as u32;
                     let b = (a + d) % bodies as u32;
                     (a != b).then_some([a.max(b), a.min(b)])
                 })

@@ -72,9 +72,9 @@ fn a_sweep_record_is_160_bytes() {
 /// `λ` with every sign and scale: the sums are what is compared, not a
 /// solution.
 fn multipliers(n: usize, seed: u64) -> Vec<f64> {
-    let mut rng = crate::solver::SplitMix64(seed);
+    let mut rng = ndem_math::rng::Rng::new(seed);
     (0..n)
-        .map(|_| (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0)
+        .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0)
         .collect()
 }
 
