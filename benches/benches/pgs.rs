@@ -3,11 +3,11 @@
 //! so criterion's "elem/s" inverts to ns per contact-iteration.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use ndem_solve::generate::{PackingSpec, sphere_packing};
 use ndem_solve::{
     Apgd, ApgdSettings, ContactOrder, FrictionSet, JacobiSettings, PgsSettings, PgsVariant,
     ProjectedGaussSeidel, ProjectedJacobi, Solver, Stopping,
 };
+use ndem_testkit::generate::{PackingSpec, sphere_packing};
 use std::hint::black_box;
 
 fn bench_pgs(c: &mut Criterion) {

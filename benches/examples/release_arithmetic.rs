@@ -25,7 +25,7 @@
 
 use ndem_math::{InverseMass, Velocity6};
 use ndem_solve::Contact;
-use ndem_solve::generate::{PackingSpec, sphere_packing};
+use ndem_testkit::generate::{PackingSpec, sphere_packing};
 
 /// `ω_x` of body 1 that an IEEE evaluation of the operations gives.
 const IEEE: f64 = -2236361.0581080536;

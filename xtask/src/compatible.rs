@@ -10,9 +10,9 @@ use ndem_scenes::builders::{self, CannonballSpec, Scene};
 use ndem_scenes::compatible::{StaticSolveSettings, static_solve};
 use ndem_scenes::measure;
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper};
-use ndem_solve::generate::beam_problem;
 use ndem_solve::*;
 use ndem_step::Stepper;
+use ndem_testkit::generate::beam_problem;
 use rayon::prelude::*;
 use serde_json::json;
 

@@ -11,11 +11,11 @@
 use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
-use ndem_solve::generate::{ManufacturedSpec, manufactured_local_problem};
 use ndem_solve::{
     LocalApgd, LocalGaussSeidel, LocalIteration, LocalPortfolio, LocalProblem, LocalSolver,
     ProximalPoint, SemismoothNewton, Stopping,
 };
+use ndem_testkit::generate::{ManufacturedSpec, manufactured_local_problem};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -259,7 +259,7 @@ pub fn run_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
         "# cargo xtask fclib{}\n\nEach problem solved from a cold start by every solver (sweep cap {cap}; Newton 100 \
          iterations; proximal point 200 outer iterations of up to 30 Newton ones; APGD 50 outer fixed-point iterations of \
          up to 20 000 inner ones; the portfolio to 1e-10, naming the stage that answered). `generated-*` problems have a \
-         known solution (`ndem_solve::generate::manufactured_local_problem`, 8 bodies, 40 contacts: W of rank at most 48 \
+         known solution (`ndem_testkit::generate::manufactured_local_problem`, 8 bodies, 40 contacts: W of rank at most 48 \
          of 120) and are written beside this report as FCLIB files. Merit: FCLIB's Coulomb natural-map error with De Saxcé's modified velocity, \
          E = ‖r − P_K(r − û)‖/(1 + ‖q‖).\n\n{table}\n\
          Siconos 4.4's NSGS (exact local solves) from `crates/ndem-fclib/tests/data/README.md`. Plots: `merit_vs_time.svg`, \

@@ -10,9 +10,9 @@ use crate::plot::{Axes, Series, line_plot};
 use crate::report::{self, Progress, SuiteResult};
 use ndem_scenes::SolverChoice;
 use ndem_scenes::builders;
-use ndem_solve::generate::{PackingSpec, sphere_packing};
 use ndem_solve::*;
 use ndem_step::{StepSettings, Stepper};
+use ndem_testkit::generate::{PackingSpec, sphere_packing};
 use serde_json::json;
 
 /// A problem and the history of the step before it.

@@ -14,6 +14,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("ndem-solve", 1),
     ("ndem-step", 2),
     ("ndem-fclib", 2),
+    ("ndem-testkit", 2),
     ("ndem-reduce", 3),
     ("ndem-smooth", 3),
     ("ndem-scenes", 4),
@@ -379,10 +380,10 @@ fn libraries_do_not_pull_tools_into_users_builds() {
     assert!(user_build("ndem-cli").iter().any(|p| p == "clap"));
 }
 
-/// Scene knowledge stays out of the solver crate's public API: outside its
-/// `generators` feature (`generate.rs`, `testing.rs`), no public item of
-/// `ndem-solve` names radii, gravity, materials, spheres, shapes or
-/// positions, and those modules are compiled only with that feature.
+/// Scene knowledge stays out of the solver crate's public API: no public
+/// item of `ndem-solve` names radii, gravity, materials, spheres, shapes
+/// or positions; the generators of scene-like problems live in
+/// `ndem-testkit`, compiled into `ndem-solve` only for its unit tests.
 #[test]
 fn solver_public_items_carry_no_scene_knowledge() {
     let src = root().join("crates/ndem-solve/src");
@@ -393,9 +394,6 @@ fn solver_public_items_carry_no_scene_knowledge() {
     assert!(!files.is_empty(), "no sources in {}", src.display());
     for p in files {
         let file = p.file_name().unwrap().to_string_lossy().into_owned();
-        if file == "generate.rs" || file == "testing.rs" {
-            continue;
-        }
         let text = std::fs::read_to_string(&p).unwrap();
         for (i, line) in text.lines().enumerate() {
             let t = line.trim_start().to_lowercase();
@@ -411,7 +409,26 @@ fn solver_public_items_carry_no_scene_knowledge() {
         }
     }
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
-    assert!(lib.contains("#[cfg(feature = \"generators\")]\npub mod generate;"));
+    assert!(lib.contains("#[cfg(test)]\n#[allow(dead_code, unused_imports)]\n#[path = \"../../ndem-testkit/src/generate/mod.rs\"]\nmod generate;"));
+}
+
+/// The test kit is for tests, benches and experiments: `xtask` is the only
+/// crate with it among its normal dependencies (the benches and the
+/// solver's and FCLIB crate's tests have it as a dev-dependency).
+#[test]
+fn only_tests_benches_and_xtask_depend_on_the_testkit() {
+    let mut users = Vec::new();
+    for (name, dir) in crates() {
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        if ndem_dependencies(&manifest)
+            .iter()
+            .any(|d| d == "ndem-testkit")
+        {
+            users.push(name);
+        }
+    }
+    users.sort();
+    assert_eq!(users, ["xtask"]);
 }
 
 /// Doc comments cite the docs by section (`docs/theory.md`, "SPOOK"): every

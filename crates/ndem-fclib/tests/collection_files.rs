@@ -44,8 +44,8 @@ fn collection_files_read_and_round_trip_bit_for_bit() {
 /// on its local reduction gives the same reactions.
 #[test]
 fn global_problem_round_trips_and_solves_both_ways() {
-    use ndem_solve::generate::{GlobalSpec, random_global_problem};
     use ndem_solve::{GlobalGaussSeidel, LocalSolver};
+    use ndem_testkit::generate::{GlobalSpec, random_global_problem};
     let g = random_global_problem(&GlobalSpec {
         block: 6,
         bodies: 8,

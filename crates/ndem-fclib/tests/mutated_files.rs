@@ -6,7 +6,7 @@
 //! damaged but well-formed file reaches the problem's own checks.
 
 use ndem_fclib::{FclibError, Problem, read, write_global, write_local};
-use ndem_solve::generate::{GlobalSpec, random_global_problem};
+use ndem_testkit::generate::{GlobalSpec, random_global_problem};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Xorshift64: the cases are reproducible from the case number.

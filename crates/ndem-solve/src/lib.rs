@@ -39,8 +39,6 @@ mod cone;
 pub mod coulomb_apgd;
 mod direct;
 pub mod error;
-#[cfg(feature = "generators")]
-pub mod generate;
 pub mod history;
 pub mod jacobi;
 mod local;
@@ -63,8 +61,19 @@ pub mod reference;
 pub mod solver;
 pub mod warm_start;
 
-#[cfg(feature = "proptest-support")]
-pub mod testing;
+// The test kit's generators and strategies, compiled into this crate's
+// unit tests so that they build problems of its own types
+// (`ndem-testkit`'s documentation).
+#[cfg(test)]
+extern crate self as ndem_solve;
+#[cfg(test)]
+#[allow(dead_code, unused_imports)]
+#[path = "../../ndem-testkit/src/generate/mod.rs"]
+mod generate;
+#[cfg(test)]
+#[allow(dead_code)]
+#[path = "../../ndem-testkit/src/strategies.rs"]
+mod strategies;
 
 pub use apgd::Apgd;
 pub use compatible::{TrussSettings, TrussSolution, compatible_forces, truss_forces};

@@ -6,8 +6,8 @@ use nalgebra_sparse::{CooMatrix, CsrMatrix};
 use ndem_math::{RowKind, SpookSettings, Velocity6};
 use ndem_solve::qp::{ApgdSettings, BoxConeSet, solve_qp};
 use ndem_solve::reference::{dense_qp, solve_frictionless};
-use ndem_solve::testing::*;
 use ndem_solve::*;
+use ndem_testkit::strategies::*;
 use proptest::prelude::*;
 
 fn cold(p: &ContactProblem) -> (Vec<f64>, Vec<Velocity6>) {

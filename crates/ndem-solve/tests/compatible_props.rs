@@ -2,9 +2,9 @@
 //! of the truss solution.
 
 use ndem_math::Velocity6;
-use ndem_solve::generate::beam_problem;
-use ndem_solve::testing::*;
 use ndem_solve::*;
+use ndem_testkit::generate::beam_problem;
+use ndem_testkit::strategies::*;
 use proptest::prelude::*;
 
 fn solve(p: &ContactProblem, order: ContactOrder, iterations: usize) -> (Vec<f64>, Vec<Velocity6>) {

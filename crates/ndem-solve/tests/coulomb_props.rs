@@ -4,11 +4,11 @@
 
 use ndem_math::Velocity6;
 use ndem_solve::metrics::coulomb_merit;
-use ndem_solve::testing::{SkewedSpec, skewed_contacts};
 use ndem_solve::{
     ContactRows, LocalGaussSeidel, LocalProblem, LocalSolver, PgsSettings, PgsVariant,
     ProjectedGaussSeidel, SemismoothNewton, Solver, Stopping,
 };
+use ndem_testkit::strategies::{SkewedSpec, skewed_contacts};
 use proptest::prelude::*;
 
 fn solve(problem: &ndem_solve::ContactProblem, variant: PgsVariant, sweeps: usize) -> f64 {

@@ -4,11 +4,11 @@
 //! and APGD, which needs a symmetric `W`, refuses a non-symmetric one with
 //! an error naming `W`.
 
-use ndem_solve::generate::{ManufacturedSpec, manufactured_local_problem};
 use ndem_solve::{
     LocalApgd, LocalPortfolio, LocalSolver, ProximalPoint, SemismoothNewton, SolveError,
     SolverStatus,
 };
+use ndem_testkit::generate::{ManufacturedSpec, manufactured_local_problem};
 use proptest::prelude::*;
 
 fn spec() -> impl Strategy<Value = ManufacturedSpec> {

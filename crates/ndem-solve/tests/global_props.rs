@@ -3,8 +3,8 @@
 //! `W = Hᵀ M⁻¹ H`, the answers agree.
 
 use nalgebra::{DMatrix, DVector};
-use ndem_solve::testing::*;
 use ndem_solve::*;
+use ndem_testkit::strategies::*;
 use proptest::prelude::*;
 
 fn dense(a: &nalgebra_sparse::CsrMatrix<f64>) -> DMatrix<f64> {

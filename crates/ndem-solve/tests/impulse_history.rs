@@ -196,7 +196,7 @@ fn impulse_normal(x: f64) -> StoredImpulse {
 /// history holds every other contact.
 #[test]
 fn warm_start_and_record_are_the_same_on_any_thread_count() {
-    use ndem_solve::generate::{PackingSpec, sphere_packing};
+    use ndem_testkit::generate::{PackingSpec, sphere_packing};
     let problem = sphere_packing(&PackingSpec {
         cells: [24, 24, 15],
         speed: 0.05,

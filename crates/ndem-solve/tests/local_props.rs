@@ -1,8 +1,8 @@
 //! Problems given by matrices: a body-based problem and its local form
 //! `(W, q, μ)` are the same Coulomb problem.
 
-use ndem_solve::testing::*;
 use ndem_solve::*;
+use ndem_testkit::strategies::*;
 use proptest::prelude::*;
 
 proptest! {

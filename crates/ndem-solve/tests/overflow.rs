@@ -4,8 +4,8 @@
 //! (the sweeps clamp with `ClampTo`, which does not).
 
 use ndem_math::{InverseMass, Velocity6};
-use ndem_solve::testing::*;
 use ndem_solve::*;
+use ndem_testkit::strategies::*;
 
 /// The generated packing of `cells` with its bodies made 10¹² times
 /// heavier (`D` about 10⁻¹² of its value, so `ω / D` is large), its

@@ -1,7 +1,7 @@
 //! PGS in the coloured order: the same iterate on any number of threads.
 
-use ndem_solve::generate::{PackingSpec, sphere_packing};
 use ndem_solve::*;
+use ndem_testkit::generate::{PackingSpec, sphere_packing};
 
 fn coloured(threads: usize, iterations: usize) -> ProjectedGaussSeidel {
     ProjectedGaussSeidel::new(PgsSettings {

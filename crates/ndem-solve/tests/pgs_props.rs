@@ -2,8 +2,8 @@
 
 use ndem_math::Velocity6;
 use ndem_solve::reference::solve_frictionless;
-use ndem_solve::testing::*;
 use ndem_solve::*;
+use ndem_testkit::strategies::*;
 use proptest::prelude::*;
 
 fn solve_to(

@@ -2,8 +2,8 @@
 //! give typed errors naming the slice, instead of panicking.
 
 use ndem_math::Velocity6;
-use ndem_solve::testing::*;
 use ndem_solve::*;
+use ndem_testkit::strategies::*;
 
 #[test]
 fn slice_operations_check_lengths() {

@@ -2,9 +2,9 @@
 //! the stored row residuals summed in row order.
 
 use ndem_math::Velocity6;
-use ndem_solve::generate::{PackingSpec, sphere_packing};
 use ndem_solve::metrics::SUM_BLOCK;
 use ndem_solve::*;
+use ndem_testkit::generate::{PackingSpec, sphere_packing};
 
 /// Solves `problem` for a few sweeps (a non-trivial iterate) and returns
 /// the block-summed statistics on `threads` threads and the row residuals.

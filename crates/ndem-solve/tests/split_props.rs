@@ -6,11 +6,11 @@
 //! rows): the strictly convex box QP has exactly one KKT point.
 
 use nalgebra::{DMatrix, DVector};
-use ndem_solve::testing::{TreeSpec, arb_joint_tree, joint_tree};
 use ndem_solve::{
     ContactProblem, JointRows, PgsSettings, ProjectedGaussSeidel, RowBounds, Solver, SolverStatus,
     Stopping,
 };
+use ndem_testkit::strategies::{TreeSpec, arb_joint_tree, joint_tree};
 use proptest::prelude::*;
 
 /// `(A, r, lower, upper)` of the bilateral rows, densely.

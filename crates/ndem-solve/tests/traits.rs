@@ -2,8 +2,8 @@
 //! implementation, ours or a user's, gets from the trait itself.
 
 use ndem_math::Velocity6;
-use ndem_solve::generate::{PackingSpec, sphere_packing};
 use ndem_solve::*;
+use ndem_testkit::generate::{PackingSpec, sphere_packing};
 
 /// Counts the calls that reach the solver's own code.
 struct Counting(usize);

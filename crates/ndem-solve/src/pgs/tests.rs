@@ -1,6 +1,6 @@
 use super::*;
 use crate::problem::ContactRows;
-use crate::testing::arb_packing;
+use crate::strategies::arb_packing;
 use ndem_math::rng::Rng;
 use proptest::prelude::*;
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::testing::{arb_joint_tree, arb_packing, arb_sparse_problem};
+use crate::strategies::{arb_joint_tree, arb_packing, arb_sparse_problem};
 use proptest::prelude::*;
 
 /// `clamp_to` is `f64::clamp` bit for bit wherever that does not

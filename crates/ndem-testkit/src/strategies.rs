@@ -2,8 +2,8 @@
 //! (feature `proptest-support`).
 
 pub use crate::generate::*;
-use crate::problem::{ContactProblem, ContactRows, FrictionSet};
 use ndem_math::SpookSettings;
+use ndem_solve::{ContactProblem, ContactRows, FrictionSet};
 use proptest::prelude::*;
 
 /// What a strategy's draw within a generator's ranges always is.
@@ -112,7 +112,7 @@ pub fn arb_joint_tree() -> impl Strategy<Value = ContactProblem> {
 /// Random global problems ([`random_global_problem`]): 1 to 6 rigid bodies
 /// (6×6 mass blocks), up to one contact per body, μ up to 0.6; with
 /// `coupled`, neighbouring bodies coupled in `M` (not block diagonal).
-pub fn arb_global_problem(coupled: bool) -> impl Strategy<Value = crate::GlobalProblem> {
+pub fn arb_global_problem(coupled: bool) -> impl Strategy<Value = ndem_solve::GlobalProblem> {
     (1usize..=6, 1usize..=6, any::<u64>()).prop_map(move |(bodies, contacts, seed)| {
         random_global_problem(&GlobalSpec {
             block: 6,

@@ -12,8 +12,6 @@ mod manufactured;
 
 pub use manufactured::{ManufacturedSpec, manufactured_local_problem};
 
-use crate::error::SolveError;
-use crate::problem::{Contact, ContactProblem, ContactRows, FrictionSet, RowBounds};
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 use ndem_math::jacobian::normal_row;
 use ndem_math::rng::Rng;
@@ -21,6 +19,8 @@ use ndem_math::{
     ContactFrame, ContactJacobian, ContactKey, ContactLaw, ContactParameters, InverseMass,
     MassProperties, Material, MathError, PairProperties, RowKind, SpookSettings, Vec3, Velocity6,
 };
+use ndem_solve::SolveError;
+use ndem_solve::{Contact, ContactProblem, ContactRows, FrictionSet, RowBounds};
 
 /// Why a generator built no problem: a field of its spec out of range
 /// (named), or a problem, material or body the spec describes that the
@@ -470,9 +470,9 @@ pub fn skewed_contacts(spec: &SkewedSpec) -> Result<ContactProblem, GenerateErro
         inv.push(MassProperties::solid_box(m, he)?.inverse(&q));
         vstar.push(Velocity6::ZERO);
     }
-    let mut p = ContactProblem::new(inv, vstar, spec.rows, FrictionSet::Disk, 1e-2)?;
     let n_contacts = spec.contacts.max(nb - 1);
-    let mut free = vec![Velocity6::ZERO; nb];
+    let mut free = vstar;
+    let mut contacts = Vec::with_capacity(n_contacts);
     for k in 0..n_contacts {
         let (a, b) = if k < nb - 1 {
             (k + 1, 0)
@@ -509,14 +509,14 @@ pub fn skewed_contacts(spec: &SkewedSpec) -> Result<ContactProblem, GenerateErro
         let angle = 2.0 * std::f64::consts::PI * u();
         free[a].linear +=
             -normal * approach + (base.tangent1 * angle.cos() + base.tangent2 * angle.sin()) * side;
-        let d = jac.diagonal(&p.inverse_mass().at(a), &p.inverse_mass().at(b));
+        let d = jac.diagonal(&inv[a], &inv[b]);
         let sig = |dj: f64, u: &mut dyn FnMut() -> f64| dj * (1e-3 + 9e-3 * u());
         let sigma = [
             sig(d[0], &mut u),
             sig(d[1].min(d[2]), &mut u),
             sig(d[3].min(d[4]), &mut u),
         ];
-        p.push_contact(Contact {
+        contacts.push(Contact {
             bodies: [a as u32, b as u32],
             key: ContactKey::new(a as u32, b as u32, k as u32),
             jacobian: jac,
@@ -525,9 +525,12 @@ pub fn skewed_contacts(spec: &SkewedSpec) -> Result<ContactProblem, GenerateErro
             friction: 0.3 + 0.6 * u(),
             rolling_arm: 0.01 + 0.05 * u(),
             model: Default::default(),
-        })?;
+        });
     }
-    p.free_velocity = free;
+    let mut p = ContactProblem::new(inv, free, spec.rows, FrictionSet::Disk, 1e-2)?;
+    for c in contacts {
+        p.push_contact(c)?;
+    }
     Ok(p)
 }
 
@@ -632,7 +635,7 @@ pub fn joint_tree(spec: &TreeSpec) -> Result<ContactProblem, GenerateError> {
             } else {
                 f64::INFINITY
             };
-            problem.push_row(crate::problem::GenericRow {
+            problem.push_row(ndem_solve::GenericRow {
                 bodies: [child as u32, parent as u32],
                 jacobian,
                 sigma: spec.sigma,
@@ -649,7 +652,7 @@ pub fn joint_tree(spec: &TreeSpec) -> Result<ContactProblem, GenerateError> {
     Ok(problem)
 }
 
-/// A random [`crate::GlobalProblem`] ([`random_global_problem`]).
+/// A random [`ndem_solve::GlobalProblem`] ([`random_global_problem`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GlobalSpec {
     /// Degrees of freedom per body (6 for rigid bodies).
@@ -685,7 +688,9 @@ impl GlobalSpec {
 /// mass blocks (`A Aᵀ + I`), contact columns with random entries over the
 /// degrees of freedom of their bodies, `f` pushing bodies together and `w`
 /// random. A spec that fails [`GlobalSpec::validate`] is refused.
-pub fn random_global_problem(spec: &GlobalSpec) -> Result<crate::GlobalProblem, GenerateError> {
+pub fn random_global_problem(
+    spec: &GlobalSpec,
+) -> Result<ndem_solve::GlobalProblem, GenerateError> {
     use nalgebra::DMatrix;
     spec.validate()?;
     let mut rng = Rng::new(spec.seed);
@@ -731,140 +736,11 @@ pub fn random_global_problem(spec: &GlobalSpec) -> Result<crate::GlobalProblem, 
     let mu = (0..nc)
         .map(|_| spec.max_friction * 0.5 * (1.0 + u()))
         .collect();
-    Ok(crate::GlobalProblem {
+    Ok(ndem_solve::GlobalProblem {
         m: CsrMatrix::from(&m),
         h: CsrMatrix::from(&h),
         f,
         w,
         mu,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The field a generator's error names, if it is a spec error.
-    fn field<T>(result: Result<T, GenerateError>) -> Option<&'static str> {
-        match result {
-            Err(GenerateError::Spec { field, .. }) => Some(field),
-            _ => None,
-        }
-    }
-
-    /// Every spec field out of range or NaN is refused with its name, and
-    /// never panics; the defaults build.
-    #[test]
-    fn specs_out_of_range_are_refused_naming_the_field() {
-        let packing = |f: fn(&mut PackingSpec)| {
-            let mut spec = PackingSpec::default();
-            f(&mut spec);
-            field(sphere_packing(&spec))
-        };
-        assert!(sphere_packing(&PackingSpec::default()).is_ok());
-        assert_eq!(packing(|s| s.radius = 0.0), Some("radius"));
-        assert_eq!(packing(|s| s.radius = f64::NAN), Some("radius"));
-        assert_eq!(packing(|s| s.polydispersity = -0.1), Some("polydispersity"));
-        assert_eq!(packing(|s| s.jitter = f64::INFINITY), Some("jitter"));
-        assert_eq!(packing(|s| s.speed = f64::NAN), Some("speed"));
-        assert_eq!(packing(|s| s.dt = 0.0), Some("dt"));
-        assert_eq!(packing(|s| s.compression = 1.0), Some("compression"));
-        assert_eq!(packing(|s| s.compression = f64::NAN), Some("compression"));
-        assert_eq!(
-            packing(|s| s.cells = [usize::MAX, 2, 1]),
-            Some("cells"),
-            "a count that overflows"
-        );
-        assert_eq!(
-            packing(|s| s.cells = [1 << 12, 1 << 12, 1 << 12]),
-            Some("cells")
-        );
-        // a material the math crate refuses, named by its own error
-        let mut spec = PackingSpec::default();
-        spec.material.density = -1.0;
-        assert!(matches!(sphere_packing(&spec), Err(GenerateError::Math(_))));
-
-        let sparse = |bilateral_fraction, min_sigma| {
-            field(random_sparse_problem(&SparseSpec {
-                bodies: 4,
-                rows: 6,
-                bilateral_fraction,
-                min_sigma,
-                seed: 1,
-            }))
-        };
-        assert_eq!(sparse(0.5, 0.0), None);
-        assert_eq!(sparse(1.5, 0.0), Some("bilateral_fraction"));
-        assert_eq!(sparse(f64::NAN, 0.0), Some("bilateral_fraction"));
-        assert_eq!(sparse(0.5, -1.0), Some("min_sigma"));
-
-        assert!(beam_problem(10.0).is_ok());
-        assert_eq!(field(beam_problem(-1.0)), Some("weight"));
-        assert_eq!(field(beam_problem(f64::NAN)), Some("weight"));
-
-        let skewed = |skew, sliding| {
-            field(skewed_contacts(&SkewedSpec {
-                bodies: 3,
-                contacts: 6,
-                skew,
-                sliding,
-                rows: ContactRows::NormalFriction,
-                seed: 1,
-            }))
-        };
-        assert_eq!(skewed(0.5, 1.0), None);
-        assert_eq!(skewed(1.0, 1.0), Some("skew"));
-        assert_eq!(skewed(f64::NAN, 1.0), Some("skew"));
-        assert_eq!(skewed(0.5, -1.0), Some("sliding"));
-
-        let tree = |f: fn(&mut TreeSpec)| {
-            let mut spec = TreeSpec::default();
-            f(&mut spec);
-            field(joint_tree(&spec))
-        };
-        assert!(joint_tree(&TreeSpec::default()).is_ok());
-        assert_eq!(tree(|s| s.mass_ratio = 0.5), Some("mass_ratio"));
-        assert_eq!(tree(|s| s.mass_ratio = f64::INFINITY), Some("mass_ratio"));
-        assert_eq!(tree(|s| s.bounded_fraction = 2.0), Some("bounded_fraction"));
-        assert_eq!(tree(|s| s.bound = f64::NAN), Some("bound"));
-        assert_eq!(tree(|s| s.sigma = -1e-6), Some("sigma"));
-        // an infinite bound is an unbounded row
-        assert_eq!(tree(|s| s.bound = f64::INFINITY), None);
-
-        let global = |max_friction, block| {
-            field(random_global_problem(&GlobalSpec {
-                block,
-                bodies: 3,
-                contacts: 2,
-                coupled: true,
-                max_friction,
-                seed: 1,
-            }))
-        };
-        assert_eq!(global(0.5, 6), None);
-        assert_eq!(global(f64::NAN, 6), Some("max_friction"));
-        assert_eq!(global(0.5, usize::MAX), Some("block"));
-    }
-
-    /// The strategies refuse their arguments out of the generators' ranges
-    /// when built, not in their draws.
-    #[cfg(feature = "proptest-support")]
-    #[test]
-    fn strategies_refuse_arguments_out_of_range() {
-        use crate::testing::{arb_packing_with, arb_sparse_problem};
-        assert!(arb_sparse_problem(0.05, 0.3).is_ok());
-        assert_eq!(field(arb_sparse_problem(-1.0, 0.3)), Some("min_sigma"));
-        assert_eq!(
-            field(arb_sparse_problem(0.05, 2.0)),
-            Some("bilateral_fraction")
-        );
-        let spook = SpookSettings {
-            friction_compliance: f64::NAN,
-            ..SpookSettings::default()
-        };
-        assert!(matches!(
-            arb_packing_with(ContactRows::NormalFriction, FrictionSet::Box, spook),
-            Err(GenerateError::Math(_))
-        ));
-    }
 }

@@ -1,10 +1,10 @@
 //! Local problems with a known solution, rank-deficient or non-symmetric
 //! `W` ([`manufactured_local_problem`]).
 
-use crate::{LocalProblem, SolveError};
 use nalgebra::DMatrix;
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 use ndem_math::rng::Rng;
+use ndem_solve::{LocalProblem, SolveError};
 
 /// What [`manufactured_local_problem`] builds.
 #[derive(Debug, Clone, Copy, PartialEq)]
