@@ -75,18 +75,16 @@ impl Default for DomainSettings {
 impl DomainSettings {
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), MpiError> {
-        if !(self.skin.is_finite() && self.skin >= 0.0) {
-            return Err(MpiError::InvalidSettings {
-                field: "skin",
-                reason: "must be finite and >= 0",
-            });
-        }
-        if !(self.margin.is_finite() && self.margin >= 0.0) {
-            return Err(MpiError::InvalidSettings {
-                field: "margin",
-                reason: "must be finite and >= 0",
-            });
-        }
+        MpiError::require(
+            self.skin.is_finite() && self.skin >= 0.0,
+            "skin",
+            "must be finite and >= 0",
+        )?;
+        MpiError::require(
+            self.margin.is_finite() && self.margin >= 0.0,
+            "margin",
+            "must be finite and >= 0",
+        )?;
         Ok(())
     }
 }

@@ -282,12 +282,11 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         scene: &World,
         settings: DistributedNdemSettings,
     ) -> Result<Self, MpiError> {
-        if settings.step.energy_guard {
-            return Err(MpiError::InvalidSettings {
-                field: "step.energy_guard",
-                reason: "the energy guard compares a rank's local world with its own past; turn it off for distributed runs",
-            });
-        }
+        MpiError::require(
+            !settings.step.energy_guard,
+            "step.energy_guard",
+            "the energy guard compares a rank's local world with its own past; turn it off for distributed runs",
+        )?;
         let domain_settings = DomainSettings {
             margin: settings.domain.margin.max(settings.step.margin),
             ..settings.domain

@@ -67,12 +67,11 @@ impl<C: Communicator> DistributedSmooth<C> {
         settings: SmoothSettings,
         domain: DomainSettings,
     ) -> Result<Self, MpiError> {
-        if !settings.record_contacts {
-            return Err(MpiError::InvalidSettings {
-                field: "record_contacts",
-                reason: "a distributed run counts each step's owned touching contacts, which needs them kept",
-            });
-        }
+        MpiError::require(
+            settings.record_contacts,
+            "record_contacts",
+            "a distributed run counts each step's owned touching contacts, which needs them kept",
+        )?;
         let stepper = SmoothStepper::new(settings, scene).map_err(|e| MpiError::Step {
             rank: comm.rank(),
             message: e.to_string(),

@@ -41,6 +41,18 @@ pub enum ReduceError {
     Step(#[from] StepError),
 }
 
+impl ReduceError {
+    /// `Ok` when `ok` holds, otherwise the invalid setting `field` with
+    /// `reason`: the settings' `validate` checks, one line each.
+    pub fn require(ok: bool, field: &'static str, reason: &'static str) -> Result<(), Self> {
+        if ok {
+            Ok(())
+        } else {
+            Err(Self::InvalidSettings { field, reason })
+        }
+    }
+}
+
 impl From<ndem_math::MathError> for ReduceError {
     fn from(e: ndem_math::MathError) -> Self {
         ReduceError::Step(e.into())

@@ -207,12 +207,11 @@ impl ReductionSettings {
             ] {
                 threshold(field, x)?;
             }
-            if c.depth == 0 {
-                return Err(ReduceError::InvalidSettings {
-                    field: "contact_split.depth",
-                    reason: "must be at least 1 when contact split is on",
-                });
-            }
+            ReduceError::require(
+                c.depth != 0,
+                "contact_split.depth",
+                "must be at least 1 when contact split is on",
+            )?;
         }
         if let Some(t) = &self.trial_split {
             for (field, x) in [
@@ -225,12 +224,11 @@ impl ReductionSettings {
             ] {
                 threshold(field, x)?;
             }
-            if t.iterations == 0 {
-                return Err(ReduceError::InvalidSettings {
-                    field: "trial_split.iterations",
-                    reason: "must be at least 1 when trial split is on",
-                });
-            }
+            ReduceError::require(
+                t.iterations != 0,
+                "trial_split.iterations",
+                "must be at least 1 when trial split is on",
+            )?;
         }
         for s in &self.sensors {
             s.shape
@@ -257,12 +255,11 @@ impl ReductionSettings {
                 });
             }
         }
-        if self.min_aggregate_size < 2 {
-            return Err(ReduceError::InvalidSettings {
-                field: "min_aggregate_size",
-                reason: "an aggregate has at least 2 bodies",
-            });
-        }
+        ReduceError::require(
+            self.min_aggregate_size >= 2,
+            "min_aggregate_size",
+            "an aggregate has at least 2 bodies",
+        )?;
         Ok(())
     }
 }

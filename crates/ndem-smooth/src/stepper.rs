@@ -56,6 +56,18 @@ pub enum SmoothError {
     },
 }
 
+impl SmoothError {
+    /// `Ok` when `ok` holds, otherwise the invalid setting `field` with
+    /// `reason`: the settings' `validate` checks, one line each.
+    pub fn require(ok: bool, field: &'static str, reason: &'static str) -> Result<(), Self> {
+        if ok {
+            Ok(())
+        } else {
+            Err(Self::InvalidSettings { field, reason })
+        }
+    }
+}
+
 impl From<ndem_collide::CollideError> for SmoothError {
     fn from(e: ndem_collide::CollideError) -> Self {
         SmoothError::Step(e.into())

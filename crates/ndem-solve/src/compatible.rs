@@ -178,12 +178,11 @@ fn check_truss_input(
             range: "(0, inf)",
         });
     }
-    if !(settings.exponent >= 1.0 && settings.exponent <= 2.0) {
-        return Err(SolveError::InvalidSettings {
-            field: "exponent",
-            reason: "must lie in [1, 2]",
-        });
-    }
+    SolveError::require(
+        settings.exponent >= 1.0 && settings.exponent <= 2.0,
+        "exponent",
+        "must lie in [1, 2]",
+    )?;
     Ok(())
 }
 

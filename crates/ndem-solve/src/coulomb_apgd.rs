@@ -62,12 +62,11 @@ impl CoulombApgd {
 impl Solver for CoulombApgd {
     fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
         let (problem, lambda, velocity, observer) = task.into_parts();
-        if problem.friction_set() != FrictionSet::Disk || problem.contact_rows().count() < 3 {
-            return Err(SolveError::InvalidSettings {
-                field: "friction_set",
-                reason: "the De Saxcé fixed point needs the disk (cone) set and friction rows",
-            });
-        }
+        SolveError::require(
+            problem.friction_set() == FrictionSet::Disk && problem.contact_rows().count() >= 3,
+            "friction_set",
+            "the De Saxcé fixed point needs the disk (cone) set and friction rows",
+        )?;
         let initial = self.evaluator.stats(problem, lambda, None);
         let initial_merit = coulomb_merit(problem, lambda);
         let tol = self.settings.stopping.tolerance;

@@ -103,3 +103,15 @@ pub enum SolveError {
         iteration: usize,
     },
 }
+
+impl SolveError {
+    /// `Ok` when `ok` holds, otherwise the invalid setting `field` with
+    /// `reason`: the settings' `validate` checks, one line each.
+    pub fn require(ok: bool, field: &'static str, reason: &'static str) -> Result<(), Self> {
+        if ok {
+            Ok(())
+        } else {
+            Err(Self::InvalidSettings { field, reason })
+        }
+    }
+}

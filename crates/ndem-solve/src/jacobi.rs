@@ -47,18 +47,16 @@ impl JacobiSettings {
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), SolveError> {
         self.stopping.validate()?;
-        if !(self.relaxation > 0.0 && self.relaxation <= 1.0) {
-            return Err(SolveError::InvalidSettings {
-                field: "relaxation",
-                reason: "must lie in (0, 1]",
-            });
-        }
-        if self.threads > ndem_par::blocks::MAX_THREADS {
-            return Err(SolveError::InvalidSettings {
-                field: "threads",
-                reason: ndem_par::blocks::THREADS_ABOVE_MAX,
-            });
-        }
+        SolveError::require(
+            self.relaxation > 0.0 && self.relaxation <= 1.0,
+            "relaxation",
+            "must lie in (0, 1]",
+        )?;
+        SolveError::require(
+            self.threads <= ndem_par::blocks::MAX_THREADS,
+            "threads",
+            ndem_par::blocks::THREADS_ABOVE_MAX,
+        )?;
         Ok(())
     }
 }

@@ -84,18 +84,12 @@ impl LocalSolver for LocalPortfolio {
 
     fn validate(&self) -> Result<(), SolveError> {
         self.stopping().validate()?;
-        if self.round == 0 {
-            return Err(SolveError::InvalidSettings {
-                field: "round",
-                reason: "must be at least 1",
-            });
-        }
-        if !(self.required_rate.is_finite() && self.required_rate >= 1.0) {
-            return Err(SolveError::InvalidSettings {
-                field: "required_rate",
-                reason: "must be finite and >= 1",
-            });
-        }
+        SolveError::require(self.round != 0, "round", "must be at least 1")?;
+        SolveError::require(
+            self.required_rate.is_finite() && self.required_rate >= 1.0,
+            "required_rate",
+            "must be finite and >= 1",
+        )?;
         self.gauss_seidel().validate()?;
         self.newton().validate()?;
         self.proximal().validate()

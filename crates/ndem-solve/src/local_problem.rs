@@ -632,12 +632,12 @@ impl LocalProblem {
     /// `q = D⁻¹ (G v* + b)`. Coulomb's law for `(r, u)` is the disk MCP of
     /// the body-based problem.
     pub fn from_contact_problem(p: &crate::ContactProblem) -> Result<Self, SolveError> {
-        if p.contact_rows() != crate::ContactRows::NormalFriction || !p.generic_rows().is_empty() {
-            return Err(SolveError::InvalidSettings {
-                field: "rows",
-                reason: "the local form needs 3 rows per contact and no generic rows",
-            });
-        }
+        SolveError::require(
+            !(p.contact_rows() != crate::ContactRows::NormalFriction
+                || !p.generic_rows().is_empty()),
+            "rows",
+            "the local form needs 3 rows per contact and no generic rows",
+        )?;
         let n = p.len();
         let mut scratch = vec![ndem_math::Velocity6::ZERO; p.body_count()];
         let mut col = vec![0.0; n];

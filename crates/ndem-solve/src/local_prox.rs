@@ -61,18 +61,16 @@ impl LocalSolver for ProximalPoint {
     fn validate(&self) -> Result<(), SolveError> {
         self.stopping.validate()?;
         self.inner.validate()?;
-        if !(self.eta.is_finite() && self.eta > 0.0) {
-            return Err(SolveError::InvalidSettings {
-                field: "eta",
-                reason: "must be finite and > 0",
-            });
-        }
-        if !(self.shrink.is_finite() && self.shrink > 1.0) {
-            return Err(SolveError::InvalidSettings {
-                field: "shrink",
-                reason: "must be finite and > 1",
-            });
-        }
+        SolveError::require(
+            self.eta.is_finite() && self.eta > 0.0,
+            "eta",
+            "must be finite and > 0",
+        )?;
+        SolveError::require(
+            self.shrink.is_finite() && self.shrink > 1.0,
+            "shrink",
+            "must be finite and > 1",
+        )?;
         Ok(())
     }
 

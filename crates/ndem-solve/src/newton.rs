@@ -78,31 +78,23 @@ impl NewtonSettings {
     /// solution).
     pub fn validate(&self) -> Result<(), SolveError> {
         self.stopping.validate()?;
-        if !(self.armijo > 0.0 && self.armijo < 0.5) {
-            return Err(SolveError::InvalidSettings {
-                field: "armijo",
-                reason: "must be in (0, 0.5)",
-            });
-        }
-        if self.memory == 0 {
-            return Err(SolveError::InvalidSettings {
-                field: "memory",
-                reason: "must be at least 1",
-            });
-        }
-        if !(self.levenberg.is_finite() && self.levenberg >= 0.0) {
-            return Err(SolveError::InvalidSettings {
-                field: "levenberg",
-                reason: "must be finite and non-negative",
-            });
-        }
+        SolveError::require(
+            self.armijo > 0.0 && self.armijo < 0.5,
+            "armijo",
+            "must be in (0, 0.5)",
+        )?;
+        SolveError::require(self.memory != 0, "memory", "must be at least 1")?;
+        SolveError::require(
+            self.levenberg.is_finite() && self.levenberg >= 0.0,
+            "levenberg",
+            "must be finite and non-negative",
+        )?;
         let (low, high) = self.proximal;
-        if !(low.is_finite() && high.is_finite() && low > 0.0 && low <= high) {
-            return Err(SolveError::InvalidSettings {
-                field: "proximal",
-                reason: "must be finite with 0 < smallest <= largest",
-            });
-        }
+        SolveError::require(
+            low.is_finite() && high.is_finite() && low > 0.0 && low <= high,
+            "proximal",
+            "must be finite with 0 < smallest <= largest",
+        )?;
         Ok(())
     }
 }

@@ -137,24 +137,21 @@ impl PgsSettings {
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), SolveError> {
         self.stopping.validate()?;
-        if !(self.relaxation > 0.0 && self.relaxation < 2.0) {
-            return Err(SolveError::InvalidSettings {
-                field: "relaxation",
-                reason: "must lie in (0, 2)",
-            });
-        }
-        if !(1..=crate::pgs_parallel::MAX_BLOCKS).contains(&self.colour_blocks) {
-            return Err(SolveError::InvalidSettings {
-                field: "colour_blocks",
-                reason: "must lie in 1..=64 (a body's colours are the bits of a u64)",
-            });
-        }
-        if self.threads > ndem_par::blocks::MAX_THREADS {
-            return Err(SolveError::InvalidSettings {
-                field: "threads",
-                reason: ndem_par::blocks::THREADS_ABOVE_MAX,
-            });
-        }
+        SolveError::require(
+            self.relaxation > 0.0 && self.relaxation < 2.0,
+            "relaxation",
+            "must lie in (0, 2)",
+        )?;
+        SolveError::require(
+            (1..=crate::pgs_parallel::MAX_BLOCKS).contains(&self.colour_blocks),
+            "colour_blocks",
+            "must lie in 1..=64 (a body's colours are the bits of a u64)",
+        )?;
+        SolveError::require(
+            self.threads <= ndem_par::blocks::MAX_THREADS,
+            "threads",
+            ndem_par::blocks::THREADS_ABOVE_MAX,
+        )?;
         if self.threads != 1 && self.order != ContactOrder::Coloured {
             return Err(SolveError::InvalidSettings {
                 field: "threads",

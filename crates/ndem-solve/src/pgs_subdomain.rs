@@ -98,12 +98,11 @@ impl SubdomainPgs {
         coupling: Box<dyn SubdomainCoupling>,
     ) -> Result<Self, SolveError> {
         settings.validate()?;
-        if settings.order == ContactOrder::Coloured {
-            return Err(SolveError::InvalidSettings {
-                field: "order",
-                reason: "a subdomain solver sweeps its contacts on one thread: the given, reversed or shuffled order",
-            });
-        }
+        SolveError::require(
+            !(settings.order == ContactOrder::Coloured),
+            "order",
+            "a subdomain solver sweeps its contacts on one thread: the given, reversed or shuffled order",
+        )?;
         Ok(Self {
             pgs: ProjectedGaussSeidel::new(settings)?,
             coupling,
@@ -257,12 +256,11 @@ impl Solver for SubdomainPgs {
     fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
         let (problem, lambda, velocity, observer) = task.into_parts();
         let name = self.name();
-        if !problem.generic_rows().is_empty() {
-            return Err(SolveError::InvalidSettings {
-                field: "problem",
-                reason: "a subdomain solver takes contacts only (no joint rows)",
-            });
-        }
+        SolveError::require(
+            problem.generic_rows().is_empty(),
+            "problem",
+            "a subdomain solver takes contacts only (no joint rows)",
+        )?;
         let mut clock = IterationClock::start();
         self.coupling.owned_contacts(problem, &mut self.owned)?;
         self.split_factors(problem);

@@ -166,12 +166,11 @@ impl Projection for BoxConeSet {
                     reason: "a cone must have at least one entry and lie inside the dimension",
                 });
             };
-            if covered[start..end].iter().any(|&x| x) {
-                return Err(SolveError::InvalidSettings {
-                    field: "cones",
-                    reason: "cones overlap",
-                });
-            }
+            SolveError::require(
+                !covered[start..end].iter().any(|&x| x),
+                "cones",
+                "cones overlap",
+            )?;
             covered[start..end].iter_mut().for_each(|x| *x = true);
         }
         Ok(())
@@ -216,12 +215,11 @@ impl ApgdSettings {
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), SolveError> {
         self.stopping.validate()?;
-        if !(self.step_growth > 0.0 && self.step_growth <= 1.0) {
-            return Err(SolveError::InvalidSettings {
-                field: "step_growth",
-                reason: "must lie in (0, 1]",
-            });
-        }
+        SolveError::require(
+            self.step_growth > 0.0 && self.step_growth <= 1.0,
+            "step_growth",
+            "must lie in (0, 1]",
+        )?;
         Ok(())
     }
 }

@@ -34,12 +34,11 @@ pub fn dense_qp(problem: &ContactProblem) -> (DMatrix<f64>, DVector<f64>) {
 /// contact normal rows ([`ContactRows::Normal`]) or generic rows with bounds
 /// `[0, ∞)` or `(−∞, ∞)`. Returns `λ`.
 pub fn solve_frictionless(problem: &ContactProblem) -> Result<Vec<f64>, SolveError> {
-    if !problem.contacts().is_empty() && problem.contact_rows() != ContactRows::Normal {
-        return Err(SolveError::InvalidSettings {
-            field: "contact_rows",
-            reason: "the dense reference solver handles frictionless (normal-only) contacts",
-        });
-    }
+    SolveError::require(
+        problem.contacts().is_empty() || problem.contact_rows() == ContactRows::Normal,
+        "contact_rows",
+        "the dense reference solver handles frictionless (normal-only) contacts",
+    )?;
     let n = problem.len();
     let off = problem.generic_offset();
     let mut free = vec![false; n];

@@ -66,18 +66,16 @@ impl Stopping {
 
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), SolveError> {
-        if !(self.tolerance > 0.0 && self.tolerance.is_finite()) {
-            return Err(SolveError::InvalidSettings {
-                field: "tolerance",
-                reason: "must be finite and > 0",
-            });
-        }
-        if self.max_iterations == 0 {
-            return Err(SolveError::InvalidSettings {
-                field: "max_iterations",
-                reason: "must be at least 1",
-            });
-        }
+        SolveError::require(
+            self.tolerance > 0.0 && self.tolerance.is_finite(),
+            "tolerance",
+            "must be finite and > 0",
+        )?;
+        SolveError::require(
+            self.max_iterations != 0,
+            "max_iterations",
+            "must be at least 1",
+        )?;
         Ok(())
     }
 }

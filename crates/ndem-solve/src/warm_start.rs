@@ -483,12 +483,11 @@ impl Default for HistoryWarmStart {
 impl HistoryWarmStart {
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), SolveError> {
-        if !(self.beta.is_finite() && self.beta >= 0.0) {
-            return Err(SolveError::InvalidSettings {
-                field: "beta",
-                reason: "must be finite and >= 0",
-            });
-        }
+        SolveError::require(
+            self.beta.is_finite() && self.beta >= 0.0,
+            "beta",
+            "must be finite and >= 0",
+        )?;
         Ok(())
     }
 }

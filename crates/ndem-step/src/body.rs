@@ -206,12 +206,11 @@ impl World {
         for m in &materials {
             m.validate()?;
         }
-        if !gravity.iter().all(|x| x.is_finite()) {
-            return Err(StepError::InvalidSettings {
-                field: "gravity",
-                reason: "must be finite",
-            });
-        }
+        StepError::require(
+            gravity.iter().all(|x| x.is_finite()),
+            "gravity",
+            "must be finite",
+        )?;
         Ok(Self {
             materials,
             gravity,
@@ -258,12 +257,11 @@ impl World {
     ) -> Result<(), StepError> {
         let (a, b) = (a.index(), b.index());
         for (m, field) in [(a, "pairs.materials"), (b, "pairs.materials")] {
-            if m >= self.materials.len() {
-                return Err(StepError::InvalidSettings {
-                    field,
-                    reason: "refers to a material that does not exist",
-                });
-            }
+            StepError::require(
+                m < self.materials.len(),
+                field,
+                "refers to a material that does not exist",
+            )?;
         }
         pair.validate()?;
         self.pairs.insert((a.min(b), a.max(b)), pair);
@@ -827,12 +825,11 @@ impl World {
             }
         }
         for (&(a, b), pair) in &self.pairs {
-            if b >= self.materials.len() || a >= self.materials.len() {
-                return Err(StepError::InvalidSettings {
-                    field: "pairs.materials",
-                    reason: "refers to a material that does not exist",
-                });
-            }
+            StepError::require(
+                a < self.materials.len() && b < self.materials.len(),
+                "pairs.materials",
+                "refers to a material that does not exist",
+            )?;
             pair.validate()?;
         }
         if trusted == Some(self.state.stamp()) {

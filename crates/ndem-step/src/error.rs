@@ -165,3 +165,15 @@ pub enum StepError {
         bound: f64,
     },
 }
+
+impl StepError {
+    /// `Ok` when `ok` holds, otherwise the invalid setting `field` with
+    /// `reason`: the settings' `validate` checks, one line each.
+    pub fn require(ok: bool, field: &'static str, reason: &'static str) -> Result<(), Self> {
+        if ok {
+            Ok(())
+        } else {
+            Err(Self::InvalidSettings { field, reason })
+        }
+    }
+}

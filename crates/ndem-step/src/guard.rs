@@ -46,12 +46,7 @@ impl ResidualCheck {
             }
             ResidualCheck::Absolute { tolerance } => ("residual_check.tolerance", tolerance),
         };
-        if !(x.is_finite() && x > 0.0) {
-            return Err(StepError::InvalidSettings {
-                field,
-                reason: "must be finite and > 0",
-            });
-        }
+        StepError::require(x.is_finite() && x > 0.0, field, "must be finite and > 0")?;
         Ok(())
     }
 }

@@ -55,18 +55,12 @@ impl Drive {
             Drive::Speed(m) => (m.target_speed, m.max_force),
             Drive::Position { target, max_force } => (target, max_force),
         };
-        if !(max_force.is_finite() && max_force >= 0.0) {
-            return Err(StepError::InvalidSettings {
-                field: "drive.max_force",
-                reason: "must be finite and >= 0",
-            });
-        }
-        if !target.is_finite() {
-            return Err(StepError::InvalidSettings {
-                field: "drive.target",
-                reason: "must be finite",
-            });
-        }
+        StepError::require(
+            max_force.is_finite() && max_force >= 0.0,
+            "drive.max_force",
+            "must be finite and >= 0",
+        )?;
+        StepError::require(target.is_finite(), "drive.target", "must be finite")?;
         Ok(())
     }
 
@@ -138,11 +132,10 @@ pub struct Joint {
 
 fn unit_axis(axis: Vec3) -> Result<Vec3, StepError> {
     let n = axis.norm();
-    if !(n.is_finite() && n > 0.0) {
-        return Err(StepError::InvalidSettings {
-            field: "axis",
-            reason: "must be a finite non-zero direction",
-        });
-    }
+    StepError::require(
+        n.is_finite() && n > 0.0,
+        "axis",
+        "must be a finite non-zero direction",
+    )?;
     Ok(axis / n)
 }

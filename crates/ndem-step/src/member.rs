@@ -182,12 +182,11 @@ impl World {
         mass: MassProperties,
         orientation: Quat,
     ) -> Result<(), StepError> {
-        if body >= self.len() || self.motions()[body] != Motion::Dynamic {
-            return Err(StepError::InvalidSettings {
-                field: "body",
-                reason: "mass properties can only be set on an existing dynamic body",
-            });
-        }
+        StepError::require(
+            body < self.len() && self.motions()[body] == Motion::Dynamic,
+            "body",
+            "mass properties can only be set on an existing dynamic body",
+        )?;
         let m = MassProperties::new(mass.mass, mass.principal_inertia)?;
         if !orientation.coords.iter().all(|x| x.is_finite()) {
             return Err(StepError::NonFiniteState {
@@ -208,12 +207,11 @@ impl World {
         body: usize,
         mass: Option<MassProperties>,
     ) -> Result<(), StepError> {
-        if body >= self.len() || self.is_member(body) {
-            return Err(StepError::InvalidSettings {
-                field: "body",
-                reason: "no such body, or it is a member",
-            });
-        }
+        StepError::require(
+            body < self.len() && !self.is_member(body),
+            "body",
+            "no such body, or it is a member",
+        )?;
         match mass {
             Some(m) => {
                 let m = MassProperties::new(m.mass, m.principal_inertia)?;

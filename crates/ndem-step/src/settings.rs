@@ -82,24 +82,21 @@ impl StepSettings {
 
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), StepError> {
-        if !(self.dt.is_finite() && self.dt > 0.0) {
-            return Err(StepError::InvalidSettings {
-                field: "dt",
-                reason: "must be finite and > 0",
-            });
-        }
-        if !(self.impact_velocity.is_finite() && self.impact_velocity >= 0.0) {
-            return Err(StepError::InvalidSettings {
-                field: "impact_velocity",
-                reason: "must be finite and >= 0",
-            });
-        }
-        if !(self.margin.is_finite() && self.margin >= 0.0) {
-            return Err(StepError::InvalidSettings {
-                field: "margin",
-                reason: "must be finite and >= 0",
-            });
-        }
+        StepError::require(
+            self.dt.is_finite() && self.dt > 0.0,
+            "dt",
+            "must be finite and > 0",
+        )?;
+        StepError::require(
+            self.impact_velocity.is_finite() && self.impact_velocity >= 0.0,
+            "impact_velocity",
+            "must be finite and >= 0",
+        )?;
+        StepError::require(
+            self.margin.is_finite() && self.margin >= 0.0,
+            "margin",
+            "must be finite and >= 0",
+        )?;
         if let ContactLaw::Linear { stiffness } = self.contact_law
             && !(stiffness.is_finite() && stiffness > 0.0)
         {
@@ -110,18 +107,16 @@ impl StepSettings {
                 });
             }
         }
-        if self.impact_stage && self.impact_iterations == 0 {
-            return Err(StepError::InvalidSettings {
-                field: "impact_iterations",
-                reason: "must be at least 1 when the impact stage is on",
-            });
-        }
-        if self.assembly_threads > ndem_par::blocks::MAX_THREADS {
-            return Err(StepError::InvalidSettings {
-                field: "assembly_threads",
-                reason: ndem_par::blocks::THREADS_ABOVE_MAX,
-            });
-        }
+        StepError::require(
+            !(self.impact_stage && self.impact_iterations == 0),
+            "impact_iterations",
+            "must be at least 1 when the impact stage is on",
+        )?;
+        StepError::require(
+            self.assembly_threads <= ndem_par::blocks::MAX_THREADS,
+            "assembly_threads",
+            ndem_par::blocks::THREADS_ABOVE_MAX,
+        )?;
         self.residual_check.validate()?;
         self.spook.validate()?;
         Ok(())

@@ -5,18 +5,16 @@ use super::*;
 impl SmoothStepper {
     /// A stepper for `world`; checks `Δt` against the critical time step.
     pub fn new(settings: SmoothSettings, world: &World) -> Result<Self, SmoothError> {
-        if !(settings.dt.is_finite() && settings.dt > 0.0) {
-            return Err(SmoothError::InvalidSettings {
-                field: "dt",
-                reason: "must be finite and > 0",
-            });
-        }
-        if !(settings.safety > 0.0 && settings.safety <= 1.0) {
-            return Err(SmoothError::InvalidSettings {
-                field: "safety",
-                reason: "must lie in (0, 1]",
-            });
-        }
+        SmoothError::require(
+            settings.dt.is_finite() && settings.dt > 0.0,
+            "dt",
+            "must be finite and > 0",
+        )?;
+        SmoothError::require(
+            settings.safety > 0.0 && settings.safety <= 1.0,
+            "safety",
+            "must lie in (0, 1]",
+        )?;
         let critical = critical_time_step(world, &settings.law);
         if settings.dt > settings.safety * critical {
             return Err(SmoothError::TimeStepTooLarge {
@@ -25,24 +23,21 @@ impl SmoothStepper {
                 safety: settings.safety,
             });
         }
-        if !(settings.rolling_damping.is_finite() && settings.rolling_damping >= 0.0) {
-            return Err(SmoothError::InvalidSettings {
-                field: "rolling_damping",
-                reason: "must be finite and >= 0",
-            });
-        }
-        if !(settings.skin.is_finite() && settings.skin >= 0.0) {
-            return Err(SmoothError::InvalidSettings {
-                field: "skin",
-                reason: "must be finite and >= 0",
-            });
-        }
-        if settings.threads > ndem_par::blocks::MAX_THREADS {
-            return Err(SmoothError::InvalidSettings {
-                field: "threads",
-                reason: ndem_par::blocks::THREADS_ABOVE_MAX,
-            });
-        }
+        SmoothError::require(
+            settings.rolling_damping.is_finite() && settings.rolling_damping >= 0.0,
+            "rolling_damping",
+            "must be finite and >= 0",
+        )?;
+        SmoothError::require(
+            settings.skin.is_finite() && settings.skin >= 0.0,
+            "skin",
+            "must be finite and >= 0",
+        )?;
+        SmoothError::require(
+            settings.threads <= ndem_par::blocks::MAX_THREADS,
+            "threads",
+            ndem_par::blocks::THREADS_ABOVE_MAX,
+        )?;
         ndem_par::blocks::check_threads_start("threads", settings.threads)
             .map_err(StepError::from)?;
         let r_min = world
@@ -146,12 +141,11 @@ impl SmoothStepper {
         &mut self,
         world: &World,
     ) -> Result<Vec<(ContactPoint, f64)>, SmoothError> {
-        if !self.settings.record_contacts {
-            return Err(SmoothError::InvalidSettings {
-                field: "record_contacts",
-                reason: "the normal forces are those of the last step's contacts, which were not kept",
-            });
-        }
+        SmoothError::require(
+            self.settings.record_contacts,
+            "record_contacts",
+            "the normal forces are those of the last step's contacts, which were not kept",
+        )?;
         let contacts: Vec<ContactPoint> = self
             .contacts
             .iter()

@@ -111,12 +111,11 @@ impl Joint {
         drive: Option<Drive>,
     ) -> Result<Self, StepError> {
         let rest_length = (anchor_a - anchor_b).norm();
-        if rest_length.is_nan() || rest_length < 1e-3 {
-            return Err(StepError::InvalidSettings {
-                field: "anchor_b",
-                reason: "an actuator's anchors must be at least 1 mm apart",
-            });
-        }
+        StepError::require(
+            rest_length >= 1e-3,
+            "anchor_b",
+            "an actuator's anchors must be at least 1 mm apart",
+        )?;
         Self::between(
             world,
             a,
@@ -139,18 +138,16 @@ impl Joint {
             });
         }
         let finite = |v: &Vec3| v.iter().all(|x| x.is_finite());
-        if !(finite(&self.anchor_a) && finite(&self.anchor_b)) {
-            return Err(StepError::InvalidSettings {
-                field: "anchor",
-                reason: "must be finite",
-            });
-        }
-        if !(self.compliance.is_finite() && self.compliance > 0.0) {
-            return Err(StepError::InvalidSettings {
-                field: "compliance",
-                reason: "must be finite and > 0",
-            });
-        }
+        StepError::require(
+            finite(&self.anchor_a) && finite(&self.anchor_b),
+            "anchor",
+            "must be finite",
+        )?;
+        StepError::require(
+            self.compliance.is_finite() && self.compliance > 0.0,
+            "compliance",
+            "must be finite and > 0",
+        )?;
         if let JointKind::Prismatic { axis, .. } | JointKind::Hinge { axis, .. } = self.kind
             && ((axis.norm() - 1.0).abs() >= 1e-9 || axis.norm().is_nan())
         {

@@ -45,22 +45,16 @@ impl Default for ManufacturedSpec {
 pub fn manufactured_local_problem(
     spec: &ManufacturedSpec,
 ) -> Result<(LocalProblem, Vec<f64>), SolveError> {
-    if spec.bodies == 0 {
-        return Err(SolveError::InvalidSettings {
-            field: "bodies",
-            reason: "must be at least 1",
-        });
-    }
+    SolveError::require(spec.bodies != 0, "bodies", "must be at least 1")?;
     for (field, value) in [
         ("asymmetry", spec.asymmetry),
         ("max_friction", spec.max_friction),
     ] {
-        if !(value.is_finite() && value >= 0.0) {
-            return Err(SolveError::InvalidSettings {
-                field,
-                reason: "must be finite and >= 0",
-            });
-        }
+        SolveError::require(
+            value.is_finite() && value >= 0.0,
+            field,
+            "must be finite and >= 0",
+        )?;
     }
     let mut rng = Rng::new(spec.seed);
     let (n, dof) = (spec.contacts, 6 * spec.bodies);
