@@ -633,8 +633,7 @@ impl LocalProblem {
     /// the body-based problem.
     pub fn from_contact_problem(p: &crate::ContactProblem) -> Result<Self, SolveError> {
         SolveError::require(
-            !(p.contact_rows() != crate::ContactRows::NormalFriction
-                || !p.generic_rows().is_empty()),
+            p.contact_rows() == crate::ContactRows::NormalFriction && p.generic_rows().is_empty(),
             "rows",
             "the local form needs 3 rows per contact and no generic rows",
         )?;
