@@ -30,5 +30,5 @@ pub mod settings;
 
 pub use aggregate::{AggregateState, aggregate_state};
 pub use error::ReduceError;
-pub use reducer::{Aggregate, Reducer, ReducerState, ReductionStats};
+pub use reducer::{Aggregate, AggregateId, Reducer, ReducerState, ReductionStats};
 pub use settings::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit, TrialSplit};

@@ -24,6 +24,19 @@ pub struct Aggregate {
     pub members: Vec<usize>,
 }
 
+/// An aggregate of a [`Reducer`]: the handle [`Reducer::merge_bodies`]
+/// returns and [`Reducer::split`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AggregateId(usize);
+
+impl AggregateId {
+    /// The aggregate's index among the reducer's aggregates (checkpoints
+    /// store it).
+    pub const fn index(self) -> usize {
+        self.0
+    }
+}
+
 /// What reduction did in the last step.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ReductionStats {
@@ -78,7 +91,7 @@ impl Reducer {
     /// half).
     pub fn state(&self) -> ReducerState {
         ReducerState {
-            aggregates: self.aggregates().map(|(i, a)| (i, a.clone())).collect(),
+            aggregates: self.live().map(|(i, a)| (i, a.clone())).collect(),
             retired: self.retired.clone(),
         }
     }
@@ -166,52 +179,47 @@ impl Reducer {
         self.stats
     }
 
-    /// The live aggregates with their ids.
-    pub fn aggregates(&self) -> impl Iterator<Item = (usize, &Aggregate)> {
+    /// [`Self::aggregates`] by index.
+    pub(crate) fn live(&self) -> impl Iterator<Item = (usize, &Aggregate)> {
         self.aggregates
             .iter()
             .enumerate()
             .filter_map(|(i, a)| a.as_ref().map(|a| (i, a)))
     }
 
-    /// The aggregate id whose body is `body`, if any.
-    pub fn aggregate_of_body(&self, body: usize) -> Option<usize> {
+    /// [`Self::aggregate_of_body`] by index.
+    pub(crate) fn aggregate_of(&self, body: usize) -> Option<usize> {
         self.aggregate_of_body.get(body).copied().flatten()
     }
 
-    /// The aggregate id of a member or aggregate body, if any.
-    pub fn aggregate_containing(&self, world: &World, body: usize) -> Option<usize> {
-        self.aggregate_of_body(world.carrier(body))
+    /// [`Self::aggregate_containing`] by index.
+    pub(crate) fn aggregate_holding(&self, world: &World, body: usize) -> Option<usize> {
+        self.aggregate_of(world.carrier(body))
     }
 
-    /// Whether `body` may take part in aggregates: dynamic, with collision
-    /// geometry, no joints, and not itself an aggregate body.
-    pub fn is_particle(&self, world: &World, body: usize) -> bool {
+    /// [`Self::is_particle`] by index.
+    pub(crate) fn particle_at(&self, world: &World, body: usize) -> bool {
         world.motions()[body] == Motion::Dynamic
             && !matches!(world.shapes()[body], Shape::Empty)
-            && self.aggregate_of_body(body).is_none()
+            && self.aggregate_of(body).is_none()
             && !world.joints().iter().any(|j| {
                 j.body_a == BodyId::from_index(body) || j.body_b == BodyId::from_index(body)
             })
     }
 
-    /// Whether the explicit API may merge `body`: any dynamic body with
-    /// geometry, joints allowed (an excavator bucket with its load: the
-    /// bucket's joint rows act on the aggregate). The automatic merge takes
-    /// only particles ([`Self::is_particle`]): merge conditions for
-    /// articulated bodies are not covered by the paper.
-    pub fn is_mergeable(&self, world: &World, body: usize) -> bool {
+    /// [`Self::is_mergeable`] by index: any dynamic body with geometry,
+    /// joints allowed (an excavator bucket with its load: the bucket's joint
+    /// rows act on the aggregate). The automatic merge takes only particles
+    /// ([`Self::is_particle`]): merge conditions for articulated bodies are
+    /// not covered by the paper.
+    pub(crate) fn mergeable_at(&self, world: &World, body: usize) -> bool {
         world.motions()[body] == Motion::Dynamic
             && !matches!(world.shapes()[body], Shape::Empty)
-            && self.aggregate_of_body(body).is_none()
+            && self.aggregate_of(body).is_none()
     }
 
-    /// Merges the given bodies (free particles, elementary bodies with or
-    /// without joints, members or aggregate bodies; members and aggregates
-    /// bring all their members) into one aggregate, whatever their
-    /// contacts: the explicit API (a load on a truck bed, a bucket and its
-    /// load). Mass, linear and angular momentum are conserved.
-    pub fn merge_bodies(
+    /// [`Self::merge_bodies`] by index.
+    pub(crate) fn merge_indices(
         &mut self,
         world: &mut World,
         bodies: &[usize],
@@ -225,9 +233,9 @@ impl Reducer {
                     reason: "no such body",
                 });
             }
-            match self.aggregate_containing(world, b) {
+            match self.aggregate_holding(world, b) {
                 Some(id) => old.push(id),
-                None if self.is_mergeable(world, b) => members.push(b),
+                None if self.mergeable_at(world, b) => members.push(b),
                 None => {
                     return Err(ReduceError::NotMergeable {
                         body: b,
@@ -253,9 +261,54 @@ impl Reducer {
     }
 
     /// Frees every member of aggregate `id` (each keeps its co-moving
-    /// velocity) and retires its body.
-    pub fn split(&mut self, world: &mut World, id: usize) -> Result<Vec<usize>, ReduceError> {
-        self.dissolve(world, id)
+    /// velocity) and retires its body; returns the freed bodies.
+    pub fn split(
+        &mut self,
+        world: &mut World,
+        id: AggregateId,
+    ) -> Result<Vec<BodyId>, ReduceError> {
+        let freed = self.dissolve(world, id.0)?;
+        Ok(freed.into_iter().map(BodyId::from_index).collect())
+    }
+
+    /// The live aggregates with their handles.
+    pub fn aggregates(&self) -> impl Iterator<Item = (AggregateId, &Aggregate)> {
+        self.live().map(|(i, a)| (AggregateId(i), a))
+    }
+
+    /// The aggregate whose body is `body`, if any.
+    pub fn aggregate_of_body(&self, body: BodyId) -> Option<AggregateId> {
+        self.aggregate_of(body.index()).map(AggregateId)
+    }
+
+    /// The aggregate of a member or aggregate body, if any.
+    pub fn aggregate_containing(&self, world: &World, body: BodyId) -> Option<AggregateId> {
+        self.aggregate_holding(world, body.index()).map(AggregateId)
+    }
+
+    /// Whether `body` may take part in aggregates: dynamic, with collision
+    /// geometry, no joints, and not itself an aggregate body.
+    pub fn is_particle(&self, world: &World, body: BodyId) -> bool {
+        self.particle_at(world, body.index())
+    }
+
+    /// Whether the explicit API may merge `body` ([`Self::merge_bodies`]).
+    pub fn is_mergeable(&self, world: &World, body: BodyId) -> bool {
+        self.mergeable_at(world, body.index())
+    }
+
+    /// Merges the given bodies (free particles, elementary bodies with or
+    /// without joints, members or aggregate bodies; members and aggregates
+    /// bring all their members) into one aggregate, whatever their
+    /// contacts: the explicit API (a load on a truck bed, a bucket and its
+    /// load). Mass, linear and angular momentum are conserved.
+    pub fn merge_bodies(
+        &mut self,
+        world: &mut World,
+        bodies: &[BodyId],
+    ) -> Result<AggregateId, ReduceError> {
+        let bodies: Vec<usize> = bodies.iter().map(|b| b.index()).collect();
+        self.merge_indices(world, &bodies).map(AggregateId)
     }
 
     /// Detaches all members of `id`, retires its body; returns the members.
@@ -395,7 +448,7 @@ impl Reducer {
             }
             let size: usize = nodes
                 .iter()
-                .map(|&b| match self.aggregate_of_body(b) {
+                .map(|&b| match self.aggregate_of(b) {
                     Some(id) => self.aggregates[id].as_ref().map_or(0, |a| a.members.len()),
                     None => 1,
                 })
@@ -403,7 +456,7 @@ impl Reducer {
             if size < self.settings.min_aggregate_size {
                 continue;
             }
-            self.merge_bodies(world, &nodes)?;
+            self.merge_indices(world, &nodes)?;
             self.stats.merges += 1;
         }
         Ok(())
@@ -414,7 +467,7 @@ impl Reducer {
     /// before the next solve), or an aggregate body without jointed
     /// members.
     fn is_node(&self, world: &World, body: usize) -> bool {
-        if let Some(id) = self.aggregate_of_body(body) {
+        if let Some(id) = self.aggregate_of(body) {
             // an aggregate holding a jointed body (a bucket with its load,
             // merged explicitly) is left to the explicit API: merged with a
             // resting bed it would drag the bed with the machine, and no
@@ -430,7 +483,7 @@ impl Reducer {
                 });
         }
         !world.is_member(body)
-            && self.is_particle(world, body)
+            && self.particle_at(world, body)
             && !self.settings.sensors.iter().any(|s| {
                 s.overlaps(
                     &world.positions()[body],
@@ -520,7 +573,7 @@ impl Reducer {
         }
         let mut affected: Vec<usize> = (0..n)
             .filter(|&i| split[i])
-            .filter_map(|i| self.aggregate_containing(world, i))
+            .filter_map(|i| self.aggregate_holding(world, i))
             .collect();
         affected.sort_unstable();
         affected.dedup();
@@ -665,10 +718,10 @@ impl Reducer {
 
     fn count(&mut self, world: &World) {
         let particles = (0..world.len())
-            .filter(|&i| self.is_particle(world, i))
+            .filter(|&i| self.particle_at(world, i))
             .count();
         let free = (0..world.len())
-            .filter(|&i| self.is_particle(world, i) && !world.is_member(i))
+            .filter(|&i| self.particle_at(world, i) && !world.is_member(i))
             .count();
         let aggregates = self.aggregates.iter().flatten().count();
         self.stats.particles = particles;

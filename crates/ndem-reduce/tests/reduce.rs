@@ -57,7 +57,7 @@ proptest! {
         let mut w = random_world(n, seed);
         let mass_before: f64 = w.mass_properties().iter().flatten().map(|m| m.mass).sum();
         let (p0, l0) = w.momentum();
-        let bodies: Vec<usize> = (1..=n).collect();
+        let bodies: Vec<BodyId> = (1..=n).map(BodyId::from_index).collect();
         let mut r = Reducer::new(ReductionSettings::default()).unwrap();
         let id = r.merge_bodies(&mut w, &bodies).unwrap();
         let agg = r.aggregates().find(|(i, _)| *i == id).unwrap().1.clone();
@@ -78,7 +78,8 @@ proptest! {
         }
         let state = aggregate_state(&w, &agg.members).unwrap();
         let freed = r.split(&mut w, id).unwrap();
-        prop_assert_eq!(&freed, &agg.members);
+        let freed_indices: Vec<usize> = freed.iter().map(|b| b.index()).collect();
+        prop_assert_eq!(&freed_indices, &agg.members);
         let (p2, l2) = w.momentum();
         prop_assert!(rel(p2, p0, p0.norm()) <= 1e-12);
         prop_assert!(rel(l2, l0, l0.norm()) <= 1e-12);
@@ -314,7 +315,7 @@ fn sensor_frees_exactly_the_members_inside() {
     let mut settings = ReductionSettings::default();
     settings.sensors.push(sensor.clone());
     let mut reducer = Reducer::new(settings).unwrap();
-    let members: Vec<usize> = (1..=25).collect();
+    let members: Vec<BodyId> = (1..=25).map(BodyId::from_index).collect();
     reducer.merge_bodies(&mut w, &members).unwrap();
     st.set_hooks(Box::new(reducer));
     st.step(&mut w).unwrap();
@@ -355,7 +356,7 @@ fn moved_sensor_frees_the_members_at_its_new_place() {
             .move_sensor(0, Vec3::new(f64::NAN, 0.0, 0.0), Quat::identity())
             .is_err()
     );
-    let members: Vec<usize> = (1..=25).collect();
+    let members: Vec<BodyId> = (1..=25).map(BodyId::from_index).collect();
     reducer.merge_bodies(&mut w, &members).unwrap();
     st.set_hooks(Box::new(reducer));
     // far away: nothing splits
@@ -593,12 +594,7 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
     let mut reducer = Reducer::new(ReductionSettings::default()).unwrap();
     let mut bodies = vec![bucket];
     bodies.extend(&load);
-    let id = reducer
-        .merge_bodies(
-            &mut w,
-            &bodies.iter().map(|b| b.index()).collect::<Vec<_>>(),
-        )
-        .unwrap();
+    let id = reducer.merge_bodies(&mut w, &bodies).unwrap();
     let agg = reducer.aggregates().find(|(i, _)| *i == id).unwrap().1.body;
     st.set_hooks(Box::new(reducer));
     for _ in 0..100 {
@@ -637,10 +633,15 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
 fn a_restored_state_is_checked_against_the_world() {
     let mut w = random_world(8, 7);
     let mut r = Reducer::new(ReductionSettings::default()).unwrap();
-    let first = r.merge_bodies(&mut w, &[1, 2, 3]).unwrap();
-    r.merge_bodies(&mut w, &[4, 5]).unwrap();
+    let first = r
+        .merge_bodies(&mut w, &[1, 2, 3].map(BodyId::from_index))
+        .unwrap();
+    r.merge_bodies(&mut w, &[4, 5].map(BodyId::from_index))
+        .unwrap();
     r.split(&mut w, first).unwrap();
-    let third = r.merge_bodies(&mut w, &[6, 7]).unwrap();
+    let third = r
+        .merge_bodies(&mut w, &[6, 7].map(BodyId::from_index))
+        .unwrap();
     let state = r.state();
     assert_eq!(state.aggregates.len(), 2);
     assert_eq!(state.retired.len(), 0, "the split body was reused");
