@@ -15,13 +15,7 @@ use std::hint::black_box;
 /// equal spheres touching with a 0.1 % overlap on a floor: a stable dense
 /// packing, so the bench measures steady-state steps.
 fn packing() -> World {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.0065;
     let d = 1.999 * r;
     let (nx, ny, nz) = (25, 25, 16);

@@ -12,13 +12,7 @@ use ndem_step::{BodyDesc, MaterialId, World};
 
 /// `n` spheres of radius 5 mm stacked on a floor, just touching.
 fn column(n: usize) -> World {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.005;
     for i in 0..n {
         let p = Vec3::new(0.0, 0.0, r + 2.0 * r * i as f64);

@@ -16,13 +16,7 @@ use ndem_step::{BodyDesc, MaterialId, StepSettings, Stepper, World};
 use std::time::Instant;
 
 fn packing() -> (World, Stepper) {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.0065;
     for k in 0..16 {
         for j in 0..25 {

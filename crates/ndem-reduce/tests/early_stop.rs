@@ -32,13 +32,7 @@ fn stepper() -> Stepper {
 #[test]
 fn reduced_solve_to_tolerance_stops_early() {
     let r = 0.0065;
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     for k in 0..8 {
         for j in 0..10 {
             for i in 0..10 {

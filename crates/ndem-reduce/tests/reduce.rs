@@ -20,13 +20,7 @@ fn random_world(n: usize, seed: u64) -> World {
         s ^= s << 17;
         (s >> 11) as f64 / (1u64 << 53) as f64
     };
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     for i in 0..n {
         let p = Vec3::new(u(), u(), u()) * 0.1;
         let shape = if i % 3 == 2 {
@@ -201,13 +195,7 @@ fn resting_column_merges_and_stays_at_rest() {
 }
 
 fn ndem_scenes_column() -> (World, Stepper) {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.0065;
     for i in 0..25 {
         w.add_body(BodyDesc::dynamic(
@@ -384,13 +372,7 @@ fn moved_sensor_frees_the_members_at_its_new_place() {
 /// A 5×5×3 block of spheres (d = 13 mm, Table 1) settled on a floor.
 fn block() -> (World, Stepper) {
     let (_, st) = ndem_scenes_column();
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.0065;
     for k in 0..3 {
         for j in 0..5 {

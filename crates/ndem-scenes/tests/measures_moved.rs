@@ -7,13 +7,7 @@ use ndem_scenes::measure::*;
 use ndem_step::{BodyDesc, MaterialId, World};
 
 fn world() -> World {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     for (r, z) in [(0.5, 0.5), (0.25, 2.0)] {
         w.add_body(BodyDesc::dynamic(
             Shape::sphere(r).unwrap(),

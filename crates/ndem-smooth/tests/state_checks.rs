@@ -10,13 +10,7 @@ use ndem_step::{BodyDesc, MaterialId, StepError, World};
 
 /// Two spheres resting on a floor.
 fn world() -> World {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     for x in [0.0, 0.05] {
         let sphere = Shape::sphere(0.01).unwrap();
         w.add_body(BodyDesc::dynamic(

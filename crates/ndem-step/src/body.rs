@@ -227,6 +227,16 @@ impl World {
         })
     }
 
+    /// A world with one `material`, standard gravity (−9.81 m/s² along z)
+    /// and a static floor, the plane z = 0, as body 0: the start of most
+    /// granular scenes.
+    pub fn on_floor(material: Material) -> Result<Self, StepError> {
+        let mut world = Self::new(vec![material], Vec3::new(0.0, 0.0, -9.81))?;
+        let floor = Shape::half_space(Vec3::z())?;
+        world.add_body(BodyDesc::fixed(floor, MaterialId::from_index(0), Vec3::zeros()))?;
+        Ok(world)
+    }
+
     /// Adds a material after checking it; returns its handle. The
     /// materials given to [`World::new`] are the first ones, in order
     /// ([`World::material_ids`]).

@@ -17,13 +17,7 @@ static ALLOC: dhat::Alloc = dhat::Alloc;
 
 /// 12 × 12 columns of 4 spheres of 10 mm, touching, on a floor.
 fn bed() -> World {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.005;
     for i in 0..12 * 12 * 4 {
         let (ix, iy, iz) = (i % 12, (i / 12) % 12, i / 144);

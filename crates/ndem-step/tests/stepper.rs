@@ -23,13 +23,7 @@ fn pgs(n: usize) -> Box<ProjectedGaussSeidel> {
 
 /// A small random pile: spheres dropped in a box of walls.
 fn pile(seed: u64) -> World {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     for (n, x) in [
         (Vec3::x(), -0.05),
         (-Vec3::x(), 0.05),
@@ -770,13 +764,7 @@ fn impact_solver_is_pluggable() {
 /// without touching the others.
 #[test]
 fn a_body_far_away_does_not_overflow_the_grid() {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     for x in [0.0, 0.02, -1e308] {
         w.add_body(BodyDesc::dynamic(
             Shape::sphere(0.005).unwrap(),
@@ -830,13 +818,7 @@ fn the_policy_owns_the_history_the_stepper_records() {
 /// Column of `n` touching spheres of radius `r` on a floor, and one more
 /// sphere `gap` above it falling at `speed`.
 fn column_hit_from_above(n: usize, r: f64, gap: f64, speed: f64) -> World {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     for k in 0..n {
         let z = r + 2.0 * r * k as f64;
         w.add_body(BodyDesc::dynamic(
@@ -966,13 +948,7 @@ proptest::proptest! {
 /// on a 0.1 m one, against 0.01 m of the large sphere in the floor.
 #[test]
 fn overlap_max_is_the_deepest_contact_relative_to_its_radius() {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(Material::default()).unwrap();
     // 0.01 m into the floor: δ/R = 0.1
     w.add_body(BodyDesc::dynamic(
         Shape::sphere(0.1).unwrap(),
