@@ -233,7 +233,11 @@ impl World {
     pub fn on_floor(material: Material) -> Result<Self, StepError> {
         let mut world = Self::new(vec![material], Vec3::new(0.0, 0.0, -9.81))?;
         let floor = Shape::half_space(Vec3::z())?;
-        world.add_body(BodyDesc::fixed(floor, MaterialId::from_index(0), Vec3::zeros()))?;
+        world.add_body(BodyDesc::fixed(
+            floor,
+            MaterialId::from_index(0),
+            Vec3::zeros(),
+        ))?;
         Ok(world)
     }
 

@@ -36,7 +36,7 @@ fn stepper(dt: f64, iterations: usize, joints: JointRows, warm: bool) -> Stepper
     .unwrap()
 }
 
-fn world() -> (World, usize) {
+fn world() -> (World, BodyId) {
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -G)).unwrap();
     let ground = w
         .add_body(BodyDesc::fixed(
@@ -45,10 +45,10 @@ fn world() -> (World, usize) {
             Vec3::new(0.0, 0.0, -100.0),
         ))
         .unwrap();
-    (w, ground.index())
+    (w, ground)
 }
 
-fn link(w: &mut World, mass: f64, half: Vec3, centre: Vec3) -> usize {
+fn link(w: &mut World, mass: f64, half: Vec3, centre: Vec3) -> BodyId {
     let mut desc = BodyDesc::dynamic(
         Shape::cuboid(half).unwrap(),
         MaterialId::from_index(0),
@@ -56,7 +56,7 @@ fn link(w: &mut World, mass: f64, half: Vec3, centre: Vec3) -> usize {
     )
     .with_collision_group(1);
     desc.mass = Some(MassProperties::solid_box(mass, half).unwrap());
-    (w.add_body(desc).unwrap()).index()
+    w.add_body(desc).unwrap()
 }
 
 /// A chain of `n` links of 1 m and `mass` kg, ball-jointed end to end
@@ -80,11 +80,10 @@ fn chain(n: usize, mass: f64, compliance: f64, direction: Vec3) -> World {
         .with_orientation(q);
         desc.mass = Some(MassProperties::solid_box(mass, half).unwrap());
         let body = w.add_body(desc).unwrap();
-        let mut j =
-            Joint::ball(&w, BodyId::from_index(previous), body, direction * k as f64).unwrap();
+        let mut j = Joint::ball(&w, previous, body, direction * k as f64).unwrap();
         j.compliance = compliance;
         w.add_joint(j).unwrap();
-        previous = body.index();
+        previous = body;
     }
     w
 }
@@ -226,8 +225,8 @@ fn hinge_speed_drive_reaches_target_or_saturates() {
         );
         let j = Joint::hinge(
             &w,
-            BodyId::from_index(ground),
-            BodyId::from_index(arm),
+            ground,
+            arm,
             Vec3::zeros(),
             Vec3::y(),
             Some(Drive::Speed(Motor {
@@ -242,12 +241,12 @@ fn hinge_speed_drive_reaches_target_or_saturates() {
         let mut worst_torque = 0.0f64;
         for _ in 0..200 {
             st.step(&mut w).unwrap();
-            let omega = w.velocities()[arm].angular;
+            let omega = w.velocity(arm).angular;
             worst_off_axis = worst_off_axis.max(omega.x.abs().max(omega.z.abs()));
             let torque = st.joint_reactions(&w)[0].drive_force.unwrap();
             worst_torque = worst_torque.max(torque.abs());
         }
-        let rate = w.velocities()[arm].angular.y;
+        let rate = w.velocity(arm).angular.y;
         let angle = w.joints()[0].coordinate(&w).unwrap();
         (rate, angle, worst_torque, worst_off_axis, violation(&w))
     };
@@ -281,21 +280,13 @@ fn position_drives_reach_their_targets() {
         Vec3::new(1.0, 0.1, 0.1),
         Vec3::new(1.0, 0.0, 0.0),
     );
-    let hinge = Joint::hinge(
-        &w,
-        BodyId::from_index(ground),
-        BodyId::from_index(arm),
-        Vec3::zeros(),
-        Vec3::y(),
-        None,
-    )
-    .unwrap();
+    let hinge = Joint::hinge(&w, ground, arm, Vec3::zeros(), Vec3::y(), None).unwrap();
     w.add_joint(hinge).unwrap();
     // an actuator from the ground below the hinge to the arm's middle
     let cylinder = Joint::actuator(
         &w,
-        BodyId::from_index(ground),
-        BodyId::from_index(arm),
+        ground,
+        arm,
         (Vec3::new(0.0, 0.0, -1.0), Vec3::new(1.0, 0.0, 0.0)),
         None,
     )
@@ -346,28 +337,14 @@ fn bad_joint_input_is_a_typed_error() {
         Vec3::new(1.0, 0.0, 0.0),
     );
     assert!(matches!(
-        Joint::hinge(
-            &w,
-            BodyId::from_index(arm),
-            BodyId::from_index(arm),
-            Vec3::zeros(),
-            Vec3::y(),
-            None
-        ),
+        Joint::hinge(&w, arm, arm, Vec3::zeros(), Vec3::y(), None),
         Err(StepError::InvalidJoint { .. })
     ));
     let negative = Some(Drive::Speed(Motor {
         target_speed: 1.0,
         max_force: -1.0,
     }));
-    match Joint::hinge(
-        &w,
-        BodyId::from_index(ground),
-        BodyId::from_index(arm),
-        Vec3::zeros(),
-        Vec3::y(),
-        negative,
-    ) {
+    match Joint::hinge(&w, ground, arm, Vec3::zeros(), Vec3::y(), negative) {
         Err(StepError::InvalidSettings { field, .. }) => assert_eq!(field, "drive.max_force"),
         other => panic!("{other:?}"),
     }
@@ -375,45 +352,21 @@ fn bad_joint_input_is_a_typed_error() {
         target: f64::NAN,
         max_force: 1.0,
     });
-    match Joint::actuator(
-        &w,
-        BodyId::from_index(ground),
-        BodyId::from_index(arm),
-        (Vec3::zeros(), Vec3::x()),
-        nan_target,
-    ) {
+    match Joint::actuator(&w, ground, arm, (Vec3::zeros(), Vec3::x()), nan_target) {
         Err(StepError::InvalidSettings { field, .. }) => assert_eq!(field, "drive.target"),
         other => panic!("{other:?}"),
     }
-    match Joint::actuator(
-        &w,
-        BodyId::from_index(ground),
-        BodyId::from_index(arm),
-        (Vec3::x(), Vec3::x()),
-        None,
-    ) {
+    match Joint::actuator(&w, ground, arm, (Vec3::x(), Vec3::x()), None) {
         Err(StepError::InvalidSettings { field, .. }) => assert_eq!(field, "anchor_b"),
         other => panic!("{other:?}"),
     }
-    let mut j = Joint::ball(
-        &w,
-        BodyId::from_index(ground),
-        BodyId::from_index(arm),
-        Vec3::zeros(),
-    )
-    .unwrap();
+    let mut j = Joint::ball(&w, ground, arm, Vec3::zeros()).unwrap();
     j.compliance = -1.0;
     match w.add_joint(j) {
         Err(StepError::InvalidSettings { field, .. }) => assert_eq!(field, "compliance"),
         other => panic!("{other:?}"),
     }
-    let j = Joint::ball(
-        &w,
-        BodyId::from_index(ground),
-        BodyId::from_index(arm),
-        Vec3::zeros(),
-    )
-    .unwrap();
+    let j = Joint::ball(&w, ground, arm, Vec3::zeros()).unwrap();
     let k = w.add_joint(j).unwrap();
     assert!(
         w.set_joint_drive(k, None).is_err(),
@@ -478,15 +431,7 @@ fn heavy_load_on_light_links_needs_the_direct_block() {
 fn joints_edited_after_adding_are_checked_before_a_step() {
     let (mut w, ground) = world();
     let b = link(&mut w, 10.0, Vec3::repeat(0.1), Vec3::new(0.0, 0.0, 1.0));
-    let j = Joint::prismatic(
-        &w,
-        BodyId::from_index(ground),
-        BodyId::from_index(b),
-        Vec3::new(0.0, 0.0, 1.0),
-        Vec3::z(),
-        None,
-    )
-    .unwrap();
+    let j = Joint::prismatic(&w, ground, b, Vec3::new(0.0, 0.0, 1.0), Vec3::z(), None).unwrap();
     w.add_joint(j).unwrap();
     let mut st = stepper(0.005, 20, JointRows::Iterative, false);
     st.step(&mut w).unwrap();

@@ -238,23 +238,25 @@ fn conveyor_surface_velocity_carries_a_sphere() {
     assert!((v - 0.2).abs() < 0.01, "ball speed {v} on a 0.2 m/s belt");
 }
 
+/// A world with a ground plane 10 m below the origin and a 0.2 m cube of
+/// `mass` at `at`: (world, ground, cube).
+fn ground_and_cube(mass: f64, at: Vec3) -> (World, BodyId, BodyId) {
+    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
+    let floor = Shape::half_space(Vec3::z()).unwrap();
+    let below = Vec3::new(0.0, 0.0, -10.0);
+    let ground = w
+        .add_body(BodyDesc::fixed(floor, MaterialId::from_index(0), below))
+        .unwrap();
+    let h = Vec3::new(0.1, 0.1, 0.1);
+    let mut desc = BodyDesc::dynamic(Shape::cuboid(h).unwrap(), MaterialId::from_index(0), at);
+    desc.mass = Some(ndem_math::MassProperties::solid_box(mass, h).unwrap());
+    let cube = w.add_body(desc).unwrap();
+    (w, ground, cube)
+}
+
 #[test]
 fn lock_joint_holds_a_hanging_body() {
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    let ground = w
-        .add_body(BodyDesc::fixed(
-            Shape::half_space(Vec3::z()).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, -10.0),
-        ))
-        .unwrap();
-    let mut desc = BodyDesc::dynamic(
-        Shape::cuboid(Vec3::new(0.1, 0.1, 0.1)).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::new(0.0, 0.0, 1.0),
-    );
-    desc.mass = Some(ndem_math::MassProperties::solid_box(2.0, Vec3::new(0.1, 0.1, 0.1)).unwrap());
-    let body = w.add_body(desc).unwrap();
+    let (mut w, ground, body) = ground_and_cube(2.0, Vec3::new(0.0, 0.0, 1.0));
     // anchored off-centre: gravity makes a torque that the joint must hold
     let j = Joint::lock(&w, body, ground, Vec3::new(0.3, 0.0, 1.0)).unwrap();
     w.add_joint(j).unwrap();
@@ -273,22 +275,7 @@ fn lock_joint_holds_a_hanging_body() {
 #[test]
 fn prismatic_motor_drives_at_target_speed_within_its_force_bound() {
     let run = |max_force: f64| {
-        let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-        let ground = w
-            .add_body(BodyDesc::fixed(
-                Shape::half_space(Vec3::z()).unwrap(),
-                MaterialId::from_index(0),
-                Vec3::new(0.0, 0.0, -10.0),
-            ))
-            .unwrap();
-        let mut desc = BodyDesc::dynamic(
-            Shape::cuboid(Vec3::new(0.1, 0.1, 0.1)).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::zeros(),
-        );
-        desc.mass =
-            Some(ndem_math::MassProperties::solid_box(10.0, Vec3::new(0.1, 0.1, 0.1)).unwrap());
-        let slider = w.add_body(desc).unwrap();
+        let (mut w, ground, slider) = ground_and_cube(10.0, Vec3::zeros());
         // vertical prismatic joint: the motor lifts the body at 0.1 m/s
         let j = Joint::prismatic(
             &w,
