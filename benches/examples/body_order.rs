@@ -22,7 +22,7 @@
 mod settled;
 
 use ndem_math::locality::morton_order;
-use ndem_solve::{ContactProblem, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_solve::{ContactProblem, ProjectedGaussSeidel, Stopping};
 use settled::{ns_per_contact_iteration, settled_packing};
 
 const SWEEPS: usize = 25;
@@ -110,11 +110,7 @@ fn main() {
         ("shuffled", renumbered(&own, &shuffled)),
     ];
     let new_solver = || {
-        ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::iterations(SWEEPS),
-            ..PgsSettings::default()
-        })
-        .expect("valid settings")
+        ProjectedGaussSeidel::with_stopping(Stopping::iterations(SWEEPS)).expect("valid settings")
     };
     let mut solvers: Vec<_> = cases.iter().map(|_| new_solver()).collect();
     // warm-up: the solvers' scratch grows to the problem once

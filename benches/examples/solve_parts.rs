@@ -21,9 +21,7 @@
 #[path = "common/settled.rs"]
 mod settled;
 
-use ndem_solve::{
-    ContactProblem, PgsSettings, ProjectedGaussSeidel, ResidualEvaluator, Solver, Stopping,
-};
+use ndem_solve::{ContactProblem, ProjectedGaussSeidel, ResidualEvaluator, Solver, Stopping};
 use settled::{bed_from_arguments, coloured_pgs, load_average, ns_per_contact_iteration};
 use std::time::Instant;
 
@@ -78,11 +76,8 @@ fn main() {
 /// ns per contact of `ResidualEvaluator::stats` on one and two threads,
 /// with `v` formed and given, interleaved, minimum of the repeats.
 fn statistics(problem: &ContactProblem) {
-    let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(25),
-        ..PgsSettings::default()
-    })
-    .expect("valid settings");
+    let mut pgs =
+        ProjectedGaussSeidel::with_stopping(Stopping::iterations(25)).expect("valid settings");
     let mut lambda = vec![0.0; problem.len()];
     let mut velocity = problem.free_velocity().to_vec();
     pgs.solve(problem, &mut lambda, &mut velocity)

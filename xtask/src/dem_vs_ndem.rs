@@ -12,7 +12,7 @@ use ndem_math::Material;
 use ndem_scenes::builders::{self, Scene};
 use ndem_scenes::measure;
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper};
-use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::{StepSettings, Stepper, World};
 use serde_json::json;
 use std::time::Instant;
@@ -67,11 +67,8 @@ fn run_ndem(
 ) -> SuiteResult<(f64, f64)> {
     let mut world = scene.world.clone();
     let settings = StepSettings::papers();
-    let pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(iterations),
-        ..PgsSettings::default()
-    })
-    .map_err(|e| e.to_string())?;
+    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(iterations))
+        .map_err(|e| e.to_string())?;
     let mut st = Stepper::new(
         settings,
         Box::new(pgs),

@@ -4,7 +4,7 @@
 
 use crate::plot::{self, Axes, Series};
 use crate::report::{self, SuiteResult};
-use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::{StepSettings, Stepper};
 use std::path::Path;
 
@@ -17,11 +17,7 @@ pub(crate) fn history_stepper(iterations: usize, settings: StepSettings) -> Suit
 /// A stepper with PGS stopping as `stopping` says and history warm
 /// starting.
 pub(crate) fn stepper_stopping(stopping: Stopping, settings: StepSettings) -> SuiteResult<Stepper> {
-    let pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping,
-        ..PgsSettings::default()
-    })
-    .map_err(|e| e.to_string())?;
+    let pgs = ProjectedGaussSeidel::with_stopping(stopping).map_err(|e| e.to_string())?;
     Stepper::new(
         settings,
         Box::new(pgs),

@@ -31,11 +31,8 @@ fn settle(
         friction_set: FrictionSet::Disk,
         ..scene.settings
     };
-    let pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(iterations),
-        ..PgsSettings::default()
-    })
-    .map_err(|e| e.to_string())?;
+    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(iterations))
+        .map_err(|e| e.to_string())?;
     let mut stepper = Stepper::new(
         scene.settings,
         Box::new(pgs),
@@ -80,13 +77,10 @@ fn snapshots(quick: bool) -> SuiteResult<Vec<Snapshot>> {
     let first = sphere_packing(&spec).map_err(|e| e.to_string())?;
     let mut lam = vec![0.0; first.len()];
     let mut vel = first.free_velocity().to_vec();
-    ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(300),
-        ..PgsSettings::default()
-    })
-    .map_err(|e| e.to_string())?
-    .solve(&first, &mut lam, &mut vel)
-    .map_err(|e| e.to_string())?;
+    ProjectedGaussSeidel::with_stopping(Stopping::iterations(300))
+        .map_err(|e| e.to_string())?
+        .solve(&first, &mut lam, &mut vel)
+        .map_err(|e| e.to_string())?;
     let mut history = ImpulseHistory::new();
     history.record(&first, &lam);
     let second = sphere_packing(&PackingSpec {

@@ -68,11 +68,8 @@ impl Method {
 
 pub(crate) fn pgs(iterations: usize) -> SuiteResult<Box<ProjectedGaussSeidel>> {
     Ok(Box::new(
-        ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::iterations(iterations),
-            ..PgsSettings::default()
-        })
-        .map_err(|e| e.to_string())?,
+        ProjectedGaussSeidel::with_stopping(Stopping::iterations(iterations))
+            .map_err(|e| e.to_string())?,
     ))
 }
 
@@ -463,11 +460,7 @@ fn run_pile(
         dt,
         ..scene.settings
     };
-    let solver = ProjectedGaussSeidel::new(PgsSettings {
-        stopping,
-        ..PgsSettings::default()
-    })
-    .map_err(|e| e.to_string())?;
+    let solver = ProjectedGaussSeidel::with_stopping(stopping).map_err(|e| e.to_string())?;
     let mut stepper = Stepper::new(scene.settings, Box::new(solver), method.policy())
         .map_err(|e| e.to_string())?;
     let emit_time = spec.particles as f64 / spec.rate;

@@ -47,6 +47,41 @@ pub enum MathError {
     },
 }
 
+/// An error type with a variant for an invalid setting (a field and what
+/// is wrong): settings' `validate` checks then read one line each
+/// (`SolveError::require_positive("tolerance", t)?`).
+pub trait SettingError: Sized {
+    /// The invalid setting `field` with `reason`.
+    fn invalid_setting(field: &'static str, reason: &'static str) -> Self;
+
+    /// `Ok` when `ok` holds, otherwise the invalid setting `field`.
+    fn require(ok: bool, field: &'static str, reason: &'static str) -> Result<(), Self> {
+        if ok {
+            Ok(())
+        } else {
+            Err(Self::invalid_setting(field, reason))
+        }
+    }
+
+    /// `value` finite and `> 0`, otherwise the invalid setting `field`.
+    fn require_positive(field: &'static str, value: f64) -> Result<(), Self> {
+        Self::require(
+            value.is_finite() && value > 0.0,
+            field,
+            "must be finite and > 0",
+        )
+    }
+
+    /// `value` finite and `>= 0`, otherwise the invalid setting `field`.
+    fn require_non_negative(field: &'static str, value: f64) -> Result<(), Self> {
+        Self::require(
+            value.is_finite() && value >= 0.0,
+            field,
+            "must be finite and >= 0",
+        )
+    }
+}
+
 /// Checks that `value` is finite.
 pub fn finite(field: &'static str, value: f64) -> Result<f64, MathError> {
     if value.is_finite() {

@@ -26,7 +26,7 @@ pub mod spatial;
 #[cfg(feature = "proptest-support")]
 pub mod proptest_support;
 
-pub use error::MathError;
+pub use error::{MathError, SettingError};
 pub use frame::{ContactFrame, ContactKey};
 pub use inertia::{InverseMass, MassProperties};
 pub use jacobian::{ContactJacobian, JacobianRow, ROWS_PER_CONTACT, RowKind};

@@ -12,7 +12,7 @@ use crate::comm::Communicator;
 use crate::error::MpiError;
 use crate::partition::Decomposition;
 use ndem_collide::Shape;
-use ndem_math::{ContactKey, MassProperties, Quat, Vec3, Velocity6};
+use ndem_math::{ContactKey, MassProperties, Quat, SettingError, Vec3, Velocity6};
 use ndem_step::{BodyDesc, BodyId, MaterialId, Motion, World};
 
 /// What a body is on this rank.
@@ -75,16 +75,8 @@ impl Default for DomainSettings {
 impl DomainSettings {
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), MpiError> {
-        MpiError::require(
-            self.skin.is_finite() && self.skin >= 0.0,
-            "skin",
-            "must be finite and >= 0",
-        )?;
-        MpiError::require(
-            self.margin.is_finite() && self.margin >= 0.0,
-            "margin",
-            "must be finite and >= 0",
-        )?;
+        MpiError::require_non_negative("skin", self.skin)?;
+        MpiError::require_non_negative("margin", self.margin)?;
         Ok(())
     }
 }

@@ -14,7 +14,7 @@
 use crate::comm::Communicator;
 use crate::domain::{Carried, Domain, DomainSettings, GlobalKey, Role};
 use crate::error::MpiError;
-use ndem_math::{ContactKey, Vec3};
+use ndem_math::{ContactKey, SettingError, Vec3};
 use ndem_solve::{
     ContactProblem, HistoryWarmStart, ImpulseHistory, PgsSettings, SolveError, Stopping,
     StoredImpulse, SubdomainCoupling, SubdomainPgs,

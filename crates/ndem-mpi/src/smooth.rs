@@ -10,6 +10,7 @@ use crate::comm::Communicator;
 use crate::domain::{Carried, Domain, DomainSettings, Role};
 use crate::error::MpiError;
 use crate::ndem::ExchangeCounters;
+use ndem_math::SettingError;
 use ndem_math::Vec3;
 use ndem_smooth::{ContactHistory, SmoothSettings, SmoothStepper};
 use ndem_step::World;

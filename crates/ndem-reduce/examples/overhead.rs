@@ -11,7 +11,7 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_reduce::{Reducer, ReductionSettings};
-use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::{BodyDesc, MaterialId, StepSettings, Stepper, World};
 use std::time::Instant;
 
@@ -34,11 +34,7 @@ fn packing() -> (World, Stepper) {
             }
         }
     }
-    let pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(40),
-        ..PgsSettings::default()
-    })
-    .unwrap();
+    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(40)).unwrap();
     let st = Stepper::new(
         StepSettings::papers(),
         Box::new(pgs),

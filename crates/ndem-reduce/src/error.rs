@@ -41,15 +41,9 @@ pub enum ReduceError {
     Step(#[from] StepError),
 }
 
-impl ReduceError {
-    /// `Ok` when `ok` holds, otherwise the invalid setting `field` with
-    /// `reason`: the settings' `validate` checks, one line each.
-    pub fn require(ok: bool, field: &'static str, reason: &'static str) -> Result<(), Self> {
-        if ok {
-            Ok(())
-        } else {
-            Err(Self::InvalidSettings { field, reason })
-        }
+impl ndem_math::SettingError for ReduceError {
+    fn invalid_setting(field: &'static str, reason: &'static str) -> Self {
+        Self::InvalidSettings { field, reason }
     }
 }
 

@@ -7,9 +7,7 @@ use crate::aggregate::aggregate_state;
 use crate::settings::ReductionSettings;
 use ndem_collide::{ContactPoint, ContactSet, Shape};
 use ndem_math::{Vec3, Velocity6};
-use ndem_solve::{
-    ColdStart, HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Solver, Stopping, WarmStart,
-};
+use ndem_solve::{ColdStart, HistoryWarmStart, ProjectedGaussSeidel, Solver, Stopping, WarmStart};
 use ndem_step::{
     BodyDesc, BodyId, DetectedView, MaterialId, ModelHooks, Motion, SolvedView, StepError, World,
 };
@@ -614,11 +612,8 @@ impl Reducer {
                 .map(drop),
         }
         .map_err(StepError::from)?;
-        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::iterations(ts.iterations),
-            ..PgsSettings::default()
-        })
-        .map_err(StepError::from)?;
+        let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(ts.iterations))
+            .map_err(StepError::from)?;
         pgs.solve(&problem, &mut lambda, &mut v)
             .map_err(StepError::from)?;
         self.stats.trial_iterations = ts.iterations;

@@ -3,7 +3,7 @@
 
 use crate::ReduceError;
 use ndem_collide::Shape;
-use ndem_math::{Quat, Vec3};
+use ndem_math::{Quat, SettingError, Vec3};
 
 /// Merge conditions (paper, eqs. 26-28, and Table 2's acceleration
 /// thresholds). A contact passes when its relative velocity after the

@@ -3,15 +3,11 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_reduce::{Reducer, ReductionSettings};
-use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, SolverStatus, Stopping};
+use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, SolverStatus, Stopping};
 use ndem_step::{BodyDesc, MaterialId, StepSettings, Stepper, World};
 
 fn stepper() -> Stepper {
-    let pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::to_tolerance(3000, 1e-6),
-        ..PgsSettings::default()
-    })
-    .unwrap();
+    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::to_tolerance(3000, 1e-6)).unwrap();
     Stepper::new(
         StepSettings::papers(),
         Box::new(pgs),

@@ -66,10 +66,7 @@ impl SolverChoice {
                 threads,
                 ..PgsSettings::default()
             })?),
-            SolverChoice::Pgs => Box::new(ProjectedGaussSeidel::new(PgsSettings {
-                stopping,
-                ..PgsSettings::default()
-            })?),
+            SolverChoice::Pgs => Box::new(ProjectedGaussSeidel::with_stopping(stopping)?),
             SolverChoice::PgsBlocked => Box::new(ProjectedGaussSeidel::new(PgsSettings {
                 stopping,
                 variant: PgsVariant::Blocked,

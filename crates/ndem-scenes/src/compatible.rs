@@ -15,8 +15,7 @@ use crate::error::SceneError;
 use crate::scene::Scene;
 use ndem_math::{ContactLaw, Velocity6};
 use ndem_solve::{
-    Apgd, ApgdSettings, ColdStart, ContactProblem, PgsSettings, ProjectedGaussSeidel, Solver,
-    Stopping,
+    Apgd, ApgdSettings, ColdStart, ContactProblem, ProjectedGaussSeidel, Solver, Stopping,
 };
 use ndem_step::{StepError, StepStats, Stepper};
 
@@ -158,11 +157,8 @@ pub fn network_forces(
     let solver: Box<dyn Solver> = match method {
         ForceMethod::Compatible => return compatible_network_forces(settled),
         ForceMethod::Pgs => Box::new(
-            ProjectedGaussSeidel::new(PgsSettings {
-                stopping: Stopping::to_tolerance(100_000, 1e-10),
-                ..PgsSettings::default()
-            })
-            .map_err(StepError::from)?,
+            ProjectedGaussSeidel::with_stopping(Stopping::to_tolerance(100_000, 1e-10))
+                .map_err(StepError::from)?,
         ),
         ForceMethod::Apgd => Box::new(
             Apgd::new(ApgdSettings {

@@ -8,18 +8,14 @@ use ndem_scenes::builders::{self, CannonballSpec, Scene};
 use ndem_scenes::compatible::{StaticSolveSettings, static_solve};
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper};
 use ndem_solve::{
-    HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping, TrussSettings, compatible_forces,
+    HistoryWarmStart, ProjectedGaussSeidel, Stopping, TrussSettings, compatible_forces,
 };
 use ndem_step::Stepper;
 use std::collections::BTreeMap;
 
 fn settle(mut scene: Scene, law: ContactLaw) -> (Scene, Stepper) {
     scene.settings.contact_law = law;
-    let pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(200),
-        ..PgsSettings::default()
-    })
-    .unwrap();
+    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(200)).unwrap();
     let mut st = Stepper::new(
         scene.settings,
         Box::new(pgs),

@@ -9,7 +9,7 @@ use ndem_collide::Shape;
 use ndem_math::{ContactLaw, Material, PairOverride, Vec3};
 use ndem_scenes::builders::{self, Scene};
 use ndem_scenes::compatible::{ForceMethod, NetworkForce, network_forces};
-use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::{BodyDesc, MaterialId, Stepper, World};
 
 /// Weight of the beam's platform \[N\].
@@ -72,11 +72,7 @@ fn per_support(forces: &[NetworkForce]) -> [f64; 3] {
 /// self-stress of the indeterminate beam decays by about `Σ_n/W` per
 /// sweep (1e-3 here), and the run's forces stay off the elastic split.
 fn settle(mut scene: Scene) -> (Scene, [f64; 3]) {
-    let pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::to_tolerance(20_000, 1e-10),
-        ..PgsSettings::default()
-    })
-    .unwrap();
+    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::to_tolerance(20_000, 1e-10)).unwrap();
     let mut stepper = Stepper::new(
         scene.settings,
         Box::new(pgs),

@@ -9,7 +9,7 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_scenes::builders::{self, D, Scene};
-use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::{BodyDesc, MaterialId, Stepper, World};
 
 const COLUMN: usize = 40;
@@ -69,11 +69,7 @@ fn column_contacts(stepper: &Stepper) -> usize {
 /// returns the column's contacts after step 3 and the largest overlap
 /// relative to a radius over the run.
 fn run(mut scene: Scene, steps: usize) -> (usize, f64) {
-    let pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(100),
-        ..PgsSettings::default()
-    })
-    .unwrap();
+    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(100)).unwrap();
     let mut stepper = Stepper::new(
         scene.settings,
         Box::new(pgs),

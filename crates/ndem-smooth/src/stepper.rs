@@ -56,15 +56,9 @@ pub enum SmoothError {
     },
 }
 
-impl SmoothError {
-    /// `Ok` when `ok` holds, otherwise the invalid setting `field` with
-    /// `reason`: the settings' `validate` checks, one line each.
-    pub fn require(ok: bool, field: &'static str, reason: &'static str) -> Result<(), Self> {
-        if ok {
-            Ok(())
-        } else {
-            Err(Self::InvalidSettings { field, reason })
-        }
+impl ndem_math::SettingError for SmoothError {
+    fn invalid_setting(field: &'static str, reason: &'static str) -> Self {
+        Self::InvalidSettings { field, reason }
     }
 }
 

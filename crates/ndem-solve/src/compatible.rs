@@ -21,6 +21,7 @@ use crate::SolveError;
 use crate::problem::ContactProblem;
 use crate::qp::{ApgdSettings, ApgdWorkspace, BoxConeSet, SmoothObjective, apgd_minimize};
 use crate::solver::Stopping;
+use ndem_math::SettingError;
 use ndem_math::Velocity6;
 
 /// Settings of the truss solve.

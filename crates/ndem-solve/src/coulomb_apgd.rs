@@ -14,6 +14,7 @@ use crate::solver::{
     IterationClock, IterationRecord, SolveReport, SolveTask, Solver, SolverStatus, Stopping,
 };
 use crate::{Apgd, ResidualEvaluator, SolveError};
+use ndem_math::SettingError;
 
 /// Settings of [`CoulombApgd`].
 #[derive(Debug, Clone, Copy, PartialEq)]

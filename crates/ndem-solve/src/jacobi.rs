@@ -12,6 +12,7 @@ use crate::solver::{
     EarlyStop, IterationClock, IterationRecord, SolveReport, SolveTask, Solver, Stopping,
     check_finite_iterate,
 };
+use ndem_math::SettingError;
 use ndem_math::Velocity6;
 use rayon::prelude::*;
 use std::sync::Arc;

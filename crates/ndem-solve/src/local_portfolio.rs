@@ -5,6 +5,7 @@ use crate::local_solver::{LocalIteration, LocalObserver, LocalReport, LocalSolve
 use crate::newton::{NewtonSettings, SemismoothNewton};
 use crate::solver::Stopping;
 use crate::{LocalGaussSeidel, ProximalPoint, SolveError};
+use ndem_math::SettingError;
 use std::time::Duration;
 
 /// Solves a [`LocalProblem`](crate::LocalProblem) to a tolerance on the

@@ -20,6 +20,7 @@ use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMat, Triplet};
 use nalgebra::DMatrix;
 use nalgebra_sparse::{CooMatrix, CscMatrix, CsrMatrix};
+use ndem_math::SettingError;
 
 /// A local frictional contact problem `(W, q, μ)` in 3D (normal first).
 /// `W` may be non-symmetric (FCLIB allows it: frames that are not

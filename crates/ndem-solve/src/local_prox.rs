@@ -8,6 +8,7 @@ use crate::local_solver::{
 };
 use crate::newton::{NewtonSettings, SemismoothNewton};
 use crate::solver::{SolverStatus, Stopping};
+use ndem_math::SettingError;
 
 /// The proximal-point method for Coulomb's law: from the current
 /// reactions `r_k`, the next are the solution of the proximal subproblem
@@ -61,11 +62,7 @@ impl LocalSolver for ProximalPoint {
     fn validate(&self) -> Result<(), SolveError> {
         self.stopping.validate()?;
         self.inner.validate()?;
-        SolveError::require(
-            self.eta.is_finite() && self.eta > 0.0,
-            "eta",
-            "must be finite and > 0",
-        )?;
+        SolveError::require_positive("eta", self.eta)?;
         SolveError::require(
             self.shrink.is_finite() && self.shrink > 1.0,
             "shrink",

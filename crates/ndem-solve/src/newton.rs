@@ -46,6 +46,7 @@ use crate::solver::Stopping;
 use crate::{LocalProblem, SolveError};
 use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMat, Triplet};
+use ndem_math::SettingError;
 
 /// Settings of [`SemismoothNewton`].
 #[derive(Debug, Clone, Copy, PartialEq)]

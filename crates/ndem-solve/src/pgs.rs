@@ -17,7 +17,7 @@ use crate::solver::{
     SolveTask, Solver, StartVelocity, Stopping, check_finite_iterate,
 };
 pub(crate) use mode::SweepMode;
-use ndem_math::{InverseMass, Mat3, Vec3, Velocity6};
+use ndem_math::{InverseMass, Mat3, SettingError, Vec3, Velocity6};
 use std::time::Duration;
 
 mod inputs;
@@ -246,6 +246,16 @@ crate::solver::validated_settings!(ProjectedGaussSeidel, PgsSettings, |s: &PgsSe
     }
     Ok(())
 });
+
+impl ProjectedGaussSeidel {
+    /// A solver with the default settings but `stopping` (validated).
+    pub fn with_stopping(stopping: Stopping) -> Result<Self, SolveError> {
+        Self::new(PgsSettings {
+            stopping,
+            ..PgsSettings::default()
+        })
+    }
+}
 
 /// The shape class of a contact of `m` rows between bodies of the given
 /// responses: one row ([`SHAPE_COUPLED`]), decoupled rows of two isotropic

@@ -33,6 +33,7 @@ use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
     SolveTask, Solver, Stopping,
 };
+use ndem_math::SettingError;
 use ndem_math::Velocity6;
 use std::time::Duration;
 

@@ -9,6 +9,7 @@ pub use crate::cone::project_cone;
 use crate::problem::ClampTo;
 use crate::solver::Stopping;
 use nalgebra_sparse::CsrMatrix;
+use ndem_math::SettingError;
 use std::time::{Duration, Instant};
 
 /// A smooth convex function `f(x)` with gradient.

@@ -8,6 +8,7 @@
 use crate::SolveError;
 use crate::problem::{ContactProblem, ContactRows, RowBounds};
 use nalgebra::{DMatrix, DVector};
+use ndem_math::SettingError;
 use ndem_math::Velocity6;
 
 /// The assembled dense `N = G M⁻¹ Gᵀ + Σ` and `r = G v* + b` of a problem.

@@ -2,7 +2,7 @@
 
 use crate::{ContactProblem, ResidualStats, SolveError};
 use ndem_math::rng::Rng;
-use ndem_math::{RowKind, Velocity6};
+use ndem_math::{RowKind, SettingError, Velocity6};
 use std::time::Duration;
 
 /// Default convergence tolerance on the largest row residual of the
@@ -66,11 +66,7 @@ impl Stopping {
 
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), SolveError> {
-        SolveError::require(
-            self.tolerance > 0.0 && self.tolerance.is_finite(),
-            "tolerance",
-            "must be finite and > 0",
-        )?;
+        SolveError::require_positive("tolerance", self.tolerance)?;
         SolveError::require(
             self.max_iterations != 0,
             "max_iterations",

@@ -8,7 +8,7 @@
 
 use crate::SolveError;
 use crate::problem::{ContactProblem, project_record};
-use ndem_math::{ContactKey, Vec3, Velocity6};
+use ndem_math::{ContactKey, SettingError, Vec3, Velocity6};
 use ndem_par::blocks::{block_len, map_parts};
 use ndem_par::capacity::resize_for_overwrite;
 use std::collections::HashMap;
@@ -483,11 +483,7 @@ impl Default for HistoryWarmStart {
 impl HistoryWarmStart {
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), SolveError> {
-        SolveError::require(
-            self.beta.is_finite() && self.beta >= 0.0,
-            "beta",
-            "must be finite and >= 0",
-        )?;
+        SolveError::require_non_negative("beta", self.beta)?;
         Ok(())
     }
 }

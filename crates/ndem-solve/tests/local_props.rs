@@ -19,10 +19,7 @@ proptest! {
     fn local_form_runs_the_same_iteration(problem in arb_packing(ContactRows::NormalFriction, FrictionSet::Disk)) {
         let local = LocalProblem::from_contact_problem(&problem).unwrap();
         let sweeps = 2000;
-        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::iterations(sweeps),
-            ..PgsSettings::default()
-        }).unwrap();
+        let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(sweeps)).unwrap();
         let mut lam = vec![0.0; problem.len()];
         let mut v = problem.free_velocity().to_vec();
         let report = pgs.solve(&problem, &mut lam, &mut v).unwrap();
@@ -72,10 +69,7 @@ proptest! {
     fn box_friction_runs_the_same_iteration(problem in arb_packing(ContactRows::NormalFriction, FrictionSet::Box)) {
         let local = LocalProblem::from_contact_problem(&problem).unwrap();
         let sweeps = 500;
-        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::iterations(sweeps),
-            ..PgsSettings::default()
-        }).unwrap();
+        let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(sweeps)).unwrap();
         let mut lam = vec![0.0; problem.len()];
         let mut v = problem.free_velocity().to_vec();
         let report = pgs.solve(&problem, &mut lam, &mut v).unwrap();

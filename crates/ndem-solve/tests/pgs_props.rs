@@ -237,11 +237,7 @@ fn observer_sees_every_iteration_and_residual_falls() {
     .expect("a valid spec");
     let (mut lam, mut vel) = cold(&problem);
     let mut hist = ResidualHistory::new();
-    let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(200),
-        ..PgsSettings::default()
-    })
-    .unwrap();
+    let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(200)).unwrap();
     let rep = pgs
         .solve_observed(&problem, &mut lam, &mut vel, &mut hist)
         .unwrap();
@@ -365,13 +361,7 @@ fn bad_input_gives_typed_errors() {
         })
         .is_err()
     );
-    assert!(
-        ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::to_tolerance(1, f64::NAN),
-            ..PgsSettings::default()
-        })
-        .is_err()
-    );
+    assert!(ProjectedGaussSeidel::with_stopping(Stopping::to_tolerance(1, f64::NAN)).is_err());
 }
 
 #[test]

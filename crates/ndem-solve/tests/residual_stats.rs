@@ -9,11 +9,7 @@ use ndem_testkit::generate::{PackingSpec, sphere_packing};
 /// Solves `problem` for a few sweeps (a non-trivial iterate) and returns
 /// the block-summed statistics on `threads` threads and the row residuals.
 fn evaluate(problem: &ContactProblem, threads: usize) -> (ResidualStats, Vec<f64>) {
-    let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(7),
-        ..PgsSettings::default()
-    })
-    .unwrap();
+    let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(7)).unwrap();
     let mut lambda = vec![0.0; problem.len()];
     let mut v = problem.free_velocity().to_vec();
     pgs.solve(problem, &mut lambda, &mut v).unwrap();

@@ -262,11 +262,7 @@ fn row_wise_pgs_needs_many_sweeps_on_a_heavy_tree() {
     let mut direct = split_solver(1, 1e-300);
     let (lambda, _) = solve(&problem, &mut direct);
     let e_direct = relative_error(&lambda, &exact);
-    let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(25),
-        ..PgsSettings::default()
-    })
-    .unwrap();
+    let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(25)).unwrap();
     let (lambda, status) = solve(&problem, &mut pgs);
     let e_pgs = relative_error(&lambda, &exact);
     println!(

@@ -72,11 +72,7 @@ fn solve_task_sees_only_checked_input() {
 fn history_policy_records_what_it_starts_from() {
     let problem = sphere_packing(&PackingSpec::default()).expect("a valid spec");
     let n = problem.contacts().len();
-    let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(200),
-        ..PgsSettings::default()
-    })
-    .unwrap();
+    let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(200)).unwrap();
     let mut warm = HistoryWarmStart::default();
     let mut lam = vec![0.0; problem.len()];
     let mut v = vec![Velocity6::ZERO; problem.body_count()];
@@ -118,11 +114,7 @@ fn every_policy_writes_all_of_its_start() {
     })
     .expect("a valid spec");
     assert!(problem.contacts().len() >= 2 * 8192);
-    let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(20),
-        ..PgsSettings::default()
-    })
-    .unwrap();
+    let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(20)).unwrap();
     let mut lambda = vec![0.0; problem.len()];
     let mut v = problem.free_velocity().to_vec();
     pgs.solve(&problem, &mut lambda, &mut v).unwrap();

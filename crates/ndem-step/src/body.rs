@@ -6,7 +6,8 @@ pub use crate::state::Motion;
 use crate::state::{BodyKinds, BodyState, StateStamp};
 use ndem_collide::{BodyView, Shape};
 use ndem_math::{
-    InverseMass, MassProperties, Material, PairOverride, PairProperties, Quat, Vec3, Velocity6,
+    InverseMass, MassProperties, Material, PairOverride, PairProperties, Quat, SettingError, Vec3,
+    Velocity6,
 };
 
 /// Everything needed to add one body.

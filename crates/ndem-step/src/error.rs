@@ -166,14 +166,8 @@ pub enum StepError {
     },
 }
 
-impl StepError {
-    /// `Ok` when `ok` holds, otherwise the invalid setting `field` with
-    /// `reason`: the settings' `validate` checks, one line each.
-    pub fn require(ok: bool, field: &'static str, reason: &'static str) -> Result<(), Self> {
-        if ok {
-            Ok(())
-        } else {
-            Err(Self::InvalidSettings { field, reason })
-        }
+impl ndem_math::SettingError for StepError {
+    fn invalid_setting(field: &'static str, reason: &'static str) -> Self {
+        Self::InvalidSettings { field, reason }
     }
 }

@@ -3,7 +3,7 @@
 //! solve whose residual leaves the rest state unphysical).
 
 use crate::{Motion, StepError, World};
-use ndem_math::{ContactLaw, Velocity6};
+use ndem_math::{ContactLaw, SettingError, Velocity6};
 use ndem_par::blocks::{block_len, map_parts};
 use ndem_solve::{ContactProblem, DEFAULT_TOLERANCE};
 
@@ -46,7 +46,7 @@ impl ResidualCheck {
             }
             ResidualCheck::Absolute { tolerance } => ("residual_check.tolerance", tolerance),
         };
-        StepError::require(x.is_finite() && x > 0.0, field, "must be finite and > 0")?;
+        StepError::require_positive(field, x)?;
         Ok(())
     }
 }

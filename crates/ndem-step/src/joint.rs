@@ -12,7 +12,7 @@
 
 use crate::StepError;
 use crate::handles::BodyId;
-use ndem_math::{ContactKey, JacobianRow, Quat, RowKind, Vec3, Velocity6};
+use ndem_math::{ContactKey, JacobianRow, Quat, RowKind, SettingError, Vec3, Velocity6};
 use ndem_solve::{GenericRow, RowBounds};
 
 mod rows;
@@ -55,11 +55,7 @@ impl Drive {
             Drive::Speed(m) => (m.target_speed, m.max_force),
             Drive::Position { target, max_force } => (target, max_force),
         };
-        StepError::require(
-            max_force.is_finite() && max_force >= 0.0,
-            "drive.max_force",
-            "must be finite and >= 0",
-        )?;
+        StepError::require_non_negative("drive.max_force", max_force)?;
         StepError::require(target.is_finite(), "drive.target", "must be finite")?;
         Ok(())
     }

@@ -14,7 +14,7 @@
 
 pub use crate::state::Membership;
 use crate::{BodyId, Motion, StepError, World};
-use ndem_math::{MassProperties, Quat, Vec3, Velocity6};
+use ndem_math::{MassProperties, Quat, SettingError, Vec3, Velocity6};
 
 impl World {
     /// The membership of `body`, if it is carried by a host.

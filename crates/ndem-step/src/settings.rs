@@ -2,7 +2,7 @@
 
 use crate::StepError;
 use crate::guard::ResidualCheck;
-use ndem_math::{ContactLaw, SpookSettings};
+use ndem_math::{ContactLaw, SettingError, SpookSettings};
 use ndem_solve::{ContactRows, FrictionSet};
 
 /// Settings of a [`Stepper`](crate::Stepper).
@@ -82,21 +82,9 @@ impl StepSettings {
 
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), StepError> {
-        StepError::require(
-            self.dt.is_finite() && self.dt > 0.0,
-            "dt",
-            "must be finite and > 0",
-        )?;
-        StepError::require(
-            self.impact_velocity.is_finite() && self.impact_velocity >= 0.0,
-            "impact_velocity",
-            "must be finite and >= 0",
-        )?;
-        StepError::require(
-            self.margin.is_finite() && self.margin >= 0.0,
-            "margin",
-            "must be finite and >= 0",
-        )?;
+        StepError::require_positive("dt", self.dt)?;
+        StepError::require_non_negative("impact_velocity", self.impact_velocity)?;
+        StepError::require_non_negative("margin", self.margin)?;
         if let ContactLaw::Linear { stiffness } = self.contact_law
             && !(stiffness.is_finite() && stiffness > 0.0)
         {

@@ -26,8 +26,8 @@ use ndem_math::{ContactKey, ContactLaw, Vec3, Velocity6, integrate_orientation};
 use ndem_par::blocks::position_in_parts;
 use ndem_par::capacity::{refill_in_parts, resize_for_overwrite};
 use ndem_solve::{
-    ColdStart, ContactProblem, ImpulseHistory, NoObserver, PgsSettings, ProblemStorage,
-    ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
+    ColdStart, ContactProblem, ImpulseHistory, NoObserver, ProblemStorage, ProjectedGaussSeidel,
+    ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
 };
 use std::time::{Duration, Instant};
 
@@ -273,10 +273,10 @@ impl Stepper {
         // the warm start runs on the assembly's threads (its result does
         // not depend on the count)
         warm_start.set_threads(settings.assembly_threads);
-        let impact_solver = ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::to_tolerance(settings.impact_iterations.max(1), 1e-10),
-            ..PgsSettings::default()
-        })?;
+        let impact_solver = ProjectedGaussSeidel::with_stopping(Stopping::to_tolerance(
+            settings.impact_iterations.max(1),
+            1e-10,
+        ))?;
         Ok(Self {
             collision: CollisionWorld::new(CollisionSettings {
                 margin: settings.margin,
@@ -309,10 +309,7 @@ impl Stepper {
 
     /// PGS with `iterations` sweeps and cold starting.
     pub fn with_pgs(settings: StepSettings, iterations: usize) -> Result<Self, StepError> {
-        let pgs = ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::iterations(iterations),
-            ..PgsSettings::default()
-        })?;
+        let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(iterations))?;
         Self::new(settings, Box::new(pgs), Box::new(ColdStart))
     }
 

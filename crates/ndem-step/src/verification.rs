@@ -7,7 +7,7 @@ use crate::{BodyDesc, Motion, StepError, StepSettings, Stepper, World};
 use crate::{BodyId, MaterialId};
 use ndem_collide::Shape;
 use ndem_math::{Material, PairProperties, Quat, Vec3, Velocity6};
-use ndem_solve::{ColdStart, FrictionSet, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_solve::{ColdStart, FrictionSet, ProjectedGaussSeidel, Stopping};
 
 /// Standard gravity used by the cases [m/s²].
 pub const G: f64 = 9.81;
@@ -126,17 +126,15 @@ impl CaseResult {
 }
 
 fn pgs(iterations: usize, tolerance: f64) -> Result<Box<ProjectedGaussSeidel>, StepError> {
-    Ok(Box::new(ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::to_tolerance(iterations, tolerance),
-        ..PgsSettings::default()
-    })?))
+    Ok(Box::new(ProjectedGaussSeidel::with_stopping(
+        Stopping::to_tolerance(iterations, tolerance),
+    )?))
 }
 
 fn pgs_fixed(iterations: usize) -> Result<Box<ProjectedGaussSeidel>, StepError> {
-    Ok(Box::new(ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(iterations),
-        ..PgsSettings::default()
-    })?))
+    Ok(Box::new(ProjectedGaussSeidel::with_stopping(
+        Stopping::iterations(iterations),
+    )?))
 }
 
 fn floor(world: &mut World, material: MaterialId) -> Result<BodyId, StepError> {

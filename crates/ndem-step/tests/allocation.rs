@@ -8,7 +8,7 @@
 
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
-use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, Stopping};
+use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::MaterialId;
 use ndem_step::*;
 
@@ -39,11 +39,7 @@ fn bed() -> World {
 #[test]
 fn a_resting_step_allocates_nothing_that_grows_with_the_contacts() {
     let mut world = bed();
-    let pgs = ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(25),
-        ..PgsSettings::default()
-    })
-    .unwrap();
+    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(25)).unwrap();
     let mut stepper = Stepper::new(
         StepSettings::default(),
         Box::new(pgs),

@@ -4,21 +4,15 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3, Velocity6};
 use ndem_solve::{
-    ColdStart, HistoryWarmStart, IterationRecord, PgsSettings, ProjectedGaussSeidel, SolveError,
-    SolveReport, SolveTask, Solver, SolverStatus, Stopping,
+    ColdStart, HistoryWarmStart, IterationRecord, ProjectedGaussSeidel, SolveError, SolveReport,
+    SolveTask, Solver, SolverStatus, Stopping,
 };
 use ndem_step::BodyId;
 use ndem_step::MaterialId;
 use ndem_step::*;
 
 fn pgs(n: usize) -> Box<ProjectedGaussSeidel> {
-    Box::new(
-        ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::iterations(n),
-            ..PgsSettings::default()
-        })
-        .unwrap(),
-    )
+    Box::new(ProjectedGaussSeidel::with_stopping(Stopping::iterations(n)).unwrap())
 }
 
 /// A small random pile: spheres dropped in a box of walls.

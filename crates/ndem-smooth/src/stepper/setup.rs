@@ -1,15 +1,12 @@
 //! Building a [`SmoothStepper`] and what it tells about its state: the time step, rebuilds, contact histories and forces.
 
 use super::*;
+use ndem_math::SettingError;
 
 impl SmoothStepper {
     /// A stepper for `world`; checks `Δt` against the critical time step.
     pub fn new(settings: SmoothSettings, world: &World) -> Result<Self, SmoothError> {
-        SmoothError::require(
-            settings.dt.is_finite() && settings.dt > 0.0,
-            "dt",
-            "must be finite and > 0",
-        )?;
+        SmoothError::require_positive("dt", settings.dt)?;
         SmoothError::require(
             settings.safety > 0.0 && settings.safety <= 1.0,
             "safety",
@@ -23,16 +20,8 @@ impl SmoothStepper {
                 safety: settings.safety,
             });
         }
-        SmoothError::require(
-            settings.rolling_damping.is_finite() && settings.rolling_damping >= 0.0,
-            "rolling_damping",
-            "must be finite and >= 0",
-        )?;
-        SmoothError::require(
-            settings.skin.is_finite() && settings.skin >= 0.0,
-            "skin",
-            "must be finite and >= 0",
-        )?;
+        SmoothError::require_non_negative("rolling_damping", settings.rolling_damping)?;
+        SmoothError::require_non_negative("skin", settings.skin)?;
         SmoothError::require(
             settings.threads <= ndem_par::blocks::MAX_THREADS,
             "threads",

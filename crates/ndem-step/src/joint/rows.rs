@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::World;
+use ndem_math::SettingError;
 
 impl Joint {
     /// Body indices that exist and differ (checked before they index the
@@ -143,11 +144,7 @@ impl Joint {
             "anchor",
             "must be finite",
         )?;
-        StepError::require(
-            self.compliance.is_finite() && self.compliance > 0.0,
-            "compliance",
-            "must be finite and > 0",
-        )?;
+        StepError::require_positive("compliance", self.compliance)?;
         if let JointKind::Prismatic { axis, .. } | JointKind::Hinge { axis, .. } = self.kind
             && ((axis.norm() - 1.0).abs() >= 1e-9 || axis.norm().is_nan())
         {

@@ -3,6 +3,7 @@
 
 use nalgebra::DMatrix;
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
+use ndem_math::SettingError;
 use ndem_math::rng::Rng;
 use ndem_solve::{LocalProblem, SolveError};
 
@@ -50,11 +51,7 @@ pub fn manufactured_local_problem(
         ("asymmetry", spec.asymmetry),
         ("max_friction", spec.max_friction),
     ] {
-        SolveError::require(
-            value.is_finite() && value >= 0.0,
-            field,
-            "must be finite and >= 0",
-        )?;
+        SolveError::require_non_negative(field, value)?;
     }
     let mut rng = Rng::new(spec.seed);
     let (n, dof) = (spec.contacts, 6 * spec.bodies);
