@@ -82,6 +82,19 @@ pub trait SettingError: Sized {
     }
 }
 
+/// Implements [`SettingError`] for an error enum whose
+/// `InvalidSettings { field, reason }` variant names an invalid setting.
+#[macro_export]
+macro_rules! setting_error {
+    ($error:ty) => {
+        impl $crate::SettingError for $error {
+            fn invalid_setting(field: &'static str, reason: &'static str) -> Self {
+                Self::InvalidSettings { field, reason }
+            }
+        }
+    };
+}
+
 /// Checks that `value` is finite.
 pub fn finite(field: &'static str, value: f64) -> Result<f64, MathError> {
     if value.is_finite() {

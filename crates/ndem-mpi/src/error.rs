@@ -76,8 +76,4 @@ pub enum MpiError {
     },
 }
 
-impl ndem_math::SettingError for MpiError {
-    fn invalid_setting(field: &'static str, reason: &'static str) -> Self {
-        Self::InvalidSettings { field, reason }
-    }
-}
+ndem_math::setting_error!(MpiError);

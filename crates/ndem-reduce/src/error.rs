@@ -41,11 +41,7 @@ pub enum ReduceError {
     Step(#[from] StepError),
 }
 
-impl ndem_math::SettingError for ReduceError {
-    fn invalid_setting(field: &'static str, reason: &'static str) -> Self {
-        Self::InvalidSettings { field, reason }
-    }
-}
+ndem_math::setting_error!(ReduceError);
 
 impl From<ndem_math::MathError> for ReduceError {
     fn from(e: ndem_math::MathError) -> Self {

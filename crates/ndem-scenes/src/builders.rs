@@ -8,7 +8,7 @@ pub use crate::scene::{ALL_CORES, Scene};
 use crate::emitter::Emitter;
 use crate::rng::Rng;
 use ndem_collide::Shape;
-use ndem_math::{ContactLaw, Material, Quat, Vec3, Velocity6};
+use ndem_math::{ContactLaw, Material, Quat, SettingError, Vec3, Velocity6};
 use ndem_step::{BodyDesc, MaterialId, Motion, StepSettings, World};
 
 fn gravity() -> Vec3 {
@@ -45,12 +45,7 @@ fn base_world(material: Material) -> Result<World, SceneError> {
 /// 1D column of `n` spheres of diameter d stacked with zero overlap on a
 /// plane (warm-starting paper, section 4.1).
 pub fn column(n: usize) -> Result<Scene, SceneError> {
-    if n == 0 {
-        return Err(SceneError::Invalid {
-            field: "n",
-            reason: "a column needs at least one sphere".into(),
-        });
-    }
+    SceneError::require(n != 0, "n", "a column needs at least one sphere")?;
     Ok(Scene {
         duration: 3.0,
         iterations: 100,
@@ -329,12 +324,11 @@ pub fn box_packing(
     side: f64,
     seed: u64,
 ) -> Result<Scene, SceneError> {
-    if !(r_min > 0.0 && r_max >= r_min && side > 2.0 * r_max) {
-        return Err(SceneError::Invalid {
-            field: "radii",
-            reason: "need 0 < r_min <= r_max < side/2".into(),
-        });
-    }
+    SceneError::require(
+        r_min > 0.0 && r_max >= r_min && side > 2.0 * r_max,
+        "radii",
+        "need 0 < r_min <= r_max < side/2",
+    )?;
     let mut world = base_world(Material::default())?;
     let h = 0.5 * side;
     add_open_box(&mut world, [-h, -h], [h, h])?;

@@ -38,3 +38,12 @@ impl From<ndem_par::ThreadsRefused> for SceneError {
         SceneError::Step(e.into())
     }
 }
+
+impl ndem_math::SettingError for SceneError {
+    fn invalid_setting(field: &'static str, reason: &'static str) -> Self {
+        SceneError::Invalid {
+            field,
+            reason: reason.into(),
+        }
+    }
+}

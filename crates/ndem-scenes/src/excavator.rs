@@ -25,7 +25,7 @@ use crate::rng::Rng;
 use crate::scene::Scene;
 use crate::schedule::DriveSchedule;
 use ndem_collide::Shape;
-use ndem_math::{MassProperties, Material, Quat, Vec3};
+use ndem_math::{MassProperties, Material, Quat, SettingError, Vec3};
 use ndem_step::{BodyDesc, BodyId, Joint, MaterialId, StepSettings, World};
 
 /// Collision group of the machine and the terrain (they never touch).
@@ -152,12 +152,11 @@ impl ExcavatorSpec {
                 reason: "max below min".into(),
             });
         }
-        if !(self.fill_fraction > 0.0 && self.fill_fraction < 0.74) {
-            return Err(SceneError::Invalid {
-                field: "excavator.fill_fraction",
-                reason: "must lie in (0, 0.74)".into(),
-            });
-        }
+        SceneError::require(
+            self.fill_fraction > 0.0 && self.fill_fraction < 0.74,
+            "excavator.fill_fraction",
+            "must lie in (0, 0.74)",
+        )?;
         if self.machine.bucket_width >= self.trench[1] {
             return Err(SceneError::Invalid {
                 field: "excavator.trench",

@@ -6,6 +6,7 @@ use crate::error::SceneError;
 use crate::params::at_most_max_iterations;
 use crate::schedule::DriveSchedule;
 use crate::triaxial::control::TriaxialControl;
+use ndem_math::SettingError;
 use ndem_step::{Motion, StepError, StepSettings, StepStats, Stepper, World};
 use serde::{Deserialize, Serialize};
 
@@ -100,12 +101,11 @@ impl Scene {
 
     /// A stepper with the scene's settings, solver and warm start.
     pub fn stepper(&self) -> Result<Stepper, SceneError> {
-        if self.iterations == 0 {
-            return Err(SceneError::Invalid {
-                field: "run.iterations",
-                reason: "must be at least 1: no iteration produces no contact forces".into(),
-            });
-        }
+        SceneError::require(
+            self.iterations != 0,
+            "run.iterations",
+            "must be at least 1: no iteration produces no contact forces",
+        )?;
         at_most_max_iterations("run.iterations", self.iterations)?;
         if self.settings.impact_stage {
             at_most_max_iterations("run.impact_iterations", self.settings.impact_iterations)?;

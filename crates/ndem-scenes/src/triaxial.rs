@@ -15,7 +15,7 @@ use crate::params::{D, D2, positive};
 use crate::rng::Rng;
 use crate::scene::Scene;
 use ndem_collide::Shape;
-use ndem_math::{MassProperties, Material, Vec3};
+use ndem_math::{MassProperties, Material, SettingError, Vec3};
 use ndem_step::{BodyDesc, BodyId, Joint, MaterialId, Motor, World};
 
 pub(crate) mod control;
@@ -202,24 +202,21 @@ impl TriaxialSpec {
         positive("youngs_modulus", spec.youngs_modulus)?;
         positive("axial_speed", spec.axial_speed)?;
         positive("final_axial_strain", spec.final_axial_strain)?;
-        if !(spec.consolidation_time.is_finite() && spec.consolidation_time >= 0.0) {
-            return Err(SceneError::Invalid {
-                field: "consolidation_time",
-                reason: "must be finite and >= 0".into(),
-            });
-        }
-        if !(spec.initial_fraction > 0.0 && spec.initial_fraction <= 0.4) {
-            return Err(SceneError::Invalid {
-                field: "initial_fraction",
-                reason: "random placement needs a fraction in (0, 0.4]".into(),
-            });
-        }
-        if spec.particles == 0 {
-            return Err(SceneError::Invalid {
-                field: "particles",
-                reason: "a triaxial sample needs particles".into(),
-            });
-        }
+        SceneError::require(
+            spec.consolidation_time.is_finite() && spec.consolidation_time >= 0.0,
+            "consolidation_time",
+            "must be finite and >= 0",
+        )?;
+        SceneError::require(
+            spec.initial_fraction > 0.0 && spec.initial_fraction <= 0.4,
+            "initial_fraction",
+            "random placement needs a fraction in (0, 0.4]",
+        )?;
+        SceneError::require(
+            spec.particles != 0,
+            "particles",
+            "a triaxial sample needs particles",
+        )?;
         Ok(())
     }
 }

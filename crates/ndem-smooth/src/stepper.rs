@@ -56,11 +56,7 @@ pub enum SmoothError {
     },
 }
 
-impl ndem_math::SettingError for SmoothError {
-    fn invalid_setting(field: &'static str, reason: &'static str) -> Self {
-        Self::InvalidSettings { field, reason }
-    }
-}
+ndem_math::setting_error!(SmoothError);
 
 impl From<ndem_collide::CollideError> for SmoothError {
     fn from(e: ndem_collide::CollideError) -> Self {

@@ -104,8 +104,4 @@ pub enum SolveError {
     },
 }
 
-impl ndem_math::SettingError for SolveError {
-    fn invalid_setting(field: &'static str, reason: &'static str) -> Self {
-        Self::InvalidSettings { field, reason }
-    }
-}
+ndem_math::setting_error!(SolveError);

@@ -166,8 +166,4 @@ pub enum StepError {
     },
 }
 
-impl ndem_math::SettingError for StepError {
-    fn invalid_setting(field: &'static str, reason: &'static str) -> Self {
-        Self::InvalidSettings { field, reason }
-    }
-}
+ndem_math::setting_error!(StepError);
