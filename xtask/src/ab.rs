@@ -767,13 +767,11 @@ fn plot_runs(out: &Path, runs: &[Timed]) -> SuiteResult<()> {
     ];
     line_plot(
         &out.join("runs.svg"),
-        Axes {
-            title: "the two builds' runs in the order they were made (ABBA...)",
-            x: "run",
-            y: "mean per step [ms]",
-            log_x: false,
-            log_y: false,
-        },
+        Axes::new(
+            "the two builds' runs in the order they were made (ABBA...)",
+            "run",
+            "mean per step [ms]",
+        ),
         &series,
     )
 }

@@ -381,13 +381,11 @@ fn cannonball_plots(
     let indexed = |f: &[f64]| f.iter().enumerate().map(|(i, f)| (i as f64, *f)).collect();
     line_plot(
         &opts.out.join(format!("floor_{stem}.svg")),
-        Axes {
-            title: &format!("floor reactions, {name}"),
-            x: "base sphere",
-            y: "vertical reaction [N]",
-            log_x: false,
-            log_y: false,
-        },
+        Axes::new(
+            &format!("floor reactions, {name}"),
+            "base sphere",
+            "vertical reaction [N]",
+        ),
         &["DEM", "PGS", "APGD", "APGD converged", "compatible"]
             .iter()
             .zip(floors)

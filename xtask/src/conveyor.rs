@@ -308,12 +308,11 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
     )?;
     plot::line_plot(
         &opts.out.join("discharge.svg"),
-        Axes {
-            title: "discharge profile 15d below the belt (paper Fig. 8)",
-            x: "x past the belt's head [d]",
-            y: "particles per s per d",
-            ..Axes::default()
-        },
+        Axes::new(
+            "discharge profile 15d below the belt (paper Fig. 8)",
+            "x past the belt's head [d]",
+            "particles per s per d",
+        ),
         &outcomes
             .iter()
             .map(|o| Series::line(o.name, o.profile.clone()))

@@ -202,12 +202,11 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         .collect();
     line_plot(
         &opts.out.join("potential_energy.svg"),
-        Axes {
-            title: "Potential energy change of a pile at rest",
-            x: "t [s]",
-            y: "E_p - E_p0 [J]",
-            ..Axes::default()
-        },
+        Axes::new(
+            "Potential energy change of a pile at rest",
+            "t [s]",
+            "E_p - E_p0 [J]",
+        ),
         &series,
     )?;
     let summary = json!({

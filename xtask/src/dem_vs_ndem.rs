@@ -176,13 +176,13 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     }
     line_plot(
         &opts.out.join("wall_time_vs_stiffness.svg"),
-        Axes {
-            title: "wall time to the settled height within 1 %",
-            x: "Young's modulus [Pa]",
-            y: "wall time [s]",
-            log_x: true,
-            log_y: true,
-        },
+        Axes::new(
+            "wall time to the settled height within 1 %",
+            "Young's modulus [Pa]",
+            "wall time [s]",
+        )
+        .log_x()
+        .log_y(),
         &series,
     )?;
     report::write_csv(

@@ -215,24 +215,17 @@ fn results_and_figures(
     )?;
     line_plot(
         &out.join("fig12_plug_error.svg"),
-        Axes {
-            title: "plug-zone fraction error against cold N_it = 500 (eq. 14, Fig. 12)",
-            x: "N_it",
-            y: "eps_plug",
-            log_x: true,
-            log_y: false,
-        },
+        Axes::new(
+            "plug-zone fraction error against cold N_it = 500 (eq. 14, Fig. 12)",
+            "N_it",
+            "eps_plug",
+        )
+        .log_x(),
         &fig12,
     )?;
     line_plot(
         &out.join("fig13_angle.svg"),
-        Axes {
-            title: "dynamic angle of repose (Fig. 13)",
-            x: "N_it",
-            y: "angle [deg]",
-            log_x: true,
-            log_y: false,
-        },
+        Axes::new("dynamic angle of repose (Fig. 13)", "N_it", "angle [deg]").log_x(),
         &fig13,
     )?;
     Ok((table, by_method))

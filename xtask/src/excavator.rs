@@ -459,23 +459,21 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     };
     plot_column(
         "arm_cylinder_force.svg",
-        Axes {
-            title: "middle (arm) cylinder force, Δt = 2.5 ms, N_it = 25 (paper Fig. 19)",
-            x: "t [s]",
-            y: "force [kN]",
-            ..Axes::default()
-        },
+        Axes::new(
+            "middle (arm) cylinder force, Δt = 2.5 ms, N_it = 25 (paper Fig. 19)",
+            "t [s]",
+            "force [kN]",
+        ),
         4,
         1e3,
     )?;
     plot_column(
         "overlap_max.svg",
-        Axes {
-            title: "largest overlap relative to its contact's radius (the step stops above 1)",
-            x: "t [s]",
-            y: "δ/R",
-            ..Axes::default()
-        },
+        Axes::new(
+            "largest overlap relative to its contact's radius (the step stops above 1)",
+            "t [s]",
+            "δ/R",
+        ),
         6,
         1.0,
     )?;

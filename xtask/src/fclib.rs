@@ -207,13 +207,13 @@ pub fn run_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
     )?;
     plot::line_plot(
         &opts.out.join("merit_vs_time.svg"),
-        Axes {
-            title: "Coulomb merit against solver time",
-            x: "time [s] (log10)",
-            y: "merit (log10)",
-            log_x: true,
-            log_y: true,
-        },
+        Axes::new(
+            "Coulomb merit against solver time",
+            "time [s] (log10)",
+            "merit (log10)",
+        )
+        .log_x()
+        .log_y(),
         &trace_series,
     )?;
     // Dolan-Moré profile: ρ_s(τ) = fraction of problems solved by s within
@@ -241,13 +241,12 @@ pub fn run_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
         .collect();
     plot::line_plot(
         &opts.out.join("performance_profile.svg"),
-        Axes {
-            title: "Performance profile (merit 1e-8)",
-            x: "τ (log10): within τ × the best time",
-            y: "fraction of problems solved",
-            log_x: true,
-            log_y: false,
-        },
+        Axes::new(
+            "Performance profile (merit 1e-8)",
+            "τ (log10): within τ × the best time",
+            "fraction of problems solved",
+        )
+        .log_x(),
         &profile,
     )?;
     let summary = json!({

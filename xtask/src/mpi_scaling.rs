@@ -408,12 +408,11 @@ fn write_outputs(
     }
     line_plot(
         &opts.out.join("efficiency.svg"),
-        Axes {
-            title: "parallel efficiency (4 ranks oversubscribed on 2 cores)",
-            x: "ranks",
-            y: "efficiency",
-            ..Axes::default()
-        },
+        Axes::new(
+            "parallel efficiency (4 ranks oversubscribed on 2 cores)",
+            "ranks",
+            "efficiency",
+        ),
         &series,
     )?;
     let model = model_table(runs);

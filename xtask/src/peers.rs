@@ -426,13 +426,12 @@ fn kinetic_plot(out: &Path, results: &[SizeResult]) -> SuiteResult<()> {
     }
     line_plot(
         &out.join("kinetic_energy.svg"),
-        Axes {
-            title: "kinetic energy of the bed (translation + rotation)",
-            x: "t [s]",
-            y: "E_k [J]",
-            log_x: false,
-            log_y: true,
-        },
+        Axes::new(
+            "kinetic energy of the bed (translation + rotation)",
+            "t [s]",
+            "E_k [J]",
+        )
+        .log_y(),
         &series,
     )
 }

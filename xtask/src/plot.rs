@@ -51,6 +51,34 @@ pub struct Axes<'a> {
     pub log_y: bool,
 }
 
+impl<'a> Axes<'a> {
+    /// Linear axes with a title and the two labels.
+    pub fn new(title: &'a str, x: &'a str, y: &'a str) -> Self {
+        Self {
+            title,
+            x,
+            y,
+            ..Self::default()
+        }
+    }
+
+    /// The same axes with a log10 x axis.
+    pub fn log_x(self) -> Self {
+        Self {
+            log_x: true,
+            ..self
+        }
+    }
+
+    /// The same axes with a log10 y axis.
+    pub fn log_y(self) -> Self {
+        Self {
+            log_y: true,
+            ..self
+        }
+    }
+}
+
 /// Writes an SVG plot of the series.
 pub fn line_plot(path: &Path, axes: Axes<'_>, series: &[Series]) -> SuiteResult<()> {
     let tx = |v: f64| if axes.log_x { v.log10() } else { v };

@@ -352,13 +352,12 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     };
     plot::line_plot(
         &opts.out.join("speedup.svg"),
-        Axes {
-            title: "Speed-up of model reduction against the full model",
-            x: "reduction level h",
-            y: "speed-up S (log10)",
-            log_x: false,
-            log_y: true,
-        },
+        Axes::new(
+            "Speed-up of model reduction against the full model",
+            "reduction level h",
+            "speed-up S (log10)",
+        )
+        .log_y(),
         &[
             Series::markers(
                 "measured (ndem)",

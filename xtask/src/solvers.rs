@@ -265,24 +265,12 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
                 &opts
                     .out
                     .join(format!("{}_{variant}_iterations.svg", snap.name)),
-                Axes {
-                    title: &title,
-                    x: "iteration",
-                    y: "relative normal residual",
-                    log_x: false,
-                    log_y: true,
-                },
+                Axes::new(&title, "iteration", "relative normal residual").log_y(),
                 &rec.by_iter,
             )?;
             line_plot(
                 &opts.out.join(format!("{}_{variant}_time.svg", snap.name)),
-                Axes {
-                    title: &title,
-                    x: "time [ms]",
-                    y: "relative normal residual",
-                    log_x: false,
-                    log_y: true,
-                },
+                Axes::new(&title, "time [ms]", "relative normal residual").log_y(),
                 &rec.by_time,
             )?;
         }

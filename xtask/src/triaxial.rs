@@ -378,13 +378,12 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     )?;
     line_plot(
         &out.join("fig15_critical_deviator.svg"),
-        Axes {
-            title: "critical deviator (lateral strain 10-25 %) against N_it (Fig. 15)",
-            x: "N_it",
-            y: "sigma_z^c - sigma_h [kPa]",
-            log_x: true,
-            log_y: false,
-        },
+        Axes::new(
+            "critical deviator (lateral strain 10-25 %) against N_it (Fig. 15)",
+            "N_it",
+            "sigma_z^c - sigma_h [kPa]",
+        )
+        .log_x(),
         &fig15,
     )?;
     let fig16_n = [100, *grid.last().unwrap_or(&1000)];
@@ -400,13 +399,11 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         .collect();
     line_plot(
         &out.join("fig16_deviator_strain.svg"),
-        Axes {
-            title: "deviator against lateral strain, sample 0 (Fig. 16)",
-            x: "lateral strain",
-            y: "sigma_z - sigma_h [kPa]",
-            log_x: false,
-            log_y: false,
-        },
+        Axes::new(
+            "deviator against lateral strain, sample 0 (Fig. 16)",
+            "lateral strain",
+            "sigma_z - sigma_h [kPa]",
+        ),
         &fig16,
     )?;
     let wall = counter.start.elapsed().as_secs_f64();

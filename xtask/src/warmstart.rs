@@ -210,13 +210,12 @@ fn figure4(out: &std::path::Path) -> SuiteResult<()> {
     )?;
     line_plot(
         &out.join("fig4_residual.svg"),
-        Axes {
-            title: "mean normal residual, N_p = 25 column (Fig. 4)",
-            x: "iteration",
-            y: "mean normal residual [m/s]",
-            log_x: false,
-            log_y: true,
-        },
+        Axes::new(
+            "mean normal residual, N_p = 25 column (Fig. 4)",
+            "iteration",
+            "mean normal residual [m/s]",
+        )
+        .log_y(),
         &fig4,
     )?;
     Ok(())
@@ -294,13 +293,11 @@ fn required_iterations(
         speedups.insert(format!("{eps}"), json!(mean_ratio));
         line_plot(
             &out.join(format!("fig3_required_iterations_eps{}.svg", eps)),
-            Axes {
-                title: &format!("iterations for |eps_l| <= {:.1} % (Fig. 3)", 100.0 * eps),
-                x: "N_p",
-                y: "N_it^eps",
-                log_x: false,
-                log_y: false,
-            },
+            Axes::new(
+                &format!("iterations for |eps_l| <= {:.1} % (Fig. 3)", 100.0 * eps),
+                "N_p",
+                "N_it^eps",
+            ),
             &series,
         )?;
     }
@@ -582,13 +579,12 @@ fn figures_7_to_9(out: &std::path::Path, resting: (Scene, Stepper), dt: f64) -> 
     )?;
     line_plot(
         &out.join("fig7_multiplier_error.svg"),
-        Axes {
-            title: "relative normal multiplier error, resting pile (eq. 13, Fig. 7)",
-            x: "iteration",
-            y: "eps_lambda",
-            log_x: false,
-            log_y: true,
-        },
+        Axes::new(
+            "relative normal multiplier error, resting pile (eq. 13, Fig. 7)",
+            "iteration",
+            "eps_lambda",
+        )
+        .log_y(),
         &fig7,
     )?;
     // Fig. 8-9: from the resting pile, run 1 s with N_it = 100, cold and
@@ -637,13 +633,12 @@ fn figures_7_to_9(out: &std::path::Path, resting: (Scene, Stepper), dt: f64) -> 
     }
     line_plot(
         &out.join("fig8_mean_residual.svg"),
-        Axes {
-            title: "mean residual during a solve after 1 s at N_it = 100 (Fig. 8)",
-            x: "iteration",
-            y: "mean residual",
-            log_x: false,
-            log_y: true,
-        },
+        Axes::new(
+            "mean residual during a solve after 1 s at N_it = 100 (Fig. 8)",
+            "iteration",
+            "mean residual",
+        )
+        .log_y(),
         &fig8b,
     )?;
     report::write_csv(
@@ -714,13 +709,13 @@ fn height_errors(
     )?;
     line_plot(
         &out.join("fig6_height_error.svg"),
-        Axes {
-            title: "pile height error against the reference (Fig. 6)",
-            x: "N_it",
-            y: "|eps_l|",
-            log_x: true,
-            log_y: true,
-        },
+        Axes::new(
+            "pile height error against the reference (Fig. 6)",
+            "N_it",
+            "|eps_l|",
+        )
+        .log_x()
+        .log_y(),
         &series,
     )?;
     Ok((table, errors_json))
