@@ -1,7 +1,7 @@
 //! PGS in the coloured order: the same iterate on any number of threads.
 
 use ndem_solve::*;
-use ndem_testkit::generate::{PackingSpec, sphere_packing};
+use ndem_testkit::generate::{PackingSpec, default_packing, sphere_packing};
 
 fn coloured(threads: usize, iterations: usize) -> ProjectedGaussSeidel {
     ProjectedGaussSeidel::new(PgsSettings {
@@ -301,11 +301,7 @@ fn coloured_threads_the_system_refuses_are_a_typed_error() {
 /// makes the iterate depend on the thread count.
 #[test]
 fn every_block_count_gives_one_iterate_on_any_thread_count() {
-    let problem = sphere_packing(&PackingSpec {
-        cells: [14, 14, 8],
-        ..PackingSpec::default()
-    })
-    .expect("a valid spec");
+    let problem = default_packing([14, 14, 8]);
     let run = |threads: usize, blocks: usize| {
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
             stopping: Stopping::iterations(20),
@@ -337,11 +333,7 @@ fn every_block_count_gives_one_iterate_on_any_thread_count() {
 /// iterate and report, bit for bit.
 #[test]
 fn the_size_for_splitting_never_changes_the_iterate() {
-    let problem = sphere_packing(&PackingSpec {
-        cells: [14, 14, 8],
-        ..PackingSpec::default()
-    })
-    .expect("a valid spec");
+    let problem = default_packing([14, 14, 8]);
     let n = problem.contacts().len();
     assert!(
         n > 4096 && n < PgsSettings::default().parallel_min_contacts,

@@ -203,11 +203,7 @@ fn orders_give_permutations_and_change_indeterminate_answers() {
 
 #[test]
 fn solves_are_bit_identical() {
-    let problem = sphere_packing(&PackingSpec {
-        cells: [6, 6, 4],
-        ..PackingSpec::default()
-    })
-    .expect("a valid spec");
+    let problem = default_packing([6, 6, 4]);
     let run = || {
         let (mut lam, mut vel) = cold(&problem);
         solve_to(
@@ -230,11 +226,7 @@ fn solves_are_bit_identical() {
 
 #[test]
 fn observer_sees_every_iteration_and_residual_falls() {
-    let problem = sphere_packing(&PackingSpec {
-        cells: [3, 3, 5],
-        ..PackingSpec::default()
-    })
-    .expect("a valid spec");
+    let problem = default_packing([3, 3, 5]);
     let (mut lam, mut vel) = cold(&problem);
     let mut hist = ResidualHistory::new();
     let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(200)).unwrap();
@@ -260,11 +252,7 @@ fn observer_sees_every_iteration_and_residual_falls() {
 #[test]
 fn bad_input_gives_typed_errors() {
     use ndem_math::{ContactKey, InverseMass, Vec3};
-    let good = sphere_packing(&PackingSpec {
-        cells: [2, 1, 1],
-        ..PackingSpec::default()
-    })
-    .expect("a valid spec");
+    let good = default_packing([2, 1, 1]);
     let c0 = good.contacts().get(0).expect("one contact");
     let mut p = ContactProblem::new(
         good.inverse_mass().to_vec(),

@@ -4,7 +4,7 @@
 use ndem_math::Velocity6;
 use ndem_solve::metrics::SUM_BLOCK;
 use ndem_solve::*;
-use ndem_testkit::generate::{PackingSpec, sphere_packing};
+use ndem_testkit::generate::{PackingSpec, default_packing, sphere_packing};
 
 /// Solves `problem` for a few sweeps (a non-trivial iterate) and returns
 /// the block-summed statistics on `threads` threads and the row residuals.
@@ -95,11 +95,7 @@ fn cold_solve(
 /// every sweep's, in both variants.
 #[test]
 fn skipping_the_progress_measure_changes_nothing_reported() {
-    let problem = sphere_packing(&PackingSpec {
-        cells: [8, 8, 6],
-        ..PackingSpec::default()
-    })
-    .expect("a valid spec");
+    let problem = default_packing([8, 8, 6]);
     for variant in [PgsVariant::RowWise, PgsVariant::Blocked] {
         let settings = PgsSettings {
             stopping: Stopping::iterations(12),
@@ -370,11 +366,7 @@ impl Observer for Unasked {
 /// without early stop.
 #[test]
 fn the_subdomain_solver_forms_its_updates_as_pgs_does() {
-    let problem = sphere_packing(&PackingSpec {
-        cells: [8, 8, 6],
-        ..PackingSpec::default()
-    })
-    .expect("a valid spec");
+    let problem = default_packing([8, 8, 6]);
     for stopping in [
         Stopping::to_tolerance(40, 1e-14),
         Stopping::to_tolerance(300, 2.0),

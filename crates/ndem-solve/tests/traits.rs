@@ -3,7 +3,7 @@
 
 use ndem_math::Velocity6;
 use ndem_solve::*;
-use ndem_testkit::generate::{PackingSpec, sphere_packing};
+use ndem_testkit::generate::{PackingSpec, default_packing, sphere_packing};
 
 /// Counts the calls that reach the solver's own code.
 struct Counting(usize);
@@ -108,11 +108,7 @@ fn history_policy_records_what_it_starts_from() {
 #[test]
 fn every_policy_writes_all_of_its_start() {
     // enough contacts for two threads' parts (at least 8192 each)
-    let problem = sphere_packing(&PackingSpec {
-        cells: [24, 24, 15],
-        ..PackingSpec::default()
-    })
-    .expect("a valid spec");
+    let problem = default_packing([24, 24, 15]);
     assert!(problem.contacts().len() >= 2 * 8192);
     let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(20)).unwrap();
     let mut lambda = vec![0.0; problem.len()];

@@ -178,6 +178,19 @@ impl PackingSpec {
     }
 }
 
+/// [`sphere_packing`] of the default spec with `cells` spheres per side.
+///
+/// # Panics
+/// When `cells` makes the spec invalid (a zero count or a packing too
+/// large to index): for tests, which pick their sizes.
+pub fn default_packing(cells: [usize; 3]) -> ContactProblem {
+    sphere_packing(&PackingSpec {
+        cells,
+        ..PackingSpec::default()
+    })
+    .expect("a valid packing spec")
+}
+
 /// Builds the contact problem of a sphere packing on a ground plane (body 0,
 /// infinite mass, the plane `z = 0`). Contacts are generated in lattice
 /// order, which is cache friendly.
