@@ -73,7 +73,7 @@ fn run(
         let level = st.hooks_as::<Reducer>().map_or(0.0, |r| r.stats().level);
         level_sum += level;
         if k % every == 0 || k == steps {
-            theta = surface_angle(&world, cube.first_particle, &detached(&world, &st));
+            theta = surface_angle(&world, cube.first_particle.index(), &detached(&world, &st));
             trace.push((k as f64 * settings.dt, theta, level));
         }
     }

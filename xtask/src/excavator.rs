@@ -77,7 +77,7 @@ fn simulate(
         scene.reduction = Some(ndem_reduce::ReductionSettings {
             sensors: vec![ndem_reduce::SensorSplit {
                 shape: ndem_collide::Shape::sphere(radius).map_err(|e| e.to_string())?,
-                position: scene.world.positions()[bucket],
+                position: scene.world.position(bucket),
                 orientation: ndem_math::Quat::identity(),
             }],
             ..ndem_reduce::ReductionSettings::default()
@@ -113,7 +113,7 @@ fn simulate(
     let mut done = 0;
     for k in 0..steps {
         if let Some(r) = stepper.hooks_as::<ndem_reduce::Reducer>() {
-            let at = scene.world.positions()[bucket];
+            let at = scene.world.position(bucket);
             r.move_sensor(0, at, ndem_math::Quat::identity())
                 .map_err(|e| e.to_string())?;
         }
@@ -130,10 +130,10 @@ fn simulate(
         forces.push([
             st.time,
             phase_index(st.time) as f64,
-            drive(machine.slew),
-            drive(machine.cylinders[0]),
-            drive(machine.cylinders[1]),
-            drive(machine.cylinders[2]),
+            drive(machine.slew.index()),
+            drive(machine.cylinders[0].index()),
+            drive(machine.cylinders[1].index()),
+            drive(machine.cylinders[2].index()),
             st.overlap_max,
         ]);
         for (stage, d) in [
@@ -178,7 +178,7 @@ fn simulate(
     }
     let _ = SolverStatus::Converged;
     let after = HeightMap::measure(&scene.world, &machine, CELL);
-    let particles = scene.world.len() - machine.first_particle;
+    let particles = scene.world.len() - machine.first_particle.index();
     Ok((
         Run {
             name,

@@ -12,7 +12,7 @@ fn main() {
     println!(
         "bodies {}, particles {}",
         scene.world.len(),
-        scene.world.len() - machine.first_particle
+        scene.world.len() - machine.first_particle.index()
     );
     let s = &machine.schedule;
     for (k, t) in s.times.iter().enumerate() {
@@ -28,8 +28,8 @@ fn main() {
         let st = scene.step(&mut stepper).unwrap();
         if k % 200 == 0 || k + 1 == steps {
             let b = machine.bodies[4];
-            let (pb, qb) = (scene.world.positions()[b], scene.world.orientations()[b]);
-            let fill = scene.world.positions()[machine.first_particle..]
+            let (pb, qb) = (scene.world.position(b), scene.world.orientation(b));
+            let fill = scene.world.positions()[machine.first_particle.index()..]
                 .iter()
                 .filter(|p| machine.bucket_frame.contains(pb, qb, **p))
                 .count();
@@ -42,14 +42,18 @@ fn main() {
                 machine.cylinders[2],
             ]
             .iter()
-            .map(|&j| scene.world.joints()[j].coordinate(&scene.world).unwrap())
+            .map(|&j| {
+                scene.world.joints()[j.index()]
+                    .coordinate(&scene.world)
+                    .unwrap()
+            })
             .collect();
             let f: Vec<f64> = machine
                 .cylinders
                 .iter()
-                .map(|&j| r[j].drive_force.unwrap_or(f64::NAN))
+                .map(|&j| r[j.index()].drive_force.unwrap_or(f64::NAN))
                 .collect();
-            let top = scene.world.positions()[machine.first_particle..]
+            let top = scene.world.positions()[machine.first_particle.index()..]
                 .iter()
                 .map(|p| p.z)
                 .fold(f64::MIN, f64::max);

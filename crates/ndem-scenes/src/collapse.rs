@@ -55,9 +55,9 @@ impl Default for CollapseSpec {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CollapseCube {
     /// The gate (kinematic box closing the cube at `x = side`).
-    pub gate: usize,
+    pub gate: BodyId,
     /// First particle body index.
-    pub first_particle: usize,
+    pub first_particle: BodyId,
     /// Cube side \[m\].
     pub side: f64,
 }
@@ -66,7 +66,7 @@ impl CollapseCube {
     /// Raises the gate at `speed` (call once the bed has settled).
     pub fn open(&self, world: &mut World, speed: f64) -> Result<(), SceneError> {
         world.set_velocity(
-            BodyId::from_index(self.gate),
+            self.gate,
             Velocity6::new(Vec3::new(0.0, 0.0, speed), Vec3::zeros()),
         )?;
         Ok(())
@@ -156,8 +156,8 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
     Ok((
         scene,
         CollapseCube {
-            gate: gate.index(),
-            first_particle,
+            gate,
+            first_particle: BodyId::from_index(first_particle),
             side,
         },
     ))

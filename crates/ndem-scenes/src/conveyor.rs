@@ -76,9 +76,9 @@ impl Default for ConveyorSpec {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ConveyorBelt {
     /// The belt body (static box whose surface moves along +x).
-    pub belt: usize,
+    pub belt: BodyId,
     /// Index of the first emitted particle.
-    pub first_particle: usize,
+    pub first_particle: BodyId,
     /// Belt length \[m\]; the tail is at x = 0, the head at x = length.
     pub length: f64,
     /// Belt width \[m\], centred on y = 0.
@@ -116,7 +116,7 @@ impl ConveyorBelt {
     /// Emitted particles still in play (free or aggregate members, not
     /// retired).
     pub fn particles_in_play(&self, world: &World) -> usize {
-        (self.first_particle..world.len())
+        (self.first_particle.index()..world.len())
             .filter(|&i| world.motions()[i] == ndem_step::Motion::Dynamic || world.is_member(i))
             .count()
     }
@@ -247,8 +247,8 @@ pub fn conveyor_belt(spec: ConveyorSpec) -> Result<(Scene, ConveyorBelt), SceneE
     Ok((
         scene,
         ConveyorBelt {
-            belt: belt.index(),
-            first_particle,
+            belt,
+            first_particle: BodyId::from_index(first_particle),
             length,
             width,
             top: BELT_TOP,
@@ -277,7 +277,7 @@ impl Grid {
             .positions()
             .iter()
             .enumerate()
-            .skip(belt.first_particle)
+            .skip(belt.first_particle.index())
         {
             let Some(r) = world.shapes()[i].sphere_radius() else {
                 continue;
@@ -396,7 +396,7 @@ impl ConveyorBelt {
         parked: &mut usize,
     ) -> Result<Vec<Vec3>, SceneError> {
         let level = self.discharge_level();
-        let falling: Vec<usize> = (self.first_particle..world.len())
+        let falling: Vec<usize> = (self.first_particle.index()..world.len())
             .filter(|&i| {
                 world.motions()[i] == ndem_step::Motion::Dynamic
                     && !world.is_member(i)

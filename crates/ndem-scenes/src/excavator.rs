@@ -26,7 +26,7 @@ use crate::scene::Scene;
 use crate::schedule::DriveSchedule;
 use ndem_collide::Shape;
 use ndem_math::{MassProperties, Material, Quat, SettingError, Vec3};
-use ndem_step::{BodyDesc, BodyId, Joint, MaterialId, StepSettings, World};
+use ndem_step::{BodyDesc, BodyId, Joint, JointId, MaterialId, StepSettings, World};
 
 /// Collision group of the machine and the terrain (they never touch).
 pub const MACHINE_GROUP: u32 = 7;
@@ -171,16 +171,16 @@ impl ExcavatorSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Machine {
     /// Bodies: base, cab, boom, arm, bucket.
-    pub bodies: [usize; 5],
+    pub bodies: [BodyId; 5],
     /// Slewing hinge (cab on base, driven).
-    pub slew: usize,
+    pub slew: JointId,
     /// Boom, arm and bucket cylinders (actuators, driven).
-    pub cylinders: [usize; 3],
+    pub cylinders: [JointId; 3],
     /// Bucket pin and teeth in the bucket's frame (relative to its
     /// centre), and the unit mouth normal and width axis there.
     pub bucket_frame: BucketFrame,
-    /// First particle body index (particles are the bodies from here on).
-    pub first_particle: usize,
+    /// First particle body (particles are the bodies from here on).
+    pub first_particle: BodyId,
     /// Trench bounds `[x0, x1, y0, y1]` and depth.
     pub trench: ([f64; 4], f64),
     /// The dig cycle.
@@ -332,7 +332,7 @@ pub fn excavator_with_machine(spec: ExcavatorSpec) -> Result<(Scene, Machine), S
         slew: joints.0,
         cylinders: joints.1,
         bucket_frame,
-        first_particle,
+        first_particle: BodyId::from_index(first_particle),
         trench: (bounds, depth),
         schedule: schedule.clone(),
     };
@@ -379,7 +379,12 @@ fn add_terrain(world: &mut World, b: [f64; 4], depth: f64) -> Result<(), SceneEr
     Ok(())
 }
 
-type MachineParts = ([usize; 5], (usize, [usize; 3]), BucketFrame, DriveSchedule);
+type MachineParts = (
+    [BodyId; 5],
+    (JointId, [JointId; 3]),
+    BucketFrame,
+    DriveSchedule,
+);
 
 /// The machine at its start pose and its dig cycle.
 fn add_machine(
@@ -475,22 +480,22 @@ fn add_machine(
         ),
     ];
     let pairs = [(cab, boom), (boom, arm), (arm, bucket)];
-    let mut cylinders = [0; 3];
+    let mut cylinders = [JointId::from_index(0); 3];
     for (k, ((a, b), (fixed, moving, _))) in pairs.iter().zip(&anchors).enumerate() {
         let cylinder = Joint::actuator(world, *a, *b, (*fixed, *moving), None)?;
-        cylinders[k] = world.add_joint(cylinder)?.index();
+        cylinders[k] = world.add_joint(cylinder)?;
     }
     let schedule = dig_cycle(
         spec,
         &layout,
         &start,
         &anchors,
-        [slew.index(), cylinders[0], cylinders[1], cylinders[2]],
+        [slew, cylinders[0], cylinders[1], cylinders[2]].map(JointId::index),
         (x0, x1, depth),
     )?;
     Ok((
-        [base, cab, boom, arm, bucket].map(BodyId::index),
-        (slew.index(), cylinders),
+        [base, cab, boom, arm, bucket],
+        (slew, cylinders),
         bucket_frame,
         schedule,
     ))
@@ -728,7 +733,7 @@ impl HeightMap {
             .positions()
             .iter()
             .enumerate()
-            .skip(machine.first_particle)
+            .skip(machine.first_particle.index())
         {
             if p.x < x0 || p.x >= x1 || p.y < y0 || p.y >= y1 {
                 continue;
@@ -793,7 +798,7 @@ impl HeightMap {
 /// Particles in the bucket's scoop: `(count, solid volume [m³], mass [kg])`.
 pub fn bucket_fill(world: &World, machine: &Machine) -> (usize, f64, f64) {
     let b = machine.bodies[4];
-    let (pb, qb) = (world.positions()[b], world.orientations()[b]);
+    let (pb, qb) = (world.position(b), world.orientation(b));
     let shapes = world.shapes();
     let masses = world.mass_properties();
     let (mut n, mut volume, mut mass) = (0, 0.0, 0.0);
@@ -801,7 +806,7 @@ pub fn bucket_fill(world: &World, machine: &Machine) -> (usize, f64, f64) {
         .positions()
         .iter()
         .enumerate()
-        .skip(machine.first_particle)
+        .skip(machine.first_particle.index())
     {
         if machine.bucket_frame.contains(pb, qb, *p) {
             let r = shapes[i].sphere_radius().unwrap_or(0.0);

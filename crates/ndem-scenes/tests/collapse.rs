@@ -10,9 +10,9 @@ use ndem_step::{BodyDesc, MaterialId, World};
 #[test]
 fn collapse_cube_holds_the_papers_particles_behind_a_gate() {
     let (scene, cube) = collapse_cube(CollapseSpec::default()).unwrap();
-    let n = scene.world.len() - cube.first_particle;
+    let n = scene.world.len() - cube.first_particle.index();
     assert_eq!(n, 4000);
-    for p in &scene.world.positions()[cube.first_particle..] {
+    for p in &scene.world.positions()[cube.first_particle.index()..] {
         assert!(p.x > 0.0 && p.x < cube.side && p.y > 0.0 && p.y < cube.side);
     }
     match collapse_cube(CollapseSpec {

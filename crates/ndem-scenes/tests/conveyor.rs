@@ -9,12 +9,13 @@ use ndem_scenes::conveyor::{
 };
 use ndem_scenes::emitter::Emitter;
 use ndem_scenes::rng::Rng;
+use ndem_step::BodyId;
 use ndem_step::{BodyDesc, MaterialId, Motion, World};
 
 fn belt(width_d: f64) -> ConveyorBelt {
     ConveyorBelt {
-        belt: 0,
-        first_particle: 0,
+        belt: BodyId::from_index(0),
+        first_particle: BodyId::from_index(0),
         length: 50.0 * D,
         width: width_d * D,
         top: 0.5,
@@ -231,7 +232,7 @@ fn the_belt_carries_the_heap_at_its_speed() {
         scene.step(&mut st).unwrap();
     }
     let w = &scene.world;
-    let resting: Vec<f64> = (b.first_particle..w.len())
+    let resting: Vec<f64> = (b.first_particle.index()..w.len())
         .filter(|&i| {
             let p = w.positions()[i];
             p.z < b.top + 0.6 * D && w.velocities()[i].linear.z.abs() < 1e-3

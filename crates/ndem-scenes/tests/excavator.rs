@@ -9,7 +9,7 @@ use ndem_step::JointKind;
 fn quick_excavator_has_the_papers_structure() {
     let (scene, machine) = excavator_with_machine(ExcavatorSpec::quick()).unwrap();
     let w = &scene.world;
-    let particles = w.len() - machine.first_particle;
+    let particles = w.len() - machine.first_particle.index();
     assert!(
         (9_000..11_000).contains(&particles),
         "{particles} particles"
@@ -17,7 +17,7 @@ fn quick_excavator_has_the_papers_structure() {
     let mass: f64 = machine
         .bodies
         .iter()
-        .map(|&b| w.mass_properties()[b].unwrap().mass)
+        .map(|&b| w.mass_properties()[b.index()].unwrap().mass)
         .sum();
     assert_eq!(mass, 50e3);
     let kinds: Vec<&str> = w
@@ -37,7 +37,7 @@ fn quick_excavator_has_the_papers_structure() {
         ]
     );
     // diameters within [25, 100] mm
-    for s in &w.shapes()[machine.first_particle..] {
+    for s in &w.shapes()[machine.first_particle.index()..] {
         let d = 2.0 * s.sphere_radius().unwrap();
         assert!((0.025..=0.1).contains(&d), "{d}");
     }
@@ -67,7 +67,7 @@ fn quick_excavator_has_the_papers_structure() {
 #[test]
 fn paper_excavator_has_about_1e5_particles() {
     let (scene, machine) = excavator_with_machine(ExcavatorSpec::paper()).unwrap();
-    let particles = scene.world.len() - machine.first_particle;
+    let particles = scene.world.len() - machine.first_particle.index();
     assert!((95_000..110_000).contains(&particles), "{particles}");
 }
 
@@ -136,8 +136,8 @@ fn schedule_interpolates_smoothly_and_holds_at_the_ends() {
 fn bucket_contacts_are_no_softer_than_the_particles() {
     let (scene, machine) = excavator_with_machine(ExcavatorSpec::quick()).unwrap();
     let w = &scene.world;
-    let particle = w.body_materials()[machine.first_particle] as usize;
-    let bucket = w.body_materials()[machine.bodies[4]] as usize;
+    let particle = w.body_materials()[machine.first_particle.index()] as usize;
+    let bucket = w.body_materials()[machine.bodies[4].index()] as usize;
     let r = 0.014;
     let own = w.pair_properties(particle, r, particle, r).unwrap();
     let against_steel = w
