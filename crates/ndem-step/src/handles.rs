@@ -9,15 +9,17 @@
 //! `set_velocity`, `set_force`, `set_pair`, `set_joint_drive`, `attach`,
 //! `detach`, and the per-body getters (`position`, `velocity`,
 //! `orientation`, `inverse_mass`, `surface_velocity`, `user_force`,
-//! `body_desc`). A handle is the entry's place in the world's arrays, so
-//! `positions()[id.index()]` is `position(id)`; the arrays, the membership
+//! `body_desc`); `ndem_reduce` adds `AggregateId`, and the scenes name
+//! their gates, belts and machine parts by handle.
+//!
+//! A handle is the entry's place in the world's arrays, so
+//! `positions()[id.index()]` is `position(id)`. The arrays, the membership
 //! queries the stepper's loops use (`carrier`, `is_member`, `host_of`),
-//! contacts (`body_a`, `body_b` of a detected contact) and the scene
-//! structs that scene files write (`TriaxialControl::walls`) stay by
-//! index. [`BodyId::from_index`] and its kin name an entry known by its
-//! index (a scene file's, a loop over `0..world.len()`); the world checks
-//! every handle it is given and answers a typed error for one it does not
-//! hold.
+//! detected contacts (`body_a`, `body_b`) and the structs scene files write
+//! (`TriaxialControl::walls`, `DriveSchedule::joints`) stay by index.
+//! [`BodyId::from_index`] and its kin name an entry known by its index (a
+//! scene file's, a loop over `0..world.len()`); the world checks every
+//! handle it is given and answers a typed error for one it does not hold.
 
 use std::fmt;
 
