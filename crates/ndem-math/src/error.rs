@@ -63,6 +63,12 @@ pub trait SettingError: Sized {
         }
     }
 
+    /// `Ok` for `Ok`, otherwise the invalid setting `field` with the
+    /// check's reason.
+    fn require_ok(field: &'static str, check: Result<(), &'static str>) -> Result<(), Self> {
+        check.map_err(|reason| Self::invalid_setting(field, reason))
+    }
+
     /// `value` finite and `> 0`, otherwise the invalid setting `field`.
     fn require_positive(field: &'static str, value: f64) -> Result<(), Self> {
         Self::require(

@@ -38,6 +38,16 @@ pub const MAX_THREADS: usize = 1024;
 pub const THREADS_ABOVE_MAX: &str = "must be at most 1024 (ndem_par::blocks::MAX_THREADS; 0 for every core): \
      each parallel pass spawns its threads, and the system refuses them beyond its limit";
 
+/// A settings check of a thread count: `Err` with
+/// [`THREADS_ABOVE_MAX`] above [`MAX_THREADS`].
+pub fn count_allowed(threads: usize) -> Result<(), &'static str> {
+    if threads <= MAX_THREADS {
+        Ok(())
+    } else {
+        Err(THREADS_ABOVE_MAX)
+    }
+}
+
 /// The thread count a `threads` setting asks for: the number itself, or
 /// every core the system offers for 0 (the settings' "all cores"); never
 /// more than [`MAX_THREADS`] (settings refuse more, callers of lower-level

@@ -17,7 +17,7 @@ use crate::params::{D, D2, G, positive};
 use crate::rng::Rng;
 use crate::scene::Scene;
 use ndem_collide::Shape;
-use ndem_math::{ContactLaw, Material, Vec3, Velocity6};
+use ndem_math::{ContactLaw, Material, SettingError, Vec3, Velocity6};
 use ndem_step::{BodyDesc, BodyId, MaterialId, Motion, StepSettings, World};
 
 /// Parameters of [`collapse_cube`].
@@ -78,12 +78,9 @@ impl CollapseCube {
 /// μ_r = 0.32, ρ = 3700 kg/m³, Δt = 5 ms, γ_t = γ_r = 1e-6).
 pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneError> {
     positive("collapse.stiffness", spec.stiffness)?;
-    if !(spec.side > 2.0 && spec.side.is_finite()) || spec.particles == 0 {
-        return Err(SceneError::Invalid {
-            field: "collapse.side",
-            reason: "the cube must be wider than 2 d and hold particles".into(),
-        });
-    }
+    let holds_particles = spec.side > 2.0 && spec.side.is_finite() && spec.particles != 0;
+    let reason = "the cube must be wider than 2 d and hold particles";
+    SceneError::require(holds_particles, "collapse.side", reason)?;
     let particle = Material {
         linear_stiffness: Some(spec.stiffness),
         ..Material::default()

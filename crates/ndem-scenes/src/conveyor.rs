@@ -25,7 +25,7 @@ use crate::params::{D, G, positive};
 use crate::rng::Rng;
 use crate::scene::Scene;
 use ndem_collide::Shape;
-use ndem_math::{ContactLaw, Material, Quat, Vec3};
+use ndem_math::{ContactLaw, Material, Quat, SettingError, Vec3};
 use ndem_reduce::SensorSplit;
 use ndem_step::{BodyDesc, BodyId, MaterialId, StepSettings, World};
 
@@ -189,12 +189,7 @@ pub fn conveyor_belt(spec: ConveyorSpec) -> Result<(Scene, ConveyorBelt), SceneE
     positive("conveyor.rate", spec.rate)?;
     positive("conveyor.source_height", spec.source_height)?;
     positive("conveyor.source_d", spec.source_d.0.min(spec.source_d.1))?;
-    if !spec.speed.is_finite() {
-        return Err(SceneError::Invalid {
-            field: "conveyor.speed",
-            reason: "must be finite".into(),
-        });
-    }
+    SceneError::require(spec.speed.is_finite(), "conveyor.speed", "must be finite")?;
     let material = Material {
         linear_stiffness: Some(spec.stiffness),
         ..Material::default()

@@ -53,11 +53,7 @@ impl JacobiSettings {
             "relaxation",
             "must lie in (0, 1]",
         )?;
-        SolveError::require(
-            self.threads <= ndem_par::blocks::MAX_THREADS,
-            "threads",
-            ndem_par::blocks::THREADS_ABOVE_MAX,
-        )?;
+        SolveError::require_ok("threads", ndem_par::blocks::count_allowed(self.threads))?;
         Ok(())
     }
 }

@@ -85,11 +85,7 @@ impl NewtonSettings {
             "must be in (0, 0.5)",
         )?;
         SolveError::require(self.memory != 0, "memory", "must be at least 1")?;
-        SolveError::require(
-            self.levenberg.is_finite() && self.levenberg >= 0.0,
-            "levenberg",
-            "must be finite and non-negative",
-        )?;
+        SolveError::require_non_negative("levenberg", self.levenberg)?;
         let (low, high) = self.proximal;
         SolveError::require(
             low.is_finite() && high.is_finite() && low > 0.0 && low <= high,

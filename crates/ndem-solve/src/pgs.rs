@@ -147,11 +147,7 @@ impl PgsSettings {
             "colour_blocks",
             "must lie in 1..=64 (a body's colours are the bits of a u64)",
         )?;
-        SolveError::require(
-            self.threads <= ndem_par::blocks::MAX_THREADS,
-            "threads",
-            ndem_par::blocks::THREADS_ABOVE_MAX,
-        )?;
+        SolveError::require_ok("threads", ndem_par::blocks::count_allowed(self.threads))?;
         if self.threads != 1 && self.order != ContactOrder::Coloured {
             return Err(SolveError::InvalidSettings {
                 field: "threads",

@@ -100,10 +100,9 @@ impl StepSettings {
             "impact_iterations",
             "must be at least 1 when the impact stage is on",
         )?;
-        StepError::require(
-            self.assembly_threads <= ndem_par::blocks::MAX_THREADS,
+        StepError::require_ok(
             "assembly_threads",
-            ndem_par::blocks::THREADS_ABOVE_MAX,
+            ndem_par::blocks::count_allowed(self.assembly_threads),
         )?;
         self.residual_check.validate()?;
         self.spook.validate()?;

@@ -22,11 +22,7 @@ impl SmoothStepper {
         }
         SmoothError::require_non_negative("rolling_damping", settings.rolling_damping)?;
         SmoothError::require_non_negative("skin", settings.skin)?;
-        SmoothError::require(
-            settings.threads <= ndem_par::blocks::MAX_THREADS,
-            "threads",
-            ndem_par::blocks::THREADS_ABOVE_MAX,
-        )?;
+        SmoothError::require_ok("threads", ndem_par::blocks::count_allowed(settings.threads))?;
         ndem_par::blocks::check_threads_start("threads", settings.threads)
             .map_err(StepError::from)?;
         let r_min = world
