@@ -104,13 +104,7 @@ fn tumbling_blocks() -> World {
         rolling_resistance: 0.05,
         ..Material::default()
     };
-    let mut w = World::new(vec![m], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    let mut w = World::on_floor(m).unwrap();
     let hull = [
         Vec3::new(0.01, 0.0, 0.0),
         Vec3::new(-0.006, 0.008, 0.0),

@@ -89,14 +89,7 @@ fn rolling_dashpot_damps_twist_as_model_c() {
     use ndem_step::{BodyDesc, World};
     let m = Material::default();
     let r: f64 = 0.005;
-    let mut world = World::new(vec![m], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    world
-        .add_body(BodyDesc::fixed(
-            Shape::half_space(Vec3::z()).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::zeros(),
-        ))
-        .unwrap();
+    let mut world = World::on_floor(m).unwrap();
     let mass = m.density * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3);
     let kn = PairProperties::combine(&m, r, &m, f64::INFINITY)
         .unwrap()

@@ -695,14 +695,7 @@ fn impact_solver_is_pluggable() {
         restitution: e,
         ..Material::default()
     };
-    let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    world
-        .add_body(BodyDesc::fixed(
-            Shape::half_space(Vec3::z()).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::zeros(),
-        ))
-        .unwrap();
+    let mut world = World::on_floor(material).unwrap();
     let ball = world
         .add_body(BodyDesc::dynamic(
             Shape::sphere(0.0065).unwrap(),

@@ -1,24 +1,16 @@
 //! A downstream program against the facade only: a two-sphere stack built
 //! by hand, solver and warm start swapped (one line each), a built-in scene.
 use ndem::prelude::*;
-use ndem_step::MaterialId;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut world = World::new(vec![Material::default()], -9.81 * Vec3::z())?;
-    let floor = Shape::half_space(Vec3::z())?;
+    let mut world = World::new(Vec::new(), -9.81 * Vec3::z())?;
+    let glass = world.add_material(Material::default())?;
     world.add_body(BodyDesc::fixed(
-        floor,
-        MaterialId::from_index(0),
+        Shape::half_space(Vec3::z())?,
+        glass,
         Vec3::zeros(),
     ))?;
-    for z in [0.005, 0.015] {
-        let sphere = Shape::sphere(0.005)?;
-        world.add_body(BodyDesc::dynamic(
-            sphere,
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, z),
-        ))?;
-    }
+    world.add_spheres(0.005, glass, [0.005, 0.015].map(|z| Vec3::new(0.0, 0.0, z)))?;
     let mut stepper = Stepper::with_pgs(StepSettings::default(), 50)?;
     for _ in 0..100 {
         stepper.step(&mut world)?;
