@@ -14,15 +14,8 @@ use ndem_step::{BodyDesc, MaterialId, World};
 fn column(n: usize) -> World {
     let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.005;
-    for i in 0..n {
-        let p = Vec3::new(0.0, 0.0, r + 2.0 * r * i as f64);
-        w.add_body(BodyDesc::dynamic(
-            Shape::sphere(r).unwrap(),
-            MaterialId::from_index(0),
-            p,
-        ))
+    w.add_sphere_stack(r, MaterialId::from_index(0), [1, 1, n])
         .unwrap();
-    }
     w
 }
 

@@ -8,32 +8,17 @@
 //! every sphere merged, and the split and merge time inside the reduced
 //! step (minimum of three repeats of 20 steps each, interleaved).
 
-use ndem_collide::Shape;
-use ndem_math::{Material, Vec3};
+use ndem_math::Material;
 use ndem_reduce::{Reducer, ReductionSettings};
 use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
-use ndem_step::{BodyDesc, MaterialId, StepSettings, Stepper, World};
+use ndem_step::{MaterialId, StepSettings, Stepper, World};
 use std::time::Instant;
 
 fn packing() -> (World, Stepper) {
     let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.0065;
-    for k in 0..16 {
-        for j in 0..25 {
-            for i in 0..25 {
-                w.add_body(BodyDesc::dynamic(
-                    Shape::sphere(r).unwrap(),
-                    MaterialId::from_index(0),
-                    Vec3::new(
-                        2.0 * r * i as f64,
-                        2.0 * r * j as f64,
-                        r + 2.0 * r * k as f64,
-                    ),
-                ))
-                .unwrap();
-            }
-        }
-    }
+    w.add_sphere_stack(r, MaterialId::from_index(0), [25, 25, 16])
+        .unwrap();
     let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(40)).unwrap();
     let st = Stepper::new(
         StepSettings::papers(),

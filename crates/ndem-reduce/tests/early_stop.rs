@@ -1,10 +1,9 @@
 //! A merged block resting on the floor, solved to a tolerance.
 
-use ndem_collide::Shape;
-use ndem_math::{Material, Vec3};
+use ndem_math::Material;
 use ndem_reduce::{Reducer, ReductionSettings};
 use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, SolverStatus, Stopping};
-use ndem_step::{BodyDesc, MaterialId, StepSettings, Stepper, World};
+use ndem_step::{MaterialId, StepSettings, Stepper, World};
 
 fn stepper() -> Stepper {
     let pgs = ProjectedGaussSeidel::with_stopping(Stopping::to_tolerance(3000, 1e-6)).unwrap();
@@ -29,22 +28,8 @@ fn stepper() -> Stepper {
 fn reduced_solve_to_tolerance_stops_early() {
     let r = 0.0065;
     let mut w = World::on_floor(Material::default()).unwrap();
-    for k in 0..8 {
-        for j in 0..10 {
-            for i in 0..10 {
-                w.add_body(BodyDesc::dynamic(
-                    Shape::sphere(r).unwrap(),
-                    MaterialId::from_index(0),
-                    Vec3::new(
-                        2.0 * r * i as f64,
-                        2.0 * r * j as f64,
-                        r + 2.0 * r * k as f64,
-                    ),
-                ))
-                .unwrap();
-            }
-        }
-    }
+    w.add_sphere_stack(r, MaterialId::from_index(0), [10, 10, 8])
+        .unwrap();
     let mut full = stepper();
     for _ in 0..40 {
         full.step(&mut w).unwrap();

@@ -197,14 +197,8 @@ fn resting_column_merges_and_stays_at_rest() {
 fn ndem_scenes_column() -> (World, Stepper) {
     let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.0065;
-    for i in 0..25 {
-        w.add_body(BodyDesc::dynamic(
-            Shape::sphere(r).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, r + 2.0 * r * i as f64),
-        ))
+    w.add_sphere_stack(r, MaterialId::from_index(0), [1, 1, 25])
         .unwrap();
-    }
     let st = Stepper::new(
         StepSettings::papers(),
         Box::new(
@@ -374,22 +368,8 @@ fn block() -> (World, Stepper) {
     let (_, st) = ndem_scenes_column();
     let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.0065;
-    for k in 0..3 {
-        for j in 0..5 {
-            for i in 0..5 {
-                w.add_body(BodyDesc::dynamic(
-                    Shape::sphere(r).unwrap(),
-                    MaterialId::from_index(0),
-                    Vec3::new(
-                        2.0 * r * i as f64,
-                        2.0 * r * j as f64,
-                        r + 2.0 * r * k as f64,
-                    ),
-                ))
-                .unwrap();
-            }
-        }
-    }
+    w.add_sphere_stack(r, MaterialId::from_index(0), [5, 5, 3])
+        .unwrap();
     (w, st)
 }
 

@@ -27,16 +27,9 @@ fn column_with(small: usize) -> Scene {
         ))
         .unwrap();
     let r = 0.5 * D;
-    for k in 0..COLUMN {
-        let at = Vec3::new(0.0, 0.0, r + 2.0 * r * k as f64);
-        world
-            .add_body(BodyDesc::dynamic(
-                Shape::sphere(r).unwrap(),
-                MaterialId::from_index(0),
-                at,
-            ))
-            .unwrap();
-    }
+    world
+        .add_sphere_stack(r, MaterialId::from_index(0), [1, 1, COLUMN])
+        .unwrap();
     for k in 0..small {
         let at = Vec3::new(1.0 + 0.002 * k as f64, 0.0, 0.0005);
         world

@@ -395,6 +395,29 @@ impl World {
         )
     }
 
+    /// Adds dynamic spheres of `radius` and `material` touching on a simple
+    /// cubic lattice of `counts = [n_x, n_y, n_z]` sites, x fastest: centres
+    /// at `(2r i, 2r j, r + 2r k)`, so the lowest layer rests on the plane
+    /// z = 0 ([`World::on_floor`]); a column is `[1, 1, n]`.
+    pub fn add_sphere_stack(
+        &mut self,
+        radius: f64,
+        material: MaterialId,
+        [nx, ny, nz]: [usize; 3],
+    ) -> Result<BodyRange, StepError> {
+        let r = radius;
+        let site = move |(i, j, k): (usize, usize, usize)| {
+            Vec3::new(
+                2.0 * r * i as f64,
+                2.0 * r * j as f64,
+                r + 2.0 * r * k as f64,
+            )
+        };
+        let sites =
+            (0..nz).flat_map(move |k| (0..ny).flat_map(move |j| (0..nx).map(move |i| (i, j, k))));
+        self.add_spheres(radius, material, sites.map(site))
+    }
+
     /// Checks `desc` as the description of body `i`; returns its material
     /// index and mass properties.
     fn check_desc(

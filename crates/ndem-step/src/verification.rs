@@ -355,13 +355,7 @@ pub fn column_world(n: usize) -> Result<World, StepError> {
     let mut world = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -G))?;
     floor(&mut world, MaterialId::from_index(0))?;
     let r = 0.0065;
-    for i in 0..n {
-        world.add_body(BodyDesc::dynamic(
-            Shape::sphere(r)?,
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, r + 2.0 * r * i as f64),
-        ))?;
-    }
+    world.add_sphere_stack(r, MaterialId::from_index(0), [1, 1, n])?;
     Ok(world)
 }
 

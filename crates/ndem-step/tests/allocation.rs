@@ -6,8 +6,7 @@
 //! impact solver and takes it back (`Solver::take_scratch`,
 //! `adopt_scratch`); a step of this resting bed has none.
 
-use ndem_collide::Shape;
-use ndem_math::{Material, Vec3};
+use ndem_math::Material;
 use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::MaterialId;
 use ndem_step::*;
@@ -19,20 +18,8 @@ static ALLOC: dhat::Alloc = dhat::Alloc;
 fn bed() -> World {
     let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.005;
-    for i in 0..12 * 12 * 4 {
-        let (ix, iy, iz) = (i % 12, (i / 12) % 12, i / 144);
-        let p = Vec3::new(
-            2.0 * r * ix as f64,
-            2.0 * r * iy as f64,
-            r + 2.0 * r * iz as f64,
-        );
-        w.add_body(BodyDesc::dynamic(
-            Shape::sphere(r).unwrap(),
-            MaterialId::from_index(0),
-            p,
-        ))
+    w.add_sphere_stack(r, MaterialId::from_index(0), [12, 12, 4])
         .unwrap();
-    }
     w
 }
 

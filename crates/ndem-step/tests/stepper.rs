@@ -793,15 +793,8 @@ fn the_policy_owns_the_history_the_stepper_records() {
 /// sphere `gap` above it falling at `speed`.
 fn column_hit_from_above(n: usize, r: f64, gap: f64, speed: f64) -> World {
     let mut w = World::on_floor(Material::default()).unwrap();
-    for k in 0..n {
-        let z = r + 2.0 * r * k as f64;
-        w.add_body(BodyDesc::dynamic(
-            Shape::sphere(r).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, z),
-        ))
+    w.add_sphere_stack(r, MaterialId::from_index(0), [1, 1, n])
         .unwrap();
-    }
     let top = w
         .add_body(BodyDesc::dynamic(
             Shape::sphere(r).unwrap(),
