@@ -4,8 +4,8 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ndem_solve::{
-    Apgd, ApgdSettings, ContactOrder, FrictionSet, JacobiSettings, PgsSettings, PgsVariant,
-    ProjectedGaussSeidel, ProjectedJacobi, Solver, Stopping,
+    Apgd, ApgdSettings, FrictionSet, JacobiSettings, PgsSettings, PgsVariant, ProjectedGaussSeidel,
+    ProjectedJacobi, Solver, Stopping,
 };
 use ndem_testkit::generate::{PackingSpec, sphere_packing};
 use std::hint::black_box;
@@ -90,13 +90,9 @@ fn bench_threads(c: &mut Criterion) {
     let n = problem.contacts().len();
     group.throughput(Throughput::Elements((n * SWEEPS) as u64));
     for threads in [1, 2] {
-        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::iterations(SWEEPS),
-            order: ContactOrder::Coloured,
-            threads,
-            ..PgsSettings::default()
-        })
-        .unwrap();
+        let mut pgs =
+            ProjectedGaussSeidel::new(PgsSettings::coloured(Stopping::iterations(SWEEPS), threads))
+                .unwrap();
         let mut lambda = vec![0.0; problem.len()];
         let mut velocity = problem.free_velocity().to_vec();
         group.bench_with_input(

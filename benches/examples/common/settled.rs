@@ -5,9 +5,7 @@
 // each example uses part of it
 #![allow(dead_code)]
 
-use ndem_solve::{
-    ContactOrder, ContactProblem, PgsSettings, ProjectedGaussSeidel, Solver, Stopping,
-};
+use ndem_solve::{ContactProblem, PgsSettings, ProjectedGaussSeidel, Solver, Stopping};
 use std::time::Instant;
 
 /// The built-in `packing` bed of `n` spheres stepped `steps` times with
@@ -101,12 +99,9 @@ pub fn bed_from_arguments(sweeps: usize) -> (String, ContactProblem) {
 /// one thread).
 pub fn coloured_pgs(sweeps: usize, threads: usize, colour_blocks: usize) -> ProjectedGaussSeidel {
     ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(sweeps),
-        order: ContactOrder::Coloured,
-        threads,
         colour_blocks,
         parallel_min_contacts: 0,
-        ..PgsSettings::default()
+        ..PgsSettings::coloured(Stopping::iterations(sweeps), threads)
     })
     .expect("valid settings")
 }

@@ -1,9 +1,9 @@
 //! Solver and warm-start choices of a scene, as data (scene files, CLI).
 
 use ndem_solve::{
-    Apgd, ApgdSettings, ColdStart, ContactOrder, HistoryWarmStart, JacobiSettings, JointRows,
-    ModelWarmStart, PgsSettings, PgsVariant, ProjectedGaussSeidel, ProjectedJacobi, Safeguarded,
-    SolveError, Solver, Stopping, WarmStart,
+    Apgd, ApgdSettings, ColdStart, HistoryWarmStart, JacobiSettings, JointRows, ModelWarmStart,
+    PgsSettings, PgsVariant, ProjectedGaussSeidel, ProjectedJacobi, Safeguarded, SolveError,
+    Solver, Stopping, WarmStart,
 };
 use serde::{Deserialize, Serialize};
 
@@ -60,12 +60,9 @@ impl SolverChoice {
     ) -> Result<Box<dyn Solver>, SolveError> {
         let stopping = Stopping::iterations(iterations);
         Ok(match self {
-            SolverChoice::PgsColoured => Box::new(ProjectedGaussSeidel::new(PgsSettings {
-                stopping,
-                order: ContactOrder::Coloured,
-                threads,
-                ..PgsSettings::default()
-            })?),
+            SolverChoice::PgsColoured => Box::new(ProjectedGaussSeidel::new(
+                PgsSettings::coloured(stopping, threads),
+            )?),
             SolverChoice::Pgs => Box::new(ProjectedGaussSeidel::with_stopping(stopping)?),
             SolverChoice::PgsBlocked => Box::new(ProjectedGaussSeidel::new(PgsSettings {
                 stopping,
@@ -107,12 +104,12 @@ impl SolverChoice {
         threads: usize,
     ) -> Result<Option<Box<dyn Solver>>, SolveError> {
         Ok(match self {
-            SolverChoice::PgsColoured => Some(Box::new(ProjectedGaussSeidel::new(PgsSettings {
-                stopping: Stopping::to_tolerance(impact_iterations.max(1), 1e-10),
-                order: ContactOrder::Coloured,
-                threads,
-                ..PgsSettings::default()
-            })?)),
+            SolverChoice::PgsColoured => {
+                Some(Box::new(ProjectedGaussSeidel::new(PgsSettings::coloured(
+                    Stopping::to_tolerance(impact_iterations.max(1), 1e-10),
+                    threads,
+                ))?))
+            }
             _ => None,
         })
     }

@@ -134,6 +134,17 @@ impl Default for PgsSettings {
 }
 
 impl PgsSettings {
+    /// The default settings with `stopping`, sweeping in the coloured
+    /// order on `threads` threads (0: every core).
+    pub fn coloured(stopping: Stopping, threads: usize) -> Self {
+        Self {
+            stopping,
+            order: ContactOrder::Coloured,
+            threads,
+            ..Self::default()
+        }
+    }
+
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), SolveError> {
         self.stopping.validate()?;

@@ -178,11 +178,8 @@ fn a_divergence_ends_a_run_of_sweeps_on_any_thread_count() {
     assert!(problem.contacts().len() > 4096);
     let solve = move |threads: usize| {
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::iterations(30),
-            order: ContactOrder::Coloured,
-            threads,
             parallel_min_contacts: 0,
-            ..PgsSettings::default()
+            ..PgsSettings::coloured(Stopping::iterations(30), threads)
         })
         .unwrap();
         let mut lambda = vec![0.0; problem.len()];

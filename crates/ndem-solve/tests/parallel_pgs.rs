@@ -5,11 +5,8 @@ use ndem_testkit::generate::{PackingSpec, default_packing, sphere_packing};
 
 fn coloured(threads: usize, iterations: usize) -> ProjectedGaussSeidel {
     ProjectedGaussSeidel::new(PgsSettings {
-        stopping: Stopping::iterations(iterations),
-        order: ContactOrder::Coloured,
-        threads,
         parallel_min_contacts: 0,
-        ..PgsSettings::default()
+        ..PgsSettings::coloured(Stopping::iterations(iterations), threads)
     })
     .unwrap()
 }
@@ -109,11 +106,8 @@ fn a_run_of_sweeps_is_the_sweeps_one_by_one() {
     for stopping in [Stopping::to_tolerance(2000, 1e-8), Stopping::iterations(37)] {
         for threads in [2, 3] {
             let settings = PgsSettings {
-                stopping,
-                order: ContactOrder::Coloured,
-                threads,
                 parallel_min_contacts: 0,
-                ..PgsSettings::default()
+                ..PgsSettings::coloured(stopping, threads)
             };
             let run = |observer: &mut dyn Observer| {
                 let mut pgs = ProjectedGaussSeidel::new(settings).unwrap();
@@ -234,11 +228,7 @@ fn threads_need_the_coloured_order() {
 #[test]
 fn too_many_threads_are_refused() {
     let coloured = |threads: usize| {
-        ProjectedGaussSeidel::new(PgsSettings {
-            threads,
-            order: ContactOrder::Coloured,
-            ..PgsSettings::default()
-        })
+        ProjectedGaussSeidel::new(PgsSettings::coloured(Stopping::default(), threads))
     };
     let max = ndem_par::blocks::MAX_THREADS;
     for threads in [max + 1, 100_000, usize::MAX] {
@@ -263,11 +253,7 @@ fn too_many_threads_are_refused() {
 fn coloured_threads_the_system_refuses_are_a_typed_error() {
     const NAME: &str = "coloured_threads_the_system_refuses_are_a_typed_error";
     let coloured = |threads: usize| {
-        ProjectedGaussSeidel::new(PgsSettings {
-            threads,
-            order: ContactOrder::Coloured,
-            ..PgsSettings::default()
-        })
+        ProjectedGaussSeidel::new(PgsSettings::coloured(Stopping::default(), threads))
     };
     if std::env::var_os("NDEM_UNDER_ULIMIT").is_some() {
         match coloured(600) {
@@ -304,12 +290,9 @@ fn every_block_count_gives_one_iterate_on_any_thread_count() {
     let problem = default_packing([14, 14, 8]);
     let run = |threads: usize, blocks: usize| {
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-            stopping: Stopping::iterations(20),
-            order: ContactOrder::Coloured,
-            threads,
             parallel_min_contacts: 0,
             colour_blocks: blocks,
-            ..PgsSettings::default()
+            ..PgsSettings::coloured(Stopping::iterations(20), threads)
         })
         .unwrap();
         let mut lambda = vec![0.0; problem.len()];
@@ -341,11 +324,8 @@ fn the_size_for_splitting_never_changes_the_iterate() {
     );
     let run = |threads: usize, parallel_min_contacts: usize| {
         let settings = PgsSettings {
-            stopping: Stopping::to_tolerance(60, 1e-9),
-            order: ContactOrder::Coloured,
-            threads,
             parallel_min_contacts,
-            ..PgsSettings::default()
+            ..PgsSettings::coloured(Stopping::to_tolerance(60, 1e-9), threads)
         };
         let (lambda, v, report) = solve_with(&problem, settings);
         (lambda, v, format!("{report:?}"))
@@ -369,9 +349,8 @@ fn the_size_for_splitting_never_changes_the_iterate() {
 fn colour_blocks_outside_the_range_are_refused() {
     for blocks in [0, 65] {
         let err = ProjectedGaussSeidel::new(PgsSettings {
-            order: ContactOrder::Coloured,
             colour_blocks: blocks,
-            ..PgsSettings::default()
+            ..PgsSettings::coloured(Stopping::default(), 1)
         })
         .unwrap_err();
         assert!(matches!(

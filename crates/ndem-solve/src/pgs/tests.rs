@@ -145,10 +145,9 @@ proptest! {
         let problem =
             packing_for_pairs([cells.0, cells.1, cells.2], (rows, set), seed, mixed);
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-            order: ContactOrder::Coloured,
             variant,
             colour_blocks,
-            ..PgsSettings::default()
+            ..PgsSettings::coloured(Stopping::default(), 1)
         })
         .unwrap();
         pgs.prepare(&problem);
@@ -511,11 +510,8 @@ fn a_coloured_run_whose_thread_is_refused_sweeps_here() {
     .expect("a valid spec");
     let run = |threads: usize, stopping: Stopping, refuse_from: Option<usize>| {
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-            stopping,
-            order: ContactOrder::Coloured,
-            threads,
             parallel_min_contacts: 0,
-            ..PgsSettings::default()
+            ..PgsSettings::coloured(stopping, threads)
         })
         .unwrap();
         let mut lambda = vec![0.0; problem.len()];
