@@ -18,22 +18,25 @@ fn gravity() -> Vec3 {
 /// A floor (the plane z = 0) and four static walls (half-spaces) bounding
 /// `lo.x ≤ x ≤ hi.x`, `lo.y ≤ y ≤ hi.y`: an open-topped box.
 fn add_open_box(world: &mut World, lo: [f64; 2], hi: [f64; 2]) -> Result<(), SceneError> {
-    world.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))?;
-    for (n, p) in [
+    let walls = [
+        (Vec3::z(), Vec3::zeros()),
         (Vec3::x(), Vec3::new(lo[0], 0.0, 0.0)),
         (-Vec3::x(), Vec3::new(hi[0], 0.0, 0.0)),
         (Vec3::y(), Vec3::new(0.0, lo[1], 0.0)),
         (-Vec3::y(), Vec3::new(0.0, hi[1], 0.0)),
-    ] {
-        world.add_body(BodyDesc::fixed(
-            Shape::half_space(n)?,
-            MaterialId::from_index(0),
-            p,
-        ))?;
+    ];
+    add_planes(world, MaterialId::from_index(0), &walls)
+}
+
+/// Static half-spaces of `material`, each `(normal, point)` (the normal
+/// pointing into the space the bodies may occupy).
+pub(crate) fn add_planes(
+    world: &mut World,
+    material: MaterialId,
+    planes: &[(Vec3, Vec3)],
+) -> Result<(), SceneError> {
+    for &(n, p) in planes {
+        world.add_body(BodyDesc::fixed(Shape::half_space(n)?, material, p))?;
     }
     Ok(())
 }
@@ -363,13 +366,15 @@ pub fn box_packing(
     }
     // stable: sites beyond the code's 2^21 per axis keep their draw order
     spheres.sort_by_key(|&(code, _, _)| code);
-    for (_, p, radius) in spheres {
-        world.add_body(BodyDesc::dynamic(
+    let sphere = |(_, p, radius): (u64, Vec3, f64)| {
+        Ok(BodyDesc::dynamic(
             Shape::sphere(radius)?,
             MaterialId::from_index(0),
             p,
-        ))?;
-    }
+        ))
+    };
+    let bodies: Result<Vec<BodyDesc>, SceneError> = spheres.into_iter().map(sphere).collect();
+    world.add_bodies(bodies?)?;
     Ok(Scene {
         duration: 3.0,
         ..Scene::new("packing", world)
@@ -502,18 +507,12 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
     let r = 0.5 * D;
     let w = side as f64 * D;
     add_open_box(&mut world, [0.0, 0.0], [w, w])?;
-    for k in 0..layers {
-        for j in 0..side {
-            for i in 0..side {
-                let p = Vec3::new(r + i as f64 * D, r + j as f64 * D, r + k as f64 * D);
-                world.add_body(BodyDesc::dynamic(
-                    Shape::sphere(r)?,
-                    MaterialId::from_index(0),
-                    p,
-                ))?;
-            }
-        }
-    }
+    let site = move |i: usize, j: usize, k: usize| {
+        Vec3::new(r + i as f64 * D, r + j as f64 * D, r + k as f64 * D)
+    };
+    let sites = (0..layers)
+        .flat_map(|k| (0..side).flat_map(move |j| (0..side).map(move |i| site(i, j, k))));
+    world.add_spheres(r, MaterialId::from_index(0), sites)?;
     Ok(Scene {
         duration: 3.0,
         iterations: 100,
@@ -526,23 +525,14 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
 /// side walls, with no front wall: it collapses onto the floor at t = 0.
 pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, SceneError> {
     let mut world = base_world(Material::default())?;
-    world.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))?;
     let w = ny as f64 * D;
-    for (n, p) in [
+    let walls = [
+        (Vec3::z(), Vec3::zeros()),
         (Vec3::x(), Vec3::zeros()),
         (Vec3::y(), Vec3::zeros()),
         (-Vec3::y(), Vec3::new(0.0, w, 0.0)),
-    ] {
-        world.add_body(BodyDesc::fixed(
-            Shape::half_space(n)?,
-            MaterialId::from_index(0),
-            p,
-        ))?;
-    }
+    ];
+    add_planes(&mut world, MaterialId::from_index(0), &walls)?;
     let mut rng = Rng::new(seed);
     let r = 0.5 * D;
     let s = 1.01 * D;

@@ -12,6 +12,7 @@
 //! (a channel of width 15d), so the collapse is a plane flow whose angle
 //! is read on the channel's centre line; the gate rises at 1 m/s.
 
+use crate::builders::add_planes;
 use crate::error::SceneError;
 use crate::params::{D, D2, G, positive};
 use crate::rng::Rng;
@@ -92,22 +93,14 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
     };
     let mut world = World::new(vec![particle, frictionless], Vec3::new(0.0, 0.0, -G))?;
     let side = spec.side * D;
-    world.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))?;
-    for (n, p) in [
+    let floor = [(Vec3::z(), Vec3::zeros())];
+    add_planes(&mut world, MaterialId::from_index(0), &floor)?;
+    let walls = [
         (Vec3::x(), Vec3::zeros()),
         (Vec3::y(), Vec3::zeros()),
         (-Vec3::y(), Vec3::new(0.0, side, 0.0)),
-    ] {
-        world.add_body(BodyDesc::fixed(
-            Shape::half_space(n)?,
-            MaterialId::from_index(1),
-            p,
-        ))?;
-    }
+    ];
+    add_planes(&mut world, MaterialId::from_index(1), &walls)?;
     // the gate: tall enough for the loose initial lattice
     let height = 3.0 * side;
     let mut gate = BodyDesc::fixed(
