@@ -50,14 +50,7 @@ fn bench_smooth(c: &mut Criterion) {
     let mut world = packing();
     let n = world.dynamic_count();
     let crit = ndem_smooth::stepper::critical_time_step(&world, &ndem_smooth::SmoothLaw::Hertz);
-    let mut st = SmoothStepper::new(
-        SmoothSettings {
-            dt: 0.1 * crit,
-            ..SmoothSettings::default()
-        },
-        &world,
-    )
-    .unwrap();
+    let mut st = SmoothStepper::new(SmoothSettings::with_dt(0.1 * crit), &world).unwrap();
     for _ in 0..20 {
         st.step(&mut world).unwrap();
     }

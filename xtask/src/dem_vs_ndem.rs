@@ -39,14 +39,8 @@ fn run_dem(scene: &Scene, settle: f64, column: Option<usize>) -> SuiteResult<(f6
     let mut world = scene.world.clone();
     let crit = ndem_smooth::stepper::critical_time_step(&world, &SmoothLaw::Hertz);
     let dt = 0.1 * crit;
-    let mut st = SmoothStepper::new(
-        SmoothSettings {
-            dt,
-            ..SmoothSettings::default()
-        },
-        &world,
-    )
-    .map_err(|e| e.to_string())?;
+    let mut st =
+        SmoothStepper::new(SmoothSettings::with_dt(dt), &world).map_err(|e| e.to_string())?;
     let steps = (settle / dt).round() as usize;
     let t = Instant::now();
     for _ in 0..steps {

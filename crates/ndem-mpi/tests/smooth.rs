@@ -8,10 +8,7 @@ use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper, stepper::critical_ti
 use ndem_step::World;
 
 fn settings(w: &World) -> SmoothSettings {
-    SmoothSettings {
-        dt: 0.1 * critical_time_step(w, &SmoothLaw::Hertz),
-        ..SmoothSettings::default()
-    }
+    SmoothSettings::with_dt(0.1 * critical_time_step(w, &SmoothLaw::Hertz))
 }
 
 /// The serial reference: the plain stepper on the whole scene.

@@ -12,10 +12,7 @@ use ndem_step::MaterialId;
 use ndem_step::World;
 
 fn smooth_settings(w: &World) -> SmoothSettings {
-    SmoothSettings {
-        dt: 0.1 * critical_time_step(w, &SmoothLaw::Hertz),
-        ..SmoothSettings::default()
-    }
+    SmoothSettings::with_dt(0.1 * critical_time_step(w, &SmoothLaw::Hertz))
 }
 
 /// Smooth DEM on the MPI ranks against the serial stepper, bit for bit.

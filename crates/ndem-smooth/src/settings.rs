@@ -50,6 +50,16 @@ pub struct SmoothSettings {
     pub record_contacts: bool,
 }
 
+impl SmoothSettings {
+    /// The default settings at the time step `dt` \[s\].
+    pub fn with_dt(dt: f64) -> Self {
+        Self {
+            dt,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for SmoothSettings {
     fn default() -> Self {
         Self {

@@ -50,13 +50,7 @@ pub fn hertz_impact(v0: f64) -> Result<(CaseResult, CaseResult), SmoothError> {
     let dmax = (5.0 * m_eff * v0 * v0 / (4.0 * k)).powf(0.4);
     let tc = 2.9432 * dmax / v0;
     let dt = tc / 400.0;
-    let mut st = SmoothStepper::new(
-        SmoothSettings {
-            dt,
-            ..SmoothSettings::default()
-        },
-        &world,
-    )?;
+    let mut st = SmoothStepper::new(SmoothSettings::with_dt(dt), &world)?;
     let (mut start, mut end) = (None, None);
     for k in 0..100_000 {
         let s = st.step(&mut world)?;
@@ -172,13 +166,7 @@ pub fn column(n: usize, duration: f64) -> Result<CaseResult, SmoothError> {
     let mut world = column_world(n)?;
     let crit = crate::stepper::critical_time_step(&world, &SmoothLaw::Hertz);
     let dt = 0.2 * crit;
-    let mut st = SmoothStepper::new(
-        SmoothSettings {
-            dt,
-            ..SmoothSettings::default()
-        },
-        &world,
-    )?;
+    let mut st = SmoothStepper::new(SmoothSettings::with_dt(dt), &world)?;
     for _ in 0..(duration / dt).round() as usize {
         st.step(&mut world)?;
     }

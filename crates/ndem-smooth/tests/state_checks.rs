@@ -25,14 +25,7 @@ fn world() -> World {
 
 fn stepper(w: &World) -> SmoothStepper {
     let dt = 0.1 * stepper::critical_time_step(w, &SmoothLaw::Hertz);
-    SmoothStepper::new(
-        SmoothSettings {
-            dt,
-            ..SmoothSettings::default()
-        },
-        w,
-    )
-    .unwrap()
+    SmoothStepper::new(SmoothSettings::with_dt(dt), w).unwrap()
 }
 
 fn refused(result: Result<SmoothStats, SmoothError>, field: &str, body: usize) {

@@ -53,25 +53,9 @@ fn column_settles_to_hertz_height() {
 #[test]
 fn too_large_time_step_is_refused() {
     let world = ndem_step::verification::column_world(3).unwrap();
-    let err = SmoothStepper::new(
-        SmoothSettings {
-            dt: 5e-3,
-            ..SmoothSettings::default()
-        },
-        &world,
-    )
-    .unwrap_err();
+    let err = SmoothStepper::new(SmoothSettings::with_dt(5e-3), &world).unwrap_err();
     assert!(matches!(err, SmoothError::TimeStepTooLarge { .. }), "{err}");
-    assert!(
-        SmoothStepper::new(
-            SmoothSettings {
-                dt: 0.0,
-                ..SmoothSettings::default()
-            },
-            &world
-        )
-        .is_err()
-    );
+    assert!(SmoothStepper::new(SmoothSettings::with_dt(0.0), &world).is_err());
 }
 
 /// A sphere resting on a floor, set twisting about the contact normal:

@@ -87,19 +87,14 @@ impl CaseResult {
         tolerance: f64,
         note: impl Into<String>,
     ) -> Self {
-        let pass =
-            measured.is_finite() && (measured - expected).abs() <= tolerance * expected.abs();
-        Self {
-            name: name.into(),
-            measured,
-            expected,
-            tolerance,
-            absolute: false,
-            pass,
-            note: note.into(),
-            kind: CaseKind::Check,
-            source: String::new(),
-        }
+        let bound = tolerance * expected.abs();
+        Self::check(
+            name.into(),
+            (measured, expected, tolerance),
+            bound,
+            false,
+            note.into(),
+        )
     }
 
     /// A check with an absolute tolerance.
@@ -110,15 +105,32 @@ impl CaseResult {
         tolerance: f64,
         note: impl Into<String>,
     ) -> Self {
-        let pass = measured.is_finite() && (measured - expected).abs() <= tolerance;
+        Self::check(
+            name.into(),
+            (measured, expected, tolerance),
+            tolerance,
+            true,
+            note.into(),
+        )
+    }
+
+    /// A check that passes when `|measured − expected| ≤ bound`.
+    fn check(
+        name: String,
+        (measured, expected, tolerance): (f64, f64, f64),
+        bound: f64,
+        absolute: bool,
+        note: String,
+    ) -> Self {
+        let pass = measured.is_finite() && (measured - expected).abs() <= bound;
         Self {
-            name: name.into(),
+            name,
             measured,
             expected,
             tolerance,
-            absolute: true,
+            absolute,
             pass,
-            note: note.into(),
+            note,
             kind: CaseKind::Check,
             source: String::new(),
         }
