@@ -13,7 +13,7 @@ use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
 use crate::runs::{
-    Samples, TraceTitles, angle_by_run_plot, history_stepper, in_pairs, mean_sd,
+    PairedRuns, Samples, TraceTitles, angle_by_run_plot, history_stepper, mean_sd, run_plan,
     theta_and_level_plots, versus_ref150, with_columns,
 };
 use ndem_math::Vec3;
@@ -224,20 +224,22 @@ pub fn conveyor_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
         ("cs-150", 150, Some(cs)),
         ("ref-500", 500, None),
     ];
-    let results = in_pairs(
-        &plan,
+    let PairedRuns {
+        outcomes,
+        failures,
+        alone,
+    } = run_plan(
+        "reduce conveyor",
+        (&plan, |p| p.0),
         |(name, it, red)| run(name, *it, red.clone(), (&start, &belt), (seconds, average)),
-        |r| match r {
-            Ok(o) => progress.tick(&format!(
+        |o| {
+            format!(
                 "{}: θ = {:.1} ± {:.1}°, h = {:.2}, {:.0} particles, discharge {:.0}/s, {:.0} s",
                 o.name, o.theta.0, o.theta.1, o.level.0, o.particles, o.discharge_rate, o.wall
-            )),
-            Err(e) => progress.tick(&format!("failed: {e}")),
+            )
         },
+        &mut progress,
     );
-    let names: Vec<&str> = plan.iter().map(|p| p.0).collect();
-    let alone = crate::runs::alone_after_partner_failed(&names, &results);
-    let (outcomes, failures) = report::split_failures("reduce conveyor", results);
     write_plots(opts, &outcomes)?;
     write_summary(
         opts,

@@ -13,8 +13,8 @@
 use crate::SuiteOptions;
 use crate::report::{self, Progress, SuiteResult};
 use crate::runs::{
-    Samples, TraceTitles, angle_by_run_plot, history_stepper, in_pairs, mean_sd, versus_ref150,
-    with_columns, write_traces,
+    PairedRuns, Samples, TraceTitles, angle_by_run_plot, history_stepper, mean_sd, run_plan,
+    versus_ref150, with_columns, write_traces,
 };
 use ndem_math::Vec3;
 use ndem_reduce::{Reducer, ReductionSettings, SensorSplit, TrialSplit};
@@ -191,20 +191,22 @@ pub fn drum_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
     ));
     let plan = plan(sensor.clone());
     // two runs at a time, one per core
-    let results = in_pairs(
-        &plan,
+    let PairedRuns {
+        outcomes,
+        failures,
+        alone,
+    } = run_plan(
+        "reduce drum",
+        (&plan, |p| p.0),
         |(name, it, red)| run(name, *it, red.clone(), &start, &spec, (seconds, average)),
-        |r| match r {
-            Ok(o) => progress.tick(&format!(
+        |o| {
+            format!(
                 "{}: θ = {:.1} ± {:.1}°, h = {:.2} ± {:.2}, {:.0} s",
                 o.name, o.theta.0, o.theta.1, o.level.0, o.level.1, o.wall
-            )),
-            Err(e) => progress.tick(&format!("failed: {e}")),
+            )
         },
+        &mut progress,
     );
-    let names: Vec<&str> = plan.iter().map(|p| p.0).collect();
-    let alone = crate::runs::alone_after_partner_failed(&names, &results);
-    let (outcomes, failures) = report::split_failures("reduce drum", results);
     write_plots(opts, &outcomes)?;
     write_summary(
         opts,

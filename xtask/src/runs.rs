@@ -68,6 +68,39 @@ pub(crate) fn in_pairs<P: Sync, T: Send>(
     out
 }
 
+/// A plan's runs, two at a time ([`in_pairs`]): what succeeded, what
+/// failed ([`crate::report::split_failures`]), and the runs that completed
+/// beside a failed partner ([`alone_after_partner_failed`]).
+pub(crate) struct PairedRuns<T> {
+    pub(crate) outcomes: Vec<T>,
+    pub(crate) failures: Vec<String>,
+    pub(crate) alone: Vec<String>,
+}
+
+/// Runs the entries of `plan`, each named by `name` ([`in_pairs`]), of
+/// suite `label`, with a progress line per finished run: `line` of a
+/// success, "failed: …" of a failure.
+pub(crate) fn run_plan<P: Sync, T: Send>(
+    label: &str,
+    (plan, name): (&[P], fn(&P) -> &str),
+    run: impl Fn(&P) -> SuiteResult<T> + Sync,
+    line: impl Fn(&T) -> String,
+    progress: &mut crate::report::Progress,
+) -> PairedRuns<T> {
+    let results = in_pairs(plan, run, |r| match r {
+        Ok(o) => progress.tick(&line(o)),
+        Err(e) => progress.tick(&format!("failed: {e}")),
+    });
+    let names: Vec<&str> = plan.iter().map(name).collect();
+    let alone = alone_after_partner_failed(&names, &results);
+    let (outcomes, failures) = crate::report::split_failures(label, results);
+    PairedRuns {
+        outcomes,
+        failures,
+        alone,
+    }
+}
+
 /// The runs of `results` (in the order of `names`, paired as [`in_pairs`]
 /// pairs them) that completed beside a partner that failed, each as
 /// "NAME (beside PARTNER, which failed)": once the partner stopped they
