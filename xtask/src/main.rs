@@ -239,6 +239,7 @@ fn check_words(suite: &str, words: &[String]) -> Result<(), String> {
         }
         ("excavator", _) => &["timing", "reduce"],
         ("warmstart", Some("drum")) => &["drum", "frictional-caps"],
+        ("reduce", Some("speedup")) => &["speedup", "tolerance"],
         ("warmstart" | "compatible" | "reduce", Some(first)) => {
             // the first word names the sub-suite (checked where it is run)
             return match &words[1..] {
@@ -302,6 +303,7 @@ mod tests {
             ("warmstart", "drum frictional-caps"),
             ("warmstart", "column"),
             ("reduce", "conveyor"),
+            ("reduce", "speedup tolerance"),
             ("fuzz", "--cases 20"),
             ("fuzz", ""),
             ("ab", "HEAD~1 --callgrind"),
@@ -314,6 +316,8 @@ mod tests {
             ("excavator", "timnig"),
             ("warmstart", "column frictional-caps"),
             ("warmstart", "pile extra"),
+            ("reduce", "speedup tolerances"),
+            ("reduce", "conveyor tolerance"),
             ("compatible", "beam cannonball"),
             ("fuzz", "--cases"),
             ("fuzz", "--cases many"),
