@@ -62,8 +62,7 @@ fn bench_pgs(c: &mut Criterion) {
             ..PgsSettings::default()
         })
         .unwrap();
-        let mut lambda = vec![0.0; problem.len()];
-        let mut velocity = problem.free_velocity().to_vec();
+        let (mut lambda, mut velocity) = problem.cold_start();
         group.bench_with_input(BenchmarkId::new(label, n), &problem, |b, p| {
             b.iter(|| {
                 lambda.fill(0.0);
@@ -93,8 +92,7 @@ fn bench_threads(c: &mut Criterion) {
         let mut pgs =
             ProjectedGaussSeidel::new(PgsSettings::coloured(Stopping::iterations(SWEEPS), threads))
                 .unwrap();
-        let mut lambda = vec![0.0; problem.len()];
-        let mut velocity = problem.free_velocity().to_vec();
+        let (mut lambda, mut velocity) = problem.cold_start();
         group.bench_with_input(
             BenchmarkId::new(format!("threads-{threads}"), n),
             &problem,
@@ -148,8 +146,7 @@ fn bench_others(c: &mut Criterion) {
                 .unwrap(),
             )
         };
-        let mut lambda = vec![0.0; problem.len()];
-        let mut velocity = problem.free_velocity().to_vec();
+        let (mut lambda, mut velocity) = problem.cold_start();
         group.bench_with_input(BenchmarkId::new(label, n), &problem, |b, p| {
             b.iter(|| {
                 lambda.fill(0.0);

@@ -78,8 +78,7 @@ fn main() {
 fn statistics(problem: &ContactProblem) {
     let mut pgs =
         ProjectedGaussSeidel::with_stopping(Stopping::iterations(25)).expect("valid settings");
-    let mut lambda = vec![0.0; problem.len()];
-    let mut velocity = problem.free_velocity().to_vec();
+    let (mut lambda, mut velocity) = problem.cold_start();
     pgs.solve(problem, &mut lambda, &mut velocity)
         .expect("a valid problem");
     let mut evaluators: Vec<_> = [1, 2]

@@ -20,8 +20,7 @@ fn solve(
     p: &ContactProblem,
     solver: &mut dyn Solver,
 ) -> SuiteResult<(Vec<f64>, Vec<ndem_math::Velocity6>)> {
-    let mut lam = vec![0.0; p.len()];
-    let mut vel = p.free_velocity().to_vec();
+    let (mut lam, mut vel) = p.cold_start();
     solver
         .solve(p, &mut lam, &mut vel)
         .map_err(|e| e.to_string())?;

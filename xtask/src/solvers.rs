@@ -75,8 +75,7 @@ fn snapshots(quick: bool) -> SuiteResult<Vec<Snapshot>> {
         ..PackingSpec::default()
     };
     let first = sphere_packing(&spec).map_err(|e| e.to_string())?;
-    let mut lam = vec![0.0; first.len()];
-    let mut vel = first.free_velocity().to_vec();
+    let (mut lam, mut vel) = first.cold_start();
     ProjectedGaussSeidel::with_stopping(Stopping::iterations(300))
         .map_err(|e| e.to_string())?
         .solve(&first, &mut lam, &mut vel)
@@ -119,8 +118,7 @@ fn solve_and_record(
 ) -> SuiteResult<()> {
     let name = choice.name();
     let mut s = choice.build(iterations).map_err(|e| e.to_string())?;
-    let mut lam = vec![0.0; problem.len()];
-    let mut vel = problem.free_velocity().to_vec();
+    let (mut lam, mut vel) = problem.cold_start();
     if start == "warm" {
         HistoryWarmStart::default()
             .start_from(&snap.history, problem, &mut lam, &mut vel)

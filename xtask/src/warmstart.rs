@@ -111,8 +111,7 @@ fn observed_solve(
     iterations: usize,
     observer: &mut ResidualHistory,
 ) -> SuiteResult<(Vec<f64>, Vec<ndem_math::Velocity6>)> {
-    let mut lam = vec![0.0; problem.len()];
-    let mut vel = problem.free_velocity().to_vec();
+    let (mut lam, mut vel) = problem.cold_start();
     method
         .policy_from(history)
         .initialize(problem, &mut lam, &mut vel)

@@ -36,8 +36,7 @@ pub fn ns_per_contact_iteration(
     problem: &ContactProblem,
     sweeps: usize,
 ) -> f64 {
-    let mut lambda = vec![0.0; problem.len()];
-    let mut velocity = problem.free_velocity().to_vec();
+    let (mut lambda, mut velocity) = problem.cold_start();
     let start = Instant::now();
     pgs.solve(problem, &mut lambda, &mut velocity)
         .expect("a valid problem");

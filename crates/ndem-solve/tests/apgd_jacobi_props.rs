@@ -10,10 +10,6 @@ use ndem_solve::*;
 use ndem_testkit::strategies::*;
 use proptest::prelude::*;
 
-fn cold(p: &ContactProblem) -> (Vec<f64>, Vec<Velocity6>) {
-    (vec![0.0; p.len()], p.free_velocity().to_vec())
-}
-
 fn apgd(iterations: usize, tolerance: f64) -> Apgd {
     Apgd::new(ApgdSettings {
         stopping: Stopping::to_tolerance(iterations, tolerance),
@@ -159,10 +155,10 @@ proptest! {
     #[test]
     fn apgd_matches_pgs_frictionless(problem in arb_packing(ContactRows::Normal, FrictionSet::Box)) {
         let exact = solve_frictionless(&problem).unwrap();
-        let (mut l1, mut v1) = cold(&problem);
+        let (mut l1, mut v1) = problem.cold_start();
         let pgs = ProjectedGaussSeidel::new(PgsSettings { stopping: Stopping::to_tolerance(20_000, 1e-13), ..Default::default() })
             .unwrap().solve(&problem, &mut l1, &mut v1).unwrap();
-        let (mut l2, mut v2) = cold(&problem);
+        let (mut l2, mut v2) = problem.cold_start();
         let rep = apgd(20_000, 1e-12).solve(&problem, &mut l2, &mut v2).unwrap();
         prop_assert_eq!(pgs.status, SolverStatus::Converged, "{:?}", pgs);
         prop_assert_eq!(rep.status, SolverStatus::Converged, "{:?}", rep);
@@ -193,7 +189,7 @@ proptest! {
     fn apgd_cone_matches_clarabel(problem in arb_packing_with(ContactRows::NormalFriction, FrictionSet::Disk, soft()).unwrap()) {
         prop_assume!(!problem.contacts().is_empty());
         let reference = clarabel_ccp(&problem);
-        let (mut l, mut v) = cold(&problem);
+        let (mut l, mut v) = problem.cold_start();
         let rep = apgd(50_000, 1e-13).solve(&problem, &mut l, &mut v).unwrap();
         let scale = max_abs(&reference.lambda).max(1e-300);
         let (fa, fc) = (objective(&problem, &l), objective(&problem, &reference.lambda));
@@ -235,7 +231,7 @@ proptest! {
         impl Observer for Trace {
             fn observe(&mut self, r: &IterationRecord<'_>) { self.0.push(r.update); }
         }
-        let (mut l, mut v) = cold(&problem);
+        let (mut l, mut v) = problem.cold_start();
         let mut t = Trace(Vec::new());
         let mut solver = Apgd::new(ApgdSettings { stopping: Stopping::iterations(budget), ..ApgdSettings::default() }).unwrap();
         let rep = solver.solve_observed(&problem, &mut l, &mut v, &mut t).unwrap();
@@ -269,7 +265,7 @@ proptest! {
                 threads,
                 ..JacobiSettings::default()
             }).unwrap();
-            let (mut l, mut v) = cold(&problem);
+            let (mut l, mut v) = problem.cold_start();
             let rep = j.solve(&problem, &mut l, &mut v).unwrap();
             (l, v, rep)
         };
@@ -366,7 +362,7 @@ fn jacobi_on_packings_reports_what_it_does() {
             ..Default::default()
         })
         .unwrap();
-        let (mut l, mut v) = cold(&problem);
+        let (mut l, mut v) = problem.cold_start();
         let start = ResidualEvaluator::new().stats(&problem, &l, None);
         let rep = j.solve(&problem, &mut l, &mut v).unwrap();
         *statuses.entry(rep.status.name()).or_insert(0) += 1;
@@ -398,7 +394,7 @@ fn jacobi_on_packings_reports_what_it_does() {
             ..Default::default()
         })
         .unwrap();
-        let (mut l, mut v) = cold(&problem);
+        let (mut l, mut v) = problem.cold_start();
         let rep_longer = longer.solve(&problem, &mut l, &mut v).unwrap();
         if rep_longer.residuals.max < rep.residuals.max {
             converging += 1;
@@ -507,7 +503,7 @@ fn apgd_on_a_sliding_contact_reports_a_fixed_point_that_is_no_mcp_solution() {
         .build()
         .unwrap();
     p.push_contact(contact).unwrap();
-    let (mut l, mut v) = cold(&p);
+    let (mut l, mut v) = p.cold_start();
     let rep = apgd(50_000, 1e-10).solve(&p, &mut l, &mut v).unwrap();
     assert_eq!(rep.status, SolverStatus::Stalled, "{rep:?}");
     assert!(rep.iterations < 50_000, "{rep:?}");

@@ -8,8 +8,7 @@ use ndem_testkit::strategies::*;
 use proptest::prelude::*;
 
 fn solve(p: &ContactProblem, order: ContactOrder, iterations: usize) -> (Vec<f64>, Vec<Velocity6>) {
-    let mut lam = vec![0.0; p.len()];
-    let mut vel = p.free_velocity().to_vec();
+    let (mut lam, mut vel) = p.cold_start();
     ProjectedGaussSeidel::new(PgsSettings {
         stopping: Stopping::iterations(iterations),
         order,

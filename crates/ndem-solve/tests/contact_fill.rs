@@ -34,8 +34,7 @@ fn pushed(built: &[Contact]) -> ContactProblem {
 
 /// `λ`, `v` and the report of a default PGS solve from zero.
 fn pgs_solution(p: &ContactProblem) -> (Vec<f64>, Vec<Velocity6>, SolveReport) {
-    let mut lambda = vec![0.0; p.len()];
-    let mut v = p.free_velocity().to_vec();
+    let (mut lambda, mut v) = p.cold_start();
     let report = ProjectedGaussSeidel::default()
         .solve(p, &mut lambda, &mut v)
         .unwrap();
@@ -242,8 +241,7 @@ proptest! {
         prop_assert_eq!(kept.elastic_energy(), Some(expected));
         prop_assert_eq!(pushed.elastic_energy(), None);
         prop_assert_eq!(pgs_solution(&kept), pgs_solution(&pushed));
-        let mut lambda = vec![0.0; kept.len()];
-        let mut v = kept.free_velocity().to_vec();
+        let (mut lambda, mut v) = kept.cold_start();
         prop_assert!(ModelWarmStart.initialize(&kept, &mut lambda, &mut v).is_ok());
         prop_assert_eq!(
             ModelWarmStart.initialize(&pushed, &mut lambda, &mut v),

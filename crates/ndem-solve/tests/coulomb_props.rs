@@ -18,8 +18,7 @@ fn solve(problem: &ndem_solve::ContactProblem, variant: PgsVariant, sweeps: usiz
         ..PgsSettings::default()
     })
     .unwrap();
-    let mut lambda = vec![0.0; problem.len()];
-    let mut v = problem.free_velocity().to_vec();
+    let (mut lambda, mut v) = problem.cold_start();
     pgs.solve(problem, &mut lambda, &mut v).unwrap();
     coulomb_merit(problem, &lambda)
 }
@@ -138,8 +137,7 @@ fn disk_pgs_can_cycle_on_a_strongly_coupled_contact() {
             ..PgsSettings::default()
         })
         .unwrap();
-        let mut lambda = vec![0.0; problem.len()];
-        let mut v = problem.free_velocity().to_vec();
+        let (mut lambda, mut v) = problem.cold_start();
         let report = pgs.solve(&problem, &mut lambda, &mut v).unwrap();
         let merit = coulomb_merit(&problem, &lambda);
         println!(
@@ -239,13 +237,11 @@ fn apgd_in_the_de_saxce_fixed_point_reaches_coulomb() {
             ..ApgdSettings::default()
         })
         .unwrap();
-        let mut lam = vec![0.0; problem.len()];
-        let mut v = problem.free_velocity().to_vec();
+        let (mut lam, mut v) = problem.cold_start();
         plain.solve(&problem, &mut lam, &mut v).unwrap();
         plain_worst = plain_worst.max(ndem_solve::coulomb_merit(&problem, &lam));
         let mut fp = CoulombApgd::new(CoulombApgdSettings::default()).unwrap();
-        let mut lam = vec![0.0; problem.len()];
-        let mut v = problem.free_velocity().to_vec();
+        let (mut lam, mut v) = problem.cold_start();
         let rep = fp.solve(&problem, &mut lam, &mut v).unwrap();
         let merit = ndem_solve::coulomb_merit(&problem, &lam);
         assert_eq!(

@@ -209,8 +209,7 @@ fn warm_start_and_record_are_the_same_on_any_thread_count() {
         problem.contacts().len()
     );
     let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(5)).unwrap();
-    let mut lambda = vec![0.0; problem.len()];
-    let mut v = problem.free_velocity().to_vec();
+    let (mut lambda, mut v) = problem.cold_start();
     pgs.solve(&problem, &mut lambda, &mut v).unwrap();
     let mut serial = ImpulseHistory::new();
     serial.record(&problem, &lambda);

@@ -20,8 +20,7 @@ proptest! {
         let local = LocalProblem::from_contact_problem(&problem).unwrap();
         let sweeps = 2000;
         let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(sweeps)).unwrap();
-        let mut lam = vec![0.0; problem.len()];
-        let mut v = problem.free_velocity().to_vec();
+        let (mut lam, mut v) = problem.cold_start();
         let report = pgs.solve(&problem, &mut lam, &mut v).unwrap();
         let r_body: Vec<f64> = problem.contacts().iter().zip(lam.chunks_exact(3))
             .flat_map(|(c, l)| [c.jacobian.normal_scale * l[0], l[1], l[2]]).collect();
@@ -70,8 +69,7 @@ proptest! {
         let local = LocalProblem::from_contact_problem(&problem).unwrap();
         let sweeps = 500;
         let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(sweeps)).unwrap();
-        let mut lam = vec![0.0; problem.len()];
-        let mut v = problem.free_velocity().to_vec();
+        let (mut lam, mut v) = problem.cold_start();
         let report = pgs.solve(&problem, &mut lam, &mut v).unwrap();
         let r_body: Vec<f64> = problem.contacts().iter().zip(lam.chunks_exact(3))
             .flat_map(|(c, l)| [c.jacobian.normal_scale * l[0], l[1], l[2]]).collect();
@@ -125,8 +123,7 @@ proptest! {
         };
         let mut answers: Vec<(&str, Vec<f64>)> = Vec::new();
         let mut apgd = CoulombApgd::new(CoulombApgdSettings::default()).unwrap();
-        let mut lam = vec![0.0; problem.len()];
-        let mut v = problem.free_velocity().to_vec();
+        let (mut lam, mut v) = problem.cold_start();
         apgd.solve(&problem, &mut lam, &mut v).unwrap();
         answers.push(("body apgd-coulomb", lam));
         let mut r = vec![0.0; 3 * local.contacts()];

@@ -108,8 +108,7 @@ fn assert_diverges_at(
     for set in [FrictionSet::Box, FrictionSet::Disk] {
         for mut solver in solvers() {
             let problem = problem(set);
-            let mut lambda = vec![0.0; problem.len()];
-            let mut velocity = problem.free_velocity().to_vec();
+            let (mut lambda, mut velocity) = problem.cold_start();
             let outcome = solver.solve(&problem, &mut lambda, &mut velocity);
             assert!(
                 matches!(outcome, Err(SolveError::Diverged { row: r, .. }) if r == row),
@@ -125,8 +124,7 @@ fn an_overflowing_iterate_is_a_divergence_not_a_panic() {
     assert_diverges_at(overflowing, solvers, 0);
     // the De Saxcé fixed point (disk only) says so in its status
     let problem = overflowing(FrictionSet::Disk);
-    let mut lambda = vec![0.0; problem.len()];
-    let mut velocity = problem.free_velocity().to_vec();
+    let (mut lambda, mut velocity) = problem.cold_start();
     let mut coulomb = CoulombApgd::new(CoulombApgdSettings::default()).unwrap();
     let report = coulomb.solve(&problem, &mut lambda, &mut velocity).unwrap();
     assert_eq!(report.status, SolverStatus::NumericalError);
@@ -182,8 +180,7 @@ fn a_divergence_ends_a_run_of_sweeps_on_any_thread_count() {
             ..PgsSettings::coloured(Stopping::iterations(30), threads)
         })
         .unwrap();
-        let mut lambda = vec![0.0; problem.len()];
-        let mut velocity = problem.free_velocity().to_vec();
+        let (mut lambda, mut velocity) = problem.cold_start();
         let outcome = pgs.solve(&problem, &mut lambda, &mut velocity);
         match outcome {
             Err(SolveError::Diverged { iteration, row, .. }) => (iteration, row, lambda),

@@ -39,8 +39,7 @@ fn coloured_sweeps_do_not_depend_on_the_thread_count() {
             let mut s = *pgs.settings();
             s.variant = variant;
             pgs.set_settings(s).unwrap();
-            let mut lambda = vec![0.0; problem.len()];
-            let mut v = problem.free_velocity().to_vec();
+            let (mut lambda, mut v) = problem.cold_start();
             let report = pgs.solve(&problem, &mut lambda, &mut v).unwrap();
             (lambda, v, report)
         };
@@ -111,8 +110,7 @@ fn a_run_of_sweeps_is_the_sweeps_one_by_one() {
             };
             let run = |observer: &mut dyn Observer| {
                 let mut pgs = ProjectedGaussSeidel::new(settings).unwrap();
-                let mut lambda = vec![0.0; problem.len()];
-                let mut v = problem.free_velocity().to_vec();
+                let (mut lambda, mut v) = problem.cold_start();
                 let report = pgs
                     .solve_observed(&problem, &mut lambda, &mut v, observer)
                     .unwrap();
@@ -170,8 +168,7 @@ fn solve_with(
     settings: PgsSettings,
 ) -> (Vec<f64>, Vec<ndem_math::Velocity6>, SolveReport) {
     let mut pgs = ProjectedGaussSeidel::new(settings).unwrap();
-    let mut lambda = vec![0.0; problem.len()];
-    let mut v = problem.free_velocity().to_vec();
+    let (mut lambda, mut v) = problem.cold_start();
     let report = pgs.solve(problem, &mut lambda, &mut v).unwrap();
     (lambda, v, report)
 }
@@ -295,8 +292,7 @@ fn every_block_count_gives_one_iterate_on_any_thread_count() {
             ..PgsSettings::coloured(Stopping::iterations(20), threads)
         })
         .unwrap();
-        let mut lambda = vec![0.0; problem.len()];
-        let mut v = problem.free_velocity().to_vec();
+        let (mut lambda, mut v) = problem.cold_start();
         pgs.solve(&problem, &mut lambda, &mut v).unwrap();
         (lambda, v)
     };
@@ -467,8 +463,7 @@ fn each_contact_is_swept_with_its_own_coefficients() {
                 ..PgsSettings::default()
             })
             .unwrap();
-            let mut lambda = vec![0.0; p.len()];
-            let mut v = p.free_velocity().to_vec();
+            let (mut lambda, mut v) = p.cold_start();
             pgs.solve(p, &mut lambda, &mut v).unwrap();
             (lambda, v)
         };

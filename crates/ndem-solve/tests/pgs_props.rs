@@ -67,10 +67,6 @@ fn check_solution(
     Ok(())
 }
 
-fn cold(problem: &ContactProblem) -> (Vec<f64>, Vec<Velocity6>) {
-    (vec![0.0; problem.len()], problem.free_velocity().to_vec())
-}
-
 fn variants() -> impl Strategy<Value = PgsVariant> {
     prop_oneof![Just(PgsVariant::RowWise), Just(PgsVariant::Blocked)]
 }
@@ -89,7 +85,7 @@ proptest! {
     #[test]
     fn frictionless_pgs_matches_dense_lcp(problem in arb_packing(ContactRows::Normal, FrictionSet::Box), variant in variants()) {
         let exact = solve_frictionless(&problem).unwrap();
-        let (mut lam, mut vel) = cold(&problem);
+        let (mut lam, mut vel) = problem.cold_start();
         let rep = solve_to(&problem, tight(variant), &mut lam, &mut vel);
         prop_assert!(rep.converged());
         let scale = exact.iter().fold(0.0f64, |a, &b| a.max(b.abs())).max(1e-300);
@@ -104,7 +100,7 @@ proptest! {
     #[test]
     fn sparse_problems_match_dense_lcp(problem in arb_sparse_problem(0.05, 0.3).unwrap()) {
         let exact = solve_frictionless(&problem).unwrap();
-        let (mut lam, mut vel) = cold(&problem);
+        let (mut lam, mut vel) = problem.cold_start();
         let rep = solve_to(&problem, PgsSettings { stopping: Stopping::to_tolerance(200_000, 1e-12), ..PgsSettings::default() }, &mut lam, &mut vel);
         prop_assert!(rep.converged(), "{rep:?}");
         let scale = exact.iter().fold(0.0f64, |a, &b| a.max(b.abs())).max(1e-12);
@@ -129,19 +125,19 @@ proptest! {
         let second = sphere_packing(&PackingSpec { compression: 0.01 + dc, ..spec }).expect("a valid spec");
         prop_assume!(first.contacts().len() == second.contacts().len());
         let settings = PgsSettings { stopping: Stopping::iterations(1000), ..PgsSettings::default() };
-        let (mut lam, mut vel) = cold(&first);
+        let (mut lam, mut vel) = first.cold_start();
         solve_to(&first, settings, &mut lam, &mut vel);
         let mut history = ImpulseHistory::new();
         history.record(&first, &lam);
 
         let mut pgs = ProjectedGaussSeidel::new(PgsSettings { stopping: Stopping::iterations(100), ..PgsSettings::default() }).unwrap();
-        let (mut lc, mut vc) = cold(&second);
+        let (mut lc, mut vc) = second.cold_start();
         let mut hc = ResidualHistory::new();
         pgs.solve_observed(&second, &mut lc, &mut vc, &mut hc).unwrap();
         let target = hc.entries.iter().map(|e| e.stats.mean).fold(f64::INFINITY, f64::min);
         prop_assume!(target > 1e-14);
         for beta in [1.0, 0.85] {
-            let (mut lw, mut vw) = cold(&second);
+            let (mut lw, mut vw) = second.cold_start();
             let stats = HistoryWarmStart { beta, history: history.clone(), ..HistoryWarmStart::default() }.initialize(&second, &mut lw, &mut vw).unwrap();
             prop_assert_eq!(stats.cold, 0);
             let mut hw = ResidualHistory::new();
@@ -160,7 +156,7 @@ proptest! {
     /// each component.
     #[test]
     fn friction_sets_are_respected(problem in arb_packing(ContactRows::NormalFrictionRolling, FrictionSet::Disk)) {
-        let (mut lam, mut vel) = cold(&problem);
+        let (mut lam, mut vel) = problem.cold_start();
         solve_to(&problem, PgsSettings { stopping: Stopping::iterations(50), ..PgsSettings::default() }, &mut lam, &mut vel);
         for (c, l) in problem.contacts().iter().zip(lam.chunks_exact(6)) {
             let f = c.jacobian.normal_scale * l[0];
@@ -175,7 +171,7 @@ proptest! {
     /// resting contact and respects the bounds.
     #[test]
     fn model_warm_start_is_feasible(problem in arb_packing(ContactRows::NormalFrictionRolling, FrictionSet::Box)) {
-        let (mut lam, mut vel) = cold(&problem);
+        let (mut lam, mut vel) = problem.cold_start();
         ModelWarmStart.initialize(&problem, &mut lam, &mut vel).unwrap();
         let mut p = lam.clone();
         problem.project(&mut p).unwrap();
@@ -205,7 +201,7 @@ fn orders_give_permutations_and_change_indeterminate_answers() {
 fn solves_are_bit_identical() {
     let problem = default_packing([6, 6, 4]);
     let run = || {
-        let (mut lam, mut vel) = cold(&problem);
+        let (mut lam, mut vel) = problem.cold_start();
         solve_to(
             &problem,
             PgsSettings {
@@ -227,7 +223,7 @@ fn solves_are_bit_identical() {
 #[test]
 fn observer_sees_every_iteration_and_residual_falls() {
     let problem = default_packing([3, 3, 5]);
-    let (mut lam, mut vel) = cold(&problem);
+    let (mut lam, mut vel) = problem.cold_start();
     let mut hist = ResidualHistory::new();
     let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(200)).unwrap();
     let rep = pgs
@@ -429,7 +425,7 @@ fn pgs_on_generated_frictional_packings_converges_or_says_so() {
     let mut statuses = std::collections::BTreeMap::new();
     for _ in 0..cases {
         let (problem, variant) = strategy.new_tree(&mut runner).unwrap().current();
-        let (mut lam, mut vel) = cold(&problem);
+        let (mut lam, mut vel) = problem.cold_start();
         let rep = solve_to(&problem, tight(variant), &mut lam, &mut vel);
         *statuses.entry(rep.status.name()).or_insert(0) += 1;
         let honest = ResidualEvaluator::new().stats(&problem, &lam, None);
@@ -482,7 +478,7 @@ fn pgs_converges_on_most_frictional_packings() {
                     ..PackingSpec::default()
                 })
                 .expect("a valid spec");
-                let (mut lam, mut vel) = cold(&problem);
+                let (mut lam, mut vel) = problem.cold_start();
                 let rep = solve_to(&problem, tight(variant), &mut lam, &mut vel);
                 total += 1;
                 if rep.converged() {
@@ -514,13 +510,13 @@ proptest! {
         let spec = PackingSpec { cells: [nx, 2, nz], compression: 0.01, seed, ..PackingSpec::default() };
         let first = sphere_packing(&spec).expect("a valid spec");
         let second = sphere_packing(&PackingSpec { compression: (0.01 + dc).max(0.001), ..spec }).expect("a valid spec");
-        let (mut lam, mut vel) = cold(&first);
+        let (mut lam, mut vel) = first.cold_start();
         solve_to(&first, PgsSettings { stopping: Stopping::iterations(200), ..PgsSettings::default() }, &mut lam, &mut vel);
         let mut inner: Box<dyn WarmStart> = if model { Box::new(ModelWarmStart) } else { Box::new(HistoryWarmStart::default()) };
-        let (mut li, mut vi) = cold(&second);
+        let (mut li, mut vi) = second.cold_start();
         inner.record(&first, &lam);
         inner.initialize(&second, &mut li, &mut vi).unwrap();
-        let (mut ls, mut vs) = cold(&second);
+        let (mut ls, mut vs) = second.cold_start();
         let mut guarded: Box<dyn WarmStart> = if model { Box::new(Safeguarded::new(ModelWarmStart)) } else { Box::new(Safeguarded::new(HistoryWarmStart::default())) };
         guarded.record(&first, &lam);
         guarded.initialize(&second, &mut ls, &mut vs).unwrap();
@@ -575,7 +571,7 @@ fn safeguarded_solve_ends_no_worse_than_cold_measured() {
             ..spec
         })
         .expect("a valid spec");
-        let (mut lam, mut vel) = cold(&first);
+        let (mut lam, mut vel) = first.cold_start();
         solve_to(
             &first,
             PgsSettings {
@@ -594,11 +590,11 @@ fn safeguarded_solve_ends_no_worse_than_cold_measured() {
             stopping: Stopping::iterations(20),
             ..PgsSettings::default()
         };
-        let (mut ls, mut vs) = cold(&second);
+        let (mut ls, mut vs) = second.cold_start();
         guarded.record(&first, &lam);
         guarded.initialize(&second, &mut ls, &mut vs).unwrap();
         let end_safe = solve_to(&second, sweeps, &mut ls, &mut vs).residuals.mean;
-        let (mut lc, mut vc) = cold(&second);
+        let (mut lc, mut vc) = second.cold_start();
         let end_cold = solve_to(&second, sweeps, &mut lc, &mut vc).residuals.mean;
         if end_safe <= end_cold {
             no_worse += 1;
@@ -635,22 +631,22 @@ proptest! {
         let lender_settings = PgsSettings { stopping: Stopping::iterations(30), ..PgsSettings::default() };
         let settings = PgsSettings { stopping: Stopping::to_tolerance(40, 1e-10), order, threads, parallel_min_contacts: 0, ..PgsSettings::default() };
         let mut lender = ProjectedGaussSeidel::new(lender_settings).unwrap();
-        let (mut l, mut v) = cold(&first);
+        let (mut l, mut v) = first.cold_start();
         lender.solve(&first, &mut l, &mut v).unwrap();
         let mut borrower = ProjectedGaussSeidel::new(settings).unwrap();
         let scratch = lender.take_scratch();
         prop_assert!(scratch.bytes() > 0);
         borrower.adopt_scratch(scratch);
-        let (mut l_used, mut v_used) = cold(&second);
+        let (mut l_used, mut v_used) = second.cold_start();
         let rep_used = borrower.solve(&second, &mut l_used, &mut v_used).unwrap();
-        let (mut l_fresh, mut v_fresh) = cold(&second);
+        let (mut l_fresh, mut v_fresh) = second.cold_start();
         let rep_fresh = solve_to(&second, settings, &mut l_fresh, &mut v_fresh);
         prop_assert_eq!(l_used, l_fresh);
         prop_assert_eq!(v_used, v_fresh);
         prop_assert_eq!(rep_used, rep_fresh);
         // and back: the lender solves the first problem again as before
         lender.adopt_scratch(borrower.take_scratch());
-        let (mut l_back, mut v_back) = cold(&first);
+        let (mut l_back, mut v_back) = first.cold_start();
         lender.solve(&first, &mut l_back, &mut v_back).unwrap();
         prop_assert_eq!(l_back, l);
         prop_assert_eq!(v_back, v);
@@ -697,13 +693,13 @@ proptest! {
         let spec = PackingSpec { cells: [nx, 2, nz], compression: 0.01, seed, ..PackingSpec::default() };
         let first = sphere_packing(&spec).expect("a valid spec");
         let second = sphere_packing(&PackingSpec { compression: (0.01 + dc).max(0.001), ..spec }).expect("a valid spec");
-        let (mut lam, mut vel) = cold(&first);
+        let (mut lam, mut vel) = first.cold_start();
         solve_to(&first, PgsSettings { stopping: Stopping::iterations(100), ..PgsSettings::default() }, &mut lam, &mut vel);
         let (order, threads) = if coloured { (ContactOrder::Coloured, 2) } else { (ContactOrder::Given, 1) };
         let settings = PgsSettings { stopping: Stopping::to_tolerance(30, 1e-10), order, threads, parallel_min_contacts: 0, ..PgsSettings::default() };
         let mut formed_policies = 0;
         for mut policy in recorded_policies(&first, &lam) {
-            let (mut l0, mut v0) = cold(&second);
+            let (mut l0, mut v0) = second.cold_start();
             policy.initialize(&second, &mut l0, &mut v0).unwrap();
             let mut formed = vec![Velocity6::ZERO; second.body_count()];
             second.velocity_from(&l0, &mut formed).unwrap();
@@ -737,7 +733,7 @@ proptest! {
 #[should_panic(expected = "StartVelocity::Formed for a velocity that is not")]
 fn a_false_formed_start_is_caught_in_debug_builds() {
     let problem = sphere_packing(&PackingSpec::default()).expect("a valid spec");
-    let (mut lam, mut v) = cold(&problem);
+    let (mut lam, mut v) = problem.cold_start();
     lam[0] = 1e-3;
     let mut pgs = ProjectedGaussSeidel::default();
     let _ = pgs.solve_from(

@@ -10,8 +10,7 @@ use ndem_testkit::generate::{PackingSpec, default_packing, sphere_packing};
 /// the block-summed statistics on `threads` threads and the row residuals.
 fn evaluate(problem: &ContactProblem, threads: usize) -> (ResidualStats, Vec<f64>) {
     let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(7)).unwrap();
-    let mut lambda = vec![0.0; problem.len()];
-    let mut v = problem.free_velocity().to_vec();
+    let (mut lambda, mut v) = problem.cold_start();
     pgs.solve(problem, &mut lambda, &mut v).unwrap();
     let mut ev = ResidualEvaluator::new();
     ev.set_threads(threads);
@@ -79,8 +78,7 @@ fn cold_solve(
     observer: Option<&mut Updates>,
 ) -> (Vec<f64>, Vec<Velocity6>, SolveReport) {
     let mut pgs = ProjectedGaussSeidel::new(settings).unwrap();
-    let mut lambda = vec![0.0; problem.len()];
-    let mut v = problem.free_velocity().to_vec();
+    let (mut lambda, mut v) = problem.cold_start();
     let report = match observer {
         Some(o) => pgs.solve_observed(problem, &mut lambda, &mut v, o),
         None => pgs.solve(problem, &mut lambda, &mut v),
@@ -378,8 +376,7 @@ fn the_subdomain_solver_forms_its_updates_as_pgs_does() {
         };
         let solve = |observer: &mut dyn Observer| {
             let mut solver = SubdomainPgs::new(settings, Box::new(Alone)).unwrap();
-            let mut lambda = vec![0.0; problem.len()];
-            let mut v = problem.free_velocity().to_vec();
+            let (mut lambda, mut v) = problem.cold_start();
             let report = solver
                 .solve_observed(&problem, &mut lambda, &mut v, observer)
                 .unwrap();

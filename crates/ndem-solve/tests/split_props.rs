@@ -122,8 +122,7 @@ fn split_solver(iterations: usize, tolerance: f64) -> ProjectedGaussSeidel {
 }
 
 fn solve(problem: &ContactProblem, solver: &mut ProjectedGaussSeidel) -> (Vec<f64>, SolverStatus) {
-    let mut lambda = vec![0.0; problem.len()];
-    let mut velocity = problem.free_velocity().to_vec();
+    let (mut lambda, mut velocity) = problem.cold_start();
     let report = solver.solve(problem, &mut lambda, &mut velocity).unwrap();
     (lambda, report.status)
 }

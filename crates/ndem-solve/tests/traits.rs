@@ -111,8 +111,7 @@ fn every_policy_writes_all_of_its_start() {
     let problem = default_packing([24, 24, 15]);
     assert!(problem.contacts().len() >= 2 * 8192);
     let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(20)).unwrap();
-    let mut lambda = vec![0.0; problem.len()];
-    let mut v = problem.free_velocity().to_vec();
+    let (mut lambda, mut v) = problem.cold_start();
     pgs.solve(&problem, &mut lambda, &mut v).unwrap();
     let mut recorded = ImpulseHistory::new();
     recorded.record(&problem, &lambda);

@@ -41,8 +41,7 @@ fn sliding_ball() -> Result<(), Box<dyn std::error::Error>> {
         Box::new(CoulombApgd::new(CoulombApgdSettings::default())?),
     ];
     for solver in &mut solvers {
-        let mut lambda = vec![0.0; problem.len()];
-        let mut velocity = problem.free_velocity().to_vec();
+        let (mut lambda, mut velocity) = problem.cold_start();
         let report = solver.solve(&problem, &mut lambda, &mut velocity)?;
         let along_x = lambda[1] * t1.x + lambda[2] * t2.x;
         println!(

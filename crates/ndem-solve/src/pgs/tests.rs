@@ -514,8 +514,7 @@ fn a_coloured_run_whose_thread_is_refused_sweeps_here() {
             ..PgsSettings::coloured(stopping, threads)
         })
         .unwrap();
-        let mut lambda = vec![0.0; problem.len()];
-        let mut v = problem.free_velocity().to_vec();
+        let (mut lambda, mut v) = problem.cold_start();
         REFUSE_COLOURED_SPAWNS_FROM.with(|r| r.set(refuse_from));
         let report = pgs.solve(&problem, &mut lambda, &mut v);
         let left = REFUSE_COLOURED_SPAWNS_FROM.with(|r| r.replace(None));

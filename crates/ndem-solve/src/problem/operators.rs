@@ -13,6 +13,12 @@ impl ContactProblem {
         }
     }
 
+    /// The start of a cold solve: zero multipliers and the free velocity
+    /// `v*` (`λ₀ = 0`, `v₀ = v*`), sized for this problem.
+    pub fn cold_start(&self) -> (Vec<f64>, Vec<Velocity6>) {
+        (vec![0.0; self.len()], self.free_velocity().to_vec())
+    }
+
     /// Number of bodies.
     pub fn body_count(&self) -> usize {
         self.inverse_mass.len()
