@@ -82,12 +82,7 @@ impl Default for PileSpec {
 /// (the paper gives no inflow speed or rate; this speed clears the source
 /// fast enough for 200 particles/s).
 pub fn pile(spec: PileSpec) -> Result<Scene, SceneError> {
-    let mut world = base_world(Material::default())?;
-    world.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))?;
+    let world = World::on_floor(Material::default())?;
     let emitter = Emitter {
         centre: Vec3::new(0.0, 0.0, 20.0 * D),
         radius: 1.5 * D,
@@ -563,12 +558,7 @@ pub fn collapse(nx: usize, ny: usize, nz: usize, seed: u64) -> Result<Scene, Sce
 /// tail; particles pile on the belt, are carried and discharged at its head
 /// onto the floor.
 pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneError> {
-    let mut world = base_world(Material::default())?;
-    world.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))?;
+    let mut world = World::on_floor(Material::default())?;
     let he = Vec3::new(0.75, 0.05, 0.01);
     let mut belt = BodyDesc::fixed(
         Shape::cuboid(he)?,

@@ -3,8 +3,8 @@
 //! with its analytic value. The same functions back the integration tests
 //! and the `cargo xtask verify` table.
 
+use crate::MaterialId;
 use crate::{BodyDesc, Motion, StepError, StepSettings, Stepper, World};
-use crate::{BodyId, MaterialId};
 use ndem_collide::Shape;
 use ndem_math::{Material, PairProperties, Quat, Vec3, Velocity6};
 use ndem_solve::{ColdStart, FrictionSet, ProjectedGaussSeidel, Stopping};
@@ -149,14 +149,6 @@ fn pgs_fixed(iterations: usize) -> Result<Box<ProjectedGaussSeidel>, StepError> 
     )?))
 }
 
-fn floor(world: &mut World, material: MaterialId) -> Result<BodyId, StepError> {
-    world.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        material,
-        Vec3::zeros(),
-    ))
-}
-
 /// A sphere (d = 13 mm, Table 1 material with restitution `e`) dropped from
 /// 0.2 m onto a plane. The impact stage sets the normal velocity after the
 /// impact step to `e` times the incoming one; the measured ratio is
@@ -169,8 +161,7 @@ pub fn drop_rebound(restitution: f64) -> Result<CaseResult, StepError> {
         restitution,
         ..Material::default()
     };
-    let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -G))?;
-    floor(&mut world, MaterialId::from_index(0))?;
+    let mut world = World::on_floor(material)?;
     let r = 0.0065;
     let ball = world.add_body(BodyDesc::dynamic(
         Shape::sphere(r)?,
@@ -285,8 +276,7 @@ pub fn rolling_resistance() -> Result<(CaseResult, CaseResult), StepError> {
         restitution: 0.0,
         ..Material::default()
     };
-    let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -G))?;
-    floor(&mut world, MaterialId::from_index(0))?;
+    let mut world = World::on_floor(material)?;
     let r = 0.0065;
     let v0 = 0.5;
     // start at the static Hertz overlap so that no impact or bounce occurs
@@ -364,8 +354,7 @@ pub fn column_height(n: usize, r: f64, material: &Material, g: f64) -> Result<f6
 /// The world of a 1D column of `n` spheres (d = 13 mm, Table 1) stacked
 /// with zero overlap on a plane.
 pub fn column_world(n: usize) -> Result<World, StepError> {
-    let mut world = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -G))?;
-    floor(&mut world, MaterialId::from_index(0))?;
+    let mut world = World::on_floor(Material::default())?;
     let r = 0.0065;
     world.add_sphere_stack(r, MaterialId::from_index(0), [1, 1, n])?;
     Ok(world)
