@@ -110,14 +110,10 @@ impl Scene {
         if self.settings.impact_stage {
             at_most_max_iterations("run.impact_iterations", self.settings.impact_iterations)?;
         }
-        if self.threads > ndem_par::blocks::MAX_THREADS {
+        if let Err(reason) = ndem_par::blocks::count_allowed(self.threads) {
             return Err(SceneError::Invalid {
                 field: "run.threads",
-                reason: format!(
-                    "{} threads: {}",
-                    self.threads,
-                    ndem_par::blocks::THREADS_ABOVE_MAX
-                ),
+                reason: format!("{} threads: {reason}", self.threads),
             });
         }
         // the solver's, assembly's and detection's threads: one count

@@ -359,8 +359,10 @@ impl World {
     }
 
     /// Adds bodies after checking all of them: either every body is added
-    /// (one reservation for them all) or none is, and the error names the
-    /// first that fails by the index it would have had.
+    /// or none is, and the error names the first that fails by the index it
+    /// would have had. The per-body vectors grow as `push` grows them, so
+    /// many small insertions cost no more than one large one
+    /// ([`World::try_reserve`] sizes a world that knows its size exactly).
     pub fn add_bodies(
         &mut self,
         descs: impl IntoIterator<Item = BodyDesc>,
@@ -372,7 +374,6 @@ impl World {
             .enumerate()
             .map(|(k, d)| self.check_desc(start + k, d))
             .collect::<Result<Vec<_>, _>>()?;
-        self.try_reserve(descs.len())?;
         for (desc, checked) in descs.into_iter().zip(checked) {
             self.push_body(desc, checked);
         }

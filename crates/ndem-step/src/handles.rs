@@ -106,7 +106,7 @@ impl BodyRange {
 
     /// The bodies in the order they were added.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = BodyId> + use<> {
-        (self.start..self.end).map(BodyId)
+        (*self).into_iter()
     }
 }
 
