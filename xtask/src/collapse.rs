@@ -12,7 +12,9 @@ use crate::runs::{
     Samples, TraceTitles, history_stepper, in_pairs, versus_ref150, with_columns, write_traces,
 };
 use ndem_reduce::{Reducer, ReductionSettings, TrialSplit};
-use ndem_scenes::collapse::{CollapseCube, CollapseSpec, collapse_cube, surface_angle};
+use ndem_scenes::collapse::{
+    CollapseCube, CollapseSpec, SETTLE_TIME, collapse_scene, surface_angle,
+};
 use ndem_step::{Stepper, World};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -31,6 +33,8 @@ struct Outcome {
     /// `(t, θ, h)` every 0.05 s after the gate opens.
     trace: Vec<(f64, f64, f64)>,
     theta: f64,
+    /// Potential energy lost from the gate's opening to the end \[J\].
+    energy_drop: f64,
     mean_level: f64,
     wall: f64,
     steps: usize,
@@ -59,6 +63,7 @@ fn run(
 ) -> SuiteResult<Outcome> {
     let mut world = settled.clone();
     cube.open(&mut world, 1.0).map_err(|e| e.to_string())?;
+    let energy_before = world.potential_energy();
     let mut st = history_stepper(iterations, settings)?;
     if let Some(r) = reduction {
         st.set_hooks(Box::new(Reducer::new(r).map_err(|e| e.to_string())?));
@@ -81,6 +86,7 @@ fn run(
         name,
         trace,
         theta,
+        energy_drop: energy_before - world.potential_energy(),
         mean_level: level_sum / steps.max(1) as f64,
         wall: start.elapsed().as_secs_f64(),
         steps,
@@ -114,9 +120,15 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
     } else {
         CollapseSpec::default()
     };
-    let (settle_time, seconds) = (1.5, 2.0);
+    let (settle_time, seconds) = (SETTLE_TIME, 2.0);
     let mut progress = Progress::new("reduce collapse", 6);
-    let (scene, cube) = collapse_cube(spec).map_err(|e| e.to_string())?;
+    // the built-in scene: `ndem run collapse --reduce` runs its preset,
+    // tr-150-50-fv, switched on at the opening
+    let (scene, cube) = collapse_scene(spec).map_err(|e| e.to_string())?;
+    let preset = scene
+        .reduce_preset
+        .clone()
+        .ok_or("the collapse scene has no reduction preset")?;
     let settings = scene.settings;
     let mut world = scene.world;
     let mut settle = history_stepper(150, settings)?;
@@ -131,13 +143,11 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         spec.particles
     ));
     let trial = |velocity_test| ReductionSettings {
-        contact_split: None,
-        trial_split: Some(TrialSplit {
-            iterations: 50,
-            velocity_test,
-            ..TrialSplit::default()
-        }),
-        ..ReductionSettings::default()
+        trial_split: preset
+            .trial_split
+            .map(|t| TrialSplit { velocity_test, ..t }),
+        start_time: 0.0,
+        ..preset.clone()
     };
     let plan: [(&'static str, usize, Option<ReductionSettings>); 4] = [
         ("ref-500", 500, None),
@@ -164,6 +174,10 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         .iter()
         .find(|o| o.name == "ref-150")
         .map(|o| (o.theta, o.wall));
+    let reference_drop = outcomes
+        .iter()
+        .find(|o| o.name == "ref-150")
+        .map(|o| o.energy_drop);
     let runs: Vec<serde_json::Value> = outcomes
         .iter()
         .map(|o| {
@@ -171,6 +185,8 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
             let own = json!({
                 "run": o.name,
                 "theta_deg": o.theta,
+                "potential_energy_drop_J": o.energy_drop,
+                "energy_drop_over_ref150": reference_drop.map(|d| o.energy_drop / d),
                 "paper_theta_deg": paper,
             });
             let shared = versus_ref150(reference, (o.theta, o.mean_level), (o.wall, o.steps));
@@ -205,19 +221,20 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
     );
     let _ = writeln!(
         md,
-        "| run | θ ours [°] | θ paper [°] | θ − θ(ref-150) [°] | mean h | wall [s] | speed-up over ref-150 |"
+        "| run | θ ours [°] | θ paper [°] | θ − θ(ref-150) [°] | energy drop / ref-150 | mean h | wall [s] | speed-up over ref-150 |"
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     for r in &runs {
         let _ = writeln!(
             md,
-            "| {} | {:.1} | {} | {:+.1} | {:.2} | {:.0} | {:.2} |",
+            "| {} | {:.1} | {} | {:+.1} | {:.2} | {:.2} | {:.0} | {:.2} |",
             r["run"].as_str().unwrap_or(""),
             r["theta_deg"].as_f64().unwrap_or(f64::NAN),
             r["paper_theta_deg"]
                 .as_f64()
                 .map_or("-".into(), |x| format!("{x:.1}")),
             r["theta_minus_ref150_deg"].as_f64().unwrap_or(f64::NAN),
+            r["energy_drop_over_ref150"].as_f64().unwrap_or(f64::NAN),
             r["mean_reduction_level"].as_f64().unwrap_or(f64::NAN),
             r["wall_s"].as_f64().unwrap_or(f64::NAN),
             r["speed_up_over_ref150"].as_f64().unwrap_or(f64::NAN),

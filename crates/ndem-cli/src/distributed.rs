@@ -119,6 +119,11 @@ fn check(scene: &Scene, opts: &DistributedOptions) -> Result<(), String> {
     if scene.reduction.is_some() {
         return Err("model reduction is not supported in distributed runs".into());
     }
+    if !scene.motions.is_empty() {
+        return Err(
+            "prescribed motions (`[[motions]]`) are not supported in distributed runs".into(),
+        );
+    }
     if opts.smooth && opts.checkpoint_every > 0 {
         return Err(
             "--checkpoint-every: checkpoints of distributed runs are written for NDEM only".into(),

@@ -63,8 +63,9 @@ enum Command {
         /// safeguarded-history.
         #[arg(long = "warm-start", value_parser = warm_start_choice)]
         warm_start: Option<WarmStartChoice>,
-        /// Adaptive model reduction with the paper's thresholds (Table 2,
-        /// contact split), unless the scene file has a `[reduction]` table.
+        /// Adaptive model reduction with the paper's thresholds (Table 2):
+        /// the scene's `[reduce_preset]` (the built-in collapse: trial
+        /// split), else the contact split; a `[reduction]` table wins.
         #[arg(long)]
         reduce: bool,
         /// Run distributed on the ranks of `mpirun -np N ndem run … --mpi`
@@ -366,8 +367,8 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             if let Some(x) = warm_start {
                 s.warm_start = x;
             }
-            if reduce && s.reduction.is_none() {
-                s.reduction = Some(ndem::reduce::ReductionSettings::default());
+            if reduce {
+                s.switch_on_reduction();
             }
             if mpi {
                 let out = run.out.clone().unwrap_or_else(|| {

@@ -803,8 +803,10 @@ impl ModelHooks for Reducer {
 
     fn after_solve(&mut self, world: &mut World, solved: &SolvedView<'_>) -> Result<(), StepError> {
         let t = Instant::now();
-        self.merge_step(world, solved)
-            .map_err(|e| hook_error("merge", self.step, e))?;
+        if solved.time >= self.settings.start_time {
+            self.merge_step(world, solved)
+                .map_err(|e| hook_error("merge", self.step, e))?;
+        }
         self.count(world);
         self.stats.merge_time = t.elapsed();
         Ok(())

@@ -150,6 +150,10 @@ pub struct ReductionSettings {
     pub sensors: Vec<SensorSplit>,
     /// Fewest bodies in an aggregate (at least 2).
     pub min_aggregate_size: usize,
+    /// Simulated time \[s\] before which nothing merges (the paper's
+    /// collapse: "the particles are left to come to rest before model
+    /// reduction is applied"); 0 merges from the first step.
+    pub start_time: f64,
 }
 
 impl Default for ReductionSettings {
@@ -161,6 +165,7 @@ impl Default for ReductionSettings {
             trial_split: None,
             sensors: Vec::new(),
             min_aggregate_size: 2,
+            start_time: 0.0,
         }
     }
 }
@@ -230,6 +235,11 @@ impl ReductionSettings {
                 "must be at least 1 when trial split is on",
             )?;
         }
+        ReduceError::require(
+            self.start_time.is_finite() && self.start_time >= 0.0,
+            "start_time",
+            "must be finite and >= 0",
+        )?;
         for s in &self.sensors {
             s.shape
                 .validate()

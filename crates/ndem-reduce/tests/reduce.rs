@@ -407,6 +407,58 @@ fn resting_block_merges_stays_at_rest_and_replays_bit_identically() {
     assert_eq!(bits(&w1), bits(&w2));
 }
 
+/// `start_time`: the block at rest does not merge while the clock is
+/// before it (the same trajectory, bit for bit, as a run without the
+/// reducer), and merges on the first step that starts at or after it.
+#[test]
+fn nothing_merges_before_the_start_time() {
+    let settled = || {
+        let (mut w, mut st) = block();
+        for _ in 0..200 {
+            st.step(&mut w).unwrap();
+        }
+        (w, st)
+    };
+    let (mut w, mut st) = settled();
+    let (mut w_full, mut st_full) = settled();
+    let dt = st.settings().dt;
+    let start = st.time() + 10.5 * dt;
+    st.set_hooks(Box::new(
+        Reducer::new(ReductionSettings {
+            start_time: start,
+            ..ReductionSettings::default()
+        })
+        .unwrap(),
+    ));
+    for _ in 0..11 {
+        st.step(&mut w).unwrap();
+        st_full.step(&mut w_full).unwrap();
+        assert_eq!(st.hooks_as::<Reducer>().unwrap().stats().aggregates, 0);
+    }
+    let bits = |w: &World| {
+        w.positions()
+            .iter()
+            .flat_map(|p| p.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&w), bits(&w_full));
+    st.step(&mut w).unwrap();
+    assert!(st.hooks_as::<Reducer>().unwrap().stats().aggregates >= 1);
+    for bad in [-1.0, f64::NAN, f64::INFINITY] {
+        let s = ReductionSettings {
+            start_time: bad,
+            ..ReductionSettings::default()
+        };
+        assert!(matches!(
+            s.validate(),
+            Err(ReduceError::InvalidSettings {
+                field: "start_time",
+                ..
+            })
+        ));
+    }
+}
+
 fn trial_settings() -> ReductionSettings {
     ReductionSettings {
         contact_split: None,

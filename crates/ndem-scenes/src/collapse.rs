@@ -12,13 +12,15 @@
 //! (a channel of width 15d), so the collapse is a plane flow whose angle
 //! is read on the channel's centre line; the gate rises at 1 m/s.
 
-use crate::builders::add_planes;
 use crate::error::SceneError;
+use crate::motion::KinematicMotion;
 use crate::params::{D, D2, G, positive};
 use crate::rng::Rng;
 use crate::scene::Scene;
+use crate::walls::add_planes;
 use ndem_collide::Shape;
 use ndem_math::{ContactLaw, Material, SettingError, Vec3, Velocity6};
+use ndem_reduce::{ReductionSettings, TrialSplit};
 use ndem_step::{BodyDesc, BodyId, MaterialId, Motion, StepSettings, World};
 
 /// Parameters of [`collapse_cube`].
@@ -151,6 +153,37 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
             side,
         },
     ))
+}
+
+/// Time the built-in collapse gives the bed to settle before the gate
+/// rises \[s\] (the paper: "the particles are left to come to rest").
+pub const SETTLE_TIME: f64 = 1.5;
+
+/// The built-in `collapse` scene: [`collapse_cube`] whose gate rises at
+/// `spec.gate_speed` once the bed has settled ([`SETTLE_TIME`]), run to
+/// 2 s after the opening (where the paper reads θ_collapse). Its
+/// [`Scene::reduce_preset`] is the paper's collapse setting, the trial
+/// split with force and velocity tests (`tr-150-50-fv`): the gate's rise
+/// is no impact, so the contact split alone leaves the settled block one
+/// rigid aggregate. As in the paper, nothing merges before the bed has
+/// settled (`start_time`).
+pub fn collapse_scene(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneError> {
+    let (mut scene, cube) = collapse_cube(spec)?;
+    let rise = Velocity6::new(Vec3::new(0.0, 0.0, spec.gate_speed), Vec3::zeros());
+    scene.motions = vec![KinematicMotion::starting_at(cube.gate, SETTLE_TIME, rise)];
+    scene.name = "collapse".into();
+    scene.duration = SETTLE_TIME + 2.0;
+    scene.reduce_preset = Some(ReductionSettings {
+        contact_split: None,
+        trial_split: Some(TrialSplit {
+            iterations: 50,
+            velocity_test: true,
+            ..TrialSplit::default()
+        }),
+        start_time: SETTLE_TIME,
+        ..ReductionSettings::default()
+    });
+    Ok((scene, cube))
 }
 
 /// The top-surface angle of a collapsed plane pile \[degrees\]: the

@@ -87,6 +87,14 @@ pub struct SceneFile {
     /// Position targets of driven joints over time (`[schedule]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<crate::schedule::DriveSchedule>,
+    /// Prescribed velocities of kinematic bodies over time (`[[motions]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub motions: Vec<crate::motion::KinematicMotion>,
+    /// The reduction `ndem run --reduce` switches on when the file has no
+    /// `[reduction]` (`[reduce_preset]`, the same fields; absent: Table 2
+    /// with the contact split).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduce_preset: Option<crate::reduction::ReductionSpec>,
     /// Outputs.
     #[serde(default)]
     pub output: OutputSpec,
@@ -397,6 +405,13 @@ impl SceneFile {
             }
             None => None,
         };
+        for m in &self.motions {
+            m.validate(&world)?;
+        }
+        let settings_of = |r: &Option<crate::reduction::ReductionSpec>| match r {
+            Some(r) => r.to_settings().map(Some),
+            None => Ok(None),
+        };
         Ok(Scene {
             output: self.output,
             settings,
@@ -407,11 +422,13 @@ impl SceneFile {
             warm_start: r.warm_start,
             threads: r.threads,
             triaxial: self.triaxial,
-            reduction: match &self.reduction {
-                Some(r) => Some(r.to_settings()?),
-                None => None,
-            },
+            reduction: settings_of(&self.reduction)?,
+            reduce_preset: settings_of(&self.reduce_preset).map_err(|e| SceneError::Invalid {
+                field: "reduce_preset",
+                reason: e.to_string(),
+            })?,
             schedule,
+            motions: self.motions.clone(),
             ..Scene::new(self.name.clone(), world)
         })
     }
@@ -699,7 +716,12 @@ impl SceneFile {
                 .reduction
                 .as_ref()
                 .map(crate::reduction::ReductionSpec::from_settings),
+            reduce_preset: scene
+                .reduce_preset
+                .as_ref()
+                .map(crate::reduction::ReductionSpec::from_settings),
             schedule: scene.schedule.clone(),
+            motions: scene.motions.clone(),
             output: scene.output,
             pairs: w
                 .pairs()

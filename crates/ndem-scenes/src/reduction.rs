@@ -226,6 +226,8 @@ pub struct ReductionSpec {
     pub sensors: Vec<SensorSpec>,
     /// Fewest bodies in an aggregate.
     pub min_aggregate_size: usize,
+    /// Simulated time before which nothing merges \[s\].
+    pub start_time: f64,
 }
 
 impl Default for ReductionSpec {
@@ -236,6 +238,7 @@ impl Default for ReductionSpec {
             trial_split: TrialSplitSpec::default(),
             sensors: Vec::new(),
             min_aggregate_size: 2,
+            start_time: 0.0,
         }
     }
 }
@@ -261,6 +264,7 @@ impl ReductionSpec {
             trial_split: self.trial_split.to_settings(),
             sensors,
             min_aggregate_size: self.min_aggregate_size,
+            start_time: self.start_time,
         };
         settings.validate().map_err(|e| match e {
             ndem_reduce::ReduceError::InvalidSettings { field, reason } => SceneError::Invalid {
@@ -297,6 +301,7 @@ impl ReductionSpec {
                 })
                 .collect(),
             min_aggregate_size: settings.min_aggregate_size,
+            start_time: settings.start_time,
         }
     }
 }
@@ -327,6 +332,7 @@ fn reduction_field(field: &'static str) -> &'static str {
         "sensors.shape" => "reduction.sensors.shape",
         "sensors.position" => "reduction.sensors.position",
         "min_aggregate_size" => "reduction.min_aggregate_size",
+        "start_time" => "reduction.start_time",
         _ => "reduction",
     }
 }

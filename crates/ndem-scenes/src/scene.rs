@@ -3,6 +3,7 @@
 use crate::choice::{SolverChoice, WarmStartChoice};
 use crate::emitter::Emitter;
 use crate::error::SceneError;
+use crate::motion::KinematicMotion;
 use crate::params::at_most_max_iterations;
 use crate::schedule::DriveSchedule;
 use crate::triaxial::control::TriaxialControl;
@@ -36,6 +37,14 @@ pub struct Scene {
     /// Position targets of driven joints over time (a machine's control
     /// signal), applied before every step.
     pub schedule: Option<DriveSchedule>,
+    /// Prescribed velocities of kinematic bodies over time (a gate raised
+    /// once the bed has settled), applied before every step.
+    pub motions: Vec<KinematicMotion>,
+    /// The reduction `ndem run --reduce` switches on when `reduction` is
+    /// `None`: what the scene needs to keep the full run's physics (the
+    /// collapse's trial split); `None` for the paper's Table 2 with the
+    /// contact split ([`ndem_reduce::ReductionSettings::default`]).
+    pub reduce_preset: Option<ndem_reduce::ReductionSettings>,
     /// What a run writes and how often (`[output]` of scene files):
     /// frames every `frame_every` steps, a statistics line every
     /// `stats_every` steps.
@@ -68,12 +77,15 @@ impl Scene {
             triaxial: None,
             reduction: None,
             schedule: None,
+            motions: Vec::new(),
+            reduce_preset: None,
             output: OutputSpec::default(),
             threads: ALL_CORES,
         }
     }
 
-    /// Runs the emitters and the triaxial servo, then one step (only the
+    /// Runs the emitters, the triaxial servo, the drive schedule and the
+    /// kinematic motions, then one step (only the
     /// clock advances while emitters have not yet produced a body).
     pub fn step(&mut self, stepper: &mut Stepper) -> Result<StepStats, SceneError> {
         for e in &mut self.emitters {
@@ -84,6 +96,9 @@ impl Scene {
         }
         if let Some(s) = &self.schedule {
             s.apply(&mut self.world, stepper.time() + self.settings.dt)?;
+        }
+        for m in &self.motions {
+            m.apply(&mut self.world, stepper.time(), self.settings.dt)?;
         }
         if !self.emitters_done() && !self.world.motions().contains(&Motion::Dynamic) {
             // nothing to simulate until the emitters produce a body: only
@@ -146,6 +161,15 @@ impl Scene {
             stepper.set_hooks(Box::new(reducer));
         }
         Ok(stepper)
+    }
+
+    /// Switches reduction on as `ndem run --reduce` does: the scene's
+    /// [`Scene::reduce_preset`] (or Table 2 with the contact split) unless
+    /// `reduction` is already set.
+    pub fn switch_on_reduction(&mut self) {
+        if self.reduction.is_none() {
+            self.reduction = Some(self.reduce_preset.clone().unwrap_or_default());
+        }
     }
 
     /// `true` when every emitter has emitted all its particles.

@@ -1,9 +1,13 @@
 //! The collapse scene and its surface-angle measurement.
 
 use ndem_collide::Shape;
+use ndem_math::Velocity6;
 use ndem_math::{Material, Vec3};
+use ndem_scenes::KinematicMotion;
 use ndem_scenes::builders::D;
-use ndem_scenes::collapse::{CollapseSpec, collapse_cube, surface_angle};
+use ndem_scenes::collapse::{
+    CollapseSpec, SETTLE_TIME, collapse_cube, collapse_scene, surface_angle,
+};
 use ndem_scenes::{SceneError, SceneFile};
 use ndem_step::{BodyDesc, MaterialId, World};
 
@@ -84,5 +88,109 @@ fn per_material_stiffness_round_trips_through_the_scene_file() {
     match SceneFile::from_toml(&clash).unwrap().to_scene() {
         Err(SceneError::Invalid { field, .. }) => assert_eq!(field, "run.per_material_stiffness"),
         other => panic!("{:?}", other.map(|_| ())),
+    }
+}
+
+/// The built-in collapse: the gate rests until the bed has settled, then
+/// rises at the gate speed; `--reduce` switches on the trial split from
+/// the opening; the scene survives a scene-file round trip.
+#[test]
+fn builtin_collapse_raises_its_gate_after_settling() {
+    let (mut scene, cube) = collapse_scene(CollapseSpec::default()).unwrap();
+    let dt = scene.settings.dt;
+    let gate = scene.world.velocities()[cube.gate.index()];
+    assert_eq!(gate.linear, Vec3::zeros());
+    let motion = &scene.motions[0];
+    motion
+        .apply(&mut scene.world, SETTLE_TIME - dt, dt)
+        .unwrap();
+    assert_eq!(
+        scene.world.velocities()[cube.gate.index()].linear,
+        Vec3::zeros()
+    );
+    motion.apply(&mut scene.world, SETTLE_TIME, dt).unwrap();
+    assert_eq!(
+        scene.world.velocities()[cube.gate.index()].linear,
+        Vec3::new(0.0, 0.0, CollapseSpec::default().gate_speed)
+    );
+    let back = SceneFile::from_scene(&scene)
+        .to_toml()
+        .and_then(|t| SceneFile::from_toml(&t))
+        .and_then(|f| f.to_scene())
+        .unwrap();
+    assert_eq!(back.motions, scene.motions);
+    assert_eq!(
+        format!("{:?}", back.reduce_preset),
+        format!("{:?}", scene.reduce_preset)
+    );
+    let mut on = back.clone();
+    on.switch_on_reduction();
+    let r = on.reduction.unwrap();
+    assert!(r.contact_split.is_none());
+    assert!(r.trial_split.is_some_and(|t| t.velocity_test));
+    assert_eq!(r.start_time, SETTLE_TIME);
+}
+
+/// Bad `[[motions]]` are errors naming the field.
+#[test]
+fn bad_motions_are_errors_naming_the_field() {
+    let (scene, cube) = collapse_scene(CollapseSpec {
+        particles: 10,
+        ..CollapseSpec::default()
+    })
+    .unwrap();
+    let good =
+        KinematicMotion::starting_at(cube.gate, 1.0, Velocity6::new(Vec3::zeros(), Vec3::zeros()));
+    assert!(good.validate(&scene.world).is_ok());
+    let cases = [
+        (
+            KinematicMotion {
+                body: cube.first_particle.index(),
+                ..good.clone()
+            },
+            "motions.body",
+        ),
+        (
+            KinematicMotion {
+                body: 1_000_000,
+                ..good.clone()
+            },
+            "motions.body",
+        ),
+        (
+            KinematicMotion {
+                times: vec![1.0, 0.5],
+                ..good.clone()
+            },
+            "motions.velocities",
+        ),
+        (
+            KinematicMotion {
+                times: vec![1.0, 0.5],
+                velocities: vec![[0.0; 6]; 2],
+                ..good.clone()
+            },
+            "motions.times",
+        ),
+        (
+            KinematicMotion {
+                times: vec![f64::NAN],
+                ..good.clone()
+            },
+            "motions.times",
+        ),
+        (
+            KinematicMotion {
+                velocities: vec![[f64::INFINITY, 0.0, 0.0, 0.0, 0.0, 0.0]],
+                ..good.clone()
+            },
+            "motions.velocities",
+        ),
+    ];
+    for (motion, field) in cases {
+        match motion.validate(&scene.world) {
+            Err(SceneError::Invalid { field: f, .. }) => assert_eq!(f, field, "{motion:?}"),
+            other => panic!("{motion:?}: {other:?}"),
+        }
     }
 }

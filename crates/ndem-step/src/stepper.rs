@@ -49,6 +49,8 @@ pub struct SolvedView<'a> {
     pub previous_velocity: &'a [Velocity6],
     /// Time step.
     pub dt: f64,
+    /// Simulated time at the start of the step \[s\].
+    pub time: f64,
 }
 
 /// What the split hook sees after contact detection.
@@ -598,6 +600,7 @@ impl Stepper {
                 contact_index: &solved.contact_index,
                 previous_velocity: &previous_velocity,
                 dt: self.settings.dt,
+                time: self.time,
             },
         )?;
         times.reduction = split_time + t.elapsed();
