@@ -321,49 +321,27 @@ fn validation_gaps_are_closed() {
 #[test]
 fn reused_folders_are_refused_or_replaced() {
     let dir = tmp("stale");
-    let o = ndem_in(
-        &dir,
-        &[
+    // `column` into the folder `o`, frames every 50 steps
+    let run = |steps: &str, extra: &[&str]| {
+        let mut args = vec![
             "run",
             "column",
             "--steps",
-            "120",
+            steps,
             "--frame-every",
             "50",
             "--out",
             "o",
-        ],
-    );
+        ];
+        args.extend_from_slice(extra);
+        ndem_in(&dir, &args)
+    };
+    let o = run("120", &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = ndem_in(
-        &dir,
-        &[
-            "run",
-            "column",
-            "--steps",
-            "60",
-            "--frame-every",
-            "50",
-            "--out",
-            "o",
-        ],
-    );
+    let o = run("60", &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--overwrite"));
-    let o = ndem_in(
-        &dir,
-        &[
-            "run",
-            "column",
-            "--steps",
-            "60",
-            "--frame-every",
-            "50",
-            "--out",
-            "o",
-            "--overwrite",
-        ],
-    );
+    let o = run("60", &["--overwrite"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(pvd_steps(&dir.join("o/particles.pvd")), vec![0, 50, 60]);
     let on_disk = std::fs::read_dir(dir.join("o/frames"))

@@ -4,6 +4,7 @@ use ndem_collide::narrow::{self, Placed};
 use ndem_collide::proptest_support::*;
 use ndem_collide::*;
 use ndem_math::proptest_support::{rotation, unit_vector, vec3};
+use ndem_math::rng::Rng;
 use ndem_math::{ContactKey, Quat, Vec3};
 use proptest::prelude::*;
 
@@ -98,11 +99,8 @@ proptest! {
     /// The same with per-body speculative distances.
     #[test]
     fn grid_with_sweeps_equals_brute_force(mut bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07), seed in any::<u64>()) {
-        let mut s = seed | 1;
-        bodies.sweep = bodies.shapes.iter().map(|_| {
-            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
-            (s % 1000) as f64 * 2e-5
-        }).collect();
+        let mut rng = Rng::new(seed);
+        bodies.sweep = bodies.shapes.iter().map(|_| rng.below(1000) as f64 * 2e-5).collect();
         prop_assert_eq!(detect(&bodies, 0.001, false), brute_force(&bodies, 0.001));
     }
 
@@ -130,11 +128,10 @@ proptest! {
         }
         bodies.push(Shape::HalfSpace { normal: Vec3::z() }, Vec3::repeat(0.1), oblique, true);
         // the planes sweep up to 0.1 (a piston), more than a cell
-        let mut s = seed | 1;
+        let mut rng = Rng::new(seed);
         bodies.sweep = bodies.shapes.iter().map(|shape| {
-            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
             let most = if matches!(shape, Shape::HalfSpace { .. }) { 1e-4 } else { 2e-5 };
-            (s % 1000) as f64 * most
+            rng.below(1000) as f64 * most
         }).collect();
         let expected = brute_force(&bodies, margin);
         prop_assert_eq!(&detect(&bodies, margin, false), &expected);
@@ -217,8 +214,8 @@ proptest! {
         let mut bodies = Bodies::new();
         bodies.push(Shape::HalfSpace { normal: Vec3::z() }, Vec3::new(0.0, 0.0, -0.15), Quat::identity(), true);
         bodies.sweep.push(0.0);
-        let mut s = seed | 1;
-        let mut u = move || { s ^= s << 13; s ^= s >> 7; s ^= s << 17; (s >> 11) as f64 / (1u64 << 53) as f64 };
+        let mut rng = Rng::new(seed);
+        let mut u = move || rng.uniform();
         let side = 9;
         let place = |k: usize, x: Vec3| if far { x + Vec3::new(40.0, 0.0, -25.0) * f64::from(k as u32 % 3) } else { x };
         for k in 0..side * side * side {
@@ -284,11 +281,8 @@ proptest! {
     /// filtered by group.
     #[test]
     fn collision_groups_remove_exactly_same_group_pairs(mut bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07), seed in any::<u64>()) {
-        let mut s = seed | 1;
-        bodies.groups = bodies.shapes.iter().map(|_| {
-            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
-            (s % 3) as u32
-        }).collect();
+        let mut rng = Rng::new(seed);
+        bodies.groups = bodies.shapes.iter().map(|_| rng.below(3) as u32).collect();
         let grouped = detect(&bodies, 0.002, false);
         prop_assert_eq!(&grouped, &brute_force(&bodies, 0.002));
         let view = bodies.view();
@@ -795,10 +789,9 @@ proptest! {
         margin in 0.0f64..0.01,
         seed in any::<u64>(),
     ) {
-        let mut s = seed | 1;
-        let mut next = || { s ^= s << 13; s ^= s >> 7; s ^= s << 17; s };
-        bodies.sweep = bodies.shapes.iter().map(|_| (next() % 1000) as f64 * 2e-5).collect();
-        bodies.groups = bodies.shapes.iter().map(|_| (next() % 3) as u32).collect();
+        let mut rng = Rng::new(seed);
+        bodies.sweep = bodies.shapes.iter().map(|_| rng.below(1000) as f64 * 2e-5).collect();
+        bodies.groups = bodies.shapes.iter().map(|_| rng.below(3) as u32).collect();
         prop_assert_eq!(detect_pairs(&bodies, margin), pairs_of(&detect(&bodies, margin, false)));
     }
 }

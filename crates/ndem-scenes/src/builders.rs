@@ -288,6 +288,35 @@ pub fn falling_lattice(n: usize, length: f64) -> Result<World, SceneError> {
     Ok(w)
 }
 
+/// The spheres of [`box_packing`] as drawn, site by site and row by row
+/// (before its Morton numbering): `(lattice site, centre, radius)`, radii
+/// uniform in `[r_min, r_max]`, centres jittered by ±0.05 r_max across.
+pub fn box_packing_draws(
+    n: usize,
+    [r_min, r_max]: [f64; 2],
+    side: f64,
+    seed: u64,
+) -> impl Iterator<Item = ([u32; 3], Vec3, f64)> {
+    let mut rng = Rng::new(seed);
+    let h = 0.5 * side;
+    let s = 2.2 * r_max;
+    let per_side = ((side - s) / s).floor().max(1.0) as usize;
+    (0..n).map(move |i| {
+        let site = [
+            i % per_side,
+            (i / per_side) % per_side,
+            i / (per_side * per_side),
+        ];
+        let p = Vec3::new(
+            -h + s * (0.5 + site[0] as f64),
+            -h + s * (0.5 + site[1] as f64),
+            s * (0.5 + site[2] as f64),
+        ) + Vec3::new(rng.range(-0.05, 0.05), rng.range(-0.05, 0.05), 0.0) * r_max;
+        let radius = rng.range(r_min, r_max);
+        (site.map(|c| c as u32), p, radius)
+    })
+}
+
 /// A random packing: `n` spheres (radii uniform in `[r_min, r_max]`)
 /// dropped from a loose random lattice into a box of side `side` with a
 /// floor and four walls; run it to rest to get a dense packing. The box's
@@ -324,28 +353,13 @@ pub fn box_packing(
         reason: format!("no room for {n} spheres (the allocation was refused)"),
     };
     world.try_reserve(n).map_err(|_| refused())?;
-    let mut rng = Rng::new(seed);
-    let s = 2.2 * r_max;
-    let per_side = ((side - s) / s).floor().max(1.0) as usize;
     // the spheres are drawn site by site, row by row, and numbered along
     // the Morton curve of their lattice sites: the same bed, numbered for
     // locality (`ndem_math::locality`)
     let mut spheres = Vec::new();
     spheres.try_reserve_exact(n).map_err(|_| refused())?;
-    for i in 0..n {
-        let site = [
-            i % per_side,
-            (i / per_side) % per_side,
-            i / (per_side * per_side),
-        ];
-        let p = Vec3::new(
-            -h + s * (0.5 + site[0] as f64),
-            -h + s * (0.5 + site[1] as f64),
-            s * (0.5 + site[2] as f64),
-        ) + Vec3::new(rng.range(-0.05, 0.05), rng.range(-0.05, 0.05), 0.0) * r_max;
-        let radius = rng.range(r_min, r_max);
-        let code = ndem_math::locality::morton_code(site.map(|c| c as u32));
-        spheres.push((code, p, radius));
+    for (site, p, radius) in box_packing_draws(n, [r_min, r_max], side, seed) {
+        spheres.push((ndem_math::locality::morton_code(site), p, radius));
     }
     // stable: sites beyond the code's 2^21 per axis keep their draw order
     spheres.sort_by_key(|&(code, _, _)| code);

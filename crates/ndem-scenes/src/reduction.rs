@@ -9,35 +9,81 @@ use ndem_math::{Quat, Vec3};
 use ndem_reduce::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit, TrialSplit};
 use serde::{Deserialize, Serialize};
 
-/// `[reduction.merge]`: eqs. 26-28 and Table 2's acceleration thresholds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MergeSpec {
-    /// `ξ_nv^{i-mrg}` [m/s].
-    #[serde(with = "threshold")]
-    pub normal_incident: f64,
-    /// `ξ_nv^{s-mrg}` [m/s].
-    #[serde(with = "threshold")]
-    pub normal_separating: f64,
-    /// `ξ_tv^{mrg}` [m/s].
-    #[serde(with = "threshold")]
-    pub tangential: f64,
-    /// `ξ_rv^{mrg}` [rad/s].
-    #[serde(with = "threshold")]
-    pub rolling: f64,
-    /// `ξ_na^{i-mrg}` [m/s²].
-    #[serde(with = "threshold")]
-    pub normal_incident_acceleration: f64,
-    /// `ξ_na^{s-mrg}` [m/s²].
-    #[serde(with = "threshold")]
-    pub normal_separating_acceleration: f64,
-    /// `ξ_ta^{mrg}` [m/s²].
-    #[serde(with = "threshold")]
-    pub tangential_acceleration: f64,
-    /// `ξ_ra^{mrg}` [rad/s²].
-    #[serde(with = "threshold")]
-    pub rolling_acceleration: f64,
+/// Declares a scene-file table that mirrors a settings struct of
+/// `ndem-reduce`: the same fields, listed once here, and the conversions.
+/// `plain` tables convert both ways with `From`; `toggled` ones add an
+/// `enabled` switch and convert from and to `Option<settings>`.
+macro_rules! mirror {
+    (@table $(#[$m:meta])* $spec:ident { $($extra:tt)* } { $($(#[$fm:meta])* $f:ident: $t:ty,)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct $spec {
+            $($extra)*
+            $($(#[$fm])* pub $f: $t,)*
+        }
+    };
+    (plain $(#[$m:meta])* $spec:ident mirrors $settings:ident { $($(#[$fm:meta])* $f:ident: $t:ty,)* }) => {
+        mirror!(@table $(#[$m])* $spec {} { $($(#[$fm])* $f: $t,)* });
+        impl From<$settings> for $spec {
+            fn from(s: $settings) -> Self {
+                Self { $($f: s.$f,)* }
+            }
+        }
+        impl From<$spec> for $settings {
+            fn from(s: $spec) -> Self {
+                Self { $($f: s.$f,)* }
+            }
+        }
+    };
+    (toggled $(#[$m:meta])* $spec:ident mirrors $settings:ident { $($(#[$fm:meta])* $f:ident: $t:ty,)* }) => {
+        mirror!(@table $(#[$m])* $spec {
+            /// On or off.
+            pub enabled: bool,
+        } { $($(#[$fm])* $f: $t,)* });
+        impl $spec {
+            fn of(s: Option<$settings>) -> Self {
+                let enabled = s.is_some();
+                let s = s.unwrap_or_default();
+                Self { enabled, $($f: s.$f,)* }
+            }
+
+            fn to_settings(self) -> Option<$settings> {
+                self.enabled.then_some($settings { $($f: self.$f,)* })
+            }
+        }
+    };
 }
+
+mirror!(plain
+    /// `[reduction.merge]`: eqs. 26-28 and Table 2's acceleration thresholds.
+    MergeSpec mirrors MergeThresholds {
+        /// `ξ_nv^{i-mrg}` [m/s].
+        #[serde(with = "threshold")]
+        normal_incident: f64,
+        /// `ξ_nv^{s-mrg}` [m/s].
+        #[serde(with = "threshold")]
+        normal_separating: f64,
+        /// `ξ_tv^{mrg}` [m/s].
+        #[serde(with = "threshold")]
+        tangential: f64,
+        /// `ξ_rv^{mrg}` [rad/s].
+        #[serde(with = "threshold")]
+        rolling: f64,
+        /// `ξ_na^{i-mrg}` [m/s²].
+        #[serde(with = "threshold")]
+        normal_incident_acceleration: f64,
+        /// `ξ_na^{s-mrg}` [m/s²].
+        #[serde(with = "threshold")]
+        normal_separating_acceleration: f64,
+        /// `ξ_ta^{mrg}` [m/s²].
+        #[serde(with = "threshold")]
+        tangential_acceleration: f64,
+        /// `ξ_ra^{mrg}` [rad/s²].
+        #[serde(with = "threshold")]
+        rolling_acceleration: f64,
+    }
+);
 
 impl Default for MergeSpec {
     fn default() -> Self {
@@ -45,57 +91,25 @@ impl Default for MergeSpec {
     }
 }
 
-impl From<MergeThresholds> for MergeSpec {
-    fn from(m: MergeThresholds) -> Self {
-        Self {
-            normal_incident: m.normal_incident,
-            normal_separating: m.normal_separating,
-            tangential: m.tangential,
-            rolling: m.rolling,
-            normal_incident_acceleration: m.normal_incident_acceleration,
-            normal_separating_acceleration: m.normal_separating_acceleration,
-            tangential_acceleration: m.tangential_acceleration,
-            rolling_acceleration: m.rolling_acceleration,
-        }
+mirror!(toggled
+    /// `[reduction.contact_split]`: eqs. 29-31.
+    ContactSplitSpec mirrors ContactSplit {
+        /// `ξ_nv^{i-c}` [m/s].
+        #[serde(with = "threshold")]
+        impact: f64,
+        /// `ξ_nv^{s-c}` [m/s] (`inf`: off).
+        #[serde(with = "threshold")]
+        separation: f64,
+        /// `ξ_tv^c` [m/s].
+        #[serde(with = "threshold")]
+        tangential: f64,
+        /// `ξ_rv^c` [rad/s].
+        #[serde(with = "threshold")]
+        rolling: f64,
+        /// `N_c-spl`.
+        depth: usize,
     }
-}
-
-impl From<MergeSpec> for MergeThresholds {
-    fn from(m: MergeSpec) -> Self {
-        Self {
-            normal_incident: m.normal_incident,
-            normal_separating: m.normal_separating,
-            tangential: m.tangential,
-            rolling: m.rolling,
-            normal_incident_acceleration: m.normal_incident_acceleration,
-            normal_separating_acceleration: m.normal_separating_acceleration,
-            tangential_acceleration: m.tangential_acceleration,
-            rolling_acceleration: m.rolling_acceleration,
-        }
-    }
-}
-
-/// `[reduction.contact_split]`: eqs. 29-31.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ContactSplitSpec {
-    /// On or off.
-    pub enabled: bool,
-    /// `ξ_nv^{i-c}` [m/s].
-    #[serde(with = "threshold")]
-    pub impact: f64,
-    /// `ξ_nv^{s-c}` [m/s] (`inf`: off).
-    #[serde(with = "threshold")]
-    pub separation: f64,
-    /// `ξ_tv^c` [m/s].
-    #[serde(with = "threshold")]
-    pub tangential: f64,
-    /// `ξ_rv^c` [rad/s].
-    #[serde(with = "threshold")]
-    pub rolling: f64,
-    /// `N_c-spl`.
-    pub depth: usize,
-}
+);
 
 impl Default for ContactSplitSpec {
     fn default() -> Self {
@@ -103,95 +117,37 @@ impl Default for ContactSplitSpec {
     }
 }
 
-impl ContactSplitSpec {
-    fn of(c: Option<ContactSplit>) -> Self {
-        let enabled = c.is_some();
-        let c = c.unwrap_or_default();
-        Self {
-            enabled,
-            impact: c.impact,
-            separation: c.separation,
-            tangential: c.tangential,
-            rolling: c.rolling,
-            depth: c.depth,
-        }
+mirror!(toggled
+    /// `[reduction.trial_split]`: eqs. 32-36 (off unless `enabled`).
+    TrialSplitSpec mirrors TrialSplit {
+        /// `N_it^tr`.
+        iterations: usize,
+        /// `ξ_nv^{i-tr}` [m/s].
+        #[serde(with = "threshold")]
+        normal_incident: f64,
+        /// `ξ_nv^{s-tr}` [m/s].
+        #[serde(with = "threshold")]
+        normal_separating: f64,
+        /// `ξ_tv^{tr}` [m/s].
+        #[serde(with = "threshold")]
+        tangential: f64,
+        /// `ξ_rv^{tr}` [rad/s].
+        #[serde(with = "threshold")]
+        rolling: f64,
+        /// `ξ_f^{tr}`.
+        #[serde(with = "threshold")]
+        force_balance: f64,
+        /// `ξ_τ^{tr}`.
+        #[serde(with = "threshold")]
+        torque_balance: f64,
+        /// Velocity tests on ("fv") or off ("f").
+        velocity_test: bool,
     }
-
-    fn to_settings(self) -> Option<ContactSplit> {
-        self.enabled.then_some(ContactSplit {
-            impact: self.impact,
-            separation: self.separation,
-            tangential: self.tangential,
-            rolling: self.rolling,
-            depth: self.depth,
-        })
-    }
-}
-
-/// `[reduction.trial_split]`: eqs. 32-36 (off unless `enabled`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TrialSplitSpec {
-    /// On or off.
-    pub enabled: bool,
-    /// `N_it^tr`.
-    pub iterations: usize,
-    /// `ξ_nv^{i-tr}` [m/s].
-    #[serde(with = "threshold")]
-    pub normal_incident: f64,
-    /// `ξ_nv^{s-tr}` [m/s].
-    #[serde(with = "threshold")]
-    pub normal_separating: f64,
-    /// `ξ_tv^{tr}` [m/s].
-    #[serde(with = "threshold")]
-    pub tangential: f64,
-    /// `ξ_rv^{tr}` [rad/s].
-    #[serde(with = "threshold")]
-    pub rolling: f64,
-    /// `ξ_f^{tr}`.
-    #[serde(with = "threshold")]
-    pub force_balance: f64,
-    /// `ξ_τ^{tr}`.
-    #[serde(with = "threshold")]
-    pub torque_balance: f64,
-    /// Velocity tests on ("fv") or off ("f").
-    pub velocity_test: bool,
-}
+);
 
 impl Default for TrialSplitSpec {
     fn default() -> Self {
         Self::of(None)
-    }
-}
-
-impl TrialSplitSpec {
-    fn to_settings(self) -> Option<TrialSplit> {
-        self.enabled.then_some(TrialSplit {
-            iterations: self.iterations,
-            normal_incident: self.normal_incident,
-            normal_separating: self.normal_separating,
-            tangential: self.tangential,
-            rolling: self.rolling,
-            force_balance: self.force_balance,
-            torque_balance: self.torque_balance,
-            velocity_test: self.velocity_test,
-        })
-    }
-
-    fn of(t: Option<TrialSplit>) -> Self {
-        let enabled = t.is_some();
-        let t = t.unwrap_or_default();
-        Self {
-            enabled,
-            iterations: t.iterations,
-            normal_incident: t.normal_incident,
-            normal_separating: t.normal_separating,
-            tangential: t.tangential,
-            rolling: t.rolling,
-            force_balance: t.force_balance,
-            torque_balance: t.torque_balance,
-            velocity_test: t.velocity_test,
-        }
     }
 }
 

@@ -5,6 +5,59 @@ use ndem_solve::*;
 use ndem_testkit::strategies::*;
 use proptest::prelude::*;
 
+/// Both forms after `sweeps` sweeps of the same iteration from a cold
+/// start: the body-based PGS's report, `λ` and reactions
+/// `r = (s_n λ_n, λ_t)`, and the local Gauss-Seidel's report and `r`.
+struct SameIteration {
+    pgs: SolveReport,
+    lambda: Vec<f64>,
+    r_body: Vec<f64>,
+    local: LocalProblem,
+    local_report: LocalReport,
+    r_local: Vec<f64>,
+}
+
+fn same_iteration(problem: &ContactProblem, set: FrictionSet, sweeps: usize) -> SameIteration {
+    let local = LocalProblem::from_contact_problem(problem).unwrap();
+    let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(sweeps)).unwrap();
+    let (mut lambda, mut v) = problem.cold_start();
+    let report = pgs.solve(problem, &mut lambda, &mut v).unwrap();
+    let r_body: Vec<f64> = problem
+        .contacts()
+        .iter()
+        .zip(lambda.chunks_exact(3))
+        .flat_map(|(c, l)| [c.jacobian.normal_scale * l[0], l[1], l[2]])
+        .collect();
+    let mut r_local = vec![0.0; 3 * local.contacts()];
+    let local_report = LocalGaussSeidel {
+        stopping: Stopping::iterations(sweeps),
+        local_iterations: 1,
+        friction: set,
+        ..LocalGaussSeidel::default()
+    }
+    .solve(&local, &mut r_local)
+    .unwrap();
+    SameIteration {
+        pgs: report,
+        lambda,
+        r_body,
+        local,
+        local_report,
+        r_local,
+    }
+}
+
+/// The largest reaction (at least 1e-300) and the largest difference
+/// between the two forms' reactions.
+fn scale_and_difference(a: &[f64], b: &[f64]) -> (f64, f64) {
+    let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-300);
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    (scale, diff)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
@@ -17,26 +70,13 @@ proptest! {
     /// of `pgs_props`: 4 of 48 generated packings need more.)
     #[test]
     fn local_form_runs_the_same_iteration(problem in arb_packing(ContactRows::NormalFriction, FrictionSet::Disk)) {
-        let local = LocalProblem::from_contact_problem(&problem).unwrap();
-        let sweeps = 2000;
-        let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(sweeps)).unwrap();
-        let (mut lam, mut v) = problem.cold_start();
-        let report = pgs.solve(&problem, &mut lam, &mut v).unwrap();
-        let r_body: Vec<f64> = problem.contacts().iter().zip(lam.chunks_exact(3))
-            .flat_map(|(c, l)| [c.jacobian.normal_scale * l[0], l[1], l[2]]).collect();
-        let mut r = vec![0.0; 3 * local.contacts()];
-        LocalGaussSeidel {
-            stopping: Stopping::iterations(sweeps),
-            local_iterations: 1,
-            ..LocalGaussSeidel::default()
-        }
-        .solve(&local, &mut r).unwrap();
+        let SameIteration { pgs: report, lambda: lam, r_body, local, r_local: r, .. } =
+            same_iteration(&problem, FrictionSet::Disk, 2000);
         // equal up to the round-off of forming W (an absolute 1e-15 of the
         // normalised merit)
         let (m_body, m_local) = (coulomb_merit(&problem, &lam), local.merit(&r_body));
         prop_assert!((m_body - m_local).abs() <= 1e-9 * m_body.max(m_local) + 1e-15, "{m_body:e} vs {m_local:e}");
-        let scale = r_body.iter().fold(0.0f64, |a, b| a.max(b.abs())).max(1e-300);
-        let diff = r_body.iter().zip(&r).fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
+        let (scale, diff) = scale_and_difference(&r_body, &r);
         // measured on converged answers: at most 6.5e-14 of the largest
         // reaction, plus an absolute round-off floor: a case with small
         // reactions (largest 2.4e-3) differed by 7.8e-15, 3.2e-12 of its
@@ -66,24 +106,10 @@ proptest! {
     /// merit is that of the box law.
     #[test]
     fn box_friction_runs_the_same_iteration(problem in arb_packing(ContactRows::NormalFriction, FrictionSet::Box)) {
-        let local = LocalProblem::from_contact_problem(&problem).unwrap();
-        let sweeps = 500;
-        let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(sweeps)).unwrap();
-        let (mut lam, mut v) = problem.cold_start();
-        let report = pgs.solve(&problem, &mut lam, &mut v).unwrap();
-        let r_body: Vec<f64> = problem.contacts().iter().zip(lam.chunks_exact(3))
-            .flat_map(|(c, l)| [c.jacobian.normal_scale * l[0], l[1], l[2]]).collect();
-        let mut r = vec![0.0; 3 * local.contacts()];
-        let rep = LocalGaussSeidel {
-            stopping: Stopping::iterations(sweeps),
-            local_iterations: 1,
-            friction: FrictionSet::Box,
-            ..LocalGaussSeidel::default()
-        }
-        .solve(&local, &mut r).unwrap();
+        let SameIteration { pgs: report, r_body, local, local_report: rep, r_local: r, .. } =
+            same_iteration(&problem, FrictionSet::Box, 500);
         prop_assert_eq!(rep.merit, local.box_merit(&r));
-        let scale = r_body.iter().fold(0.0f64, |a, b| a.max(b.abs())).max(1e-300);
-        let diff = r_body.iter().zip(&r).fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
+        let (scale, diff) = scale_and_difference(&r_body, &r);
         // measured on converged answers: at most 1.6e-14 of the largest
         // reaction over 300 random packings, tolerance 10×; 2.7e-14 over
         // 30 713 (PROPTEST_RNG_SEED 7-18, 3000 cases each), within it. An
