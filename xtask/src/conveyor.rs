@@ -376,12 +376,8 @@ fn write_summary(
         "fill_s": fill_s,
         "run_s": seconds,
         "average_over_last_s": average,
-        "runs": runs,
-        "failed_runs": failures,
-        "ran_alone_after_partner_failed": alone,
-        "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
     });
-    report::write_summary(&opts.out, &summary)?;
+    crate::runs::write_paired_summary(&opts.out, summary, runs, (failures, alone))?;
     let mut md = report::heading("Conveyor (model-reduction paper, Table 3)", opts.quick);
     let _ = writeln!(
         md,

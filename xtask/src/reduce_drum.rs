@@ -261,12 +261,8 @@ fn write_summary(
         "run_s": seconds,
         "average_over_last_s": average,
         "lift_sensor_position_m": [sensor.position.x, sensor.position.y, sensor.position.z],
-        "runs": runs,
-        "failed_runs": failures,
-        "ran_alone_after_partner_failed": alone,
-        "note": "runs ran two at a time, one per core: wall times include the other run's memory traffic",
     });
-    report::write_summary(&opts.out, &summary)?;
+    crate::runs::write_paired_summary(&opts.out, summary, runs, (failures, alone))?;
     let mut md = report::heading("Rotating drum (model-reduction paper, Table 3)", opts.quick);
     let _ = writeln!(
         md,

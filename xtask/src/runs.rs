@@ -126,6 +126,27 @@ pub(crate) fn alone_after_partner_failed<T>(
 
 /// The report's sentence on [`alone_after_partner_failed`]'s runs (empty
 /// when there are none).
+/// Writes `summary.json` of a suite whose runs ran two at a time, one per
+/// core: the suite's own `fields` and its runs, with the failed runs, the
+/// runs that ran alone after their partner failed, and the pairing note.
+pub(crate) fn write_paired_summary(
+    out: &std::path::Path,
+    mut fields: serde_json::Value,
+    runs: Vec<serde_json::Value>,
+    (failures, alone): (&[String], &[String]),
+) -> SuiteResult<()> {
+    if let Some(map) = fields.as_object_mut() {
+        map.insert("runs".into(), runs.into());
+        map.insert("failed_runs".into(), failures.into());
+        map.insert("ran_alone_after_partner_failed".into(), alone.into());
+        map.insert(
+            "note".into(),
+            "runs ran two at a time, one per core: wall times include the other run's memory traffic".into(),
+        );
+    }
+    crate::report::write_summary(out, &fields)
+}
+
 pub(crate) fn alone_note(alone: &[String]) -> String {
     if alone.is_empty() {
         return String::new();
