@@ -555,13 +555,7 @@ fn figures_7_to_9(out: &std::path::Path, resting: (Scene, Stepper), dt: f64) -> 
             ]);
         }
         fig7.push(Series::line(m.name(), e7));
-        fig8.push(Series::line(
-            m.name(),
-            h.entries
-                .iter()
-                .map(|e| (e.iteration as f64, e.stats.mean))
-                .collect(),
-        ));
+        fig8.push(mean_residual_series(m.name(), &h));
     }
     report::write_csv(
         &out.join("fig7_fig8_solve.csv"),
@@ -606,13 +600,7 @@ fn figures_7_to_9(out: &std::path::Path, resting: (Scene, Stepper), dt: f64) -> 
         let (p2, _) = st2.last_problem().ok_or("no problem")?;
         let mut h = ResidualHistory::new();
         let (lam, vel) = observed_solve(p2, &hist, m, 100, &mut h)?;
-        fig8b.push(Series::line(
-            m.name(),
-            h.entries
-                .iter()
-                .map(|e| (e.iteration as f64, e.stats.mean))
-                .collect(),
-        ));
+        fig8b.push(mean_residual_series(m.name(), &h));
         let mut ev = ResidualEvaluator::new();
         let rows = ev.row_residuals(p2, &lam, Some(&vel)).to_vec();
         let hist9 = ResidualHistogram::new(p2, &rows, -12.0, 2.0, 28);
@@ -936,4 +924,14 @@ pub fn pile(opts: &SuiteOptions) -> SuiteResult<bool> {
         serde_json::to_string(&need).unwrap_or_default()
     );
     Ok(true)
+}
+
+/// The mean residual against the iteration of one solve (Fig. 8).
+fn mean_residual_series(name: &str, history: &ResidualHistory) -> Series {
+    let points = history
+        .entries
+        .iter()
+        .map(|e| (e.iteration as f64, e.stats.mean))
+        .collect();
+    Series::line(name, points)
 }

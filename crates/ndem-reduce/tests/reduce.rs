@@ -364,6 +364,14 @@ fn moved_sensor_frees_the_members_at_its_new_place() {
 }
 
 /// A 5×5×3 block of spheres (d = 13 mm, Table 1) settled on a floor.
+/// Every position coordinate's bits, for bit-identity checks.
+fn position_bits(w: &World) -> Vec<u64> {
+    w.positions()
+        .iter()
+        .flat_map(|p| p.iter().map(|x| x.to_bits()))
+        .collect()
+}
+
 fn block() -> (World, Stepper) {
     let (_, st) = ndem_scenes_column();
     let mut w = World::on_floor(Material::default()).unwrap();
@@ -398,13 +406,7 @@ fn resting_block_merges_stays_at_rest_and_replays_bit_identically() {
     assert!(s1.level >= 0.9, "h = {}", s1.level);
     // measured 1.1e-15 J; tolerance 10x
     assert!(ke < 1.1e-14, "KE {ke}");
-    let bits = |w: &World| {
-        w.positions()
-            .iter()
-            .flat_map(|p| p.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(bits(&w1), bits(&w2));
+    assert_eq!(position_bits(&w1), position_bits(&w2));
 }
 
 /// `start_time`: the block at rest does not merge while the clock is
@@ -435,13 +437,7 @@ fn nothing_merges_before_the_start_time() {
         st_full.step(&mut w_full).unwrap();
         assert_eq!(st.hooks_as::<Reducer>().unwrap().stats().aggregates, 0);
     }
-    let bits = |w: &World| {
-        w.positions()
-            .iter()
-            .flat_map(|p| p.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(bits(&w), bits(&w_full));
+    assert_eq!(position_bits(&w), position_bits(&w_full));
     st.step(&mut w).unwrap();
     assert!(st.hooks_as::<Reducer>().unwrap().stats().aggregates >= 1);
     for bad in [-1.0, f64::NAN, f64::INFINITY] {
