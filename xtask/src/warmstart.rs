@@ -555,7 +555,7 @@ fn figures_7_to_9(out: &std::path::Path, resting: (Scene, Stepper), dt: f64) -> 
             ]);
         }
         fig7.push(Series::line(m.name(), e7));
-        fig8.push(mean_residual_series(m.name(), &h));
+        fig8.push(mean_residual_series(m.name(), h));
     }
     report::write_csv(
         &out.join("fig7_fig8_solve.csv"),

@@ -119,6 +119,12 @@ fn check(scene: &Scene, opts: &DistributedOptions) -> Result<(), String> {
     if scene.reduction.is_some() {
         return Err("model reduction is not supported in distributed runs".into());
     }
+    if scene.settings.impact_scope != ndem::step::ImpactScope::WholeNetwork {
+        return Err(
+            "the active-set impact stage (`run.impact_join_velocity`, --impact-join-velocity) is not supported in distributed runs"
+                .into(),
+        );
+    }
     if !scene.motions.is_empty() {
         return Err(
             "prescribed motions (`[[motions]]`) are not supported in distributed runs".into(),

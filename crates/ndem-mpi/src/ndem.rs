@@ -287,6 +287,11 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             "step.energy_guard",
             "the energy guard compares a rank's local world with its own past; turn it off for distributed runs",
         )?;
+        MpiError::require(
+            settings.step.impact_scope == ndem_step::ImpactScope::WholeNetwork,
+            "step.impact_scope",
+            "the active-set impact stage sweeps one process's contacts; distributed runs solve the whole network",
+        )?;
         let domain_settings = DomainSettings {
             margin: settings.domain.margin.max(settings.step.margin),
             ..settings.domain

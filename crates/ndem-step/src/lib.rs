@@ -31,6 +31,6 @@ pub use member::Membership;
 pub use stages::unfolded_problem;
 pub use state::StateStamp;
 pub use stepper::{
-    ContactForce, DetectedView, JointReaction, ModelHooks, NoHooks, SolvedView, StageTimes,
-    StepSettings, StepStats, Stepper,
+    ContactForce, DetectedView, ImpactScope, JointReaction, ModelHooks, NoHooks, SolvedView,
+    StageTimes, StepSettings, StepStats, Stepper,
 };

@@ -417,7 +417,7 @@ fn fill_error(e: ContactFillError<StepError>) -> StepError {
 
 /// An impact: approaching faster than `v_imp` and closing the gap within
 /// this step.
-fn is_impact(settings: &StepSettings, gap: f64, un: f64) -> bool {
+pub(crate) fn is_impact(settings: &StepSettings, gap: f64, un: f64) -> bool {
     un < -settings.impact_velocity && gap + un * settings.dt <= 0.0
 }
 
@@ -496,9 +496,75 @@ fn impact_jacobian(
     Ok((jac, un))
 }
 
-/// The impact problem over every solver contact ([`impact_problem`]), with
-/// each contact's impact flag in `impacting`.
-fn build_impact_problem(
+/// The seeds of an active-set impact stage ([`crate::ImpactScope`]): the
+/// number of solver contacts that impact at `velocity` (`v⁻`), and the
+/// positions in `solver_contacts` of those and of the contacts whose
+/// impact-stage row `G_n v⁻ ≥ −max(φ, 0)/Δt` is violated by more than
+/// `join_velocity`, in increasing order. Formed in consecutive blocks on
+/// up to `threads` threads (the same answer on any count; the error is
+/// the lowest failing contact's).
+pub(crate) fn impact_seeds(
+    world: &World,
+    settings: &StepSettings,
+    (set, solver_contacts): (&[ContactPoint], &[u32]),
+    velocity: &[Velocity6],
+    join_velocity: f64,
+) -> Result<(usize, Vec<u32>), StepError> {
+    let threads = assembly_threads(settings, solver_contacts.len());
+    let seeds = |(first, block): (usize, &[u32])| -> Result<(usize, Vec<u32>), StepError> {
+        let (mut impacts, mut seeds) = (0, Vec::new());
+        for (i, &k) in block.iter().enumerate() {
+            let s = SolverContact::at(world, Resolution::Reduced, set, k);
+            let gap = s.point(set).gap;
+            let (_, un) = impact_jacobian(world, set, velocity, &s)?;
+            let impact = is_impact(settings, gap, un);
+            impacts += usize::from(impact);
+            if impact || row_violation(settings, gap, un) > join_velocity {
+                seeds.push((first + i) as u32);
+            }
+        }
+        Ok((impacts, seeds))
+    };
+    let len = block_len(solver_contacts.len(), threads.max(1));
+    let parts = solver_contacts
+        .chunks(len.max(1))
+        .enumerate()
+        .map(|(b, block)| (b * len, block));
+    let (mut impacts, mut all) = (0, Vec::new());
+    for part in map_parts(parts, seeds) {
+        let (n, s) = part?;
+        impacts += n;
+        all.extend(s);
+    }
+    Ok((impacts, all))
+}
+
+/// How far `G_n v` lies below the impact-stage bound of a contact that
+/// does not impact, `G_n v ≥ −max(φ, 0)/Δt` \[m/s\] (negative: satisfied).
+pub(crate) fn row_violation(settings: &StepSettings, gap: f64, un: f64) -> f64 {
+    -(un + gap.max(0.0) / settings.dt)
+}
+
+/// The gap and `G_n v` of solver contact `k` at `velocity`.
+pub(crate) fn normal_approach(
+    world: &World,
+    set: &[ContactPoint],
+    velocity: &[Velocity6],
+    k: u32,
+) -> Result<(f64, f64), StepError> {
+    let s = SolverContact::at(world, Resolution::Reduced, set, k);
+    let (_, un) = impact_jacobian(world, set, velocity, &s)?;
+    Ok((s.point(set).gap, un))
+}
+
+/// The carriers of solver contact `k`.
+pub(crate) fn carriers(world: &World, set: &[ContactPoint], k: u32) -> [usize; 2] {
+    SolverContact::at(world, Resolution::Reduced, set, k).carriers()
+}
+
+/// The impact problem over the listed solver contacts ([`impact_problem`]
+/// lists every one), with each contact's impact flag in `impacting`.
+pub(crate) fn build_impact_problem(
     world: &World,
     (settings, pairs): (&StepSettings, &MaterialPairs),
     (set, solver_contacts): (&[ContactPoint], &[u32]),

@@ -18,7 +18,7 @@
 //! whole step has succeeded, so a failed step leaves it unchanged.
 
 use crate::guard;
-pub use crate::settings::StepSettings;
+pub use crate::settings::{ImpactScope, StepSettings};
 use crate::stages;
 use crate::{Motion, StepError, World};
 use ndem_collide::{CollisionSettings, CollisionWorld, ContactSet};
@@ -31,6 +31,7 @@ use ndem_solve::{
 };
 use std::time::{Duration, Instant};
 
+mod impact_set;
 mod solve;
 
 /// What the merge hook sees after the continuous solve.
@@ -153,8 +154,12 @@ pub struct StepStats {
     /// overlaps (and a rest state reached with them) are not the contact
     /// law's.
     pub unresolved: bool,
-    /// Iterations of the impact solve (0 when skipped).
+    /// Iterations of the impact solve (0 when skipped; with
+    /// [`ImpactScope::ActiveSet`], summed over its rounds).
     pub impact_iterations: usize,
+    /// Contacts in the impact problem (0 when the stage did not run; every
+    /// solver contact with [`ImpactScope::WholeNetwork`]).
+    pub impact_contacts: usize,
     /// How the impact solve ended; `None` when the stage did not run (no
     /// contact impacted). Anything but `Converged` means the post-impact
     /// velocities `v⁺` are the solver's best iterate, not a solution of

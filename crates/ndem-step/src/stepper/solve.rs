@@ -68,6 +68,9 @@ impl Stepper {
         stage: &mut StageState,
     ) -> Result<(), StepError> {
         let settings = self.settings;
+        if let ImpactScope::ActiveSet { join_velocity } = settings.impact_scope {
+            return self.impact_stage_active(world, contacts, stage, join_velocity);
+        }
         let ((step, time), threads) = (stage.at, stage.threads);
         let impact_solver = &mut self.impact_solver;
         let (impacts, problem) = stages::impact_problem(
@@ -103,6 +106,7 @@ impl Stepper {
                 source,
             })?;
         stage.stats.impact_iterations = rep.iterations;
+        stage.stats.impact_contacts = problem.contacts().len();
         stage.stats.impact_status = Some(rep.status);
         stage.stats.impact_residual = rep.residuals.normal.max;
         check_velocity(&stage.velocity, "impact", stage.at, threads)?;
@@ -229,19 +233,19 @@ impl Stepper {
 }
 
 /// What the solve stages of one step carry from one to the next.
-struct StageState {
-    stats: StepStats,
+pub(super) struct StageState {
+    pub(super) stats: StepStats,
     /// The solver contacts as contact-set indices.
-    solver_contacts: Vec<u32>,
+    pub(super) solver_contacts: Vec<u32>,
     /// `v_i`, then `v⁺` after the impact stage.
-    velocity: Vec<Velocity6>,
+    pub(super) velocity: Vec<Velocity6>,
     /// The multipliers' vector (the impact stage's `λ`, then the
     /// continuous stage's).
-    lambda: Vec<f64>,
+    pub(super) lambda: Vec<f64>,
     /// The impact problem's figures for the energy guard.
-    impact: Option<guard::ProblemWork>,
+    pub(super) impact: Option<guard::ProblemWork>,
     /// The step's number and time.
-    at: (u64, f64),
+    pub(super) at: (u64, f64),
     /// Threads of the passes over bodies and rows.
-    threads: usize,
+    pub(super) threads: usize,
 }

@@ -1,0 +1,255 @@
+//! The impact stage on an active set ([`crate::ImpactScope::ActiveSet`]):
+//! the impact problem of Algorithm 1 (lines 8-9) solved over the contacts
+//! the impacts reach instead of the whole network.
+
+use super::solve::StageState;
+use super::*;
+
+/// The share of the solver contacts above which the set becomes the whole
+/// network: an impact that reaches that much of it is solved as the
+/// papers' stepper solves every impact. The set also becomes the whole
+/// network once its rounds have swept a quarter as many contacts as the
+/// whole-network stage's budget (`impact_iterations` sweeps of every
+/// contact): an impact that spreads that far is solved at most a quarter
+/// dearer than by the whole-network stage.
+const WHOLE_SHARE: f64 = 0.25;
+
+/// PGS sweeps of a round while the set grows.
+const GROWTH_SWEEPS: usize = 2;
+
+/// The solver contacts as an adjacency: for each carrier body, the
+/// positions (in the solver-contact list) of the contacts it touches.
+struct Adjacency {
+    start: Vec<u32>,
+    contacts: Vec<u32>,
+}
+
+impl Adjacency {
+    fn of(world: &World, set: &[ndem_collide::ContactPoint], solver_contacts: &[u32]) -> Self {
+        let n = world.len();
+        let mut start = vec![0u32; n + 1];
+        for &k in solver_contacts {
+            for b in stages::carriers(world, set, k) {
+                start[b + 1] += 1;
+            }
+        }
+        for b in 0..n {
+            start[b + 1] += start[b];
+        }
+        let mut fill = start.clone();
+        let mut contacts = vec![0u32; start[n] as usize];
+        for (i, &k) in solver_contacts.iter().enumerate() {
+            for b in stages::carriers(world, set, k) {
+                contacts[fill[b] as usize] = i as u32;
+                fill[b] += 1;
+            }
+        }
+        Self { start, contacts }
+    }
+
+    fn of_body(&self, b: usize) -> &[u32] {
+        &self.contacts[self.start[b] as usize..self.start[b + 1] as usize]
+    }
+}
+
+/// The impulses of `old` (one block of `rows` per contact of `old_set`)
+/// placed at their contacts' places in `new_set` (a sorted superset), zero
+/// for the contacts that joined.
+fn carried_impulses(old_set: &[u32], old: &[f64], new_set: &[u32], rows: usize) -> Vec<f64> {
+    let mut out = vec![0.0; new_set.len() * rows];
+    let mut j = 0;
+    for (i, &c) in new_set.iter().enumerate() {
+        if j < old_set.len() && old_set[j] == c {
+            out[i * rows..(i + 1) * rows].copy_from_slice(&old[j * rows..(j + 1) * rows]);
+            j += 1;
+        }
+    }
+    out
+}
+
+/// The carriers of the listed contacts, each once, in increasing order.
+fn set_bodies(world: &World, set: &[ndem_collide::ContactPoint], listed: &[u32]) -> Vec<usize> {
+    let mut bodies: Vec<usize> = listed
+        .iter()
+        .flat_map(|&k| stages::carriers(world, set, k))
+        .collect();
+    bodies.sort_unstable();
+    bodies.dedup();
+    bodies
+}
+
+impl Stepper {
+    /// The impact stage over an active set: the impacting contacts and
+    /// those violated by more than `join_velocity` at `v⁻`, grown after
+    /// each solve by the contacts next to a body whose velocity changed
+    /// whose rows the new velocities violate by more than
+    /// `join_velocity`, and solved again (warm) until none joins.
+    pub(super) fn impact_stage_active(
+        &mut self,
+        world: &World,
+        contacts: &ContactSet,
+        stage: &mut StageState,
+        join_velocity: f64,
+    ) -> Result<(), StepError> {
+        let settings = self.settings;
+        let ((step, time), threads) = (stage.at, stage.threads);
+        let set = contacts.as_slice();
+        let solver_contacts = &stage.solver_contacts;
+        let (impacts, mut active) = stages::impact_seeds(
+            world,
+            &settings,
+            (set, solver_contacts),
+            &stage.velocity,
+            join_velocity,
+        )?;
+        stage.stats.impacts = impacts;
+        self.impacts_last_step = impacts > 0;
+        if !self.impact_solver.any_subdomain(impacts > 0) {
+            return Ok(());
+        }
+        let v_minus = stage.velocity.clone();
+        let adjacency = Adjacency::of(world, set, solver_contacts);
+        let mut in_set = vec![false; solver_contacts.len()];
+        for &i in &active {
+            in_set[i as usize] = true;
+        }
+        let rows = settings.contact_rows.count();
+        // row-wise PGS: a few sweeps while the set grows, the stage's
+        // budget once it has stopped growing
+        let pgs = |sweeps: usize| {
+            ProjectedGaussSeidel::with_stopping(Stopping::to_tolerance(sweeps, 1e-10))
+                .map_err(StepError::from)
+        };
+        let mut growing = pgs(GROWTH_SWEEPS.min(settings.impact_iterations))?;
+        let mut settling = pgs(settings.impact_iterations)?;
+        let (mut lambda, mut sweeps) = (Vec::new(), 0);
+        // a quarter of the contact sweeps the whole-network stage may
+        // spend: past them the set becomes the whole network
+        let budget = settings.impact_iterations * solver_contacts.len() / 4;
+        let mut work = 0;
+        let mut last_round = false;
+        let problem = loop {
+            let wide = active.len() as f64 > WHOLE_SHARE * solver_contacts.len() as f64;
+            if (work > budget || wide) && active.len() < solver_contacts.len() {
+                // the whole network, from the set's impulses
+                let all: Vec<u32> = (0..solver_contacts.len() as u32).collect();
+                lambda.resize(active.len() * rows, 0.0);
+                lambda = carried_impulses(&active, &lambda, &all, rows);
+                active = all;
+                last_round = true;
+            }
+            let listed: Vec<u32> = active
+                .iter()
+                .map(|&i| solver_contacts[i as usize])
+                .collect();
+            let problem = stages::build_impact_problem(
+                world,
+                (&settings, &self.material_pairs),
+                (set, &listed),
+                &v_minus,
+                &mut self.storage,
+                &mut self.impact_flags,
+            )?;
+            lambda.resize(problem.len(), 0.0);
+            let before: Vec<(usize, Velocity6)> = set_bodies(world, set, &listed)
+                .into_iter()
+                .map(|b| (b, stage.velocity[b]))
+                .collect();
+            let solver = if last_round {
+                &mut settling
+            } else {
+                &mut growing
+            };
+            let rep = solver
+                .solve(&problem, &mut lambda, &mut stage.velocity)
+                .map_err(|source| StepError::StageFailed {
+                    stage: "impact",
+                    step,
+                    time,
+                    source,
+                })?;
+            sweeps += rep.iterations;
+            work += rep.iterations * active.len();
+            stage.stats.impact_status = Some(rep.status);
+            stage.stats.impact_residual = rep.residuals.normal.max;
+            check_velocity(&stage.velocity, "impact", stage.at, threads)?;
+            let joined = if active.len() == solver_contacts.len() {
+                Vec::new()
+            } else {
+                self.joining(
+                    world,
+                    set,
+                    stage,
+                    (&adjacency, &in_set),
+                    &before,
+                    join_velocity,
+                )?
+            };
+            if joined.is_empty() {
+                if last_round {
+                    break problem;
+                }
+                // the set holds: solve it with the stage's budget
+                last_round = true;
+                self.storage = problem.into_storage();
+                continue;
+            }
+            last_round = false;
+            for &i in &joined {
+                in_set[i as usize] = true;
+            }
+            let mut grown: Vec<u32> = active.iter().chain(&joined).copied().collect();
+            grown.sort_unstable();
+            lambda = carried_impulses(&active, &lambda, &grown, rows);
+            active = grown;
+            self.storage = problem.into_storage();
+        };
+        stage.stats.impact_iterations = sweeps;
+        stage.stats.impact_contacts = active.len();
+        stage.lambda = lambda;
+        if settings.energy_guard {
+            let threads = stages::assembly_threads(&settings, problem.contacts().len());
+            let sums = &mut self.energy_sums;
+            stage.impact = Some(guard::ProblemWork::of(world, &problem, threads, sums));
+        }
+        self.storage = problem.into_storage();
+        Ok(())
+    }
+
+    /// The contacts outside the set (`in_set` false) that touch a body
+    /// whose velocity the last solve changed from `before` (the set's
+    /// bodies and their velocities before it) and whose rows the new
+    /// velocities violate by more than `join_velocity`, each once, in
+    /// increasing order.
+    fn joining(
+        &self,
+        world: &World,
+        set: &[ndem_collide::ContactPoint],
+        stage: &StageState,
+        (adjacency, in_set): (&Adjacency, &[bool]),
+        before: &[(usize, Velocity6)],
+        join_velocity: f64,
+    ) -> Result<Vec<u32>, StepError> {
+        let mut joined: Vec<u32> = Vec::new();
+        for &(b, was) in before {
+            if stage.velocity[b] == was {
+                continue;
+            }
+            for &i in adjacency.of_body(b) {
+                let i_us = i as usize;
+                if in_set[i_us] {
+                    continue;
+                }
+                let k = stage.solver_contacts[i_us];
+                let (gap, un) = stages::normal_approach(world, set, &stage.velocity, k)?;
+                if stages::row_violation(&self.settings, gap, un) > join_velocity {
+                    joined.push(i);
+                }
+            }
+        }
+        // a contact between two changed bodies is reached twice
+        joined.sort_unstable();
+        joined.dedup();
+        Ok(joined)
+    }
+}
