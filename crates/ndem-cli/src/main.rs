@@ -380,6 +380,9 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             }
             if reduce {
                 s.switch_on_reduction();
+                if let Some(caveat) = &s.reduce_caveat {
+                    eprintln!("warning: --reduce on `{}`: {caveat}", s.name);
+                }
             }
             if mpi {
                 let out = run.out.clone().unwrap_or_else(|| {

@@ -765,3 +765,31 @@ fn a_fixed_budget_run_reports_its_budget_and_residual() {
     let tolerance = summary["residual_tolerance"].as_f64().unwrap();
     assert!(median > 0.0 && median < tolerance, "{summary}");
 }
+
+/// `--reduce` on a built-in scene whose physics reduction is known not to
+/// keep says so; on one where nothing is known against it, it does not.
+#[test]
+fn reduce_warns_where_the_scene_carries_a_caveat() {
+    let dir = tmp("reduce-caveat");
+    for (scene, warned) in [("triaxial", true), ("column", false)] {
+        let out = dir.join(scene);
+        let o = ndem(&[
+            "run",
+            scene,
+            "--reduce",
+            "--steps",
+            "1",
+            "--frame-every",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err.contains(&format!("warning: --reduce on `{scene}`")),
+            warned,
+            "{err}"
+        );
+    }
+}

@@ -410,6 +410,14 @@ impl Reducer {
                 continue;
             }
             let now = relative_motion(c, world, world.velocities(), a, b);
+            // a contact joins only bodies that touch: closer than the
+            // merge approach speed covers in a step, `ξ_nv^{i-mrg} Δt`
+            // (spheres falling side by side at one speed are found through
+            // their sweeps as speculative contacts, but they are no
+            // resting network)
+            if c.gap > th.normal_incident * solved.dt {
+                continue;
+            }
             let before = relative_motion(c, world, solved.previous_velocity, a, b);
             let acc = (now - before) / solved.dt;
             let passes = now.normal >= -th.normal_incident

@@ -455,6 +455,38 @@ fn nothing_merges_before_the_start_time() {
     }
 }
 
+/// Spheres falling side by side at one speed, 1 mm apart, are found as
+/// speculative contacts through their sweeps and pass every velocity and
+/// acceleration test, but they do not touch: nothing merges until they
+/// land.
+#[test]
+fn spheres_falling_apart_do_not_merge() {
+    let mut w = World::on_floor(Material::default()).unwrap();
+    let r = 0.0065;
+    for i in 0..4 {
+        let x = Vec3::new(i as f64 * (2.0 * r + 1e-3), 0.0, 0.5);
+        let b = w
+            .add_body(BodyDesc::dynamic(
+                Shape::sphere(r).unwrap(),
+                MaterialId::from_index(0),
+                x,
+            ))
+            .unwrap();
+        w.set_velocity(b, Velocity6::new(Vec3::new(0.0, 0.0, -2.0), Vec3::zeros()))
+            .unwrap();
+    }
+    let (_, mut st) = ndem_scenes_column();
+    st.set_hooks(Box::new(
+        Reducer::new(ReductionSettings::default()).unwrap(),
+    ));
+    for _ in 0..20 {
+        st.step(&mut w).unwrap();
+        assert_eq!(st.hooks_as::<Reducer>().unwrap().stats().aggregates, 0);
+    }
+    // they were found as contacts on the way down
+    assert!(st.contacts().len() >= 3, "{}", st.contacts().len());
+}
+
 fn trial_settings() -> ReductionSettings {
     ReductionSettings {
         contact_split: None,

@@ -96,6 +96,10 @@ pub struct SceneFile {
     /// with the contact split).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reduce_preset: Option<crate::reduction::ReductionSpec>,
+    /// Why reduction does not keep this scene's physics, where that is
+    /// known (`ndem run --reduce` prints it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduce_caveat: Option<String>,
     /// Outputs.
     #[serde(default)]
     pub output: OutputSpec,
@@ -436,6 +440,7 @@ impl SceneFile {
             })?,
             schedule,
             motions: self.motions.clone(),
+            reduce_caveat: self.reduce_caveat.clone(),
             ..Scene::new(self.name.clone(), world)
         })
     }
@@ -736,6 +741,7 @@ impl SceneFile {
                 .map(crate::reduction::ReductionSpec::from_settings),
             schedule: scene.schedule.clone(),
             motions: scene.motions.clone(),
+            reduce_caveat: scene.reduce_caveat.clone(),
             output: scene.output,
             pairs: w
                 .pairs()

@@ -45,6 +45,10 @@ pub struct Scene {
     /// collapse's trial split); `None` for the paper's Table 2 with the
     /// contact split ([`ndem_reduce::ReductionSettings::default`]).
     pub reduce_preset: Option<ndem_reduce::ReductionSettings>,
+    /// Why reduction does not keep this scene's physics, where it is
+    /// known not to (measured against the full run; `ndem run --reduce`
+    /// prints it); `None` where nothing is known against it.
+    pub reduce_caveat: Option<String>,
     /// What a run writes and how often (`[output]` of scene files):
     /// frames every `frame_every` steps, a statistics line every
     /// `stats_every` steps.
@@ -79,6 +83,7 @@ impl Scene {
             schedule: None,
             motions: Vec::new(),
             reduce_preset: None,
+            reduce_caveat: None,
             output: OutputSpec::default(),
             threads: ALL_CORES,
         }
