@@ -524,10 +524,13 @@ impl Reducer {
                     continue;
                 }
                 let u = relative_motion(c, world, world.velocities(), a, b);
+                let shapes = world.shapes();
+                let radius = shapes[a].curvature_radius().min(shapes[b].curvature_radius());
                 let event = u.normal < -cs.impact
                     || u.normal > cs.separation
                     || u.tangential > cs.tangential
-                    || u.angular > cs.rolling;
+                    || u.angular > cs.rolling
+                    || -c.gap > cs.overlap * radius;
                 if event {
                     for m in [a, b] {
                         if world.is_member(m) && !split[m] {

@@ -64,6 +64,16 @@ pub struct ContactSplit {
     /// `N_c-spl`: split depth along the contact network (paper 2: the
     /// member hit and its contact neighbours). At least 1.
     pub depth: usize,
+    /// `ξ_δ^c`: overlap of a member's contact, as a fraction of the
+    /// smaller radius of curvature of its two bodies (a sphere's radius;
+    /// `Shape::curvature_radius`), that splits it
+    /// (ours, not the paper's; default 0.2, ∞: off). A member pressed
+    /// slowly into a body the rigid aggregate cannot give way to (a drum
+    /// wall turning into the plug) overlaps more on every step while no
+    /// speed threshold fires; 0.2 of the radius is several times the
+    /// overlap of a resting bed's most loaded contacts and a fifth of the
+    /// overlap at which a step stops (`docs/reduction.md`, "Split").
+    pub overlap: f64,
 }
 
 impl Default for ContactSplit {
@@ -74,6 +84,7 @@ impl Default for ContactSplit {
             tangential: 0.15,
             rolling: f64::INFINITY,
             depth: 2,
+            overlap: 0.2,
         }
     }
 }
@@ -209,6 +220,7 @@ impl ReductionSettings {
                 ("contact_split.separation", c.separation),
                 ("contact_split.tangential", c.tangential),
                 ("contact_split.rolling", c.rolling),
+                ("contact_split.overlap", c.overlap),
             ] {
                 threshold(field, x)?;
             }

@@ -108,6 +108,9 @@ mirror!(toggled
         rolling: f64,
         /// `N_c-spl`.
         depth: usize,
+        /// `ξ_δ^c`: overlap that splits, relative to the radius (`inf`: off).
+        #[serde(with = "threshold")]
+        overlap: f64,
     }
 );
 
@@ -278,6 +281,7 @@ fn reduction_field(field: &'static str) -> &'static str {
         "contact_split.tangential" => "reduction.contact_split.tangential",
         "contact_split.rolling" => "reduction.contact_split.rolling",
         "contact_split.depth" => "reduction.contact_split.depth",
+        "contact_split.overlap" => "reduction.contact_split.overlap",
         "trial_split.iterations" => "reduction.trial_split.iterations",
         "trial_split.normal_incident" => "reduction.trial_split.normal_incident",
         "trial_split.normal_separating" => "reduction.trial_split.normal_separating",

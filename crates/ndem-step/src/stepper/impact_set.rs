@@ -162,12 +162,7 @@ impl Stepper {
             };
             let rep = solver
                 .solve(&problem, &mut lambda, &mut stage.velocity)
-                .map_err(|source| StepError::StageFailed {
-                    stage: "impact",
-                    step,
-                    time,
-                    source,
-                })?;
+                .map_err(super::solve::impact_failed((step, time)))?;
             sweeps += rep.iterations;
             work += rep.iterations * active.len();
             stage.stats.impact_status = Some(rep.status);

@@ -99,12 +99,7 @@ impl Stepper {
         let rep = self
             .impact_solver
             .solve(&problem, lambda, &mut stage.velocity)
-            .map_err(|source| StepError::StageFailed {
-                stage: "impact",
-                step,
-                time,
-                source,
-            })?;
+            .map_err(impact_failed((step, time)))?;
         stage.stats.impact_iterations = rep.iterations;
         stage.stats.impact_contacts = problem.contacts().len();
         stage.stats.impact_status = Some(rep.status);
@@ -248,4 +243,16 @@ pub(super) struct StageState {
     pub(super) at: (u64, f64),
     /// Threads of the passes over bodies and rows.
     pub(super) threads: usize,
+}
+
+/// The error of a failed impact solve at `(step, time)`.
+pub(super) fn impact_failed(
+    (step, time): (u64, f64),
+) -> impl FnOnce(ndem_solve::SolveError) -> StepError {
+    move |source| StepError::StageFailed {
+        stage: "impact",
+        step,
+        time,
+        source,
+    }
 }
