@@ -332,6 +332,48 @@ fn describe(scene: &str, toml: bool) -> Result<(), Failure> {
     ))
 }
 
+/// The options of `ndem run` that replace the scene's own settings.
+struct Overrides {
+    solver: Option<SolverChoice>,
+    threads: Option<usize>,
+    iterations: Option<usize>,
+    impact_iterations: Option<usize>,
+    impact_join_velocity: Option<f64>,
+    warm_start: Option<WarmStartChoice>,
+    reduce: bool,
+}
+
+impl Overrides {
+    /// Sets what was given on `s`; `--reduce` switches on the scene's
+    /// reduction and prints its caveat, if it has one.
+    fn apply(self, s: &mut Scene) {
+        if let Some(x) = self.solver {
+            s.solver = x;
+        }
+        if let Some(n) = self.threads {
+            s.threads = n;
+        }
+        if let Some(n) = self.iterations {
+            s.iterations = n;
+        }
+        if let Some(n) = self.impact_iterations {
+            s.settings.impact_iterations = n;
+        }
+        if let Some(join_velocity) = self.impact_join_velocity {
+            s.settings.impact_scope = ndem::step::ImpactScope::ActiveSet { join_velocity };
+        }
+        if let Some(x) = self.warm_start {
+            s.warm_start = x;
+        }
+        if self.reduce {
+            s.switch_on_reduction();
+            if let Some(caveat) = &s.reduce_caveat {
+                eprintln!("warning: --reduce on `{}`: {caveat}", s.name);
+            }
+        }
+    }
+}
+
 fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
     match cli.command {
         Command::List => {
@@ -360,30 +402,16 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
                 Some(n) => builders::builtin_sized(&scene, Some(n)).map_err(|e| e.to_string())?,
                 None => load(&scene)?,
             };
-            if let Some(x) = solver {
-                s.solver = x;
+            Overrides {
+                solver,
+                threads,
+                iterations,
+                impact_iterations,
+                impact_join_velocity,
+                warm_start,
+                reduce,
             }
-            if let Some(n) = threads {
-                s.threads = n;
-            }
-            if let Some(n) = iterations {
-                s.iterations = n;
-            }
-            if let Some(n) = impact_iterations {
-                s.settings.impact_iterations = n;
-            }
-            if let Some(join_velocity) = impact_join_velocity {
-                s.settings.impact_scope = ndem::step::ImpactScope::ActiveSet { join_velocity };
-            }
-            if let Some(x) = warm_start {
-                s.warm_start = x;
-            }
-            if reduce {
-                s.switch_on_reduction();
-                if let Some(caveat) = &s.reduce_caveat {
-                    eprintln!("warning: --reduce on `{}`: {caveat}", s.name);
-                }
-            }
+            .apply(&mut s);
             if mpi {
                 let out = run.out.clone().unwrap_or_else(|| {
                     PathBuf::from("target/ndem").join(format!("{}-mpi", s.name))

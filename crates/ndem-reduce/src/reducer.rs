@@ -525,7 +525,9 @@ impl Reducer {
                 }
                 let u = relative_motion(c, world, world.velocities(), a, b);
                 let shapes = world.shapes();
-                let radius = shapes[a].curvature_radius().min(shapes[b].curvature_radius());
+                let radius = shapes[a]
+                    .curvature_radius()
+                    .min(shapes[b].curvature_radius());
                 let event = u.normal < -cs.impact
                     || u.normal > cs.separation
                     || u.tangential > cs.tangential

@@ -68,9 +68,8 @@ pub struct ContactSplit {
     /// smaller radius of curvature of its two bodies (a sphere's radius;
     /// `Shape::curvature_radius`), that splits it
     /// (ours, not the paper's; default 0.2, ∞: off). A member pressed
-    /// slowly into a body the rigid aggregate cannot give way to (a drum
-    /// wall turning into the plug) overlaps more on every step while no
-    /// speed threshold fires; 0.2 of the radius is several times the
+    /// slowly into a body the rigid aggregate cannot give way to overlaps
+    /// more on every step while no speed threshold fires; 0.2 of the radius is several times the
     /// overlap of a resting bed's most loaded contacts and a fifth of the
     /// overlap at which a step stops (`docs/reduction.md`, "Split").
     pub overlap: f64,

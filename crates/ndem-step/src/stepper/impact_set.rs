@@ -78,6 +78,55 @@ fn set_bodies(world: &World, set: &[ndem_collide::ContactPoint], listed: &[u32])
     bodies
 }
 
+/// The set's contacts (positions in the solver-contact list, in
+/// increasing order), a membership flag per solver contact, and the set's
+/// impulses (`rows` per contact, in the set's order).
+struct ActiveSet {
+    positions: Vec<u32>,
+    member: Vec<bool>,
+    lambda: Vec<f64>,
+    rows: usize,
+}
+
+impl ActiveSet {
+    fn new(seeds: Vec<u32>, contacts: usize, rows: usize) -> Self {
+        let mut member = vec![false; contacts];
+        for &i in &seeds {
+            member[i as usize] = true;
+        }
+        Self {
+            positions: seeds,
+            member,
+            lambda: Vec::new(),
+            rows,
+        }
+    }
+
+    fn is_whole(&self) -> bool {
+        self.positions.len() == self.member.len()
+    }
+
+    /// Adds `joined` (outside the set, increasing), their impulses zero.
+    fn add(&mut self, joined: &[u32]) {
+        for &i in joined {
+            self.member[i as usize] = true;
+        }
+        let mut grown: Vec<u32> = self.positions.iter().chain(joined).copied().collect();
+        grown.sort_unstable();
+        self.lambda.resize(self.positions.len() * self.rows, 0.0);
+        self.lambda = carried_impulses(&self.positions, &self.lambda, &grown, self.rows);
+        self.positions = grown;
+    }
+
+    /// Every solver contact.
+    fn widen(&mut self) {
+        let rest: Vec<u32> = (0..self.member.len() as u32)
+            .filter(|&i| !self.member[i as usize])
+            .collect();
+        self.add(&rest);
+    }
+}
+
 impl Stepper {
     /// The impact stage over an active set: the impacting contacts and
     /// those violated by more than `join_velocity` at `v⁻`, grown after
@@ -95,7 +144,7 @@ impl Stepper {
         let ((step, time), threads) = (stage.at, stage.threads);
         let set = contacts.as_slice();
         let solver_contacts = &stage.solver_contacts;
-        let (impacts, mut active) = stages::impact_seeds(
+        let (impacts, seeds) = stages::impact_seeds(
             world,
             &settings,
             (set, solver_contacts),
@@ -109,11 +158,8 @@ impl Stepper {
         }
         let v_minus = stage.velocity.clone();
         let adjacency = Adjacency::of(world, set, solver_contacts);
-        let mut in_set = vec![false; solver_contacts.len()];
-        for &i in &active {
-            in_set[i as usize] = true;
-        }
-        let rows = settings.contact_rows.count();
+        let n = solver_contacts.len();
+        let mut active = ActiveSet::new(seeds, n, settings.contact_rows.count());
         // row-wise PGS: a few sweeps while the set grows, the stage's
         // budget once it has stopped growing
         let pgs = |sweeps: usize| {
@@ -122,23 +168,19 @@ impl Stepper {
         };
         let mut growing = pgs(GROWTH_SWEEPS.min(settings.impact_iterations))?;
         let mut settling = pgs(settings.impact_iterations)?;
-        let (mut lambda, mut sweeps) = (Vec::new(), 0);
         // a quarter of the contact sweeps the whole-network stage may
         // spend: past them the set becomes the whole network
-        let budget = settings.impact_iterations * solver_contacts.len() / 4;
-        let mut work = 0;
-        let mut last_round = false;
+        let budget = settings.impact_iterations * n / 4;
+        let (mut sweeps, mut work, mut last_round) = (0, 0, false);
         let problem = loop {
-            let wide = active.len() as f64 > WHOLE_SHARE * solver_contacts.len() as f64;
-            if (work > budget || wide) && active.len() < solver_contacts.len() {
+            let wide = active.positions.len() as f64 > WHOLE_SHARE * n as f64;
+            if (work > budget || wide) && !active.is_whole() {
                 // the whole network, from the set's impulses
-                let all: Vec<u32> = (0..solver_contacts.len() as u32).collect();
-                lambda.resize(active.len() * rows, 0.0);
-                lambda = carried_impulses(&active, &lambda, &all, rows);
-                active = all;
+                active.widen();
                 last_round = true;
             }
             let listed: Vec<u32> = active
+                .positions
                 .iter()
                 .map(|&i| solver_contacts[i as usize])
                 .collect();
@@ -150,7 +192,7 @@ impl Stepper {
                 &mut self.storage,
                 &mut self.impact_flags,
             )?;
-            lambda.resize(problem.len(), 0.0);
+            active.lambda.resize(problem.len(), 0.0);
             let before: Vec<(usize, Velocity6)> = set_bodies(world, set, &listed)
                 .into_iter()
                 .map(|b| (b, stage.velocity[b]))
@@ -161,47 +203,30 @@ impl Stepper {
                 &mut growing
             };
             let rep = solver
-                .solve(&problem, &mut lambda, &mut stage.velocity)
+                .solve(&problem, &mut active.lambda, &mut stage.velocity)
                 .map_err(super::solve::impact_failed((step, time)))?;
             sweeps += rep.iterations;
-            work += rep.iterations * active.len();
+            work += rep.iterations * active.positions.len();
             stage.stats.impact_status = Some(rep.status);
             stage.stats.impact_residual = rep.residuals.normal.max;
             check_velocity(&stage.velocity, "impact", stage.at, threads)?;
-            let joined = if active.len() == solver_contacts.len() {
+            let joined = if active.is_whole() {
                 Vec::new()
             } else {
-                self.joining(
-                    world,
-                    set,
-                    stage,
-                    (&adjacency, &in_set),
-                    &before,
-                    join_velocity,
-                )?
+                let reach = (&adjacency, active.member.as_slice());
+                self.joining(world, set, stage, reach, &before, join_velocity)?
             };
-            if joined.is_empty() {
-                if last_round {
-                    break problem;
-                }
-                // the set holds: solve it with the stage's budget
-                last_round = true;
-                self.storage = problem.into_storage();
-                continue;
+            if joined.is_empty() && last_round {
+                break problem;
             }
-            last_round = false;
-            for &i in &joined {
-                in_set[i as usize] = true;
-            }
-            let mut grown: Vec<u32> = active.iter().chain(&joined).copied().collect();
-            grown.sort_unstable();
-            lambda = carried_impulses(&active, &lambda, &grown, rows);
-            active = grown;
+            // a set that holds is solved with the stage's budget
+            last_round = joined.is_empty();
+            active.add(&joined);
             self.storage = problem.into_storage();
         };
         stage.stats.impact_iterations = sweeps;
-        stage.stats.impact_contacts = active.len();
-        stage.lambda = lambda;
+        stage.stats.impact_contacts = active.positions.len();
+        stage.lambda = active.lambda;
         if settings.energy_guard {
             let threads = stages::assembly_threads(&settings, problem.contacts().len());
             let sums = &mut self.energy_sums;
