@@ -37,44 +37,12 @@ enum Command {
         scene: String,
         #[command(flatten)]
         run: RunArgs,
-        /// Solver for the continuous stage: pgs, pgs-blocked, pgs-direct,
-        /// jacobi, apgd or pgs-coloured (PGS in the coloured contact order,
-        /// swept on --threads threads with the same result on any number).
-        #[arg(long, value_parser = solver_choice)]
-        solver: Option<SolverChoice>,
+        #[command(flatten)]
+        overrides: Overrides,
         /// Number of spheres of the built-in `packing` bed (a box about
         /// 16 layers deep; other built-ins have no size to set).
         #[arg(long)]
         particles: Option<usize>,
-        /// Threads for the parts of a step that can use several (contact
-        /// detection, problem assembly, the pgs-coloured sweeps of 12 288
-        /// contacts or more); 0 for every core (the default of scene
-        /// files). Results do not depend on it.
-        #[arg(long)]
-        threads: Option<usize>,
-        /// Iterations per step (N_it).
-        #[arg(long)]
-        iterations: Option<usize>,
-        /// PGS sweeps of the impact stage (default: the scene's
-        /// `run.impact_iterations`, 20).
-        #[arg(long = "impact-iterations")]
-        impact_iterations: Option<usize>,
-        /// Solve the impact stage on the contacts the impacts reach: an
-        /// active set grown from the impacting contacts, joined by contacts
-        /// violated by more than this velocity [m/s] (5e-3: 10 % of v_imp;
-        /// default: the scene's `run.impact_join_velocity`, else the whole
-        /// network, as the papers)
-        #[arg(long = "impact-join-velocity")]
-        impact_join_velocity: Option<f64>,
-        /// Warm-start policy: cold, history, model, model-raw or
-        /// safeguarded-history.
-        #[arg(long = "warm-start", value_parser = warm_start_choice)]
-        warm_start: Option<WarmStartChoice>,
-        /// Adaptive model reduction with the paper's thresholds (Table 2):
-        /// the scene's `[reduce_preset]` (the built-in collapse: trial
-        /// split), else the contact split; a `[reduction]` table wins.
-        #[arg(long)]
-        reduce: bool,
         /// Run distributed on the ranks of `mpirun -np N ndem run … --mpi`
         /// (domain decomposition; needs the `mpi` feature).
         #[arg(long)]
@@ -333,13 +301,41 @@ fn describe(scene: &str, toml: bool) -> Result<(), Failure> {
 }
 
 /// The options of `ndem run` that replace the scene's own settings.
+#[derive(clap::Args)]
 struct Overrides {
+    /// Solver for the continuous stage: pgs, pgs-blocked, pgs-direct,
+    /// jacobi, apgd or pgs-coloured (PGS in the coloured contact order,
+    /// swept on --threads threads with the same result on any number).
+    #[arg(long, value_parser = solver_choice)]
     solver: Option<SolverChoice>,
+    /// Threads for the parts of a step that can use several (contact
+    /// detection, problem assembly, the pgs-coloured sweeps of 12 288
+    /// contacts or more); 0 for every core (the default of scene
+    /// files). Results do not depend on it.
+    #[arg(long)]
     threads: Option<usize>,
+    /// Iterations per step (N_it).
+    #[arg(long)]
     iterations: Option<usize>,
+    /// PGS sweeps of the impact stage (default: the scene's
+    /// `run.impact_iterations`, 20).
+    #[arg(long = "impact-iterations")]
     impact_iterations: Option<usize>,
+    /// Solve the impact stage on the contacts the impacts reach: an
+    /// active set grown from the impacting contacts, joined by contacts
+    /// violated by more than this velocity [m/s] (5e-3: 10 % of v_imp;
+    /// default: the scene's `run.impact_join_velocity`, else the whole
+    /// network, as the papers)
+    #[arg(long = "impact-join-velocity")]
     impact_join_velocity: Option<f64>,
+    /// Warm-start policy: cold, history, model, model-raw or
+    /// safeguarded-history.
+    #[arg(long = "warm-start", value_parser = warm_start_choice)]
     warm_start: Option<WarmStartChoice>,
+    /// Adaptive model reduction with the paper's thresholds (Table 2):
+    /// the scene's `[reduce_preset]` (the built-in collapse: trial
+    /// split), else the contact split; a `[reduction]` table wins.
+    #[arg(long)]
     reduce: bool,
 }
 
@@ -387,14 +383,8 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
         Command::Run {
             scene,
             run,
-            solver,
+            overrides,
             particles,
-            threads,
-            iterations,
-            impact_iterations,
-            impact_join_velocity,
-            warm_start,
-            reduce,
             mpi,
             smooth,
         } => {
@@ -402,16 +392,7 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
                 Some(n) => builders::builtin_sized(&scene, Some(n)).map_err(|e| e.to_string())?,
                 None => load(&scene)?,
             };
-            Overrides {
-                solver,
-                threads,
-                iterations,
-                impact_iterations,
-                impact_join_velocity,
-                warm_start,
-                reduce,
-            }
-            .apply(&mut s);
+            overrides.apply(&mut s);
             if mpi {
                 let out = run.out.clone().unwrap_or_else(|| {
                     PathBuf::from("target/ndem").join(format!("{}-mpi", s.name))
