@@ -409,7 +409,6 @@ impl Reducer {
             if ca == cb || !node[ca] || !node[cb] {
                 continue;
             }
-            let now = relative_motion(c, world, world.velocities(), a, b);
             // a contact joins only bodies that touch: closer than the
             // merge approach speed covers in a step, `ξ_nv^{i-mrg} Δt`
             // (spheres falling side by side at one speed are found through
@@ -418,6 +417,7 @@ impl Reducer {
             if c.gap > th.normal_incident * solved.dt {
                 continue;
             }
+            let now = relative_motion(c, world, world.velocities(), a, b);
             let before = relative_motion(c, world, solved.previous_velocity, a, b);
             let acc = (now - before) / solved.dt;
             let passes = now.normal >= -th.normal_incident

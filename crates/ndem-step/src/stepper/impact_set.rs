@@ -108,6 +108,9 @@ impl ActiveSet {
 
     /// Adds `joined` (outside the set, increasing), their impulses zero.
     fn add(&mut self, joined: &[u32]) {
+        if joined.is_empty() {
+            return;
+        }
         for &i in joined {
             self.member[i as usize] = true;
         }
