@@ -378,6 +378,72 @@ pub struct EmitterSpec {
     pub rng_state: u64,
 }
 
+impl EmitterSpec {
+    /// The emitter, after checking every field (a typed error naming it);
+    /// `materials` is the number of materials of its world.
+    pub fn to_emitter(&self, materials: usize) -> Result<Emitter, SceneError> {
+        let e = self;
+        if !(e.radius_min > 0.0 && e.radius_max >= e.radius_min && e.rate >= 0.0) {
+            return Err(invalid(
+                "emitters",
+                "need 0 < radius_min <= radius_max and rate >= 0",
+            ));
+        }
+        for (field, v) in [
+            ("emitters.centre", e.centre),
+            ("emitters.velocity", e.velocity),
+        ] {
+            if !v.iter().all(|x| x.is_finite()) {
+                return Err(invalid(field, format!("{v:?} is not finite")));
+            }
+        }
+        if !(0.0..=1.0).contains(&e.bidisperse_fraction) {
+            return Err(invalid(
+                "emitters.bidisperse_fraction",
+                format!("{} is not a probability in [0, 1]", e.bidisperse_fraction),
+            ));
+        }
+        if !(e.rate.is_finite() && e.pending.is_finite() && e.pending >= 0.0) {
+            return Err(invalid(
+                "emitters.rate",
+                "rate and pending must be finite (pending >= 0)",
+            ));
+        }
+        if e.material >= materials {
+            return Err(invalid("emitters.material", "unknown material"));
+        }
+        match e.rectangle {
+            Some(h) if !h.iter().all(|x| x.is_finite() && *x > 0.0) => {
+                return Err(invalid(
+                    "emitters.rectangle",
+                    "half extents must be finite and > 0",
+                ));
+            }
+            None if !(e.radius.is_finite() && e.radius >= 0.0) => {
+                return Err(invalid(
+                    "emitters.radius",
+                    "a disk source needs a finite radius >= 0",
+                ));
+            }
+            _ => {}
+        }
+        Ok(Emitter {
+            centre: v3(e.centre),
+            radius: e.radius,
+            rectangle: e.rectangle.map(|h| (h[0], h[1])),
+            particle_radius: (e.radius_min, e.radius_max),
+            bidisperse_fraction: e.bidisperse_fraction,
+            material: e.material,
+            rate: e.rate,
+            velocity: v3(e.velocity),
+            total: e.total,
+            emitted: e.emitted,
+            pending: e.pending,
+            rng: Rng::new(e.rng_state),
+        })
+    }
+}
+
 fn invalid(field: &'static str, reason: impl Into<String>) -> SceneError {
     SceneError::Invalid {
         field,
@@ -547,69 +613,11 @@ impl SceneFile {
 
     /// The emitters of the file, checked against `world`'s materials.
     fn emitters(&self, world: &World) -> Result<Vec<Emitter>, SceneError> {
+        let materials = world.materials.len();
         self.emitters
             .iter()
-            .map(|e| {
-                if !(e.radius_min > 0.0 && e.radius_max >= e.radius_min && e.rate >= 0.0) {
-                    return Err(invalid(
-                        "emitters",
-                        "need 0 < radius_min <= radius_max and rate >= 0",
-                    ));
-                }
-                for (field, v) in [
-                    ("emitters.centre", e.centre),
-                    ("emitters.velocity", e.velocity),
-                ] {
-                    if !v.iter().all(|x| x.is_finite()) {
-                        return Err(invalid(field, format!("{v:?} is not finite")));
-                    }
-                }
-                if !(0.0..=1.0).contains(&e.bidisperse_fraction) {
-                    return Err(invalid(
-                        "emitters.bidisperse_fraction",
-                        format!("{} is not a probability in [0, 1]", e.bidisperse_fraction),
-                    ));
-                }
-                if !(e.rate.is_finite() && e.pending.is_finite() && e.pending >= 0.0) {
-                    return Err(invalid(
-                        "emitters.rate",
-                        "rate and pending must be finite (pending >= 0)",
-                    ));
-                }
-                if e.material >= world.materials.len() {
-                    return Err(invalid("emitters.material", "unknown material"));
-                }
-                match e.rectangle {
-                    Some(h) if !h.iter().all(|x| x.is_finite() && *x > 0.0) => {
-                        return Err(invalid(
-                            "emitters.rectangle",
-                            "half extents must be finite and > 0",
-                        ));
-                    }
-                    None if !(e.radius.is_finite() && e.radius >= 0.0) => {
-                        return Err(invalid(
-                            "emitters.radius",
-                            "a disk source needs a finite radius >= 0",
-                        ));
-                    }
-                    _ => {}
-                }
-                Ok(Emitter {
-                    centre: v3(e.centre),
-                    radius: e.radius,
-                    rectangle: e.rectangle.map(|h| (h[0], h[1])),
-                    particle_radius: (e.radius_min, e.radius_max),
-                    bidisperse_fraction: e.bidisperse_fraction,
-                    material: e.material,
-                    rate: e.rate,
-                    velocity: v3(e.velocity),
-                    total: e.total,
-                    emitted: e.emitted,
-                    pending: e.pending,
-                    rng: Rng::new(e.rng_state),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()
+            .map(|e| e.to_emitter(materials))
+            .collect()
     }
 
     /// The step settings of `[run]`.

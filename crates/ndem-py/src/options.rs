@@ -1,0 +1,169 @@
+//! The run settings a Python user passes as keyword arguments.
+
+use ndem::scenes::{Scene, SolverChoice, WarmStartChoice};
+use ndem::step::ImpactScope;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::invalid;
+
+/// Settings that replace a scene's own, as `ndem run`'s options do; `None`
+/// keeps the scene's.
+#[derive(Debug, Clone, Default)]
+pub struct RunSettings {
+    /// Continuous-stage solver by its command-line name.
+    pub solver: Option<String>,
+    /// Iterations per step `N_it`.
+    pub iterations: Option<usize>,
+    /// Warm-start policy by its command-line name.
+    pub warm_start: Option<String>,
+    /// Threads (0: every core).
+    pub threads: Option<usize>,
+    /// Switch on adaptive model reduction (the scene's preset).
+    pub reduce: bool,
+    /// PGS sweeps of the impact stage.
+    pub impact_iterations: Option<usize>,
+    /// Impact stage on an active set joined above this velocity \[m/s\].
+    pub impact_join_velocity: Option<f64>,
+    /// Time step Δt \[s\].
+    pub dt: Option<f64>,
+}
+
+fn one_of<T: Copy>(
+    field: &str,
+    name: &str,
+    all: &[T],
+    name_of: impl Fn(T) -> &'static str,
+) -> PyResult<T> {
+    all.iter()
+        .copied()
+        .find(|c| name_of(*c) == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = all.iter().map(|c| name_of(*c)).collect();
+            invalid(
+                field,
+                format!("unknown `{name}` (one of {})", names.join(", ")),
+            )
+        })
+}
+
+impl RunSettings {
+    /// Applies the given settings to `scene`; a name that is not one of
+    /// the choices, a zero iteration count or a non-finite velocity raises
+    /// `ValueError` naming the keyword. Returns the scene's caveat for
+    /// reduction, if it has one and `reduce` is set.
+    pub fn apply(&self, scene: &mut Scene) -> PyResult<Option<String>> {
+        if let Some(name) = &self.solver {
+            scene.solver = one_of("solver", name, &SolverChoice::ALL, SolverChoice::name)?;
+        }
+        if let Some(name) = &self.warm_start {
+            scene.warm_start = one_of(
+                "warm_start",
+                name,
+                &WarmStartChoice::ALL,
+                WarmStartChoice::name,
+            )?;
+        }
+        if let Some(n) = self.iterations {
+            if n == 0 {
+                return Err(invalid("iterations", "must be at least 1"));
+            }
+            scene.iterations = n;
+        }
+        if let Some(n) = self.threads {
+            scene.threads = n;
+        }
+        if let Some(n) = self.impact_iterations {
+            if n == 0 {
+                return Err(invalid("impact_iterations", "must be at least 1"));
+            }
+            scene.settings.impact_iterations = n;
+        }
+        if let Some(v) = self.impact_join_velocity {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(invalid(
+                    "impact_join_velocity",
+                    format!("must be finite and > 0, got {v}"),
+                ));
+            }
+            scene.settings.impact_scope = ImpactScope::ActiveSet { join_velocity: v };
+        }
+        if let Some(dt) = self.dt {
+            if !(dt.is_finite() && dt > 0.0) {
+                return Err(invalid("dt", format!("must be finite and > 0, got {dt}")));
+            }
+            scene.settings.dt = dt;
+        }
+        if self.reduce {
+            scene.switch_on_reduction();
+            return Ok(scene.reduce_caveat.clone());
+        }
+        Ok(None)
+    }
+}
+
+impl RunSettings {
+    /// The keywords `solver`, `iterations`, `warm_start`, `threads`,
+    /// `reduce`, `impact_iterations`, `impact_join_velocity` and `dt`
+    /// (`None` values are skipped); another keyword raises `TypeError`
+    /// naming it, a value of the wrong type `TypeError` naming its keyword.
+    pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut s = Self::default();
+        let Some(kwargs) = kwargs else {
+            return Ok(s);
+        };
+        for (key, value) in kwargs.iter() {
+            let key: String = key.extract()?;
+            if value.is_none() {
+                continue;
+            }
+            let typed = |e: PyErr| PyTypeError::new_err(format!("`{key}`: {e}"));
+            match key.as_str() {
+                "solver" => s.solver = Some(value.extract().map_err(typed)?),
+                "iterations" => s.iterations = Some(value.extract().map_err(typed)?),
+                "warm_start" => s.warm_start = Some(value.extract().map_err(typed)?),
+                "threads" => s.threads = Some(value.extract().map_err(typed)?),
+                "reduce" => s.reduce = value.extract().map_err(typed)?,
+                "impact_iterations" => s.impact_iterations = Some(value.extract().map_err(typed)?),
+                "impact_join_velocity" => {
+                    s.impact_join_velocity = Some(value.extract().map_err(typed)?)
+                }
+                "dt" => s.dt = Some(value.extract().map_err(typed)?),
+                other => {
+                    return Err(PyTypeError::new_err(format!(
+                        "unexpected keyword argument `{other}` (the run settings are {})",
+                        KEYWORDS.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// The run settings' keywords.
+pub const KEYWORDS: [&str; 8] = [
+    "solver",
+    "iterations",
+    "warm_start",
+    "threads",
+    "reduce",
+    "impact_iterations",
+    "impact_join_velocity",
+    "dt",
+];
+
+/// Warns (Python `UserWarning`) with the scene's reduction caveat.
+pub fn warn_caveat(py: Python<'_>, scene: &str, caveat: Option<String>) -> PyResult<()> {
+    if let Some(c) = caveat {
+        let msg = std::ffi::CString::new(format!("reduce on `{scene}`: {c}")).unwrap_or_default();
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+            &msg,
+            1,
+        )?;
+    }
+    Ok(())
+}
