@@ -2,6 +2,7 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -104,33 +105,54 @@ impl Run {
 /// `impact_iterations`, `impact_join_velocity`, `dt`.
 ///
 /// The GIL is released while stepping; another thread that reads the
-/// state waits for the step to end.
+/// state waits for the current step to end (`run()` takes the simulation
+/// step by step, so a reader sees the state between two steps).
 #[pyclass(module = "ndem", name = "Simulation")]
 pub struct Simulation {
     run: Mutex<Run>,
+    /// Threads waiting for the lock; `run()` lets them in between steps.
+    waiting: AtomicUsize,
 }
 
 impl Simulation {
     fn new(run: Run) -> Self {
         Self {
             run: Mutex::new(run),
+            waiting: AtomicUsize::new(0),
         }
     }
 
     /// The run, waiting (without the GIL) while another thread steps it.
     fn lock(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, Run>> {
-        loop {
+        let mut counted = false;
+        let result = loop {
             match self.run.try_lock() {
-                Ok(guard) => return Ok(guard),
+                Ok(guard) => break Ok(guard),
                 Err(TryLockError::WouldBlock) => {
+                    if !counted {
+                        self.waiting.fetch_add(1, Ordering::SeqCst);
+                        counted = true;
+                    }
                     py.detach(|| std::thread::sleep(Duration::from_micros(50)));
                 }
                 Err(TryLockError::Poisoned(_)) => {
-                    return Err(PyRuntimeError::new_err(
+                    break Err(PyRuntimeError::new_err(
                         "the simulation is unusable: a step panicked in another thread",
                     ));
                 }
             }
+        };
+        if counted {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        }
+        result
+    }
+
+    /// Between two steps of `run()`: lets a thread waiting for the lock
+    /// take it (it polls every 50 µs).
+    fn let_waiters_in(&self, py: Python<'_>) {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            py.detach(|| std::thread::sleep(Duration::from_micros(200)));
         }
     }
 
@@ -241,9 +263,7 @@ impl Simulation {
         time: Option<f64>,
         progress: Option<bool>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let mut guard = self.lock(py)?;
-        let run = &mut *guard;
-        let n = steps_to_take(run, steps, time)?;
+        let n = steps_to_take(&*self.lock(py)?, steps, time)?;
         let show = match progress {
             Some(p) => p,
             None => std::io::stderr().is_terminal(),
@@ -251,11 +271,19 @@ impl Simulation {
         let mut bar = Bar::new(show, n);
         let mut rows = Vec::new();
         for _ in 0..n {
-            let row = py.detach(|| run.step()).map_err(scene_error)?;
+            // the lock is taken step by step: another thread may read the
+            // state between two steps
+            let row = {
+                let mut guard = self.lock(py)?;
+                let run = &mut *guard;
+                let row = py.detach(|| run.step()).map_err(scene_error)?;
+                if run.frame_due() {
+                    run.write_frame()?;
+                }
+                row
+            };
             rows.push(row);
-            if run.frame_due() {
-                run.write_frame()?;
-            }
+            self.let_waiters_in(py);
             bar.tick(rows.len() as u64, &row);
             py.check_signals()?;
         }
