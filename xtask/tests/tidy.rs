@@ -21,6 +21,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("ndem", 5),
     ("ndem-mpi", 6),
     ("ndem-cli", 7),
+    ("ndem-py", 7),
     ("ndem-benches", 8),
     ("xtask", 8),
 ];

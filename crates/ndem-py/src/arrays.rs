@@ -13,6 +13,14 @@ use pyo3::prelude::*;
 
 use crate::errors::invalid;
 
+/// An `(n, 3)` argument: a float array, or anything `numpy.asarray` turns
+/// into one (lists, integer arrays).
+pub type Vectors<'py> = numpy::PyArrayLike2<'py, f64, numpy::AllowTypeChange>;
+/// A 1-D float argument (array-like).
+pub type Floats<'py> = numpy::PyArrayLike1<'py, f64, numpy::AllowTypeChange>;
+/// An integer `(n, 3)` argument (array-like).
+pub type Indices<'py> = numpy::PyArrayLike2<'py, i64, numpy::AllowTypeChange>;
+
 /// `n × 3` float64 array of vectors.
 pub fn vectors<'py>(
     py: Python<'py>,

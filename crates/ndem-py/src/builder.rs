@@ -6,11 +6,11 @@ use ndem::math::{Material, Quat, Vec3, Velocity6};
 use ndem::scenes::file::EmitterSpec;
 use ndem::scenes::{Emitter, Scene};
 use ndem::step::{BodyDesc, BodyId, Joint, MaterialId, Motion, World};
-use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::arrays::{ints, read_floats, read_vectors, vec3};
+use crate::arrays::{Vectors, ints, read_floats, read_vectors, vec3};
 use crate::errors::{invalid, scene_error, step_error, value_error};
 use crate::options::RunSettings;
 use crate::simulation::Simulation;
@@ -112,7 +112,7 @@ fn radii(value: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<f64>> {
     if let Ok(r) = value.extract::<f64>() {
         return Ok(vec![r; n]);
     }
-    let a: PyReadonlyArray1<'_, f64> = value
+    let a: crate::arrays::Floats<'_> = value
         .extract()
         .map_err(|_| invalid("radii", "must be a number or a 1-D float array"))?;
     let v = read_floats("radii", &a)?;
@@ -187,10 +187,10 @@ impl SceneBuilder {
     fn spheres<'py>(
         &mut self,
         py: Python<'py>,
-        positions: PyReadonlyArray2<'py, f64>,
+        positions: Vectors<'py>,
         radii: &Bound<'py, PyAny>,
         material: usize,
-        velocities: Option<PyReadonlyArray2<'py, f64>>,
+        velocities: Option<Vectors<'py>>,
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let m = self.material_id(material)?;
         let p = read_vectors("positions", &positions)?;
@@ -263,8 +263,8 @@ impl SceneBuilder {
         orientation = None))]
     fn mesh(
         &mut self,
-        vertices: PyReadonlyArray2<'_, f64>,
-        indices: PyReadonlyArray2<'_, i64>,
+        vertices: Vectors<'_>,
+        indices: crate::arrays::Indices<'_>,
         position: [f64; 3],
         material: usize,
         fixed: bool,

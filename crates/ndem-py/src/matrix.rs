@@ -9,11 +9,11 @@ use ndem::solve::{
     LocalApgd, LocalGaussSeidel, LocalPortfolio, LocalProblem, LocalSolver, ProximalPoint,
     SemismoothNewton, Stopping,
 };
-use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::arrays::{floats, read_floats};
+use crate::arrays::{Floats, floats, read_floats};
 use crate::errors::{invalid, value_error};
 
 /// The local solvers by the names `solve(solver=…)` takes.
@@ -125,12 +125,12 @@ fn local_solver(
 pub fn solve<'py>(
     py: Python<'py>,
     w: &Bound<'py, PyAny>,
-    q: PyReadonlyArray1<'py, f64>,
-    mu: PyReadonlyArray1<'py, f64>,
+    q: Floats<'py>,
+    mu: Floats<'py>,
     solver: &str,
     max_iterations: Option<usize>,
     tolerance: Option<f64>,
-    r0: Option<PyReadonlyArray1<'py, f64>>,
+    r0: Option<Floats<'py>>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
     let problem = LocalProblem::new(matrix(w)?, read_floats("q", &q)?, read_floats("mu", &mu)?)
         .map_err(value_error)?;

@@ -11,7 +11,7 @@ use ndem::output::FrameLog;
 use ndem::reduce::Reducer;
 use ndem::scenes::{Scene, SceneFile, builders};
 use ndem::step::{Motion, Stepper};
-use numpy::{PyArray1, PyArray2, PyReadonlyArray2};
+use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -380,7 +380,7 @@ impl Simulation {
     }
 
     #[setter]
-    fn set_positions(&self, py: Python<'_>, value: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+    fn set_positions(&self, py: Python<'_>, value: crate::arrays::Vectors<'_>) -> PyResult<()> {
         state::set_positions(&mut self.lock(py)?.scene.world, &value)
     }
 
@@ -395,7 +395,7 @@ impl Simulation {
     }
 
     #[setter]
-    fn set_velocities(&self, py: Python<'_>, value: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+    fn set_velocities(&self, py: Python<'_>, value: crate::arrays::Vectors<'_>) -> PyResult<()> {
         state::set_velocities(&mut self.lock(py)?.scene.world, &value, false)
     }
 
@@ -414,7 +414,7 @@ impl Simulation {
     fn set_angular_velocities(
         &self,
         py: Python<'_>,
-        value: PyReadonlyArray2<'_, f64>,
+        value: crate::arrays::Vectors<'_>,
     ) -> PyResult<()> {
         state::set_velocities(&mut self.lock(py)?.scene.world, &value, true)
     }
