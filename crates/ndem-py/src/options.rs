@@ -4,7 +4,10 @@ use ndem::scenes::{Scene, SolverChoice, WarmStartChoice};
 use ndem::step::ImpactScope;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict};
+use serde::Deserialize;
+
+use ndem::scenes::reduction::ReductionSpec;
 
 use crate::errors::invalid;
 
@@ -22,6 +25,9 @@ pub struct RunSettings {
     pub threads: Option<usize>,
     /// Switch on adaptive model reduction (the scene's preset).
     pub reduce: bool,
+    /// Adaptive model reduction with these settings (a `[reduction]`
+    /// table given as a dict).
+    pub reduction: Option<ndem::reduce::ReductionSettings>,
     /// PGS sweeps of the impact stage.
     pub impact_iterations: Option<usize>,
     /// Impact stage on an active set joined above this velocity \[m/s\].
@@ -95,6 +101,10 @@ impl RunSettings {
             }
             scene.settings.dt = dt;
         }
+        if let Some(r) = &self.reduction {
+            scene.reduction = Some(r.clone());
+            return Ok(scene.reduce_caveat.clone());
+        }
         if self.reduce {
             scene.switch_on_reduction();
             return Ok(scene.reduce_caveat.clone());
@@ -124,7 +134,13 @@ impl RunSettings {
                 "iterations" => s.iterations = Some(value.extract().map_err(typed)?),
                 "warm_start" => s.warm_start = Some(value.extract().map_err(typed)?),
                 "threads" => s.threads = Some(value.extract().map_err(typed)?),
-                "reduce" => s.reduce = value.extract().map_err(typed)?,
+                "reduce" => {
+                    if let Ok(table) = value.cast::<PyDict>() {
+                        s.reduction = Some(reduction_settings(table)?);
+                    } else {
+                        s.reduce = value.extract().map_err(typed)?;
+                    }
+                }
                 "impact_iterations" => s.impact_iterations = Some(value.extract().map_err(typed)?),
                 "impact_join_velocity" => {
                     s.impact_join_velocity = Some(value.extract().map_err(typed)?)
@@ -140,6 +156,50 @@ impl RunSettings {
         }
         Ok(s)
     }
+}
+
+/// `reduce={…}`: the fields of a scene file's `[reduction]` table
+/// (`docs/reduction.md`; every field defaults to Table 2, `inf` switches a
+/// test off), checked: an unknown field or a bad value raises `ValueError`
+/// naming it.
+fn reduction_settings(table: &Bound<'_, PyDict>) -> PyResult<ndem::reduce::ReductionSettings> {
+    let value = toml_value(table.as_any())?;
+    let spec = ReductionSpec::deserialize(value).map_err(|e| invalid("reduce", e))?;
+    spec.to_settings().map_err(crate::errors::scene_error)
+}
+
+/// A Python value of a TOML table (bool, int, float, str, list, dict).
+fn toml_value(v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(toml::Value::Boolean(b.is_true()));
+    }
+    if let Ok(i) = v.extract::<i64>() {
+        return Ok(toml::Value::Integer(i));
+    }
+    if let Ok(x) = v.extract::<f64>() {
+        return Ok(toml::Value::Float(x));
+    }
+    if let Ok(t) = v.extract::<String>() {
+        return Ok(toml::Value::String(t));
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        let mut table = toml::map::Map::new();
+        for (k, x) in d.iter() {
+            table.insert(k.extract::<String>()?, toml_value(&x)?);
+        }
+        return Ok(toml::Value::Table(table));
+    }
+    if let Ok(items) = v.extract::<Vec<Bound<'_, PyAny>>>() {
+        return items
+            .iter()
+            .map(toml_value)
+            .collect::<PyResult<_>>()
+            .map(toml::Value::Array);
+    }
+    Err(PyTypeError::new_err(format!(
+        "`reduce`: {} is not a bool, number, string, list or dict",
+        v.get_type().name()?
+    )))
 }
 
 /// The run settings' keywords.

@@ -452,8 +452,8 @@ impl Simulation {
         Ok(numpy::IntoPyArray::into_pyarray(v, py))
     }
 
-    /// `(n,)` int64: the rigid aggregate holding each body (model
-    /// reduction), -1 for a free body.
+    /// `(n,)` int64: the rigid aggregate (model reduction) holding each
+    /// member, and an aggregate's own body; -1 for every other body.
     #[getter]
     fn aggregate_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let mut guard = self.lock(py)?;

@@ -81,3 +81,17 @@ def test_a_scene_written_as_toml_reads_back_to_the_same_trajectory():
     sim.run(steps=30, progress=False)
     again.run(steps=30, progress=False)
     assert np.array_equal(sim.positions, again.positions)
+
+
+def test_reduction_settings_given_as_a_dict_merge_the_resting_packing():
+    # a [reduction] table as a dict: Table 2 with merging from t = 0.2 s
+    sim = ndem.Simulation.builtin("packing", 200, reduce={"start_time": 0.2})
+    assert sim.settings["reduce"]
+    stats = sim.run(progress=False)
+    assert np.all(stats["aggregates"][sim.stats["time"] < 0.2] == 0)
+    assert stats["reduction_level"][-1] > 0.5
+    ids = sim.aggregate_ids
+    members = (ids >= 0) & ~np.isnan(sim.radii)
+    assert members.sum() > 100
+    # the members' aggregates are the live ones, each holding spheres
+    assert len(set(ids[members])) == stats["aggregates"][-1]

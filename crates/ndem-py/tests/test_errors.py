@@ -55,6 +55,9 @@ def test_state_setters_take_good_arrays(sim):
         ({"impact_join_velocity": -1.0}, "impact_join_velocity"),
         ({"dt": 0.0}, "dt"),
         ({"dt": math.nan}, "dt"),
+        ({"reduce": {"merge": {"tangentail": 1e-3}}}, "tangentail"),
+        ({"reduce": {"merge": {"tangential": -1.0}}}, "reduction.merge.tangential"),
+        ({"reduce": {"min_aggregate_size": "two"}}, "min_aggregate_size"),
     ],
 )
 def test_run_settings_refuse_bad_values(kwargs, named):
