@@ -23,6 +23,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         scene.step(&mut stepper)?;
     }
     let per_step = start.elapsed().as_secs_f64() / steps as f64;
-    println!("{{\"particles\": {particles}, \"steps\": {steps}, \"seconds_per_step\": {per_step}}}");
+    println!(
+        "{{\"particles\": {particles}, \"steps\": {steps}, \"seconds_per_step\": {per_step}}}"
+    );
     Ok(())
 }
