@@ -16,6 +16,7 @@ import json
 import pathlib
 
 import numpy as np
+from _figure import figure
 
 import ndem
 
@@ -74,20 +75,11 @@ def main() -> None:
     (out / "friction_sweep.json").write_text(
         json.dumps({"particles": particles, "friction": frictions, "angle_deg": angles}, indent=2)
     )
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.plot(frictions, angles, "o-")
-    ax.set_xlabel("friction coefficient $\\mu$")
-    ax.set_ylabel("angle of repose [deg]")
-    ax.set_title(f"pile of {particles} spheres, d = {2 * RADIUS * 1000:.0f} mm")
-    ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out / "friction_sweep.png", dpi=120)
-    print(f"written {out / 'friction_sweep.png'}")
+    with figure(out / "friction_sweep.png") as (ax,):
+        ax.plot(frictions, angles, "o-")
+        ax.set_xlabel("friction coefficient $\\mu$")
+        ax.set_ylabel("angle of repose [deg]")
+        ax.set_title(f"pile of {particles} spheres, d = {2 * RADIUS * 1000:.0f} mm")
 
 
 if __name__ == "__main__":

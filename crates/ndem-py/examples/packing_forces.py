@@ -14,6 +14,7 @@ import json
 import pathlib
 
 import numpy as np
+from _figure import figure
 
 import ndem
 
@@ -44,21 +45,12 @@ def main() -> None:
     (out / "packing_forces.json").write_text(
         json.dumps({"particles": particles, "density": counts.tolist(), "edges": edges.tolist()})
     )
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.5))
     centres = 0.5 * (edges[1:] + edges[:-1])
-    ax.semilogy(centres[counts > 0], counts[counts > 0], "o")
-    ax.set_xlabel(r"$f / \langle f \rangle$")
-    ax.set_ylabel("probability density")
-    ax.set_title(f"normal forces of a {particles}-sphere packing")
-    ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out / "packing_forces.png", dpi=120)
-    print(f"written {out / 'packing_forces.png'}")
+    with figure(out / "packing_forces.png") as (ax,):
+        ax.semilogy(centres[counts > 0], counts[counts > 0], "o")
+        ax.set_xlabel(r"$f / \langle f \rangle$")
+        ax.set_ylabel("probability density")
+        ax.set_title(f"normal forces of a {particles}-sphere packing")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import json
 import pathlib
 
 import numpy as np
+from _figure import figure
 
 import ndem
 
@@ -88,22 +89,12 @@ def main() -> None:
     (out / "paddle_controller.json").write_text(
         json.dumps({"time": times, "angle_rad": angles, "drive_torque": torques})
     )
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (a1, a2) = plt.subplots(2, 1, sharex=True, figsize=(6, 4))
-    a1.plot(times, np.degrees(angles))
-    a1.set_ylabel("paddle angle [deg]")
-    a2.plot(times, torques)
-    a2.set_ylabel("drive torque [N m]")
-    a2.set_xlabel("time [s]")
-    for a in (a1, a2):
-        a.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out / "paddle_controller.png", dpi=120)
-    print(f"written {out / 'paddle_controller.png'}")
+    with figure(out / "paddle_controller.png", rows=2, size=(6, 4)) as (a1, a2):
+        a1.plot(times, np.degrees(angles))
+        a1.set_ylabel("paddle angle [deg]")
+        a2.plot(times, torques)
+        a2.set_ylabel("drive torque [N m]")
+        a2.set_xlabel("time [s]")
 
 
 if __name__ == "__main__":

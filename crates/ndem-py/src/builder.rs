@@ -69,6 +69,26 @@ impl SceneBuilder {
         Ok(id.index())
     }
 
+    /// A joint of bodies `a` and `b` about `axis` through `anchor`, made
+    /// by `make` after the arguments are checked.
+    fn axis_joint(
+        &mut self,
+        (a, b): (usize, usize),
+        anchor: [f64; 3],
+        axis: [f64; 3],
+        make: impl FnOnce(&World, BodyId, BodyId, Vec3, Vec3) -> Result<Joint, ndem::step::StepError>,
+    ) -> PyResult<usize> {
+        let (a, b) = self.body_pair(a, b)?;
+        let j = make(
+            &self.world,
+            a,
+            b,
+            vec3("anchor", anchor)?,
+            vec3("axis", axis)?,
+        );
+        self.add_joint(j)
+    }
+
     /// A body of `shape` at `position`, fixed or dynamic, optionally turned.
     fn solid(
         &mut self,
@@ -312,17 +332,10 @@ impl SceneBuilder {
         position: Option<f64>,
         max_force: f64,
     ) -> PyResult<usize> {
-        let (a, b) = self.body_pair(a, b)?;
         let drive = state::drive(speed, position, max_force)?;
-        let j = Joint::hinge(
-            &self.world,
-            a,
-            b,
-            vec3("anchor", anchor)?,
-            vec3("axis", axis)?,
-            drive,
-        );
-        self.add_joint(j)
+        self.axis_joint((a, b), anchor, axis, |w, a, b, anchor, axis| {
+            Joint::hinge(w, a, b, anchor, axis, drive)
+        })
     }
 
     /// Joins `a` and `b` by a prismatic joint along `axis`, optionally
@@ -337,20 +350,13 @@ impl SceneBuilder {
         speed: Option<f64>,
         max_force: f64,
     ) -> PyResult<usize> {
-        let (a, b) = self.body_pair(a, b)?;
         let motor = speed.map(|target_speed| ndem::step::Motor {
             target_speed,
             max_force,
         });
-        let j = Joint::prismatic(
-            &self.world,
-            a,
-            b,
-            vec3("anchor", anchor)?,
-            vec3("axis", axis)?,
-            motor,
-        );
-        self.add_joint(j)
+        self.axis_joint((a, b), anchor, axis, |w, a, b, anchor, axis| {
+            Joint::prismatic(w, a, b, anchor, axis, motor)
+        })
     }
 
     /// Locks `a` and `b` in their current relative pose.

@@ -55,3 +55,14 @@ pub fn io_error(path: &std::path::Path, e: impl std::fmt::Display) -> PyErr {
 pub fn invalid(field: &str, reason: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(format!("invalid `{field}`: {reason}"))
 }
+
+/// Shows `message` to the user as a Python `UserWarning`.
+pub fn warn(py: Python<'_>, message: &str) -> PyResult<()> {
+    let text = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
+    PyErr::warn(
+        py,
+        &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+        &text,
+        1,
+    )
+}

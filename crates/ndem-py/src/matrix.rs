@@ -150,19 +150,15 @@ pub fn solve<'py>(
     info.set_item("merit", report.merit)?;
     info.set_item("initial_merit", report.initial_merit)?;
     if !report.converged() {
-        let msg = format!(
-            "{}: {} after {} iterations (merit {:.3e}); the reactions are not a solution to the tolerance",
-            report.solver,
-            report.status.name(),
-            report.sweeps,
-            report.merit
-        );
-        let msg = std::ffi::CString::new(msg).unwrap_or_default();
-        PyErr::warn(
+        crate::errors::warn(
             py,
-            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
-            &msg,
-            1,
+            &format!(
+                "{}: {} after {} iterations (merit {:.3e}); the reactions are not a solution to the tolerance",
+                report.solver,
+                report.status.name(),
+                report.sweeps,
+                report.merit
+            ),
         )?;
     }
     Ok((floats(py, r), info))

@@ -217,13 +217,7 @@ pub const KEYWORDS: [&str; 8] = [
 /// Warns (Python `UserWarning`) with the scene's reduction caveat.
 pub fn warn_caveat(py: Python<'_>, scene: &str, caveat: Option<String>) -> PyResult<()> {
     if let Some(c) = caveat {
-        let msg = std::ffi::CString::new(format!("reduce on `{scene}`: {c}")).unwrap_or_default();
-        PyErr::warn(
-            py,
-            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
-            &msg,
-            1,
-        )?;
+        crate::errors::warn(py, &format!("reduce on `{scene}`: {c}"))?;
     }
     Ok(())
 }

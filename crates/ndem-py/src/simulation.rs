@@ -290,17 +290,13 @@ impl Simulation {
         bar.finish();
         let unresolved = rows.iter().filter(|(s, _)| s.unresolved).count();
         if unresolved > 0 {
-            let msg = format!(
-                "{unresolved} of {} steps unresolved: the mean normal residual is above the \
-                 resolved-step tolerance (the `unresolved` column); raise `iterations`",
-                rows.len()
-            );
-            let msg = std::ffi::CString::new(msg).unwrap_or_default();
-            PyErr::warn(
+            crate::errors::warn(
                 py,
-                &py.get_type::<pyo3::exceptions::PyUserWarning>(),
-                &msg,
-                1,
+                &format!(
+                    "{unresolved} of {} steps unresolved: the mean normal residual is above the \
+                     resolved-step tolerance (the `unresolved` column); raise `iterations`",
+                    rows.len()
+                ),
             )?;
         }
         stats::columns(py, &rows)

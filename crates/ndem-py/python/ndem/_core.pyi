@@ -5,6 +5,8 @@ from __future__ import annotations
 from os import PathLike
 from typing import Literal, Optional, Sequence, TypedDict, Union
 
+from typing_extensions import Unpack
+
 import numpy as np
 import numpy.typing as npt
 
@@ -17,6 +19,18 @@ Path = Union[str, PathLike[str]]
 Vec3 = Sequence[float]
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+
+class RunSettings(TypedDict, total=False):
+    """The run settings, keyword arguments of every constructor."""
+
+    solver: Optional[SolverName]
+    iterations: Optional[int]
+    warm_start: Optional[WarmStartName]
+    threads: Optional[int]
+    reduce: Union[bool, dict[str, object]]
+    impact_iterations: Optional[int]
+    impact_join_velocity: Optional[float]
+    dt: Optional[float]
 
 class SimulationError(RuntimeError):
     """A step failed (blow-up, overlap beyond the contact's radius, energy
@@ -51,45 +65,11 @@ class Simulation:
     impact_iterations, impact_join_velocity, dt."""
 
     @staticmethod
-    def builtin(
-        name: str,
-        particles: Optional[int] = None,
-        *,
-        solver: Optional[SolverName] = None,
-        iterations: Optional[int] = None,
-        warm_start: Optional[WarmStartName] = None,
-        threads: Optional[int] = None,
-        reduce: Union[bool, dict[str, object]] = False,
-        impact_iterations: Optional[int] = None,
-        impact_join_velocity: Optional[float] = None,
-        dt: Optional[float] = None,
-    ) -> Simulation: ...
+    def builtin(name: str, particles: Optional[int] = None, **settings: Unpack[RunSettings]) -> Simulation: ...
     @staticmethod
-    def from_file(
-        path: Path,
-        *,
-        solver: Optional[SolverName] = None,
-        iterations: Optional[int] = None,
-        warm_start: Optional[WarmStartName] = None,
-        threads: Optional[int] = None,
-        reduce: Union[bool, dict[str, object]] = False,
-        impact_iterations: Optional[int] = None,
-        impact_join_velocity: Optional[float] = None,
-        dt: Optional[float] = None,
-    ) -> Simulation: ...
+    def from_file(path: Path, **settings: Unpack[RunSettings]) -> Simulation: ...
     @staticmethod
-    def from_toml(
-        text: str,
-        *,
-        solver: Optional[SolverName] = None,
-        iterations: Optional[int] = None,
-        warm_start: Optional[WarmStartName] = None,
-        threads: Optional[int] = None,
-        reduce: Union[bool, dict[str, object]] = False,
-        impact_iterations: Optional[int] = None,
-        impact_join_velocity: Optional[float] = None,
-        dt: Optional[float] = None,
-    ) -> Simulation: ...
+    def from_toml(text: str, **settings: Unpack[RunSettings]) -> Simulation: ...
     @staticmethod
     def resume(path: Path) -> Simulation: ...
     def to_toml(self) -> str: ...
@@ -225,18 +205,7 @@ class SceneBuilder:
         velocity: Vec3 = (0.0, 0.0, 0.0),
         seed: int = 0,
     ) -> int: ...
-    def build(
-        self,
-        *,
-        solver: Optional[SolverName] = None,
-        iterations: Optional[int] = None,
-        warm_start: Optional[WarmStartName] = None,
-        threads: Optional[int] = None,
-        reduce: Union[bool, dict[str, object]] = False,
-        impact_iterations: Optional[int] = None,
-        impact_join_velocity: Optional[float] = None,
-        dt: Optional[float] = None,
-    ) -> Simulation: ...
+    def build(self, **settings: Unpack[RunSettings]) -> Simulation: ...
     def __len__(self) -> int: ...
 
 def solve(
