@@ -6,7 +6,7 @@
 //! (everything written, `summary.json` says `"interrupted": true`).
 
 use clap::{Parser, Subcommand};
-use ndem::checkpoint::Checkpoint;
+use ndem::checkpoint::{Checkpoint, CheckpointFormat};
 use ndem::scenes::compatible::{ForceMethod, network_forces};
 use ndem::scenes::{Scene, SceneFile, SolverChoice, WarmStartChoice, builders};
 use ndem_cli::run::{FolderPolicy, ProgressStyle, RunOptions, run_scene};
@@ -120,6 +120,16 @@ struct RunArgs {
     /// Write a checkpoint every N steps (0: none).
     #[arg(long, default_value_t = 0)]
     checkpoint_every: u64,
+    /// Checkpoint format: json (`checkpoint_N.json`) or binary
+    /// (`checkpoint_N.ckpt`, for large scenes); `ndem resume` reads both.
+    #[arg(long, default_value = "json", value_parser = checkpoint_format)]
+    checkpoint_format: CheckpointFormat,
+}
+
+/// `--checkpoint-format`: a [`CheckpointFormat`] by its name.
+fn checkpoint_format(name: &str) -> Result<CheckpointFormat, String> {
+    CheckpointFormat::from_name(name)
+        .ok_or_else(|| format!("unknown checkpoint format `{name}` (one of json, binary)"))
 }
 
 /// `--solver`: a [`SolverChoice`] by its name.
@@ -149,10 +159,9 @@ fn force_method(name: &str) -> Result<ForceMethod, String> {
 
 /// `ndem forces`: the contact forces of a packing at rest.
 fn forces(input: &str, method: ForceMethod, out: Option<PathBuf>) -> Result<(), Failure> {
-    let scene = if input.ends_with(".json") {
-        let text = std::fs::read_to_string(input)
+    let scene = if input.ends_with(".json") || input.ends_with(".ckpt") {
+        let cp = Checkpoint::read_file(Path::new(input))
             .map_err(|e| format!("cannot read checkpoint {input}: {e}"))?;
-        let cp = Checkpoint::from_json(&text).map_err(|e| format!("{input}: {e}"))?;
         cp.restore().map_err(|e| format!("{input}: {e}"))?.0
     } else {
         load(input)?
@@ -417,10 +426,8 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             append,
             mpi,
         } => {
-            let text = std::fs::read_to_string(&checkpoint)
+            let cp = Checkpoint::read_file(&checkpoint)
                 .map_err(|e| format!("cannot read checkpoint {}: {e}", checkpoint.display()))?;
-            let cp = Checkpoint::from_json(&text)
-                .map_err(|e| format!("{}: {e}", checkpoint.display()))?;
             let (mut s, mut stepper) = cp
                 .restore()
                 .map_err(|e| format!("{}: {e}", checkpoint.display()))?;
@@ -536,6 +543,7 @@ fn go(
             frame_every: run.frame_every.unwrap_or(s.output.frame_every as u64),
             stats_every,
             checkpoint_every: run.checkpoint_every,
+            checkpoint_format: run.checkpoint_format,
             progress: if std::io::stderr().is_terminal() {
                 ProgressStyle::Bar
             } else {

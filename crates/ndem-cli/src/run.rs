@@ -9,7 +9,7 @@
 
 use crate::progress::Progress;
 pub use crate::progress::ProgressStyle;
-use ndem::checkpoint::Checkpoint;
+use ndem::checkpoint::{Checkpoint, CheckpointFormat};
 use ndem::output::{self, FrameLog};
 use ndem::scenes::{Scene, SceneError};
 use ndem::step::{StepError, Stepper};
@@ -82,6 +82,8 @@ pub struct RunOptions {
     pub stats_every: u64,
     /// Checkpoint at every step count divisible by this (0: none).
     pub checkpoint_every: u64,
+    /// The checkpoints' format.
+    pub checkpoint_format: CheckpointFormat,
     /// Progress display.
     pub progress: ProgressStyle,
     /// An output folder that already holds a run.
@@ -99,6 +101,7 @@ impl Default for RunOptions {
             frame_every: 0,
             stats_every: 1,
             checkpoint_every: 0,
+            checkpoint_format: CheckpointFormat::Json,
             progress: ProgressStyle::Quiet,
             folder: FolderPolicy::New,
             stop: None,
@@ -311,10 +314,20 @@ impl RunFiles {
         self.flush()
     }
 
-    fn checkpoint(&mut self, scene: &Scene, stepper: &mut Stepper) -> Result<String, RunError> {
-        let name = format!("checkpoint_{:08}.json", stepper.step_count());
-        let json = Checkpoint::capture(scene, stepper).to_json();
-        output::write_atomic(&self.dir.join(&name), json.as_bytes()).map_err(self.io())?;
+    fn checkpoint(
+        &mut self,
+        scene: &Scene,
+        stepper: &mut Stepper,
+        format: CheckpointFormat,
+    ) -> Result<String, RunError> {
+        let name = format!(
+            "checkpoint_{:08}.{}",
+            stepper.step_count(),
+            format.extension()
+        );
+        Checkpoint::capture(scene, stepper)
+            .write_file(&self.dir.join(&name), format)
+            .map_err(self.io())?;
         self.flush()?;
         Ok(name)
     }
@@ -401,7 +414,9 @@ pub fn run_scene(
                 f.frame(scene, stepper)?;
             }
             if options.checkpoint_every > 0 && step.is_multiple_of(options.checkpoint_every) {
-                totals.checkpoints.push(f.checkpoint(scene, stepper)?);
+                totals
+                    .checkpoints
+                    .push(f.checkpoint(scene, stepper, options.checkpoint_format)?);
             }
         }
         progress.step(&s);

@@ -234,56 +234,63 @@ fn restart_continues_bit_identically() {
 }
 
 #[test]
-fn checkpoint_files_resume_from_the_command_line() {
-    let dir = tmp("resume");
-    let out = dir.join("first");
-    let o = ndem(&[
-        "run",
-        "column",
-        "--steps",
-        "20",
-        "--checkpoint-every",
-        "10",
-        "--frame-every",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let cp = out.join("checkpoint_00000010.json");
-    assert!(cp.exists());
-    let o = ndem(&[
-        "resume",
-        cp.to_str().unwrap(),
-        "--steps",
-        "10",
-        "--frame-every",
-        "0",
-        "--out",
-        dir.join("second").to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let a: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    let b: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("second/summary.json")).unwrap())
-            .unwrap();
-    assert_eq!(a["time"], b["time"]);
-    // same final state: compare the last stats line but for timings
-    let last = |p: &Path| {
-        let s = std::fs::read_to_string(p).unwrap();
-        s.lines()
-            .last()
-            .unwrap()
-            .split(',')
-            .take(16)
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    assert_eq!(
-        last(&out.join("stats.csv")),
-        last(&dir.join("second/stats.csv"))
-    );
+fn checkpoint_files_of_either_format_resume_from_the_command_line() {
+    for (format, extension) in [("json", "json"), ("binary", "ckpt")] {
+        let dir = tmp(&format!("resume-{format}"));
+        let out = dir.join("first");
+        let o = ndem(&[
+            "run",
+            "column",
+            "--steps",
+            "20",
+            "--checkpoint-every",
+            "10",
+            "--checkpoint-format",
+            format,
+            "--frame-every",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let cp = out.join(format!("checkpoint_00000010.{extension}"));
+        assert!(cp.exists(), "{format}: no {}", cp.display());
+        let o = ndem(&[
+            "resume",
+            cp.to_str().unwrap(),
+            "--steps",
+            "10",
+            "--frame-every",
+            "0",
+            "--out",
+            dir.join("second").to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let a: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        let b: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("second/summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(a["time"], b["time"]);
+        // same final state: compare the last stats line but for timings
+        let last = |p: &Path| {
+            let s = std::fs::read_to_string(p).unwrap();
+            s.lines()
+                .last()
+                .unwrap()
+                .split(',')
+                .take(16)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        assert_eq!(
+            last(&out.join("stats.csv")),
+            last(&dir.join("second/stats.csv")),
+            "{format}"
+        );
+    }
 }
 
 #[test]

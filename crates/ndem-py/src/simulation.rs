@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
-use ndem::checkpoint::Checkpoint;
+use ndem::checkpoint::{Checkpoint, CheckpointFormat};
 use ndem::output::FrameLog;
 use ndem::reduce::Reducer;
 use ndem::scenes::{Scene, SceneFile, builders};
@@ -220,12 +220,15 @@ impl Simulation {
         Self::from_scene(py, scene, &settings)
     }
 
-    /// Continues from a checkpoint written by `checkpoint()` or by
-    /// `ndem run --checkpoint-every`: the same trajectory, bit for bit.
+    /// Continues from a checkpoint (JSON or binary) written by
+    /// `checkpoint()` or by `ndem run --checkpoint-every`: the same
+    /// trajectory, bit for bit.
     #[staticmethod]
     fn resume(path: PathBuf) -> PyResult<Self> {
-        let text = read_text(&path)?;
-        let cp = Checkpoint::from_json(&text).map_err(|e| invalid("checkpoint", e))?;
+        if !path.is_file() {
+            return Err(io_error(&path, "no such checkpoint file"));
+        }
+        let cp = Checkpoint::read_file(&path).map_err(|e| invalid("checkpoint", e))?;
         let (scene, stepper) = cp.restore().map_err(scene_error)?;
         Ok(Self::new(Run::with_stepper(scene, stepper)))
     }
@@ -328,12 +331,19 @@ impl Simulation {
         Ok(())
     }
 
-    /// Writes a checkpoint (JSON; floats round-trip exactly).
+    /// Writes a checkpoint: binary when `path` ends in `.ckpt` (for large
+    /// scenes), JSON otherwise; both resume bit for bit.
     fn checkpoint(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         let mut guard = self.lock(py)?;
         let run = &mut *guard;
-        let json = Checkpoint::capture(&run.scene, &mut run.stepper).to_json();
-        ndem::output::write_atomic(&path, json.as_bytes()).map_err(|e| io_error(&path, e))
+        let format = if path.extension().is_some_and(|e| e == "ckpt") {
+            CheckpointFormat::Binary
+        } else {
+            CheckpointFormat::Json
+        };
+        Checkpoint::capture(&run.scene, &mut run.stepper)
+            .write_file(&path, format)
+            .map_err(|e| io_error(&path, e))
     }
 
     /// From now on writes a ParaView frame every `every` steps under

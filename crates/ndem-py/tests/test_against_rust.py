@@ -44,14 +44,15 @@ def test_state_after_n_steps_equals_the_commands(tmp_path, ndem_cli, name, parti
     assert list(stats["status"]) == [r["status"] for r in rows]
 
 
-def test_a_resumed_simulation_continues_the_same_trajectory(tmp_path):
+@pytest.mark.parametrize("name", ["cp.json", "cp.ckpt"])
+def test_a_resumed_simulation_continues_the_same_trajectory(tmp_path, name):
     whole = ndem.Simulation.builtin("packing", 200)
     whole.run(steps=30, progress=False)
 
     first = ndem.Simulation.builtin("packing", 200)
     first.run(steps=12, progress=False)
-    first.checkpoint(str(tmp_path / "cp.json"))
-    second = ndem.Simulation.resume(str(tmp_path / "cp.json"))
+    first.checkpoint(str(tmp_path / name))
+    second = ndem.Simulation.resume(str(tmp_path / name))
     second.run(steps=18, progress=False)
     assert np.array_equal(second.positions, whole.positions)
     assert np.array_equal(second.velocities, whole.velocities)

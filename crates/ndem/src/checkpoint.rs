@@ -7,9 +7,45 @@ use ndem_scenes::{Scene, SceneFile};
 use ndem_solve::{ImpulseHistory, StoredImpulse};
 use ndem_step::Stepper;
 use serde::{Deserialize, Serialize};
+use std::io::BufRead;
+use std::path::Path;
 
 /// One stored contact impulse: `(a, b, feature, normal, friction, rolling)`.
 pub type StoredContact = (u32, u32, u32, f64, [f64; 3], [f64; 3]);
+
+pub mod binary;
+
+pub use binary::MAGIC;
+
+/// How a checkpoint file is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CheckpointFormat {
+    /// JSON text (`.json`): readable, for small scenes and tests.
+    #[default]
+    Json,
+    /// Fixed-size binary records (`.ckpt`, layout in [`binary`]): for
+    /// large scenes.
+    Binary,
+}
+
+impl CheckpointFormat {
+    /// The file extension: `json` or `ckpt`.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Json => "json",
+            Self::Binary => "ckpt",
+        }
+    }
+
+    /// The format by its name (`json`, `binary`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "json" => Some(Self::Json),
+            "binary" => Some(Self::Binary),
+            _ => None,
+        }
+    }
+}
 
 /// The checkpoint format this version writes; [`Checkpoint::restore`]
 /// reads versions 1 (no aggregates) to this one.
@@ -226,6 +262,33 @@ impl Checkpoint {
         }
         stepper.set_clock(self.time, self.step);
         Ok((scene, stepper))
+    }
+
+    /// Writes the checkpoint to `path` in `format`, atomically (a
+    /// temporary file and a rename) and streamed.
+    pub fn write_file(&mut self, path: &Path, format: CheckpointFormat) -> std::io::Result<()> {
+        crate::output::write_atomic_stream(path, |out| match format {
+            CheckpointFormat::Json => {
+                serde_json::to_writer(out, self).map_err(std::io::Error::from)
+            }
+            CheckpointFormat::Binary => self.write_binary(out),
+        })
+    }
+
+    /// Reads a checkpoint file of either format (binary when it starts
+    /// with [`MAGIC`]); the error names the file's problem.
+    pub fn read_file(path: &Path) -> Result<Self, String> {
+        let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        let mut input = std::io::BufReader::with_capacity(1 << 20, file);
+        let starts_binary = input
+            .fill_buf()
+            .map_err(|e| e.to_string())?
+            .starts_with(MAGIC);
+        if starts_binary {
+            Self::read_binary(&mut input).map_err(|e| e.to_string())
+        } else {
+            serde_json::from_reader(input).map_err(|e| e.to_string())
+        }
     }
 
     /// JSON text.

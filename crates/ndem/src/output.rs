@@ -48,6 +48,25 @@ pub fn write_atomic_with(
     std::fs::rename(&tmp, path)
 }
 
+/// Writes the bytes that `fill` streams to `path` through a buffered
+/// temporary file and a rename.
+pub fn write_atomic_stream(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.partial",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        fill(&mut out)?;
+        let f = out.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
 /// `fmt::Write` into an `io::Write`, keeping the first I/O error.
 struct IoSink<W: Write> {
     out: W,
@@ -92,7 +111,8 @@ pub fn run_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         if name == "stats.csv"
             || name == "summary.json"
             || name.ends_with(".pvd")
-            || (name.starts_with("checkpoint_") && name.ends_with(".json"))
+            || (name.starts_with("checkpoint_")
+                && (name.ends_with(".json") || name.ends_with(".ckpt")))
         {
             found.push(f);
         }
