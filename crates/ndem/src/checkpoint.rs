@@ -275,6 +275,29 @@ impl Checkpoint {
         })
     }
 
+    /// Writes the binary format (`binary` module docs) to `out`, buffered
+    /// by the caller. The bodies, contacts and rows are taken out for the
+    /// header and put back.
+    pub fn write_binary(&mut self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let bodies = std::mem::take(&mut self.scene.bodies);
+        let contacts = std::mem::take(&mut self.contacts);
+        let rows = std::mem::take(&mut self.rows);
+        let result = binary::write(out, &*self, &bodies, &contacts, &rows);
+        self.scene.bodies = bodies;
+        self.contacts = contacts;
+        self.rows = rows;
+        result
+    }
+
+    /// Reads the binary format; errors name the block and record.
+    pub fn read_binary(input: &mut impl std::io::Read) -> std::io::Result<Self> {
+        let (mut cp, bodies, contacts, rows): binary::Parts<Self> = binary::read(input)?;
+        cp.scene.bodies = bodies;
+        cp.contacts = contacts;
+        cp.rows = rows;
+        Ok(cp)
+    }
+
     /// Reads a checkpoint file of either format (binary when it starts
     /// with [`MAGIC`]); the error names the file's problem.
     pub fn read_file(path: &Path) -> Result<Self, String> {

@@ -1,4 +1,4 @@
-//! The binary checkpoint format, for large scenes: the same [`Checkpoint`]
+//! The binary checkpoint format, for large scenes: the same [`Checkpoint`](super::Checkpoint)
 //! as the JSON one, with the bodies and the stored impulses as fixed-size
 //! little-endian records, streamed through a buffer (no text of the whole
 //! file is held in memory).
@@ -23,9 +23,13 @@
 use std::io::{Read, Write};
 
 use ndem_scenes::file::{BodySpec, ShapeSpec};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::{Checkpoint, StoredContact};
+/// A stored contact impulse: `(a, b, feature, normal, friction, rolling)`.
+type Contact = (u32, u32, u32, f64, [f64; 3], [f64; 3]);
+/// A keyed generic row: `(a, b, feature, λ)`.
+type Row = (u32, u32, u32, f64);
 
 /// The first bytes of a binary checkpoint.
 pub const MAGIC: &[u8; 8] = b"NDEMCKPT";
@@ -41,10 +45,14 @@ const MOTIONS: [&str; 3] = ["dynamic", "kinematic", "static"];
 
 /// The checkpoint without its bulk, and the shapes the body records name.
 #[derive(Serialize, Deserialize)]
-struct Header {
-    checkpoint: Checkpoint,
+struct Header<H> {
+    checkpoint: H,
     shapes: Vec<ShapeSpec>,
 }
+
+/// What a binary file holds: the header's checkpoint (without its bulk),
+/// the bodies, the stored contact impulses and the keyed rows.
+pub(crate) type Parts<H> = (H, Vec<BodySpec>, Vec<Contact>, Vec<Row>);
 
 /// Why a binary checkpoint could not be read or written.
 fn invalid(what: impl std::fmt::Display) -> std::io::Error {
@@ -212,107 +220,89 @@ fn read_u64(input: &mut impl Read) -> std::io::Result<u64> {
     Ok(u64::from_le_bytes(b))
 }
 
-impl Checkpoint {
-    /// Writes the binary format (module docs) to `out`, buffered by the
-    /// caller. The bodies, contacts and rows are taken out for the header
-    /// and put back.
-    pub fn write_binary(&mut self, out: &mut impl Write) -> std::io::Result<()> {
-        let bodies = std::mem::take(&mut self.scene.bodies);
-        let contacts = std::mem::take(&mut self.contacts);
-        let rows = std::mem::take(&mut self.rows);
-        let result = self.write_parts(out, &bodies, &contacts, &rows);
-        self.scene.bodies = bodies;
-        self.contacts = contacts;
-        self.rows = rows;
-        result
-    }
+/// Writes `header` (a checkpoint without its bodies, contacts and rows)
+/// and the three blocks in the binary layout (module docs).
+pub(crate) fn write<H: Serialize>(
+    out: &mut impl Write,
+    header: &H,
+    bodies: &[BodySpec],
+    contacts: &[Contact],
+    rows: &[Row],
+) -> std::io::Result<()> {
+    let shapes = bodies
+        .iter()
+        .filter(|b| !matches!(b.shape, ShapeSpec::Sphere { .. }))
+        .map(|b| b.shape.clone())
+        .collect();
+    let header = Header {
+        checkpoint: header,
+        shapes,
+    };
+    let text = serde_json::to_vec(&header).map_err(invalid)?;
+    out.write_all(MAGIC)?;
+    out.write_all(&FORMAT.to_le_bytes())?;
+    out.write_all(&(text.len() as u64).to_le_bytes())?;
+    out.write_all(&text)?;
+    let mut next_shape = 0;
+    write_block(out, bodies, BODY_BYTES, |buf, b| {
+        put_body(buf, b, &mut next_shape)
+    })?;
+    write_block(out, contacts, CONTACT_BYTES, |buf, c| {
+        for x in [c.0, c.1, c.2] {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+        put_f64s(buf, &[c.3]);
+        put_f64s(buf, &c.4);
+        put_f64s(buf, &c.5);
+        Ok(())
+    })?;
+    write_block(out, rows, ROW_BYTES, |buf, r| {
+        for x in [r.0, r.1, r.2] {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+        put_f64s(buf, &[r.3]);
+        Ok(())
+    })
+}
 
-    fn write_parts(
-        &self,
-        out: &mut impl Write,
-        bodies: &[BodySpec],
-        contacts: &[StoredContact],
-        rows: &[(u32, u32, u32, f64)],
-    ) -> std::io::Result<()> {
-        let shapes = bodies
-            .iter()
-            .filter(|b| !matches!(b.shape, ShapeSpec::Sphere { .. }))
-            .map(|b| b.shape.clone())
-            .collect();
-        // the bulk is out of `self`: the copy is the header's small part
-        let header = Header {
-            checkpoint: self.clone(),
-            shapes,
-        };
-        let text = serde_json::to_vec(&header).map_err(invalid)?;
-        out.write_all(MAGIC)?;
-        out.write_all(&FORMAT.to_le_bytes())?;
-        out.write_all(&(text.len() as u64).to_le_bytes())?;
-        out.write_all(&text)?;
-        let mut next_shape = 0;
-        write_block(out, bodies, BODY_BYTES, |buf, b| {
-            put_body(buf, b, &mut next_shape)
-        })?;
-        write_block(out, contacts, CONTACT_BYTES, |buf, c| {
-            for x in [c.0, c.1, c.2] {
-                buf.extend_from_slice(&x.to_le_bytes());
-            }
-            put_f64s(buf, &[c.3]);
-            put_f64s(buf, &c.4);
-            put_f64s(buf, &c.5);
-            Ok(())
-        })?;
-        write_block(out, rows, ROW_BYTES, |buf, r| {
-            for x in [r.0, r.1, r.2] {
-                buf.extend_from_slice(&x.to_le_bytes());
-            }
-            put_f64s(buf, &[r.3]);
-            Ok(())
-        })
+/// Reads the binary layout; errors name the block and record.
+pub(crate) fn read<H: DeserializeOwned>(input: &mut impl Read) -> std::io::Result<Parts<H>> {
+    let mut magic = [0u8; 8];
+    input.read_exact(&mut magic)?;
+    if &magic != MAGIC {
+        return Err(invalid("not a binary ndem checkpoint (no NDEMCKPT magic)"));
     }
-
-    /// Reads the binary format; errors name the block and record.
-    pub fn read_binary(input: &mut impl Read) -> std::io::Result<Self> {
-        let mut magic = [0u8; 8];
-        input.read_exact(&mut magic)?;
-        if &magic != MAGIC {
-            return Err(invalid("not a binary ndem checkpoint (no NDEMCKPT magic)"));
-        }
-        let mut format = [0u8; 4];
-        input.read_exact(&mut format)?;
-        let format = u32::from_le_bytes(format);
-        if format != FORMAT {
-            return Err(invalid(format!(
-                "binary checkpoint format {format}, this version reads {FORMAT}"
-            )));
-        }
-        let len = read_u64(input)?;
-        let mut text = Vec::new();
-        input.take(len).read_to_end(&mut text)?;
-        if text.len() as u64 != len {
-            return Err(invalid("header: the file ends inside it"));
-        }
-        let Header {
-            mut checkpoint,
-            shapes,
-        } = serde_json::from_slice(&text).map_err(|e| invalid(format!("header: {e}")))?;
-        checkpoint.scene.bodies =
-            read_block(input, BODY_BYTES, "bodies", |k, r| get_body(k, r, &shapes))?;
-        checkpoint.contacts = read_block(input, CONTACT_BYTES, "contacts", |_, r| {
-            let mut f = Fields { bytes: r, at: 0 };
-            Ok((
-                f.u32(),
-                f.u32(),
-                f.u32(),
-                f.f64(),
-                f.f64s::<3>(),
-                f.f64s::<3>(),
-            ))
-        })?;
-        checkpoint.rows = read_block(input, ROW_BYTES, "rows", |_, r| {
-            let mut f = Fields { bytes: r, at: 0 };
-            Ok((f.u32(), f.u32(), f.u32(), f.f64()))
-        })?;
-        Ok(checkpoint)
+    let mut format = [0u8; 4];
+    input.read_exact(&mut format)?;
+    let format = u32::from_le_bytes(format);
+    if format != FORMAT {
+        return Err(invalid(format!(
+            "binary checkpoint format {format}, this version reads {FORMAT}"
+        )));
     }
+    let len = read_u64(input)?;
+    let mut text = Vec::new();
+    input.take(len).read_to_end(&mut text)?;
+    if text.len() as u64 != len {
+        return Err(invalid("header: the file ends inside it"));
+    }
+    let Header { checkpoint, shapes } =
+        serde_json::from_slice(&text).map_err(|e| invalid(format!("header: {e}")))?;
+    let bodies = read_block(input, BODY_BYTES, "bodies", |k, r| get_body(k, r, &shapes))?;
+    let contacts = read_block(input, CONTACT_BYTES, "contacts", |_, r| {
+        let mut f = Fields { bytes: r, at: 0 };
+        Ok((
+            f.u32(),
+            f.u32(),
+            f.u32(),
+            f.f64(),
+            f.f64s::<3>(),
+            f.f64s::<3>(),
+        ))
+    })?;
+    let rows = read_block(input, ROW_BYTES, "rows", |_, r| {
+        let mut f = Fields { bytes: r, at: 0 };
+        Ok((f.u32(), f.u32(), f.u32(), f.f64()))
+    })?;
+    Ok((checkpoint, bodies, contacts, rows))
 }
