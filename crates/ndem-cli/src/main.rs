@@ -55,10 +55,15 @@ enum Command {
     /// Continue a run from a checkpoint file: by default to the scene's end
     /// time, into a new folder beside the original run's.
     Resume {
-        /// Checkpoint (.json) written by `ndem run --checkpoint-every`.
+        /// Checkpoint (.json or binary .ckpt) written by `ndem run
+        /// --checkpoint-every`.
         checkpoint: PathBuf,
         #[command(flatten)]
         run: RunArgs,
+        /// Threads for the resumed run (0: every core; default: the
+        /// checkpoint's `run.threads`). Results do not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
         /// Continue the original run's files in its folder (statistics and
         /// frames after the checkpoint are replaced) instead of a new one.
         #[arg(long, conflicts_with = "out")]
@@ -73,7 +78,7 @@ enum Command {
     /// rest, or compatible contact dynamics on the static load; written as
     /// `forces.csv`.
     Forces {
-        /// Built-in scene name, scene file, or checkpoint (.json).
+        /// Built-in scene name, scene file, or checkpoint (.json or .ckpt).
         input: String,
         /// pgs, apgd or compatible.
         #[arg(long, value_parser = force_method, default_value = "compatible")]
@@ -423,11 +428,15 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
         Command::Resume {
             checkpoint,
             run,
+            threads,
             append,
             mpi,
         } => {
-            let cp = Checkpoint::read_file(&checkpoint)
+            let mut cp = Checkpoint::read_file(&checkpoint)
                 .map_err(|e| format!("cannot read checkpoint {}: {e}", checkpoint.display()))?;
+            if let Some(n) = threads {
+                cp.scene.run.threads = n;
+            }
             let (mut s, mut stepper) = cp
                 .restore()
                 .map_err(|e| format!("{}: {e}", checkpoint.display()))?;
