@@ -50,7 +50,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         let before = status_bytes("VmRSS:");
         let start = Instant::now();
-        Checkpoint::capture(&scene, &mut stepper).write_file(&path, format)?;
+        Checkpoint::write_scene(&scene, &mut stepper, &path, format)?;
         (start.elapsed().as_secs_f64(), before)
     } else {
         let before = status_bytes("VmRSS:");

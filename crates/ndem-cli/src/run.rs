@@ -325,8 +325,7 @@ impl RunFiles {
             stepper.step_count(),
             format.extension()
         );
-        Checkpoint::capture(scene, stepper)
-            .write_file(&self.dir.join(&name), format)
+        Checkpoint::write_scene(scene, stepper, &self.dir.join(&name), format)
             .map_err(self.io())?;
         self.flush()?;
         Ok(name)

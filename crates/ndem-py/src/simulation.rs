@@ -341,8 +341,7 @@ impl Simulation {
         } else {
             CheckpointFormat::Json
         };
-        Checkpoint::capture(&run.scene, &mut run.stepper)
-            .write_file(&path, format)
+        Checkpoint::write_scene(&run.scene, &mut run.stepper, &path, format)
             .map_err(|e| io_error(&path, e))
     }
 

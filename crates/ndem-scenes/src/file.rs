@@ -694,9 +694,17 @@ impl SceneFile {
     /// Describes a scene as data (all bodies in their current state).
     pub fn from_scene(scene: &Scene) -> SceneFile {
         let w = &scene.world;
-        let bodies = (0..w.len())
-            .map(|i| BodySpec::of(&w.body_desc(BodyId::from_index(i))))
-            .collect();
+        SceneFile {
+            bodies: (0..w.len()).map(|i| BodySpec::of_body(w, i)).collect(),
+            ..Self::from_scene_without_bodies(scene)
+        }
+    }
+
+    /// [`SceneFile::from_scene`] with an empty body list, for a writer
+    /// that streams the bodies ([`BodySpec::of_body`]) itself.
+    pub fn from_scene_without_bodies(scene: &Scene) -> SceneFile {
+        let w = &scene.world;
+        let bodies = Vec::new();
         let joints = w.joints().iter().map(JointSpec::of).collect();
         let emitters = scene
             .emitters
@@ -768,6 +776,12 @@ impl SceneFile {
 }
 
 impl BodySpec {
+    /// Body `index` of `world` as data (what [`SceneFile::from_scene`]
+    /// lists).
+    pub fn of_body(world: &World, index: usize) -> Self {
+        Self::of(&world.body_desc(BodyId::from_index(index)))
+    }
+
     /// A body as data.
     fn of(d: &BodyDesc) -> Self {
         let shape = ShapeSpec::of_shape(&d.shape);

@@ -3,6 +3,7 @@
 //! their random state), the warm-start multipliers and the clock.
 
 use ndem_math::{ContactKey, Vec3};
+use ndem_scenes::file::BodySpec;
 use ndem_scenes::{Scene, SceneFile};
 use ndem_solve::{ImpulseHistory, StoredImpulse};
 use ndem_step::Stepper;
@@ -81,6 +82,15 @@ pub struct Checkpoint {
 impl Checkpoint {
     /// Captures a scene and its stepper.
     pub fn capture(scene: &Scene, stepper: &mut Stepper) -> Self {
+        let mut cp = Self::capture_without_bodies(scene, stepper);
+        let w = &scene.world;
+        cp.scene.bodies = (0..w.len()).map(|i| BodySpec::of_body(w, i)).collect();
+        cp
+    }
+
+    /// [`Checkpoint::capture`] without the body list (a writer streams
+    /// the bodies from the world).
+    fn capture_without_bodies(scene: &Scene, stepper: &mut Stepper) -> Self {
         let w = &scene.world;
         let members = (0..w.len())
             .filter_map(|i| {
@@ -110,7 +120,7 @@ impl Checkpoint {
                 .map(|(id, a)| (id, a.body, a.members))
                 .collect(),
             retired_aggregates: reducer.retired,
-            scene: SceneFile::from_scene(scene),
+            scene: SceneFile::from_scene_without_bodies(scene),
             time: stepper.time(),
             step: stepper.step_count(),
             contacts: h
@@ -282,7 +292,9 @@ impl Checkpoint {
         let bodies = std::mem::take(&mut self.scene.bodies);
         let contacts = std::mem::take(&mut self.contacts);
         let rows = std::mem::take(&mut self.rows);
-        let result = binary::write(out, &*self, &bodies, &contacts, &rows);
+        let shapes = binary::shape_table(bodies.iter().map(|b| &b.shape));
+        let streamed = (bodies.len(), bodies.iter().cloned());
+        let result = binary::write(out, &*self, shapes, streamed, &contacts, &rows);
         self.scene.bodies = bodies;
         self.contacts = contacts;
         self.rows = rows;
@@ -296,6 +308,32 @@ impl Checkpoint {
         cp.contacts = contacts;
         cp.rows = rows;
         Ok(cp)
+    }
+
+    /// Writes a checkpoint of `scene` and `stepper` to `path` in `format`,
+    /// atomically. The binary format streams the bodies from the world, one
+    /// record at a time: the write holds no copy of the scene's bodies.
+    pub fn write_scene(
+        scene: &Scene,
+        stepper: &mut Stepper,
+        path: &Path,
+        format: CheckpointFormat,
+    ) -> std::io::Result<()> {
+        if format == CheckpointFormat::Json {
+            return Self::capture(scene, stepper).write_file(path, format);
+        }
+        let mut header = Self::capture_without_bodies(scene, stepper);
+        let contacts = std::mem::take(&mut header.contacts);
+        let rows = std::mem::take(&mut header.rows);
+        let w = &scene.world;
+        let shapes: Vec<_> = (0..w.len())
+            .filter(|&i| w.shapes()[i].sphere_radius().is_none())
+            .map(|i| BodySpec::of_body(w, i).shape)
+            .collect();
+        let bodies = (w.len(), (0..w.len()).map(|i| BodySpec::of_body(w, i)));
+        crate::output::write_atomic_stream(path, |out| {
+            binary::write(out, &header, shapes, bodies, &contacts, &rows)
+        })
     }
 
     /// Reads a checkpoint file of either format (binary when it starts

@@ -130,6 +130,20 @@ fn read_file_reads_both_formats() {
         cp.write_file(&path, format).unwrap();
         assert_eq!(Checkpoint::read_file(&path).unwrap(), cp, "{format:?}");
     }
+    // the streamed writer of a scene writes the same checkpoint
+    let (pile, mut pile_stepper) = reduced_pile();
+    let streamed = dir.join("streamed.ckpt");
+    Checkpoint::write_scene(
+        &pile,
+        &mut pile_stepper,
+        &streamed,
+        CheckpointFormat::Binary,
+    )
+    .unwrap();
+    assert_eq!(
+        Checkpoint::read_file(&streamed).unwrap(),
+        Checkpoint::capture(&pile, &mut pile_stepper)
+    );
     let json = std::fs::read_to_string(dir.join("cp.json")).unwrap();
     assert_eq!(json, cp.to_json());
     std::fs::write(dir.join("junk.ckpt"), b"NDEMCKPT\x07\x00\x00\x00").unwrap();

@@ -220,20 +220,27 @@ fn read_u64(input: &mut impl Read) -> std::io::Result<u64> {
     Ok(u64::from_le_bytes(b))
 }
 
-/// Writes `header` (a checkpoint without its bodies, contacts and rows)
-/// and the three blocks in the binary layout (module docs).
+/// The shapes of `bodies` other than spheres, in order: the header's
+/// table that the body records index.
+pub(crate) fn shape_table<'a>(bodies: impl Iterator<Item = &'a ShapeSpec>) -> Vec<ShapeSpec> {
+    bodies
+        .filter(|s| !matches!(s, ShapeSpec::Sphere { .. }))
+        .cloned()
+        .collect()
+}
+
+/// Writes `header` (a checkpoint without its bodies, contacts and rows),
+/// the shape table of the bodies, and the three blocks in the binary
+/// layout (module docs); the `count` bodies are formed one at a time by
+/// `bodies`, so no list of them need exist.
 pub(crate) fn write<H: Serialize>(
     out: &mut impl Write,
     header: &H,
-    bodies: &[BodySpec],
+    shapes: Vec<ShapeSpec>,
+    (count, bodies): (usize, impl Iterator<Item = BodySpec>),
     contacts: &[Contact],
     rows: &[Row],
 ) -> std::io::Result<()> {
-    let shapes = bodies
-        .iter()
-        .filter(|b| !matches!(b.shape, ShapeSpec::Sphere { .. }))
-        .map(|b| b.shape.clone())
-        .collect();
     let header = Header {
         checkpoint: header,
         shapes,
@@ -243,10 +250,22 @@ pub(crate) fn write<H: Serialize>(
     out.write_all(&FORMAT.to_le_bytes())?;
     out.write_all(&(text.len() as u64).to_le_bytes())?;
     out.write_all(&text)?;
+    out.write_all(&(count as u64).to_le_bytes())?;
     let mut next_shape = 0;
-    write_block(out, bodies, BODY_BYTES, |buf, b| {
-        put_body(buf, b, &mut next_shape)
-    })?;
+    let mut buf = Vec::with_capacity(BODY_BYTES * 4096);
+    let mut written = 0;
+    for b in bodies {
+        put_body(&mut buf, &b, &mut next_shape)?;
+        written += 1;
+        if buf.len() >= BODY_BYTES * 4096 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    out.write_all(&buf)?;
+    if written != count || next_shape as usize != header.shapes.len() {
+        return Err(invalid("the bodies written are not the bodies counted"));
+    }
     write_block(out, contacts, CONTACT_BYTES, |buf, c| {
         for x in [c.0, c.1, c.2] {
             buf.extend_from_slice(&x.to_le_bytes());
