@@ -5,7 +5,7 @@
 //! any number of ranks, or on one without MPI); every rank writes its own
 //! frame pieces.
 
-use ndem::checkpoint::Checkpoint;
+use ndem::checkpoint::{Checkpoint, CheckpointFormat};
 use ndem::scenes::{Scene, WarmStartChoice};
 use ndem::solve::{PgsSettings, Stopping, StoredImpulse};
 use ndem_mpi::{
@@ -31,6 +31,8 @@ pub struct DistributedOptions {
     pub stats_every: u64,
     /// A checkpoint every N steps (0: none; NDEM only).
     pub checkpoint_every: u64,
+    /// The checkpoints' format.
+    pub checkpoint_format: CheckpointFormat,
     /// The smooth DEM instead of NDEM (at 0.1 of the critical time step).
     pub smooth: bool,
 }
@@ -229,7 +231,7 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
                 .map_err(|e| e.to_string())?;
         }
         if opts.checkpoint_every > 0 && k % opts.checkpoint_every == 0 {
-            checkpoint(&run, &start.scene, &opts.out, step)?;
+            checkpoint(&run, &start.scene, opts, step)?;
         }
         last = Some(line);
     }
@@ -305,7 +307,12 @@ fn summary(
 }
 
 /// A checkpoint of the whole scene, gathered on rank 0 (collective).
-fn checkpoint(run: &Run, scene: &Scene, dir: &Path, step: u64) -> Result<(), String> {
+fn checkpoint(
+    run: &Run,
+    scene: &Scene,
+    opts: &DistributedOptions,
+    step: u64,
+) -> Result<(), String> {
     let Run::Ndem(r) = run else {
         return Ok(());
     };
@@ -323,11 +330,12 @@ fn checkpoint(run: &Run, scene: &Scene, dir: &Path, step: u64) -> Result<(), Str
     }
     let _kept = stepper.set_history(h);
     stepper.set_clock(r.stepper().time(), r.stepper().step_count());
-    let cp = Checkpoint::capture(&whole, &mut stepper);
-    write(
-        &dir.join(format!("checkpoint_{step:08}.json")),
-        &cp.to_json(),
-    )
+    let format = opts.checkpoint_format;
+    let path = opts
+        .out
+        .join(format!("checkpoint_{step:08}.{}", format.extension()));
+    Checkpoint::write_scene(&whole, &mut stepper, &path, format)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn prepare(dir: &Path, overwrite: bool) -> Result<(), String> {

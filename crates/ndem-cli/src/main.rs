@@ -500,6 +500,7 @@ fn distributed(
         frame_every: run.frame_every.unwrap_or(scene.output.frame_every as u64),
         stats_every: run.stats_every.unwrap_or(scene.output.stats_every as u64),
         checkpoint_every: run.checkpoint_every,
+        checkpoint_format: run.checkpoint_format,
         smooth,
     };
     let message = run_distributed(
