@@ -486,6 +486,46 @@ impl Simulation {
         state::contacts(py, &self.lock(py)?.stepper)
     }
 
+    /// The contact forces of the current state taken as a packing at
+    /// rest, under the run's own contact law (what `ndem forces` writes):
+    /// `method` `"compatible"` (compatible contact dynamics: the
+    /// no-tension truss problem on the static load), `"pgs"` or `"apgd"`
+    /// (one step at rest, solved to 1e-10 / 1e-12). Returns `body_a`,
+    /// `body_b` `(m,)` int64, `normal` `(m, 3)`, `normal_force` `(m,)`
+    /// \[N\] and `residual` (the truss equilibrium residual, or None).
+    #[pyo3(signature = (method = "compatible"))]
+    fn network_forces<'py>(&self, py: Python<'py>, method: &str) -> PyResult<Bound<'py, PyDict>> {
+        use ndem::scenes::compatible::{ForceMethod, network_forces};
+        let m = ForceMethod::ALL
+            .iter()
+            .find(|(_, n)| *n == method)
+            .map(|(m, _)| *m)
+            .ok_or_else(|| {
+                invalid(
+                    "method",
+                    format!("unknown `{method}` (one of pgs, apgd, compatible)"),
+                )
+            })?;
+        let run = self.lock(py)?;
+        let scene = &run.scene;
+        let (forces, residual) = py
+            .detach(|| network_forces(scene, m))
+            .map_err(scene_error)?;
+        let d = PyDict::new(py);
+        let ints = |f: &dyn Fn(&ndem::scenes::compatible::NetworkForce) -> usize| {
+            crate::arrays::ints(py, forces.iter().map(|x| f(x) as i64).collect())
+        };
+        d.set_item("body_a", ints(&|x| x.body_a))?;
+        d.set_item("body_b", ints(&|x| x.body_b))?;
+        d.set_item("normal", vectors(py, forces.iter().map(|x| x.normal)))?;
+        d.set_item(
+            "normal_force",
+            crate::arrays::floats(py, forces.iter().map(|x| x.force).collect()),
+        )?;
+        d.set_item("residual", residual)?;
+        Ok(d)
+    }
+
     /// The joints' reactions of the last step: `force`, `torque` on body
     /// a `(k, 3)`; `drive_force` `(k,)` \[N or N·m\], NaN for an undriven
     /// joint.

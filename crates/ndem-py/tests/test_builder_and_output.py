@@ -4,6 +4,7 @@ checkpoints and scene files round-trip."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import ndem
 
@@ -95,3 +96,25 @@ def test_reduction_settings_given_as_a_dict_merge_the_resting_packing():
     assert members.sum() > 100
     # the members' aggregates are the live ones, each holding spheres
     assert len(set(ids[members])) == stats["aggregates"][-1]
+
+
+def test_network_forces_of_a_column_at_rest_carry_its_weight():
+    sim = ndem.Simulation.builtin("column")
+    sim.run(steps=200, progress=False)
+    weight = np.sum(sim.masses[sim.dynamic]) * 9.81
+
+    def on_floor(f):
+        return f["normal_force"][(f["body_a"] == 0) | (f["body_b"] == 0)].sum()
+
+    truss = sim.network_forces()  # compatible contact dynamics
+    assert len(truss["body_a"]) == 25 and truss["normal"].shape == (25, 3)
+    # met to 7.6e-9 relative; the tolerance is 10x that
+    assert abs(on_floor(truss) / weight - 1) < 7.6e-8
+    assert truss["residual"] is not None
+    # one SPOOK step at rest from the current overlaps: PGS and APGD give
+    # the same network (1.2e-8 of the weight apart here)
+    pgs, apgd = sim.network_forces("pgs"), sim.network_forces("apgd")
+    assert abs(on_floor(pgs) - on_floor(apgd)) < 1.2e-7 * weight
+    assert pgs["residual"] is None
+    with pytest.raises(ValueError, match="method"):
+        sim.network_forces("lemke")
