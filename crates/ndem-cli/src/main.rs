@@ -155,10 +155,7 @@ fn warm_start_choice(name: &str) -> Result<WarmStartChoice, String> {
 
 /// `--method` of `ndem forces`.
 fn force_method(name: &str) -> Result<ForceMethod, String> {
-    ForceMethod::ALL
-        .iter()
-        .find(|(_, n)| *n == name)
-        .map(|(m, _)| *m)
+    ForceMethod::from_name(name)
         .ok_or_else(|| format!("unknown method `{name}` (one of pgs, apgd, compatible)"))
 }
 

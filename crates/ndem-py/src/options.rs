@@ -36,22 +36,22 @@ pub struct RunSettings {
     pub dt: Option<f64>,
 }
 
-fn one_of<T: Copy>(
+/// A choice by its name, or `ValueError` naming `field` and listing the
+/// names.
+fn named<T: Copy>(
     field: &str,
     name: &str,
+    found: Option<T>,
     all: &[T],
     name_of: impl Fn(T) -> &'static str,
 ) -> PyResult<T> {
-    all.iter()
-        .copied()
-        .find(|c| name_of(*c) == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = all.iter().map(|c| name_of(*c)).collect();
-            invalid(
-                field,
-                format!("unknown `{name}` (one of {})", names.join(", ")),
-            )
-        })
+    found.ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|c| name_of(*c)).collect();
+        invalid(
+            field,
+            format!("unknown `{name}` (one of {})", names.join(", ")),
+        )
+    })
 }
 
 impl RunSettings {
@@ -61,12 +61,19 @@ impl RunSettings {
     /// reduction, if it has one and `reduce` is set.
     pub fn apply(&self, scene: &mut Scene) -> PyResult<Option<String>> {
         if let Some(name) = &self.solver {
-            scene.solver = one_of("solver", name, &SolverChoice::ALL, SolverChoice::name)?;
+            scene.solver = named(
+                "solver",
+                name,
+                SolverChoice::from_name(name),
+                &SolverChoice::ALL,
+                SolverChoice::name,
+            )?;
         }
         if let Some(name) = &self.warm_start {
-            scene.warm_start = one_of(
+            scene.warm_start = named(
                 "warm_start",
                 name,
+                WarmStartChoice::from_name(name),
                 &WarmStartChoice::ALL,
                 WarmStartChoice::name,
             )?;

@@ -120,6 +120,11 @@ impl ForceMethod {
         (ForceMethod::Apgd, "apgd"),
         (ForceMethod::Compatible, "compatible"),
     ];
+
+    /// The method by its command-line name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(m, _)| *m)
+    }
 }
 
 /// One contact's normal force in a packing at rest.

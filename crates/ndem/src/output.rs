@@ -29,23 +29,11 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn std::fmt::Write),
 ) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.partial",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    {
-        let mut sink = IoSink {
-            out: std::io::BufWriter::new(std::fs::File::create(&tmp)?),
-            error: None,
-        };
+    write_atomic_stream(path, |out| {
+        let mut sink = IoSink { out, error: None };
         fill(&mut sink);
-        if let Some(e) = sink.error {
-            return Err(e);
-        }
-        let f = sink.out.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+        sink.error.map_or(Ok(()), Err)
+    })
 }
 
 /// Writes the bytes that `fill` streams to `path` through a buffered
