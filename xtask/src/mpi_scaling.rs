@@ -2,8 +2,9 @@
 //! on 1, 2 and 4 MPI ranks (4 oversubscribed on a 2-core machine): strong
 //! and weak scaling, communication volume and the fraction of time in
 //! exchanges; the NDEM iteration counts to a residual on 1, 2 and 4
-//! subdomains; and a model of the scaling on a cluster from these
-//! measurements.
+//! subdomains; a model of the scaling on a cluster from these
+//! measurements; and the pile formation, emitted across the ranks,
+//! against one rank ([`crate::mpi_pile`]).
 
 use crate::SuiteOptions;
 use crate::plot::{Axes, Series, line_plot};
@@ -43,6 +44,8 @@ struct Sizes {
     smooth_steps: u64,
     repeats: usize,
     bed: usize,
+    /// Spheres of the pile runs.
+    pile: usize,
 }
 
 fn sizes(quick: bool, particles: Option<usize>) -> Sizes {
@@ -54,6 +57,7 @@ fn sizes(quick: bool, particles: Option<usize>) -> Sizes {
             smooth_steps: 200,
             repeats: 2,
             bed: 200,
+            pile: 400,
         }
     } else {
         Sizes {
@@ -63,6 +67,7 @@ fn sizes(quick: bool, particles: Option<usize>) -> Sizes {
             smooth_steps: 500,
             repeats: 3,
             bed: 600,
+            pile: 3363,
         }
     };
     if let Some(n) = particles {
@@ -325,7 +330,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let mut progress = Progress::new("mpi-scaling iterations", 1);
     let iterations = iterations_by_subdomains(&z, &mut progress)?;
     progress.tick("iteration counts");
-    write_outputs(opts, &z, &runs, &iterations)?;
+    let piles = crate::mpi_pile::measure_piles(&ndem, &opts.out, z.pile, &RANKS)?;
+    write_outputs(opts, &z, &runs, &iterations, &piles)?;
     let references = iterations.iter().filter(|i| i["subdomains"] == 1);
     Ok(references
         .into_iter()
@@ -337,8 +343,11 @@ fn write_outputs(
     z: &Sizes,
     runs: &[Measured],
     iterations: &[Value],
+    piles: &[crate::mpi_pile::PileRun],
 ) -> SuiteResult<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pile_rows = crate::mpi_pile::rows(piles, cores);
+    write_pile_csv(opts, &pile_rows)?;
     let base = |m: &Measured| {
         runs.iter()
             .find(|b| b.kind == m.kind && b.stepper == m.stepper && b.ranks == 1)
@@ -416,7 +425,8 @@ fn write_outputs(
         &series,
     )?;
     let model = model_table(runs);
-    let report = report_text(opts, z, runs, iterations, &model, cores);
+    let mut report = report_text(opts, z, runs, iterations, &model, cores);
+    report.push_str(&crate::mpi_pile::report(&pile_rows, z.pile));
     report::write(&opts.out.join("report.md"), &report)?;
     report::write_summary(
         &opts.out,
@@ -430,8 +440,30 @@ fn write_outputs(
             })).collect::<Vec<_>>(),
             "iterations_by_subdomains": iterations,
             "model": model,
+            "pile": pile_rows,
         }),
     )
+}
+
+/// `pile.csv`: the pile runs' figures by rank count.
+fn write_pile_csv(opts: &SuiteOptions, rows: &[Value]) -> SuiteResult<()> {
+    let keys = [
+        "ranks",
+        "oversubscribed",
+        "count",
+        "mass_kg",
+        "angle_deg",
+        "angle_difference_deg",
+        "height_m",
+        "seconds_per_step",
+        "efficiency",
+        "exchange_fraction",
+    ];
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| keys.iter().map(|k| r[*k].to_string()).collect())
+        .collect();
+    report::write_csv(&opts.out.join("pile.csv"), &keys, &cells)
 }
 
 /// Modelled weak-scaling efficiency at 10⁴ particles per rank on a cluster.

@@ -115,8 +115,10 @@ impl Run {
 
 /// Refuses what the decomposition does not support, naming it.
 fn check(scene: &Scene, opts: &DistributedOptions) -> Result<(), String> {
-    if !scene.emitters.is_empty() {
-        return Err("emitters are not supported in distributed runs".into());
+    if opts.smooth && !scene.emitters.is_empty() {
+        return Err(
+            "emitters (`[[emitters]]`) run distributed with NDEM only, not with --smooth".into(),
+        );
     }
     if scene.reduction.is_some() {
         return Err("model reduction is not supported in distributed runs".into());
@@ -159,10 +161,7 @@ fn build(start: &Start, opts: &DistributedOptions) -> Result<Run, MpiError> {
         return Ok(Run::Smooth(Box::new(run)));
     }
     let settings = DistributedNdemSettings {
-        step: ndem::step::StepSettings {
-            energy_guard: false,
-            ..scene.settings
-        },
+        step: scene.settings,
         pgs: PgsSettings {
             stopping: Stopping::iterations(scene.iterations.max(1)),
             ..PgsSettings::default()
@@ -205,10 +204,14 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
     let mut stats =
         String::from("step,time,contacts,kinetic_energy,iterations,status,rebuilt,impact_status\n");
     let mut frames = ParallelFrames::new();
+    let mut emitters = start.scene.emitters.clone();
     let wall = Instant::now();
     let (mut iterations, mut last) = (0u64, None);
     let first_step = start.clock.1;
     for k in 1..=opts.steps {
+        if let Run::Ndem(r) = &mut run {
+            r.emit(&mut emitters).map_err(|e| e.to_string())?;
+        }
         let line = run.step().map_err(|e| e.to_string())?;
         let step = first_step + k;
         iterations += line.iterations as u64;
@@ -231,7 +234,7 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
                 .map_err(|e| e.to_string())?;
         }
         if opts.checkpoint_every > 0 && k % opts.checkpoint_every == 0 {
-            checkpoint(&run, &start.scene, opts, step)?;
+            checkpoint(&run, &start.scene, &emitters, opts, step)?;
         }
         last = Some(line);
     }
@@ -286,7 +289,7 @@ fn summary(
         "solver": if opts.smooth { "explicit" } else { "pgs-subdomain" },
         "ranks": ranks,
         "steps": opts.steps,
-        "particles": scene.world.dynamic_count(),
+        "particles": domain.dynamic_len(),
         "wall_time_s": max[0],
         "seconds_per_step": max[0] / steps,
         "exchange_seconds_max": max[1],
@@ -310,6 +313,7 @@ fn summary(
 fn checkpoint(
     run: &Run,
     scene: &Scene,
+    emitters: &[ndem::scenes::Emitter],
     opts: &DistributedOptions,
     step: u64,
 ) -> Result<(), String> {
@@ -323,6 +327,7 @@ fn checkpoint(
     };
     let mut whole = scene.clone();
     whole.world = world;
+    whole.emitters = emitters.to_vec();
     let mut stepper = whole.stepper().map_err(|e| e.to_string())?;
     let mut h = ndem::solve::ImpulseHistory::new();
     for ((a, b, f), v) in history {

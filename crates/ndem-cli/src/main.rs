@@ -40,7 +40,9 @@ enum Command {
         #[command(flatten)]
         overrides: Overrides,
         /// Number of spheres of the built-in `packing` bed (a box about
-        /// 16 layers deep; other built-ins have no size to set).
+        /// 16 layers deep) or emitted by the built-in `pile` (200 per
+        /// second; the run lasts until 10 s after the last); other
+        /// built-ins have no size to set.
         #[arg(long)]
         particles: Option<usize>,
         /// Run distributed on the ranks of `mpirun -np N ndem run … --mpi`

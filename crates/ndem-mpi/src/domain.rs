@@ -104,6 +104,16 @@ pub struct Domain<C: Communicator> {
     largest_radius: f64,
     skin: f64,
     rebuilds: u64,
+    /// Bodies in the whole scene (the next inserted body's global index).
+    scene_len: u64,
+    /// Smallest sphere radius of the scene \[m\] (∞ before any).
+    smallest_radius: f64,
+    /// Whether inserted bodies changed the ghost layer's width or the
+    /// skin since the last rebuild: the next step rebuilds.
+    stale: bool,
+    /// The step's reach ([`Self::needs_rebuild`]): how far two bodies'
+    /// sweeps together can reach \[m\], for the ghost layer's width.
+    reach: f64,
 }
 
 /// What a rank holds after migration: its bodies and the carried entries.
@@ -135,19 +145,17 @@ impl<C: Communicator> Domain<C> {
     /// it, and every static and kinematic body. Collective.
     ///
     /// Dynamic bodies must be free spheres (no aggregates); joints are not
-    /// supported.
+    /// supported. A scene with fewer dynamic bodies than ranks (an
+    /// emitter's empty start) is held by rank 0 alone until a rebuild's
+    /// bisection finds a body for every rank.
     pub fn new(comm: C, scene: &World, settings: DomainSettings) -> Result<Self, MpiError> {
         settings.validate()?;
-        check_scene(scene, comm.size())?;
+        check_scene(scene)?;
         let radii = (0..scene.len()).filter(|&i| scene.motions()[i] == Motion::Dynamic);
         let radius = |i: usize| scene.shapes()[i].bounding_radius();
         let largest_radius = radii.clone().map(radius).fold(0.0, f64::max);
         let smallest_radius = radii.map(radius).fold(f64::INFINITY, f64::min);
-        let skin = if settings.skin > 0.0 {
-            settings.skin
-        } else {
-            0.5 * smallest_radius
-        };
+        let skin = skin_of(&settings, smallest_radius);
         let mut template = World::new(scene.materials.clone(), scene.gravity).map_err(step)?;
         for ((a, b), pair) in scene.pairs() {
             template
@@ -175,8 +183,13 @@ impl<C: Communicator> Domain<C> {
             .filter(|(k, _)| k % size == rank)
             .map(|(_, &i)| scene.positions()[i])
             .collect();
-        let decomposition = Decomposition::bisect(&comm, &share);
-        decomposition.check_widths(2.0 * largest_radius)?;
+        let decomposition = if dynamic.len() < size {
+            Decomposition::on_first_rank(size)
+        } else {
+            let d = Decomposition::bisect(&comm, &share);
+            d.check_widths(2.0 * largest_radius)?;
+            d
+        };
         let owned: Vec<Record> = dynamic
             .iter()
             .filter(|&&i| decomposition.owner(&scene.positions()[i]) == rank)
@@ -197,6 +210,10 @@ impl<C: Communicator> Domain<C> {
             largest_radius,
             skin,
             rebuilds: 0,
+            scene_len: scene.len() as u64,
+            smallest_radius,
+            stale: false,
+            reach: 0.0,
         };
         domain.place(owned)?;
         Ok(domain)
@@ -260,7 +277,7 @@ impl<C: Communicator> Domain<C> {
     /// Whether some owned body, anywhere, has moved so far since the last
     /// rebuild that, with `reach` more (this step's largest sweep), a
     /// contact with a body outside the ghost layer could form. Collective.
-    pub fn needs_rebuild(&self, reach: f64) -> bool {
+    pub fn needs_rebuild(&mut self, reach: f64) -> bool {
         let mut moved = 0.0f64;
         for (i, r) in self.role.iter().enumerate() {
             if *r == Role::Owned {
@@ -268,7 +285,86 @@ impl<C: Communicator> Domain<C> {
             }
         }
         let moved = self.comm.max(&[moved, reach]);
-        2.0 * moved[0] + moved[1] >= self.skin
+        self.reach = moved[1];
+        2.0 * moved[0] + moved[1] >= self.skin || self.stale
+    }
+
+    /// Bodies in the whole scene, inserted ones included.
+    pub fn scene_len(&self) -> u64 {
+        self.scene_len
+    }
+
+    /// Dynamic bodies in the whole scene, inserted ones included.
+    pub fn dynamic_len(&self) -> u64 {
+        self.scene_len - self.replicated.len() as u64
+    }
+
+    /// Adds `bodies` to the scene with the next global indices, in order,
+    /// and returns the first index. Every rank must insert the same bodies
+    /// (an emitter run alike on each): each rank appends those its box
+    /// holds as owned and those within the ghost layer's width of its box
+    /// as ghosts, so the layout stays what a rebuild would make of it,
+    /// without one (the new indices are the highest: the local world stays
+    /// in global order). Dynamic free spheres only (`MpiError::Unsupported`
+    /// otherwise, naming the body). Not collective: no rank needs another's
+    /// data.
+    pub fn insert(&mut self, bodies: Vec<BodyDesc>) -> Result<u64, MpiError> {
+        let first = self.scene_len;
+        let rank = self.comm.rank();
+        for desc in bodies {
+            let gid = self.scene_len;
+            if desc.motion != Motion::Dynamic || !matches!(desc.shape, Shape::Sphere { .. }) {
+                return Err(MpiError::Unsupported {
+                    body: gid as usize,
+                    reason: "an inserted body that is not a dynamic sphere",
+                });
+            }
+            self.scene_len += 1;
+            let r = desc.shape.bounding_radius();
+            if r > self.largest_radius || r < self.smallest_radius {
+                // the ghost layer built for the old radii may miss a
+                // contact of the new body: rebuilt at the next step
+                self.largest_radius = self.largest_radius.max(r);
+                self.smallest_radius = self.smallest_radius.min(r);
+                self.skin = skin_of(&self.settings, self.smallest_radius);
+                self.stale = true;
+            }
+            let width = self.ghost_width();
+            let p = desc.position;
+            let owner = self.decomposition.owner(&p);
+            let role = if owner == rank {
+                Role::Owned
+            } else if self.decomposition.boxes()[rank].distance(&p) <= width {
+                Role::Ghost(owner)
+            } else {
+                continue;
+            };
+            let i = self.world.add_body(desc).map_err(step)?;
+            let i = i.index() as u32;
+            self.gid.push(gid);
+            self.role.push(role);
+            self.reference.push(p);
+            match role {
+                Role::Owned => {
+                    for (s, b) in self.decomposition.boxes().iter().enumerate() {
+                        if s != rank && b.distance(&p) <= width {
+                            self.send[s].push(i);
+                        }
+                    }
+                }
+                Role::Ghost(s) => self.recv[s].push(i),
+                Role::Replicated => {}
+            }
+        }
+        Ok(first)
+    }
+
+    /// Width of the ghost layer: every body within it of a box is a ghost
+    /// of that box's rank. `2 R_max + margin + max(skin, reach)`: a
+    /// speculative contact of two fast bodies (found through their sweeps,
+    /// farther apart than the skin) has both bodies on its owner.
+    fn ghost_width(&self) -> f64 {
+        2.0 * self.largest_radius + self.settings.margin + self.skin.max(self.reach)
     }
 
     /// The global keys of local contact keys.
@@ -343,10 +439,9 @@ impl<C: Communicator> Domain<C> {
             }
         }
         let every = self.settings.rebalance_every;
-        if every > 0 && self.rebuilds.is_multiple_of(every) {
-            let positions: Vec<Vec3> = owned.iter().map(|r| r.desc.position).collect();
-            self.decomposition = Decomposition::bisect(&self.comm, &positions);
-            self.decomposition.check_widths(2.0 * self.largest_radius)?;
+        let degenerate = self.decomposition.is_on_first_rank();
+        if degenerate || (every > 0 && self.rebuilds.is_multiple_of(every)) {
+            self.rebalance(&owned);
         }
         let global: Vec<(GlobalKey, T)> = carried
             .iter()
@@ -358,6 +453,25 @@ impl<C: Communicator> Domain<C> {
             .into_iter()
             .filter_map(|(k, v)| self.local_key(&k).map(|l| (l, v)))
             .collect())
+    }
+
+    /// A new bisection of the owned bodies' positions. While fewer dynamic
+    /// bodies than ranks exist, rank 0 holds them all; once a layout has
+    /// been cut, a bisection that would leave a box thinner than the
+    /// largest particle is not taken (the boxes stay as they are).
+    /// Collective.
+    fn rebalance(&mut self, owned: &[Record]) {
+        let size = self.comm.size();
+        let count = self.comm.sum(&[owned.len() as f64])[0] as usize;
+        if count < size {
+            self.decomposition = Decomposition::on_first_rank(size);
+            return;
+        }
+        let positions: Vec<Vec3> = owned.iter().map(|r| r.desc.position).collect();
+        let cut = Decomposition::bisect(&self.comm, &positions);
+        if cut.check_widths(2.0 * self.largest_radius).is_ok() {
+            self.decomposition = cut;
+        }
     }
 
     /// Sends every owned body outside this rank's box to its new owner,
@@ -427,7 +541,7 @@ impl<C: Communicator> Domain<C> {
     /// width, and the replicated bodies added. Collective.
     fn place(&mut self, owned: Vec<Record>) -> Result<(), MpiError> {
         let (rank, size) = (self.comm.rank(), self.comm.size());
-        let width = 2.0 * self.largest_radius + self.settings.margin + self.skin;
+        let width = self.ghost_width();
         let mut out = vec![Vec::new(); size];
         for r in &owned {
             for (s, b) in self.decomposition.boxes().iter().enumerate() {
@@ -476,6 +590,7 @@ impl<C: Communicator> Domain<C> {
             }
         }
         self.rebuilds += 1;
+        self.stale = false;
         Ok(())
     }
 
@@ -587,6 +702,16 @@ impl<C: Communicator> Domain<C> {
     }
 }
 
+/// The ghost layer's skin: the setting, or half the smallest radius (∞
+/// while the scene has no sphere).
+fn skin_of(settings: &DomainSettings, smallest_radius: f64) -> f64 {
+    if settings.skin > 0.0 {
+        settings.skin
+    } else {
+        0.5 * smallest_radius
+    }
+}
+
 fn step(e: ndem_step::StepError) -> MpiError {
     MpiError::Step {
         rank: usize::MAX,
@@ -595,15 +720,14 @@ fn step(e: ndem_step::StepError) -> MpiError {
 }
 
 /// Checks what the decomposition supports: free dynamic spheres, no
-/// joints, at least as many dynamic bodies as ranks.
-fn check_scene(scene: &World, ranks: usize) -> Result<(), MpiError> {
+/// joints.
+fn check_scene(scene: &World) -> Result<(), MpiError> {
     if let Some(j) = (!scene.joints().is_empty()).then_some(0) {
         return Err(MpiError::Unsupported {
             body: j,
             reason: "joints",
         });
     }
-    let mut dynamic = 0;
     for i in 0..scene.len() {
         if scene.is_member(i) {
             return Err(MpiError::Unsupported {
@@ -611,21 +735,14 @@ fn check_scene(scene: &World, ranks: usize) -> Result<(), MpiError> {
                 reason: "a member of a rigid aggregate",
             });
         }
-        if scene.motions()[i] == Motion::Dynamic {
-            dynamic += 1;
-            if !matches!(scene.shapes()[i], Shape::Sphere { .. }) {
-                return Err(MpiError::Unsupported {
-                    body: i,
-                    reason: "a dynamic body that is not a sphere",
-                });
-            }
+        if scene.motions()[i] == Motion::Dynamic
+            && !matches!(scene.shapes()[i], Shape::Sphere { .. })
+        {
+            return Err(MpiError::Unsupported {
+                body: i,
+                reason: "a dynamic body that is not a sphere",
+            });
         }
-    }
-    if dynamic < ranks {
-        return Err(MpiError::TooFewBodies {
-            bodies: dynamic,
-            ranks,
-        });
     }
     Ok(())
 }

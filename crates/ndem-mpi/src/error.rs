@@ -23,16 +23,6 @@ pub enum MpiError {
         /// Largest particle diameter \[m\].
         diameter: f64,
     },
-    /// The scene has fewer dynamic bodies than ranks.
-    #[error(
-        "{bodies} dynamic bodies cannot be shared by {ranks} ranks; use at most {bodies} ranks"
-    )]
-    TooFewBodies {
-        /// Dynamic bodies in the scene.
-        bodies: usize,
-        /// Ranks of the run.
-        ranks: usize,
-    },
     /// A scene feature the decomposition does not support.
     #[error("body {body}: {reason} (not supported in distributed runs)")]
     Unsupported {

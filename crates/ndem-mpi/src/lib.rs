@@ -13,6 +13,8 @@
 //!   every rank holds, in a local world ordered by global index; migration
 //!   of bodies that leave their box, with the contact state that involves
 //!   them.
+//! - [`emit()`]: emitters run alike on every rank, their particles owned
+//!   by the rank whose box holds them.
 //! - [`DistributedSmooth`]: the smooth DEM step; bit-identical to one rank.
 //! - [`DistributedNdem`]: the NDEM (SPOOK) step with the subdomain PGS of
 //!   Preclik and Rüde (2015) ([`ndem_solve::SubdomainPgs`]): contacts owned
@@ -28,6 +30,7 @@
 
 pub mod comm;
 pub mod domain;
+pub mod emit;
 pub mod error;
 pub mod ndem;
 pub mod output;
@@ -38,6 +41,7 @@ pub mod smooth;
 pub use comm::MpiComm;
 pub use comm::{Communicator, ThreadComm, run_on_threads};
 pub use domain::{Carried, Domain, DomainSettings, GlobalKey, Role};
+pub use emit::emit;
 pub use error::MpiError;
 pub use ndem::{
     DistributedNdem, DistributedNdemSettings, DistributedNdemStats, DomainCoupling,

@@ -207,12 +207,37 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
     }
 }
 
+/// A rank's local world as one part of the whole scene
+/// ([`ndem_step::ScenePart`]): the energy guard counts the owned bodies
+/// and sums over ranks.
+struct DomainPart<C: Communicator> {
+    comm: C,
+    plan: Arc<Mutex<Plan>>,
+}
+
+impl<C: Communicator> ndem_step::ScenePart for DomainPart<C> {
+    fn counts_body(&self, i: usize) -> bool {
+        let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
+        plan.role.get(i) == Some(&Role::Owned)
+    }
+
+    fn sum(&mut self, values: &mut [f64]) {
+        let total = self.comm.sum(values);
+        values.copy_from_slice(&total);
+    }
+
+    fn max(&mut self, values: &mut [f64]) {
+        let total = self.comm.max(values);
+        values.copy_from_slice(&total);
+    }
+}
+
 /// Settings of a distributed NDEM run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DistributedNdemSettings {
-    /// The stepper's settings. `energy_guard` must be off: the guard
-    /// compares a rank's local world, whose bodies change at every
-    /// rebuild, with its own past.
+    /// The stepper's settings. The energy guard, when on, balances the
+    /// whole scene: the owned bodies' energies and the work of every
+    /// rank's step summed over ranks (`docs/distributed.md`).
     pub step: StepSettings,
     /// The continuous stage's PGS (order given, reversed or shuffled; one
     /// thread).
@@ -227,10 +252,7 @@ pub struct DistributedNdemSettings {
 impl Default for DistributedNdemSettings {
     fn default() -> Self {
         Self {
-            step: StepSettings {
-                energy_guard: false,
-                ..StepSettings::default()
-            },
+            step: StepSettings::default(),
             pgs: PgsSettings {
                 stopping: Stopping::iterations(25),
                 ..PgsSettings::default()
@@ -283,11 +305,6 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         settings: DistributedNdemSettings,
     ) -> Result<Self, MpiError> {
         MpiError::require(
-            !settings.step.energy_guard,
-            "step.energy_guard",
-            "the energy guard compares a rank's local world with its own past; turn it off for distributed runs",
-        )?;
-        MpiError::require(
             settings.step.impact_scope == ndem_step::ImpactScope::WholeNetwork,
             "step.impact_scope",
             "the active-set impact stage sweeps one process's contacts; distributed runs solve the whole network",
@@ -331,6 +348,10 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
                 message: e.to_string(),
             })?;
         stepper.set_impact_solver(Box::new(impact));
+        stepper.set_scene_part(Box::new(DomainPart {
+            comm: comm.clone(),
+            plan: plan.clone(),
+        }));
         let mut run = Self {
             domain,
             stepper,
@@ -385,6 +406,23 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
     /// update the ghosts; then the local step with the coupled solvers.
     /// Collective.
     pub fn step(&mut self) -> Result<DistributedNdemStats, MpiError> {
+        if self.domain.dynamic_len() == 0 {
+            // nothing to simulate until an emitter produces a body: only
+            // the clock advances, as in a one-rank scene
+            let (time, step) = (self.stepper.time() + self.dt, self.stepper.step_count() + 1);
+            self.stepper.set_clock(time, step);
+            return Ok(DistributedNdemStats {
+                local: StepStats {
+                    step,
+                    time,
+                    ..StepStats::default()
+                },
+                contacts: 0,
+                kinetic_energy: 0.0,
+                momentum: Vec3::zeros(),
+                rebuilt: false,
+            });
+        }
         let mut sweep = Vec::new();
         self.domain.world().sweep_distances(self.dt, &mut sweep);
         let reach = 2.0
@@ -444,6 +482,20 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
                     .is_some_and(|i| plan.role[i] == Role::Owned)
             })
             .count()
+    }
+
+    /// Runs `emitters` before a step ([`crate::emit()`]): each particle
+    /// joins the local world of the rank that owns it and of the ranks
+    /// that hold it as a ghost. Returns the particles added. Collective.
+    pub fn emit(
+        &mut self,
+        emitters: &mut [ndem::scenes::Emitter],
+    ) -> Result<Vec<ndem_step::BodyDesc>, MpiError> {
+        let added = crate::emit::emit(&mut self.domain, emitters, self.dt)?;
+        if !added.is_empty() {
+            self.refresh_plan();
+        }
+        Ok(added)
     }
 
     /// The whole scene on rank 0 (`None` elsewhere). Collective.

@@ -68,6 +68,22 @@ impl Decomposition {
         }
     }
 
+    /// `size` boxes of which rank 0's is all of space and the others are
+    /// empty: the layout of a scene with fewer dynamic bodies than ranks
+    /// (an emitter's first steps), kept until a bisection succeeds.
+    pub fn on_first_rank(size: usize) -> Self {
+        let empty = Subdomain {
+            lo: [f64::INFINITY; 3],
+            hi: [f64::INFINITY; 3],
+        };
+        let mut boxes = vec![empty; size.max(1)];
+        boxes[0] = Subdomain::EVERYWHERE;
+        Self {
+            boxes,
+            cut_axes: [false; 3],
+        }
+    }
+
     /// Recursive coordinate bisection of the particles at `positions` (this
     /// rank's owned ones) into `comm.size()` boxes: each group of ranks is
     /// cut across the longest extent of its particles, at the coordinate
@@ -120,6 +136,11 @@ impl Decomposition {
             boxes: groups.iter().map(|g| g.bounds).collect(),
             cut_axes,
         }
+    }
+
+    /// Whether this is [`Self::on_first_rank`]'s layout on several ranks.
+    pub fn is_on_first_rank(&self) -> bool {
+        self.boxes.len() > 1 && self.boxes[1..].iter().all(|b| b.lo[0] == f64::INFINITY)
     }
 
     /// The boxes, by rank.

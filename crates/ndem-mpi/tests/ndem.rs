@@ -161,30 +161,53 @@ fn a_pile_falling_across_the_cut_keeps_every_body() {
     assert!(out[0].1 > 3, "bodies migrated ({} rebuilds)", out[0].1);
 }
 
-/// Bad input is a typed error naming what is wrong.
+/// Fewer bodies than ranks: rank 0 holds them all, the other ranks none,
+/// and the column rests as on one rank (the bound of the column test).
 #[test]
-fn too_many_ranks_and_the_energy_guard_are_typed_errors() {
+fn fewer_bodies_than_ranks_run_on_the_first_rank() {
     let scene = column(3);
-    let err = run_on_threads(4, |comm| {
-        DistributedNdem::new(comm, &scene, settings(1e-6, 10)).err()
+    let s = settings(1e-10, 3000);
+    let (one, _, _, _) = run(&scene, 1, s, 50);
+    let owned = run_on_threads(4, |comm| {
+        let mut run = DistributedNdem::new(comm, &scene, s).unwrap();
+        for _ in 0..50 {
+            run.step().unwrap();
+        }
+        (run.domain().owned_count(), run.gather().unwrap())
     });
-    assert!(matches!(
-        err[0],
-        Some(MpiError::TooFewBodies {
-            bodies: 3,
-            ranks: 4
-        })
-    ));
-    let mut s = settings(1e-6, 10);
-    s.step.energy_guard = true;
-    let err = run_on_threads(1, |comm| DistributedNdem::new(comm, &scene, s).err());
-    assert!(matches!(
-        err[0],
-        Some(MpiError::InvalidSettings {
-            field: "step.energy_guard",
-            ..
-        })
-    ));
+    let counts: Vec<usize> = owned.iter().map(|o| o.0).collect();
+    assert_eq!(counts, [3, 0, 0, 0]);
+    let d = largest_difference(&one, owned[0].1.as_ref().unwrap());
+    assert!(d <= 2e-11, "{d:.3e} m");
+}
+
+/// The energy guard on a decomposed scene balances the whole scene (owned
+/// bodies' energies and every rank's work summed over ranks): a pile
+/// falling across the cuts on 2 and 3 ranks passes it in every step, and
+/// the run is bit for bit the run without it.
+#[test]
+fn the_energy_guard_passes_a_falling_pile_on_every_rank_count() {
+    let scene = common::bed(120, 0.2);
+    let mut off = settings(1e-6, 60);
+    off.step.energy_guard = false;
+    let mut on = off;
+    on.step.energy_guard = true;
+    for ranks in [2, 3] {
+        let (a, _, _, _) = run(&scene, ranks, on, 120);
+        let (b, _, _, _) = run(&scene, ranks, off, 120);
+        for i in 0..a.len() {
+            assert_eq!(
+                a.positions()[i],
+                b.positions()[i],
+                "{ranks} ranks, body {i}"
+            );
+        }
+    }
+}
+
+/// A subdomain thinner than a particle is a typed error.
+#[test]
+fn thin_subdomains_are_a_typed_error() {
     // 4 spheres of 1 cm diameter stacked 9 mm apart on 4 ranks: the two
     // inner subdomains are 9 mm thick, thinner than a sphere
     let mut packed = column(0);

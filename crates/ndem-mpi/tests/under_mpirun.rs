@@ -186,6 +186,71 @@ fn pile_keeps_every_body_and_rests_as_on_one_rank(comm: MpiComm) -> Result<Strin
     ))
 }
 
+/// 12 spheres emitted at 40 per second onto a floor across the MPI ranks:
+/// each rank emits the particles a one-rank run (thread rank) emits, with
+/// the same global indices, and after 0.6 s of converged solves the
+/// positions are within 4e-11 m of one rank's (the bound of
+/// `tests/emit.rs`, which says where it comes from).
+fn emitter_fills_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
+    use ::ndem::scenes::builders::{PileSpec, pile};
+    let scene = pile(PileSpec {
+        particles: 12,
+        rate: 40.0,
+        seed: 3,
+    })
+    .map_err(|e| e.to_string())?;
+    let mut s = DistributedNdemSettings {
+        step: scene.settings,
+        ..DistributedNdemSettings::default()
+    };
+    s.step.impact_iterations = 3000;
+    s.pgs.stopping = ndem_solve::Stopping::to_tolerance(3000, 1e-10);
+    let steps = 120;
+    let (emitted, world) = run_emitting(comm, &scene, s, steps)?;
+    let one = run_on_threads(1, |c| run_emitting(c, &scene, s, steps))
+        .into_iter()
+        .next()
+        .ok_or("no rank")??;
+    if emitted != one.0 {
+        return Err("the emitted particles differ from one rank's".into());
+    }
+    let (Some(world), Some(reference)) = (world, one.1) else {
+        return Ok(format!(
+            "{} particles emitted as on one rank",
+            emitted.len()
+        ));
+    };
+    let d = (0..world.len())
+        .map(|i| (world.positions()[i] - reference.positions()[i]).norm())
+        .fold(0.0, f64::max);
+    if world.len() != reference.len() || d > 4e-11 {
+        return Err(format!("{} bodies, {d:.3e} m from one rank", world.len()));
+    }
+    Ok(format!(
+        "{} particles emitted as on one rank; positions {d:.3e} m from one rank's",
+        emitted.len()
+    ))
+}
+
+/// The positions of the particles `scene`'s emitters emit over `steps`
+/// steps on the ranks of `comm`, and the world gathered at the end.
+fn run_emitting<C: Communicator + Clone + 'static>(
+    comm: C,
+    scene: &::ndem::scenes::Scene,
+    s: DistributedNdemSettings,
+    steps: usize,
+) -> Result<(Vec<ndem_math::Vec3>, Option<World>), String> {
+    let mut run = DistributedNdem::new(comm, &scene.world, s).map_err(|e| e.to_string())?;
+    let mut emitters = scene.emitters.clone();
+    let mut emitted = Vec::new();
+    for _ in 0..steps {
+        let new = run.emit(&mut emitters).map_err(|e| e.to_string())?;
+        emitted.extend(new.iter().map(|b| b.position));
+        run.step().map_err(|e| e.to_string())?;
+    }
+    Ok((emitted, run.gather().map_err(|e| e.to_string())?))
+}
+
 /// Rank 0's gathered states, sent to every rank.
 #[allow(clippy::type_complexity)]
 fn broadcast_positions(
@@ -253,7 +318,7 @@ fn main() {
         std::process::exit(2);
     };
     let comm = MpiComm;
-    let cases: [(&str, Case); 3] = [
+    let cases: [(&str, Case); 4] = [
         ("smooth DEM equals the serial run", smooth_matches_serial),
         (
             "NDEM column rests as on one rank",
@@ -262,6 +327,10 @@ fn main() {
         (
             "NDEM pile keeps every body and rests as on one rank",
             pile_keeps_every_body_and_rests_as_on_one_rank,
+        ),
+        (
+            "NDEM emitter fills as on one rank",
+            emitter_fills_as_on_one_rank,
         ),
     ];
     let mut failed = false;

@@ -611,18 +611,25 @@ pub fn packing(n: usize) -> Result<Scene, SceneError> {
 }
 
 /// A built-in scene; `particles` sets the size of the scenes that have one
-/// (`packing`), and is a typed error for the others.
+/// (`packing`: spheres in the bed; `pile`: spheres emitted at the paper's
+/// rate), and is a typed error for the others.
 pub fn builtin_sized(name: &str, particles: Option<usize>) -> Result<Scene, SceneError> {
     match (name, particles) {
         (_, None) => builtin(name),
-        ("packing", Some(0)) => Err(SceneError::Invalid {
+        ("packing" | "pile", Some(0)) => Err(SceneError::Invalid {
             field: "particles",
-            reason: "`packing` needs at least 1".into(),
+            reason: format!("`{name}` needs at least 1"),
         }),
         ("packing", Some(n)) => packing(n).map(|s| with_caveat("packing", s)),
+        ("pile", Some(n)) => pile(PileSpec {
+            particles: n,
+            ..PileSpec::default()
+        }),
         (_, Some(_)) => Err(SceneError::Invalid {
             field: "particles",
-            reason: format!("`{name}` has no particle count to set (only `packing` has one)"),
+            reason: format!(
+                "`{name}` has no particle count to set (only `packing` and `pile` have one)"
+            ),
         }),
     }
 }

@@ -749,13 +749,18 @@ impl World {
     /// Each is the number its method returns, bit for bit: the same terms,
     /// summed in body order from the same start.
     pub fn energies_and_momentum(&self) -> BodySums {
-        self.body_sums::<true>()
+        self.body_sums::<true>(|_| true)
     }
 
     /// Kinetic and potential energy ([`Self::energies_and_momentum`] without
     /// the momenta).
     pub(crate) fn energies(&self) -> (f64, f64) {
-        let sums = self.body_sums::<false>();
+        self.energies_where(|_| true)
+    }
+
+    /// [`Self::energies`] of the bodies `counted` keeps.
+    pub(crate) fn energies_where(&self, counted: impl Fn(usize) -> bool) -> (f64, f64) {
+        let sums = self.body_sums::<false>(counted);
         (sums.kinetic_energy, sums.potential_energy)
     }
 
@@ -764,8 +769,20 @@ impl World {
     /// bodies that carry their own degrees of freedom and are not static,
     /// in one pass, each sum the one of its own pass bit for bit.
     pub(crate) fn energy_after_positions(&self, dt: f64) -> f64 {
+        self.energy_after_positions_where(dt, |_| true)
+    }
+
+    /// [`Self::energy_after_positions`] of the bodies `counted` keeps.
+    pub(crate) fn energy_after_positions_where(
+        &self,
+        dt: f64,
+        counted: impl Fn(usize) -> bool,
+    ) -> f64 {
         let (mut kinetic, mut potential) = (empty_sum(), empty_sum());
         for i in 0..self.len() {
+            if !counted(i) {
+                continue;
+            }
             let Some(m) = self.own_mass(i) else { continue };
             kinetic += self.kinetic_term(i, m).0;
             if self.motions()[i] != Motion::Static {
@@ -776,9 +793,12 @@ impl World {
         kinetic + potential
     }
 
-    fn body_sums<const MOMENTUM: bool>(&self) -> BodySums {
+    fn body_sums<const MOMENTUM: bool>(&self, counted: impl Fn(usize) -> bool) -> BodySums {
         let mut sums = BodySums::empty();
         for i in 0..self.len() {
+            if !counted(i) {
+                continue;
+            }
             let Some(m) = self.own_mass(i) else { continue };
             let (term, inertia_omega) = self.kinetic_term(i, m);
             sums.kinetic_energy += term;

@@ -1,6 +1,8 @@
 //! Guards of the stepper: a step whose answer cannot be trusted is either
 //! refused (energy the step could not have supplied) or flagged (a contact
-//! solve whose residual leaves the rest state unphysical).
+//! solve whose residual leaves the rest state unphysical). A
+//! [`ScenePart`] extends the energy guard over the parts of a decomposed
+//! scene.
 
 use crate::{Motion, StepError, World};
 use ndem_math::{ContactLaw, SettingError, Velocity6};
@@ -98,6 +100,75 @@ impl OverlapScale {
     }
 }
 
+/// A world that is one part of a larger scene: a rank's local world in a
+/// decomposed run, whose ghost bodies are copies of bodies another part
+/// counts. The energy guard then counts only this part's bodies and
+/// compares the sums over all parts, so every part takes the same
+/// decision ([`crate::Stepper::set_scene_part`]).
+pub trait ScenePart: Send {
+    /// Whether body `i`'s energy and the work done on it are counted in
+    /// this part (each body of the scene in exactly one part).
+    fn counts_body(&self, i: usize) -> bool;
+    /// Replaces each of `values` by its sum over all parts (the same
+    /// numbers on every part).
+    fn sum(&mut self, values: &mut [f64]);
+    /// Replaces each of `values` by its maximum over all parts.
+    fn max(&mut self, values: &mut [f64]);
+}
+
+/// The work one step may supply, in parts ([`energy_bound`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct StepWork {
+    /// What every constraint row could add acting alone.
+    rows: f64,
+    /// Largest speed of a driven body \[m/s\].
+    drive: f64,
+    /// `Σ m_i (|g| Δt + 2|v*_i| + 2V)` over the counted dynamic bodies.
+    driven: f64,
+    /// `Σ |f_i| (|v*_i| + V) Δt + |τ_i| |ω*_i| Δt` over them.
+    external: f64,
+}
+
+impl StepWork {
+    /// The parts of a world whose counted bodies `counted` keeps.
+    pub(crate) fn of(
+        world: &World,
+        free: &[Velocity6],
+        problems: &[ProblemWork],
+        dt: f64,
+        counted: impl Fn(usize) -> bool,
+    ) -> Self {
+        let rows: f64 = problems.iter().map(|p| p.rows).sum();
+        let drive = problems.iter().fold(0.0f64, |d, p| d.max(p.drive));
+        let g = world.gravity.norm();
+        let mut driven = 0.0;
+        let mut external = 0.0;
+        for i in 0..world.len() {
+            if world.motions()[i] != Motion::Dynamic || world.is_member(i) || !counted(i) {
+                continue;
+            }
+            if let Some(m) = world.mass_properties()[i] {
+                let v = free[i].linear.norm();
+                driven += m.mass * (g * dt + 2.0 * v + 2.0 * drive);
+                external += (world.force.get(i).norm() * (v + drive)
+                    + world.torque.get(i).norm() * free[i].angular.norm())
+                    * dt;
+            }
+        }
+        Self {
+            rows,
+            drive,
+            driven,
+            external,
+        }
+    }
+
+    /// The work `rows + V driven + external`.
+    fn total(&self) -> f64 {
+        self.rows + self.drive * self.driven + self.external
+    }
+}
+
 /// The most mechanical energy (kinetic plus gravitational) a step may end
 /// with, derived from the scene by passivity: the most energy the scene
 /// may hold at the start (`available`: the larger of what it holds now,
@@ -111,37 +182,52 @@ impl OverlapScale {
 /// speed `V` can at most carry every dynamic body's weight over `V Δt` and
 /// reverse its momentum relative to `V`:
 /// `V Σ m_i (|g| Δt + 2|v*_i| + 2V)`), plus the work of external forces
-/// `Σ |f_i| (|v*_i| + drive) Δt`. It is a loose bound meant to catch a
-/// step that created energy from nothing (a diverged or garbage solve),
-/// not a conservation law.
-pub(crate) fn energy_bound(
-    world: &World,
-    energy_before: f64,
-    free: &[Velocity6],
-    problems: &[ProblemWork],
-    dt: f64,
-) -> f64 {
-    let rows: f64 = problems.iter().map(|p| p.rows).sum();
-    let drive = problems.iter().fold(0.0f64, |d, p| d.max(p.drive));
-    let g = world.gravity.norm();
-    let mut driven = 0.0;
-    let mut external = 0.0;
-    for i in 0..world.len() {
-        if world.motions()[i] != Motion::Dynamic || world.is_member(i) {
-            continue;
-        }
-        if let Some(m) = world.mass_properties()[i] {
-            let v = free[i].linear.norm();
-            driven += m.mass * (g * dt + 2.0 * v + 2.0 * drive);
-            external += (world.force.get(i).norm() * (v + drive)
-                + world.torque.get(i).norm() * free[i].angular.norm())
-                * dt;
-        }
-    }
-    let work = rows + drive * driven + external;
+/// `Σ |f_i| (|v*_i| + drive) Δt` ([`StepWork`]). It is a loose bound meant
+/// to catch a step that created energy from nothing (a diverged or garbage
+/// solve), not a conservation law.
+pub(crate) fn energy_bound(energy_before: f64, work: &StepWork) -> f64 {
+    let work = work.total();
     // round-off of the energy sums
     let slack = 1e-12 * (energy_before.abs() + work) + 1e-300;
     energy_before + work + slack
+}
+
+/// The guard's figures of one step, summed over the parts of a scene:
+/// the energy held at the start (bodies and elastic energy), after the
+/// step, and the work; for a world that is not a part, its own figures.
+pub(crate) struct StepEnergy {
+    /// Energy held at the start (kinetic, potential, elastic) \[J\].
+    pub held: f64,
+    /// Energy after the step ([`World::energy_after_positions`]) \[J\].
+    pub after: f64,
+    /// The work the step may supply.
+    pub work: StepWork,
+}
+
+impl StepEnergy {
+    /// Sums the figures over the parts of a scene (contact terms, formed
+    /// over this part's whole problem, count on every part that holds the
+    /// contact: a looser bound than one part's, never a tighter one).
+    pub(crate) fn reduce(&mut self, part: &mut dyn ScenePart) {
+        let mut sums = [
+            self.held,
+            self.after,
+            self.work.rows,
+            self.work.driven,
+            self.work.external,
+        ];
+        part.sum(&mut sums);
+        let mut drive = [self.work.drive];
+        part.max(&mut drive);
+        [
+            self.held,
+            self.after,
+            self.work.rows,
+            self.work.driven,
+            self.work.external,
+        ] = sums;
+        self.work.drive = drive[0];
+    }
 }
 
 /// What one solved problem contributes to the energy bound: the work its

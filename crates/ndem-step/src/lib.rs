@@ -24,7 +24,7 @@ pub mod verification;
 
 pub use body::{BodyDesc, BodySums, Motion, World};
 pub use error::StepError;
-pub use guard::ResidualCheck;
+pub use guard::{ResidualCheck, ScenePart};
 pub use handles::{BodyId, BodyRange, JointId, MaterialId};
 pub use joint::{DRIVE_ROW, Drive, Joint, JointKind, Motor};
 pub use member::Membership;

@@ -245,6 +245,9 @@ pub struct Stepper {
     warned_unresolved: bool,
     warned_impact: bool,
     energy_budget: Option<f64>,
+    /// The scene the world is a part of, when it is one part of a
+    /// decomposed scene ([`Self::set_scene_part`]).
+    scene_part: Option<Box<dyn guard::ScenePart>>,
     /// Contact-set index of each contact of the last problem; during a
     /// step, of each solver contact (the same vector, 4 bytes per contact).
     contact_index: Vec<u32>,
@@ -309,6 +312,7 @@ impl Stepper {
             warned_unresolved: false,
             warned_impact: false,
             energy_budget: None,
+            scene_part: None,
             contact_index: Vec::new(),
             held_version: None,
         })
@@ -338,6 +342,14 @@ impl Stepper {
     /// iterations are reported as `StepStats::impact_iterations`.
     pub fn set_impact_solver(&mut self, solver: Box<dyn Solver>) {
         self.impact_solver = solver;
+    }
+    /// Steps worlds that are one part of a larger scene (a rank's local
+    /// world in a decomposed run): the energy guard counts only the bodies
+    /// `part` counts and compares the sums over all parts, so every part
+    /// refuses or accepts a step alike; and a part may hold no dynamic
+    /// body (it still takes part in the solvers' exchanges).
+    pub fn set_scene_part(&mut self, part: Box<dyn guard::ScenePart>) {
+        self.scene_part = Some(part);
     }
     /// The impact-stage solver.
     pub fn impact_solver_mut(&mut self) -> &mut dyn Solver {
@@ -553,7 +565,7 @@ impl Stepper {
     pub fn step(&mut self, world: &mut World) -> Result<StepStats, StepError> {
         let t_start = Instant::now();
         world.validate_state()?;
-        if world.dynamic_count() == 0 {
+        if world.dynamic_count() == 0 && self.scene_part.is_none() {
             return Err(StepError::EmptyScene);
         }
         // the contact set is the stepper's again whatever the step's end
@@ -652,9 +664,13 @@ impl Stepper {
         solved: &mut SolvedStep,
     ) -> Result<Vec<Velocity6>, StepError> {
         let dt = self.settings.dt;
-        let (kinetic, potential) = world.energies();
+        let (kinetic, potential) = match &self.scene_part {
+            Some(part) if self.settings.energy_guard => {
+                world.energies_where(|i| part.counts_body(i))
+            }
+            _ => world.energies(),
+        };
         let held = kinetic + potential + solved.elastic_energy;
-        let available = self.energy_budget.map_or(held, |b| b.max(held));
         // the solve's vector becomes the world's, and the world's old one
         // keeps v_i for the hooks and a refused step: no third vector of
         // body velocities
@@ -678,14 +694,29 @@ impl Stepper {
                 sums,
             )];
             problems.extend(std::mem::take(&mut solved.impact));
-            let bound = guard::energy_bound(
-                world,
-                available,
-                solved.problem.free_velocity(),
-                &problems,
-                dt,
-            );
-            let after = world.energy_after_positions(dt);
+            let free = solved.problem.free_velocity();
+            let energy = match &mut self.scene_part {
+                None => guard::StepEnergy {
+                    held,
+                    after: world.energy_after_positions(dt),
+                    work: guard::StepWork::of(world, free, &problems, dt, |_| true),
+                },
+                Some(part) => {
+                    let counted = |i| part.counts_body(i);
+                    let mut e = guard::StepEnergy {
+                        held,
+                        after: world.energy_after_positions_where(dt, counted),
+                        work: guard::StepWork::of(world, free, &problems, dt, counted),
+                    };
+                    e.reduce(part.as_mut());
+                    e
+                }
+            };
+            let available = self
+                .energy_budget
+                .map_or(energy.held, |b| b.max(energy.held));
+            let bound = guard::energy_bound(available, &energy.work);
+            let (held, after) = (energy.held, energy.after);
             if let Err(e) = guard::check_energy(self.step + 1, self.time, held, after, bound) {
                 world
                     .state

@@ -597,6 +597,67 @@ fn energy_from_nowhere_is_refused_and_the_world_kept() {
     assert!(st.history().unwrap().is_empty());
 }
 
+/// One part of a two-part scene whose other part is this one's mirror:
+/// it counts the bodies `counts` keeps, and every sum is twice this part's.
+struct MirroredPart {
+    counts: fn(usize) -> bool,
+}
+
+impl ScenePart for MirroredPart {
+    fn counts_body(&self, i: usize) -> bool {
+        (self.counts)(i)
+    }
+    fn sum(&mut self, values: &mut [f64]) {
+        values.iter_mut().for_each(|v| *v *= 2.0);
+    }
+    fn max(&mut self, _values: &mut [f64]) {}
+}
+
+/// The energy guard of a world that is one part of a scene balances the
+/// bodies the part counts: the step that creates energy from nowhere is
+/// refused by a part that counts the bodies (its sums over both parts
+/// doubled), and passes a part that counts none of them (another part
+/// owns them and takes that decision).
+#[test]
+fn a_scene_part_balances_the_bodies_it_counts() {
+    let every: fn(usize) -> bool = |_| true;
+    let none: fn(usize) -> bool = |_| false;
+    for (counts, refused) in [(every, true), (none, false)] {
+        let mut w = pile(2);
+        let mut st = Stepper::with_pgs(StepSettings::default(), 50).unwrap();
+        st.set_scene_part(Box::new(MirroredPart { counts }));
+        for _ in 0..50 {
+            st.step(&mut w).unwrap();
+        }
+        st.set_solver(Box::new(Absurd));
+        match st.step(&mut w) {
+            Err(StepError::EnergyGrowth {
+                before,
+                after,
+                bound,
+                ..
+            }) => {
+                assert!(refused, "refused: {before} {after} {bound}");
+                assert!(after > bound && bound >= before, "{before} {after} {bound}");
+            }
+            Ok(_) => assert!(!refused, "the step passed"),
+            Err(e) => panic!("expected EnergyGrowth, got {e}"),
+        }
+    }
+}
+
+/// A world that is one part of a scene may hold no dynamic body (its
+/// rank still takes part in the solves); a lone world may not.
+#[test]
+fn a_scene_part_may_be_empty() {
+    let mut w = World::on_floor(Material::default()).unwrap();
+    let mut st = Stepper::with_pgs(StepSettings::default(), 10).unwrap();
+    assert!(matches!(st.step(&mut w), Err(StepError::EmptyScene)));
+    st.set_scene_part(Box::new(MirroredPart { counts: |_| true }));
+    let stats = st.step(&mut w).unwrap();
+    assert_eq!(stats.contacts, 0);
+}
+
 /// Downhill speeds after 0.5 s and 1 s of a 5 kg box on a plane tilted by θ (tan θ =
 /// 0.6, μ = 0.5) about a horizontal axis chosen so that the downhill
 /// direction lies along the diagonal `t1 + t2` of the contact frame.
