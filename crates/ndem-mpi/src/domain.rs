@@ -722,10 +722,10 @@ fn step(e: ndem_step::StepError) -> MpiError {
 /// Checks what the decomposition supports: free dynamic spheres, no
 /// joints.
 fn check_scene(scene: &World) -> Result<(), MpiError> {
-    if let Some(j) = (!scene.joints().is_empty()).then_some(0) {
-        return Err(MpiError::Unsupported {
-            body: j,
-            reason: "joints",
+    if let Some(j) = scene.joints().first() {
+        return Err(MpiError::UnsupportedJoint {
+            joint: 0,
+            bodies: [j.body_a.index(), j.body_b.index()],
         });
     }
     for i in 0..scene.len() {

@@ -25,8 +25,9 @@
 //! count, and measured scaling.
 //!
 //! Invariant: the decomposition talks to the solvers only through
-//! [`ndem_solve::SubdomainCoupling`]; the steppers run unchanged on each
-//! rank's local world.
+//! [`ndem_solve::SubdomainCoupling`] and to the NDEM stepper's energy
+//! guard only through [`ndem_step::ScenePart`]; the steppers run
+//! unchanged on each rank's local world.
 
 pub mod comm;
 pub mod domain;

@@ -205,6 +205,32 @@ fn the_energy_guard_passes_a_falling_pile_on_every_rank_count() {
     }
 }
 
+/// A joint (a machine) is a typed error naming the joint and its bodies.
+#[test]
+fn a_joint_is_a_typed_error_naming_it() {
+    let mut scene = column(4);
+    let hinge = ndem_step::Joint::hinge(
+        &scene,
+        ndem_step::BodyId::from_index(1),
+        ndem_step::BodyId::from_index(2),
+        Vec3::new(0.0, 0.0, 0.01),
+        Vec3::y(),
+        None,
+    )
+    .unwrap();
+    scene.add_joint(hinge).unwrap();
+    let err = run_on_threads(2, |comm| {
+        DistributedNdem::new(comm, &scene, settings(1e-6, 10)).err()
+    });
+    assert_eq!(
+        err[0],
+        Some(MpiError::UnsupportedJoint {
+            joint: 0,
+            bodies: [1, 2]
+        })
+    );
+}
+
 /// A subdomain thinner than a particle is a typed error.
 #[test]
 fn thin_subdomains_are_a_typed_error() {

@@ -51,43 +51,49 @@ pub fn pile_height_top(world: &World, centre: Vec3, radius: f64, k: usize) -> f6
     tops[..k].iter().sum::<f64>() / k as f64
 }
 
-/// Angle of repose of a conical heap on a horizontal floor \[degrees\]:
-/// the dynamic spheres are binned by horizontal distance `ρ` from the
+/// Angle of repose of a heap on a horizontal floor \[degrees\]. The
+/// dynamic spheres are binned by horizontal distance `ρ` from the
 /// vertical through `centre` in rings of width `bin`; the highest sphere
-/// top in a ring is the surface there, and the angle is the inclination
-/// of the least-squares line through the surface points of the flank,
-/// `0.2 R ≤ ρ ≤ 0.8 R` ([`fitted_inclination`]), where `R` is the
-/// distance within which 95 % of the spheres lie (a few spheres rolled far
-/// off do not stretch the flank). `NaN` when the flank has fewer than
-/// three rings with a sphere.
+/// top in a ring is the heap's surface there, its height `h` measured from
+/// the floor (the lowest sphere bottom). The angle is the inclination of
+/// the least-squares line through the surface points of the flank: the
+/// rings, out from the summit, whose height lies between `0.2 H` and
+/// `0.8 H` of the heap's height `H` (the highest ring), so that neither
+/// the rounded summit nor the toe and the few spheres rolled off enter
+/// ([`fitted_inclination`]). `NaN` when the flank has fewer than three
+/// rings.
 pub fn pile_angle(world: &World, centre: Vec3, bin: f64) -> f64 {
-    let spheres: Vec<(f64, f64)> = (0..world.len())
+    let spheres: Vec<(f64, f64, f64)> = (0..world.len())
         .filter(|&i| world.motions()[i] == Motion::Dynamic)
         .filter_map(|i| {
             let r = world.shapes()[i].sphere_radius()?;
             let p = world.positions()[i];
-            Some(((p.x - centre.x).hypot(p.y - centre.y), p.z + r))
+            Some(((p.x - centre.x).hypot(p.y - centre.y), p.z + r, p.z - r))
         })
         .collect();
     if spheres.is_empty() || bin.is_nan() || bin <= 0.0 {
         return f64::NAN;
     }
-    let mut rho: Vec<f64> = spheres.iter().map(|s| s.0).collect();
-    rho.sort_by(f64::total_cmp);
-    let extent = rho[((rho.len() - 1) as f64 * 0.95) as usize];
-    let rings = (extent / bin).ceil() as usize + 1;
+    let floor = spheres.iter().fold(f64::INFINITY, |m, s| m.min(s.2));
+    let outer = spheres.iter().fold(0.0f64, |m, s| m.max(s.0));
+    let rings = (outer / bin) as usize + 1;
     let mut top = vec![f64::NEG_INFINITY; rings];
-    for &(rho, z) in &spheres {
-        let k = (rho / bin) as usize;
-        if k < rings {
-            top[k] = top[k].max(z);
-        }
+    for &(rho, z, _) in &spheres {
+        let k = ((rho / bin) as usize).min(rings - 1);
+        top[k] = top[k].max(z - floor);
     }
+    let (summit, height) = top
+        .iter()
+        .enumerate()
+        .fold((0, f64::NEG_INFINITY), |best, (k, &h)| {
+            if h > best.1 { (k, h) } else { best }
+        });
     let flank: Vec<(f64, f64)> = top
         .iter()
         .enumerate()
-        .map(|(k, &z)| ((k as f64 + 0.5) * bin, z))
-        .filter(|&(rho, z)| z.is_finite() && rho >= 0.2 * extent && rho <= 0.8 * extent)
+        .skip(summit)
+        .filter(|&(_, &h)| h >= 0.2 * height && h <= 0.8 * height)
+        .map(|(k, &h)| ((k as f64 + 0.5) * bin, h))
         .collect();
     fitted_inclination(&flank)
 }
