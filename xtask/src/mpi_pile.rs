@@ -46,8 +46,8 @@ fn steps_of(particles: usize) -> SuiteResult<u64> {
 fn run_once(ndem: &Path, out: &Path, ranks: usize, particles: usize) -> SuiteResult<PileRun> {
     let steps = steps_of(particles)?;
     let dir = out.join(format!("runs/pile-{particles}-{ranks}"));
-    let output = Command::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
         .arg(ranks.to_string())
         .arg(ndem)
         .args(["run", "pile", "--mpi", "--frame-every", "0", "--overwrite"])
@@ -56,21 +56,9 @@ fn run_once(ndem: &Path, out: &Path, ranks: usize, particles: usize) -> SuiteRes
         .args(["--checkpoint-every", &steps.to_string()])
         .args(["--checkpoint-format", "binary"])
         .arg("--out")
-        .arg(&dir)
-        .output()
-        .map_err(|e| format!("cannot run mpirun: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "mpirun -np {ranks} ndem run pile --particles {particles} --mpi: {}",
-            String::from_utf8_lossy(&output.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        ));
-    }
-    let text = std::fs::read_to_string(dir.join("summary.json"))
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    let summary: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        .arg(&dir);
+    let what = format!("mpirun -np {ranks} ndem run pile --particles {particles} --mpi");
+    let summary = crate::mpi_scaling::run_for_summary(&mut cmd, &what, &dir)?;
     let checkpoint = dir.join(format!("checkpoint_{steps:08}.ckpt"));
     let (scene, _) = Checkpoint::read_file(&checkpoint)?
         .restore()

@@ -138,12 +138,20 @@ fn run_once(
     if smooth {
         cmd.arg("--smooth");
     }
+    let what = format!("mpirun -np {ranks} ndem run packing --particles {particles}");
+    run_for_summary(&mut cmd, &what, &dir)
+}
+
+/// Runs `cmd` (an `mpirun … ndem run … --out dir`) and reads the run's
+/// `summary.json`; an error names `what` with the run's last line of
+/// standard error.
+pub(crate) fn run_for_summary(cmd: &mut Command, what: &str, dir: &Path) -> SuiteResult<Value> {
     let output = cmd
         .output()
         .map_err(|e| format!("cannot run mpirun: {e}"))?;
     if !output.status.success() {
         return Err(format!(
-            "mpirun -np {ranks} ndem run packing --particles {particles}: {}",
+            "{what}: {}",
             String::from_utf8_lossy(&output.stderr)
                 .lines()
                 .last()

@@ -35,6 +35,16 @@ pub trait Communicator: Send + Sync {
     fn max(&self, values: &[f64]) -> Vec<f64> {
         reduce(self.all_gather(values), values.len(), f64::max)
     }
+    /// [`Self::sum`] written over `values`.
+    fn sum_in_place(&self, values: &mut [f64]) {
+        let total = self.sum(values);
+        values.copy_from_slice(&total);
+    }
+    /// [`Self::max`] written over `values`.
+    fn max_in_place(&self, values: &mut [f64]) {
+        let total = self.max(values);
+        values.copy_from_slice(&total);
+    }
     /// Whether every rank passed `true`.
     fn all(&self, flag: bool) -> bool {
         self.max(&[if flag { 0.0 } else { 1.0 }])[0] == 0.0

@@ -152,13 +152,11 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
     }
 
     fn sum(&mut self, values: &mut [f64]) {
-        let total = self.comm.sum(values);
-        values.copy_from_slice(&total);
+        self.comm.sum_in_place(values);
     }
 
     fn max(&mut self, values: &mut [f64]) {
-        let total = self.comm.max(values);
-        values.copy_from_slice(&total);
+        self.comm.max_in_place(values);
     }
 
     fn share_impulses(&mut self, problem: &ContactProblem, owned: &[bool], lambda: &mut [f64]) {
@@ -222,13 +220,11 @@ impl<C: Communicator> ndem_step::ScenePart for DomainPart<C> {
     }
 
     fn sum(&mut self, values: &mut [f64]) {
-        let total = self.comm.sum(values);
-        values.copy_from_slice(&total);
+        self.comm.sum_in_place(values);
     }
 
     fn max(&mut self, values: &mut [f64]) {
-        let total = self.comm.max(values);
-        values.copy_from_slice(&total);
+        self.comm.max_in_place(values);
     }
 }
 

@@ -9,6 +9,17 @@ use ndem_mpi::{
 use ndem_solve::{HistoryWarmStart, PgsSettings, ProjectedGaussSeidel, SolverStatus, Stopping};
 use ndem_step::{BodyDesc, World};
 
+/// The paper's pile source emitting `particles` spheres at `rate` per
+/// second.
+fn pile_of(particles: usize, rate: f64) -> Scene {
+    pile(PileSpec {
+        particles,
+        rate,
+        seed: 3,
+    })
+    .expect("a valid scene")
+}
+
 /// The scene's step settings, both stages solved to `tolerance` within
 /// `cap` sweeps.
 fn settings(scene: &Scene, tolerance: f64, cap: usize) -> DistributedNdemSettings {
@@ -129,12 +140,7 @@ fn largest_difference(a: &World, b: &World) -> f64 {
 /// count (`docs/distributed.md`); the positions are printed, not compared.
 #[test]
 fn an_emitter_gives_the_same_particles_on_any_rank_count() {
-    let scene = pile(PileSpec {
-        particles: 60,
-        rate: 400.0,
-        seed: 3,
-    })
-    .expect("a valid scene");
+    let scene = pile_of(60, 400.0);
     let s = settings(&scene, 1e-6, 300);
     let steps = 80;
     let (reference, serial_world, serial_emitter) = serial(&scene, s, steps);
@@ -166,12 +172,7 @@ fn an_emitter_gives_the_same_particles_on_any_rank_count() {
 /// ghost layer widens to the step's reach.
 #[test]
 fn a_slow_emitter_fills_as_on_one_rank() {
-    let scene = pile(PileSpec {
-        particles: 12,
-        rate: 40.0,
-        seed: 3,
-    })
-    .expect("a valid scene");
+    let scene = pile_of(12, 40.0);
     let s = settings(&scene, 1e-10, 3000);
     let steps = 120;
     let (reference, serial_world, _) = serial(&scene, s, steps);
