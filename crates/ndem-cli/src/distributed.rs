@@ -129,9 +129,10 @@ fn check(scene: &Scene, opts: &DistributedOptions) -> Result<(), String> {
                 .into(),
         );
     }
-    if !scene.motions.is_empty() {
+    if opts.smooth && !scene.motions.is_empty() {
         return Err(
-            "prescribed motions (`[[motions]]`) are not supported in distributed runs".into(),
+            "prescribed motions (`[[motions]]`) run distributed with NDEM only, not with --smooth"
+                .into(),
         );
     }
     if opts.smooth && opts.checkpoint_every > 0 {
@@ -211,6 +212,8 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
     for k in 1..=opts.steps {
         if let Run::Ndem(r) = &mut run {
             r.emit(&mut emitters).map_err(|e| e.to_string())?;
+            r.apply_motions(&start.scene.motions)
+                .map_err(|e| e.to_string())?;
         }
         let line = run.step().map_err(|e| e.to_string())?;
         let step = first_step + k;

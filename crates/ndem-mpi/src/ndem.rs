@@ -494,6 +494,36 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         Ok(added)
     }
 
+    /// Sets the kinematic bodies' velocities from their prescribed
+    /// motions for the next step (`Scene::motions`; every rank holds every
+    /// kinematic body and sets it alike). Not collective.
+    pub fn apply_motions(
+        &mut self,
+        motions: &[ndem::scenes::KinematicMotion],
+    ) -> Result<(), MpiError> {
+        let time = self.stepper.time();
+        for m in motions {
+            let local = self
+                .domain
+                .global_indices()
+                .binary_search(&(m.body as u64))
+                .map_err(|_| MpiError::Unsupported {
+                    body: m.body,
+                    reason: "a prescribed motion of a body that is not kinematic",
+                })?;
+            let here = ndem::scenes::KinematicMotion {
+                body: local,
+                ..m.clone()
+            };
+            here.apply(self.domain.world_mut(), time, self.dt)
+                .map_err(|e| MpiError::Step {
+                    rank: self.domain.comm().rank(),
+                    message: e.to_string(),
+                })?;
+        }
+        Ok(())
+    }
+
     /// The whole scene on rank 0 (`None` elsewhere). Collective.
     pub fn gather(&self) -> Result<Option<World>, MpiError> {
         self.domain.gather()
