@@ -151,6 +151,14 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
         }
     }
 
+    fn shared_bodies(&mut self, _body_count: usize, out: &mut Vec<u32>) {
+        let plan = self.plan();
+        out.clear();
+        out.extend(plan.send.iter().chain(&plan.recv).flatten());
+        out.sort_unstable();
+        out.dedup();
+    }
+
     fn sum(&mut self, values: &mut [f64]) {
         self.comm.sum_in_place(values);
     }

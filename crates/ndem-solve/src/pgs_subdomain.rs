@@ -54,6 +54,14 @@ pub trait SubdomainCoupling: Send {
     /// bits in every subdomain); bodies held by this subdomain alone keep
     /// their value.
     fn sum_over_holders(&mut self, values: &mut [f64], width: usize);
+    /// The bodies, of the `body_count` of the problem, that
+    /// [`Self::sum_over_holders`] may change: those held by more than one
+    /// subdomain, in ascending order (the solver forms and reads the
+    /// exchanged values of these alone). The default: every body.
+    fn shared_bodies(&mut self, body_count: usize, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(0..body_count as u32);
+    }
     /// Element-wise sum over subdomains (in a fixed order).
     fn sum(&mut self, values: &mut [f64]);
     /// Element-wise maximum over subdomains.
@@ -75,8 +83,11 @@ pub struct SubdomainPgs {
     start: Vec<Velocity6>,
     /// `k_i`: subdomains with owned contacts on body `i` (at least 1).
     split: Vec<f64>,
-    /// Per-body scratch for the exchanges.
+    /// Per-body scratch for the exchanges (written and read at the shared
+    /// bodies only).
     exchange: Vec<f64>,
+    /// The bodies held by several subdomains ([`SubdomainCoupling::shared_bodies`]).
+    shared: Vec<u32>,
     honest: Vec<Velocity6>,
     scratch: Vec<f64>,
     evaluator: ResidualEvaluator,
@@ -111,6 +122,7 @@ impl SubdomainPgs {
             start: Vec::new(),
             split: Vec::new(),
             exchange: Vec::new(),
+            shared: Vec::new(),
             honest: Vec::new(),
             scratch: Vec::new(),
             evaluator: ResidualEvaluator::new(),
@@ -144,15 +156,22 @@ impl SubdomainPgs {
 
     /// `velocity ← start + Σ_subdomains (velocity − start)`, averaged over
     /// the `k_i` split copies when `average` is set.
+    /// Only the shared bodies take part: a body of this subdomain alone
+    /// keeps its iterate.
     fn sum_corrections(&mut self, start: &[Velocity6], velocity: &mut [Velocity6], average: bool) {
-        self.exchange.clear();
-        for (v, s) in velocity.iter().zip(start) {
-            let d = *v - *s;
-            self.exchange.extend_from_slice(d.linear.as_slice());
-            self.exchange.extend_from_slice(d.angular.as_slice());
+        // the other bodies' entries are neither read nor changed by the
+        // exchange: sized, not cleared
+        self.exchange.resize(6 * velocity.len(), 0.0);
+        for &i in &self.shared {
+            let i = i as usize;
+            let d = velocity[i] - start[i];
+            self.exchange[6 * i..6 * i + 3].copy_from_slice(d.linear.as_slice());
+            self.exchange[6 * i + 3..6 * i + 6].copy_from_slice(d.angular.as_slice());
         }
         self.coupling.sum_over_holders(&mut self.exchange, 6);
-        for (i, (v, s)) in velocity.iter_mut().zip(start).enumerate() {
+        for &i in &self.shared {
+            let i = i as usize;
+            let (v, s) = (&mut velocity[i], &start[i]);
             let d = &self.exchange[6 * i..6 * i + 6];
             let k = if average { self.split[i] } else { 1.0 };
             let own = *v - *s;
@@ -264,6 +283,8 @@ impl Solver for SubdomainPgs {
         )?;
         let mut clock = IterationClock::start();
         self.coupling.owned_contacts(problem, &mut self.owned)?;
+        self.coupling
+            .shared_bodies(problem.body_count(), &mut self.shared);
         self.split_factors(problem);
         self.pgs.mass_split.clear();
         if self.split.iter().any(|&k| k > 1.0) {
