@@ -58,7 +58,7 @@ fn run_once(ndem: &Path, out: &Path, ranks: usize, particles: usize) -> SuiteRes
         .arg("--out")
         .arg(&dir);
     let what = format!("mpirun -np {ranks} ndem run pile --particles {particles} --mpi");
-    let summary = crate::mpi_scaling::run_for_summary(&mut cmd, &what, &dir)?;
+    let summary = crate::report::run_for_summary(&mut cmd, &what, &dir)?;
     let checkpoint = dir.join(format!("checkpoint_{steps:08}.ckpt"));
     let (scene, _) = Checkpoint::read_file(&checkpoint)?
         .restore()

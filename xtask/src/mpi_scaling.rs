@@ -139,28 +139,7 @@ fn run_once(
         cmd.arg("--smooth");
     }
     let what = format!("mpirun -np {ranks} ndem run packing --particles {particles}");
-    run_for_summary(&mut cmd, &what, &dir)
-}
-
-/// Runs `cmd` (an `mpirun … ndem run … --out dir`) and reads the run's
-/// `summary.json`; an error names `what` with the run's last line of
-/// standard error.
-pub(crate) fn run_for_summary(cmd: &mut Command, what: &str, dir: &Path) -> SuiteResult<Value> {
-    let output = cmd
-        .output()
-        .map_err(|e| format!("cannot run mpirun: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{what}: {}",
-            String::from_utf8_lossy(&output.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        ));
-    }
-    let text = std::fs::read_to_string(dir.join("summary.json"))
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    serde_json::from_str(&text).map_err(|e| e.to_string())
+    report::run_for_summary(&mut cmd, &what, &dir)
 }
 
 /// Every configuration, repeats interleaved over the rank counts; the

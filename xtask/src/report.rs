@@ -135,3 +135,28 @@ impl Progress {
         self.start.elapsed().as_secs_f64()
     }
 }
+
+/// Runs `cmd` (an `mpirun … ndem run … --out dir`) and reads the run's
+/// `summary.json`; an error names `what` with the run's last line of
+/// standard error.
+pub fn run_for_summary(
+    cmd: &mut std::process::Command,
+    what: &str,
+    dir: &std::path::Path,
+) -> SuiteResult<serde_json::Value> {
+    let output = cmd
+        .output()
+        .map_err(|e| format!("cannot run mpirun: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{what}: {}",
+            String::from_utf8_lossy(&output.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ));
+    }
+    let text = std::fs::read_to_string(dir.join("summary.json"))
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    serde_json::from_str(&text).map_err(|e| e.to_string())
+}
