@@ -222,9 +222,10 @@ struct DomainPart<C: Communicator> {
 }
 
 impl<C: Communicator> ndem_step::ScenePart for DomainPart<C> {
-    fn counts_body(&self, i: usize) -> bool {
+    fn counted_bodies(&self, body_count: usize, counted: &mut Vec<bool>) {
         let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
-        plan.role.get(i) == Some(&Role::Owned)
+        counted.clear();
+        counted.extend((0..body_count).map(|i| plan.role.get(i) == Some(&Role::Owned)));
     }
 
     fn sum(&mut self, values: &mut [f64]) {

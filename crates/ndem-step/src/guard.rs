@@ -106,9 +106,10 @@ impl OverlapScale {
 /// compares the sums over all parts, so every part takes the same
 /// decision ([`crate::Stepper::set_scene_part`]).
 pub trait ScenePart: Send {
-    /// Whether body `i`'s energy and the work done on it are counted in
-    /// this part (each body of the scene in exactly one part).
-    fn counts_body(&self, i: usize) -> bool;
+    /// Sets `counted[i]` (of `body_count` bodies) for each body whose
+    /// energy and the work done on it this part counts (each body of the
+    /// scene in exactly one part).
+    fn counted_bodies(&self, body_count: usize, counted: &mut Vec<bool>);
     /// Replaces each of `values` by its sum over all parts (the same
     /// numbers on every part).
     fn sum(&mut self, values: &mut [f64]);

@@ -248,6 +248,8 @@ pub struct Stepper {
     /// The scene the world is a part of, when it is one part of a
     /// decomposed scene ([`Self::set_scene_part`]).
     scene_part: Option<Box<dyn guard::ScenePart>>,
+    /// The bodies the scene part counts, refreshed every step.
+    counted: Vec<bool>,
     /// Contact-set index of each contact of the last problem; during a
     /// step, of each solver contact (the same vector, 4 bytes per contact).
     contact_index: Vec<u32>,
@@ -313,6 +315,7 @@ impl Stepper {
             warned_impact: false,
             energy_budget: None,
             scene_part: None,
+            counted: Vec::new(),
             contact_index: Vec::new(),
             held_version: None,
         })
@@ -666,7 +669,8 @@ impl Stepper {
         let dt = self.settings.dt;
         let (kinetic, potential) = match &self.scene_part {
             Some(part) if self.settings.energy_guard => {
-                world.energies_where(|i| part.counts_body(i))
+                part.counted_bodies(world.len(), &mut self.counted);
+                world.energies_where(|i| self.counted[i])
             }
             _ => world.energies(),
         };
@@ -702,7 +706,7 @@ impl Stepper {
                     work: guard::StepWork::of(world, free, &problems, dt, |_| true),
                 },
                 Some(part) => {
-                    let counted = |i| part.counts_body(i);
+                    let counted = |i: usize| self.counted[i];
                     let mut e = guard::StepEnergy {
                         held,
                         after: world.energy_after_positions_where(dt, counted),

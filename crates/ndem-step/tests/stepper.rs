@@ -604,8 +604,9 @@ struct MirroredPart {
 }
 
 impl ScenePart for MirroredPart {
-    fn counts_body(&self, i: usize) -> bool {
-        (self.counts)(i)
+    fn counted_bodies(&self, body_count: usize, counted: &mut Vec<bool>) {
+        counted.clear();
+        counted.extend((0..body_count).map(self.counts));
     }
     fn sum(&mut self, values: &mut [f64]) {
         values.iter_mut().for_each(|v| *v *= 2.0);
