@@ -3,6 +3,8 @@
 //! solver tolerance.
 
 mod common;
+#[path = "ndem/emitters.rs"]
+mod emitters;
 
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};

@@ -190,7 +190,7 @@ fn pile_keeps_every_body_and_rests_as_on_one_rank(comm: MpiComm) -> Result<Strin
 /// each rank emits the particles a one-rank run (thread rank) emits, with
 /// the same global indices, and after 0.6 s of converged solves the
 /// positions are within 4e-11 m of one rank's (the bound of
-/// `tests/emit.rs`, which says where it comes from).
+/// `tests/ndem/emitters.rs`, which says where it comes from).
 fn emitter_fills_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
     use ::ndem::scenes::builders::{PileSpec, pile};
     let scene = pile(PileSpec {
