@@ -344,16 +344,12 @@ impl<C: Communicator> Domain<C> {
             self.gid.push(gid);
             self.role.push(role);
             self.reference.push(p);
-            match role {
-                Role::Owned => {
-                    for (s, b) in self.decomposition.boxes().iter().enumerate() {
-                        if s != rank && b.distance(&p) <= width {
-                            self.send[s].push(i);
-                        }
-                    }
+            if let Role::Ghost(s) = role {
+                self.recv[s].push(i);
+            } else {
+                for s in self.decomposition.ranks_near(&p, width, rank) {
+                    self.send[s].push(i);
                 }
-                Role::Ghost(s) => self.recv[s].push(i),
-                Role::Replicated => {}
             }
         }
         Ok(first)
@@ -544,10 +540,8 @@ impl<C: Communicator> Domain<C> {
         let width = self.ghost_width();
         let mut out = vec![Vec::new(); size];
         for r in &owned {
-            for (s, b) in self.decomposition.boxes().iter().enumerate() {
-                if s != rank && b.distance(&r.desc.position) <= width {
-                    pack_body(r, &mut out[s]);
-                }
+            for s in self.decomposition.ranks_near(&r.desc.position, width, rank) {
+                pack_body(r, &mut out[s]);
             }
         }
         let received = self.comm.exchange(out);
@@ -574,21 +568,23 @@ impl<C: Communicator> Domain<C> {
         self.reference = world.positions().to_vec();
         self.world = world;
         // who holds my owned bodies: the same test the senders made
-        self.send = vec![Vec::new(); size];
-        self.recv = vec![Vec::new(); size];
+        let mut send = vec![Vec::new(); size];
+        let mut recv = vec![Vec::new(); size];
         for (i, role) in self.role.iter().enumerate() {
             match *role {
                 Role::Owned => {
-                    for (s, b) in self.decomposition.boxes().iter().enumerate() {
-                        if s != rank && b.distance(&self.world.positions()[i]) <= width {
-                            self.send[s].push(i as u32);
-                        }
+                    for s in self
+                        .decomposition
+                        .ranks_near(&self.world.positions()[i], width, rank)
+                    {
+                        send[s].push(i as u32);
                     }
                 }
-                Role::Ghost(s) => self.recv[s].push(i as u32),
+                Role::Ghost(s) => recv[s].push(i as u32),
                 Role::Replicated => {}
             }
         }
+        (self.send, self.recv) = (send, recv);
         self.rebuilds += 1;
         self.stale = false;
         Ok(())

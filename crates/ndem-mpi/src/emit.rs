@@ -59,31 +59,22 @@ pub fn emit<C: Communicator>(
 /// in global order, on every rank. Collective.
 fn blocking_spheres<C: Communicator>(domain: &Domain<C>, emitters: &[Emitter]) -> Vec<(Vec3, f64)> {
     let world = domain.world();
+    let first = domain.comm().rank() == 0;
     let mut mine = Vec::new();
     for (i, role) in domain.roles().iter().enumerate() {
-        if *role != Role::Owned {
-            continue;
-        }
-        let Some(r) = world.shapes()[i].sphere_radius() else {
+        // owned spheres, and the static and kinematic ones every rank
+        // holds, sent by rank 0
+        let sends = match role {
+            Role::Owned => true,
+            Role::Replicated => first,
+            Role::Ghost(_) => false,
+        };
+        let Some(r) = world.shapes()[i].sphere_radius().filter(|_| sends) else {
             continue;
         };
         let c = world.positions()[i];
         if emitters.iter().any(|e| !e.done() && e.may_block(&c, r)) {
             mine.extend_from_slice(&[domain.global_indices()[i] as f64, c.x, c.y, c.z, r]);
-        }
-    }
-    // the static and kinematic spheres every rank holds, sent by rank 0
-    if domain.comm().rank() == 0 {
-        for (i, role) in domain.roles().iter().enumerate() {
-            if *role != Role::Replicated {
-                continue;
-            }
-            if let Some(r) = world.shapes()[i].sphere_radius() {
-                let c = world.positions()[i];
-                if emitters.iter().any(|e| !e.done() && e.may_block(&c, r)) {
-                    mine.extend_from_slice(&[domain.global_indices()[i] as f64, c.x, c.y, c.z, r]);
-                }
-            }
         }
     }
     let received = domain.comm().exchange(vec![mine; domain.comm().size()]);

@@ -520,11 +520,8 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
                     body: m.body,
                     reason: "a prescribed motion of a body that is not kinematic",
                 })?;
-            let here = ndem::scenes::KinematicMotion {
-                body: local,
-                ..m.clone()
-            };
-            here.apply(self.domain.world_mut(), time, self.dt)
+            let body = ndem_step::BodyId::from_index(local);
+            m.apply_to(self.domain.world_mut(), body, time, self.dt)
                 .map_err(|e| MpiError::Step {
                     rank: self.domain.comm().rank(),
                     message: e.to_string(),

@@ -148,6 +148,17 @@ impl Decomposition {
         &self.boxes
     }
 
+    /// The ranks but `except` whose box lies within `width` of `p`: those
+    /// that hold a body of rank `except` at `p` as a ghost.
+    pub fn ranks_near(&self, p: &Vec3, width: f64, except: usize) -> impl Iterator<Item = usize> {
+        let p = *p;
+        self.boxes
+            .iter()
+            .enumerate()
+            .filter(move |(s, b)| *s != except && b.distance(&p) <= width)
+            .map(|(s, _)| s)
+    }
+
     /// The rank whose box contains `p` (the last rank for a non-finite
     /// point, which the world's checks rule out).
     pub fn owner(&self, p: &Vec3) -> usize {

@@ -83,13 +83,25 @@ impl KinematicMotion {
     /// row of the last table time not after the step's midpoint); before
     /// the first table time the body is left as it is.
     pub fn apply(&self, world: &mut World, time: f64, dt: f64) -> Result<(), SceneError> {
+        self.apply_to(world, BodyId::from_index(self.body), time, dt)
+    }
+
+    /// [`Self::apply`] to `body` of `world`, the table's body under
+    /// another index (a rank's local world in a distributed run).
+    pub fn apply_to(
+        &self,
+        world: &mut World,
+        body: BodyId,
+        time: f64,
+        dt: f64,
+    ) -> Result<(), SceneError> {
         let mid = time + 0.5 * dt;
         let Some(k) = self.times.iter().rposition(|t| *t <= mid) else {
             return Ok(());
         };
         let v = self.velocities[k];
         let velocity = Velocity6::new(Vec3::new(v[0], v[1], v[2]), Vec3::new(v[3], v[4], v[5]));
-        world.set_velocity(BodyId::from_index(self.body), velocity)?;
+        world.set_velocity(body, velocity)?;
         Ok(())
     }
 }
