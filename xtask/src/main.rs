@@ -16,6 +16,7 @@ mod excavator;
 mod fclib;
 mod fuzz;
 mod host;
+mod mpi_excavator;
 mod mpi_pile;
 mod mpi_scaling;
 mod peers;

@@ -3,8 +3,10 @@
 //! and weak scaling, communication volume and the fraction of time in
 //! exchanges; the NDEM iteration counts to a residual on 1, 2 and 4
 //! subdomains; a model of the scaling on a cluster from these
-//! measurements; and the pile formation, emitted across the ranks,
-//! against one rank ([`crate::mpi_pile`]).
+//! measurements; the pile formation, emitted across the ranks, against
+//! one rank ([`crate::mpi_pile`]); and the quick excavator, its machine
+//! on every rank, against one rank ([`crate::mpi_excavator`]; 1 and 2
+//! ranks with `--quick`, to 0.5 s into the drag).
 
 use crate::SuiteOptions;
 use crate::plot::{Axes, Series, line_plot};
@@ -46,6 +48,8 @@ struct Sizes {
     bed: usize,
     /// Spheres of the pile runs.
     pile: usize,
+    /// Steps of the excavator runs (`None`: its whole cycle).
+    excavator_steps: Option<u64>,
 }
 
 fn sizes(quick: bool, particles: Option<usize>) -> Sizes {
@@ -58,6 +62,8 @@ fn sizes(quick: bool, particles: Option<usize>) -> Sizes {
             repeats: 2,
             bed: 200,
             pile: 400,
+            // to 0.5 s into the drag (4.5 s at 2.5 ms)
+            excavator_steps: Some(1800),
         }
     } else {
         Sizes {
@@ -68,6 +74,7 @@ fn sizes(quick: bool, particles: Option<usize>) -> Sizes {
             repeats: 3,
             bed: 600,
             pile: 3363,
+            excavator_steps: None,
         }
     };
     if let Some(n) = particles {
@@ -318,7 +325,10 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let iterations = iterations_by_subdomains(&z, &mut progress)?;
     progress.tick("iteration counts");
     let piles = crate::mpi_pile::measure_piles(&ndem, &opts.out, z.pile, &RANKS)?;
-    write_outputs(opts, &z, &runs, &iterations, &piles)?;
+    let ranks: &[usize] = if opts.quick { &RANKS[..2] } else { &RANKS };
+    let excavators =
+        crate::mpi_excavator::measure_excavators(&ndem, &opts.out, z.excavator_steps, ranks)?;
+    write_outputs(opts, &z, &runs, &iterations, (&piles, &excavators))?;
     let references = iterations.iter().filter(|i| i["subdomains"] == 1);
     Ok(references
         .into_iter()
@@ -330,11 +340,20 @@ fn write_outputs(
     z: &Sizes,
     runs: &[Measured],
     iterations: &[Value],
-    piles: &[crate::mpi_pile::PileRun],
+    (piles, excavators): (
+        &[crate::mpi_pile::PileRun],
+        &[crate::mpi_excavator::ExcavatorRun],
+    ),
 ) -> SuiteResult<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pile_rows = crate::mpi_pile::rows(piles, cores);
-    write_pile_csv(opts, &pile_rows)?;
+    write_rows_csv(&opts.out.join("pile.csv"), &pile_rows, &PILE_COLUMNS)?;
+    let excavator_rows = crate::mpi_excavator::rows(excavators, cores);
+    write_rows_csv(
+        &opts.out.join("excavator.csv"),
+        &excavator_rows,
+        &EXCAVATOR_COLUMNS,
+    )?;
     let base = |m: &Measured| {
         runs.iter()
             .find(|b| b.kind == m.kind && b.stepper == m.stepper && b.ranks == 1)
@@ -414,6 +433,7 @@ fn write_outputs(
     let model = model_table(runs);
     let mut report = report_text(opts, z, runs, iterations, &model, cores);
     report.push_str(&crate::mpi_pile::report(&pile_rows, z.pile));
+    report.push_str(&crate::mpi_excavator::report(&excavator_rows));
     report::write(&opts.out.join("report.md"), &report)?;
     report::write_summary(
         &opts.out,
@@ -428,29 +448,45 @@ fn write_outputs(
             "iterations_by_subdomains": iterations,
             "model": model,
             "pile": pile_rows,
+            "excavator": excavator_rows,
         }),
     )
 }
 
-/// `pile.csv`: the pile runs' figures by rank count.
-fn write_pile_csv(opts: &SuiteOptions, rows: &[Value]) -> SuiteResult<()> {
-    let keys = [
-        "ranks",
-        "oversubscribed",
-        "count",
-        "mass_kg",
-        "angle_deg",
-        "angle_difference_deg",
-        "height_m",
-        "seconds_per_step",
-        "efficiency",
-        "exchange_fraction",
-    ];
+/// Columns of `pile.csv`: the pile runs' figures by rank count.
+const PILE_COLUMNS: [&str; 10] = [
+    "ranks",
+    "oversubscribed",
+    "count",
+    "mass_kg",
+    "angle_deg",
+    "angle_difference_deg",
+    "height_m",
+    "seconds_per_step",
+    "efficiency",
+    "exchange_fraction",
+];
+
+/// Columns of `excavator.csv`: the excavator runs' figures by rank count.
+const EXCAVATOR_COLUMNS: [&str; 9] = [
+    "ranks",
+    "oversubscribed",
+    "steps",
+    "seconds_per_step",
+    "efficiency",
+    "exchange_fraction",
+    "drag_steps",
+    "arm_cylinder_drag_force_N",
+    "drag_force_relative_difference",
+];
+
+/// A CSV of `rows` (JSON objects), one column per key.
+fn write_rows_csv(path: &std::path::Path, rows: &[Value], keys: &[&str]) -> SuiteResult<()> {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| keys.iter().map(|k| r[*k].to_string()).collect())
         .collect();
-    report::write_csv(&opts.out.join("pile.csv"), &keys, &cells)
+    report::write_csv(path, keys, &cells)
 }
 
 /// Modelled weak-scaling efficiency at 10⁴ particles per rank on a cluster.

@@ -6,8 +6,8 @@
 //! frame pieces.
 
 use ndem::checkpoint::{Checkpoint, CheckpointFormat};
-use ndem::scenes::{Scene, WarmStartChoice};
-use ndem::solve::{PgsSettings, Stopping, StoredImpulse};
+use ndem::scenes::{Scene, SolverChoice, WarmStartChoice};
+use ndem::solve::{JointRows, PgsSettings, Stopping, StoredImpulse};
 use ndem_mpi::{
     Communicator, DistributedNdem, DistributedNdemSettings, DistributedSmooth, DomainSettings,
     ExchangeCounters, GlobalKey, MpiComm, MpiError, ParallelFrames,
@@ -45,6 +45,8 @@ pub struct Start {
     pub scene: Scene,
     /// Warm-start impulses by global key.
     pub history: Vec<(GlobalKey, StoredImpulse)>,
+    /// Warm-start multipliers of the joints' rows by global key.
+    pub rows: Vec<(GlobalKey, f64)>,
     /// `(time, step)`.
     pub clock: (f64, u64),
 }
@@ -120,6 +122,12 @@ fn check(scene: &Scene, opts: &DistributedOptions) -> Result<(), String> {
             "emitters (`[[emitters]]`) run distributed with NDEM only, not with --smooth".into(),
         );
     }
+    if scene.triaxial.is_some() {
+        return Err(
+            "the triaxial servo (`[triaxial]`) reads the walls' stresses of the whole sample; it does not run distributed"
+                .into(),
+        );
+    }
     if scene.reduction.is_some() {
         return Err("model reduction is not supported in distributed runs".into());
     }
@@ -165,6 +173,11 @@ fn build(start: &Start, opts: &DistributedOptions) -> Result<Run, MpiError> {
         step: scene.settings,
         pgs: PgsSettings {
             stopping: Stopping::iterations(scene.iterations.max(1)),
+            joints: if scene.solver == SolverChoice::PgsDirect {
+                JointRows::Direct
+            } else {
+                JointRows::Iterative
+            },
             ..PgsSettings::default()
         },
         warm_start: scene.warm_start != WarmStartChoice::Cold,
@@ -172,6 +185,7 @@ fn build(start: &Start, opts: &DistributedOptions) -> Result<Run, MpiError> {
     };
     let mut run = DistributedNdem::new(MpiComm, &scene.world, settings)?;
     let _kept = run.set_history(&start.history);
+    run.set_joint_row_history(&start.rows);
     run.set_clock(start.clock.0, start.clock.1);
     Ok(Run::Ndem(Box::new(run)))
 }
@@ -196,7 +210,8 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
         return Err("rank 0 could not prepare the output folder".into());
     }
     let mut run = build(&start, opts).map_err(|e| e.to_string())?;
-    if rank == 0 && !opts.smooth && start.scene.solver.name() != "pgs" {
+    let subdomain_pgs = [SolverChoice::Pgs, SolverChoice::PgsDirect];
+    if rank == 0 && !opts.smooth && !subdomain_pgs.contains(&start.scene.solver) {
         eprintln!(
             "note: distributed runs solve with pgs-subdomain; the scene's solver `{}` is not used",
             start.scene.solver.name()
@@ -204,6 +219,7 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
     }
     let mut stats =
         String::from("step,time,contacts,kinetic_energy,iterations,status,rebuilt,impact_status\n");
+    let mut drives = drive_header(&start.scene);
     let mut frames = ParallelFrames::new();
     let mut emitters = start.scene.emitters.clone();
     let wall = Instant::now();
@@ -212,11 +228,20 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
     for k in 1..=opts.steps {
         if let Run::Ndem(r) = &mut run {
             r.emit(&mut emitters).map_err(|e| e.to_string())?;
+            if let Some(s) = &start.scene.schedule {
+                r.apply_schedule(s).map_err(|e| e.to_string())?;
+            }
             r.apply_motions(&start.scene.motions)
                 .map_err(|e| e.to_string())?;
         }
         let line = run.step().map_err(|e| e.to_string())?;
         let step = first_step + k;
+        if let Run::Ndem(r) = &run
+            && rank == 0
+            && (k % opts.stats_every == 0 || k == opts.steps)
+        {
+            drive_line(&mut drives, r, &start.scene, step, line.time);
+        }
         iterations += line.iterations as u64;
         if rank == 0 && (k % opts.stats_every == 0 || k == opts.steps) {
             let _ = writeln!(
@@ -249,6 +274,9 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
     if rank == 0 {
         write(&opts.out.join("stats.csv"), &stats)?;
         write(&opts.out.join("summary.json"), &summary)?;
+        if !start.scene.world.joints().is_empty() && !opts.smooth {
+            write(&opts.out.join("joints.csv"), &drives)?;
+        }
     }
     if rank != 0 {
         return Ok(String::new());
@@ -259,6 +287,38 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
         opts.steps,
         opts.out.display()
     ))
+}
+
+/// The header of `joints.csv`: per step, the schedule's phase and each
+/// joint's drive force (empty for a joint without a drive).
+fn drive_header(scene: &Scene) -> String {
+    let mut h = String::from("step,time,phase");
+    for j in 0..scene.world.joints().len() {
+        let _ = write!(h, ",drive_force_{j}");
+    }
+    h.push('\n');
+    h
+}
+
+/// One line of `joints.csv` ([`drive_header`]) after `step`.
+fn drive_line(
+    out: &mut String,
+    run: &DistributedNdem<MpiComm>,
+    scene: &Scene,
+    step: u64,
+    time: f64,
+) {
+    let phase = scene.schedule.as_ref().map_or("", |s| s.phase_at(time));
+    let _ = write!(out, "{step},{time:e},{phase}");
+    for r in run.joint_reactions() {
+        match r.drive_force {
+            Some(f) => {
+                let _ = write!(out, ",{f:e}");
+            }
+            None => out.push(','),
+        }
+    }
+    out.push('\n');
 }
 
 /// The summary (collective: maxima and sums over ranks).
@@ -335,6 +395,9 @@ fn checkpoint(
     let mut h = ndem::solve::ImpulseHistory::new();
     for ((a, b, f), v) in history {
         h.insert(ndem::math::ContactKey::new(a as u32, b as u32, f), v);
+    }
+    for ((a, b, f), l) in r.joint_row_history() {
+        h.insert_row(ndem::math::ContactKey::new(a as u32, b as u32, f), l);
     }
     let _kept = stepper.set_history(h);
     stepper.set_clock(r.stepper().time(), r.stepper().step_count());

@@ -410,7 +410,7 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
                 let out = run.out.clone().unwrap_or_else(|| {
                     PathBuf::from("target/ndem").join(format!("{}-mpi", s.name))
                 });
-                return distributed(s, Vec::new(), (0.0, 0), &run, out, smooth);
+                return distributed(s, Default::default(), (0.0, 0), &run, out, smooth);
             }
             let mut stepper = s.stepper().map_err(|e| e.to_string())?;
             let out = run
@@ -440,13 +440,20 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
                 .restore()
                 .map_err(|e| format!("{}: {e}", checkpoint.display()))?;
             if mpi {
-                let history = stepper
-                    .history()
-                    .map(|h| h.sorted_contacts())
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(k, v)| ((k.body_a as u64, k.body_b as u64, k.feature), v))
-                    .collect();
+                let empty = ndem::solve::ImpulseHistory::new();
+                let h = stepper.history().unwrap_or(&empty);
+                let global =
+                    |k: ndem::math::ContactKey| (k.body_a as u64, k.body_b as u64, k.feature);
+                let history = (
+                    h.sorted_contacts()
+                        .into_iter()
+                        .map(|(k, v)| (global(k), v))
+                        .collect(),
+                    h.sorted_rows()
+                        .into_iter()
+                        .map(|(k, l)| (global(k), l))
+                        .collect(),
+                );
                 let out = run.out.clone().unwrap_or_else(|| {
                     PathBuf::from("target/ndem")
                         .join(format!("{}-mpi-resumed-{:08}", s.name, cp.step))
@@ -480,11 +487,18 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
     }
 }
 
+/// A resumed run's warm-start multipliers by global key: the contacts'
+/// impulses and the joint rows'.
+type WarmHistory = (
+    Vec<((u64, u64, u32), ndem::solve::StoredImpulse)>,
+    Vec<((u64, u64, u32), f64)>,
+);
+
 /// `--mpi`: the run on the ranks of `mpirun`.
 #[cfg(feature = "mpi")]
 fn distributed(
     scene: Scene,
-    history: Vec<((u64, u64, u32), ndem::solve::StoredImpulse)>,
+    history: WarmHistory,
     clock: (f64, u64),
     run: &RunArgs,
     out: PathBuf,
@@ -505,7 +519,8 @@ fn distributed(
     let message = run_distributed(
         Start {
             scene,
-            history,
+            history: history.0,
+            rows: history.1,
             clock,
         },
         &opts,
@@ -517,7 +532,7 @@ fn distributed(
 #[cfg(not(feature = "mpi"))]
 fn distributed(
     _scene: Scene,
-    _history: Vec<((u64, u64, u32), ndem::solve::StoredImpulse)>,
+    _history: WarmHistory,
     _clock: (f64, u64),
     _run: &RunArgs,
     _out: PathBuf,

@@ -3,6 +3,13 @@
 //! holds (static and kinematic ones), in one local [`World`] ordered by
 //! global index.
 //!
+//! **Machine bodies** (dynamic bodies that are not spheres or that a joint
+//! holds: an excavator's boom, arm and bucket, a jointed chain) are owned
+//! by rank 0 and held by every other rank as ghosts of rank 0, whatever
+//! their position; they never migrate and take no part in the bisection.
+//! Every joint therefore joins bodies every rank holds, and every rank's
+//! local world carries all of the scene's joints.
+//!
 //! Ordering the local world by global index keeps every pair of bodies in
 //! the same order as in the whole scene, so a contact's key, normal and
 //! force, and the order in which a body's contact forces are summed, are
@@ -13,7 +20,7 @@ use crate::error::MpiError;
 use crate::partition::Decomposition;
 use ndem_collide::Shape;
 use ndem_math::{ContactKey, MassProperties, Quat, SettingError, Vec3, Velocity6};
-use ndem_step::{BodyDesc, BodyId, MaterialId, Motion, World};
+use ndem_step::{BodyDesc, BodyId, Joint, MaterialId, Motion, World};
 
 /// What a body is on this rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +107,16 @@ pub struct Domain<C: Communicator> {
     recv: Vec<Vec<u32>>,
     /// Positions of the local bodies at the last rebuild.
     reference: Vec<Vec3>,
-    /// Largest sphere radius of the scene \[m\].
+    /// Global indices of the machine bodies, ascending (module docs).
+    machine_gids: Vec<u64>,
+    /// The machine bodies, on every rank, as of the last rebuild (rank 0
+    /// owns them; the others hold ghosts, whose state rank 0 sends).
+    machines: Vec<Record>,
+    /// The scene's joints, bodies by global index, as of the last rebuild.
+    joints: Vec<Joint>,
+    /// Per local body: a machine body.
+    machine: Vec<bool>,
+    /// Largest radius of a particle (dynamic, not a machine body) \[m\].
     largest_radius: f64,
     skin: f64,
     rebuilds: u64,
@@ -144,14 +160,17 @@ impl<C: Communicator> Domain<C> {
     /// the dynamic bodies in its box, ghosts of its neighbours' bodies near
     /// it, and every static and kinematic body. Collective.
     ///
-    /// Dynamic bodies must be free spheres (no aggregates); joints are not
-    /// supported. A scene with fewer dynamic bodies than ranks (an
-    /// emitter's empty start) is held by rank 0 alone until a rebuild's
-    /// bisection finds a body for every rank.
+    /// Rigid aggregates (model reduction) are not supported. Machine
+    /// bodies (module docs) go to rank 0. A scene with fewer particles
+    /// than ranks (an emitter's empty start) is held by rank 0 alone until
+    /// a rebuild's bisection finds a particle for every rank.
     pub fn new(comm: C, scene: &World, settings: DomainSettings) -> Result<Self, MpiError> {
         settings.validate()?;
         check_scene(scene)?;
-        let radii = (0..scene.len()).filter(|&i| scene.motions()[i] == Motion::Dynamic);
+        let machine_gids = machine_bodies(scene);
+        let is_machine = |i: usize| machine_gids.binary_search(&(i as u64)).is_ok();
+        let particle = |i: usize| scene.motions()[i] == Motion::Dynamic && !is_machine(i);
+        let radii = (0..scene.len()).filter(|&i| particle(i));
         let radius = |i: usize| scene.shapes()[i].bounding_radius();
         let largest_radius = radii.clone().map(radius).fold(0.0, f64::max);
         let smallest_radius = radii.map(radius).fold(f64::INFINITY, f64::min);
@@ -174,9 +193,7 @@ impl<C: Communicator> Domain<C> {
         // a provisional round-robin share, so that each body is counted
         // once by the bisection
         let (rank, size) = (comm.rank(), comm.size());
-        let dynamic: Vec<usize> = (0..scene.len())
-            .filter(|&i| scene.motions()[i] == Motion::Dynamic)
-            .collect();
+        let dynamic: Vec<usize> = (0..scene.len()).filter(|&i| particle(i)).collect();
         let share: Vec<Vec3> = dynamic
             .iter()
             .enumerate()
@@ -195,6 +212,7 @@ impl<C: Communicator> Domain<C> {
             .filter(|&&i| decomposition.owner(&scene.positions()[i]) == rank)
             .map(|&i| record(i))
             .collect();
+        let machines = machine_gids.iter().map(|&g| record(g as usize)).collect();
         let mut domain = Self {
             comm,
             settings,
@@ -207,6 +225,10 @@ impl<C: Communicator> Domain<C> {
             send: Vec::new(),
             recv: Vec::new(),
             reference: Vec::new(),
+            machine_gids,
+            machines,
+            joints: scene.joints().to_vec(),
+            machine: Vec::new(),
             largest_radius,
             skin,
             rebuilds: 0,
@@ -269,6 +291,11 @@ impl<C: Communicator> Domain<C> {
         self.skin
     }
 
+    /// Whether each local body is a machine body (module docs).
+    pub fn machine(&self) -> &[bool] {
+        &self.machine
+    }
+
     /// Number of owned bodies.
     pub fn owned_count(&self) -> usize {
         self.role.iter().filter(|r| **r == Role::Owned).count()
@@ -280,7 +307,7 @@ impl<C: Communicator> Domain<C> {
     pub fn needs_rebuild(&mut self, reach: f64) -> bool {
         let mut moved = 0.0f64;
         for (i, r) in self.role.iter().enumerate() {
-            if *r == Role::Owned {
+            if *r == Role::Owned && !self.machine[i] {
                 moved = moved.max((self.world.positions()[i] - self.reference[i]).norm());
             }
         }
@@ -343,6 +370,7 @@ impl<C: Communicator> Domain<C> {
             let i = i.index() as u32;
             self.gid.push(gid);
             self.role.push(role);
+            self.machine.push(false);
             self.reference.push(p);
             if let Role::Ghost(s) = role {
                 self.recv[s].push(i);
@@ -416,13 +444,17 @@ impl<C: Communicator> Domain<C> {
         carried: &[(ContactKey, T)],
     ) -> Result<Vec<(ContactKey, T)>, MpiError> {
         let owned: Vec<Record> = (0..self.world.len())
-            .filter(|&i| self.role[i] == Role::Owned)
+            .filter(|&i| self.role[i] == Role::Owned && !self.machine[i])
             .map(|i| Record {
                 gid: self.gid[i],
                 desc: self.world.body_desc(BodyId::from_index(i)),
                 force: self.world.user_force(BodyId::from_index(i)),
             })
             .collect();
+        // the joints' drives as the run has set them, the machine as rank
+        // 0 moved it
+        self.joints = self.global_joints();
+        self.refresh_machines();
         // kinematic bodies moved: every rank moved them alike
         for (i, role) in self.role.iter().enumerate() {
             if *role == Role::Replicated
@@ -532,15 +564,16 @@ impl<C: Communicator> Domain<C> {
         Ok((keep, all))
     }
 
-    /// Builds the local world from this rank's owned bodies: ghosts are
+    /// Builds the local world from this rank's owned particles: ghosts are
     /// exchanged with every rank whose box is within the ghost layer's
-    /// width, and the replicated bodies added. Collective.
+    /// width, the replicated bodies, the machine bodies (owned on rank 0,
+    /// ghosts of rank 0 elsewhere) and the joints added. Collective.
     fn place(&mut self, owned: Vec<Record>) -> Result<(), MpiError> {
-        let (rank, size) = (self.comm.rank(), self.comm.size());
+        let size = self.comm.size();
         let width = self.ghost_width();
         let mut out = vec![Vec::new(); size];
         for r in &owned {
-            for s in self.decomposition.ranks_near(&r.desc.position, width, rank) {
+            for s in self.holders_of(r.gid, &r.desc.position, width) {
                 pack_body(r, &mut out[s]);
             }
         }
@@ -557,6 +590,12 @@ impl<C: Communicator> Domain<C> {
                 .iter()
                 .map(|r| (r.clone(), Role::Replicated)),
         );
+        let machine_role = if self.comm.rank() == 0 {
+            Role::Owned
+        } else {
+            Role::Ghost(0)
+        };
+        all.extend(self.machines.iter().map(|r| (r.clone(), machine_role)));
         all.sort_by_key(|(r, _)| r.gid);
         let mut world = self.template.clone();
         for (r, _) in &all {
@@ -565,6 +604,25 @@ impl<C: Communicator> Domain<C> {
         }
         self.gid = all.iter().map(|(r, _)| r.gid).collect();
         self.role = all.iter().map(|(_, role)| *role).collect();
+        self.machine = self.gid.iter().map(|&g| self.is_machine(g)).collect();
+        for (k, j) in self.joints.iter().enumerate() {
+            let local = |b: BodyId| {
+                self.gid
+                    .binary_search(&(b.index() as u64))
+                    .map(BodyId::from_index)
+                    .map_err(|_| MpiError::UnsupportedJoint {
+                        joint: k,
+                        bodies: [j.body_a.index(), j.body_b.index()],
+                        reason: "a body the rank does not hold",
+                    })
+            };
+            let joint = Joint {
+                body_a: local(j.body_a)?,
+                body_b: local(j.body_b)?,
+                ..*j
+            };
+            world.add_joint(joint).map_err(step)?;
+        }
         self.reference = world.positions().to_vec();
         self.world = world;
         // who holds my owned bodies: the same test the senders made
@@ -573,10 +631,7 @@ impl<C: Communicator> Domain<C> {
         for (i, role) in self.role.iter().enumerate() {
             match *role {
                 Role::Owned => {
-                    for s in self
-                        .decomposition
-                        .ranks_near(&self.world.positions()[i], width, rank)
-                    {
+                    for s in self.holders_of(self.gid[i], &self.world.positions()[i], width) {
                         send[s].push(i as u32);
                     }
                 }
@@ -588,6 +643,83 @@ impl<C: Communicator> Domain<C> {
         self.rebuilds += 1;
         self.stale = false;
         Ok(())
+    }
+
+    /// Makes every rank's machine records rank 0's: rank 0 takes them from
+    /// its world, and sends their positions, orientations and velocities
+    /// to the others (their shapes, masses and materials never change).
+    /// Collective.
+    fn refresh_machines(&mut self) {
+        if self.machines.is_empty() {
+            return;
+        }
+        let (rank, size) = (self.comm.rank(), self.comm.size());
+        let mut out = vec![Vec::new(); size];
+        if rank == 0 {
+            for m in &mut self.machines {
+                if let Ok(i) = self.gid.binary_search(&m.gid) {
+                    m.desc = self.world.body_desc(BodyId::from_index(i));
+                    m.force = self.world.user_force(BodyId::from_index(i));
+                }
+            }
+            let mut state = Vec::with_capacity(self.machines.len() * STATE_WIDTH);
+            for m in &self.machines {
+                let d = &m.desc;
+                pack_state(&d.position, &d.orientation, &d.velocity, &mut state);
+            }
+            for o in out.iter_mut().skip(1) {
+                o.clone_from(&state);
+            }
+        }
+        let received = self.comm.exchange(out);
+        if rank != 0 {
+            for (m, values) in self
+                .machines
+                .iter_mut()
+                .zip(received[0].chunks_exact(STATE_WIDTH))
+            {
+                let d = &mut m.desc;
+                (d.position, d.orientation, d.velocity) = unpack_state(values);
+            }
+        }
+    }
+
+    /// Whether global body `gid` is a machine body.
+    fn is_machine(&self, gid: u64) -> bool {
+        self.machine_gids.binary_search(&gid).is_ok()
+    }
+
+    /// The other ranks that hold this rank's owned body `gid` at
+    /// `position` as a ghost: every rank for a machine body, else those
+    /// whose box is within `width`.
+    fn holders_of<'a>(
+        &'a self,
+        gid: u64,
+        position: &'a Vec3,
+        width: f64,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let (rank, size) = (self.comm.rank(), self.comm.size());
+        let machine = self.is_machine(gid);
+        let every = machine.then(|| (0..size).filter(move |&s| s != rank));
+        let near = (!machine).then(|| self.decomposition.ranks_near(position, width, rank));
+        every
+            .into_iter()
+            .flatten()
+            .chain(near.into_iter().flatten())
+    }
+
+    /// The local world's joints with their bodies by global index.
+    fn global_joints(&self) -> Vec<Joint> {
+        let global = |b: BodyId| BodyId::from_index(self.gid[b.index()] as usize);
+        self.world
+            .joints()
+            .iter()
+            .map(|j| Joint {
+                body_a: global(j.body_a),
+                body_b: global(j.body_b),
+                ..*j
+            })
+            .collect()
     }
 
     /// Kinetic energy `Σ ½ m v² + ½ ωᵀ I ω` and linear momentum of the
@@ -616,7 +748,7 @@ impl<C: Communicator> Domain<C> {
     pub fn gather(&self) -> Result<Option<World>, MpiError> {
         let mut out = vec![Vec::new(); self.comm.size()];
         for (i, r) in self.role.iter().enumerate() {
-            if *r == Role::Owned {
+            if *r == Role::Owned && !self.machine[i] {
                 let rec = Record {
                     gid: self.gid[i],
                     desc: self.world.body_desc(BodyId::from_index(i)),
@@ -635,7 +767,7 @@ impl<C: Communicator> Domain<C> {
             .collect();
         all.extend(
             (0..self.world.len())
-                .filter(|&i| self.role[i] == Role::Replicated)
+                .filter(|&i| self.role[i] == Role::Replicated || self.machine[i])
                 .map(|i| Record {
                     gid: self.gid[i],
                     desc: self.world.body_desc(BodyId::from_index(i)),
@@ -647,6 +779,9 @@ impl<C: Communicator> Domain<C> {
         for r in &all {
             let i = world.add_body(r.desc.clone()).map_err(step)?;
             world.set_force(i, r.force.0, r.force.1).map_err(step)?;
+        }
+        for j in self.global_joints() {
+            world.add_joint(j).map_err(step)?;
         }
         Ok(Some(world))
     }
@@ -715,15 +850,8 @@ fn step(e: ndem_step::StepError) -> MpiError {
     }
 }
 
-/// Checks what the decomposition supports: free dynamic spheres, no
-/// joints.
+/// Checks what the decomposition supports: no rigid aggregates.
 fn check_scene(scene: &World) -> Result<(), MpiError> {
-    if let Some(j) = scene.joints().first() {
-        return Err(MpiError::UnsupportedJoint {
-            joint: 0,
-            bodies: [j.body_a.index(), j.body_b.index()],
-        });
-    }
     for i in 0..scene.len() {
         if scene.is_member(i) {
             return Err(MpiError::Unsupported {
@@ -731,16 +859,47 @@ fn check_scene(scene: &World) -> Result<(), MpiError> {
                 reason: "a member of a rigid aggregate",
             });
         }
-        if scene.motions()[i] == Motion::Dynamic
-            && !matches!(scene.shapes()[i], Shape::Sphere { .. })
-        {
-            return Err(MpiError::Unsupported {
-                body: i,
-                reason: "a dynamic body that is not a sphere",
-            });
-        }
     }
     Ok(())
+}
+
+/// Checks that a scene's dynamic bodies are free spheres: no joints, no
+/// other dynamic shape (the smooth DEM's distributed step has no machine).
+pub(crate) fn check_free_spheres(scene: &World) -> Result<(), MpiError> {
+    if let Some((k, j)) = scene.joints().iter().enumerate().next() {
+        return Err(MpiError::UnsupportedJoint {
+            joint: k,
+            bodies: [j.body_a.index(), j.body_b.index()],
+            reason: "joints (machines) run distributed with NDEM only, not the smooth DEM",
+        });
+    }
+    match machine_bodies(scene).first() {
+        Some(&i) => Err(MpiError::Unsupported {
+            body: i as usize,
+            reason: "a dynamic body that is not a sphere",
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The machine bodies of `scene` (module docs), ascending: dynamic bodies
+/// that are not spheres or that a joint holds.
+fn machine_bodies(scene: &World) -> Vec<u64> {
+    let mut jointed = vec![false; scene.len()];
+    for j in scene.joints() {
+        for b in [j.body_a, j.body_b] {
+            if let Some(x) = jointed.get_mut(b.index()) {
+                *x = true;
+            }
+        }
+    }
+    (0..scene.len())
+        .filter(|&i| {
+            scene.motions()[i] == Motion::Dynamic
+                && (jointed[i] || !matches!(scene.shapes()[i], Shape::Sphere { .. }))
+        })
+        .map(|i| i as u64)
+        .collect()
 }
 
 fn pack_state(p: &Vec3, q: &Quat, v: &Velocity6, out: &mut Vec<f64>) {

@@ -31,16 +31,17 @@ pub enum MpiError {
         /// What is unsupported.
         reason: &'static str,
     },
-    /// A joint: the decomposition shares no body, and a joint's bodies
-    /// (a machine's boom, arm and bucket) span subdomains.
+    /// A joint the distributed step cannot hold.
     #[error(
-        "joint {joint} between bodies {bodies:?}: joints (machines) are not supported in distributed runs"
+        "joint {joint} between bodies {bodies:?}: {reason} (not supported in distributed runs)"
     )]
     UnsupportedJoint {
         /// Index of the joint in the scene.
         joint: usize,
         /// Its bodies (global indices).
         bodies: [usize; 2],
+        /// What is unsupported.
+        reason: &'static str,
     },
     /// Invalid setting.
     #[error("invalid setting `{field}`: {reason}")]

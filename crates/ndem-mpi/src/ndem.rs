@@ -1,10 +1,16 @@
 //! The NDEM (SPOOK) step on a decomposed scene: each rank runs the ordinary
 //! [`Stepper`] on its local world, with [`SubdomainPgs`] for both solve
 //! stages, coupled through [`DomainCoupling`]. A contact is owned by the
-//! rank that owns its lower dynamic body (by global index); after every
-//! sweep the velocity corrections of bodies held by several ranks are sent
-//! to the owner, summed there in rank order, and the sum sent back
-//! (Preclik and Rüde 2015). Warm-start impulses migrate with the bodies.
+//! rank that owns its lower particle (dynamic body that is not a machine
+//! body, by global index), by rank 0 when it has none; after every sweep
+//! the velocity corrections of bodies held by several ranks are sent to
+//! the owner, summed there in rank order, and the sum sent back (Preclik
+//! and Rüde 2015). Warm-start impulses migrate with the bodies.
+//!
+//! Machines: their bodies are held by every rank (owned by rank 0,
+//! [`crate::Domain`]) and so are their joints, whose rows every rank
+//! solves alike after each sweep's exchange ([`SubdomainPgs`]); the
+//! joints' warm-start multipliers stay on every rank through rebuilds.
 //!
 //! What depends on the rank count: the sweep couples subdomains
 //! Jacobi-wise, so the iterates (and a solve stopped by its iteration cap)
@@ -44,11 +50,29 @@ impl Carried for StoredImpulse {
 struct Plan {
     gid: Vec<u64>,
     role: Vec<Role>,
-    dynamic: Vec<bool>,
+    /// Particles: dynamic bodies that are not machine bodies.
+    free: Vec<bool>,
     send: Vec<Vec<u32>>,
     recv: Vec<Vec<u32>>,
     /// Per local body, the ranks holding it as a ghost.
     holders: Vec<Vec<u32>>,
+}
+
+impl Plan {
+    /// The local body whose owner owns a contact between local bodies `a`
+    /// and `b`: the lower particle (local order is global order); `None`
+    /// when neither is one (rank 0 owns the contact).
+    fn deciding_body(&self, a: usize, b: usize) -> Option<usize> {
+        [a.min(b), a.max(b)].into_iter().find(|&i| self.free[i])
+    }
+
+    /// Whether `rank` owns the contact between local bodies `a` and `b`.
+    fn owns(&self, rank: usize, a: usize, b: usize) -> bool {
+        match self.deciding_body(a, b) {
+            Some(i) => self.role[i] == Role::Owned,
+            None => rank == 0,
+        }
+    }
 }
 
 /// Exchange counters of one rank.
@@ -104,12 +128,7 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
         owned.clear();
         owned.extend(problem.contacts().iter().map(|c| {
             let [a, b] = c.bodies.map(|x| x as usize);
-            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-            // local order is global order: the lower dynamic body decides
-            match [lo, hi].into_iter().find(|&i| plan.dynamic[i]) {
-                Some(i) => plan.role[i] == Role::Owned,
-                None => rank == 0,
-            }
+            plan.owns(rank, a, b)
         }));
         Ok(())
     }
@@ -159,6 +178,10 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
         out.dedup();
     }
 
+    fn leads(&self) -> bool {
+        self.comm.rank() == 0
+    }
+
     fn sum(&mut self, values: &mut [f64]) {
         self.comm.sum_in_place(values);
     }
@@ -177,18 +200,21 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
                 k.feature,
             )
         };
-        let mut out = vec![Vec::new(); self.comm.size()];
+        let (rank, size) = (self.comm.rank(), self.comm.size());
+        // a contact without a particle (rank 0's) is held by every rank
+        let everyone: Vec<u32> = (0..size as u32).filter(|&s| s as usize != rank).collect();
+        let mut out = vec![Vec::new(); size];
         for (ci, c) in problem.contacts().iter().enumerate() {
             if !owned[ci] {
                 continue;
             }
             let [a, b] = c.bodies.map(|x| x as usize);
-            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-            let Some(o) = [lo, hi].into_iter().find(|&i| plan.dynamic[i]) else {
-                continue;
+            let holders = match plan.deciding_body(a, b) {
+                Some(o) => &plan.holders[o],
+                None => &everyone,
             };
             let (ga, gb, f) = global(&c.key);
-            for &s in &plan.holders[o] {
+            for &s in holders {
                 let buf = &mut out[s as usize];
                 buf.extend_from_slice(&[ga as f64, gb as f64, f as f64]);
                 buf.extend_from_slice(&lambda[ci * m..ci * m + m]);
@@ -394,10 +420,11 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         let plan = Plan {
             gid: self.domain.global_indices().to_vec(),
             role: self.domain.roles().to_vec(),
-            dynamic: w
+            free: w
                 .motions()
                 .iter()
-                .map(|m| *m == ndem_step::Motion::Dynamic)
+                .zip(self.domain.machine())
+                .map(|(m, machine)| *m == ndem_step::Motion::Dynamic && !machine)
                 .collect(),
             send: self.domain.ghosts_sent().to_vec(),
             recv: self.domain.ghosts_received().to_vec(),
@@ -430,12 +457,15 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         }
         let mut sweep = Vec::new();
         self.domain.world().sweep_distances(self.dt, &mut sweep);
+        // the particles' sweeps (machine bodies are held everywhere)
+        let particle =
+            |i: usize| self.domain.roles()[i] == Role::Owned && !self.domain.machine()[i];
         let reach = 2.0
             * sweep
                 .iter()
-                .zip(self.domain.roles())
-                .filter(|(_, r)| **r == Role::Owned)
-                .fold(0.0f64, |a, (s, _)| a.max(*s));
+                .enumerate()
+                .filter(|(i, _)| particle(*i))
+                .fold(0.0f64, |a, (_, s)| a.max(*s));
         let rebuilt = self.domain.needs_rebuild(reach);
         if rebuilt {
             let carried: Vec<(ContactKey, StoredImpulse)> = self
@@ -443,11 +473,13 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
                 .history()
                 .map(ImpulseHistory::sorted_contacts)
                 .unwrap_or_default();
+            let rows = self.joint_row_history();
             let moved = self.domain.rebuild(&carried)?;
             if self.stepper.history().is_some() {
                 let mut history = ImpulseHistory::new();
                 history.extend(moved);
                 let _kept = self.stepper.set_history(history);
+                self.set_joint_row_history(&rows);
             }
             self.refresh_plan();
         } else {
@@ -476,15 +508,13 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             return 0;
         };
         let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
+        let rank = self.domain.comm().rank();
         problem
             .contacts()
             .iter()
             .filter(|c| {
                 let [a, b] = c.bodies.map(|x| x as usize);
-                [a.min(b), a.max(b)]
-                    .into_iter()
-                    .find(|&i| plan.dynamic[i])
-                    .is_some_and(|i| plan.role[i] == Role::Owned)
+                plan.owns(rank, a, b)
             })
             .count()
     }
@@ -543,10 +573,9 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         let mut out = vec![Vec::new(); self.domain.comm().size()];
         if let Some(h) = self.stepper.history() {
             let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
+            let rank = self.domain.comm().rank();
             for (k, v) in h.sorted_contacts() {
-                let (a, b) = (k.body_a as usize, k.body_b as usize);
-                let owner = [a.min(b), a.max(b)].into_iter().find(|&i| plan.dynamic[i]);
-                if owner.is_some_and(|i| plan.role[i] == Role::Owned) {
+                if plan.owns(rank, k.body_a as usize, k.body_b as usize) {
                     let g = self.domain.global_key(&k);
                     out[0].extend_from_slice(&[g.0 as f64, g.1 as f64, g.2 as f64]);
                     v.pack(&mut out[0]);
@@ -583,6 +612,54 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
                 .filter_map(|(k, v)| Some((self.domain.local_key(k)?, *v))),
         );
         self.stepper.set_history(history)
+    }
+
+    /// The warm-start multipliers of the joints' rows, by global key (the
+    /// same on every rank; empty when the policy keeps none). Not
+    /// collective.
+    pub fn joint_row_history(&self) -> Vec<(GlobalKey, f64)> {
+        let Some(h) = self.stepper.history() else {
+            return Vec::new();
+        };
+        h.sorted_rows()
+            .into_iter()
+            .map(|(k, l)| (self.domain.global_key(&k), l))
+            .collect()
+    }
+
+    /// Sets the joints' warm-start multipliers from global keys (a
+    /// checkpoint's rows, the same on every rank), keeping the contacts'.
+    /// Not collective.
+    pub fn set_joint_row_history(&mut self, rows: &[(GlobalKey, f64)]) {
+        let mut history = self.stepper.history().cloned().unwrap_or_default();
+        for (k, l) in rows {
+            if let Some(key) = self.domain.local_key(k) {
+                history.insert_row(key, *l);
+            }
+        }
+        let _kept = self.stepper.set_history(history);
+    }
+
+    /// Forces of the machine's joints in the last step (joint order; the
+    /// same on every rank, [`Stepper::joint_reactions`]).
+    pub fn joint_reactions(&self) -> Vec<ndem_step::JointReaction> {
+        self.stepper.joint_reactions(self.domain.world())
+    }
+
+    /// Sets the driven joints' targets for the next step from a drive
+    /// schedule (`Scene::schedule`; every rank holds every joint and sets
+    /// it alike). Not collective.
+    pub fn apply_schedule(
+        &mut self,
+        schedule: &ndem::scenes::DriveSchedule,
+    ) -> Result<(), MpiError> {
+        let time = self.stepper.time() + self.dt;
+        schedule
+            .apply(self.domain.world_mut(), time)
+            .map_err(|e| MpiError::Step {
+                rank: self.domain.comm().rank(),
+                message: e.to_string(),
+            })
     }
 
     /// Sets the clock (a checkpoint's).

@@ -77,6 +77,7 @@ impl<C: Communicator> DistributedSmooth<C> {
             rank: comm.rank(),
             message: e.to_string(),
         })?;
+        crate::domain::check_free_spheres(scene)?;
         let domain = Domain::new(comm, scene, domain)?;
         Ok(Self {
             domain,

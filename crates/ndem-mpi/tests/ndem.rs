@@ -1,10 +1,12 @@
 //! The distributed NDEM step against one rank: a column crossing the
-//! subdomain cut and a resting bed reach the same rest state within the
-//! solver tolerance.
+//! subdomain cut, a resting bed and a jointed chain reach the same rest
+//! state within the solver tolerance.
 
 mod common;
 #[path = "ndem/emitters.rs"]
 mod emitters;
+#[path = "ndem/machines.rs"]
+mod machines;
 
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
@@ -279,32 +281,6 @@ fn a_prescribed_motion_moves_the_plate_as_on_one_rank() {
         );
         assert!(d <= 2e-11, "{d:.3e} m");
     }
-}
-
-/// A joint (a machine) is a typed error naming the joint and its bodies.
-#[test]
-fn a_joint_is_a_typed_error_naming_it() {
-    let mut scene = column(4);
-    let hinge = ndem_step::Joint::hinge(
-        &scene,
-        ndem_step::BodyId::from_index(1),
-        ndem_step::BodyId::from_index(2),
-        Vec3::new(0.0, 0.0, 0.01),
-        Vec3::y(),
-        None,
-    )
-    .unwrap();
-    scene.add_joint(hinge).unwrap();
-    let err = run_on_threads(2, |comm| {
-        DistributedNdem::new(comm, &scene, settings(1e-6, 10)).err()
-    });
-    assert_eq!(
-        err[0],
-        Some(MpiError::UnsupportedJoint {
-            joint: 0,
-            bodies: [1, 2]
-        })
-    );
 }
 
 /// A subdomain thinner than a particle is a typed error.

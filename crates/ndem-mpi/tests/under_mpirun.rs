@@ -1,5 +1,5 @@
 //! Distributed runs on MPI ranks. Run by `.ci/run` as
-//! `mpirun -np 1` and `mpirun -np 2` on the built test binary (a plain
+//! `mpirun -np 1`, `-np 2` and `-np 3` on the built test binary (a plain
 //! `cargo test --features mpi` runs it as one rank). Checks on every rank
 //! that the run agrees with the serial stepper on the whole scene; exits
 //! non-zero on the first failure.
@@ -131,6 +131,43 @@ fn distance_from_one_rank(
     Ok((0..world.len())
         .map(|i| (world.positions()[i] - one.positions()[i]).norm())
         .fold(0.0, f64::max))
+}
+
+/// The jointed chain across the cut (`common::chain_on_a_row`, its
+/// joints solved directly): after 200 steps of 1 ms, every solve
+/// converged, the rest state is within 1e-9 m of a one-rank run's (the
+/// bound of `tests/ndem/machines.rs`, which also says where it comes
+/// from).
+fn chain_settles_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
+    let scene = common::chain_on_a_row();
+    let mut s = DistributedNdemSettings::default();
+    s.step.dt = 1e-3;
+    s.step.impact_iterations = 10_000;
+    s.pgs.stopping = ndem_solve::Stopping::to_tolerance(10_000, 1e-10);
+    s.pgs.joints = ndem_solve::JointRows::Direct;
+    let mut run = DistributedNdem::new(comm, &scene, s).map_err(|e| e.to_string())?;
+    let converged = |x: ndem_solve::SolverStatus| x == ndem_solve::SolverStatus::Converged;
+    let mut all_converged = true;
+    for _ in 0..200 {
+        let st = run.step().map_err(|e| e.to_string())?;
+        all_converged &= converged(st.local.status) && st.local.impact_status.is_none_or(converged);
+    }
+    if !all_converged {
+        return Err("a solve did not converge".into());
+    }
+    let Some(world) = run.gather().map_err(|e| e.to_string())? else {
+        return Ok("gathered on rank 0".into());
+    };
+    if world.joints().len() != 8 {
+        return Err(format!("{} joints gathered, not 8", world.joints().len()));
+    }
+    let d = distance_from_one_rank(&world, &scene, &[], s, 200)?;
+    if d > 1e-9 {
+        return Err(format!("{d:.3e} m from the one-rank rest state"));
+    }
+    Ok(format!(
+        "rest state {d:.3e} m from one rank's; every solve converged"
+    ))
 }
 
 /// One check on the MPI ranks: a line to print, or what failed.
@@ -318,7 +355,7 @@ fn main() {
         std::process::exit(2);
     };
     let comm = MpiComm;
-    let cases: [(&str, Case); 4] = [
+    let cases: [(&str, Case); 5] = [
         ("smooth DEM equals the serial run", smooth_matches_serial),
         (
             "NDEM column rests as on one rank",
@@ -331,6 +368,10 @@ fn main() {
         (
             "NDEM emitter fills as on one rank",
             emitter_fills_as_on_one_rank,
+        ),
+        (
+            "NDEM jointed chain across the cut settles as on one rank",
+            chain_settles_as_on_one_rank,
         ),
     ];
     let mut failed = false;

@@ -22,6 +22,17 @@
 //! masses and all subdomains' multipliers, so the iterate stays the
 //! physical one.
 //!
+//! Generic rows (joints, drives, actuators) act on bodies that every
+//! subdomain holds (a machine shared by all of them) and are the same rows
+//! in every subdomain. They are solved alike in each, after the shared
+//! bodies' velocities are made one: each sweep is the owned contacts'
+//! sweep, the exchange, then the generic rows' pass with the problem's
+//! own masses and, with [`crate::JointRows::Direct`], the exact block
+//! step of the warm-starting paper's split solver (section 5), so the
+//! machine's joints hold exactly after every sweep, as on one process.
+//! Every subdomain then holds the same generic multipliers; one of them
+//! ([`SubdomainCoupling::leads`]) counts them in the sums over subdomains.
+//!
 //! The communication is not this crate's business: it goes through
 //! [`SubdomainCoupling`] (ndem-mpi implements it over MPI and over threads).
 
@@ -62,6 +73,10 @@ pub trait SubdomainCoupling: Send {
         out.clear();
         out.extend(0..body_count as u32);
     }
+    /// Whether this subdomain counts the rows every subdomain holds alike
+    /// (the generic rows) in the sums over subdomains: the velocity
+    /// `v* + M⁻¹Gᵀλ` and the residuals. Exactly one subdomain leads.
+    fn leads(&self) -> bool;
     /// Element-wise sum over subdomains (in a fixed order).
     fn sum(&mut self, values: &mut [f64]);
     /// Element-wise maximum over subdomains.
@@ -104,7 +119,7 @@ impl std::fmt::Debug for SubdomainPgs {
 impl SubdomainPgs {
     /// A subdomain solver. The settings must be single-threaded, in the
     /// given, reversed or shuffled order (the subdomains are the parallel
-    /// decomposition), with iterative joint rows.
+    /// decomposition); joint rows iterative or direct.
     pub fn new(
         settings: PgsSettings,
         coupling: Box<dyn SubdomainCoupling>,
@@ -135,7 +150,8 @@ impl SubdomainPgs {
     }
 
     /// `v = v* + M⁻¹ Σ_subdomains G_ownedᵀ λ_owned`: this subdomain's
-    /// owned multipliers applied to `v*`, then the corrections summed.
+    /// owned multipliers (and the generic rows' on the leading subdomain)
+    /// applied to `v*`, then the corrections summed.
     fn consistent_velocity(
         &mut self,
         problem: &ContactProblem,
@@ -149,6 +165,9 @@ impl SubdomainPgs {
             if !owned {
                 self.scratch[c * m..c * m + m].fill(0.0);
             }
+        }
+        if !self.coupling.leads() {
+            self.scratch[problem.generic_offset()..].fill(0.0);
         }
         problem.velocity_from_unchecked(&self.scratch, velocity);
         self.sum_corrections(problem.free_velocity(), velocity, false);
@@ -214,10 +233,15 @@ impl SubdomainPgs {
         velocity: &[Velocity6],
     ) -> RowSums {
         let m = problem.contact_rows().count().max(1);
+        let generic = problem.generic_offset();
+        let leads = self.coupling.leads();
         self.evaluator
             .row_residuals(problem, lambda, Some(velocity));
         let owned = &self.owned;
-        let local = self.evaluator.row_sums(problem, |row| owned[row / m]);
+        let counted = |row: usize| {
+            if row < generic { owned[row / m] } else { leads }
+        };
+        let local = self.evaluator.row_sums(problem, counted);
         let mut additive = local.additive();
         let mut maximal = local.maximal();
         self.coupling.sum(&mut additive);
@@ -275,12 +299,17 @@ impl Solver for SubdomainPgs {
 
     fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
         let (problem, lambda, velocity, observer) = task.into_parts();
-        let name = self.name();
+        let mut name = self.name();
+        // the generic rows are solved alike everywhere: the same rows
+        let rows = problem.generic_rows().len() as f64;
+        let mut counts = [rows, -rows];
+        self.coupling.max(&mut counts);
         SolveError::require(
-            problem.generic_rows().is_empty(),
+            counts[0] == -counts[1],
             "problem",
-            "a subdomain solver takes contacts only (no joint rows)",
+            "every subdomain must hold the same generic rows (joints of bodies all of them hold)",
         )?;
+        let mut direct = self.pgs.prepare_direct(problem);
         let mut clock = IterationClock::start();
         self.coupling.owned_contacts(problem, &mut self.owned)?;
         self.coupling
@@ -319,10 +348,20 @@ impl Solver for SubdomainPgs {
             self.start.clear();
             self.start.extend_from_slice(velocity);
             let mode = crate::pgs::SweepMode::of_sweep(passes, &stopping, &schedule, it, observed);
-            let (corr, finite) = self.pgs.sweep_contacts(problem, lambda, velocity, mode);
+            let (mut corr, mut finite) = self.pgs.sweep_contacts(problem, lambda, velocity, mode);
             let start = std::mem::take(&mut self.start);
             self.sum_corrections(&start, velocity, true);
             self.start = start;
+            if !problem.generic_rows().is_empty() {
+                let was_direct = direct;
+                let (c, f) = self
+                    .pgs
+                    .sweep_generic_part(problem, (lambda, velocity), &mut direct);
+                (corr, finite) = (corr.max(c), finite && f);
+                if was_direct && !direct {
+                    name = "pgs-subdomain (direct joints failed: iterative)";
+                }
+            }
             let mut outcome = [corr, if finite { 0.0 } else { 1.0 }];
             self.coupling.max(&mut outcome);
             iterations = it + 1;
@@ -375,9 +414,12 @@ impl Solver for SubdomainPgs {
     }
 
     fn name(&self) -> &'static str {
-        match self.pgs.settings().variant {
-            PgsVariant::RowWise => "pgs-subdomain",
-            PgsVariant::Blocked => "pgs-blocked-subdomain",
+        let direct = self.pgs.settings().joints == crate::JointRows::Direct;
+        match (self.pgs.settings().variant, direct) {
+            (PgsVariant::RowWise, false) => "pgs-subdomain",
+            (PgsVariant::Blocked, false) => "pgs-blocked-subdomain",
+            (PgsVariant::RowWise, true) => "pgs-subdomain+direct",
+            (PgsVariant::Blocked, true) => "pgs-blocked-subdomain+direct",
         }
     }
 

@@ -334,6 +334,9 @@ impl SubdomainCoupling for Alone {
         Ok(())
     }
     fn sum_over_holders(&mut self, _values: &mut [f64], _width: usize) {}
+    fn leads(&self) -> bool {
+        true
+    }
     fn sum(&mut self, _values: &mut [f64]) {}
     fn max(&mut self, _values: &mut [f64]) {}
     fn share_impulses(&mut self, _: &ContactProblem, _: &[bool], _: &mut [f64]) {}

@@ -11,7 +11,7 @@ impl Solver for ProjectedGaussSeidel {
         let threads = self.sweep_threads(problem);
         self.evaluator.set_threads(threads);
         let initial_residuals = self.prepare_with_start_stats(problem, lambda, velocity, start);
-        let mut direct = self.settings.joints == JointRows::Direct && self.block.prepare(problem);
+        let mut direct = self.prepare_direct(problem);
         let stopping = self.settings.stopping;
         let mut iterations = 0;
         let mut last_update = 0.0;
@@ -49,15 +49,13 @@ impl Solver for ProjectedGaussSeidel {
                 self.sync_slices(velocity);
                 self.current.shared = false;
             }
+            let was_direct = direct;
             let (generic_corr, generic_finite) =
-                self.sweep_generic_rows(problem, (lambda, velocity), direct);
+                self.sweep_generic_part(problem, (lambda, velocity), &mut direct);
             max_corr = max_corr.max(generic_corr);
             finite &= generic_finite;
-            if direct {
-                match self.block.step(problem, lambda, velocity) {
-                    Ok(update) => max_corr = max_corr.max(update),
-                    Err(NotPositiveDefinite) => (direct, name) = (false, self.iterative_name()),
-                }
+            if was_direct && !direct {
+                name = self.iterative_name();
             }
             iterations = it + 1;
             last_update = max_corr;
@@ -156,9 +154,38 @@ impl Solver for ProjectedGaussSeidel {
 }
 
 impl ProjectedGaussSeidel {
+    /// Whether the generic rows' bilateral block is solved directly in
+    /// this solve: [`JointRows::Direct`] and a block to solve (prepared
+    /// here, [`JointBlock::prepare`]).
+    pub(crate) fn prepare_direct(&mut self, problem: &ContactProblem) -> bool {
+        self.settings.joints == JointRows::Direct && self.block.prepare(problem)
+    }
+
+    /// The generic rows' part of a sweep, after the contacts': one pass
+    /// over the rows the direct block leaves, then, when `direct`, the
+    /// block's exact step (warm-starting paper, section 5). `direct` is
+    /// cleared when the block's matrix is not positive definite (its rows
+    /// are swept from then on). The largest correction and whether every
+    /// multiplier stayed finite.
+    pub(crate) fn sweep_generic_part(
+        &mut self,
+        problem: &ContactProblem,
+        (lambda, velocity): (&mut [f64], &mut [Velocity6]),
+        direct: &mut bool,
+    ) -> (f64, bool) {
+        let (mut corr, finite) = self.sweep_generic_rows(problem, (lambda, velocity), *direct);
+        if *direct {
+            match self.block.step(problem, lambda, velocity) {
+                Ok(update) => corr = corr.max(update),
+                Err(NotPositiveDefinite) => *direct = false,
+            }
+        }
+        (corr, finite)
+    }
+
     /// The solver's name once its direct joint block has failed and the
     /// joints are swept row by row.
-    fn iterative_name(&self) -> &'static str {
+    pub(crate) fn iterative_name(&self) -> &'static str {
         match self.settings.variant {
             PgsVariant::RowWise => "pgs (direct joints failed: iterative)",
             PgsVariant::Blocked => "pgs-blocked (direct joints failed: iterative)",
