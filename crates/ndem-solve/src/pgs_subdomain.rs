@@ -176,7 +176,10 @@ impl SubdomainPgs {
     /// `velocity ← start + Σ_subdomains (velocity − start)`, averaged over
     /// the `k_i` split copies when `average` is set.
     /// Only the shared bodies take part: a body of this subdomain alone
-    /// keeps its iterate.
+    /// keeps its iterate. A shared body's new velocity is formed from the
+    /// same numbers in every subdomain that holds it, so it has the same
+    /// bits in each (the generic rows, solved alike in every subdomain,
+    /// need it; a machine's joints then get the same multipliers).
     fn sum_corrections(&mut self, start: &[Velocity6], velocity: &mut [Velocity6], average: bool) {
         // the other bodies' entries are neither read nor changed by the
         // exchange: sized, not cleared
@@ -193,13 +196,6 @@ impl SubdomainPgs {
             let (v, s) = (&mut velocity[i], &start[i]);
             let d = &self.exchange[6 * i..6 * i + 6];
             let k = if average { self.split[i] } else { 1.0 };
-            let own = *v - *s;
-            let unchanged =
-                d[..3] == own.linear.as_slice()[..] && d[3..] == own.angular.as_slice()[..];
-            if k == 1.0 && unchanged {
-                // a body of this subdomain alone keeps its iterate's bits
-                continue;
-            }
             let linear = ndem_math::Vec3::new(d[0], d[1], d[2]) / k;
             let angular = ndem_math::Vec3::new(d[3], d[4], d[5]) / k;
             *v = *s + Velocity6::new(linear, angular);

@@ -118,3 +118,50 @@ fn a_joint_in_a_smooth_run_is_a_typed_error_naming_it() {
         err[0]
     );
 }
+
+/// The chain's scene, contact impulses and joint multipliers gathered
+/// after 100 steps on 2 ranks (what a checkpoint holds) continue for 100
+/// steps on 3 ranks, warm-started: the joints and their multipliers come
+/// back on every rank, and the rest state is the one-rank run's within
+/// the bound of the chain test above (1e-9 m).
+#[test]
+fn a_chain_gathered_on_two_ranks_continues_on_three() {
+    let scene = chain_on_a_row();
+    let mut s = settings(1e-10, 10_000);
+    s.pgs.joints = JointRows::Direct;
+    s.step.impact_iterations = 10_000;
+    let (one, _, _) = run_chain(&scene, 1, s, 200);
+    let out = run_on_threads(2, |comm| {
+        let mut run = DistributedNdem::new(comm, &scene, s).unwrap();
+        for _ in 0..100 {
+            run.step().unwrap();
+        }
+        let clock = (run.stepper().time(), run.stepper().step_count());
+        let rows = run.joint_row_history();
+        (run.gather().unwrap(), run.gather_history(), rows, clock)
+    });
+    let (world, history, rows, clock) = out[0].clone();
+    let (world, history) = (world.unwrap(), history.unwrap());
+    assert_eq!(world.joints().len(), 8);
+    assert_eq!(rows.len(), 8 * 3, "three rows per ball joint");
+    assert_eq!(
+        rows, out[1].2,
+        "every rank holds the same joint multipliers"
+    );
+    let out = run_on_threads(3, |comm| {
+        let mut run = DistributedNdem::new(comm, &world, s).unwrap();
+        assert!(run.set_history(&history));
+        run.set_joint_row_history(&rows);
+        run.set_clock(clock.0, clock.1);
+        let first = run.step().unwrap();
+        for _ in 1..100 {
+            run.step().unwrap();
+        }
+        (run.gather().unwrap(), first.local.warm_contacts)
+    });
+    let restarted = out[0].0.as_ref().unwrap();
+    assert!(out[0].1 > 0, "warm-started after the restart");
+    let d = largest_difference(&one, restarted);
+    println!("chain restarted on 3 ranks: {d:.3e} m from one rank");
+    assert!(d <= 1e-9, "{d:.3e} m");
+}
