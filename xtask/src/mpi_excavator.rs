@@ -5,12 +5,11 @@
 //! the arm cylinder's mean force while the bucket drags through the
 //! trench with the one-rank run's, and the time per step.
 
-use crate::report::{Progress, SuiteResult};
+use crate::report::SuiteResult;
 use ndem_scenes::excavator::{ExcavatorSpec, excavator_with_machine};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Command;
 
 /// One distributed excavator run.
 #[derive(Debug, Clone)]
@@ -51,19 +50,8 @@ fn run_once(
     let (cycle, arm) = scene_figures()?;
     let steps = steps.unwrap_or(cycle).min(cycle);
     let dir = out.join(format!("runs/excavator-{ranks}"));
-    let mut cmd = Command::new("mpirun");
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
-        .arg(ranks.to_string())
-        .arg(ndem)
-        .args([
-            "run",
-            "excavator",
-            "--mpi",
-            "--frame-every",
-            "0",
-            "--overwrite",
-        ])
-        .args(["--steps", &steps.to_string(), "--stats-every", "1"])
+    let mut cmd = crate::report::mpirun_scene(ndem, ranks, "excavator");
+    cmd.args(["--steps", &steps.to_string(), "--stats-every", "1"])
         .arg("--out")
         .arg(&dir);
     let what = format!("mpirun -np {ranks} ndem run excavator --mpi");
@@ -106,40 +94,35 @@ pub(crate) fn measure_excavators(
     steps: Option<u64>,
     ranks: &[usize],
 ) -> SuiteResult<Vec<ExcavatorRun>> {
-    let mut progress = Progress::new("mpi-scaling excavator", ranks.len());
-    let mut runs = Vec::new();
-    for &r in ranks {
-        let run = run_once(ndem, out, r, steps)?;
-        progress.tick(&format!(
-            "excavator on {r}: {:.4} s/step, arm cylinder in drag {:.1} kN",
-            run.get("seconds_per_step"),
-            run.drag_force / 1e3
-        ));
-        runs.push(run);
-    }
-    Ok(runs)
+    crate::report::by_ranks(
+        "mpi-scaling excavator",
+        ranks,
+        |r| run_once(ndem, out, r, steps),
+        |r, run| {
+            format!(
+                "excavator on {r}: {:.4} s/step, arm cylinder in drag {:.1} kN",
+                run.get("seconds_per_step"),
+                run.drag_force / 1e3
+            )
+        },
+    )
 }
 
 /// Each run's figures and its differences from the one-rank run.
 pub(crate) fn rows(runs: &[ExcavatorRun], cores: usize) -> Vec<Value> {
     let one = runs.iter().find(|r| r.ranks == 1);
+    let t1 = one.map_or(f64::NAN, |o| o.get("seconds_per_step"));
     runs.iter()
         .map(|r| {
-            let t1 = one.map_or(f64::NAN, |o| o.get("seconds_per_step"));
-            let t = r.get("seconds_per_step");
-            json!({
-                "ranks": r.ranks,
-                "oversubscribed": r.ranks > cores,
+            let own = json!({
                 "steps": r.steps,
                 "particles": r.get("particles"),
-                "seconds_per_step": t,
-                "efficiency": t1 / t / r.ranks as f64,
-                "exchange_fraction": r.get("exchange_fraction"),
                 "drag_steps": r.drag_steps,
                 "arm_cylinder_drag_force_N": r.drag_force,
                 "drag_force_relative_difference":
                     one.map(|o| (r.drag_force - o.drag_force) / o.drag_force),
-            })
+            });
+            crate::report::scaling_row(r.ranks, cores, &r.summary, t1, own)
         })
         .collect()
 }
@@ -153,13 +136,8 @@ pub(crate) fn report(rows: &[Value]) -> String {
         let f = |k: &str| row[k].as_f64().unwrap_or(f64::NAN);
         let _ = writeln!(
             r,
-            "| {}{} | {} | {} | {:.1} | {:+.2} % | {:.4} | {:.2} | {:.3} |",
-            row["ranks"],
-            if row["oversubscribed"] == true {
-                " (oversubscribed)"
-            } else {
-                ""
-            },
+            "| {} | {} | {} | {:.1} | {:+.2} % | {:.4} | {:.2} | {:.3} |",
+            crate::report::rank_label(row),
             row["steps"],
             row["drag_steps"],
             f("arm_cylinder_drag_force_N") / 1e3,

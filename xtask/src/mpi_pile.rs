@@ -4,14 +4,13 @@
 //! scene, from which the suite measures what the pile is (particles,
 //! mass, heap angle, height) and compares it with the one-rank run.
 
-use crate::report::{Progress, SuiteResult};
+use crate::report::SuiteResult;
 use ndem::checkpoint::Checkpoint;
 use ndem_math::Vec3;
 use ndem_scenes::{builders, measure};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Command;
 
 /// One distributed pile run: its summary and the final pile's figures.
 #[derive(Debug, Clone)]
@@ -46,12 +45,8 @@ fn steps_of(particles: usize) -> SuiteResult<u64> {
 fn run_once(ndem: &Path, out: &Path, ranks: usize, particles: usize) -> SuiteResult<PileRun> {
     let steps = steps_of(particles)?;
     let dir = out.join(format!("runs/pile-{particles}-{ranks}"));
-    let mut cmd = Command::new("mpirun");
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
-        .arg(ranks.to_string())
-        .arg(ndem)
-        .args(["run", "pile", "--mpi", "--frame-every", "0", "--overwrite"])
-        .args(["--particles", &particles.to_string()])
+    let mut cmd = crate::report::mpirun_scene(ndem, ranks, "pile");
+    cmd.args(["--particles", &particles.to_string()])
         .args(["--steps", &steps.to_string(), "--stats-every", "10"])
         .args(["--checkpoint-every", &steps.to_string()])
         .args(["--checkpoint-format", "binary"])
@@ -89,43 +84,38 @@ pub(crate) fn measure_piles(
     particles: usize,
     ranks: &[usize],
 ) -> SuiteResult<Vec<PileRun>> {
-    let mut progress = Progress::new("mpi-scaling pile", ranks.len());
-    let mut runs = Vec::new();
-    for &r in ranks {
-        let run = run_once(ndem, out, r, particles)?;
-        progress.tick(&format!(
-            "pile of {particles} on {r}: {:.4} s/step, angle {:.2}°",
-            run.get("seconds_per_step"),
-            run.angle
-        ));
-        runs.push(run);
-    }
-    Ok(runs)
+    crate::report::by_ranks(
+        "mpi-scaling pile",
+        ranks,
+        |r| run_once(ndem, out, r, particles),
+        |r, run| {
+            format!(
+                "pile of {particles} on {r}: {:.4} s/step, angle {:.2}°",
+                run.get("seconds_per_step"),
+                run.angle
+            )
+        },
+    )
 }
 
 /// Each run's figures and its differences from the one-rank run.
 pub(crate) fn rows(runs: &[PileRun], cores: usize) -> Vec<Value> {
     let one = runs.iter().find(|r| r.ranks == 1);
+    let t1 = one.map_or(f64::NAN, |o| o.get("seconds_per_step"));
     runs.iter()
         .map(|r| {
-            let t1 = one.map_or(f64::NAN, |o| o.get("seconds_per_step"));
-            let t = r.get("seconds_per_step");
-            json!({
-                "ranks": r.ranks,
-                "oversubscribed": r.ranks > cores,
+            let own = json!({
                 "particles": r.particles,
                 "count": r.count,
                 "mass_kg": r.mass,
                 "angle_deg": r.angle,
                 "height_m": r.height,
-                "seconds_per_step": t,
-                "efficiency": t1 / t / r.ranks as f64,
-                "exchange_fraction": r.get("exchange_fraction"),
                 "count_difference": one.map(|o| r.count as i64 - o.count as i64),
                 "mass_relative_difference": one.map(|o| (r.mass - o.mass) / o.mass),
                 "angle_difference_deg": one.map(|o| r.angle - o.angle),
                 "height_difference_m": one.map(|o| r.height - o.height),
-            })
+            });
+            crate::report::scaling_row(r.ranks, cores, &r.summary, t1, own)
         })
         .collect()
 }
@@ -139,13 +129,8 @@ pub(crate) fn report(rows: &[Value], particles: usize) -> String {
         let f = |k: &str| row[k].as_f64().unwrap_or(f64::NAN);
         let _ = writeln!(
             r,
-            "| {}{} | {} | {:.6} | {:.2} | {:+.2} | {:.4} | {:.4} | {:.2} | {:.2} |",
-            row["ranks"],
-            if row["oversubscribed"] == true {
-                " (oversubscribed)"
-            } else {
-                ""
-            },
+            "| {} | {} | {:.6} | {:.2} | {:+.2} | {:.4} | {:.4} | {:.2} | {:.2} |",
+            crate::report::rank_label(row),
             row["count"],
             f("mass_kg"),
             f("angle_deg"),

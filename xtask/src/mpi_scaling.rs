@@ -121,19 +121,8 @@ fn run_once(
         "runs/{}-{particles}-{ranks}",
         if smooth { "smooth" } else { "ndem" }
     ));
-    let mut cmd = Command::new("mpirun");
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
-        .arg(ranks.to_string())
-        .arg(ndem)
-        .args([
-            "run",
-            "packing",
-            "--mpi",
-            "--frame-every",
-            "0",
-            "--overwrite",
-        ])
-        .args(["--particles", &particles.to_string()])
+    let mut cmd = report::mpirun_scene(ndem, ranks, "packing");
+    cmd.args(["--particles", &particles.to_string()])
         .args([
             "--steps",
             &steps.to_string(),

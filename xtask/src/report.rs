@@ -136,6 +136,71 @@ impl Progress {
     }
 }
 
+/// `mpirun --allow-run-as-root --oversubscribe -np ranks ndem run scene
+/// --mpi --frame-every 0 --overwrite`, for the caller to add its options.
+pub fn mpirun_scene(ndem: &Path, ranks: usize, scene: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
+        .arg(ranks.to_string())
+        .arg(ndem)
+        .args(["run", scene, "--mpi", "--frame-every", "0", "--overwrite"]);
+    cmd
+}
+
+/// Runs `run` for each rank count of `ranks` in order, ticking a
+/// progress line (`line` of each result) named `name`.
+pub fn by_ranks<T>(
+    name: &str,
+    ranks: &[usize],
+    mut run: impl FnMut(usize) -> SuiteResult<T>,
+    line: impl Fn(usize, &T) -> String,
+) -> SuiteResult<Vec<T>> {
+    let mut progress = Progress::new(name, ranks.len());
+    let mut out = Vec::with_capacity(ranks.len());
+    for &r in ranks {
+        let result = run(r)?;
+        progress.tick(&line(r, &result));
+        out.push(result);
+    }
+    Ok(out)
+}
+
+/// The figures every distributed run reports beside its own, from its
+/// `summary.json`: the rank count, whether it oversubscribes the `cores`,
+/// seconds per step, the strong-scaling efficiency against `one` (the
+/// one-rank run's seconds per step) and the fraction of time in
+/// exchanges; `extra` (a JSON object) adds the run's own.
+pub fn scaling_row(
+    ranks: usize,
+    cores: usize,
+    summary: &serde_json::Value,
+    one: f64,
+    extra: serde_json::Value,
+) -> serde_json::Value {
+    let t = summary["seconds_per_step"].as_f64().unwrap_or(f64::NAN);
+    let mut row = serde_json::json!({
+        "ranks": ranks,
+        "oversubscribed": ranks > cores,
+        "seconds_per_step": t,
+        "efficiency": one / t / ranks as f64,
+        "exchange_fraction": summary["exchange_fraction"],
+    });
+    if let (Some(row), serde_json::Value::Object(extra)) = (row.as_object_mut(), extra) {
+        row.extend(extra);
+    }
+    row
+}
+
+/// A report table's rank cell: `2`, or `4 (oversubscribed)`.
+pub fn rank_label(row: &serde_json::Value) -> String {
+    let note = if row["oversubscribed"] == true {
+        " (oversubscribed)"
+    } else {
+        ""
+    };
+    format!("{}{note}", row["ranks"])
+}
+
 /// Runs `cmd` (an `mpirun … ndem run … --out dir`) and reads the run's
 /// `summary.json`; an error names `what` with the run's last line of
 /// standard error.
