@@ -122,12 +122,6 @@ fn check(scene: &Scene, opts: &DistributedOptions) -> Result<(), String> {
             "emitters (`[[emitters]]`) run distributed with NDEM only, not with --smooth".into(),
         );
     }
-    if scene.triaxial.is_some() {
-        return Err(
-            "the triaxial servo (`[triaxial]`) reads the walls' stresses of the whole sample; it does not run distributed"
-                .into(),
-        );
-    }
     if scene.reduction.is_some() {
         return Err("model reduction is not supported in distributed runs".into());
     }
@@ -222,6 +216,7 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
     let mut drives = drive_header(&start.scene);
     let mut frames = ParallelFrames::new();
     let mut emitters = start.scene.emitters.clone();
+    let mut triaxial = start.scene.triaxial;
     let wall = Instant::now();
     let (mut iterations, mut last) = (0u64, None);
     let first_step = start.clock.1;
@@ -230,6 +225,9 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
             r.emit(&mut emitters).map_err(|e| e.to_string())?;
             if let Some(s) = &start.scene.schedule {
                 r.apply_schedule(s).map_err(|e| e.to_string())?;
+            }
+            if let Some(c) = &mut triaxial {
+                r.apply_triaxial(c).map_err(|e| e.to_string())?;
             }
             r.apply_motions(&start.scene.motions)
                 .map_err(|e| e.to_string())?;
@@ -262,7 +260,8 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
                 .map_err(|e| e.to_string())?;
         }
         if opts.checkpoint_every > 0 && k % opts.checkpoint_every == 0 {
-            checkpoint(&run, &start.scene, &emitters, opts, step)?;
+            let state = (emitters.as_slice(), triaxial);
+            checkpoint(&run, &start.scene, state, opts, step)?;
         }
         last = Some(line);
     }
@@ -376,7 +375,10 @@ fn summary(
 fn checkpoint(
     run: &Run,
     scene: &Scene,
-    emitters: &[ndem::scenes::Emitter],
+    (emitters, triaxial): (
+        &[ndem::scenes::Emitter],
+        Option<ndem::scenes::TriaxialControl>,
+    ),
     opts: &DistributedOptions,
     step: u64,
 ) -> Result<(), String> {
@@ -391,6 +393,7 @@ fn checkpoint(
     let mut whole = scene.clone();
     whole.world = world;
     whole.emitters = emitters.to_vec();
+    whole.triaxial = triaxial;
     let mut stepper = whole.stepper().map_err(|e| e.to_string())?;
     let mut h = ndem::solve::ImpulseHistory::new();
     for ((a, b, f), v) in history {

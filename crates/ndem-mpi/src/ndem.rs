@@ -662,6 +662,37 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             })
     }
 
+    /// Runs the triaxial servo before the next step (`Scene::triaxial`):
+    /// it sets the walls' motors from the walls' positions, and every rank
+    /// holds the walls (machine bodies) and their joints alike. `control`
+    /// names walls by global index. Not collective.
+    pub fn apply_triaxial(
+        &mut self,
+        control: &mut ndem::scenes::TriaxialControl,
+    ) -> Result<(), MpiError> {
+        let rank = self.domain.comm().rank();
+        let mut local = *control;
+        for w in &mut local.walls {
+            *w = self
+                .domain
+                .global_indices()
+                .binary_search(&(*w as u64))
+                .map_err(|_| MpiError::Unsupported {
+                    body: *w,
+                    reason: "a triaxial wall that is not a dynamic body of the scene",
+                })?;
+        }
+        let time = self.stepper.time();
+        local
+            .apply(self.domain.world_mut(), time)
+            .map_err(|e| MpiError::Step {
+                rank,
+                message: e.to_string(),
+            })?;
+        control.shear_start_lengths = local.shear_start_lengths;
+        Ok(())
+    }
+
     /// Sets the clock (a checkpoint's).
     pub fn set_clock(&mut self, time: f64, step: u64) {
         self.stepper.set_clock(time, step);
