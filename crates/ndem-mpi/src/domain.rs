@@ -569,11 +569,13 @@ impl<C: Communicator> Domain<C> {
     /// width, the replicated bodies, the machine bodies (owned on rank 0,
     /// ghosts of rank 0 elsewhere) and the joints added. Collective.
     fn place(&mut self, owned: Vec<Record>) -> Result<(), MpiError> {
-        let size = self.comm.size();
+        let (rank, size) = (self.comm.rank(), self.comm.size());
         let width = self.ghost_width();
         let mut out = vec![Vec::new(); size];
+        // the owned particles (machine bodies are never packed: every
+        // rank adds its own records of them below)
         for r in &owned {
-            for s in self.holders_of(r.gid, &r.desc.position, width) {
+            for s in self.decomposition.ranks_near(&r.desc.position, width, rank) {
                 pack_body(r, &mut out[s]);
             }
         }
@@ -590,7 +592,7 @@ impl<C: Communicator> Domain<C> {
                 .iter()
                 .map(|r| (r.clone(), Role::Replicated)),
         );
-        let machine_role = if self.comm.rank() == 0 {
+        let machine_role = if rank == 0 {
             Role::Owned
         } else {
             Role::Ghost(0)
@@ -866,9 +868,9 @@ fn check_scene(scene: &World) -> Result<(), MpiError> {
 /// Checks that a scene's dynamic bodies are free spheres: no joints, no
 /// other dynamic shape (the smooth DEM's distributed step has no machine).
 pub(crate) fn check_free_spheres(scene: &World) -> Result<(), MpiError> {
-    if let Some((k, j)) = scene.joints().iter().enumerate().next() {
+    if let Some(j) = scene.joints().first() {
         return Err(MpiError::UnsupportedJoint {
-            joint: k,
+            joint: 0,
             bodies: [j.body_a.index(), j.body_b.index()],
             reason: "joints (machines) run distributed with NDEM only, not the smooth DEM",
         });
