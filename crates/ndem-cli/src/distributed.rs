@@ -49,6 +49,9 @@ pub struct Start {
     pub rows: Vec<(GlobalKey, f64)>,
     /// `(time, step)`.
     pub clock: (f64, u64),
+    /// The rigid aggregates by index in the scene (a resumed reduced run's;
+    /// empty otherwise).
+    pub aggregates: ndem::reduce::ReducerState,
 }
 
 /// The stepper a distributed run drives.
@@ -68,6 +71,8 @@ struct Line {
     /// stepper has none).
     impact_status: &'static str,
     rebuilt: bool,
+    /// Model reduction's figures (zeros without reduction).
+    reduction: ndem::reduce::ReductionStats,
 }
 
 impl Run {
@@ -75,7 +80,9 @@ impl Run {
         Ok(match self {
             Run::Ndem(r) => {
                 let s = r.step()?;
+                let reduction = r.reduction_stats().unwrap_or_default();
                 Line {
+                    reduction,
                     time: s.local.time,
                     contacts: s.contacts,
                     kinetic_energy: s.kinetic_energy,
@@ -95,6 +102,7 @@ impl Run {
                     status: "explicit",
                     impact_status: "skipped",
                     rebuilt: s.rebuilt,
+                    reduction: ndem::reduce::ReductionStats::default(),
                 }
             }
         })
@@ -122,8 +130,11 @@ fn check(scene: &Scene, opts: &DistributedOptions) -> Result<(), String> {
             "emitters (`[[emitters]]`) run distributed with NDEM only, not with --smooth".into(),
         );
     }
-    if scene.reduction.is_some() {
-        return Err("model reduction is not supported in distributed runs".into());
+    if opts.smooth && scene.reduction.is_some() {
+        return Err(
+            "model reduction (`[reduction]`, --reduce) runs distributed with NDEM only, not with --smooth"
+                .into(),
+        );
     }
     if scene.settings.impact_scope != ndem::step::ImpactScope::WholeNetwork {
         return Err(
@@ -181,6 +192,9 @@ fn build(start: &Start, opts: &DistributedOptions) -> Result<Run, MpiError> {
     let _kept = run.set_history(&start.history);
     run.set_joint_row_history(&start.rows);
     run.set_clock(start.clock.0, start.clock.1);
+    if let Some(reduction) = &scene.reduction {
+        run.set_reduction(reduction.clone(), start.aggregates.clone())?;
+    }
     Ok(Run::Ndem(Box::new(run)))
 }
 
@@ -211,8 +225,9 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
             start.scene.solver.name()
         );
     }
-    let mut stats =
-        String::from("step,time,contacts,kinetic_energy,iterations,status,rebuilt,impact_status\n");
+    let mut stats = String::from(
+        "step,time,contacts,kinetic_energy,iterations,status,rebuilt,impact_status,reduction_level,aggregates,merges,split_members\n",
+    );
     let mut drives = drive_header(&start.scene);
     let mut frames = ParallelFrames::new();
     let mut emitters = start.scene.emitters.clone();
@@ -244,14 +259,18 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
         if rank == 0 && (k % opts.stats_every == 0 || k == opts.steps) {
             let _ = writeln!(
                 stats,
-                "{step},{:e},{},{:e},{},{},{},{}",
+                "{step},{:e},{},{:e},{},{},{},{},{:e},{},{},{}",
                 line.time,
                 line.contacts,
                 line.kinetic_energy,
                 line.iterations,
                 line.status,
                 line.rebuilt,
-                line.impact_status
+                line.impact_status,
+                line.reduction.level,
+                line.reduction.aggregates,
+                line.reduction.merges,
+                line.reduction.split_members
             );
         }
         if opts.frame_every > 0 && k % opts.frame_every == 0 {
@@ -261,7 +280,7 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
         }
         if opts.checkpoint_every > 0 && k % opts.checkpoint_every == 0 {
             let state = (emitters.as_slice(), triaxial);
-            checkpoint(&run, &start.scene, state, opts, step)?;
+            checkpoint(&mut run, &start.scene, state, opts, step)?;
         }
         last = Some(line);
     }
@@ -363,6 +382,8 @@ fn summary(
         "layout_rebuilds": run.domain().rebuilds(),
         "contacts": last.map_or(0, |l| l.contacts),
         "kinetic_energy": last.map_or(0.0, |l| l.kinetic_energy),
+        "reduction_level": last.map_or(0.0, |l| l.reduction.level),
+        "aggregates": last.map_or(0, |l| l.reduction.aggregates),
         "peak_rss_bytes_max": max[2],
         "owned_per_rank_max": max[3],
         "ghosts_per_rank_mean": sums[4] / ranks as f64,
@@ -373,7 +394,7 @@ fn summary(
 
 /// A checkpoint of the whole scene, gathered on rank 0 (collective).
 fn checkpoint(
-    run: &Run,
+    run: &mut Run,
     scene: &Scene,
     (emitters, triaxial): (
         &[ndem::scenes::Emitter],
@@ -387,6 +408,7 @@ fn checkpoint(
     };
     let world = r.gather().map_err(|e| e.to_string())?;
     let history = r.gather_history();
+    let aggregates = r.reducer_state();
     let (Some(world), Some(history)) = (world, history) else {
         return Ok(());
     };
@@ -395,6 +417,11 @@ fn checkpoint(
     whole.emitters = emitters.to_vec();
     whole.triaxial = triaxial;
     let mut stepper = whole.stepper().map_err(|e| e.to_string())?;
+    if let (Some(settings), Some(state)) = (&whole.reduction, aggregates) {
+        let reducer = ndem::reduce::Reducer::restore(settings.clone(), state, &whole.world)
+            .map_err(|e| format!("checkpoint at step {step}: {e}"))?;
+        stepper.set_hooks(Box::new(reducer));
+    }
     let mut h = ndem::solve::ImpulseHistory::new();
     for ((a, b, f), v) in history {
         h.insert(ndem::math::ContactKey::new(a as u32, b as u32, f), v);

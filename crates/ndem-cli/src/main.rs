@@ -459,7 +459,11 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
                         .join(format!("{}-mpi-resumed-{:08}", s.name, cp.step))
                 });
                 let clock = (stepper.time(), stepper.step_count());
-                return distributed(s, history, clock, &run, out, false);
+                let aggregates = stepper
+                    .hooks_as::<ndem::reduce::Reducer>()
+                    .map(|r| r.state())
+                    .unwrap_or_default();
+                return distributed(s, (history, aggregates), clock, &run, out, false);
             }
             let run_dir = checkpoint
                 .parent()
@@ -494,11 +498,15 @@ type WarmHistory = (
     Vec<((u64, u64, u32), f64)>,
 );
 
+/// What a resumed run carries besides the scene: its warm-start
+/// multipliers and its rigid aggregates (by index in the scene).
+type Carried = (WarmHistory, ndem::reduce::ReducerState);
+
 /// `--mpi`: the run on the ranks of `mpirun`.
 #[cfg(feature = "mpi")]
 fn distributed(
     scene: Scene,
-    history: WarmHistory,
+    (history, aggregates): Carried,
     clock: (f64, u64),
     run: &RunArgs,
     out: PathBuf,
@@ -522,6 +530,7 @@ fn distributed(
             history: history.0,
             rows: history.1,
             clock,
+            aggregates,
         },
         &opts,
     )?;
@@ -532,7 +541,7 @@ fn distributed(
 #[cfg(not(feature = "mpi"))]
 fn distributed(
     _scene: Scene,
-    _history: WarmHistory,
+    _carried: Carried,
     _clock: (f64, u64),
     _run: &RunArgs,
     _out: PathBuf,

@@ -10,6 +10,12 @@
 //! Every joint therefore joins bodies every rank holds, and every rank's
 //! local world carries all of the scene's joints.
 //!
+//! **Rigid aggregates** (model reduction): an aggregate's body has no
+//! geometry and is a machine body; its members stay particles, owned by
+//! the rank of their position and ghosted like any other, each record
+//! carrying its host's global index and its pose on the host, so that
+//! every rank holding a member attaches it to the same body alike.
+//!
 //! Ordering the local world by global index keeps every pair of bodies in
 //! the same order as in the whole scene, so a contact's key, normal and
 //! force, and the order in which a body's contact forces are summed, are
@@ -18,8 +24,14 @@
 use crate::comm::Communicator;
 use crate::error::MpiError;
 use crate::partition::Decomposition;
+use record::{
+    BODY_WIDTH, GlobalMembership, Record, STATE_WIDTH, pack_body, pack_entry, pack_state,
+    unpack_body, unpack_entry, unpack_state,
+};
+
+mod record;
 use ndem_collide::Shape;
-use ndem_math::{ContactKey, MassProperties, Quat, SettingError, Vec3, Velocity6};
+use ndem_math::{ContactKey, SettingError, Vec3};
 use ndem_step::{BodyDesc, BodyId, Joint, MaterialId, Motion, World};
 
 /// What a body is on this rank.
@@ -47,11 +59,6 @@ pub trait Carried: Copy {
     /// Reads them back.
     fn unpack(values: &[f64]) -> Self;
 }
-
-/// Values of one body record (see [`pack_body`]).
-const BODY_WIDTH: usize = 30;
-/// Values of one ghost update: position, orientation, velocity.
-const STATE_WIDTH: usize = 13;
 
 /// Settings of the decomposition.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -135,14 +142,6 @@ pub struct Domain<C: Communicator> {
 /// What a rank holds after migration: its bodies and the carried entries.
 type Migrated<T> = (Vec<Record>, Vec<(GlobalKey, T)>);
 
-/// A body in transit: global index, description, user force and torque.
-#[derive(Debug, Clone)]
-struct Record {
-    gid: u64,
-    desc: BodyDesc,
-    force: (Vec3, Vec3),
-}
-
 impl<C: Communicator> std::fmt::Debug for Domain<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Domain")
@@ -160,13 +159,13 @@ impl<C: Communicator> Domain<C> {
     /// the dynamic bodies in its box, ghosts of its neighbours' bodies near
     /// it, and every static and kinematic body. Collective.
     ///
-    /// Rigid aggregates (model reduction) are not supported. Machine
-    /// bodies (module docs) go to rank 0. A scene with fewer particles
+    /// Machine bodies (module docs) go to rank 0, rigid aggregates'
+    /// bodies among them; an aggregate's members are particles like any
+    /// other, each carrying its membership. A scene with fewer particles
     /// than ranks (an emitter's empty start) is held by rank 0 alone until
     /// a rebuild's bisection finds a particle for every rank.
     pub fn new(comm: C, scene: &World, settings: DomainSettings) -> Result<Self, MpiError> {
         settings.validate()?;
-        check_scene(scene)?;
         let machine_gids = machine_bodies(scene);
         let is_machine = |i: usize| machine_gids.binary_search(&(i as u64)).is_ok();
         let particle = |i: usize| scene.motions()[i] == Motion::Dynamic && !is_machine(i);
@@ -181,13 +180,9 @@ impl<C: Communicator> Domain<C> {
                 .set_pair(MaterialId::from_index(a), MaterialId::from_index(b), *pair)
                 .map_err(step)?;
         }
-        let record = |i: usize| Record {
-            gid: i as u64,
-            desc: scene.body_desc(BodyId::from_index(i)),
-            force: scene.user_force(BodyId::from_index(i)),
-        };
+        let record = |i: usize| record_in(scene, i, |h| h as u64);
         let replicated: Vec<Record> = (0..scene.len())
-            .filter(|&i| scene.motions()[i] != Motion::Dynamic)
+            .filter(|&i| scene.motions()[i] != Motion::Dynamic && !is_machine(i))
             .map(record)
             .collect();
         // a provisional round-robin share, so that each body is counted
@@ -383,6 +378,40 @@ impl<C: Communicator> Domain<C> {
         Ok(first)
     }
 
+    /// Takes in the bodies the local world gained during a step beyond the
+    /// layout (rigid aggregates' bodies model reduction formed, every rank
+    /// alike): each gets the next global index and becomes a machine body
+    /// (owned by rank 0, held by every rank). Returns how many. Not
+    /// collective.
+    pub fn adopt_new_bodies(&mut self) -> usize {
+        let (rank, size) = (self.comm.rank(), self.comm.size());
+        let first = self.gid.len();
+        for i in first..self.world.len() {
+            let gid = self.scene_len;
+            self.scene_len += 1;
+            self.gid.push(gid);
+            self.machine_gids.push(gid);
+            self.machine.push(true);
+            self.reference.push(self.world.positions()[i]);
+            self.machines.push(self.record_of(i));
+            if rank == 0 {
+                self.role.push(Role::Owned);
+                for s in 1..size {
+                    self.send[s].push(i as u32);
+                }
+            } else {
+                self.role.push(Role::Ghost(0));
+                self.recv[0].push(i as u32);
+            }
+        }
+        self.world.len() - first
+    }
+
+    /// Local body `i` as a record (its host by global index).
+    fn record_of(&self, i: usize) -> Record {
+        record_in(&self.world, i, |k| self.gid[k])
+    }
+
     /// Width of the ghost layer: every body within it of a box is a ghost
     /// of that box's rank. `2 R_max + margin + max(skin, reach)`: a
     /// speculative contact of two fast bodies (found through their sweeps,
@@ -445,11 +474,7 @@ impl<C: Communicator> Domain<C> {
     ) -> Result<Vec<(ContactKey, T)>, MpiError> {
         let owned: Vec<Record> = (0..self.world.len())
             .filter(|&i| self.role[i] == Role::Owned && !self.machine[i])
-            .map(|i| Record {
-                gid: self.gid[i],
-                desc: self.world.body_desc(BodyId::from_index(i)),
-                force: self.world.user_force(BodyId::from_index(i)),
-            })
+            .map(|i| self.record_of(i))
             .collect();
         // the joints' drives as the run has set them, the machine as rank
         // 0 moved it
@@ -606,6 +631,7 @@ impl<C: Communicator> Domain<C> {
         }
         self.gid = all.iter().map(|(r, _)| r.gid).collect();
         self.role = all.iter().map(|(_, role)| *role).collect();
+        restore_memberships(&mut world, &self.gid, all.iter().map(|(r, _)| r))?;
         self.machine = self.gid.iter().map(|&g| self.is_machine(g)).collect();
         for (k, j) in self.joints.iter().enumerate() {
             let local = |b: BodyId| {
@@ -657,13 +683,15 @@ impl<C: Communicator> Domain<C> {
         }
         let (rank, size) = (self.comm.rank(), self.comm.size());
         let mut out = vec![Vec::new(); size];
-        if rank == 0 {
-            for m in &mut self.machines {
-                if let Ok(i) = self.gid.binary_search(&m.gid) {
-                    m.desc = self.world.body_desc(BodyId::from_index(i));
-                    m.force = self.world.user_force(BodyId::from_index(i));
-                }
+        // masses and motion types as every rank set them alike (an
+        // aggregate body formed or retired), the state as rank 0 has it
+        for m in &mut self.machines {
+            if let Ok(i) = self.gid.binary_search(&m.gid) {
+                m.desc = self.world.body_desc(BodyId::from_index(i));
+                m.force = self.world.user_force(BodyId::from_index(i));
             }
+        }
+        if rank == 0 {
             let mut state = Vec::with_capacity(self.machines.len() * STATE_WIDTH);
             for m in &self.machines {
                 let d = &m.desc;
@@ -751,12 +779,7 @@ impl<C: Communicator> Domain<C> {
         let mut out = vec![Vec::new(); self.comm.size()];
         for (i, r) in self.role.iter().enumerate() {
             if *r == Role::Owned && !self.machine[i] {
-                let rec = Record {
-                    gid: self.gid[i],
-                    desc: self.world.body_desc(BodyId::from_index(i)),
-                    force: self.world.user_force(BodyId::from_index(i)),
-                };
-                pack_body(&rec, &mut out[0]);
+                pack_body(&self.record_of(i), &mut out[0]);
             }
         }
         let received = self.comm.exchange(out);
@@ -770,11 +793,7 @@ impl<C: Communicator> Domain<C> {
         all.extend(
             (0..self.world.len())
                 .filter(|&i| self.role[i] == Role::Replicated || self.machine[i])
-                .map(|i| Record {
-                    gid: self.gid[i],
-                    desc: self.world.body_desc(BodyId::from_index(i)),
-                    force: self.world.user_force(BodyId::from_index(i)),
-                }),
+                .map(|i| self.record_of(i)),
         );
         all.sort_by_key(|r| r.gid);
         let mut world = self.template.clone();
@@ -782,6 +801,8 @@ impl<C: Communicator> Domain<C> {
             let i = world.add_body(r.desc.clone()).map_err(step)?;
             world.set_force(i, r.force.0, r.force.1).map_err(step)?;
         }
+        let gids: Vec<u64> = all.iter().map(|r| r.gid).collect();
+        restore_memberships(&mut world, &gids, all.iter())?;
         for j in self.global_joints() {
             world.add_joint(j).map_err(step)?;
         }
@@ -852,15 +873,42 @@ fn step(e: ndem_step::StepError) -> MpiError {
     }
 }
 
-/// Checks what the decomposition supports: no rigid aggregates.
-fn check_scene(scene: &World) -> Result<(), MpiError> {
-    for i in 0..scene.len() {
-        if scene.is_member(i) {
-            return Err(MpiError::Unsupported {
-                body: i,
-                reason: "a member of a rigid aggregate",
-            });
-        }
+/// Body `i` of `world` as a record, its host's global index by `gid_of`.
+fn record_in(world: &World, i: usize, gid_of: impl Fn(usize) -> u64) -> Record {
+    Record {
+        gid: gid_of(i),
+        desc: world.body_desc(BodyId::from_index(i)),
+        force: world.user_force(BodyId::from_index(i)),
+        membership: world.membership(i).map(|m| GlobalMembership {
+            host: gid_of(m.host),
+            offset: m.offset,
+            relative_orientation: m.relative_orientation,
+        }),
+    }
+}
+
+/// Restores the memberships of `records`, added to `world` in order with
+/// global indices `gids` (ascending): each member's host must be one of
+/// them.
+fn restore_memberships<'a>(
+    world: &mut World,
+    gids: &[u64],
+    records: impl Iterator<Item = &'a Record>,
+) -> Result<(), MpiError> {
+    for (k, r) in records.enumerate() {
+        let Some(m) = &r.membership else { continue };
+        let host = gids
+            .binary_search(&m.host)
+            .map_err(|_| MpiError::Unsupported {
+                body: r.gid as usize,
+                reason: "a member whose aggregate body the rank does not hold",
+            })?;
+        let membership = ndem_step::Membership {
+            host,
+            offset: m.offset,
+            relative_orientation: m.relative_orientation,
+        };
+        world.restore_membership(k, membership).map_err(step)?;
     }
     Ok(())
 }
@@ -885,7 +933,9 @@ pub(crate) fn check_free_spheres(scene: &World) -> Result<(), MpiError> {
 }
 
 /// The machine bodies of `scene` (module docs), ascending: dynamic bodies
-/// that are not spheres or that a joint holds.
+/// that are not spheres or that a joint holds, and bodies without geometry
+/// (rigid aggregates' bodies, retired ones included: model reduction
+/// makes them dynamic again).
 fn machine_bodies(scene: &World) -> Vec<u64> {
     let mut jointed = vec![false; scene.len()];
     for j in scene.joints() {
@@ -897,81 +947,11 @@ fn machine_bodies(scene: &World) -> Vec<u64> {
     }
     (0..scene.len())
         .filter(|&i| {
-            scene.motions()[i] == Motion::Dynamic
-                && (jointed[i] || !matches!(scene.shapes()[i], Shape::Sphere { .. }))
+            let shape = &scene.shapes()[i];
+            matches!(shape, Shape::Empty)
+                || (scene.motions()[i] == Motion::Dynamic
+                    && (jointed[i] || !matches!(shape, Shape::Sphere { .. })))
         })
         .map(|i| i as u64)
         .collect()
-}
-
-fn pack_state(p: &Vec3, q: &Quat, v: &Velocity6, out: &mut Vec<f64>) {
-    out.extend_from_slice(p.as_slice());
-    out.extend_from_slice(q.coords.as_slice());
-    out.extend_from_slice(v.linear.as_slice());
-    out.extend_from_slice(v.angular.as_slice());
-}
-
-fn unpack_state(v: &[f64]) -> (Vec3, Quat, Velocity6) {
-    let p = Vec3::new(v[0], v[1], v[2]);
-    // the coordinates as they were: no renormalisation, so that a ghost
-    // holds its owner's bits
-    let q = Quat::new_unchecked(nalgebra::Quaternion::new(v[6], v[3], v[4], v[5]));
-    let vel = Velocity6::new(Vec3::new(v[7], v[8], v[9]), Vec3::new(v[10], v[11], v[12]));
-    (p, q, vel)
-}
-
-/// `[gid, radius, material, motion, mass, I(3), state(13), surface
-/// velocity(3), collision group, force(3), torque(3)]`.
-fn pack_body(r: &Record, out: &mut Vec<f64>) {
-    let d = &r.desc;
-    let radius = match d.shape {
-        Shape::Sphere { radius } => radius,
-        _ => f64::NAN,
-    };
-    let mass = d.mass.unwrap_or(MassProperties {
-        mass: f64::NAN,
-        principal_inertia: Vec3::repeat(f64::NAN),
-    });
-    out.extend_from_slice(&[r.gid as f64, radius, d.material.index() as f64, mass.mass]);
-    out.extend_from_slice(mass.principal_inertia.as_slice());
-    pack_state(&d.position, &d.orientation, &d.velocity, out);
-    out.extend_from_slice(d.surface_velocity.as_slice());
-    out.push(d.collision_group as f64);
-    out.extend_from_slice(r.force.0.as_slice());
-    out.extend_from_slice(r.force.1.as_slice());
-}
-
-fn unpack_body(v: &[f64]) -> Record {
-    let (position, orientation, velocity) = unpack_state(&v[7..20]);
-    let mass = MassProperties {
-        mass: v[3],
-        principal_inertia: Vec3::new(v[4], v[5], v[6]),
-    };
-    Record {
-        gid: v[0] as u64,
-        desc: BodyDesc {
-            shape: Shape::Sphere { radius: v[1] },
-            material: MaterialId::from_index(v[2] as usize),
-            motion: Motion::Dynamic,
-            mass: Some(mass),
-            position,
-            orientation,
-            velocity,
-            surface_velocity: Vec3::new(v[20], v[21], v[22]),
-            collision_group: v[23] as u32,
-        },
-        force: (
-            Vec3::new(v[24], v[25], v[26]),
-            Vec3::new(v[27], v[28], v[29]),
-        ),
-    }
-}
-
-fn pack_entry<T: Carried>(key: &GlobalKey, value: &T, out: &mut Vec<f64>) {
-    out.extend_from_slice(&[key.0 as f64, key.1 as f64, key.2 as f64]);
-    value.pack(out);
-}
-
-fn unpack_entry<T: Carried>(v: &[f64]) -> (GlobalKey, T) {
-    ((v[0] as u64, v[1] as u64, v[2] as u32), T::unpack(&v[3..]))
 }

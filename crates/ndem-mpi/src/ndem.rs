@@ -29,6 +29,8 @@ use ndem_step::{StepSettings, StepStats, Stepper, World};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+mod reduce;
+
 impl Carried for StoredImpulse {
     const WIDTH: usize = 7;
     fn pack(&self, out: &mut Vec<f64>) {
@@ -56,6 +58,8 @@ struct Plan {
     recv: Vec<Vec<u32>>,
     /// Per local body, the ranks holding it as a ghost.
     holders: Vec<Vec<u32>>,
+    /// The global index the next body added to the scene gets.
+    next_gid: u64,
 }
 
 impl Plan {
@@ -73,6 +77,13 @@ impl Plan {
             None => rank == 0,
         }
     }
+}
+
+/// The bodies a contact was detected between (its key's): a member of a
+/// rigid aggregate, not the aggregate's body that carries its contacts.
+/// Ownership goes by them, so that the rank that owns a contact holds it.
+fn detected_bodies(key: &ContactKey) -> [usize; 2] {
+    [key.body_a as usize, key.body_b as usize]
 }
 
 /// Exchange counters of one rank.
@@ -127,7 +138,7 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
         let rank = self.comm.rank();
         owned.clear();
         owned.extend(problem.contacts().iter().map(|c| {
-            let [a, b] = c.bodies.map(|x| x as usize);
+            let [a, b] = detected_bodies(&c.key);
             plan.owns(rank, a, b)
         }));
         Ok(())
@@ -208,7 +219,7 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
             if !owned[ci] {
                 continue;
             }
-            let [a, b] = c.bodies.map(|x| x as usize);
+            let [a, b] = detected_bodies(&c.key);
             let holders = match plan.deciding_body(a, b) {
                 Some(o) => &plan.holders[o],
                 None => &everyone,
@@ -429,6 +440,7 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             send: self.domain.ghosts_sent().to_vec(),
             recv: self.domain.ghosts_received().to_vec(),
             holders,
+            next_gid: self.domain.scene_len(),
         };
         *self.plan.lock().unwrap_or_else(|e| e.into_inner()) = plan;
     }
@@ -489,6 +501,10 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             .stepper
             .step(self.domain.world_mut())
             .map_err(|e| e.to_string());
+        let adopted = self.domain.adopt_new_bodies();
+        if adopted > 0 {
+            self.refresh_plan();
+        }
         let local = self.domain.agree(result)?;
         let contacts = self.owned_problem_contacts();
         let contacts = self.domain.comm().sum(&[contacts as f64])[0] as usize;
@@ -513,7 +529,7 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             .contacts()
             .iter()
             .filter(|c| {
-                let [a, b] = c.bodies.map(|x| x as usize);
+                let [a, b] = detected_bodies(&c.key);
                 plan.owns(rank, a, b)
             })
             .count()
@@ -691,6 +707,48 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             })?;
         control.shear_start_lengths = local.shear_start_lengths;
         Ok(())
+    }
+
+    /// Turns on model reduction ([`ndem::reduce`], the same settings on
+    /// every rank), continuing from `state` (the aggregates by global
+    /// index, a checkpoint's; the default for none). The local world's
+    /// memberships must be those `state` lists. Not collective.
+    pub fn set_reduction(
+        &mut self,
+        settings: ndem::reduce::ReductionSettings,
+        state: ndem::reduce::ReducerState,
+    ) -> Result<(), MpiError> {
+        let rank = self.domain.comm().rank();
+        let reducer = reduce::DistributedReducer::new(
+            self.domain.comm().clone(),
+            self.plan.clone(),
+            self.counters.clone(),
+            settings,
+            state,
+        )
+        .map_err(|e| MpiError::Step {
+            rank,
+            message: e.to_string(),
+        })?;
+        self.stepper.set_hooks(Box::new(reducer));
+        Ok(())
+    }
+
+    /// Model reduction's statistics of the last step, counted over the
+    /// whole scene (`None` without reduction).
+    pub fn reduction_stats(&mut self) -> Option<ndem::reduce::ReductionStats> {
+        self.stepper
+            .hooks_as::<reduce::DistributedReducer<C>>()
+            .map(|r| r.stats())
+    }
+
+    /// The aggregates by global index, the same on every rank: with
+    /// [`Self::gather`] what a checkpoint holds (`None` without
+    /// reduction).
+    pub fn reducer_state(&mut self) -> Option<ndem::reduce::ReducerState> {
+        self.stepper
+            .hooks_as::<reduce::DistributedReducer<C>>()
+            .map(|r| r.state())
     }
 
     /// Sets the clock (a checkpoint's).

@@ -31,52 +31,148 @@ pub struct AggregateState {
 pub fn aggregate_state(world: &World, bodies: &[usize]) -> Result<AggregateState, ReduceError> {
     let masses = world.mass_properties();
     let (x, q, v) = (world.positions(), world.orientations(), world.velocities());
-    let mut m = 0.0;
-    let mut mx = Vec3::zeros();
-    let mut mv = Vec3::zeros();
+    let mut first = FirstMoments::default();
     for &a in bodies {
-        let ma = masses
+        let p = masses
             .get(a)
             .and_then(|p| p.as_ref())
             .ok_or(ReduceError::NotMergeable {
                 body: a,
                 reason: "no mass properties",
-            })?
-            .mass;
-        m += ma;
-        mx += x[a] * ma;
-        mv += v[a].linear * ma;
+            })?;
+        first.add(p.mass, &x[a], &v[a]);
     }
-    if m.is_nan() || m <= 0.0 {
-        return Err(ReduceError::NotMergeable {
-            body: bodies.first().copied().unwrap_or(0),
-            reason: "an aggregate needs bodies with mass",
-        });
-    }
-    let xa = mx / m;
-    let va = mv / m;
-    let mut inertia = Mat3::zeros();
-    let mut momentum = Vec3::zeros();
+    let (xa, _) = first.centre(bodies.first().copied().unwrap_or(0))?;
+    let mut second = SecondMoments::default();
     for &a in bodies {
         let p = masses[a].as_ref().expect("checked above");
-        let r = x[a] - xa;
-        let ia = p.world_inertia(&q[a]);
-        inertia += ia + (Mat3::identity() * r.norm_squared() - r * r.transpose()) * p.mass;
-        momentum += r.cross(&(v[a].linear * p.mass)) + ia * v[a].angular;
+        second.add(p, &xa, (&x[a], &q[a], &v[a]));
     }
-    let inertia = 0.5 * (inertia + inertia.transpose());
-    let omega = inertia.try_inverse().ok_or(ReduceError::NotMergeable {
-        body: bodies[0],
-        reason: "singular aggregate inertia",
-    })? * momentum;
-    let (orientation, principal) = principal_frame(&inertia);
-    Ok(AggregateState {
-        mass: MassProperties::new(m, principal)?,
-        position: xa,
-        orientation,
-        velocity: Velocity6::new(va, omega),
-        inertia,
-    })
+    first.finish(&second, bodies[0])
+}
+
+/// The sums of eqs. 6-8 over some bodies: `m`, `Σ m_a x_a`, `Σ m_a v_a`.
+/// Partial sums over parts of an aggregate (one rank's members) add up
+/// ([`Self::as_array`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FirstMoments {
+    /// `Σ m_a` \[kg\].
+    pub mass: f64,
+    /// `Σ m_a x_a` \[kg m\].
+    pub mass_position: Vec3,
+    /// `Σ m_a v_a` \[kg m/s\].
+    pub momentum: Vec3,
+}
+
+impl FirstMoments {
+    /// Adds a body of mass `m` at `x` with velocity `v`.
+    pub fn add(&mut self, m: f64, x: &Vec3, v: &Velocity6) {
+        self.mass += m;
+        self.mass_position += x * m;
+        self.momentum += v.linear * m;
+    }
+
+    /// The seven sums as one array (to add over ranks).
+    pub fn as_array(&self) -> [f64; 7] {
+        let (x, p) = (&self.mass_position, &self.momentum);
+        [self.mass, x.x, x.y, x.z, p.x, p.y, p.z]
+    }
+
+    /// The sums from [`Self::as_array`]'s layout.
+    pub fn from_slice(v: &[f64]) -> Self {
+        Self {
+            mass: v[0],
+            mass_position: Vec3::new(v[1], v[2], v[3]),
+            momentum: Vec3::new(v[4], v[5], v[6]),
+        }
+    }
+
+    /// `x_A` and `v_A` (eqs. 7-8); a massless sum is an error naming
+    /// `body`.
+    pub fn centre(&self, body: usize) -> Result<(Vec3, Vec3), ReduceError> {
+        let m = self.mass;
+        if m.is_nan() || m <= 0.0 {
+            return Err(ReduceError::NotMergeable {
+                body,
+                reason: "an aggregate needs bodies with mass",
+            });
+        }
+        Ok((self.mass_position / m, self.momentum / m))
+    }
+
+    /// The aggregate from these sums and the second moments about
+    /// [`Self::centre`]; errors name `body`.
+    pub fn finish(
+        &self,
+        second: &SecondMoments,
+        body: usize,
+    ) -> Result<AggregateState, ReduceError> {
+        let (xa, va) = self.centre(body)?;
+        let inertia = 0.5 * (second.inertia + second.inertia.transpose());
+        let omega = inertia.try_inverse().ok_or(ReduceError::NotMergeable {
+            body,
+            reason: "singular aggregate inertia",
+        })? * second.angular_momentum;
+        let (orientation, principal) = principal_frame(&inertia);
+        Ok(AggregateState {
+            mass: MassProperties::new(self.mass, principal)?,
+            position: xa,
+            orientation,
+            velocity: Velocity6::new(va, omega),
+            inertia,
+        })
+    }
+}
+
+/// The sums of eqs. 9-10 about the centre of mass `x_A`:
+/// `Σ [I_a + m_a (|r_a|² 1 − r_a r_aᵀ)]` and `Σ (r_a × m_a v_a + I_a ω_a)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SecondMoments {
+    /// World-frame inertia about `x_A` \[kg m²\].
+    pub inertia: Mat3,
+    /// Angular momentum about `x_A` \[kg m²/s\].
+    pub angular_momentum: Vec3,
+}
+
+impl Default for SecondMoments {
+    fn default() -> Self {
+        Self {
+            inertia: Mat3::zeros(),
+            angular_momentum: Vec3::zeros(),
+        }
+    }
+}
+
+impl SecondMoments {
+    /// Adds a body with mass properties `p` at `x`, orientation `q`,
+    /// velocity `v`, about `centre`.
+    pub fn add(
+        &mut self,
+        p: &MassProperties,
+        centre: &Vec3,
+        (x, q, v): (&Vec3, &Quat, &Velocity6),
+    ) {
+        let r = x - centre;
+        let ia = p.world_inertia(q);
+        self.inertia += ia + (Mat3::identity() * r.norm_squared() - r * r.transpose()) * p.mass;
+        self.angular_momentum += r.cross(&(v.linear * p.mass)) + ia * v.angular;
+    }
+
+    /// The twelve sums as one array (to add over ranks).
+    pub fn as_array(&self) -> [f64; 12] {
+        let mut out = [0.0; 12];
+        out[..9].copy_from_slice(self.inertia.as_slice());
+        out[9..].copy_from_slice(self.angular_momentum.as_slice());
+        out
+    }
+
+    /// The sums from [`Self::as_array`]'s layout.
+    pub fn from_slice(v: &[f64]) -> Self {
+        Self {
+            inertia: Mat3::from_column_slice(&v[..9]),
+            angular_momentum: Vec3::new(v[9], v[10], v[11]),
+        }
+    }
 }
 
 /// Principal moments and the rotation to the principal frame of a

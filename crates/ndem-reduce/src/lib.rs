@@ -24,11 +24,12 @@
 //! stepper and solvers.
 
 pub mod aggregate;
+pub mod criteria;
 pub mod error;
 pub mod reducer;
 pub mod settings;
 
-pub use aggregate::{AggregateState, aggregate_state};
+pub use aggregate::{AggregateState, FirstMoments, SecondMoments, aggregate_state};
 pub use error::ReduceError;
 pub use reducer::{Aggregate, AggregateId, Reducer, ReducerState, ReductionStats};
 pub use settings::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit, TrialSplit};

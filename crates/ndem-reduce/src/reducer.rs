@@ -4,8 +4,9 @@
 
 use crate::ReduceError;
 use crate::aggregate::aggregate_state;
+use crate::criteria::{contact_split_event, merge_passes, out_of_balance, trial_velocity_event};
 use crate::settings::ReductionSettings;
-use ndem_collide::{ContactPoint, ContactSet, Shape};
+use ndem_collide::{ContactSet, Shape};
 use ndem_math::{Vec3, Velocity6};
 use ndem_solve::{ColdStart, HistoryWarmStart, ProjectedGaussSeidel, Solver, Stopping, WarmStart};
 use ndem_step::{
@@ -409,25 +410,16 @@ impl Reducer {
             if ca == cb || !node[ca] || !node[cb] {
                 continue;
             }
-            // a contact joins only bodies that touch: closer than the
-            // merge approach speed covers in a step, `ξ_nv^{i-mrg} Δt`
-            // (spheres falling side by side at one speed are found through
-            // their sweeps as speculative contacts, but they are no
-            // resting network)
-            if c.gap > th.normal_incident * solved.dt {
-                continue;
-            }
-            let now = relative_motion(c, world, world.velocities(), a, b);
-            let before = relative_motion(c, world, solved.previous_velocity, a, b);
-            let acc = (now - before) / solved.dt;
-            let passes = now.normal >= -th.normal_incident
-                && now.normal <= th.normal_separating
-                && now.tangential <= th.tangential
-                && now.angular <= th.rolling
-                && acc.normal >= -th.normal_incident_acceleration
-                && acc.normal <= th.normal_separating_acceleration
-                && acc.tangential <= th.tangential_acceleration
-                && acc.angular <= th.rolling_acceleration;
+            // a contact joins only bodies that touch (spheres falling side
+            // by side at one speed are found through their sweeps as
+            // speculative contacts, but they are no resting network)
+            let passes = merge_passes(
+                &th,
+                c,
+                world.positions(),
+                (world.velocities(), solved.previous_velocity),
+                solved.dt,
+            );
             if passes {
                 self.union(ca, cb);
                 touched[ca] = true;
@@ -523,16 +515,13 @@ impl Reducer {
                 if world.carrier(a) == world.carrier(b) {
                     continue;
                 }
-                let u = relative_motion(c, world, world.velocities(), a, b);
-                let shapes = world.shapes();
-                let radius = shapes[a]
-                    .curvature_radius()
-                    .min(shapes[b].curvature_radius());
-                let event = u.normal < -cs.impact
-                    || u.normal > cs.separation
-                    || u.tangential > cs.tangential
-                    || u.angular > cs.rolling
-                    || -c.gap > cs.overlap * radius;
+                let event = contact_split_event(
+                    &cs,
+                    c,
+                    world.shapes(),
+                    world.positions(),
+                    world.velocities(),
+                );
                 if event {
                     for m in [a, b] {
                         if world.is_member(m) && !split[m] {
@@ -653,16 +642,12 @@ impl Reducer {
                 loaded[a] = true;
                 loaded[b] = true;
             }
-            if ts.velocity_test && (world.is_member(a) || world.is_member(b)) {
-                let u = relative_motion(&set[k], world, &v, a, b);
-                if u.normal < -ts.normal_incident
-                    || u.normal > ts.normal_separating
-                    || u.tangential > ts.tangential
-                    || u.angular > ts.rolling
-                {
-                    for x in [a, b] {
-                        split[x] |= world.is_member(x);
-                    }
+            if ts.velocity_test
+                && (world.is_member(a) || world.is_member(b))
+                && trial_velocity_event(&ts, &set[k], world.positions(), &v)
+            {
+                for x in [a, b] {
+                    split[x] |= world.is_member(x);
                 }
             }
         }
@@ -673,13 +658,7 @@ impl Reducer {
             let mass = world.mass_properties()[a].map_or(0.0, |p| p.mass);
             let (fu, tu) = world.user_force(BodyId::from_index(a));
             let fe = world.gravity * mass + fu;
-            let balance = |e: Vec3, c: Vec3| {
-                let den = e.norm() + c.norm();
-                if den > 0.0 { (e + c).norm() / den } else { 0.0 }
-            };
-            if balance(fe, force[a]) >= ts.force_balance
-                || balance(tu, torque[a]) >= ts.torque_balance
-            {
+            if out_of_balance(&ts, (fe, tu), (force[a], torque[a])) {
                 split[a] = true;
             }
         }
@@ -740,59 +719,6 @@ impl Reducer {
         } else {
             0.0
         };
-    }
-}
-
-/// Relative motion at a contact: normal speed (positive separating),
-/// sliding speed, relative angular speed.
-#[derive(Debug, Clone, Copy)]
-struct RelativeMotion {
-    normal: f64,
-    tangential: f64,
-    angular: f64,
-}
-
-impl std::ops::Sub for RelativeMotion {
-    type Output = Self;
-    fn sub(self, o: Self) -> Self {
-        Self {
-            normal: self.normal - o.normal,
-            tangential: (self.tangential - o.tangential).abs(),
-            angular: (self.angular - o.angular).abs(),
-        }
-    }
-}
-
-impl std::ops::Div<f64> for RelativeMotion {
-    type Output = Self;
-    fn div(self, d: f64) -> Self {
-        Self {
-            normal: self.normal / d,
-            tangential: self.tangential / d,
-            angular: self.angular / d,
-        }
-    }
-}
-
-/// Relative motion at contact `c` of bodies `a`, `b` with velocities `v`;
-/// the lever arms from the world's positions (those the contact was
-/// detected at: the hooks run before the position update).
-fn relative_motion(
-    c: &ContactPoint,
-    world: &World,
-    v: &[Velocity6],
-    a: usize,
-    b: usize,
-) -> RelativeMotion {
-    let (va, vb) = (v[a], v[b]);
-    let x = world.positions();
-    let (arm_a, arm_b) = (c.arm(&x[a]), c.arm(&x[b]));
-    let u: Vec3 = va.linear + va.angular.cross(&arm_a) - vb.linear - vb.angular.cross(&arm_b);
-    let un = c.normal.dot(&u);
-    RelativeMotion {
-        normal: un,
-        tangential: (u - c.normal * un).norm(),
-        angular: (va.angular - vb.angular).norm(),
     }
 }
 
