@@ -18,6 +18,7 @@ mod fuzz;
 mod host;
 mod mpi_excavator;
 mod mpi_pile;
+mod mpi_reduce;
 mod mpi_scaling;
 mod peers;
 mod peers_bed;

@@ -6,7 +6,9 @@
 //! measurements; the pile formation, emitted across the ranks, against
 //! one rank ([`crate::mpi_pile`]); and the quick excavator, its machine
 //! on every rank, against one rank ([`crate::mpi_excavator`]; 1 and 2
-//! ranks with `--quick`, to 0.5 s into the drag).
+//! ranks with `--quick`, to 0.5 s into the drag); and `collapse` and
+//! `conveyor` with model reduction on one process, one rank and two
+//! ([`crate::mpi_reduce`]).
 
 use crate::SuiteOptions;
 use crate::plot::{Axes, Series, line_plot};
@@ -317,7 +319,14 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let ranks: &[usize] = if opts.quick { &RANKS[..2] } else { &RANKS };
     let excavators =
         crate::mpi_excavator::measure_excavators(&ndem, &opts.out, z.excavator_steps, ranks)?;
-    write_outputs(opts, &z, &runs, &iterations, (&piles, &excavators))?;
+    let reduced = crate::mpi_reduce::measure(&ndem, &opts.out, opts.quick)?;
+    write_outputs(
+        opts,
+        &z,
+        &runs,
+        &iterations,
+        (&piles, &excavators, &reduced),
+    )?;
     let references = iterations.iter().filter(|i| i["subdomains"] == 1);
     Ok(references
         .into_iter()
@@ -329,9 +338,10 @@ fn write_outputs(
     z: &Sizes,
     runs: &[Measured],
     iterations: &[Value],
-    (piles, excavators): (
+    (piles, excavators, reduced): (
         &[crate::mpi_pile::PileRun],
         &[crate::mpi_excavator::ExcavatorRun],
+        &[crate::mpi_reduce::ReducedRun],
     ),
 ) -> SuiteResult<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -343,6 +353,13 @@ fn write_outputs(
         &excavator_rows,
         &EXCAVATOR_COLUMNS,
     )?;
+    let reduced_rows = crate::mpi_reduce::rows(reduced);
+    write_rows_csv(
+        &opts.out.join("reduction.csv"),
+        &reduced_rows,
+        &REDUCTION_COLUMNS,
+    )?;
+    crate::mpi_reduce::plot(&opts.out, reduced)?;
     let base = |m: &Measured| {
         runs.iter()
             .find(|b| b.kind == m.kind && b.stepper == m.stepper && b.ranks == 1)
@@ -423,6 +440,7 @@ fn write_outputs(
     let mut report = report_text(opts, z, runs, iterations, &model, cores);
     report.push_str(&crate::mpi_pile::report(&pile_rows, z.pile));
     report.push_str(&crate::mpi_excavator::report(&excavator_rows));
+    report.push_str(&crate::mpi_reduce::report(&reduced_rows));
     report::write(&opts.out.join("report.md"), &report)?;
     report::write_summary(
         &opts.out,
@@ -438,6 +456,7 @@ fn write_outputs(
             "model": model,
             "pile": pile_rows,
             "excavator": excavator_rows,
+            "reduction": reduced_rows,
         }),
     )
 }
@@ -454,6 +473,18 @@ const PILE_COLUMNS: [&str; 10] = [
     "seconds_per_step",
     "efficiency",
     "exchange_fraction",
+];
+
+/// Columns of `reduction.csv`: the reduced runs' figures (ranks 0: one
+/// process without MPI).
+const REDUCTION_COLUMNS: [&str; 7] = [
+    "scene",
+    "ranks",
+    "steps",
+    "h_end",
+    "h_max_abs_difference_from_1_rank",
+    "h_mean_abs_difference_from_1_rank",
+    "seconds_per_step",
 ];
 
 /// Columns of `excavator.csv`: the excavator runs' figures by rank count.

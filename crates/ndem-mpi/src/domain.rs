@@ -828,17 +828,28 @@ impl<C: Communicator> Domain<C> {
     /// rank goes on to a collective call the others never make.
     /// Collective.
     pub fn agree<T>(&self, result: Result<T, String>) -> Result<T, MpiError> {
-        let rank = self.comm.rank();
-        let failing = if result.is_err() {
-            rank as f64
-        } else {
-            f64::INFINITY
+        self.agree_ranked(result, false)
+    }
+
+    /// [`Self::agree`], where a `secondary` error (one that says another
+    /// rank failed: [`ndem_step::StepError::FailedElsewhere`]) is chosen
+    /// only when no rank has a primary one. Collective.
+    pub fn agree_ranked<T>(
+        &self,
+        result: Result<T, String>,
+        secondary: bool,
+    ) -> Result<T, MpiError> {
+        let (rank, size) = (self.comm.rank(), self.comm.size());
+        let failing = match (&result, secondary) {
+            (Ok(_), _) => f64::INFINITY,
+            (Err(_), false) => rank as f64,
+            (Err(_), true) => (size + rank) as f64,
         };
         let first = -self.comm.max(&[-failing])[0];
         if first.is_infinite() {
             return result.map_err(|message| MpiError::Step { rank, message });
         }
-        let first = first as usize;
+        let first = first as usize % size;
         let mut out = vec![Vec::new(); self.comm.size()];
         if let Err(message) = &result
             && first == rank
@@ -923,7 +934,8 @@ pub(crate) fn check_free_spheres(scene: &World) -> Result<(), MpiError> {
             reason: "joints (machines) run distributed with NDEM only, not the smooth DEM",
         });
     }
-    match machine_bodies(scene).first() {
+    let dynamic = |&&i: &&u64| scene.motions()[i as usize] == Motion::Dynamic;
+    match machine_bodies(scene).iter().find(dynamic) {
         Some(&i) => Err(MpiError::Unsupported {
             body: i as usize,
             reason: "a dynamic body that is not a sphere",

@@ -19,7 +19,10 @@
 //! - [`DistributedNdem`]: the NDEM (SPOOK) step with the subdomain PGS of
 //!   Preclik and Rüde (2015) ([`ndem_solve::SubdomainPgs`]): contacts owned
 //!   by one rank, Gauss-Seidel inside a subdomain, the velocity corrections
-//!   of shared bodies summed after each sweep.
+//!   of shared bodies summed after each sweep; machines (jointed or
+//!   non-sphere bodies) held by every rank; model reduction
+//!   ([`DistributedNdem::set_reduction`]) with the same merge and split
+//!   decisions on every rank.
 //!
 //! See `docs/distributed.md` for the algorithms, what depends on the rank
 //! count, and measured scaling.
@@ -27,7 +30,8 @@
 //! Invariant: the decomposition talks to the solvers only through
 //! [`ndem_solve::SubdomainCoupling`] and to the NDEM stepper's energy
 //! guard only through [`ndem_step::ScenePart`]; the steppers run
-//! unchanged on each rank's local world.
+//! unchanged on each rank's local world, and model reduction's tests and
+//! aggregate sums are `ndem_reduce`'s.
 
 pub mod comm;
 pub mod domain;

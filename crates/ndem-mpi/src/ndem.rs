@@ -497,15 +497,14 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         } else {
             self.domain.update_ghosts();
         }
-        let result = self
-            .stepper
-            .step(self.domain.world_mut())
-            .map_err(|e| e.to_string());
+        let result = self.stepper.step(self.domain.world_mut());
+        let secondary = matches!(result, Err(ndem_step::StepError::FailedElsewhere { .. }));
+        let result = result.map_err(|e| e.to_string());
         let adopted = self.domain.adopt_new_bodies();
         if adopted > 0 {
             self.refresh_plan();
         }
-        let local = self.domain.agree(result)?;
+        let local = self.domain.agree_ranked(result, secondary)?;
         let contacts = self.owned_problem_contacts();
         let contacts = self.domain.comm().sum(&[contacts as f64])[0] as usize;
         let (kinetic_energy, momentum) = self.domain.owned_energy_momentum();

@@ -322,6 +322,35 @@ fn thin_subdomains_are_a_typed_error() {
     );
 }
 
+/// Two spheres passed through each other at one end of a row that the
+/// bisection cuts: the rank that holds them fails the step at its contact
+/// data, and every rank returns that error (the others stop before the
+/// solve's exchanges instead of waiting in them).
+#[test]
+fn an_error_on_one_rank_stops_every_rank() {
+    let mut scene = column(0);
+    let sphere = |x: f64, z: f64| {
+        BodyDesc::dynamic(
+            Shape::sphere(0.005).unwrap(),
+            MaterialId::from_index(0),
+            Vec3::new(x, 0.0, z),
+        )
+    };
+    for i in 0..10 {
+        scene.add_body(sphere(0.02 * i as f64, 0.005)).unwrap();
+    }
+    // 7 mm into the last sphere: more than its 5 mm radius
+    scene.add_body(sphere(0.18, 0.008)).unwrap();
+    let out = run_on_threads(2, |comm| {
+        let mut run = DistributedNdem::new(comm, &scene, settings(1e-6, 10)).unwrap();
+        run.step().err().map(|e| e.to_string())
+    });
+    for (rank, e) in out.iter().enumerate() {
+        let e = e.as_deref().unwrap_or("no error");
+        assert!(e.contains("overlap by"), "rank {rank}: {e}");
+    }
+}
+
 /// A checkpoint gathered from 2 ranks (the whole scene and its warm-start
 /// impulses by global key) restarts on 3 ranks: the run warm-starts from
 /// it and ends at the rest state of an uninterrupted one-rank run (the

@@ -211,7 +211,10 @@ fn pile_keeps_every_body_and_rests_as_on_one_rank(comm: MpiComm) -> Result<Strin
     for _ in 0..50 {
         many.step().map_err(|e| e.to_string())?;
     }
-    let Some(world) = many.gather().map_err(|e| e.to_string())? else {
+    let gathered = many.gather().map_err(|e| e.to_string())?;
+    // every rank takes part in the reduced run
+    let reduced = reduced_bed_as_on_one_rank(comm, &start, &history, s)?;
+    let Some(world) = gathered else {
         return Ok("gathered on rank 0".into());
     };
     let d = distance_from_one_rank(&world, &start, &history, s, 50)?;
@@ -219,7 +222,69 @@ fn pile_keeps_every_body_and_rests_as_on_one_rank(comm: MpiComm) -> Result<Strin
         return Err(format!("{d:.3e} m from the one-rank rest state"));
     }
     Ok(format!(
-        "every step owned each of {dynamic} bodies once; rest state {d:.3e} m from one rank's"
+        "every step owned each of {dynamic} bodies once; rest state {d:.3e} m from one rank's; {reduced}"
+    ))
+}
+
+/// The settled bed with model reduction on the MPI ranks: it merges into
+/// the aggregates of a one-rank run (thread rank), whose members lie on
+/// every rank, and after 20 steps rests within 5e-9 m of it (the bound of
+/// `tests/ndem/aggregates.rs`, which says where it comes from).
+fn reduced_bed_as_on_one_rank(
+    comm: MpiComm,
+    start: &World,
+    history: &[(GlobalKey, ndem_solve::StoredImpulse)],
+    s: DistributedNdemSettings,
+) -> Result<String, String> {
+    fn run_reduced<C: Communicator + Clone + 'static>(
+        run: &mut DistributedNdem<C>,
+        history: &[(GlobalKey, ndem_solve::StoredImpulse)],
+    ) -> Result<ndem_reduce::ReducerState, String> {
+        run.set_history(history);
+        let reduction = ndem_reduce::ReductionSettings::default();
+        run.set_reduction(reduction, Default::default())
+            .map_err(|e| e.to_string())?;
+        for _ in 0..20 {
+            run.step().map_err(|e| e.to_string())?;
+        }
+        Ok(run.reducer_state().unwrap_or_default())
+    }
+    let mut many = DistributedNdem::new(comm, start, s).map_err(|e| e.to_string())?;
+    let state = run_reduced(&mut many, history)?;
+    // ranks that own a member of the first aggregate
+    let first = state.aggregates.first().ok_or("no aggregate formed")?;
+    let d = many.domain();
+    let mine = first.1.members.iter().any(|&m| {
+        d.global_indices()
+            .binary_search(&(m as u64))
+            .is_ok_and(|i| d.roles()[i] == Role::Owned)
+    });
+    let spans = comm.sum(&[f64::from(u8::from(mine))])[0] as usize;
+    let world = many.gather().map_err(|e| e.to_string())?;
+    let one = run_on_threads(1, |c| {
+        let mut r = DistributedNdem::new(c, start, s).map_err(|e| e.to_string())?;
+        let state = run_reduced(&mut r, history)?;
+        Ok::<_, String>((r.gather().map_err(|e| e.to_string())?, state))
+    });
+    let (one_world, one_state) = one.into_iter().next().ok_or("no rank")??;
+    if state != one_state {
+        return Err("aggregates differ from one rank's".into());
+    }
+    if spans != comm.size() {
+        return Err(format!("the aggregate has members on {spans} ranks"));
+    }
+    let (Some(world), Some(one_world)) = (world, one_world) else {
+        return Ok("reduced: gathered on rank 0".into());
+    };
+    let d = (0..world.len())
+        .map(|i| (world.positions()[i] - one_world.positions()[i]).norm())
+        .fold(0.0, f64::max);
+    if d > 5e-9 {
+        return Err(format!("reduced: {d:.3e} m from one rank"));
+    }
+    Ok(format!(
+        "reduced: the same {} aggregate(s) as one rank, members on every rank, {d:.3e} m",
+        state.aggregates.len()
     ))
 }
 
@@ -362,7 +427,7 @@ fn main() {
             column_rests_as_on_one_rank,
         ),
         (
-            "NDEM pile keeps every body and rests as on one rank",
+            "NDEM pile keeps every body, rests and merges as on one rank",
             pile_keeps_every_body_and_rests_as_on_one_rank,
         ),
         (

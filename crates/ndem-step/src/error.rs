@@ -70,6 +70,16 @@ pub enum StepError {
         /// Second body.
         body_b: usize,
     },
+    /// Another part of a decomposed scene ([`crate::ScenePart`]) failed
+    /// this step before its solve; this part stopped there with it, so
+    /// that no part goes on to the solve's exchanges alone.
+    #[error("step {step} (t = {time} s): another part of the scene failed")]
+    FailedElsewhere {
+        /// Number of the step that failed.
+        step: u64,
+        /// Simulated time at the start of the step.
+        time: f64,
+    },
     /// A model hook (e.g. model reduction) failed; the world may hold the
     /// hook's changes up to the failure.
     #[error("step {step}: model {stage} failed: {reason}")]

@@ -567,7 +567,7 @@ impl Stepper {
     /// On error the world is unchanged.
     pub fn step(&mut self, world: &mut World) -> Result<StepStats, StepError> {
         let t_start = Instant::now();
-        world.validate_state()?;
+        self.agree_across_parts(world.validate_state())?;
         if world.dynamic_count() == 0 && self.scene_part.is_none() {
             return Err(StepError::EmptyScene);
         }
@@ -588,7 +588,8 @@ impl Stepper {
         let mut times = StageTimes::default();
         // 1. detection
         let t = Instant::now();
-        self.detect(world, contacts)?;
+        let detected = self.detect(world, contacts);
+        self.agree_across_parts(detected)?;
         times.detection = t.elapsed();
         // 2. model refinement (split)
         let t = Instant::now();
@@ -639,6 +640,29 @@ impl Stepper {
         times.total = t_start.elapsed();
         stats.times = times;
         Ok(stats)
+    }
+
+    /// `result`, agreed among the parts of a decomposed scene
+    /// ([`ScenePart`]; without one, `result` itself): when some part
+    /// failed, a part whose own `result` passed returns
+    /// [`StepError::FailedElsewhere`], so that every part stops before the
+    /// step's next exchange. One maximum over the parts.
+    pub(crate) fn agree_across_parts<T>(
+        &mut self,
+        result: Result<T, StepError>,
+    ) -> Result<T, StepError> {
+        let Some(part) = self.scene_part.as_mut() else {
+            return result;
+        };
+        let mut failed = [if result.is_err() { 1.0 } else { 0.0 }];
+        part.max(&mut failed);
+        match result {
+            Ok(_) if failed[0] > 0.0 => Err(StepError::FailedElsewhere {
+                step: self.step + 1,
+                time: self.time,
+            }),
+            other => other,
+        }
     }
 
     /// Stage 1: the contacts at `x_i`, each pair's box grown by the

@@ -95,6 +95,7 @@ fn a_bed_across_the_cut_merges_alike_on_every_rank_count() {
     let one = run_reduced((settled, history), 1, &reduction, 20);
     assert_eq!(one.first.aggregates.len(), 1, "one aggregate");
     let members = one.first.aggregates[0].1.members.len();
+    println!("reduced bed: {members} of 200 spheres in the aggregate");
     assert!(members > 150, "{members} of 200 spheres merged");
     for ranks in [2, 3] {
         let many = run_reduced((settled, history), ranks, &reduction, 20);

@@ -27,7 +27,10 @@ impl Stepper {
             at,
             &mut solver_contacts,
             threads,
-        )?;
+        );
+        // a part of a decomposed scene that failed here stops every part
+        // before the impact solve's exchanges
+        let overlap_max = self.agree_across_parts(overlap_max)?;
         // the stages' working velocities (v⁺ after the impact stage), in
         // the vector that held v_i of the last step
         let mut velocity = std::mem::take(&mut self.velocity);
