@@ -28,6 +28,7 @@ use record::{
     BODY_WIDTH, GlobalMembership, Record, STATE_WIDTH, pack_body, pack_entry, pack_state,
     unpack_body, unpack_entry, unpack_state,
 };
+pub use record::{Carried, GlobalKey};
 
 mod record;
 use ndem_collide::Shape;
@@ -43,21 +44,6 @@ pub enum Role {
     Ghost(usize),
     /// A static or kinematic body that every rank holds and moves alike.
     Replicated,
-}
-
-/// A contact's identity in the whole scene: global indices of its bodies
-/// (the lower first) and the feature.
-pub type GlobalKey = (u64, u64, u32);
-
-/// State a contact carries from step to step (tangential springs, warm
-/// start impulses), sent along when its bodies migrate.
-pub trait Carried: Copy {
-    /// Number of `f64` values.
-    const WIDTH: usize;
-    /// Appends the values.
-    fn pack(&self, out: &mut Vec<f64>);
-    /// Reads them back.
-    fn unpack(values: &[f64]) -> Self;
 }
 
 /// Settings of the decomposition.

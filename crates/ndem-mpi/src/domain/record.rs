@@ -1,10 +1,24 @@
 //! Bodies and contact entries in transit between ranks, as flat `f64`
 //! records.
 
-use super::{Carried, GlobalKey};
 use ndem_collide::Shape;
 use ndem_math::{MassProperties, Quat, Vec3, Velocity6};
 use ndem_step::{BodyDesc, MaterialId, Motion};
+
+/// A contact's identity in the whole scene: global indices of its bodies
+/// (the lower first) and the feature.
+pub type GlobalKey = (u64, u64, u32);
+
+/// State a contact carries from step to step (tangential springs, warm
+/// start impulses), sent along when its bodies migrate.
+pub trait Carried: Copy {
+    /// Number of `f64` values.
+    const WIDTH: usize;
+    /// Appends the values.
+    fn pack(&self, out: &mut Vec<f64>);
+    /// Reads them back.
+    fn unpack(values: &[f64]) -> Self;
+}
 
 /// Values of one body record (see [`pack_body`]).
 pub(super) const BODY_WIDTH: usize = 38;

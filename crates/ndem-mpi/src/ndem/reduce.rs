@@ -28,7 +28,7 @@
 //! What depends on the rank count is what the solve's iterates do
 //! (module docs of `super`): decisions follow the velocities they see.
 
-use super::{DomainCoupling, ExchangeCounters, Plan};
+use super::coupling::{DomainCoupling, ExchangeCounters, Plan};
 use crate::comm::Communicator;
 use crate::domain::Role;
 use ndem_collide::{ContactSet, Shape};
