@@ -48,3 +48,19 @@ impl From<ndem_math::MathError> for ReduceError {
         ReduceError::Step(e.into())
     }
 }
+
+impl ReduceError {
+    /// This error as the stepper's, from a model hook: a world error as it
+    /// is, any other as [`StepError::ModelHook`] naming `stage` ("split"
+    /// or "merge") and `step`.
+    pub fn in_hook(self, stage: &'static str, step: u64) -> StepError {
+        match self {
+            ReduceError::Step(s) => s,
+            other => StepError::ModelHook {
+                stage,
+                step,
+                reason: other.to_string(),
+            },
+        }
+    }
+}

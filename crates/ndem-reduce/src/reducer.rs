@@ -722,6 +722,16 @@ impl Reducer {
     }
 }
 
+impl ReductionStats {
+    /// Clears the counts of one step (merges, split members, trial
+    /// sweeps) at its start.
+    pub fn start_step(&mut self) {
+        self.split_members = 0;
+        self.merges = 0;
+        self.trial_iterations = 0;
+    }
+}
+
 impl ModelHooks for Reducer {
     fn after_detection(
         &mut self,
@@ -730,12 +740,11 @@ impl ModelHooks for Reducer {
         detected: &DetectedView<'_>,
     ) -> Result<(), StepError> {
         let t = Instant::now();
-        self.stats.split_members = 0;
-        self.stats.merges = 0;
-        self.stats.trial_iterations = 0;
+        self.stats.start_step();
         self.step += 1;
+        let step = self.step;
         self.split_step(world, contacts, detected)
-            .map_err(|e| hook_error("split", self.step, e))?;
+            .map_err(|e| e.in_hook("split", step))?;
         self.stats.split_time = t.elapsed();
         Ok(())
     }
@@ -743,23 +752,13 @@ impl ModelHooks for Reducer {
     fn after_solve(&mut self, world: &mut World, solved: &SolvedView<'_>) -> Result<(), StepError> {
         let t = Instant::now();
         if solved.time >= self.settings.start_time {
+            let step = self.step;
             self.merge_step(world, solved)
-                .map_err(|e| hook_error("merge", self.step, e))?;
+                .map_err(|e| e.in_hook("merge", step))?;
         }
         self.count(world);
         self.stats.merge_time = t.elapsed();
         Ok(())
-    }
-}
-
-fn hook_error(stage: &'static str, step: u64, e: ReduceError) -> StepError {
-    match e {
-        ReduceError::Step(s) => s,
-        other => StepError::ModelHook {
-            stage,
-            step,
-            reason: other.to_string(),
-        },
     }
 }
 
