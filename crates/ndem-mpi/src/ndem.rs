@@ -509,6 +509,32 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         Ok(())
     }
 
+    /// Moves split sensor `index` of model reduction (a region that
+    /// follows a machine part; every rank must move it alike). Not
+    /// collective. A typed error without reduction, for a missing sensor
+    /// or a non-finite pose.
+    pub fn move_sensor(
+        &mut self,
+        index: usize,
+        position: Vec3,
+        orientation: ndem_math::Quat,
+    ) -> Result<(), MpiError> {
+        let rank = self.domain.comm().rank();
+        let reducer = self
+            .stepper
+            .hooks_as::<reduce::DistributedReducer<C>>()
+            .ok_or_else(|| MpiError::Step {
+                rank,
+                message: "move_sensor: model reduction is off (set_reduction)".into(),
+            })?;
+        reducer
+            .move_sensor(index, position, orientation)
+            .map_err(|e| MpiError::Step {
+                rank,
+                message: e.to_string(),
+            })
+    }
+
     /// Model reduction's statistics of the last step, counted over the
     /// whole scene (`None` without reduction).
     pub fn reduction_stats(&mut self) -> Option<ndem::reduce::ReductionStats> {

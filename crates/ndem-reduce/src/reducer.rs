@@ -152,25 +152,7 @@ impl Reducer {
         position: ndem_math::Vec3,
         orientation: ndem_math::Quat,
     ) -> Result<(), ReduceError> {
-        if !(position.iter().all(|x| x.is_finite())
-            && orientation.coords.iter().all(|x| x.is_finite()))
-        {
-            return Err(ReduceError::InvalidSettings {
-                field: "sensors.position",
-                reason: "must be finite",
-            });
-        }
-        let sensor = self
-            .settings
-            .sensors
-            .get_mut(index)
-            .ok_or(ReduceError::InvalidSettings {
-                field: "sensors",
-                reason: "no sensor with this index",
-            })?;
-        sensor.position = position;
-        sensor.orientation = orientation;
-        Ok(())
+        self.settings.move_sensor(index, position, orientation)
     }
 
     /// Statistics of the last step.

@@ -192,6 +192,35 @@ fn threshold(field: &'static str, x: f64) -> Result<(), ReduceError> {
 }
 
 impl ReductionSettings {
+    /// Moves sensor `index` to `position` and `orientation` (a sensor that
+    /// follows a machine part). Errors on a missing sensor or a non-finite
+    /// pose.
+    pub fn move_sensor(
+        &mut self,
+        index: usize,
+        position: Vec3,
+        orientation: Quat,
+    ) -> Result<(), ReduceError> {
+        if !(position.iter().all(|x| x.is_finite())
+            && orientation.coords.iter().all(|x| x.is_finite()))
+        {
+            return Err(ReduceError::InvalidSettings {
+                field: "sensors.position",
+                reason: "must be finite",
+            });
+        }
+        let sensor = self
+            .sensors
+            .get_mut(index)
+            .ok_or(ReduceError::InvalidSettings {
+                field: "sensors",
+                reason: "no sensor with this index",
+            })?;
+        sensor.position = position;
+        sensor.orientation = orientation;
+        Ok(())
+    }
+
     /// Checks every field.
     pub fn validate(&self) -> Result<(), ReduceError> {
         let m = &self.merge;

@@ -128,6 +128,16 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         self.stats
     }
 
+    /// Moves a split sensor ([`ReductionSettings::move_sensor`]).
+    pub(super) fn move_sensor(
+        &mut self,
+        index: usize,
+        position: Vec3,
+        orientation: ndem_math::Quat,
+    ) -> Result<(), ReduceError> {
+        self.settings.move_sensor(index, position, orientation)
+    }
+
     /// The aggregates by global index, ids in body order (a checkpoint's
     /// [`ReducerState`]).
     pub(super) fn state(&self) -> ReducerState {

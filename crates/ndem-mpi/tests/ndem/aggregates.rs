@@ -210,3 +210,62 @@ fn a_reduced_checkpoint_from_two_ranks_continues_on_three() {
     assert_eq!(end, one.end, "the same aggregate");
     assert!(d <= 5e-9, "{d:.3e} m");
 }
+
+/// A split sensor (a 3 cm ball) moved onto the middle of the merged bed,
+/// where the bisection cuts it, frees the members it overlaps, and the
+/// rest re-forms: the same aggregates on 1, 2 and 3 ranks, and no member
+/// left inside the sensor.
+#[test]
+fn a_sensor_moved_onto_the_bed_splits_alike_on_every_rank_count() {
+    let (settled, history) = settled_bed();
+    let far = Vec3::new(0.0, 0.0, 10.0);
+    let reduction = ReductionSettings {
+        sensors: vec![ndem_reduce::SensorSplit {
+            shape: Shape::Sphere { radius: 0.03 },
+            position: far,
+            orientation: ndem_math::Quat::identity(),
+        }],
+        ..ReductionSettings::default()
+    };
+    let s = settings(1e-6, 3000);
+    let run = |ranks: usize| {
+        let out = run_on_threads(ranks, |comm| {
+            let mut run = DistributedNdem::new(comm, settled, s).unwrap();
+            run.set_history(history);
+            run.set_reduction(reduction.clone(), ReducerState::default())
+                .unwrap();
+            for k in 0..10 {
+                if k == 5 {
+                    let centre = Vec3::new(0.0, 0.0, 0.02);
+                    run.move_sensor(0, centre, ndem_math::Quat::identity())
+                        .unwrap();
+                }
+                run.step().unwrap();
+            }
+            (run.reducer_state().unwrap(), run.gather().unwrap())
+        });
+        let (state, world) = out.into_iter().next().unwrap();
+        (state, world.unwrap())
+    };
+    let (one, world) = run(1);
+    let members: usize = one.aggregates.iter().map(|(_, a)| a.members.len()).sum();
+    let sensor = ndem_reduce::SensorSplit {
+        position: Vec3::new(0.0, 0.0, 0.02),
+        ..reduction.sensors[0].clone()
+    };
+    let inside = one
+        .aggregates
+        .iter()
+        .flat_map(|(_, a)| &a.members)
+        .filter(|&&m| {
+            let r = world.shapes()[m].bounding_radius();
+            sensor.overlaps(&world.positions()[m], r)
+        })
+        .count();
+    println!("sensor: {members} members left, {inside} inside the sensor");
+    assert!(members > 0 && members < 178, "{members} members");
+    assert_eq!(inside, 0, "members inside the sensor");
+    for ranks in [2, 3] {
+        assert_eq!(run(ranks).0, one, "{ranks} ranks: the same aggregates");
+    }
+}
