@@ -567,7 +567,6 @@ impl Stepper {
     /// On error the world is unchanged.
     pub fn step(&mut self, world: &mut World) -> Result<StepStats, StepError> {
         let t_start = Instant::now();
-        self.agree_across_parts(world.validate_state())?;
         if world.dynamic_count() == 0 && self.scene_part.is_none() {
             return Err(StepError::EmptyScene);
         }
@@ -586,9 +585,12 @@ impl Stepper {
         t_start: Instant,
     ) -> Result<StepStats, StepError> {
         let mut times = StageTimes::default();
-        // 1. detection
+        // 1. detection, of a state checked first (one agreement among the
+        // parts of a decomposed scene for both)
         let t = Instant::now();
-        let detected = self.detect(world, contacts);
+        let detected = world
+            .validate_state()
+            .and_then(|()| self.detect(world, contacts));
         self.agree_across_parts(detected)?;
         times.detection = t.elapsed();
         // 2. model refinement (split)

@@ -27,18 +27,31 @@ pub(super) struct Plan {
 
 impl Plan {
     /// The local body whose owner owns a contact between local bodies `a`
-    /// and `b`: the lower particle (local order is global order); `None`
-    /// when neither is one (rank 0 owns the contact).
+    /// and `b` ([`deciding_body`]).
     pub(super) fn deciding_body(&self, a: usize, b: usize) -> Option<usize> {
-        [a.min(b), a.max(b)].into_iter().find(|&i| self.free[i])
+        deciding_body(&self.free, a, b)
     }
 
-    /// Whether `rank` owns the contact between local bodies `a` and `b`.
+    /// Whether `rank` owns the contact between local bodies `a` and `b`
+    /// ([`owns`]).
     pub(super) fn owns(&self, rank: usize, a: usize, b: usize) -> bool {
-        match self.deciding_body(a, b) {
-            Some(i) => self.role[i] == Role::Owned,
-            None => rank == 0,
-        }
+        owns(&self.free, &self.role, rank, a, b)
+    }
+}
+
+/// The local body whose owner owns a contact between local bodies `a` and
+/// `b`: the lower particle (`free`; local order is global order); `None`
+/// when neither is one (rank 0 owns the contact).
+pub(super) fn deciding_body(free: &[bool], a: usize, b: usize) -> Option<usize> {
+    [a.min(b), a.max(b)].into_iter().find(|&i| free[i])
+}
+
+/// Whether `rank` owns the contact between local bodies `a` and `b`, by
+/// the bodies' particle flags `free` and roles `role`.
+pub(super) fn owns(free: &[bool], role: &[Role], rank: usize, a: usize, b: usize) -> bool {
+    match deciding_body(free, a, b) {
+        Some(i) => role[i] == Role::Owned,
+        None => rank == 0,
     }
 }
 

@@ -28,7 +28,7 @@
 //! What depends on the rank count is what the solve's iterates do
 //! (module docs of `super`): decisions follow the velocities they see.
 
-use super::coupling::{DomainCoupling, ExchangeCounters, Plan};
+use super::coupling::{DomainCoupling, ExchangeCounters, Plan, owns};
 use crate::comm::Communicator;
 use crate::domain::Role;
 use ndem_collide::{ContactSet, Shape};
@@ -66,13 +66,14 @@ pub(super) struct DistributedReducer<C: Communicator + Clone + 'static> {
     step: u64,
 }
 
-/// The layout the hooks read: a copy of the plan's, kept in step with the
-/// bodies the hooks add.
+/// The part of the plan the hooks read (global indices, roles, particle
+/// flags), copied so that the plan stays free for the trial solve's
+/// exchanges, and kept in step with the bodies the hooks add.
 struct Layout {
     rank: usize,
     gid: Vec<u64>,
     role: Vec<Role>,
-    plan: Plan,
+    free: Vec<bool>,
 }
 
 impl Layout {
@@ -81,7 +82,7 @@ impl Layout {
     }
 
     fn owns(&self, a: usize, b: usize) -> bool {
-        self.plan.owns(self.rank, a, b)
+        owns(&self.free, &self.role, self.rank, a, b)
     }
 
     fn owned(&self, i: usize) -> bool {
@@ -162,12 +163,12 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
     }
 
     fn layout(&self) -> Layout {
-        let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
         Layout {
             rank: self.comm.rank(),
             gid: plan.gid.clone(),
             role: plan.role.clone(),
-            plan,
+            free: plan.free.clone(),
         }
     }
 
@@ -525,7 +526,7 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         }
         layout.gid.push(gid);
         layout.role.push(role);
-        layout.plan = plan.clone();
+        layout.free.push(false);
         gid
     }
 
@@ -600,7 +601,7 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         if self.table.contains_key(&layout.gid[i]) {
             return true;
         }
-        layout.plan.free[i]
+        layout.free[i]
             && !world.is_member(i)
             && !matches!(world.shapes()[i], Shape::Empty)
             && !self.in_sensor(world, i)
@@ -609,11 +610,11 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
     /// The reduction level over the whole scene (paper, section 4).
     /// Collective.
     fn count(&mut self, world: &World) {
-        let layout = self.layout();
         let mut local = [0.0; 2];
+        let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
         for i in 0..world.len() {
-            let particle = layout.owned(i)
-                && layout.plan.free[i]
+            let particle = plan.role[i] == Role::Owned
+                && plan.free[i]
                 && !matches!(world.shapes()[i], Shape::Empty);
             if particle {
                 local[0] += 1.0;
@@ -622,6 +623,7 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
                 }
             }
         }
+        drop(plan);
         let total = self.comm.sum(&local);
         let (particles, free) = (total[0] as usize, total[1] as usize);
         let aggregates = self.table.len();
@@ -716,8 +718,6 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
                 split.push(layout.gid[i]);
             }
         }
-        split.sort_unstable();
-        split.dedup();
         Ok(self.gather_union(&split))
     }
 }
