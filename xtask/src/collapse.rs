@@ -9,7 +9,7 @@
 use crate::SuiteOptions;
 use crate::report::{self, Progress, SuiteResult};
 use crate::runs::{
-    Samples, TraceTitles, history_stepper, in_pairs, versus_ref150, with_columns, write_traces,
+    Samples, TraceTitles, history_stepper, in_pairs, rows_versus_ref150, write_traces,
 };
 use ndem_reduce::{Reducer, ReductionSettings, TrialSplit};
 use ndem_scenes::collapse::{
@@ -19,6 +19,13 @@ use ndem_step::{Stepper, World};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::time::Instant;
+
+/// Titles of the θ(t) and h(t) plots.
+const TRACE_TITLES: TraceTitles<'static> = TraceTitles {
+    theta: "top-surface angle during the collapse (paper Fig. 10)",
+    level: "reduction level h(t) (paper Fig. 11)",
+    time: "t after the gate opens [s]",
+};
 
 /// The paper's Table 3 collapse row: `(run, θ [°])`.
 const PAPER: [(&str, f64); 4] = [
@@ -96,16 +103,7 @@ fn run(
 /// Writes the θ(t) and h(t) CSV and plots.
 fn write_outcome_traces(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
     let runs: Vec<(&str, Samples)> = outcomes.iter().map(|o| (o.name, o.trace.clone())).collect();
-    write_traces(
-        &opts.out,
-        "collapse.csv",
-        &runs,
-        &TraceTitles {
-            theta: "top-surface angle during the collapse (paper Fig. 10)",
-            level: "reduction level h(t) (paper Fig. 11)",
-            time: "t after the gate opens [s]",
-        },
-    )
+    write_traces(&opts.out, "collapse.csv", &runs, &TRACE_TITLES)
 }
 
 /// Runs the suite.
@@ -170,29 +168,24 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
     );
     let outcomes = results.into_iter().collect::<SuiteResult<Vec<_>>>()?;
     write_outcome_traces(opts, &outcomes)?;
-    let reference = outcomes
-        .iter()
-        .find(|o| o.name == "ref-150")
-        .map(|o| (o.theta, o.wall));
     let reference_drop = outcomes
         .iter()
         .find(|o| o.name == "ref-150")
         .map(|o| o.energy_drop);
-    let runs: Vec<serde_json::Value> = outcomes
-        .iter()
-        .map(|o| {
+    let (_, runs) = rows_versus_ref150(
+        &outcomes,
+        |o| (&o.name, (o.theta, o.mean_level), (o.wall, o.steps)),
+        |o| {
             let paper = PAPER.iter().find(|p| p.0 == o.name).map(|p| p.1);
-            let own = json!({
+            json!({
                 "run": o.name,
                 "theta_deg": o.theta,
                 "potential_energy_drop_J": o.energy_drop,
                 "energy_drop_over_ref150": reference_drop.map(|d| o.energy_drop / d),
                 "paper_theta_deg": paper,
-            });
-            let shared = versus_ref150(reference, (o.theta, o.mean_level), (o.wall, o.steps));
-            with_columns(own, shared)
-        })
-        .collect();
+            })
+        },
+    );
     let summary = json!({
         "suite": "reduce-collapse",
         "quick": opts.quick,
@@ -219,11 +212,10 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         settings.dt,
         report::load_average()
     );
-    let _ = writeln!(
-        md,
-        "| run | θ ours [°] | θ paper [°] | θ − θ(ref-150) [°] | energy drop / ref-150 | mean h | wall [s] | speed-up over ref-150 |"
+    report::table_header(
+        &mut md,
+        "run | θ ours [°] | θ paper [°] | θ − θ(ref-150) [°] | energy drop / ref-150 | mean h | wall [s] | speed-up over ref-150",
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     for r in &runs {
         let _ = writeln!(
             md,

@@ -455,29 +455,22 @@ pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
     let mut summary = Vec::new();
     let mut csv = Vec::new();
     for ((name, _, p), dem) in models.into_iter().zip(dems) {
-        let DemReference {
-            scene0,
-            dem_scene,
-            f_dem,
-            dem_contacts,
-            dt,
-            settle,
-            dem_ke,
-        } = dem?;
+        let dem = dem?;
+        let (f_dem, dem_contacts, dt) = (&dem.f_dem, &dem.dem_contacts, dem.dt);
         let CompatibleStep {
             sol,
             load_acceleration,
             comp_contacts,
             f_comp,
-        } = compatible_step(&cd, &scene0, p)?;
+        } = compatible_step(&cd, &dem.scene0, p)?;
         let scene = &cd.scene;
         let prob = &cd.problem;
         let [f_pgs, f_apgd] = &cd.reactions;
         let (e_pgs, e_apgd, e_conv, e_comp) = (
-            measure::relative_l2_error(f_pgs, &f_dem),
-            measure::relative_l2_error(f_apgd, &f_dem),
-            measure::relative_l2_error(&cd.converged, &f_dem),
-            measure::relative_l2_error(&f_comp, &f_dem),
+            measure::relative_l2_error(f_pgs, f_dem),
+            measure::relative_l2_error(f_apgd, f_dem),
+            measure::relative_l2_error(&cd.converged, f_dem),
+            measure::relative_l2_error(&f_comp, f_dem),
         );
         table.push_str(&format!(
             "| {name} | {} | {e_pgs:.3} | {e_apgd:.3} | {e_conv:.2e} | {e_comp:.2e} | {dt:.2e} |\n",
@@ -485,7 +478,7 @@ pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
         ));
         for j in 0..f_dem.len() {
             let mut row = vec![name.to_string(), j.to_string()];
-            for f in [&f_dem, f_pgs, f_apgd, &cd.converged, &f_comp] {
+            for f in [f_dem, f_pgs, f_apgd, &cd.converged, &f_comp] {
                 row.push(format!("{:e}", f.get(j).copied().unwrap_or(f64::NAN)));
             }
             csv.push(row);
@@ -495,13 +488,13 @@ pub fn cannonball(opts: &SuiteOptions) -> SuiteResult<bool> {
             "compatible_over_best_classic_run": e_comp / e_pgs.min(e_apgd),
             "truss": {"residual": sol.residual, "outer": sol.outer_iterations, "inner": sol.inner_iterations, "converged": sol.converged},
             "load_residual_acceleration_over_g": load_acceleration,
-            "contacts_cd": prob.contacts().len(), "contacts_dem": dem_contacts.len(), "dem_dt": dt, "dem_settle_s": settle, "dem_kinetic_energy_J": dem_ke}));
+            "contacts_cd": prob.contacts().len(), "contacts_dem": dem_contacts.len(), "dem_dt": dt, "dem_settle_s": dem.settle, "dem_kinetic_energy_J": dem.dem_ke}));
         cannonball_plots(
             opts,
             name,
-            [&f_dem, f_pgs, f_apgd, &cd.converged, &f_comp],
+            [f_dem, f_pgs, f_apgd, &cd.converged, &f_comp],
             [
-                ("DEM", network(&dem_scene, y_mid, &dem_contacts)),
+                ("DEM", network(&dem.dem_scene, y_mid, dem_contacts)),
                 ("PGS", network(scene, y_mid, &cd.contacts[0])),
                 ("APGD", network(scene, y_mid, &cd.contacts[1])),
                 ("compatible CD", network(scene, y_mid, &comp_contacts)),

@@ -13,8 +13,8 @@ use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
 use crate::report::{self, Progress, SuiteResult};
 use crate::runs::{
-    PairedRuns, Samples, TraceTitles, angle_by_run_plot, history_stepper, mean_sd, run_plan,
-    theta_and_level_plots, versus_ref150, with_columns,
+    PairedRuns, Samples, TraceTitles, angle_by_run_plot, history_stepper, mean_sd,
+    rows_versus_ref150, run_plan, theta_and_level_plots,
 };
 use ndem_math::Vec3;
 use ndem_reduce::{Reducer, ReductionSettings};
@@ -25,6 +25,13 @@ use ndem_step::Stepper;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::time::Instant;
+
+/// Titles of the θ(t) and h(t) plots.
+const TRACE_TITLES: TraceTitles<'static> = TraceTitles {
+    theta: "θ_conv: the heap's upstream face along the belt",
+    level: "reduction level h(t) (paper: about 0.85 steady)",
+    time: "t after filling [s]",
+};
 
 /// The paper's Table 3 conveyor rows: `(run, θ [°], ± [°], h)`.
 const PAPER: [(&str, f64, f64, Option<f64>); 3] = [
@@ -299,15 +306,7 @@ fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
             )
         })
         .collect();
-    theta_and_level_plots(
-        &opts.out,
-        &runs,
-        &TraceTitles {
-            theta: "θ_conv: the heap's upstream face along the belt",
-            level: "reduction level h(t) (paper: about 0.85 steady)",
-            time: "t after filling [s]",
-        },
-    )?;
+    theta_and_level_plots(&opts.out, &runs, &TRACE_TITLES)?;
     plot::line_plot(
         &opts.out.join("discharge.svg"),
         Axes::new(
@@ -338,15 +337,12 @@ fn write_summary(
     (failures, alone): (&[String], &[String]),
     (fill_s, seconds, average): (f64, f64, f64),
 ) -> SuiteResult<()> {
-    let reference = outcomes
-        .iter()
-        .find(|o| o.name == "ref-150")
-        .map(|o| (o.theta.0, o.wall));
-    let runs: Vec<serde_json::Value> = outcomes
-        .iter()
-        .map(|o| {
+    let (reference, runs) = rows_versus_ref150(
+        outcomes,
+        |o| (&o.name, (o.theta.0, o.level.0), (o.wall, o.steps)),
+        |o| {
             let paper = PAPER.iter().find(|p| p.0 == o.name);
-            let own = json!({
+            json!({
                 "run": o.name,
                 "theta_deg": o.theta.0,
                 "theta_sd_deg": o.theta.1,
@@ -358,11 +354,9 @@ fn write_summary(
                 "mean_particles_in_play": o.particles,
                 "discharge_rate_per_s": o.discharge_rate,
                 "spill_rate_per_s": o.spill_rate,
-            });
-            let shared = versus_ref150(reference, (o.theta.0, o.level.0), (o.wall, o.steps));
-            with_columns(own, shared)
-        })
-        .collect();
+            })
+        },
+    );
     let summary = json!({
         "suite": "reduce-conveyor",
         "quick": opts.quick,
@@ -394,11 +388,10 @@ fn write_summary(
         spec.rate,
         report::load_average()
     );
-    let _ = writeln!(
-        md,
-        "| run | θ_conv ours (upstream face) [°] | flanks across the belt [°] | θ paper [°] | θ − θ(ref-150) [°] | h ours | h paper | particles | discharge [1/s] | wall [s] | speed-up over ref-150 |"
+    report::table_header(
+        &mut md,
+        "run | θ_conv ours (upstream face) [°] | flanks across the belt [°] | θ paper [°] | θ − θ(ref-150) [°] | h ours | h paper | particles | discharge [1/s] | wall [s] | speed-up over ref-150",
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
     for o in outcomes {
         let paper = PAPER.iter().find(|p| p.0 == o.name);
         let _ = writeln!(

@@ -8,7 +8,7 @@ use crate::SuiteOptions;
 use crate::plot::{Axes, Field, Series, heat_map, line_plot};
 use crate::report::{self, SuiteResult};
 use crate::runs::mean_sd;
-use crate::warmstart::{Counter, Method, pgs};
+use crate::warmstart::{Counter, Method, pgs, resumed_stepper};
 use ndem_math::Vec3;
 use ndem_scenes::builders::{D, DrumSpec, drum};
 use ndem_scenes::{Scene, measure};
@@ -60,11 +60,7 @@ fn continue_flow(
 ) -> SuiteResult<DrumRun> {
     let t0 = std::time::Instant::now();
     let mut scene = scene0.clone();
-    let mut stepper = Stepper::new(scene.settings, pgs(iterations)?, method.policy())
-        .map_err(|e| e.to_string())?;
-    // false for the cold and model starts, which carry nothing between steps
-    let _carried = stepper.set_history(start.0.clone());
-    stepper.set_clock(start.1, start.2);
+    let mut stepper = resumed_stepper(&scene, method, iterations, start)?;
     let dt = scene.settings.dt;
     let radius = 0.5 * spec.diameter_d * D;
     let axis = Vec3::y();

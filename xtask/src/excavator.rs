@@ -307,26 +307,15 @@ fn run_outputs(
         &header,
         &rows,
     )?;
-    heights_csv(
-        &opts.out.join(format!("heights_{}_before.csv", run.name)),
-        &run.before,
-    )?;
-    heights_csv(
-        &opts.out.join(format!("heights_{}_after.csv", run.name)),
-        &run.after,
-    )?;
-    height_plot(
-        &opts.out.join(format!("heights_{}_before.svg", run.name)),
-        &format!("surface height before digging, {} start [m]", run.name),
-        &run.before,
-        depth,
-    )?;
-    height_plot(
-        &opts.out.join(format!("heights_{}_after.svg", run.name)),
-        &format!("surface height at the end, {} start [m]", run.name),
-        &run.after,
-        depth,
-    )?;
+    for (when, map, title) in [
+        ("before", &run.before, "before digging"),
+        ("after", &run.after, "at the end"),
+    ] {
+        let file = |ext: &str| opts.out.join(format!("heights_{}_{when}.{ext}", run.name));
+        heights_csv(&file("csv"), map)?;
+        let title = format!("surface height {title}, {} start [m]", run.name);
+        height_plot(&file("svg"), &title, map, depth)?;
+    }
     let (lowered, raised) = run.before.changes(&run.after);
     // fraction of steps each drive spent at its force limit
     let saturated: Vec<f64> = (0..4)
@@ -538,11 +527,10 @@ fn report_md(summary: &serde_json::Value) -> String {
         "Trench {} m, Δt = 2.5 ms, N_it = 25, PGS for the particles with the direct block for the machine. Load: {}.\n",
         summary["trench_m"], summary["load_average"]
     );
-    let _ = writeln!(
-        s,
-        "| run | particles | wall s per simulated s | bed height after settling [m] | lowered volume [m³] | raised [m³] | bucket fill after lift [kg] | arm cylinder mean force in drag [kN] | largest overlap δ/R: settle, penetrate, drag | statuses |"
+    report::table_header(
+        &mut s,
+        "run | particles | wall s per simulated s | bed height after settling [m] | lowered volume [m³] | raised [m³] | bucket fill after lift [kg] | arm cylinder mean force in drag [kN] | largest overlap δ/R: settle, penetrate, drag | statuses",
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|");
     for r in summary["runs"].as_array().into_iter().flatten() {
         let _ = writeln!(
             s,

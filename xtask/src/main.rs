@@ -75,6 +75,17 @@ suites:
   ab [BASE] [--threads N] [--steps N] [--callgrind]   the `ndem` command built at git revision BASE (default HEAD) against the working tree on one settled bed: stage times interleaved (ABBA, minima, ratios, load), whether the trajectories stay bit-identical, and with --callgrind instruction counts by function
   mpi-scaling          distributed runs on 1, 2, 4 MPI ranks (.ci/install-mpi): strong and weak scaling, communication, sweeps by subdomains, cluster model";
 
+/// The word after `flag`, parsed; the error says the flag needs `what`.
+fn value<T: std::str::FromStr>(
+    args: &mut impl Iterator<Item = String>,
+    flag: &str,
+    what: &str,
+) -> Result<T, String> {
+    args.next()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("{flag} needs {what}"))
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1).peekable();
     // `help` in first place, or `-h` / `--help` anywhere
@@ -93,39 +104,28 @@ fn main() -> ExitCode {
     let mut repeats = None;
     let mut seed = None;
     let mut rest = Vec::new();
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--quick" => quick = true,
-            "--out" => match args.next() {
-                Some(d) => out = Some(PathBuf::from(d)),
-                None => {
-                    eprintln!("error: --out needs a folder\n{USAGE}");
-                    return ExitCode::from(2);
+    let mut parse = || -> Result<(), String> {
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--quick" => quick = true,
+                "--out" => out = Some(value::<PathBuf>(&mut args, "--out", "a folder")?),
+                "--particles" => particles = Some(value(&mut args, "--particles", "a number")?),
+                "--repeats" => {
+                    let n = value(&mut args, "--repeats", "a positive number")?;
+                    if n == 0 {
+                        return Err("--repeats needs a positive number".into());
+                    }
+                    repeats = Some(n);
                 }
-            },
-            "--particles" => match args.next().and_then(|n| n.parse().ok()) {
-                Some(n) => particles = Some(n),
-                None => {
-                    eprintln!("error: --particles needs a number\n{USAGE}");
-                    return ExitCode::from(2);
-                }
-            },
-            "--repeats" => match args.next().and_then(|n| n.parse().ok()) {
-                Some(n) if n > 0 => repeats = Some(n),
-                _ => {
-                    eprintln!("error: --repeats needs a positive number\n{USAGE}");
-                    return ExitCode::from(2);
-                }
-            },
-            "--seed" => match args.next().and_then(|n| n.parse().ok()) {
-                Some(n) => seed = Some(n),
-                None => {
-                    eprintln!("error: --seed needs a whole number\n{USAGE}");
-                    return ExitCode::from(2);
-                }
-            },
-            _ => rest.push(a),
+                "--seed" => seed = Some(value(&mut args, "--seed", "a whole number")?),
+                _ => rest.push(a),
+            }
         }
+        Ok(())
+    };
+    if let Err(e) = parse() {
+        eprintln!("error: {e}\n{USAGE}");
+        return ExitCode::from(2);
     }
     let given = [
         ("--particles", particles.is_some()),

@@ -5,7 +5,7 @@
 //! the arm cylinder's mean force while the bucket drags through the
 //! trench with the one-rank run's, and the time per step.
 
-use crate::report::SuiteResult;
+use crate::report::{SuiteResult, figure};
 use ndem_scenes::excavator::{ExcavatorSpec, excavator_with_machine};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -22,12 +22,6 @@ pub(crate) struct ExcavatorRun {
     pub drag_force: f64,
     /// Steps of the drag phase the mean is taken over.
     pub drag_steps: usize,
-}
-
-impl ExcavatorRun {
-    fn get(&self, key: &str) -> f64 {
-        self.summary[key].as_f64().unwrap_or(f64::NAN)
-    }
 }
 
 /// Steps of the quick excavator to the end of its cycle, and the index of
@@ -101,7 +95,7 @@ pub(crate) fn measure_excavators(
         |r, run| {
             format!(
                 "excavator on {r}: {:.4} s/step, arm cylinder in drag {:.1} kN",
-                run.get("seconds_per_step"),
+                figure(&run.summary, "seconds_per_step"),
                 run.drag_force / 1e3
             )
         },
@@ -110,21 +104,21 @@ pub(crate) fn measure_excavators(
 
 /// Each run's figures and its differences from the one-rank run.
 pub(crate) fn rows(runs: &[ExcavatorRun], cores: usize) -> Vec<Value> {
-    let one = runs.iter().find(|r| r.ranks == 1);
-    let t1 = one.map_or(f64::NAN, |o| o.get("seconds_per_step"));
-    runs.iter()
-        .map(|r| {
-            let own = json!({
+    crate::report::scaling_rows(
+        runs,
+        cores,
+        |r| (r.ranks, &r.summary),
+        |r, one| {
+            json!({
                 "steps": r.steps,
-                "particles": r.get("particles"),
+                "particles": figure(&r.summary, "particles"),
                 "drag_steps": r.drag_steps,
                 "arm_cylinder_drag_force_N": r.drag_force,
                 "drag_force_relative_difference":
                     one.map(|o| (r.drag_force - o.drag_force) / o.drag_force),
-            });
-            crate::report::scaling_row(r.ranks, cores, &r.summary, t1, own)
-        })
-        .collect()
+            })
+        },
+    )
 }
 
 /// The report's section.

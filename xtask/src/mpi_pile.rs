@@ -4,7 +4,7 @@
 //! scene, from which the suite measures what the pile is (particles,
 //! mass, heap angle, height) and compares it with the one-rank run.
 
-use crate::report::SuiteResult;
+use crate::report::{SuiteResult, figure};
 use ndem::checkpoint::Checkpoint;
 use ndem_math::Vec3;
 use ndem_scenes::{builders, measure};
@@ -26,12 +26,6 @@ pub(crate) struct PileRun {
     pub angle: f64,
     /// Mean of the 10 highest sphere tops within 3d of the axis \[m\].
     pub height: f64,
-}
-
-impl PileRun {
-    fn get(&self, key: &str) -> f64 {
-        self.summary[key].as_f64().unwrap_or(f64::NAN)
-    }
 }
 
 /// Steps of a pile of `particles`: to 10 s after the last is emitted.
@@ -91,7 +85,7 @@ pub(crate) fn measure_piles(
         |r, run| {
             format!(
                 "pile of {particles} on {r}: {:.4} s/step, angle {:.2}°",
-                run.get("seconds_per_step"),
+                figure(&run.summary, "seconds_per_step"),
                 run.angle
             )
         },
@@ -100,11 +94,12 @@ pub(crate) fn measure_piles(
 
 /// Each run's figures and its differences from the one-rank run.
 pub(crate) fn rows(runs: &[PileRun], cores: usize) -> Vec<Value> {
-    let one = runs.iter().find(|r| r.ranks == 1);
-    let t1 = one.map_or(f64::NAN, |o| o.get("seconds_per_step"));
-    runs.iter()
-        .map(|r| {
-            let own = json!({
+    crate::report::scaling_rows(
+        runs,
+        cores,
+        |r| (r.ranks, &r.summary),
+        |r, one| {
+            json!({
                 "particles": r.particles,
                 "count": r.count,
                 "mass_kg": r.mass,
@@ -114,10 +109,9 @@ pub(crate) fn rows(runs: &[PileRun], cores: usize) -> Vec<Value> {
                 "mass_relative_difference": one.map(|o| (r.mass - o.mass) / o.mass),
                 "angle_difference_deg": one.map(|o| r.angle - o.angle),
                 "height_difference_m": one.map(|o| r.height - o.height),
-            });
-            crate::report::scaling_row(r.ranks, cores, &r.summary, t1, own)
-        })
-        .collect()
+            })
+        },
+    )
 }
 
 /// The report's section.

@@ -13,8 +13,8 @@
 use crate::SuiteOptions;
 use crate::report::{self, Progress, SuiteResult};
 use crate::runs::{
-    PairedRuns, Samples, TraceTitles, angle_by_run_plot, history_stepper, mean_sd, run_plan,
-    versus_ref150, with_columns, write_traces,
+    PairedRuns, Samples, TraceTitles, angle_by_run_plot, history_stepper, mean_sd,
+    rows_versus_ref150, run_plan, write_traces,
 };
 use ndem_math::Vec3;
 use ndem_reduce::{Reducer, ReductionSettings, SensorSplit, TrialSplit};
@@ -25,6 +25,13 @@ use ndem_solve::ImpulseHistory;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::time::Instant;
+
+/// Titles of the θ(t) and h(t) plots.
+const TRACE_TITLES: TraceTitles<'static> = TraceTitles {
+    theta: "drum surface angle over the central D/2",
+    level: "reduction level h(t)",
+    time: "t after the first revolution [s]",
+};
 
 /// A row of the paper's Table 3 for the drum.
 struct PaperRow {
@@ -143,16 +150,7 @@ fn run(
 
 fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
     let runs: Vec<(&str, Samples)> = outcomes.iter().map(|o| (o.name, o.trace.clone())).collect();
-    write_traces(
-        &opts.out,
-        "drum.csv",
-        &runs,
-        &TraceTitles {
-            theta: "drum surface angle over the central D/2",
-            level: "reduction level h(t)",
-            time: "t after the first revolution [s]",
-        },
-    )?;
+    write_traces(&opts.out, "drum.csv", &runs, &TRACE_TITLES)?;
     let paper: Vec<(&str, f64)> = PAPER.iter().map(|p| (p.run, p.theta.0)).collect();
     let ours: Vec<(&str, f64)> = outcomes.iter().map(|o| (o.name, o.theta.0)).collect();
     angle_by_run_plot(
@@ -228,15 +226,12 @@ fn write_summary(
     (failures, alone): (&[String], &[String]),
     (seconds, average): (f64, f64),
 ) -> SuiteResult<()> {
-    let reference = outcomes
-        .iter()
-        .find(|o| o.name == "ref-150")
-        .map(|o| (o.theta.0, o.wall));
-    let runs: Vec<serde_json::Value> = outcomes
-        .iter()
-        .map(|o| {
+    let (reference, runs) = rows_versus_ref150(
+        outcomes,
+        |o| (&o.name, (o.theta.0, o.level.0), (o.wall, o.steps)),
+        |o| {
             let paper = PAPER.iter().find(|p| p.run == o.name);
-            let own = json!({
+            json!({
                 "run": o.name,
                 "theta_deg": o.theta.0,
                 "theta_sd_deg": o.theta.1,
@@ -244,11 +239,9 @@ fn write_summary(
                 "paper_theta_sd_deg": paper.map(|p| p.theta.1),
                 "reduction_level_sd": o.level.1,
                 "paper_reduction_level": paper.and_then(|p| p.level).map(|h| h.0),
-            });
-            let shared = versus_ref150(reference, (o.theta.0, o.level.0), (o.wall, o.steps));
-            with_columns(own, shared)
-        })
-        .collect();
+            })
+        },
+    );
     let summary = json!({
         "suite": "reduce-drum",
         "quick": opts.quick,
@@ -278,11 +271,10 @@ fn write_summary(
         sensor.position.z,
         report::load_average()
     );
-    let _ = writeln!(
-        md,
-        "| run | θ ours [°] | θ paper [°] | θ − θ(ref-150) [°] | h ours | h paper | wall [s] | speed-up over ref-150 |"
+    report::table_header(
+        &mut md,
+        "run | θ ours [°] | θ paper [°] | θ − θ(ref-150) [°] | h ours | h paper | wall [s] | speed-up over ref-150",
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     for o in outcomes {
         let paper = PAPER.iter().find(|p| p.run == o.name);
         let _ = writeln!(

@@ -53,6 +53,18 @@ pub fn load_average() -> String {
         .to_string()
 }
 
+/// Appends a Markdown table's header row and its rule: `columns` are the
+/// header cells separated by ` | ` (`"a | b"` gives `| a | b |` and
+/// `|---|---|`).
+pub(crate) fn table_header(md: &mut String, columns: &str) {
+    let n = columns.split(" | ").count();
+    md.push_str("| ");
+    md.push_str(columns);
+    md.push_str(" |\n|");
+    md.push_str(&"---|".repeat(n));
+    md.push('\n');
+}
+
 /// The first line of a suite's `report.md`: `# title`, marked `--quick`
 /// for the quick size.
 pub fn heading(title: &str, quick: bool) -> String {
@@ -165,30 +177,44 @@ pub fn by_ranks<T>(
     Ok(out)
 }
 
-/// The figures every distributed run reports beside its own, from its
-/// `summary.json`: the rank count, whether it oversubscribes the `cores`,
-/// seconds per step, the strong-scaling efficiency against `one` (the
-/// one-rank run's seconds per step) and the fraction of time in
-/// exchanges; `extra` (a JSON object) adds the run's own.
-pub fn scaling_row(
-    ranks: usize,
+/// A number of a run's `summary.json` (NaN when it has none).
+pub fn figure(summary: &serde_json::Value, key: &str) -> f64 {
+    summary[key].as_f64().unwrap_or(f64::NAN)
+}
+
+/// The rows of distributed runs on several rank counts: each run's own
+/// figures (`own`, given the one-rank run if there is one) and those every
+/// distributed run reports, from its `summary.json` (`of`: the run's rank
+/// count and summary): the rank count, whether it oversubscribes the
+/// `cores`, seconds per step, the strong-scaling efficiency against the
+/// one-rank run and the fraction of time in exchanges.
+pub fn scaling_rows<R>(
+    runs: &[R],
     cores: usize,
-    summary: &serde_json::Value,
-    one: f64,
-    extra: serde_json::Value,
-) -> serde_json::Value {
-    let t = summary["seconds_per_step"].as_f64().unwrap_or(f64::NAN);
-    let mut row = serde_json::json!({
-        "ranks": ranks,
-        "oversubscribed": ranks > cores,
-        "seconds_per_step": t,
-        "efficiency": one / t / ranks as f64,
-        "exchange_fraction": summary["exchange_fraction"],
-    });
-    if let (Some(row), serde_json::Value::Object(extra)) = (row.as_object_mut(), extra) {
-        row.extend(extra);
-    }
-    row
+    of: impl Fn(&R) -> (usize, &serde_json::Value),
+    own: impl Fn(&R, Option<&R>) -> serde_json::Value,
+) -> Vec<serde_json::Value> {
+    let one = runs.iter().find(|r| of(r).0 == 1);
+    let t1 = one.map_or(f64::NAN, |o| figure(of(o).1, "seconds_per_step"));
+    runs.iter()
+        .map(|r| {
+            let (ranks, summary) = of(r);
+            let t = figure(summary, "seconds_per_step");
+            let mut row = serde_json::json!({
+                "ranks": ranks,
+                "oversubscribed": ranks > cores,
+                "seconds_per_step": t,
+                "efficiency": t1 / t / ranks as f64,
+                "exchange_fraction": summary["exchange_fraction"],
+            });
+            if let (Some(row), serde_json::Value::Object(extra)) =
+                (row.as_object_mut(), own(r, one))
+            {
+                row.extend(extra);
+            }
+            row
+        })
+        .collect()
 }
 
 /// A report table's rank cell: `2`, or `4 (oversubscribed)`.

@@ -243,7 +243,7 @@ pub(crate) fn write_traces(
 /// The columns every model-reduction run reports against the reference
 /// run ref-150 (`reference`: its θ and wall time): θ − θ_ref, mean h, wall
 /// time, steps and the speed-up over ref-150.
-pub(crate) fn versus_ref150(
+fn versus_ref150(
     reference: Option<(f64, f64)>,
     (theta, level): (f64, f64),
     (wall, steps): (f64, usize),
@@ -263,8 +263,35 @@ pub(crate) fn versus_ref150(
     m
 }
 
+/// What [`rows_versus_ref150`] reads of a run: its name, (θ, mean h) and
+/// (wall time, steps).
+pub(crate) type RunKey<'a> = (&'a str, (f64, f64), (f64, usize));
+
+/// The summary rows of model-reduction runs: each run's own columns
+/// (`own`) and those against ref-150 ([`versus_ref150`], the reference
+/// found by name among `outcomes`), and ref-150's (θ, wall time).
+pub(crate) fn rows_versus_ref150<O>(
+    outcomes: &[O],
+    key: impl Fn(&O) -> RunKey<'_>,
+    own: impl Fn(&O) -> serde_json::Value,
+) -> (Option<(f64, f64)>, Vec<serde_json::Value>) {
+    let reference = outcomes
+        .iter()
+        .map(&key)
+        .find(|k| k.0 == "ref-150")
+        .map(|(_, (theta, _), (wall, _))| (theta, wall));
+    let rows = outcomes
+        .iter()
+        .map(|o| {
+            let (_, theta_level, wall_steps) = key(o);
+            with_columns(own(o), versus_ref150(reference, theta_level, wall_steps))
+        })
+        .collect();
+    (reference, rows)
+}
+
 /// `row` (a JSON object) with `columns` added.
-pub(crate) fn with_columns(
+fn with_columns(
     mut row: serde_json::Value,
     columns: serde_json::Map<String, serde_json::Value>,
 ) -> serde_json::Value {

@@ -7,7 +7,7 @@
 use crate::SuiteOptions;
 use crate::plot::{Axes, Series, line_plot};
 use crate::report::{self, SuiteResult};
-use crate::warmstart::{Counter, Method, pgs, required};
+use crate::warmstart::{Counter, Method, pgs, required, resumed_stepper};
 use ndem_scenes::Scene;
 use ndem_scenes::measure;
 use ndem_scenes::triaxial::{TriaxialControl, TriaxialSpec, TriaxialState, triaxial};
@@ -86,11 +86,7 @@ fn shear(
 ) -> SuiteResult<ShearRun> {
     let start = std::time::Instant::now();
     let mut scene = scene0.clone();
-    let mut stepper = Stepper::new(scene.settings, pgs(iterations)?, method.policy())
-        .map_err(|e| e.to_string())?;
-    // false for the cold and model starts, which carry nothing between steps
-    let _carried = stepper.set_history(start_state.0.clone());
-    stepper.set_clock(start_state.1, start_state.2);
+    let mut stepper = resumed_stepper(&scene, method, iterations, start_state)?;
     let mut series = Vec::new();
     while stepper.time() < scene.duration {
         scene.step(&mut stepper).map_err(|e| e.to_string())?;

@@ -66,6 +66,23 @@ impl Method {
     }
 }
 
+/// A stepper for `method` with `iterations` PGS sweeps, continuing from a
+/// saved start: the impulse history (kept only by the history-based
+/// methods; the cold and model starts carry nothing between steps) and
+/// the clock (time, step).
+pub(crate) fn resumed_stepper(
+    scene: &Scene,
+    method: Method,
+    iterations: usize,
+    start: &(ImpulseHistory, f64, u64),
+) -> SuiteResult<Stepper> {
+    let mut stepper = Stepper::new(scene.settings, pgs(iterations)?, method.policy())
+        .map_err(|e| e.to_string())?;
+    let _carried = stepper.set_history(start.0.clone());
+    stepper.set_clock(start.1, start.2);
+    Ok(stepper)
+}
+
 pub(crate) fn pgs(iterations: usize) -> SuiteResult<Box<ProjectedGaussSeidel>> {
     Ok(Box::new(
         ProjectedGaussSeidel::with_stopping(Stopping::iterations(iterations))

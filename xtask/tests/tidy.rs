@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 mod workspace;
-use workspace::{root, rust_files};
+use workspace::{root, rust_files, sources};
 
 /// Layer of each crate, lowest first (docs/ARCHITECTURE.md).
 const LAYERS: &[(&str, u32)] = &[
@@ -107,17 +107,9 @@ fn every_crate_states_its_invariant_and_architecture_lists_it() {
     }
 }
 
-/// The `.rs` files under `dir`, its subfolders included (a module with
-/// children, `pgs.rs` beside `pgs/`), in path order; none when `dir`
-/// does not exist.
-
 #[test]
 fn no_parry_type_in_the_public_api_of_ndem_collide() {
-    let src = root().join("crates/ndem-collide/src");
-    let files = rust_files(&src);
-    assert!(!files.is_empty(), "no sources in {}", src.display());
-    for p in files {
-        let text = std::fs::read_to_string(&p).unwrap();
+    for (p, text) in sources("crates/ndem-collide/src") {
         let lines: Vec<&str> = text.lines().collect();
         for (i, line) in lines.iter().enumerate() {
             let t = line.trim_start();
@@ -149,11 +141,7 @@ fn no_parry_type_in_the_public_api_of_ndem_collide() {
 
 #[test]
 fn solvers_do_not_know_bodies_or_shapes() {
-    let src = root().join("crates/ndem-solve/src");
-    let files = rust_files(&src);
-    assert!(!files.is_empty(), "no sources in {}", src.display());
-    for p in files {
-        let text = std::fs::read_to_string(&p).unwrap();
+    for (p, text) in sources("crates/ndem-solve/src") {
         assert!(
             !text.contains("ndem_collide"),
             "{} uses ndem_collide",
@@ -387,15 +375,11 @@ fn libraries_do_not_pull_tools_into_users_builds() {
 /// `ndem-testkit`, compiled into `ndem-solve` only for its unit tests.
 #[test]
 fn solver_public_items_carry_no_scene_knowledge() {
-    let src = root().join("crates/ndem-solve/src");
     let words = [
         "radius", "gravity", "material", "sphere", "shape", "position",
     ];
-    let files = rust_files(&src);
-    assert!(!files.is_empty(), "no sources in {}", src.display());
-    for p in files {
+    for (p, text) in sources("crates/ndem-solve/src") {
         let file = p.file_name().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(&p).unwrap();
         for (i, line) in text.lines().enumerate() {
             let t = line.trim_start().to_lowercase();
             if t.starts_with("pub ") {
@@ -409,7 +393,7 @@ fn solver_public_items_carry_no_scene_knowledge() {
             }
         }
     }
-    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let lib = std::fs::read_to_string(root().join("crates/ndem-solve/src/lib.rs")).unwrap();
     assert!(lib.contains("#[cfg(test)]\n#[allow(dead_code, unused_imports)]\n#[path = \"../../ndem-testkit/src/generate/mod.rs\"]\nmod generate;"));
 }
 

@@ -45,12 +45,7 @@ pub fn packing(n_side: [usize; 3], seed: u64) -> Bodies {
         state as f64 / u64::MAX as f64
     };
     let mut b = Bodies::new();
-    b.push(
-        Shape::HalfSpace { normal: Vec3::z() },
-        Vec3::zeros(),
-        Quat::identity(),
-        true,
-    );
+    b.push_floor(0.0);
     for k in 0..n_side[2] {
         for j in 0..n_side[1] {
             for i in 0..n_side[0] {

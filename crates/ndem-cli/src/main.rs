@@ -141,24 +141,17 @@ fn checkpoint_format(name: &str) -> Result<CheckpointFormat, String> {
 
 /// `--solver`: a [`SolverChoice`] by its name.
 fn solver_choice(name: &str) -> Result<SolverChoice, String> {
-    SolverChoice::from_name(name).ok_or_else(|| {
-        let names: Vec<&str> = SolverChoice::ALL.iter().map(|c| c.name()).collect();
-        format!("unknown solver `{name}` (one of {})", names.join(", "))
-    })
+    SolverChoice::parse(name).map_err(|e| format!("solver: {e}"))
 }
 
 /// `--warm-start`: a [`WarmStartChoice`] by its name.
 fn warm_start_choice(name: &str) -> Result<WarmStartChoice, String> {
-    WarmStartChoice::from_name(name).ok_or_else(|| {
-        let names: Vec<&str> = WarmStartChoice::ALL.iter().map(|c| c.name()).collect();
-        format!("unknown warm start `{name}` (one of {})", names.join(", "))
-    })
+    WarmStartChoice::parse(name).map_err(|e| format!("warm start: {e}"))
 }
 
 /// `--method` of `ndem forces`.
 fn force_method(name: &str) -> Result<ForceMethod, String> {
-    ForceMethod::from_name(name)
-        .ok_or_else(|| format!("unknown method `{name}` (one of pgs, apgd, compatible)"))
+    ForceMethod::parse(name).map_err(|e| format!("method: {e}"))
 }
 
 /// `ndem forces`: the contact forces of a packing at rest.

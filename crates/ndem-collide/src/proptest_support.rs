@@ -45,6 +45,17 @@ impl Bodies {
         self.shapes.len() - 1
     }
 
+    /// Adds a fixed floor `z = height` (a half-space with normal +z);
+    /// returns its index.
+    pub fn push_floor(&mut self, height: f64) -> usize {
+        self.push(
+            Shape::HalfSpace { normal: Vec3::z() },
+            Vec3::new(0.0, 0.0, height),
+            Quat::identity(),
+            true,
+        )
+    }
+
     /// Borrowed view.
     pub fn view(&self) -> BodyView<'_> {
         BodyView {
@@ -106,12 +117,7 @@ pub fn sphere_cloud_with_walls(
         any::<bool>(),
     )
         .prop_map(move |(mut b, qbox, qcyl, drum)| {
-            b.push(
-                Shape::HalfSpace { normal: Vec3::z() },
-                Vec3::new(0.0, 0.0, 0.2 * size),
-                Quat::identity(),
-                true,
-            );
+            b.push_floor(0.2 * size);
             b.push(
                 Shape::Box {
                     half_extents: Vec3::new(0.2, 0.1, 0.15) * size,

@@ -72,12 +72,17 @@ fn difference(found: &ContactSet, expected: &ContactSet) -> String {
     out
 }
 
-fn detect(bodies: &Bodies, margin: f64, parallel: bool) -> ContactSet {
-    let mut world = CollisionWorld::new(CollisionSettings {
+/// A collision world with `margin` and the default settings otherwise.
+fn world_with_margin(margin: f64) -> CollisionWorld {
+    CollisionWorld::new(CollisionSettings {
         margin,
         ..Default::default()
     })
-    .unwrap();
+    .unwrap()
+}
+
+fn detect(bodies: &Bodies, margin: f64, parallel: bool) -> ContactSet {
+    let mut world = world_with_margin(margin);
     let mut set = ContactSet::new();
     if parallel {
         world.detect_parallel(&bodies.view(), &mut set).unwrap();
@@ -85,6 +90,20 @@ fn detect(bodies: &Bodies, margin: f64, parallel: bool) -> ContactSet {
         world.detect(&bodies.view(), &mut set).unwrap();
     }
     set
+}
+
+/// Speculative distances of 0 to 0.02 in steps of 2e-5, one per body.
+fn random_sweeps(bodies: &mut Bodies, rng: &mut Rng) {
+    bodies.sweep = bodies
+        .shapes
+        .iter()
+        .map(|_| rng.below(1000) as f64 * 2e-5)
+        .collect();
+}
+
+/// Collision groups 0 (none), 1 or 2, one per body.
+fn random_groups(bodies: &mut Bodies, rng: &mut Rng) {
+    bodies.groups = bodies.shapes.iter().map(|_| rng.below(3) as u32).collect();
 }
 
 proptest! {
@@ -99,8 +118,7 @@ proptest! {
     /// The same with per-body speculative distances.
     #[test]
     fn grid_with_sweeps_equals_brute_force(mut bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07), seed in any::<u64>()) {
-        let mut rng = Rng::new(seed);
-        bodies.sweep = bodies.shapes.iter().map(|_| rng.below(1000) as f64 * 2e-5).collect();
+        random_sweeps(&mut bodies, &mut Rng::new(seed));
         prop_assert_eq!(detect(&bodies, 0.001, false), brute_force(&bodies, 0.001));
     }
 
@@ -281,8 +299,7 @@ proptest! {
     /// filtered by group.
     #[test]
     fn collision_groups_remove_exactly_same_group_pairs(mut bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07), seed in any::<u64>()) {
-        let mut rng = Rng::new(seed);
-        bodies.groups = bodies.shapes.iter().map(|_| rng.below(3) as u32).collect();
+        random_groups(&mut bodies, &mut Rng::new(seed));
         let grouped = detect(&bodies, 0.002, false);
         prop_assert_eq!(&grouped, &brute_force(&bodies, 0.002));
         let view = bodies.view();
@@ -391,7 +408,7 @@ proptest! {
         second in sphere_cloud_with_walls(120, 1.0, 0.02, 0.07),
         margin in 0.0f64..0.01,
     ) {
-        let mut world = CollisionWorld::new(CollisionSettings { margin, ..Default::default() }).unwrap();
+        let mut world = world_with_margin(margin);
         let mut set = ContactSet::new();
         world.detect(&first.view(), &mut set).unwrap();
         prop_assert_eq!(&set, &detect(&first, margin, false));
@@ -431,11 +448,7 @@ fn parallel_equals_serial() {
 /// the fresh serial pass's set, bit for bit.
 #[test]
 fn reused_parallel_passes_equal_serial_ones() {
-    let mut world = CollisionWorld::new(CollisionSettings {
-        margin: 1e-4,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut world = world_with_margin(1e-4);
     let mut set = ContactSet::new();
     for (n, overlap) in [
         (18, 0.01),
@@ -487,12 +500,7 @@ fn dense_packing(n: usize, overlap: f64) -> Bodies {
     let r = 0.005;
     let s = 2.0 * r * (1.0 - overlap);
     let mut b = Bodies::new();
-    b.push(
-        Shape::HalfSpace { normal: Vec3::z() },
-        Vec3::zeros(),
-        Quat::identity(),
-        true,
-    );
+    b.push_floor(0.0);
     for k in 0..n {
         for j in 0..n {
             for i in 0..n {
@@ -644,12 +652,7 @@ fn parry_handles_box_cylinder() {
 #[test]
 fn box_contacts() {
     let mut bodies = Bodies::new();
-    bodies.push(
-        Shape::HalfSpace { normal: Vec3::z() },
-        Vec3::zeros(),
-        Quat::identity(),
-        true,
-    );
+    bodies.push_floor(0.0);
     bodies.push(
         Shape::cuboid(Vec3::new(0.5, 0.3, 0.2)).unwrap(),
         Vec3::new(0.0, 0.0, 0.199),
@@ -768,11 +771,7 @@ fn pairs_of(set: &ContactSet) -> Vec<(u32, u32)> {
 }
 
 fn detect_pairs(bodies: &Bodies, margin: f64) -> Vec<(u32, u32)> {
-    let mut world = CollisionWorld::new(CollisionSettings {
-        margin,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut world = world_with_margin(margin);
     let mut pairs = vec![(7, 7)];
     world.detect_pairs(&bodies.view(), &mut pairs).unwrap();
     pairs
@@ -790,8 +789,8 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let mut rng = Rng::new(seed);
-        bodies.sweep = bodies.shapes.iter().map(|_| rng.below(1000) as f64 * 2e-5).collect();
-        bodies.groups = bodies.shapes.iter().map(|_| rng.below(3) as u32).collect();
+        random_sweeps(&mut bodies, &mut rng);
+        random_groups(&mut bodies, &mut rng);
         prop_assert_eq!(detect_pairs(&bodies, margin), pairs_of(&detect(&bodies, margin, false)));
     }
 }
@@ -845,11 +844,7 @@ proptest! {
         for &s in &spoils {
             spoil(&mut bad, s);
         }
-        let mut world = CollisionWorld::new(CollisionSettings {
-            margin: 1e-4,
-            ..Default::default()
-        })
-        .unwrap();
+        let mut world = world_with_margin(1e-4);
         let mut set = ContactSet::new();
         world.detect(&good.view(), &mut set).unwrap();
         let want = format!("{:?}", bad.view().validate().err());
@@ -878,12 +873,7 @@ proptest! {
 #[test]
 fn a_column_of_large_spheres_keeps_its_swept_contacts() {
     let mut bodies = Bodies::new();
-    bodies.push(
-        Shape::HalfSpace { normal: Vec3::z() },
-        Vec3::zeros(),
-        Quat::identity(),
-        true,
-    );
+    bodies.push_floor(0.0);
     bodies.sweep.push(0.0);
     let r = 0.0065;
     for k in 0..40 {

@@ -55,6 +55,13 @@ fn smooth_matches_serial(comm: MpiComm) -> Result<String, String> {
 /// A 16-sphere column: its rest state on the MPI ranks equals a one-rank
 /// run's within 2e-11 m (the bound of `tests/ndem.rs`, which also says
 /// where it comes from).
+/// The bodies owned, summed over the ranks.
+fn owned_total<C: Communicator + Clone + 'static>(run: &DistributedNdem<C>) -> f64 {
+    run.domain()
+        .comm()
+        .sum(&[run.domain().owned_count() as f64])[0]
+}
+
 fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
     use ndem_collide::Shape;
     use ndem_math::{Material, Vec3};
@@ -85,10 +92,7 @@ fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
     let mut owned_each_step = true;
     for _ in 0..300 {
         run.step().map_err(|e| e.to_string())?;
-        let owned = run
-            .domain()
-            .comm()
-            .sum(&[run.domain().owned_count() as f64])[0];
+        let owned = owned_total(&run);
         owned_each_step &= owned as usize == 16;
     }
     if !owned_each_step {
@@ -185,10 +189,7 @@ fn pile_keeps_every_body_and_rests_as_on_one_rank(comm: MpiComm) -> Result<Strin
     let mut run = DistributedNdem::new(comm, &scene, settle).map_err(|e| e.to_string())?;
     for _ in 0..1000 {
         run.step().map_err(|e| e.to_string())?;
-        let owned = run
-            .domain()
-            .comm()
-            .sum(&[run.domain().owned_count() as f64])[0];
+        let owned = owned_total(&run);
         if owned as usize != dynamic {
             return Err(format!("{owned} bodies owned of {dynamic}"));
         }

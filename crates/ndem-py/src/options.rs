@@ -36,24 +36,6 @@ pub struct RunSettings {
     pub dt: Option<f64>,
 }
 
-/// A choice by its name, or `ValueError` naming `field` and listing the
-/// names.
-fn named<T: Copy>(
-    field: &str,
-    name: &str,
-    found: Option<T>,
-    all: &[T],
-    name_of: impl Fn(T) -> &'static str,
-) -> PyResult<T> {
-    found.ok_or_else(|| {
-        let names: Vec<&str> = all.iter().map(|c| name_of(*c)).collect();
-        invalid(
-            field,
-            format!("unknown `{name}` (one of {})", names.join(", ")),
-        )
-    })
-}
-
 impl RunSettings {
     /// Applies the given settings to `scene`; a name that is not one of
     /// the choices, a zero iteration count or a non-finite velocity raises
@@ -61,22 +43,11 @@ impl RunSettings {
     /// reduction, if it has one and `reduce` is set.
     pub fn apply(&self, scene: &mut Scene) -> PyResult<Option<String>> {
         if let Some(name) = &self.solver {
-            scene.solver = named(
-                "solver",
-                name,
-                SolverChoice::from_name(name),
-                &SolverChoice::ALL,
-                SolverChoice::name,
-            )?;
+            scene.solver = SolverChoice::parse(name).map_err(|e| invalid("solver", e))?;
         }
         if let Some(name) = &self.warm_start {
-            scene.warm_start = named(
-                "warm_start",
-                name,
-                WarmStartChoice::from_name(name),
-                &WarmStartChoice::ALL,
-                WarmStartChoice::name,
-            )?;
+            scene.warm_start =
+                WarmStartChoice::parse(name).map_err(|e| invalid("warm_start", e))?;
         }
         if let Some(n) = self.iterations {
             if n == 0 {

@@ -496,12 +496,7 @@ impl Simulation {
     #[pyo3(signature = (method = "compatible"))]
     fn network_forces<'py>(&self, py: Python<'py>, method: &str) -> PyResult<Bound<'py, PyDict>> {
         use ndem::scenes::compatible::{ForceMethod, network_forces};
-        let m = ForceMethod::from_name(method).ok_or_else(|| {
-            invalid(
-                "method",
-                format!("unknown `{method}` (one of pgs, apgd, compatible)"),
-            )
-        })?;
+        let m = ForceMethod::parse(method).map_err(|e| invalid("method", e))?;
         let run = self.lock(py)?;
         let scene = &run.scene;
         let (forces, residual) = py

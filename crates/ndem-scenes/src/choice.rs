@@ -7,6 +7,32 @@ use ndem_solve::{
 };
 use serde::{Deserialize, Serialize};
 
+/// A name that is none of a choice's names; displays as
+/// ``unknown `name` (one of a, b, c)``.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown `{name}` (one of {})", .choices.join(", "))]
+pub struct UnknownName {
+    /// The name given.
+    pub name: String,
+    /// The names there are.
+    pub choices: Vec<&'static str>,
+}
+
+/// The element of `all` that `name_of` calls `name`.
+pub fn by_name<T: Copy>(
+    all: &[T],
+    name_of: impl Fn(T) -> &'static str,
+    name: &str,
+) -> Result<T, UnknownName> {
+    all.iter()
+        .copied()
+        .find(|&c| name_of(c) == name)
+        .ok_or_else(|| UnknownName {
+            name: name.to_string(),
+            choices: all.iter().map(|&c| name_of(c)).collect(),
+        })
+}
+
 /// Which continuous-stage solver to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -41,9 +67,10 @@ impl SolverChoice {
         SolverChoice::PgsColoured,
     ];
 
-    /// The choice called `name` ([`Self::name`]), if any.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|c| c.name() == name)
+    /// The choice called `name` ([`Self::name`]), or the error that lists
+    /// the names.
+    pub fn parse(name: &str) -> Result<Self, UnknownName> {
+        by_name(&Self::ALL, Self::name, name)
     }
 
     /// Builds the solver with `iterations` per step, on one thread.
@@ -157,9 +184,10 @@ impl WarmStartChoice {
         WarmStartChoice::SafeguardedHistory,
     ];
 
-    /// The choice called `name` ([`Self::name`]), if any.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|c| c.name() == name)
+    /// The choice called `name` ([`Self::name`]), or the error that lists
+    /// the names.
+    pub fn parse(name: &str) -> Result<Self, UnknownName> {
+        by_name(&Self::ALL, Self::name, name)
     }
 
     /// Builds the policy.

@@ -121,9 +121,10 @@ impl ForceMethod {
         (ForceMethod::Compatible, "compatible"),
     ];
 
-    /// The method by its command-line name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.iter().find(|(_, n)| *n == name).map(|(m, _)| *m)
+    /// The method by its command-line name, or the error that lists the
+    /// names.
+    pub fn parse(name: &str) -> Result<Self, crate::choice::UnknownName> {
+        crate::choice::by_name(&Self::ALL, |(_, n)| n, name).map(|(m, _)| m)
     }
 }
 

@@ -111,20 +111,11 @@ fn discharged_particles_are_retired_below_the_floor() {
     let w = &mut scene.world;
     let low = Vec3::new(b.length + 3.0 * D, 0.0, b.discharge_level() - 0.001);
     let high = Vec3::new(b.length + 3.0 * D, 0.0, b.discharge_level() + 0.05);
-    let i = w
-        .add_body(BodyDesc::dynamic(
-            Shape::sphere(0.5 * D).unwrap(),
-            MaterialId::from_index(0),
-            low,
-        ))
-        .unwrap();
-    let j = w
-        .add_body(BodyDesc::dynamic(
-            Shape::sphere(0.5 * D).unwrap(),
-            MaterialId::from_index(0),
-            high,
-        ))
-        .unwrap();
+    let [i, j] = [low, high].map(|x| {
+        let sphere = Shape::sphere(0.5 * D).unwrap();
+        w.add_body(BodyDesc::dynamic(sphere, MaterialId::from_index(0), x))
+            .unwrap()
+    });
     let mut parked = 0;
     let crossed = b.retire_discharged(w, &mut parked).unwrap();
     assert_eq!(crossed, vec![low]);

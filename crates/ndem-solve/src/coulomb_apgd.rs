@@ -101,15 +101,7 @@ impl Solver for CoulombApgd {
             best.offer(merit, lambda);
             clock.observe(
                 observer,
-                IterationRecord {
-                    solver: "apgd-coulomb",
-                    iteration: outer,
-                    elapsed: std::time::Duration::ZERO,
-                    problem,
-                    lambda,
-                    velocity: None,
-                    update: merit,
-                },
+                IterationRecord::untimed("apgd-coulomb", outer, problem, (lambda, None), merit),
             );
         }
         let merit = best.restore(merit, lambda);

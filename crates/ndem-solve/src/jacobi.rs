@@ -16,7 +16,6 @@ use ndem_math::SettingError;
 use ndem_math::Velocity6;
 use rayon::prelude::*;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Settings of [`ProjectedJacobi`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -306,15 +305,13 @@ impl Solver for ProjectedJacobi {
             last = max_corr;
             clock.observe(
                 observer,
-                IterationRecord {
-                    solver: "jacobi",
-                    iteration: iterations,
-                    elapsed: Duration::ZERO,
+                IterationRecord::untimed(
+                    "jacobi",
+                    iterations,
                     problem,
-                    lambda,
-                    velocity: Some(velocity),
-                    update: max_corr,
-                },
+                    (lambda, Some(velocity)),
+                    max_corr,
+                ),
             );
             // corrections are ω times the residual
             match schedule.decide(&stopping, max_corr / omega, iterations, || {

@@ -18,7 +18,6 @@ use crate::solver::{
 };
 pub(crate) use mode::SweepMode;
 use ndem_math::{InverseMass, Mat3, SettingError, Vec3, Velocity6};
-use std::time::Duration;
 
 mod inputs;
 pub(crate) mod mode;

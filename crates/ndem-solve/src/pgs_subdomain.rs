@@ -46,7 +46,6 @@ use crate::solver::{
 };
 use ndem_math::SettingError;
 use ndem_math::Velocity6;
-use std::time::Duration;
 
 /// How one subdomain's solve is coupled to the others'. Every method is
 /// collective: all subdomains call it at the same point of their solves.
@@ -374,15 +373,13 @@ impl Solver for SubdomainPgs {
             }
             clock.observe(
                 observer,
-                IterationRecord {
-                    solver: name,
-                    iteration: iterations,
-                    elapsed: Duration::ZERO,
+                IterationRecord::untimed(
+                    name,
+                    iterations,
                     problem,
-                    lambda,
-                    velocity: Some(velocity),
-                    update: last_update,
-                },
+                    (lambda, Some(velocity)),
+                    last_update,
+                ),
             );
             let decision = schedule.decide(&stopping, last_update, iterations, || {
                 self.global_sums(problem, lambda, velocity).finish().max

@@ -260,6 +260,28 @@ pub struct IterationRecord<'a> {
     pub update: f64,
 }
 
+impl<'a> IterationRecord<'a> {
+    /// A record whose `elapsed` is left for [`IterationClock::observe`]
+    /// to fill.
+    pub(crate) fn untimed(
+        solver: &'static str,
+        iteration: usize,
+        problem: &'a ContactProblem,
+        (lambda, velocity): (&'a [f64], Option<&'a [Velocity6]>),
+        update: f64,
+    ) -> Self {
+        Self {
+            solver,
+            iteration,
+            elapsed: Duration::ZERO,
+            problem,
+            lambda,
+            velocity,
+            update,
+        }
+    }
+}
+
 /// Called after every iteration of every solver (argmin-style), so that
 /// experiments can record residual histories without touching solver code.
 pub trait Observer {

@@ -3,12 +3,34 @@
 use ndem_solve::*;
 use ndem_testkit::generate::{PackingSpec, default_packing, sphere_packing};
 
-fn coloured(threads: usize, iterations: usize) -> ProjectedGaussSeidel {
+/// PGS with `stopping`, `variant`, the contacts in `order` and split
+/// across `threads` however few there are (`parallel_min_contacts: 0`).
+fn split_pgs(
+    stopping: Stopping,
+    order: ContactOrder,
+    threads: usize,
+    variant: PgsVariant,
+) -> ProjectedGaussSeidel {
     ProjectedGaussSeidel::new(PgsSettings {
+        stopping,
+        order,
+        threads,
         parallel_min_contacts: 0,
-        ..PgsSettings::coloured(Stopping::iterations(iterations), threads)
+        variant,
+        ..PgsSettings::default()
     })
     .unwrap()
+}
+
+/// Row-wise PGS in the coloured order, `iterations` sweeps split across
+/// `threads`.
+fn coloured(threads: usize, iterations: usize) -> ProjectedGaussSeidel {
+    split_pgs(
+        Stopping::iterations(iterations),
+        ContactOrder::Coloured,
+        threads,
+        PgsVariant::RowWise,
+    )
 }
 
 /// A packing large enough to be cut into several blocks (at least 512
@@ -454,15 +476,7 @@ fn each_contact_is_swept_with_its_own_coefficients() {
     ] {
         let problem = disjoint_contacts(4500, set, 7);
         let solve = |p: &ContactProblem, order: ContactOrder, threads: usize| {
-            let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-                stopping: Stopping::iterations(12),
-                order,
-                threads,
-                parallel_min_contacts: 0,
-                variant,
-                ..PgsSettings::default()
-            })
-            .unwrap();
+            let mut pgs = split_pgs(Stopping::iterations(12), order, threads, variant);
             let (mut lambda, mut v) = p.cold_start();
             pgs.solve(p, &mut lambda, &mut v).unwrap();
             (lambda, v)
@@ -558,15 +572,7 @@ fn a_solve_returns_the_velocity_its_report_describes() {
         let problem = packing(set);
         for stopping in [Stopping::iterations(30), Stopping::to_tolerance(60, 1e-9)] {
             for warm in [false, true] {
-                let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-                    stopping,
-                    order,
-                    threads,
-                    parallel_min_contacts: 0,
-                    variant,
-                    ..PgsSettings::default()
-                })
-                .unwrap();
+                let mut pgs = split_pgs(stopping, order, threads, variant);
                 // a warm λ₀ with v₀ = v*: a start that is not v(λ₀)
                 let mut lambda: Vec<f64> = (0..problem.len())
                     .map(|k| if warm && k % 6 == 0 { 1e-4 } else { 0.0 })

@@ -59,6 +59,12 @@ fn link(w: &mut World, mass: f64, half: Vec3, centre: Vec3) -> BodyId {
     w.add_body(desc).unwrap()
 }
 
+/// A 100 kg arm, 2 m × 0.2 m × 0.2 m, from the origin along x: hinged at
+/// the origin about y, gravity loads it with up to 100 g 1 = 981 N m.
+fn arm(w: &mut World) -> BodyId {
+    link(w, 100.0, Vec3::new(1.0, 0.1, 0.1), Vec3::new(1.0, 0.0, 0.0))
+}
+
 /// A chain of `n` links of 1 m and `mass` kg, ball-jointed end to end
 /// and to the ground at the origin, laid out along `direction` (x: it
 /// falls and swings; −z: it hangs). Joint compliance `compliance` [m/N].
@@ -215,14 +221,7 @@ fn passive_chain_does_not_create_energy() {
 fn hinge_speed_drive_reaches_target_or_saturates() {
     let run = |max_torque: f64| {
         let (mut w, ground) = world();
-        // a 100 kg arm, 2 m long, hinged at one end about y: gravity loads
-        // the drive with up to 100 g 1 = 981 N m
-        let arm = link(
-            &mut w,
-            100.0,
-            Vec3::new(1.0, 0.1, 0.1),
-            Vec3::new(1.0, 0.0, 0.0),
-        );
+        let arm = arm(&mut w);
         let j = Joint::hinge(
             &w,
             ground,
@@ -274,12 +273,7 @@ fn hinge_speed_drive_reaches_target_or_saturates() {
 #[test]
 fn position_drives_reach_their_targets() {
     let (mut w, ground) = world();
-    let arm = link(
-        &mut w,
-        100.0,
-        Vec3::new(1.0, 0.1, 0.1),
-        Vec3::new(1.0, 0.0, 0.0),
-    );
+    let arm = arm(&mut w);
     let hinge = Joint::hinge(&w, ground, arm, Vec3::zeros(), Vec3::y(), None).unwrap();
     w.add_joint(hinge).unwrap();
     // an actuator from the ground below the hinge to the arm's middle
@@ -330,12 +324,7 @@ fn position_drives_reach_their_targets() {
 #[test]
 fn bad_joint_input_is_a_typed_error() {
     let (mut w, ground) = world();
-    let arm = link(
-        &mut w,
-        100.0,
-        Vec3::new(1.0, 0.1, 0.1),
-        Vec3::new(1.0, 0.0, 0.0),
-    );
+    let arm = arm(&mut w);
     assert!(matches!(
         Joint::hinge(&w, arm, arm, Vec3::zeros(), Vec3::y(), None),
         Err(StepError::InvalidJoint { .. })

@@ -203,6 +203,21 @@ fn data_array(
     let _ = out.write_str("\n        </DataArray>\n");
 }
 
+/// A `Float64` array of 3-vectors.
+fn vector_array(
+    out: &mut dyn std::fmt::Write,
+    name: &str,
+    values: impl Iterator<Item = ndem_math::Vec3>,
+) {
+    data_array(
+        out,
+        name,
+        "Float64",
+        3,
+        values.map(|v| format!("{:e} {:e} {:e}", v.x, v.y, v.z)),
+    );
+}
+
 /// VTK XML PolyData of the spheres (one vertex per sphere) with radius,
 /// velocity, angular velocity and body id.
 pub fn particles_vtp(world: &World) -> String {
@@ -228,16 +243,7 @@ pub fn write_particles_vtp(s: &mut dyn std::fmt::Write, world: &World, labels: O
         s,
         "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <PolyData>\n    <Piece NumberOfPoints=\"{n}\" NumberOfVerts=\"{n}\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n      <Points>"
     );
-    data_array(
-        s,
-        "position",
-        "Float64",
-        3,
-        ids.iter().map(|&i| {
-            let p = world.positions()[i];
-            format!("{:e} {:e} {:e}", p.x, p.y, p.z)
-        }),
-    );
+    vector_array(s, "position", ids.iter().map(|&i| world.positions()[i]));
     let _ =
         s.write_str("      </Points>\n      <PointData Scalars=\"radius\" Vectors=\"velocity\">\n");
     data_array(
@@ -248,25 +254,12 @@ pub fn write_particles_vtp(s: &mut dyn std::fmt::Write, world: &World, labels: O
         ids.iter()
             .map(|&i| format!("{:e}", world.shapes()[i].sphere_radius().unwrap_or(0.0))),
     );
-    data_array(
-        s,
-        "velocity",
-        "Float64",
-        3,
-        ids.iter().map(|&i| {
-            let v = world.velocities()[i].linear;
-            format!("{:e} {:e} {:e}", v.x, v.y, v.z)
-        }),
-    );
-    data_array(
+    let velocities = world.velocities();
+    vector_array(s, "velocity", ids.iter().map(|&i| velocities[i].linear));
+    vector_array(
         s,
         "angular_velocity",
-        "Float64",
-        3,
-        ids.iter().map(|&i| {
-            let v = world.velocities()[i].angular;
-            format!("{:e} {:e} {:e}", v.x, v.y, v.z)
-        }),
+        ids.iter().map(|&i| velocities[i].angular),
     );
     data_array(
         s,
@@ -472,15 +465,7 @@ pub fn bodies_vtp(world: &World) -> Option<String> {
         s,
         "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <PolyData>\n    <Piece NumberOfPoints=\"{n}\" NumberOfVerts=\"0\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"{m}\">\n      <Points>"
     );
-    data_array(
-        &mut s,
-        "position",
-        "Float64",
-        3,
-        points
-            .iter()
-            .map(|p| format!("{:e} {:e} {:e}", p.x, p.y, p.z)),
-    );
+    vector_array(&mut s, "position", points.iter().copied());
     s.push_str("      </Points>\n      <CellData Scalars=\"body_id\" Vectors=\"velocity\">\n");
     data_array(
         &mut s,
@@ -489,19 +474,17 @@ pub fn bodies_vtp(world: &World) -> Option<String> {
         1,
         owner.iter().map(|i| i.to_string()),
     );
-    for (name, angular) in [("velocity", false), ("angular_velocity", true)] {
-        data_array(
-            &mut s,
-            name,
-            "Float64",
-            3,
-            owner.iter().map(|&i| {
-                let v = world.velocities()[i];
-                let v = if angular { v.angular } else { v.linear };
-                format!("{:e} {:e} {:e}", v.x, v.y, v.z)
-            }),
-        );
-    }
+    let velocities = world.velocities();
+    vector_array(
+        &mut s,
+        "velocity",
+        owner.iter().map(|&i| velocities[i].linear),
+    );
+    vector_array(
+        &mut s,
+        "angular_velocity",
+        owner.iter().map(|&i| velocities[i].angular),
+    );
     s.push_str("      </CellData>\n      <Polys>\n");
     data_array(
         &mut s,

@@ -27,3 +27,20 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// The path and text of every `.rs` file below `crate_src` (relative to
+/// the root); panics when there is none, so that a check over them cannot
+/// pass on an empty or moved folder.
+#[allow(dead_code)] // each test binary that includes this module uses part of it
+pub fn sources(crate_src: &str) -> Vec<(PathBuf, String)> {
+    let src = root().join(crate_src);
+    let files = rust_files(&src);
+    assert!(!files.is_empty(), "no sources in {}", src.display());
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect()
+}

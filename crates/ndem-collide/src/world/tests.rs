@@ -219,12 +219,7 @@ fn lattice_with_fast_spheres(
         state ^= state << 17;
         (state >> 11) as f64 / (1u64 << 53) as f64
     };
-    bodies.push(
-        Shape::HalfSpace { normal: Vec3::z() },
-        Vec3::zeros(),
-        Quat::identity(),
-        true,
-    );
+    bodies.push_floor(0.0);
     bodies.sweep.push(0.0);
     bodies.groups.push(0);
     for k in 0..side * side * side {

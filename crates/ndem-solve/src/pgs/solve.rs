@@ -67,15 +67,13 @@ impl Solver for ProjectedGaussSeidel {
             }
             clock.observe(
                 observer,
-                IterationRecord {
-                    solver: name,
-                    iteration: iterations,
-                    elapsed: Duration::ZERO,
+                IterationRecord::untimed(
+                    name,
+                    iterations,
                     problem,
-                    lambda,
-                    velocity: Some(velocity),
-                    update: max_corr,
-                },
+                    (lambda, Some(velocity)),
+                    max_corr,
+                ),
             );
             // check the answer honestly (at v* + M⁻¹Gᵀλ), then stop if it is
             // converged, or stalled when the sweep no longer moves anything
