@@ -168,40 +168,15 @@ fn main() -> ExitCode {
         "peers" => peers::run(&opts),
         "mpi-scaling" => mpi_scaling::run(&opts),
         "creep" => creep::run(&opts),
-        "compatible" => match opts.args.first().map(String::as_str) {
-            Some("beam") => compatible::beam(&opts),
-            Some("cannonball") => compatible::cannonball(&opts),
-            _ => {
-                eprintln!("error: `cargo xtask compatible` needs beam or cannonball\n{USAGE}");
-                return ExitCode::from(2);
-            }
-        },
         "fclib" => {
             let mut o = opts.clone();
             o.args.insert(0, "fclib".into());
             fclib::run_suite(&o)
         }
-        "reduce" => match opts.args.first().map(String::as_str) {
-            Some("speedup") => reduce::speedup(&opts),
-            Some("collapse") => collapse::collapse(&opts),
-            Some("drum") => reduce_drum::drum_suite(&opts),
-            Some("conveyor") => conveyor::conveyor_suite(&opts),
-            _ => {
-                eprintln!(
-                    "error: `cargo xtask reduce` needs speedup, collapse, drum or conveyor\n{USAGE}"
-                );
-                return ExitCode::from(2);
-            }
-        },
-        "warmstart" => match opts.args.first().map(String::as_str) {
-            Some("column") => warmstart::column(&opts),
-            Some("pile") => warmstart::pile(&opts),
-            Some("drum") => drum::run(&opts),
-            Some("triaxial") => triaxial::run(&opts),
-            _ => {
-                eprintln!(
-                    "error: `cargo xtask warmstart` needs column, pile, drum or triaxial\n{USAGE}"
-                );
+        "compatible" | "reduce" | "warmstart" => match part(&suite, opts.args.first()) {
+            Ok(run) => run(&opts),
+            Err(e) => {
+                eprintln!("error: {e}\n{USAGE}");
                 return ExitCode::from(2);
             }
         },
@@ -221,6 +196,53 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A suite that runs with the options given.
+type Suite = fn(&SuiteOptions) -> report::SuiteResult<bool>;
+
+/// The parts of the suites that have several, by their first word.
+const PARTS: [(&str, &[(&str, Suite)]); 3] = [
+    (
+        "compatible",
+        &[
+            ("beam", compatible::beam),
+            ("cannonball", compatible::cannonball),
+        ],
+    ),
+    (
+        "reduce",
+        &[
+            ("speedup", reduce::speedup),
+            ("collapse", collapse::collapse),
+            ("drum", reduce_drum::drum_suite),
+            ("conveyor", conveyor::conveyor_suite),
+        ],
+    ),
+    (
+        "warmstart",
+        &[
+            ("column", warmstart::column),
+            ("pile", warmstart::pile),
+            ("drum", drum::run),
+            ("triaxial", triaxial::run),
+        ],
+    ),
+];
+
+/// The part of `suite` that `word` names; the error lists the parts.
+fn part(suite: &str, word: Option<&String>) -> Result<Suite, String> {
+    let parts = PARTS
+        .iter()
+        .find(|(name, _)| *name == suite)
+        .map_or(&[][..], |p| p.1);
+    let found = parts
+        .iter()
+        .find(|(name, _)| Some(*name) == word.map(String::as_str));
+    found.map(|p| p.1).ok_or_else(|| {
+        let names: Vec<&str> = parts.iter().map(|p| p.0).collect();
+        format!("`cargo xtask {suite}` needs one of {}", names.join(", "))
+    })
 }
 
 /// The words after a suite's name that the suite does not read: a typo

@@ -226,17 +226,7 @@ fn resolved_graph() -> std::collections::BTreeMap<String, Vec<String>> {
     if cfg!(target_os = "linux") {
         args.extend(["--filter-platform", triple.as_str()]);
     }
-    let out = std::process::Command::new(env!("CARGO"))
-        .args(&args)
-        .current_dir(root())
-        .output()
-        .expect("cargo metadata");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
+    let meta: serde_json::Value = serde_json::from_slice(&cargo(&args)).expect("metadata JSON");
     let names: std::collections::BTreeMap<String, String> = meta["packages"]
         .as_array()
         .unwrap()
@@ -292,34 +282,41 @@ fn resolved_graph_is_layered() {
 /// (`cargo tree -e normal`, features as a user of that crate gets them;
 /// `cargo metadata` unifies features over the whole workspace, dev
 /// dependencies included, so it cannot answer this).
-fn user_build(krate: &str) -> Vec<String> {
+/// The standard output of `cargo ARGS` in the workspace root; panics
+/// with its standard error when it fails.
+fn cargo(args: &[&str]) -> Vec<u8> {
     let out = std::process::Command::new(env!("CARGO"))
-        .args([
-            "tree",
-            "--offline",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-            "-p",
-            krate,
-        ])
+        .args(args)
         .current_dir(root())
         .output()
-        .expect("cargo tree");
+        .expect("cargo runs");
     assert!(
         out.status.success(),
-        "{}",
+        "cargo {}: {}",
+        args.join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout)
+    out.stdout
+}
+
+fn user_build(krate: &str) -> Vec<String> {
+    let args = [
+        "tree",
+        "--offline",
+        "-e",
+        "normal",
+        "--prefix",
+        "none",
+        "-p",
+        krate,
+    ];
+    String::from_utf8_lossy(&cargo(&args))
         .lines()
         .filter_map(|l| l.split_whitespace().next().map(str::to_string))
         .collect()
 }
 
-/// What each library pulls into its users' builds (issue "A library people
-/// can depend on"): the facade does not build the command line's crates,
+/// What each library pulls into its users' builds: the facade does not build the command line's crates,
 /// the solver crate builds no collision, HDF5 or serialization crates, and
 /// no library builds test or plotting crates.
 #[test]

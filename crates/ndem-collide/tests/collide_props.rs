@@ -109,10 +109,17 @@ fn random_groups(bodies: &mut Bodies, rng: &mut Rng) {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
-    /// Broad plus narrow phase equals the O(N²) brute force, sphere clouds.
+    /// Broad plus narrow phase equals the O(N²) brute force: sphere
+    /// clouds, and sphere clouds with walls (floor, box, cylinder, drum).
     #[test]
-    fn grid_equals_brute_force(bodies in sphere_cloud(200, 1.0, 0.02, 0.07), margin in 0.0f64..0.01) {
-        prop_assert_eq!(detect(&bodies, margin, false), brute_force(&bodies, margin));
+    fn grid_equals_brute_force(
+        cloud in sphere_cloud(200, 1.0, 0.02, 0.07),
+        walled in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07),
+        margin in 0.0f64..0.01,
+    ) {
+        for bodies in [&cloud, &walled] {
+            prop_assert_eq!(detect(bodies, margin, false), brute_force(bodies, margin));
+        }
     }
 
     /// The same with per-body speculative distances.
@@ -286,12 +293,6 @@ proptest! {
         }
         prop_assert_eq!(detect(&bodies, margin, false), brute_force(&bodies, margin));
         prop_assert_eq!(detect(&bodies, margin, true), brute_force(&bodies, margin));
-    }
-
-    /// The same with walls (floor, box, cylinder, drum).
-    #[test]
-    fn grid_with_walls_equals_brute_force(bodies in sphere_cloud_with_walls(150, 1.0, 0.02, 0.07), margin in 0.0f64..0.01) {
-        prop_assert_eq!(detect(&bodies, margin, false), brute_force(&bodies, margin));
     }
 
     /// Collision groups remove exactly the pairs of one non-zero group:

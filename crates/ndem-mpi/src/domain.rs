@@ -738,6 +738,12 @@ impl<C: Communicator> Domain<C> {
             .collect()
     }
 
+    /// `count` summed over the ranks (each rank's own count, such as its
+    /// owned contacts). Collective.
+    pub fn total(&self, count: usize) -> usize {
+        self.comm.sum(&[count as f64])[0] as usize
+    }
+
     /// Kinetic energy `Σ ½ m v² + ½ ωᵀ I ω` and linear momentum of the
     /// owned bodies, summed over ranks in rank order. Collective.
     pub fn owned_energy_momentum(&self) -> (f64, Vec3) {

@@ -281,8 +281,8 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             self.refresh_plan();
         }
         let local = self.domain.agree_ranked(result, secondary)?;
-        let contacts = self.owned_problem_contacts();
-        let contacts = self.domain.comm().sum(&[contacts as f64])[0] as usize;
+        let owned_contacts = self.owned_problem_contacts();
+        let contacts = self.domain.total(owned_contacts);
         let (kinetic_energy, momentum) = self.domain.owned_energy_momentum();
         Ok(DistributedNdemStats {
             local,

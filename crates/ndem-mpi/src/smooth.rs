@@ -128,8 +128,7 @@ impl<C: Communicator> DistributedSmooth<C> {
             .step(self.domain.world_mut())
             .map_err(|e| e.to_string());
         let local = self.domain.agree(result)?;
-        let owned_contacts = self.owned_touching_contacts();
-        let contacts = self.domain.comm().sum(&[owned_contacts as f64])[0] as usize;
+        let contacts = self.domain.total(self.owned_touching_contacts());
         let (kinetic_energy, momentum) = self.domain.owned_energy_momentum();
         Ok(DistributedSmoothStats {
             contacts,

@@ -57,9 +57,7 @@ fn smooth_matches_serial(comm: MpiComm) -> Result<String, String> {
 /// where it comes from).
 /// The bodies owned, summed over the ranks.
 fn owned_total<C: Communicator + Clone + 'static>(run: &DistributedNdem<C>) -> f64 {
-    run.domain()
-        .comm()
-        .sum(&[run.domain().owned_count() as f64])[0]
+    run.domain().total(run.domain().owned_count()) as f64
 }
 
 fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {

@@ -6,6 +6,23 @@ use ndem_reduce::*;
 use ndem_step::{BodyDesc, BodyId, MaterialId, StepSettings, Stepper, World};
 use proptest::prelude::*;
 
+/// The papers' stepper settings with `iterations` PGS sweeps and the
+/// history warm start.
+fn papers_stepper(iterations: usize) -> Stepper {
+    Stepper::new(
+        StepSettings::papers(),
+        Box::new(
+            ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
+                stopping: ndem_solve::Stopping::iterations(iterations),
+                ..Default::default()
+            })
+            .unwrap(),
+        ),
+        Box::new(ndem_solve::HistoryWarmStart::default()),
+    )
+    .unwrap()
+}
+
 /// Relative difference of two vectors against a scale.
 fn rel(a: Vec3, b: Vec3, scale: f64) -> f64 {
     (a - b).norm() / scale.max(1e-300)
@@ -199,18 +216,7 @@ fn ndem_scenes_column() -> (World, Stepper) {
     let r = 0.0065;
     w.add_sphere_stack(r, MaterialId::from_index(0), [1, 1, 25])
         .unwrap();
-    let st = Stepper::new(
-        StepSettings::papers(),
-        Box::new(
-            ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
-                stopping: ndem_solve::Stopping::iterations(100),
-                ..Default::default()
-            })
-            .unwrap(),
-        ),
-        Box::new(ndem_solve::HistoryWarmStart::default()),
-    )
-    .unwrap();
+    let st = papers_stepper(100);
     (w, st)
 }
 
@@ -708,18 +714,7 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
         .unwrap(),
     )
     .unwrap();
-    let mut st = Stepper::new(
-        StepSettings::papers(),
-        Box::new(
-            ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
-                stopping: ndem_solve::Stopping::iterations(200),
-                ..Default::default()
-            })
-            .unwrap(),
-        ),
-        Box::new(ndem_solve::HistoryWarmStart::default()),
-    )
-    .unwrap();
+    let mut st = papers_stepper(200);
     let mut reducer = Reducer::new(ReductionSettings::default()).unwrap();
     let mut bodies = vec![bucket];
     bodies.extend(&load);

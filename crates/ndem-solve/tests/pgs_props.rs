@@ -16,6 +16,37 @@ fn solve_to(
     pgs.solve(problem, lambda, velocity).unwrap()
 }
 
+/// A packing of `nx × 2 × nz` cells compressed by 0.01 and its answer
+/// after `sweeps` PGS sweeps from a cold start, and the same packing
+/// compressed by `0.01 + dc` (at least 0.001): the problem a warm start
+/// records, what it records, and the next step's problem.
+fn solved_and_compressed(
+    [nx, nz]: [usize; 2],
+    seed: u64,
+    dc: f64,
+    sweeps: usize,
+) -> (ContactProblem, Vec<f64>, ContactProblem) {
+    let spec = PackingSpec {
+        cells: [nx, 2, nz],
+        compression: 0.01,
+        seed,
+        ..PackingSpec::default()
+    };
+    let first = sphere_packing(&spec).expect("a valid spec");
+    let second = sphere_packing(&PackingSpec {
+        compression: (0.01 + dc).max(0.001),
+        ..spec
+    })
+    .expect("a valid spec");
+    let (mut lam, mut vel) = first.cold_start();
+    let settings = PgsSettings {
+        stopping: Stopping::iterations(sweeps),
+        ..PgsSettings::default()
+    };
+    solve_to(&first, settings, &mut lam, &mut vel);
+    (first, lam, second)
+}
+
 fn tight(variant: PgsVariant) -> PgsSettings {
     PgsSettings {
         stopping: Stopping::to_tolerance(30_000, 1e-11),
@@ -507,11 +538,7 @@ proptest! {
     fn safeguarded_start_is_never_worse_than_cold(
         nx in 2usize..=4, nz in 2usize..=4, seed in any::<u64>(), dc in -5e-3f64..5e-3, model in any::<bool>()
     ) {
-        let spec = PackingSpec { cells: [nx, 2, nz], compression: 0.01, seed, ..PackingSpec::default() };
-        let first = sphere_packing(&spec).expect("a valid spec");
-        let second = sphere_packing(&PackingSpec { compression: (0.01 + dc).max(0.001), ..spec }).expect("a valid spec");
-        let (mut lam, mut vel) = first.cold_start();
-        solve_to(&first, PgsSettings { stopping: Stopping::iterations(200), ..PgsSettings::default() }, &mut lam, &mut vel);
+        let (first, lam, second) = solved_and_compressed([nx, nz], seed, dc, 200);
         let mut inner: Box<dyn WarmStart> = if model { Box::new(ModelWarmStart) } else { Box::new(HistoryWarmStart::default()) };
         let (mut li, mut vi) = second.cold_start();
         inner.record(&first, &lam);
@@ -559,28 +586,7 @@ fn safeguarded_solve_ends_no_worse_than_cold_measured() {
     let mut worst_ratio = 0.0f64;
     for _ in 0..cases {
         let (nx, nz, seed, dc, model) = strategy.new_tree(&mut runner).unwrap().current();
-        let spec = PackingSpec {
-            cells: [nx, 2, nz],
-            compression: 0.01,
-            seed,
-            ..PackingSpec::default()
-        };
-        let first = sphere_packing(&spec).expect("a valid spec");
-        let second = sphere_packing(&PackingSpec {
-            compression: (0.01 + dc).max(0.001),
-            ..spec
-        })
-        .expect("a valid spec");
-        let (mut lam, mut vel) = first.cold_start();
-        solve_to(
-            &first,
-            PgsSettings {
-                stopping: Stopping::iterations(200),
-                ..PgsSettings::default()
-            },
-            &mut lam,
-            &mut vel,
-        );
+        let (first, lam, second) = solved_and_compressed([nx, nz], seed, dc, 200);
         let mut guarded: Box<dyn WarmStart> = if model {
             Box::new(Safeguarded::new(ModelWarmStart))
         } else {
@@ -690,11 +696,7 @@ proptest! {
     fn a_formed_start_is_the_formed_velocity_and_changes_no_answer(
         nx in 2usize..=4, nz in 2usize..=4, seed in any::<u64>(), dc in -5e-3f64..5e-3, coloured in any::<bool>()
     ) {
-        let spec = PackingSpec { cells: [nx, 2, nz], compression: 0.01, seed, ..PackingSpec::default() };
-        let first = sphere_packing(&spec).expect("a valid spec");
-        let second = sphere_packing(&PackingSpec { compression: (0.01 + dc).max(0.001), ..spec }).expect("a valid spec");
-        let (mut lam, mut vel) = first.cold_start();
-        solve_to(&first, PgsSettings { stopping: Stopping::iterations(100), ..PgsSettings::default() }, &mut lam, &mut vel);
+        let (first, lam, second) = solved_and_compressed([nx, nz], seed, dc, 100);
         let (order, threads) = if coloured { (ContactOrder::Coloured, 2) } else { (ContactOrder::Given, 1) };
         let settings = PgsSettings { stopping: Stopping::to_tolerance(30, 1e-10), order, threads, parallel_min_contacts: 0, ..PgsSettings::default() };
         let mut formed_policies = 0;

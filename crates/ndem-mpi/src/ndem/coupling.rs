@@ -124,13 +124,7 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
         let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
         // the ghosts' contributions to their owners, added there in rank
         // order after the owner's own
-        let mut out = vec![Vec::new(); self.comm.size()];
-        for (buf, list) in out.iter_mut().zip(&plan.recv) {
-            for &i in list {
-                let i = i as usize;
-                buf.extend_from_slice(&values[width * i..width * i + width]);
-            }
-        }
+        let out = packed(values, width, &plan.recv, self.comm.size());
         let received = self.exchange(out);
         for (buf, list) in received.iter().zip(&plan.send) {
             for (d, &i) in buf.chunks_exact(width).zip(list) {
@@ -141,13 +135,7 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
             }
         }
         // the sums back to the ghosts
-        let mut out = vec![Vec::new(); self.comm.size()];
-        for (buf, list) in out.iter_mut().zip(&plan.send) {
-            for &i in list {
-                let i = i as usize;
-                buf.extend_from_slice(&values[width * i..width * i + width]);
-            }
-        }
+        let out = packed(values, width, &plan.send, self.comm.size());
         let received = self.exchange(out);
         for (buf, list) in received.iter().zip(&plan.recv) {
             for (v, &i) in buf.chunks_exact(width).zip(list) {
@@ -248,4 +236,17 @@ impl<C: Communicator> ndem_step::ScenePart for DomainPart<C> {
     fn max(&mut self, values: &mut [f64]) {
         self.comm.max_in_place(values);
     }
+}
+
+/// One buffer per rank of `ranks`: the `width` values of each body that
+/// `lists[r]` names, in its order.
+fn packed(values: &[f64], width: usize, lists: &[Vec<u32>], ranks: usize) -> Vec<Vec<f64>> {
+    let mut out = vec![Vec::new(); ranks];
+    for (buf, list) in out.iter_mut().zip(lists) {
+        for &i in list {
+            let i = i as usize;
+            buf.extend_from_slice(&values[width * i..width * i + width]);
+        }
+    }
+    out
 }
