@@ -174,7 +174,7 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         .map(|o| o.energy_drop);
     let (_, runs) = rows_versus_ref150(
         &outcomes,
-        |o| (&o.name, (o.theta, o.mean_level), (o.wall, o.steps)),
+        |o| (o.name, (o.theta, o.mean_level), (o.wall, o.steps)),
         |o| {
             let paper = PAPER.iter().find(|p| p.0 == o.name).map(|p| p.1);
             json!({

@@ -339,7 +339,7 @@ fn write_summary(
 ) -> SuiteResult<()> {
     let (reference, runs) = rows_versus_ref150(
         outcomes,
-        |o| (&o.name, (o.theta.0, o.level.0), (o.wall, o.steps)),
+        |o| (o.name, (o.theta.0, o.level.0), (o.wall, o.steps)),
         |o| {
             let paper = PAPER.iter().find(|p| p.0 == o.name);
             json!({

@@ -29,6 +29,7 @@ mod reduce;
 mod reduce_drum;
 mod report;
 mod runs;
+mod scaling;
 mod solvers;
 mod targets;
 mod triaxial;
@@ -57,7 +58,7 @@ pub struct SuiteOptions {
 }
 
 const USAGE: &str = "usage: cargo xtask <suite> [--quick] [--out DIR] [--particles N] [--repeats N] [--seed N]
-(--particles: ab, peers, mpi-scaling, warmstart pile|drum|triaxial, reduce drum, compatible cannonball; --repeats: ab, peers; --seed: fuzz, peers)
+(--particles: ab, peers, mpi-scaling, scaling, warmstart pile|drum|triaxial, reduce drum, compatible cannonball; --repeats: ab, peers, scaling; --seed: fuzz, peers)
 
 suites:
   verify      physics verification cases with known answers
@@ -73,7 +74,8 @@ suites:
   peers [smooth [settled]|ndem [ours]]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed (--seed: another draw of it, default 11; `smooth settled`: the 10^5 bed settled for the full 1.5 s, not 2000 steps); the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer; `ndem ours`: without it)
   codegen              the release build with LLVM's IR verifier on every function (RUSTC_BOOTSTRAP=1 -Zverify-llvm-ir): no miscompiled loop
   ab [BASE] [--threads N] [--steps N] [--callgrind]   the `ndem` command built at git revision BASE (default HEAD) against the working tree on one settled bed: stage times interleaved (ABBA, minima, ratios, load), whether the trajectories stay bit-identical, and with --callgrind instruction counts by function
-  mpi-scaling          distributed runs on 1, 2, 4 MPI ranks (.ci/install-mpi): strong and weak scaling, communication, sweeps by subdomains, cluster model";
+  mpi-scaling          distributed runs on 1, 2, 4 MPI ranks (.ci/install-mpi): strong and weak scaling, communication, sweeps by subdomains, cluster model
+  scaling              the coloured sweep's schedule bound for 1-64 threads on a settled bed (and a 10^6 lattice), against the step on 1 and 2 threads";
 
 /// The word after `flag`, parsed; the error says the flag needs `what`.
 fn value<T: std::str::FromStr>(
@@ -167,6 +169,7 @@ fn main() -> ExitCode {
         "codegen" => codegen::run(&opts),
         "peers" => peers::run(&opts),
         "mpi-scaling" => mpi_scaling::run(&opts),
+        "scaling" => scaling::run(&opts),
         "creep" => creep::run(&opts),
         "fclib" => {
             let mut o = opts.clone();
@@ -286,12 +289,12 @@ fn reads_flag(suite: &str, first: Option<&str>, flag: &str) -> bool {
     match flag {
         "--particles" => matches!(
             (suite, first),
-            ("ab" | "peers" | "mpi-scaling", _)
+            ("ab" | "peers" | "mpi-scaling" | "scaling", _)
                 | ("warmstart", Some("pile" | "drum" | "triaxial"))
                 | ("reduce", Some("drum"))
                 | ("compatible", Some("cannonball"))
         ),
-        "--repeats" => matches!(suite, "ab" | "peers"),
+        "--repeats" => matches!(suite, "ab" | "peers" | "scaling"),
         "--seed" => matches!(suite, "fuzz" | "peers"),
         _ => true,
     }

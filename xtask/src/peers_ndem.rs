@@ -15,14 +15,14 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// Sweeps per step, as in the and the papers' runs.
-const SWEEPS: usize = 25;
+pub(crate) const SWEEPS: usize = 25;
 
 /// One configuration of the measured step.
 #[derive(Debug, Clone, Copy)]
-struct Config {
-    label: &'static str,
-    solver: SolverChoice,
-    threads: usize,
+pub(crate) struct Config {
+    pub(crate) label: &'static str,
+    pub(crate) solver: SolverChoice,
+    pub(crate) threads: usize,
 }
 
 const CONFIGS: [Config; 3] = [
@@ -46,15 +46,15 @@ const CONFIGS: [Config; 3] = [
 /// Per-step stage times (seconds, the minimum over repeats of the mean
 /// over the measured steps) and the contacts.
 #[derive(Debug, Clone, Copy, Default)]
-struct StepTimes {
-    detection: f64,
-    assembly: f64,
-    impact: f64,
-    continuous: f64,
-    total: f64,
+pub(crate) struct StepTimes {
+    pub(crate) detection: f64,
+    pub(crate) assembly: f64,
+    pub(crate) impact: f64,
+    pub(crate) continuous: f64,
+    pub(crate) total: f64,
     /// CPU seconds per step (all threads).
     cpu: f64,
-    contacts: f64,
+    pub(crate) contacts: f64,
     /// Steps whose impact stage solved an impact problem (some contact
     /// impacted), of the measured steps: the impact stage's time depends
     /// on it more than on the code, and two builds whose beds were settled
@@ -130,7 +130,10 @@ const LEAD_IN_S: f64 = 0.1;
 /// steps them [`LEAD_IN_S`] with `pgs-coloured` and [`SWEEPS`] sweeps on
 /// every core (its worlds are the same on any thread count), and returns
 /// the scene with its settled world and the warm-start history.
-fn settle(n: usize, progress: &mut Progress) -> SuiteResult<(Scene, ndem_solve::ImpulseHistory)> {
+pub(crate) fn settle(
+    n: usize,
+    progress: &mut Progress,
+) -> SuiteResult<(Scene, ndem_solve::ImpulseHistory)> {
     let mut scene = bed(n, crate::peers_bed::DEFAULT_SEED, 0.1)?;
     let mut stepper = scene.stepper().map_err(|e| e.to_string())?;
     let steps = (1.5 / scene.settings.dt).round() as usize;
@@ -170,7 +173,7 @@ fn settle(n: usize, progress: &mut Progress) -> SuiteResult<(Scene, ndem_solve::
 /// pages), which the steady step does not do and rapier's run, timed
 /// after its own settling, does not include either; its time is reported
 /// apart (`first_step_s`).
-fn measure(
+pub(crate) fn measure(
     scene: &Scene,
     history: &ndem_solve::ImpulseHistory,
     config: Config,

@@ -26,6 +26,8 @@
 //! * [`metrics`]: residuals by row kind, natural-map error, relative
 //!   multiplier error (eq. 13), histograms, and the [`ResidualHistory`]
 //!   observer.
+//! * [`schedule`]: the coloured sweep's work schedule and the speed-up it
+//!   allows on any number of threads.
 //! * [`reference`](mod@reference): a dense principal-pivoting LCP solver for small
 //!   frictionless problems (tests).
 //!
@@ -58,6 +60,7 @@ pub mod pgs_subdomain;
 pub mod problem;
 pub mod qp;
 pub mod reference;
+pub mod schedule;
 pub mod solver;
 pub mod warm_start;
 

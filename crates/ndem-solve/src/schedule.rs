@@ -1,0 +1,269 @@
+//! The work schedule of the coloured PGS sweep
+//! ([`crate::ContactOrder::Coloured`]) and the speed-up it allows.
+//!
+//! The coloured sweep cuts a problem's contacts into blocks, colours the
+//! blocks, gives each thread a range of consecutive blocks and lets a
+//! block start once the earlier blocks it shares a moving body with have
+//! finished (`pgs_parallel.rs`, module docs). [`SweepSchedule`] builds the
+//! same blocks and dependencies for a problem and plays that schedule for
+//! any number of threads with each block's work counted in contacts:
+//! the bound on the speed-up is the total work over the time the schedule
+//! takes (its makespan), what the threads would reach with no memory
+//! contention, no cost of waiting and equal cost per contact. One sweep is
+//! played with a barrier after it (a solve with an early stop); a run of
+//! sweeps without barriers between them (a fixed number of sweeps) with
+//! the run's dependencies between one sweep's blocks and the next's.
+//!
+//! What the bound leaves out: the paired lanes of a thread (two ready
+//! blocks swept in lockstep, a gain per thread, not of the schedule), the
+//! passes of a step other than the sweeps, and the memory bandwidth that
+//! many threads share.
+
+use crate::pgs_parallel::Colouring;
+use crate::problem::ContactProblem;
+
+/// The blocks of a coloured sweep of one problem and their dependencies.
+#[derive(Debug, Clone)]
+pub struct SweepSchedule {
+    colouring: Colouring,
+}
+
+/// The speed-up a schedule allows on some number of threads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScheduleBound {
+    /// Threads.
+    pub threads: usize,
+    /// Total work over the makespan of one sweep with a barrier after it.
+    pub sweep: f64,
+    /// Total work over the makespan of a run of sweeps without barriers
+    /// ([`SweepSchedule::bound`]'s `sweeps`).
+    pub run: f64,
+}
+
+impl SweepSchedule {
+    /// The blocks and colours [`crate::ProjectedGaussSeidel`] forms for
+    /// `problem` with `colour_blocks` blocks at most
+    /// ([`crate::PgsSettings::colour_blocks`]).
+    pub fn new(problem: &ContactProblem, colour_blocks: usize) -> Self {
+        let mut colouring = Colouring::default();
+        colouring.build(problem, colour_blocks, 1);
+        Self { colouring }
+    }
+
+    /// Number of blocks.
+    pub fn blocks(&self) -> usize {
+        self.colouring.blocks.len()
+    }
+
+    /// Number of colours.
+    pub fn colours(&self) -> usize {
+        self.colouring.colour_starts.len().saturating_sub(1)
+    }
+
+    /// Contacts per block, by position (colour after colour).
+    pub fn block_contacts(&self) -> Vec<usize> {
+        self.colouring
+            .blocks
+            .iter()
+            .map(|&(s, e)| (e - s) as usize)
+            .collect()
+    }
+
+    /// The bound on `threads` threads (at least 1): one sweep, and a run
+    /// of `sweeps` sweeps (at least 1) without barriers between them.
+    pub fn bound(&self, threads: usize, sweeps: usize) -> ScheduleBound {
+        let threads = threads.max(1);
+        let work: f64 = self.block_contacts().iter().map(|&w| w as f64).sum();
+        let ratio = |sweeps: usize| {
+            let makespan = self.makespan(threads, sweeps.max(1));
+            if makespan > 0.0 {
+                work * sweeps.max(1) as f64 / makespan
+            } else {
+                1.0
+            }
+        };
+        ScheduleBound {
+            threads,
+            sweep: ratio(1),
+            run: ratio(sweeps),
+        }
+    }
+
+    /// The time `sweeps` sweeps take on `threads` threads: each thread
+    /// takes, whenever it is free, the first of its blocks (sweep by
+    /// sweep, in position order) whose dependencies have finished, as the
+    /// parallel sweep does ([`Colouring::owner`], `BlockProgress`,
+    /// `RunProgress`).
+    fn makespan(&self, threads: usize, sweeps: usize) -> f64 {
+        let c = &self.colouring;
+        let blocks = c.blocks.len();
+        let work = self.block_contacts();
+        // task k · blocks + p: block p in sweep k
+        let deps = |task: usize| -> Vec<usize> {
+            let (k, p) = (task / blocks, task % blocks);
+            let mut out = bits(c.earlier_conflicts[p])
+                .map(|q| k * blocks + q)
+                .collect::<Vec<_>>();
+            if k > 0 {
+                out.extend(bits(c.later_conflicts[p]).map(|q| (k - 1) * blocks + q));
+                out.push((k - 1) * blocks + p);
+            }
+            out
+        };
+        let tasks = blocks * sweeps;
+        let deps: Vec<Vec<usize>> = (0..tasks).map(deps).collect();
+        let owner = |task: usize| c.owner(task % blocks, threads);
+        let mut pending: Vec<Vec<usize>> = vec![Vec::new(); threads];
+        for task in 0..tasks {
+            pending[owner(task)].push(task);
+        }
+        play(&deps, |t| work[t % blocks] as f64, pending)
+    }
+}
+
+/// The set bits of `m`, lowest first.
+fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let q = m.trailing_zeros() as usize;
+            m &= m - 1;
+            q
+        })
+    })
+}
+
+/// Plays a list schedule: thread `t` takes the first task of `pending[t]`
+/// whose `deps` have all finished by the time it is free (waiting for the
+/// next finish when none has); returns the time the last task finishes
+/// (infinite when some task's dependencies can never finish).
+fn play(deps: &[Vec<usize>], cost: impl Fn(usize) -> f64, mut pending: Vec<Vec<usize>>) -> f64 {
+    let threads = pending.len();
+    let mut finish: Vec<Option<f64>> = vec![None; deps.len()];
+    let mut free_at = vec![0.0f64; threads];
+    // a waiting thread: the time it found nothing ready
+    let mut waiting: Vec<Option<f64>> = vec![None; threads];
+    let mut end = 0.0f64;
+    let ready_at = |task: usize, finish: &[Option<f64>]| -> Option<f64> {
+        deps[task]
+            .iter()
+            .try_fold(0.0f64, |m, &d| finish[d].map(|f| m.max(f)))
+    };
+    // the thread free first; at a tie, one that has not yet found
+    // nothing ready at that time
+    while let Some(t) = (0..threads)
+        .filter(|&t| !pending[t].is_empty())
+        .min_by(|&a, &b| {
+            let failed_now = |u: usize| waiting[u] == Some(free_at[u]);
+            free_at[a]
+                .total_cmp(&free_at[b])
+                .then(failed_now(a).cmp(&failed_now(b)))
+        })
+    {
+        let now = free_at[t];
+        let found = pending[t]
+            .iter()
+            .position(|&task| ready_at(task, &finish).is_some_and(|r| r <= now));
+        match found {
+            Some(i) => {
+                let task = pending[t].remove(i);
+                let done = now + cost(task);
+                finish[task] = Some(done);
+                free_at[t] = done;
+                waiting[t] = None;
+                end = end.max(done);
+                // threads waiting since before this finish look again then
+                for u in 0..threads {
+                    if let Some(since) = waiting[u]
+                        && free_at[u] > done
+                    {
+                        free_at[u] = done.max(since);
+                    }
+                }
+            }
+            None => {
+                // the next finish after now, or the next time another
+                // thread is free
+                let next_finish = finish.iter().flatten().copied().filter(|&f| f > now);
+                let next_free = (0..threads)
+                    .filter(|&u| u != t && !pending[u].is_empty())
+                    .map(|u| free_at[u])
+                    .filter(|&f| f > now);
+                let next = next_finish.chain(next_free).fold(f64::INFINITY, f64::min);
+                let tied = (0..threads).any(|u| {
+                    u != t && !pending[u].is_empty() && free_at[u] == now && waiting[u] != Some(now)
+                });
+                if next.is_finite() {
+                    free_at[t] = next;
+                } else if !tied {
+                    // nothing can ever start: dependencies outside the
+                    // tasks (not the coloured sweep's)
+                    return f64::INFINITY;
+                }
+                // else another thread free now moves first
+                waiting[t] = Some(now);
+            }
+        }
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{PackingSpec, sphere_packing};
+
+    /// Independent tasks on two threads, one each: both run at once.
+    #[test]
+    fn independent_tasks_run_side_by_side() {
+        let deps = vec![Vec::new(), Vec::new()];
+        assert_eq!(play(&deps, |_| 1.0, vec![vec![0], vec![1]]), 1.0);
+    }
+
+    /// A chain across two threads runs one task at a time, however the
+    /// threads hold it.
+    #[test]
+    fn a_chain_runs_in_series() {
+        let deps = vec![Vec::new(), vec![0], vec![1], vec![2]];
+        let pending = vec![vec![0, 2], vec![1, 3]];
+        assert_eq!(play(&deps, |t| (t + 1) as f64, pending), 10.0);
+    }
+
+    /// A thread skips a task that waits for another thread and takes a
+    /// later one of its own that is ready, as the parallel sweep does.
+    #[test]
+    fn a_thread_takes_a_later_ready_task() {
+        // thread 0: task 0 (long), thread 1: task 1 waits for 0, task 2 free
+        let deps = vec![Vec::new(), vec![0], Vec::new()];
+        let pending = vec![vec![0], vec![1, 2]];
+        let cost = |t: usize| if t == 0 { 4.0 } else { 1.0 };
+        // task 2 runs at 0-1 while thread 1 waits; task 1 at 4-5
+        assert_eq!(play(&deps, cost, pending), 5.0);
+    }
+
+    /// One thread's bound is 1; more threads never take longer than the
+    /// total work, and a bound never exceeds the thread count or the
+    /// blocks: on packings of several sizes.
+    #[test]
+    fn bounds_lie_between_one_and_the_threads() {
+        for cells in [[6, 6, 4], [14, 14, 8], [24, 24, 10]] {
+            let problem = sphere_packing(&PackingSpec {
+                cells,
+                ..PackingSpec::default()
+            })
+            .unwrap();
+            let s = SweepSchedule::new(&problem, 32);
+            let one = s.bound(1, 10);
+            assert!((one.sweep - 1.0).abs() < 1e-12 && (one.run - 1.0).abs() < 1e-12);
+            for threads in [2, 3, 4, 8, 16, 64] {
+                let b = s.bound(threads, 10);
+                let most = threads.min(s.blocks()) as f64;
+                for x in [b.sweep, b.run] {
+                    assert!(
+                        x >= 1.0 - 1e-12 && x <= most + 1e-12,
+                        "{cells:?} {threads}: {b:?}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! `cargo xtask scaling [--quick] [--particles N] [--repeats R]`: what the
+//! coloured PGS sweep's work schedule allows on T threads, against what
+//! one and two threads measure on this host.
+//!
+//! A resting bed (the peers' bed: `--particles`, default 10⁵, `--quick`
+//! 10⁴; settled as `cargo xtask peers ndem` settles it) is stepped once
+//! to get its continuous problem, whose blocks and colours give the
+//! schedule bound ([`ndem_solve::schedule`]) for T = 1 … 64: one sweep with
+//! a barrier after it, and the run of 25 sweeps without barriers that the
+//! step makes. The step is measured on one and two threads (coloured PGS,
+//! interleaved, `--repeats` rounds, minima per stage); the serial fraction
+//! of each pass is what Amdahl's law makes of those two times. The full
+//! size adds a lattice packing of 10⁶ spheres (the test kit's
+//! `sphere_packing`): its schedule bound and its 25-sweep solve on one and
+//! two threads.
+
+use crate::SuiteOptions;
+use crate::peers_ndem::{self, Config, SWEEPS, StepTimes};
+use crate::plot::{Axes, Series, line_plot};
+use crate::report::{self, Progress, SuiteResult};
+use ndem_scenes::SolverChoice;
+use ndem_scenes::builders::Scene;
+use ndem_solve::schedule::SweepSchedule;
+use ndem_solve::{
+    ContactProblem, ImpulseHistory, PgsSettings, ProjectedGaussSeidel, Solver, Stopping,
+};
+use ndem_testkit::generate::{PackingSpec, sphere_packing};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+
+/// Thread counts the bound is given for.
+const THREADS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+/// Block counts the bound is given for: the default and the most a run
+/// may ask for (`PgsSettings::colour_blocks`).
+const BLOCKS: [usize; 2] = [32, 64];
+
+/// The coloured step on one and on two threads.
+const COLOURED: [Config; 2] = [
+    Config {
+        label: "pgs-coloured, 1 thread",
+        solver: SolverChoice::PgsColoured,
+        threads: 1,
+    },
+    Config {
+        label: "pgs-coloured, 2 threads",
+        solver: SolverChoice::PgsColoured,
+        threads: 2,
+    },
+];
+
+/// One problem's schedule: blocks, colours and the bounds.
+struct Bounds {
+    bed: String,
+    contacts: usize,
+    rows: Vec<Value>,
+}
+
+/// The schedule bounds of `problem` for every block count and thread
+/// count.
+fn bounds(bed: &str, problem: &ContactProblem) -> Bounds {
+    let mut rows = Vec::new();
+    for blocks in BLOCKS {
+        let schedule = SweepSchedule::new(problem, blocks);
+        let sizes = schedule.block_contacts();
+        for threads in THREADS {
+            let b = schedule.bound(threads, SWEEPS);
+            rows.push(json!({
+                "bed": bed,
+                "colour_blocks": blocks,
+                "blocks": schedule.blocks(),
+                "colours": schedule.colours(),
+                "largest_block": sizes.iter().max(),
+                "threads": threads,
+                "bound_one_sweep": b.sweep,
+                "bound_run_of_25": b.run,
+            }));
+        }
+    }
+    Bounds {
+        bed: bed.to_string(),
+        contacts: problem.contacts().len(),
+        rows,
+    }
+}
+
+/// The continuous problem of one step of the settled bed (coloured PGS,
+/// one thread).
+fn step_problem(scene: &Scene, history: &ImpulseHistory) -> SuiteResult<ContactProblem> {
+    let mut s = scene.clone();
+    s.solver = SolverChoice::PgsColoured;
+    s.iterations = SWEEPS;
+    s.threads = 1;
+    let mut stepper = s.stepper().map_err(|e| e.to_string())?;
+    if !stepper.set_history(history.clone()) {
+        return Err("the bed's warm start keeps no history".into());
+    }
+    s.step(&mut stepper).map_err(|e| e.to_string())?;
+    let (problem, _) = stepper.last_problem().ok_or("the step kept no problem")?;
+    Ok(problem.clone())
+}
+
+/// The step of the settled bed on one and two threads, interleaved,
+/// `repeats` rounds of `steps` steps: the fastest round per configuration.
+fn measure_step(
+    scene: &Scene,
+    history: &ImpulseHistory,
+    (steps, repeats): (usize, usize),
+    progress: &mut Progress,
+) -> SuiteResult<[StepTimes; 2]> {
+    let mut best: [Option<StepTimes>; 2] = [None, None];
+    for r in 0..repeats {
+        for (k, config) in COLOURED.iter().enumerate() {
+            let (t, _) = peers_ndem::measure(scene, history, *config, steps)?;
+            progress.note(&format!(
+                "round {}: {} {:.1} ms per step",
+                r + 1,
+                config.label,
+                t.total * 1e3
+            ));
+            if best[k].is_none_or(|b| t.total < b.total) {
+                best[k] = Some(t);
+            }
+        }
+    }
+    Ok(best.map(Option::unwrap_or_default))
+}
+
+/// 25 coloured sweeps of `problem` from a cold start on one and two
+/// threads, interleaved, `repeats` rounds: the fastest solve of each \[s\].
+fn measure_solve(problem: &ContactProblem, repeats: usize) -> SuiteResult<[f64; 2]> {
+    let mut best = [f64::INFINITY; 2];
+    for _ in 0..repeats {
+        for (k, threads) in [1, 2].into_iter().enumerate() {
+            let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+                parallel_min_contacts: 0,
+                ..PgsSettings::coloured(Stopping::iterations(SWEEPS), threads)
+            })
+            .map_err(|e| e.to_string())?;
+            let (mut lambda, mut v) = problem.cold_start();
+            let t = std::time::Instant::now();
+            pgs.solve(problem, &mut lambda, &mut v)
+                .map_err(|e| e.to_string())?;
+            best[k] = best[k].min(t.elapsed().as_secs_f64());
+        }
+    }
+    Ok(best)
+}
+
+/// Amdahl's serial fraction `s` of a pass from its one- and two-thread
+/// times: `t₂ = t₁ (s + (1 − s)/2)`.
+fn serial_fraction(one: f64, two: f64) -> f64 {
+    2.0 * two / one - 1.0
+}
+
+/// The measured passes of the step: name, one-thread and two-thread
+/// seconds per step.
+fn passes(t: &[StepTimes; 2]) -> Vec<(&'static str, f64, f64)> {
+    let rest = |s: &StepTimes| s.total - s.detection - s.assembly - s.impact - s.continuous;
+    vec![
+        ("detection", t[0].detection, t[1].detection),
+        ("assembly", t[0].assembly, t[1].assembly),
+        ("impact stage", t[0].impact, t[1].impact),
+        ("continuous stage", t[0].continuous, t[1].continuous),
+        (
+            "the rest (integration, warm start)",
+            rest(&t[0]),
+            rest(&t[1]),
+        ),
+        ("step", t[0].total, t[1].total),
+    ]
+}
+
+/// Runs the suite.
+pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
+    report::prepare(&opts.out)?;
+    let t0 = std::time::Instant::now();
+    let n = opts
+        .particles
+        .unwrap_or(if opts.quick { 10_000 } else { 100_000 });
+    let repeats = opts.repeats.unwrap_or(3);
+    let steps = 5;
+    let mut progress = Progress::new("scaling", 1);
+    let (scene, history) = peers_ndem::settle(n, &mut progress)?;
+    let problem = step_problem(&scene, &history)?;
+    let mut all = vec![bounds(&format!("settled bed of {n}"), &problem)];
+    drop(problem);
+    let step = measure_step(&scene, &history, (steps, repeats), &mut progress)?;
+    let mut million = None;
+    if !opts.quick {
+        progress.note("lattice packing of 10⁶ spheres");
+        let lattice = sphere_packing(&PackingSpec {
+            cells: [100, 100, 100],
+            ..PackingSpec::default()
+        })
+        .map_err(|e| e.to_string())?;
+        all.push(bounds("lattice of 10⁶", &lattice));
+        million = Some(measure_solve(&lattice, repeats)?);
+    }
+    progress.tick("done");
+    write(opts, (n, steps, repeats), &all, &step, million)?;
+    let wall = t0.elapsed().as_secs_f64();
+    progress.note(&format!("wall time {wall:.0} s"));
+    Ok(true)
+}
+
+/// Writes `summary.json`, `bounds.csv`, `passes.csv`, `bounds.svg` and
+/// `report.md`.
+fn write(
+    opts: &SuiteOptions,
+    (n, steps, repeats): (usize, usize, usize),
+    all: &[Bounds],
+    step: &[StepTimes; 2],
+    million: Option<[f64; 2]>,
+) -> SuiteResult<()> {
+    let rows: Vec<&Value> = all.iter().flat_map(|b| &b.rows).collect();
+    let cell = |r: &Value, k: &str| r[k].to_string().trim_matches('"').to_string();
+    let keys = [
+        "bed",
+        "colour_blocks",
+        "blocks",
+        "colours",
+        "largest_block",
+        "threads",
+        "bound_one_sweep",
+        "bound_run_of_25",
+    ];
+    let csv: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| keys.iter().map(|k| cell(r, k)).collect())
+        .collect();
+    report::write_csv(&opts.out.join("bounds.csv"), &keys, &csv)?;
+    let measured = passes(step);
+    let pass_rows: Vec<Vec<String>> = measured
+        .iter()
+        .map(|(name, one, two)| {
+            vec![
+                name.to_string(),
+                format!("{one:e}"),
+                format!("{two:e}"),
+                format!("{}", one / two),
+                format!("{}", serial_fraction(*one, *two)),
+            ]
+        })
+        .collect();
+    report::write_csv(
+        &opts.out.join("passes.csv"),
+        &[
+            "pass",
+            "one_thread_s",
+            "two_threads_s",
+            "speed_up",
+            "serial_fraction",
+        ],
+        &pass_rows,
+    )?;
+    let series: Vec<Series> = all
+        .iter()
+        .flat_map(|b| {
+            b.rows
+                .iter()
+                .filter(|r| r["colour_blocks"] == 32)
+                .map(|r| {
+                    (
+                        r["threads"].as_f64().unwrap_or(0.0),
+                        r["bound_run_of_25"].as_f64().unwrap_or(0.0),
+                    )
+                })
+                .collect::<Vec<_>>()
+                .chunks(THREADS.len())
+                .map(|points| Series::line(format!("{}, 25 sweeps", b.bed), points.to_vec()))
+                .collect::<Vec<_>>()
+        })
+        .chain([Series::line(
+            "T (linear)",
+            THREADS.iter().map(|&t| (t as f64, t as f64)).collect(),
+        )])
+        .collect();
+    line_plot(
+        &opts.out.join("bounds.svg"),
+        Axes::new(
+            "speed-up the coloured sweep's schedule allows (32 blocks)",
+            "threads",
+            "bound",
+        )
+        .log_x()
+        .log_y(),
+        &series,
+    )?;
+    let summary = json!({
+        "suite": "scaling",
+        "quick": opts.quick,
+        "particles": n,
+        "steps_per_round": steps,
+        "repeats": repeats,
+        "contacts": all.iter().map(|b| json!({"bed": b.bed, "contacts": b.contacts})).collect::<Vec<_>>(),
+        "bounds": rows,
+        "passes": measured.iter().map(|(name, one, two)| json!({
+            "pass": name, "one_thread_s": one, "two_threads_s": two,
+            "speed_up": one / two, "serial_fraction": serial_fraction(*one, *two),
+        })).collect::<Vec<_>>(),
+        "lattice_solve_s": million.map(|m| json!({"one_thread": m[0], "two_threads": m[1], "speed_up": m[0] / m[1]})),
+        "load_average": report::load_average(),
+    });
+    report::write_summary(&opts.out, &summary)?;
+    let md = markdown(opts, (n, steps, repeats), all, &measured, million);
+    std::fs::write(opts.out.join("report.md"), md).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// The report.
+fn markdown(
+    opts: &SuiteOptions,
+    (n, steps, repeats): (usize, usize, usize),
+    all: &[Bounds],
+    measured: &[(&str, f64, f64)],
+    million: Option<[f64; 2]>,
+) -> String {
+    let mut md = report::heading("Scaling: the coloured sweep's schedule bound", opts.quick);
+    let _ = writeln!(
+        md,
+        "The bound is the total work of the coloured PGS sweep over the time its schedule takes on T threads \
+         (blocks of consecutive contacts, each thread a range of blocks, a block waiting for the earlier blocks \
+         it shares a moving body with; work counted in contacts; `ndem_solve::schedule`). Settled bed of {n} \
+         spheres (`cargo xtask peers ndem`'s bed). Load: {}.\n",
+        report::load_average()
+    );
+    for b in all {
+        let _ = writeln!(md, "### {} ({} contacts)\n", b.bed, b.contacts);
+        report::table_header(
+            &mut md,
+            "colour blocks | blocks | colours | T | one sweep | run of 25 sweeps",
+        );
+        for r in &b.rows {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {:.2} | {:.2} |",
+                r["colour_blocks"],
+                r["blocks"],
+                r["colours"],
+                r["threads"],
+                r["bound_one_sweep"].as_f64().unwrap_or(f64::NAN),
+                r["bound_run_of_25"].as_f64().unwrap_or(f64::NAN),
+            );
+        }
+        md.push('\n');
+    }
+    let _ = writeln!(
+        md,
+        "### Measured on this host\n\nThe step of the settled bed, coloured PGS with {SWEEPS} sweeps, one and two \
+         threads interleaved, {repeats} rounds of {steps} steps, fastest round per thread count; the serial \
+         fraction s is Amdahl's from the two times (`t₂ = t₁ (s + (1 − s)/2)`; noise makes it negative when a \
+         pass gains more than 2×).\n"
+    );
+    report::table_header(
+        &mut md,
+        "pass | 1 thread [ms] | 2 threads [ms] | speed-up | serial fraction",
+    );
+    for (name, one, two) in measured {
+        let _ = writeln!(
+            md,
+            "| {name} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            one * 1e3,
+            two * 1e3,
+            one / two,
+            serial_fraction(*one, *two)
+        );
+    }
+    if let Some([one, two]) = million {
+        let _ = writeln!(
+            md,
+            "\nLattice of 10⁶: {SWEEPS} coloured sweeps from a cold start, {one:.2} s on one thread, {two:.2} s \
+             on two ({:.2}×).",
+            one / two
+        );
+    }
+    md
+}
