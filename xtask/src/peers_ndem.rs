@@ -25,7 +25,7 @@ pub(crate) struct Config {
     pub(crate) threads: usize,
 }
 
-const CONFIGS: [Config; 3] = [
+pub(crate) const CONFIGS: [Config; 3] = [
     Config {
         label: "pgs, 1 thread",
         solver: SolverChoice::Pgs,
@@ -47,14 +47,14 @@ const CONFIGS: [Config; 3] = [
 /// over the measured steps) and the contacts.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct StepTimes {
-    pub(crate) detection: f64,
-    pub(crate) assembly: f64,
-    pub(crate) impact: f64,
-    pub(crate) continuous: f64,
-    pub(crate) total: f64,
+    detection: f64,
+    assembly: f64,
+    impact: f64,
+    continuous: f64,
+    total: f64,
     /// CPU seconds per step (all threads).
     cpu: f64,
-    pub(crate) contacts: f64,
+    contacts: f64,
     /// Steps whose impact stage solved an impact problem (some contact
     /// impacted), of the measured steps: the impact stage's time depends
     /// on it more than on the code, and two builds whose beds were settled
@@ -105,6 +105,25 @@ impl StepTimes {
         if self.fastest_continuous == 0.0 || this_step < self.fastest_continuous {
             self.fastest_continuous = this_step;
         }
+    }
+
+    /// Seconds per step.
+    pub(crate) fn step(&self) -> f64 {
+        self.total
+    }
+
+    /// The step's passes by name and their seconds per step, the step
+    /// last.
+    pub(crate) fn by_pass(&self) -> [(&'static str, f64); 6] {
+        let rest = self.total - self.detection - self.assembly - self.impact - self.continuous;
+        [
+            ("detection", self.detection),
+            ("assembly", self.assembly),
+            ("impact stage", self.impact),
+            ("continuous stage", self.continuous),
+            ("the rest (integration, warm start)", rest),
+            ("step", self.total),
+        ]
     }
 
     /// Continuous stage per contact and sweep \[ns\].

@@ -35,19 +35,11 @@ const THREADS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 /// may ask for (`PgsSettings::colour_blocks`).
 const BLOCKS: [usize; 2] = [32, 64];
 
-/// The coloured step on one and on two threads.
-const COLOURED: [Config; 2] = [
-    Config {
-        label: "pgs-coloured, 1 thread",
-        solver: SolverChoice::PgsColoured,
-        threads: 1,
-    },
-    Config {
-        label: "pgs-coloured, 2 threads",
-        solver: SolverChoice::PgsColoured,
-        threads: 2,
-    },
-];
+/// The coloured step on one and on two threads (`peers ndem`'s last two
+/// configurations).
+fn coloured() -> &'static [Config] {
+    &peers_ndem::CONFIGS[1..]
+}
 
 /// One problem's schedule: blocks, colours and the bounds.
 struct Bounds {
@@ -110,15 +102,15 @@ fn measure_step(
 ) -> SuiteResult<[StepTimes; 2]> {
     let mut best: [Option<StepTimes>; 2] = [None, None];
     for r in 0..repeats {
-        for (k, config) in COLOURED.iter().enumerate() {
+        for (k, config) in coloured().iter().enumerate() {
             let (t, _) = peers_ndem::measure(scene, history, *config, steps)?;
             progress.note(&format!(
                 "round {}: {} {:.1} ms per step",
                 r + 1,
                 config.label,
-                t.total * 1e3
+                t.step() * 1e3
             ));
-            if best[k].is_none_or(|b| t.total < b.total) {
+            if best[k].is_none_or(|b| t.step() < b.step()) {
                 best[k] = Some(t);
             }
         }
@@ -156,19 +148,11 @@ fn serial_fraction(one: f64, two: f64) -> f64 {
 /// The measured passes of the step: name, one-thread and two-thread
 /// seconds per step.
 fn passes(t: &[StepTimes; 2]) -> Vec<(&'static str, f64, f64)> {
-    let rest = |s: &StepTimes| s.total - s.detection - s.assembly - s.impact - s.continuous;
-    vec![
-        ("detection", t[0].detection, t[1].detection),
-        ("assembly", t[0].assembly, t[1].assembly),
-        ("impact stage", t[0].impact, t[1].impact),
-        ("continuous stage", t[0].continuous, t[1].continuous),
-        (
-            "the rest (integration, warm start)",
-            rest(&t[0]),
-            rest(&t[1]),
-        ),
-        ("step", t[0].total, t[1].total),
-    ]
+    t[0].by_pass()
+        .into_iter()
+        .zip(t[1].by_pass())
+        .map(|((name, one), (_, two))| (name, one, two))
+        .collect()
 }
 
 /// Runs the suite.
