@@ -35,6 +35,11 @@ const THREADS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 /// may ask for (`PgsSettings::colour_blocks`).
 const BLOCKS: [usize; 2] = [32, 64];
 
+/// Block counts beyond what the sweep allows (its dependency masks hold
+/// 64 blocks): the schedule the same rules give with wider masks
+/// ([`SweepSchedule::with_block_count`]).
+const WIDER: [usize; 3] = [128, 256, 512];
+
 /// The coloured step on one and on two threads (`peers ndem`'s last two
 /// configurations).
 fn coloured() -> &'static [Config] {
@@ -49,16 +54,35 @@ struct Bounds {
 }
 
 /// The schedule bounds of `problem` for every block count and thread
-/// count.
-fn bounds(bed: &str, problem: &ContactProblem) -> Bounds {
+/// count: the sweep's own schedule ([`BLOCKS`]), checked against the one
+/// its rules rebuild, and the rules' schedule with more blocks
+/// ([`WIDER`]).
+fn bounds(bed: &str, problem: &ContactProblem) -> SuiteResult<Bounds> {
     let mut rows = Vec::new();
-    for blocks in BLOCKS {
-        let schedule = SweepSchedule::new(problem, blocks);
+    let own = BLOCKS.map(|b| (b, SweepSchedule::new(problem, b), "sweep"));
+    for (_, schedule, _) in &own {
+        let rebuilt = SweepSchedule::with_block_count(problem, schedule.blocks());
+        if rebuilt.block_contacts() != schedule.block_contacts()
+            || rebuilt.colours() != schedule.colours()
+            || rebuilt.bound(16, SWEEPS) != schedule.bound(16, SWEEPS)
+        {
+            return Err(format!(
+                "{bed}: the rules' schedule with {} blocks is not the sweep's own",
+                schedule.blocks()
+            ));
+        }
+    }
+    let wider = WIDER.map(|b| {
+        let s = SweepSchedule::with_block_count(problem, b);
+        (b, s, "wider masks (not built)")
+    });
+    for (blocks, schedule, kind) in own.iter().chain(&wider) {
         let sizes = schedule.block_contacts();
         for threads in THREADS {
             let b = schedule.bound(threads, SWEEPS);
             rows.push(json!({
                 "bed": bed,
+                "schedule": kind,
                 "colour_blocks": blocks,
                 "blocks": schedule.blocks(),
                 "colours": schedule.colours(),
@@ -69,11 +93,11 @@ fn bounds(bed: &str, problem: &ContactProblem) -> Bounds {
             }));
         }
     }
-    Bounds {
+    Ok(Bounds {
         bed: bed.to_string(),
         contacts: problem.contacts().len(),
         rows,
-    }
+    })
 }
 
 /// The continuous problem of one step of the settled bed (coloured PGS,
@@ -167,7 +191,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let mut progress = Progress::new("scaling", 1);
     let (scene, history) = peers_ndem::settle(n, &mut progress)?;
     let problem = step_problem(&scene, &history)?;
-    let mut all = vec![bounds(&format!("settled bed of {n}"), &problem)];
+    let mut all = vec![bounds(&format!("settled bed of {n}"), &problem)?];
     drop(problem);
     let step = measure_step(&scene, &history, (steps, repeats), &mut progress)?;
     let mut million = None;
@@ -178,7 +202,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             ..PackingSpec::default()
         })
         .map_err(|e| e.to_string())?;
-        all.push(bounds("lattice of 10⁶", &lattice));
+        all.push(bounds("lattice of 10⁶", &lattice)?);
         million = Some(measure_solve(&lattice, repeats)?);
     }
     progress.tick("done");
@@ -201,6 +225,7 @@ fn write(
     let cell = |r: &Value, k: &str| r[k].to_string().trim_matches('"').to_string();
     let keys = [
         "bed",
+        "schedule",
         "colour_blocks",
         "blocks",
         "colours",
@@ -238,23 +263,20 @@ fn write(
         ],
         &pass_rows,
     )?;
+    let curve = |b: &Bounds, blocks: usize| {
+        let points = b.rows.iter().filter(|r| r["colour_blocks"] == blocks);
+        let point = |r: &Value| {
+            let x = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+            (x("threads"), x("bound_run_of_25"))
+        };
+        Series::line(
+            format!("{}, {blocks} blocks", b.bed),
+            points.map(point).collect(),
+        )
+    };
     let series: Vec<Series> = all
         .iter()
-        .flat_map(|b| {
-            b.rows
-                .iter()
-                .filter(|r| r["colour_blocks"] == 32)
-                .map(|r| {
-                    (
-                        r["threads"].as_f64().unwrap_or(0.0),
-                        r["bound_run_of_25"].as_f64().unwrap_or(0.0),
-                    )
-                })
-                .collect::<Vec<_>>()
-                .chunks(THREADS.len())
-                .map(|points| Series::line(format!("{}, 25 sweeps", b.bed), points.to_vec()))
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|b| [32, 64, 256].map(|blocks| curve(b, blocks)))
         .chain([Series::line(
             "T (linear)",
             THREADS.iter().map(|&t| (t as f64, t as f64)).collect(),
@@ -263,7 +285,7 @@ fn write(
     line_plot(
         &opts.out.join("bounds.svg"),
         Axes::new(
-            "speed-up the coloured sweep's schedule allows (32 blocks)",
+            "speed-up the coloured sweep's schedule allows (run of 25 sweeps)",
             "threads",
             "bound",
         )
@@ -305,20 +327,23 @@ fn markdown(
         md,
         "The bound is the total work of the coloured PGS sweep over the time its schedule takes on T threads \
          (blocks of consecutive contacts, each thread a range of blocks, a block waiting for the earlier blocks \
-         it shares a moving body with; work counted in contacts; `ndem_solve::schedule`). Settled bed of {n} \
-         spheres (`cargo xtask peers ndem`'s bed). Load: {}.\n",
+         it shares a moving body with; work counted in contacts; `ndem_solve::schedule`). Rows `sweep`: the \
+         sweep's own schedule (up to 64 blocks); rows `wider masks (not built)`: the schedule the same rules give \
+         with more blocks than the sweep's 64-bit dependency masks hold. Settled bed of {n} spheres (`cargo xtask \
+         peers ndem`'s bed). Load: {}.\n",
         report::load_average()
     );
     for b in all {
         let _ = writeln!(md, "### {} ({} contacts)\n", b.bed, b.contacts);
         report::table_header(
             &mut md,
-            "colour blocks | blocks | colours | T | one sweep | run of 25 sweeps",
+            "schedule | colour blocks | blocks | colours | T | one sweep | run of 25 sweeps",
         );
         for r in &b.rows {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {:.2} | {:.2} |",
+                "| {} | {} | {} | {} | {} | {:.2} | {:.2} |",
+                r["schedule"].as_str().unwrap_or(""),
                 r["colour_blocks"],
                 r["blocks"],
                 r["colours"],

@@ -25,7 +25,16 @@ use crate::problem::ContactProblem;
 /// The blocks of a coloured sweep of one problem and their dependencies.
 #[derive(Debug, Clone)]
 pub struct SweepSchedule {
-    colouring: Colouring,
+    /// Contacts per block, by position (colour after colour).
+    work: Vec<usize>,
+    /// Per position, the block's number in contact order.
+    numbers: Vec<usize>,
+    /// Per position, the earlier positions whose blocks share a moving
+    /// body with it.
+    earlier: Vec<Vec<usize>>,
+    /// Per position, the later positions whose blocks do (the transpose).
+    later: Vec<Vec<usize>>,
+    colours: usize,
 }
 
 /// The speed-up a schedule allows on some number of threads.
@@ -43,37 +52,93 @@ pub struct ScheduleBound {
 impl SweepSchedule {
     /// The blocks and colours [`crate::ProjectedGaussSeidel`] forms for
     /// `problem` with `colour_blocks` blocks at most
-    /// ([`crate::PgsSettings::colour_blocks`]).
+    /// ([`crate::PgsSettings::colour_blocks`]; at most 64).
     pub fn new(problem: &ContactProblem, colour_blocks: usize) -> Self {
-        let mut colouring = Colouring::default();
-        colouring.build(problem, colour_blocks, 1);
-        Self { colouring }
+        let mut c = Colouring::default();
+        c.build(problem, colour_blocks, 1);
+        let positions = c.blocks.len();
+        let list = |m: &[u64]| (0..positions).map(|p| bits(m[p]).collect()).collect();
+        Self {
+            work: c.blocks.iter().map(|&(s, e)| (e - s) as usize).collect(),
+            numbers: c.block_numbers.iter().map(|&b| b as usize).collect(),
+            earlier: list(&c.earlier_conflicts),
+            later: list(&c.later_conflicts),
+            colours: c.colour_starts.len().saturating_sub(1),
+        }
+    }
+
+    /// The schedule the same rules give with `count` blocks (at least 1,
+    /// at most one per contact), any number of them: the contacts in
+    /// `count` ranges of consecutive contacts, coloured in order greedily
+    /// and then balanced over the greedy's colours, each thread a range
+    /// of consecutive blocks. For up to 64 blocks it is the sweep's own
+    /// ([`Self::new`] with at least that many blocks allowed, on a
+    /// problem of at least 512 contacts per block); beyond, it is the
+    /// schedule a sweep with wider masks would follow.
+    pub fn with_block_count(problem: &ContactProblem, count: usize) -> Self {
+        let n = problem.contacts().len();
+        let count = count.clamp(1, n.max(1));
+        let bounds = |k: usize| (n * k / count, n * (k + 1) / count);
+        let adjacent = adjacent_blocks(problem, count, bounds);
+        let greedy = colour(&adjacent, None);
+        let colours_of = |c: &[usize]| c.iter().map(|&k| k + 1).max().unwrap_or(0);
+        let colour_of = if colours_of(&greedy) > 1 {
+            colour(&adjacent, Some(colours_of(&greedy)))
+        } else {
+            greedy
+        };
+        let colours = colours_of(&colour_of);
+        let mut numbers = Vec::with_capacity(count);
+        for k in 0..colours {
+            numbers.extend((0..count).filter(|&b| colour_of[b] == k));
+        }
+        let mut position = vec![0; count];
+        for (p, &b) in numbers.iter().enumerate() {
+            position[b] = p;
+        }
+        let mut earlier = vec![Vec::new(); count];
+        let mut later = vec![Vec::new(); count];
+        for (p, &b) in numbers.iter().enumerate() {
+            let mut before: Vec<usize> = adjacent[b]
+                .iter()
+                .map(|&a| position[a])
+                .filter(|&q| q < p)
+                .collect();
+            before.sort_unstable();
+            for &q in &before {
+                later[q].push(p);
+            }
+            earlier[p] = before;
+        }
+        Self {
+            work: numbers.iter().map(|&b| bounds(b).1 - bounds(b).0).collect(),
+            numbers,
+            earlier,
+            later,
+            colours,
+        }
     }
 
     /// Number of blocks.
     pub fn blocks(&self) -> usize {
-        self.colouring.blocks.len()
+        self.work.len()
     }
 
     /// Number of colours.
     pub fn colours(&self) -> usize {
-        self.colouring.colour_starts.len().saturating_sub(1)
+        self.colours
     }
 
     /// Contacts per block, by position (colour after colour).
     pub fn block_contacts(&self) -> Vec<usize> {
-        self.colouring
-            .blocks
-            .iter()
-            .map(|&(s, e)| (e - s) as usize)
-            .collect()
+        self.work.clone()
     }
 
     /// The bound on `threads` threads (at least 1): one sweep, and a run
     /// of `sweeps` sweeps (at least 1) without barriers between them.
     pub fn bound(&self, threads: usize, sweeps: usize) -> ScheduleBound {
         let threads = threads.max(1);
-        let work: f64 = self.block_contacts().iter().map(|&w| w as f64).sum();
+        let work: f64 = self.work.iter().map(|&w| w as f64).sum();
         let ratio = |sweeps: usize| {
             let makespan = self.makespan(threads, sweeps.max(1));
             if makespan > 0.0 {
@@ -92,33 +157,101 @@ impl SweepSchedule {
     /// The time `sweeps` sweeps take on `threads` threads: each thread
     /// takes, whenever it is free, the first of its blocks (sweep by
     /// sweep, in position order) whose dependencies have finished, as the
-    /// parallel sweep does ([`Colouring::owner`], `BlockProgress`,
-    /// `RunProgress`).
+    /// parallel sweep does (thread `t` sweeps the `t`-th of `threads`
+    /// ranges of block numbers; `BlockProgress`, `RunProgress`).
     fn makespan(&self, threads: usize, sweeps: usize) -> f64 {
-        let c = &self.colouring;
-        let blocks = c.blocks.len();
-        let work = self.block_contacts();
+        let blocks = self.work.len();
         // task k · blocks + p: block p in sweep k
         let deps = |task: usize| -> Vec<usize> {
             let (k, p) = (task / blocks, task % blocks);
-            let mut out = bits(c.earlier_conflicts[p])
-                .map(|q| k * blocks + q)
-                .collect::<Vec<_>>();
+            let mut out: Vec<usize> = self.earlier[p].iter().map(|&q| k * blocks + q).collect();
             if k > 0 {
-                out.extend(bits(c.later_conflicts[p]).map(|q| (k - 1) * blocks + q));
+                out.extend(self.later[p].iter().map(|&q| (k - 1) * blocks + q));
                 out.push((k - 1) * blocks + p);
             }
             out
         };
         let tasks = blocks * sweeps;
         let deps: Vec<Vec<usize>> = (0..tasks).map(deps).collect();
-        let owner = |task: usize| c.owner(task % blocks, threads);
+        let owner = |task: usize| self.numbers[task % blocks] * threads / blocks;
         let mut pending: Vec<Vec<usize>> = vec![Vec::new(); threads];
         for task in 0..tasks {
             pending[owner(task)].push(task);
         }
-        play(&deps, |t| work[t % blocks] as f64, pending)
+        play(&deps, |t| self.work[t % blocks] as f64, pending)
     }
+}
+
+/// Per block of `count` (contacts `bounds(k)`), the other blocks that
+/// share a moving body with it, ascending.
+fn adjacent_blocks(
+    problem: &ContactProblem,
+    count: usize,
+    bounds: impl Fn(usize) -> (usize, usize),
+) -> Vec<Vec<usize>> {
+    let moving: Vec<bool> = problem.inverse_mass().movable().collect();
+    let records = problem.records();
+    // per moving body, the blocks that name it (ascending, once each)
+    let mut touching: Vec<Vec<usize>> = vec![Vec::new(); moving.len()];
+    for k in 0..count {
+        let (s, e) = bounds(k);
+        for c in &records[s..e] {
+            for b in c
+                .bodies
+                .map(|b| b as usize)
+                .into_iter()
+                .filter(|&b| moving[b])
+            {
+                if touching[b].last() != Some(&k) {
+                    touching[b].push(k);
+                }
+            }
+        }
+    }
+    let mut adjacent: Vec<Vec<usize>> = vec![Vec::new(); count];
+    for blocks in &touching {
+        for &a in blocks {
+            adjacent[a].extend(blocks.iter().copied().filter(|&b| b != a));
+        }
+    }
+    for a in &mut adjacent {
+        a.sort_unstable();
+        a.dedup();
+    }
+    adjacent
+}
+
+/// Colours blocks in order: each takes the lowest colour no earlier
+/// adjacent block has (`balance` `None`), or, with `balance` the greedy's
+/// colour count, the free colour below it that holds the fewest blocks so
+/// far (the lowest free one beyond when none is free).
+fn colour(adjacent: &[Vec<usize>], balance: Option<usize>) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::with_capacity(adjacent.len());
+    let mut sizes: Vec<usize> = Vec::new();
+    for (k, adj) in adjacent.iter().enumerate() {
+        let mut taken: Vec<bool> = Vec::new();
+        for &j in adj.iter().filter(|&&j| j < k) {
+            if taken.len() <= out[j] {
+                taken.resize(out[j] + 1, false);
+            }
+            taken[out[j]] = true;
+        }
+        let free = |c: usize| !taken.get(c).copied().unwrap_or(false);
+        let lowest = (0..).find(|&c| free(c)).unwrap_or(0);
+        let c = match balance {
+            None => lowest,
+            Some(greedy) => (0..greedy)
+                .filter(|&c| free(c))
+                .min_by_key(|&c| sizes.get(c).copied().unwrap_or(0))
+                .unwrap_or(lowest),
+        };
+        if sizes.len() <= c {
+            sizes.resize(c + 1, 0);
+        }
+        sizes[c] += 1;
+        out.push(c);
+    }
+    out
 }
 
 /// The set bits of `m`, lowest first.
@@ -238,6 +371,28 @@ mod tests {
         let cost = |t: usize| if t == 0 { 4.0 } else { 1.0 };
         // task 2 runs at 0-1 while thread 1 waits; task 1 at 4-5
         assert_eq!(play(&deps, cost, pending), 5.0);
+    }
+
+    /// With up to 64 blocks the schedule built by the same rules is the
+    /// sweep's own: the same blocks in the same positions, colours and
+    /// dependencies, so the same bounds.
+    #[test]
+    fn the_rules_rebuild_the_sweeps_own_schedule() {
+        for (cells, blocks) in [([14, 14, 8], 32), ([24, 24, 15], 32), ([24, 24, 15], 64)] {
+            let problem = sphere_packing(&PackingSpec {
+                cells,
+                speed: 0.05,
+                ..PackingSpec::default()
+            })
+            .unwrap();
+            let own = SweepSchedule::new(&problem, blocks);
+            let rebuilt = SweepSchedule::with_block_count(&problem, own.blocks());
+            assert_eq!(own.numbers, rebuilt.numbers, "{cells:?}");
+            assert_eq!(own.work, rebuilt.work);
+            assert_eq!(own.earlier, rebuilt.earlier);
+            assert_eq!(own.later, rebuilt.later);
+            assert_eq!(own.colours, rebuilt.colours);
+        }
     }
 
     /// One thread's bound is 1; more threads never take longer than the
