@@ -163,11 +163,8 @@ fn bad_settings_are_typed_errors_naming_the_field() {
 #[test]
 fn resting_column_merges_and_stays_at_rest() {
     let run = |reduce: bool| {
-        let mut scene = ndem_scenes_column();
+        let mut scene = settled_column();
         let mut st = scene.1;
-        for _ in 0..200 {
-            st.step(&mut scene.0).unwrap();
-        }
         if reduce {
             st.set_hooks(Box::new(
                 Reducer::new(ReductionSettings::default()).unwrap(),
@@ -211,6 +208,15 @@ fn resting_column_merges_and_stays_at_rest() {
     );
 }
 
+/// [`ndem_scenes_column`] after 200 steps (1 s): at rest.
+fn settled_column() -> (World, Stepper) {
+    let (mut w, mut st) = ndem_scenes_column();
+    for _ in 0..200 {
+        st.step(&mut w).unwrap();
+    }
+    (w, st)
+}
+
 fn ndem_scenes_column() -> (World, Stepper) {
     let mut w = World::on_floor(Material::default()).unwrap();
     let r = 0.0065;
@@ -222,10 +228,7 @@ fn ndem_scenes_column() -> (World, Stepper) {
 
 /// The settled column merged into one aggregate.
 fn merged_column() -> (World, Stepper) {
-    let (mut w, mut st) = ndem_scenes_column();
-    for _ in 0..200 {
-        st.step(&mut w).unwrap();
-    }
+    let (mut w, mut st) = settled_column();
     st.set_hooks(Box::new(
         Reducer::new(ReductionSettings::default()).unwrap(),
     ));
@@ -288,10 +291,7 @@ fn dropped_sphere_splits_the_top_locally() {
 /// two aggregates.
 #[test]
 fn sensor_frees_exactly_the_members_inside() {
-    let (mut w, mut st) = ndem_scenes_column();
-    for _ in 0..200 {
-        st.step(&mut w).unwrap();
-    }
+    let (mut w, mut st) = settled_column();
     let sensor = SensorSplit {
         shape: Shape::sphere(0.02).unwrap(),
         position: w.positions()[13],
@@ -322,10 +322,7 @@ fn sensor_frees_exactly_the_members_inside() {
 /// pose is a typed error.
 #[test]
 fn moved_sensor_frees_the_members_at_its_new_place() {
-    let (mut w, mut st) = ndem_scenes_column();
-    for _ in 0..200 {
-        st.step(&mut w).unwrap();
-    }
+    let (mut w, mut st) = settled_column();
     let sensor = SensorSplit {
         shape: Shape::sphere(0.02).unwrap(),
         position: Vec3::new(10.0, 10.0, 10.0),
