@@ -1,10 +1,13 @@
 //! `cargo xtask reduce collapse [--quick]`: the adaptive-model-reduction
 //! paper's granular collapse (section 4, Table 3, Figs. 6, 9-11). One bed
-//! is settled (PGS, N_it = 150), then four runs start from it with the
+//! is settled (PGS, N_it = 150), then eight runs start from it with the
 //! gate raised: ref-500 and ref-150 (full resolution), tr-150-50-f and
 //! tr-150-50-fv (model reduction with the background trial solve of 50
-//! sweeps, force balance, and force and velocity tests). θ_collapse is
-//! read at 2 s after the gate opens; h(t) and θ(t) are recorded.
+//! sweeps, force balance, and force and velocity tests), and the same two
+//! with a trial solve every second and every fourth step (`/2`, `/4`,
+//! `TrialSplit::every`).
+//! θ_collapse is read at 2 s after the gate opens; h(t) and θ(t) are
+//! recorded.
 
 use crate::SuiteOptions;
 use crate::report::{self, Progress, SuiteResult};
@@ -119,7 +122,7 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         CollapseSpec::default()
     };
     let (settle_time, seconds) = (SETTLE_TIME, 2.0);
-    let mut progress = Progress::new("reduce collapse", 6);
+    let mut progress = Progress::new("reduce collapse", 10);
     // the built-in scene: `ndem run collapse --reduce` runs its preset,
     // tr-150-50-fv, switched on at the opening
     let (scene, cube) = collapse_scene(spec).map_err(|e| e.to_string())?;
@@ -140,18 +143,26 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         "{} particles settled for {settle_time} s (kinetic energy {kinetic:.2e} J)",
         spec.particles
     ));
-    let trial = |velocity_test| ReductionSettings {
-        trial_split: preset
-            .trial_split
-            .map(|t| TrialSplit { velocity_test, ..t }),
+    let trial = |velocity_test, every| ReductionSettings {
+        trial_split: preset.trial_split.map(|t| TrialSplit {
+            velocity_test,
+            every,
+            ..t
+        }),
         start_time: 0.0,
         ..preset.clone()
     };
-    let plan: [(&'static str, usize, Option<ReductionSettings>); 4] = [
+    // the paper's four runs, and the trial runs with a trial solve every
+    // second and every fourth step (`TrialSplit::every`)
+    let plan: [(&'static str, usize, Option<ReductionSettings>); 8] = [
         ("ref-500", 500, None),
         ("ref-150", 150, None),
-        ("tr-150-50-f", 150, Some(trial(false))),
-        ("tr-150-50-fv", 150, Some(trial(true))),
+        ("tr-150-50-f", 150, Some(trial(false, 1))),
+        ("tr-150-50-fv", 150, Some(trial(true, 1))),
+        ("tr-150-50-f/2", 150, Some(trial(false, 2))),
+        ("tr-150-50-fv/2", 150, Some(trial(true, 2))),
+        ("tr-150-50-f/4", 150, Some(trial(false, 4))),
+        ("tr-150-50-fv/4", 150, Some(trial(true, 4))),
     ];
     // two runs at a time, one per core
     let results = in_pairs(

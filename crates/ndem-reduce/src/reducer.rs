@@ -580,6 +580,9 @@ impl Reducer {
         let Some(ts) = self.settings.trial_split else {
             return Ok(());
         };
+        if !ts.runs_at(detected.step) {
+            return Ok(());
+        }
         let (problem, index) = ndem_step::unfolded_problem(world, contacts, detected.settings)?;
         if problem.is_empty() {
             return Ok(());

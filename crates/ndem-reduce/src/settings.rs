@@ -116,6 +116,21 @@ pub struct TrialSplit {
     pub torque_balance: f64,
     /// Apply the velocity tests (runs "fv"), or only force balance ("f").
     pub velocity_test: bool,
+    /// Steps from one trial solve to the next (at least 1; the paper's
+    /// runs: 1, a trial every step). With `k > 1` the trial runs on the
+    /// steps whose count ([`ndem_step::Stepper::step_count`] before the
+    /// step) is a multiple of `k`, and its cost is spread over `k` steps
+    /// (the paper's eq. 40: the overhead `δ` divided by `k`); a split it
+    /// calls for comes up to `k − 1` steps later.
+    pub every: usize,
+}
+
+impl TrialSplit {
+    /// Whether the trial solve runs on the step that follows `step`
+    /// completed steps ([`Self::every`]).
+    pub fn runs_at(&self, step: u64) -> bool {
+        step.is_multiple_of(self.every.max(1) as u64)
+    }
 }
 
 impl Default for TrialSplit {
@@ -130,6 +145,7 @@ impl Default for TrialSplit {
             force_balance: 0.15,
             torque_balance: f64::INFINITY,
             velocity_test: true,
+            every: 1,
         }
     }
 }
@@ -272,6 +288,11 @@ impl ReductionSettings {
             ReduceError::require(
                 t.iterations != 0,
                 "trial_split.iterations",
+                "must be at least 1 when trial split is on",
+            )?;
+            ReduceError::require(
+                t.every != 0,
+                "trial_split.every",
                 "must be at least 1 when trial split is on",
             )?;
         }

@@ -616,6 +616,60 @@ fn trial_split_keeps_a_resting_block_and_splits_a_loaded_one() {
     assert!(stats.split_members > 0);
 }
 
+/// A trial solve every third step (`TrialSplit::every`) runs on the steps
+/// whose count before the step is a multiple of three, and on no other. A
+/// tilt of gravity on a step without a trial splits nothing; the next
+/// trial step splits, as the trial on every step does at once; an
+/// `every` of 0 is a typed error naming the field.
+#[test]
+fn a_trial_every_third_step_runs_on_those_steps_only() {
+    let (mut w, mut st) = block();
+    for _ in 0..200 {
+        st.step(&mut w).unwrap();
+    }
+    let every_third = ReductionSettings {
+        trial_split: Some(TrialSplit {
+            every: 3,
+            ..TrialSplit::default()
+        }),
+        ..trial_settings()
+    };
+    st.set_hooks(Box::new(Reducer::new(every_third).unwrap()));
+    let mut ran = Vec::new();
+    for _ in 0..9 {
+        let before = st.step_count();
+        st.step(&mut w).unwrap();
+        let trial = st.hooks_as::<Reducer>().unwrap().stats().trial_iterations;
+        ran.push((before, trial));
+    }
+    for (before, trial) in &ran {
+        assert_eq!(*trial, if before % 3 == 0 { 50 } else { 0 }, "{ran:?}");
+    }
+    // the next step (count 209) has no trial: the tilt splits nothing yet
+    assert_eq!(st.step_count() % 3, 2);
+    let g = 9.81;
+    let tilt = 60f64.to_radians();
+    w.gravity = Vec3::new(g * tilt.sin(), 0.0, -g * tilt.cos());
+    st.step(&mut w).unwrap();
+    assert_eq!(st.hooks_as::<Reducer>().unwrap().stats().split_members, 0);
+    st.step(&mut w).unwrap();
+    assert!(st.hooks_as::<Reducer>().unwrap().stats().split_members > 0);
+    let bad = ReductionSettings {
+        trial_split: Some(TrialSplit {
+            every: 0,
+            ..TrialSplit::default()
+        }),
+        ..trial_settings()
+    };
+    assert!(matches!(
+        Reducer::new(bad),
+        Err(ReduceError::InvalidSettings {
+            field: "trial_split.every",
+            ..
+        })
+    ));
+}
+
 /// Material resting on a moving surface: aggregates never include static
 /// or kinematic bodies; an aggregate on a conveyor belt (a floor with a
 /// surface velocity of 0.1 m/s) is a free rigid body carried by friction,

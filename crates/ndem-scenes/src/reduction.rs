@@ -145,6 +145,8 @@ mirror!(toggled
         torque_balance: f64,
         /// Velocity tests on ("fv") or off ("f").
         velocity_test: bool,
+        /// Steps from one trial solve to the next.
+        every: usize,
     }
 );
 
@@ -289,6 +291,7 @@ fn reduction_field(field: &'static str) -> &'static str {
         "trial_split.rolling" => "reduction.trial_split.rolling",
         "trial_split.force_balance" => "reduction.trial_split.force_balance",
         "trial_split.torque_balance" => "reduction.trial_split.torque_balance",
+        "trial_split.every" => "reduction.trial_split.every",
         "sensors.shape" => "reduction.sensors.shape",
         "sensors.position" => "reduction.sensors.position",
         "min_aggregate_size" => "reduction.min_aggregate_size",

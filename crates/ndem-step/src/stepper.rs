@@ -63,6 +63,9 @@ pub struct DetectedView<'a> {
     /// keep the impulses they had when they were last solved); `None` when
     /// the warm-start policy keeps no history.
     pub history: Option<&'a ImpulseHistory>,
+    /// Steps completed before this one ([`Stepper::step_count`]; restored
+    /// with the clock, so it continues across checkpoints).
+    pub step: u64,
 }
 
 /// Hook points of the adaptive-model-reduction paper's Algorithm 1. The
@@ -598,6 +601,7 @@ impl Stepper {
         let detected = DetectedView {
             settings: &self.settings,
             history: self.warm_start.history(),
+            step: self.step,
         };
         self.hooks.after_detection(world, contacts, &detected)?;
         let split_time = t.elapsed();

@@ -228,8 +228,10 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         }
         let mut layout = self.layout();
         let mut split = match self.settings.trial_split {
-            Some(ts) => self.trial_split(world, contacts, detected, &ts, &layout)?,
-            None => Vec::new(),
+            Some(ts) if ts.runs_at(detected.step) => {
+                self.trial_split(world, contacts, detected, &ts, &layout)?
+            }
+            _ => Vec::new(),
         };
         if let Some(cs) = self.settings.contact_split {
             let g = &layout.gid;
