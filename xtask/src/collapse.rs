@@ -11,9 +11,7 @@
 
 use crate::SuiteOptions;
 use crate::report::{self, Progress, SuiteResult};
-use crate::runs::{
-    Samples, TraceTitles, history_stepper, in_pairs, rows_versus_ref150, write_traces,
-};
+use crate::runs::{TraceTitles, history_stepper, in_pairs, rows_versus_ref150, write_traces};
 use ndem_reduce::{Reducer, ReductionSettings, TrialSplit};
 use ndem_scenes::collapse::{
     CollapseCube, CollapseSpec, SETTLE_TIME, collapse_scene, surface_angle,
@@ -105,8 +103,8 @@ fn run(
 
 /// Writes the θ(t) and h(t) CSV and plots.
 fn write_outcome_traces(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
-    let runs: Vec<(&str, Samples)> = outcomes.iter().map(|o| (o.name, o.trace.clone())).collect();
-    write_traces(&opts.out, "collapse.csv", &runs, &TRACE_TITLES)
+    let runs = outcomes.iter().map(|o| (o.name, &o.trace));
+    write_traces(&opts.out, "collapse.csv", runs, &TRACE_TITLES)
 }
 
 /// Runs the suite.

@@ -26,13 +26,6 @@ use serde_json::json;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-/// Titles of the θ(t) and h(t) plots.
-const TRACE_TITLES: TraceTitles<'static> = TraceTitles {
-    theta: "θ_conv: the heap's upstream face along the belt",
-    level: "reduction level h(t) (paper: about 0.85 steady)",
-    time: "t after filling [s]",
-};
-
 /// The paper's Table 3 conveyor rows: `(run, θ [°], ± [°], h)`.
 const PAPER: [(&str, f64, f64, Option<f64>); 3] = [
     ("ref-500", 41.5, 0.7, None),
@@ -259,6 +252,13 @@ pub fn conveyor_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
     progress.tick("written");
     Ok(failures.is_empty())
 }
+
+/// Titles of the θ(t) and h(t) plots.
+const TRACE_TITLES: TraceTitles<'static> = TraceTitles {
+    theta: "θ_conv: the heap's upstream face along the belt",
+    level: "reduction level h(t) (paper: about 0.85 steady)",
+    time: "t after filling [s]",
+};
 
 fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
     let mut rows = Vec::new();

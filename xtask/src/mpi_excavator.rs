@@ -24,6 +24,15 @@ pub(crate) struct ExcavatorRun {
     pub drag_steps: usize,
 }
 
+impl crate::report::RankedRun for ExcavatorRun {
+    fn ranks(&self) -> usize {
+        self.ranks
+    }
+    fn summary(&self) -> &Value {
+        &self.summary
+    }
+}
+
 /// Steps of the quick excavator to the end of its cycle, and the index of
 /// the arm cylinder among its joints.
 fn scene_figures() -> SuiteResult<(u64, usize)> {
@@ -104,21 +113,16 @@ pub(crate) fn measure_excavators(
 
 /// Each run's figures and its differences from the one-rank run.
 pub(crate) fn rows(runs: &[ExcavatorRun], cores: usize) -> Vec<Value> {
-    crate::report::scaling_rows(
-        runs,
-        cores,
-        |r| (r.ranks, &r.summary),
-        |r, one| {
-            json!({
-                "steps": r.steps,
-                "particles": figure(&r.summary, "particles"),
-                "drag_steps": r.drag_steps,
-                "arm_cylinder_drag_force_N": r.drag_force,
-                "drag_force_relative_difference":
-                    one.map(|o| (r.drag_force - o.drag_force) / o.drag_force),
-            })
-        },
-    )
+    crate::report::scaling_rows(runs, cores, |r, one| {
+        json!({
+            "steps": r.steps,
+            "particles": figure(&r.summary, "particles"),
+            "drag_steps": r.drag_steps,
+            "arm_cylinder_drag_force_N": r.drag_force,
+            "drag_force_relative_difference":
+                one.map(|o| (r.drag_force - o.drag_force) / o.drag_force),
+        })
+    })
 }
 
 /// The report's section.

@@ -28,6 +28,15 @@ pub(crate) struct PileRun {
     pub height: f64,
 }
 
+impl crate::report::RankedRun for PileRun {
+    fn ranks(&self) -> usize {
+        self.ranks
+    }
+    fn summary(&self) -> &Value {
+        &self.summary
+    }
+}
+
 /// Steps of a pile of `particles`: to 10 s after the last is emitted.
 fn steps_of(particles: usize) -> SuiteResult<u64> {
     let scene = builders::builtin_sized("pile", Some(particles)).map_err(|e| e.to_string())?;
@@ -94,24 +103,19 @@ pub(crate) fn measure_piles(
 
 /// Each run's figures and its differences from the one-rank run.
 pub(crate) fn rows(runs: &[PileRun], cores: usize) -> Vec<Value> {
-    crate::report::scaling_rows(
-        runs,
-        cores,
-        |r| (r.ranks, &r.summary),
-        |r, one| {
-            json!({
-                "particles": r.particles,
-                "count": r.count,
-                "mass_kg": r.mass,
-                "angle_deg": r.angle,
-                "height_m": r.height,
-                "count_difference": one.map(|o| r.count as i64 - o.count as i64),
-                "mass_relative_difference": one.map(|o| (r.mass - o.mass) / o.mass),
-                "angle_difference_deg": one.map(|o| r.angle - o.angle),
-                "height_difference_m": one.map(|o| r.height - o.height),
-            })
-        },
-    )
+    crate::report::scaling_rows(runs, cores, |r, one| {
+        json!({
+            "particles": r.particles,
+            "count": r.count,
+            "mass_kg": r.mass,
+            "angle_deg": r.angle,
+            "height_m": r.height,
+            "count_difference": one.map(|o| r.count as i64 - o.count as i64),
+            "mass_relative_difference": one.map(|o| (r.mass - o.mass) / o.mass),
+            "angle_difference_deg": one.map(|o| r.angle - o.angle),
+            "height_difference_m": one.map(|o| r.height - o.height),
+        })
+    })
 }
 
 /// The report's section.

@@ -13,8 +13,8 @@
 use crate::SuiteOptions;
 use crate::report::{self, Progress, SuiteResult};
 use crate::runs::{
-    PairedRuns, Samples, TraceTitles, angle_by_run_plot, history_stepper, mean_sd,
-    rows_versus_ref150, run_plan, write_traces,
+    PairedRuns, TraceTitles, angle_by_run_plot, history_stepper, mean_sd, rows_versus_ref150,
+    run_plan, write_traces,
 };
 use ndem_math::Vec3;
 use ndem_reduce::{Reducer, ReductionSettings, SensorSplit, TrialSplit};
@@ -25,13 +25,6 @@ use ndem_solve::ImpulseHistory;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::time::Instant;
-
-/// Titles of the θ(t) and h(t) plots.
-const TRACE_TITLES: TraceTitles<'static> = TraceTitles {
-    theta: "drum surface angle over the central D/2",
-    level: "reduction level h(t)",
-    time: "t after the first revolution [s]",
-};
 
 /// A row of the paper's Table 3 for the drum.
 struct PaperRow {
@@ -148,9 +141,16 @@ fn run(
     })
 }
 
+/// Titles of the θ(t) and h(t) plots.
+const TRACE_TITLES: TraceTitles<'static> = TraceTitles {
+    theta: "drum surface angle over the central D/2",
+    level: "reduction level h(t)",
+    time: "t after the first revolution [s]",
+};
+
 fn write_plots(opts: &SuiteOptions, outcomes: &[Outcome]) -> SuiteResult<()> {
-    let runs: Vec<(&str, Samples)> = outcomes.iter().map(|o| (o.name, o.trace.clone())).collect();
-    write_traces(&opts.out, "drum.csv", &runs, &TRACE_TITLES)?;
+    let runs = outcomes.iter().map(|o| (o.name, &o.trace));
+    write_traces(&opts.out, "drum.csv", runs, &TRACE_TITLES)?;
     let paper: Vec<(&str, f64)> = PAPER.iter().map(|p| (p.run, p.theta.0)).collect();
     let ours: Vec<(&str, f64)> = outcomes.iter().map(|o| (o.name, o.theta.0)).collect();
     angle_by_run_plot(

@@ -182,23 +182,29 @@ pub fn figure(summary: &serde_json::Value, key: &str) -> f64 {
     summary[key].as_f64().unwrap_or(f64::NAN)
 }
 
+/// A distributed run: its rank count and its `summary.json`.
+pub trait RankedRun {
+    /// Ranks it ran on.
+    fn ranks(&self) -> usize;
+    /// Its `summary.json`.
+    fn summary(&self) -> &serde_json::Value;
+}
+
 /// The rows of distributed runs on several rank counts: each run's own
 /// figures (`own`, given the one-rank run if there is one) and those every
-/// distributed run reports, from its `summary.json` (`of`: the run's rank
-/// count and summary): the rank count, whether it oversubscribes the
-/// `cores`, seconds per step, the strong-scaling efficiency against the
+/// distributed run reports, from its `summary.json`: the rank count,
+/// whether it oversubscribes the `cores`, seconds per step, the strong-scaling efficiency against the
 /// one-rank run and the fraction of time in exchanges.
-pub fn scaling_rows<R>(
+pub fn scaling_rows<R: RankedRun>(
     runs: &[R],
     cores: usize,
-    of: impl Fn(&R) -> (usize, &serde_json::Value),
     own: impl Fn(&R, Option<&R>) -> serde_json::Value,
 ) -> Vec<serde_json::Value> {
-    let one = runs.iter().find(|r| of(r).0 == 1);
-    let t1 = one.map_or(f64::NAN, |o| figure(of(o).1, "seconds_per_step"));
+    let one = runs.iter().find(|r| r.ranks() == 1);
+    let t1 = one.map_or(f64::NAN, |o| figure(o.summary(), "seconds_per_step"));
     runs.iter()
         .map(|r| {
-            let (ranks, summary) = of(r);
+            let (ranks, summary) = (r.ranks(), r.summary());
             let t = figure(summary, "seconds_per_step");
             let mut row = serde_json::json!({
                 "ranks": ranks,

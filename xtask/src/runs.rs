@@ -230,14 +230,15 @@ pub(crate) fn theta_and_level_plots(
 
 /// Writes the `(run, t, θ, h)` samples of every run to `csv` in `out`,
 /// and `theta.svg`, `level.svg` from them.
-pub(crate) fn write_traces(
+pub(crate) fn write_traces<'a>(
     out: &Path,
     csv: &str,
-    runs: &[(&str, Samples)],
+    runs: impl IntoIterator<Item = (&'a str, &'a Samples)>,
     titles: &TraceTitles<'_>,
 ) -> SuiteResult<()> {
-    trace_csv(&out.join(csv), runs)?;
-    theta_and_level_plots(out, runs, titles)
+    let runs: Vec<(&str, Samples)> = runs.into_iter().map(|(n, s)| (n, s.clone())).collect();
+    trace_csv(&out.join(csv), &runs)?;
+    theta_and_level_plots(out, &runs, titles)
 }
 
 /// The columns every model-reduction run reports against the reference
