@@ -23,7 +23,7 @@ use crate::pgs_parallel::Colouring;
 use crate::problem::ContactProblem;
 
 /// The blocks of a coloured sweep of one problem and their dependencies.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SweepSchedule {
     /// Contacts per block, by position (colour after colour).
     work: Vec<usize>,
