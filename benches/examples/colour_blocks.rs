@@ -39,7 +39,7 @@ fn case_arguments() -> (Vec<usize>, usize) {
             s.split(',')
                 .map(|b| {
                     b.parse()
-                        .expect("BLOCKS: block counts in 1..=64, comma-separated")
+                        .expect("BLOCKS: block counts in 1..=256, comma-separated")
                 })
                 .collect()
         },

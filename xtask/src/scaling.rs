@@ -31,14 +31,14 @@ use std::fmt::Write as _;
 /// Thread counts the bound is given for.
 const THREADS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 
-/// Block counts the bound is given for: the default and the most a run
-/// may ask for (`PgsSettings::colour_blocks`).
-const BLOCKS: [usize; 2] = [32, 64];
+/// Block counts the bound is given for: the default, two between and the
+/// most a run may ask for (`PgsSettings::colour_blocks`).
+const BLOCKS: [usize; 4] = [32, 64, 128, 256];
 
-/// Block counts beyond what the sweep allows (its dependency masks hold
-/// 64 blocks): the schedule the same rules give with wider masks
+/// Block counts beyond what the sweep allows (its block sets hold 256
+/// blocks): the schedule the same rules give with wider sets
 /// ([`SweepSchedule::with_block_count`]).
-const WIDER: [usize; 3] = [128, 256, 512];
+const WIDER: [usize; 1] = [512];
 
 /// The coloured step on one and on two threads (`peers ndem`'s last two
 /// configurations).
@@ -70,7 +70,7 @@ fn bounds(bed: &str, problem: &ContactProblem) -> SuiteResult<Bounds> {
     }
     let wider = WIDER.map(|b| {
         let s = SweepSchedule::with_block_count(problem, b);
-        (b, s, "wider masks (not built)")
+        (b, s, "wider sets (not built)")
     });
     for (blocks, schedule, kind) in own.iter().chain(&wider) {
         let sizes = schedule.block_contacts();
@@ -324,8 +324,8 @@ fn markdown(
         "The bound is the total work of the coloured PGS sweep over the time its schedule takes on T threads \
          (blocks of consecutive contacts, each thread a range of blocks, a block waiting for the earlier blocks \
          it shares a moving body with; work counted in contacts; `ndem_solve::schedule`). Rows `sweep`: the \
-         sweep's own schedule (up to 64 blocks); rows `wider masks (not built)`: the schedule the same rules give \
-         with more blocks than the sweep's 64-bit dependency masks hold. Settled bed of {n} spheres (`cargo xtask \
+         sweep's own schedule (up to 256 blocks); rows `wider sets (not built)`: the schedule the same rules give \
+         with more blocks than the sweep's 256-member block sets hold. Settled bed of {n} spheres (`cargo xtask \
          peers ndem`'s bed). Load: {}.\n",
         report::load_average()
     );

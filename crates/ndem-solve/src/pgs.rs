@@ -82,7 +82,7 @@ pub struct PgsSettings {
     /// ([`SolveError::ThreadsRefused`]).
     pub threads: usize,
     /// Most blocks of consecutive contacts [`ContactOrder::Coloured`]
-    /// cuts a problem into (each at least 512 contacts), in `1..=64`;
+    /// cuts a problem into (each at least 512 contacts), in `1..=256`;
     /// default 32. The blocks, so the visiting order and the iterates,
     /// depend on it and on the problem, never on `threads`. More blocks
     /// split the contacts more finely between threads and give a sweep a
@@ -155,7 +155,7 @@ impl PgsSettings {
         SolveError::require(
             (1..=crate::pgs_parallel::MAX_BLOCKS).contains(&self.colour_blocks),
             "colour_blocks",
-            "must lie in 1..=64 (a body's colours are the bits of a u64)",
+            "must lie in 1..=256 (the sweep's sets of blocks hold 256)",
         )?;
         SolveError::require_ok("threads", ndem_par::blocks::count_allowed(self.threads))?;
         if self.threads != 1 && self.order != ContactOrder::Coloured {

@@ -2,7 +2,7 @@
 //! the contacts ([`crate::ContactOrder::Coloured`]).
 //!
 //! The contacts are cut into at most `PgsSettings::colour_blocks` blocks
-//! of consecutive contacts (default 32, at most 64; at least 512 contacts
+//! of consecutive contacts (default 32, at most 256; at least 512 contacts
 //! each; the cut depends on the problem and that setting only), and the blocks
 //! are coloured in the problem's order so that no two blocks of one colour
 //! share a body with finite mass: first greedily (each block the lowest
@@ -49,10 +49,13 @@ use ndem_par::blocks::map_parts;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-/// Colours tracked per body (bits of a `u64`): as many as blocks can be,
-/// so that every block finds a free colour.
-const MAX_COLOURS: usize = 64;
-const _: () = assert!(MAX_BLOCKS <= MAX_COLOURS);
+mod block_set;
+pub(crate) use block_set::{AtomicBlockSet, BlockSet};
+
+/// Colours a block may take (a [`BlockSet`] of colours): as many as blocks
+/// can be, so that every block finds a free colour.
+const MAX_COLOURS: usize = block_set::CAPACITY;
+const _: () = assert!(MAX_BLOCKS <= MAX_COLOURS && MAX_COLOURS <= 256);
 
 /// Fewest contacts per block, and most blocks: the blocks depend on the
 /// problem alone (never on the thread count), so the visiting order and the
@@ -62,8 +65,9 @@ const _: () = assert!(MAX_BLOCKS <= MAX_COLOURS);
 /// for its other lane. At 512 it has 32 (`docs/performance.md`,
 /// "NDEM step").
 pub(crate) const BLOCK_MIN_CONTACTS: usize = 512;
-/// Most blocks a caller may ask for ([`crate::PgsSettings::colour_blocks`]).
-pub(crate) const MAX_BLOCKS: usize = 64;
+/// Most blocks a caller may ask for ([`crate::PgsSettings::colour_blocks`]):
+/// as many as a [`BlockSet`] holds. Block numbers and colours are `u8`.
+pub(crate) const MAX_BLOCKS: usize = block_set::CAPACITY;
 /// Blocks by default.
 pub(crate) const DEFAULT_BLOCKS: usize = 32;
 
@@ -80,15 +84,15 @@ pub(crate) struct Colouring {
     pub(crate) blocks: Vec<(u32, u32)>,
     /// `blocks[colour_starts[k]..colour_starts[k + 1]]` is colour `k`.
     pub(crate) colour_starts: Vec<usize>,
-    /// `earlier_conflicts[p]` has bit `q` set when block `q < p` (both
+    /// `earlier_conflicts[p]` holds `q` when block `q < p` (both
     /// positions in `blocks`) shares a moving body with block `p`: what
     /// block `p` waits for in a parallel sweep ([`BlockProgress`]).
-    pub(crate) earlier_conflicts: Vec<u64>,
-    /// `later_conflicts[p]` has bit `q` set when block `q > p` shares a
+    pub(crate) earlier_conflicts: Vec<BlockSet>,
+    /// `later_conflicts[p]` holds `q` when block `q > p` shares a
     /// moving body with block `p` (the transpose of `earlier_conflicts`):
     /// what block `p` waits for, from the sweep before, in a run of sweeps
     /// without a barrier between them ([`RunProgress`]).
-    pub(crate) later_conflicts: Vec<u64>,
+    pub(crate) later_conflicts: Vec<BlockSet>,
     /// `block_numbers[p]`: the number of block `p` in contact order
     /// (`0..blocks.len()`); a parallel sweep gives each thread a range of
     /// numbers, i.e. a range of consecutive contacts ([`Self::owner`]).
@@ -102,14 +106,15 @@ pub(crate) struct Colouring {
     /// Per moving body, the blocks whose contacts name it (bits).
     touching: BodyBlocks,
     /// Per block (in contact order), the other blocks it shares a moving
-    /// body with (bits).
-    adjacent: Vec<u64>,
+    /// body with.
+    adjacent: Vec<BlockSet>,
     colour: Vec<u8>,
 }
 
 /// Scratch of [`Colouring::build`]: per body, bits set by the threads that
 /// scan the blocks (relaxed atomic `or`s: the bits are the same on any
-/// thread count). A clone starts empty.
+/// thread count), as many 64-bit words per body as the block count needs
+/// (body `b`'s words at `b * words..`). A clone starts empty.
 #[derive(Debug, Default)]
 struct BodyBlocks(Vec<AtomicU64>);
 
@@ -204,16 +209,17 @@ impl Colouring {
         // the earlier blocks it shares a moving body with has; then again
         // with the greedy's colour count, each block taking the free
         // colour with the fewest blocks so far
-        self.assign(count, |free| free.trailing_zeros() as usize);
+        self.assign(count, |free| free.first().unwrap_or_default());
         let greedy = self.colours_used();
         if greedy > 1 {
             let mut sizes = [0u32; MAX_COLOURS];
             self.assign(count, |free| {
-                let least = (0..greedy)
-                    .filter(|&k| free & (1 << k) != 0)
+                let least = free
+                    .iter()
+                    .take_while(|&k| k < greedy)
                     .min_by_key(|&k| sizes[k]);
                 // no free colour among the greedy's: the lowest free one
-                let k = least.unwrap_or(free.trailing_zeros() as usize);
+                let k = least.unwrap_or(free.first().unwrap_or_default());
                 sizes[k] += 1;
                 k
             });
@@ -246,17 +252,17 @@ impl Colouring {
             let earlier = self.block_numbers[..p]
                 .iter()
                 .enumerate()
-                .filter(|(_, q)| adjacent & (1 << **q) != 0)
-                .fold(0u64, |m, (q, _)| m | 1 << q);
+                .filter(|(_, q)| adjacent.contains(**q as usize))
+                .map(|(q, _)| q)
+                .collect();
             self.earlier_conflicts.push(earlier);
         }
         self.later_conflicts.clear();
-        self.later_conflicts.resize(self.earlier_conflicts.len(), 0);
-        for (p, &earlier) in self.earlier_conflicts.iter().enumerate() {
-            let mut bits = earlier;
-            while bits != 0 {
-                self.later_conflicts[bits.trailing_zeros() as usize] |= 1 << p;
-                bits &= bits - 1;
+        let positions = self.earlier_conflicts.len();
+        self.later_conflicts.resize(positions, BlockSet::EMPTY);
+        for (p, earlier) in self.earlier_conflicts.iter().enumerate() {
+            for q in earlier.iter() {
+                self.later_conflicts[q].insert(p);
             }
         }
         self.input = input;
@@ -276,51 +282,58 @@ impl Colouring {
     ) {
         let n = input.pairs.len();
         let block = |k: usize| block_bounds(n, count, k);
+        let words = count.div_ceil(64);
         let touching = &mut self.touching.0;
-        touching.truncate(bodies);
+        touching.truncate(bodies * words);
         touching.iter_mut().for_each(|m| *m.get_mut() = 0);
-        touching.resize_with(bodies, || AtomicU64::new(0));
+        touching.resize_with(bodies * words, || AtomicU64::new(0));
         let touching = &*touching;
         let parts = ndem_par::blocks::parts_for(n, threads, GATHER_MIN_CONTACTS).min(count);
         let per = count.div_ceil(parts);
         let ranges = || (0..count).step_by(per).map(|s| s..(s + per).min(count));
         map_parts(ranges(), |blocks| {
             for k in blocks {
-                let bit = 1u64 << k;
+                let bit = 1u64 << (k % 64);
                 for b in input.bodies(block(k)) {
                     // most bodies are named again by the same block: the
                     // atomic `or` only where the bit is missing
-                    if touching[b].load(Ordering::Relaxed) & bit == 0 {
-                        touching[b].fetch_or(bit, Ordering::Relaxed);
+                    let word = &touching[b * words + k / 64];
+                    if word.load(Ordering::Relaxed) & bit == 0 {
+                        word.fetch_or(bit, Ordering::Relaxed);
                     }
                 }
             }
         });
         self.adjacent.clear();
-        self.adjacent.resize(count, 0);
+        self.adjacent.resize(count, BlockSet::EMPTY);
         let adjacent = self.adjacent.chunks_mut(per).zip(ranges());
         map_parts(adjacent, |(out, blocks)| {
             for (slot, k) in out.iter_mut().zip(blocks) {
-                let all = input
-                    .bodies(block(k))
-                    .fold(0u64, |m, b| m | touching[b].load(Ordering::Relaxed));
-                *slot = all & !(1u64 << k);
+                let mut all = BlockSet::EMPTY;
+                for b in input.bodies(block(k)) {
+                    for (w, word) in touching[b * words..(b + 1) * words].iter().enumerate() {
+                        all.add_word(w, word.load(Ordering::Relaxed));
+                    }
+                }
+                all.remove(k);
+                *slot = all;
             }
         });
     }
 
     /// Colours blocks `0..count` in order, block `k` taking
-    /// `choose(free)` where `free` has bit `c` set when no earlier block
+    /// `choose(free)` where `free` holds colour `c` when no earlier block
     /// adjacent to `k` has colour `c` (a block shares bodies with at most
-    /// `MAX_BLOCKS - 1 < MAX_COLOURS` others, so some colour is free).
-    fn assign(&mut self, count: usize, mut choose: impl FnMut(u64) -> usize) {
+    /// `MAX_BLOCKS - 1 < MAX_COLOURS` others, so `free` is never empty).
+    fn assign(&mut self, count: usize, mut choose: impl FnMut(BlockSet) -> usize) {
         self.colour.clear();
         for k in 0..count {
-            let earlier = self.adjacent[k] & ((1u64 << k) - 1);
-            let taken = (0..k)
-                .filter(|&j| earlier & (1 << j) != 0)
-                .fold(0u64, |m, j| m | 1 << self.colour[j]);
-            let colour = choose(!taken);
+            let taken: BlockSet = self.adjacent[k]
+                .iter()
+                .take_while(|&j| j < k)
+                .map(|j| self.colour[j] as usize)
+                .collect();
+            let colour = choose(BlockSet::below(MAX_COLOURS).minus(taken));
             self.colour.push(colour as u8);
         }
     }
@@ -331,13 +344,13 @@ impl Colouring {
         self.order.capacity() * size_of::<u32>()
             + self.blocks.capacity() * size_of::<(u32, u32)>()
             + self.colour_starts.capacity() * size_of::<usize>()
-            + self.earlier_conflicts.capacity() * size_of::<u64>()
-            + self.later_conflicts.capacity() * size_of::<u64>()
+            + self.earlier_conflicts.capacity() * size_of::<BlockSet>()
+            + self.later_conflicts.capacity() * size_of::<BlockSet>()
             + self.block_numbers.capacity()
             + self.input.pairs.capacity() * size_of::<[u32; 2]>()
             + self.input.moving.capacity()
             + self.touching.0.capacity() * size_of::<AtomicU64>()
-            + self.adjacent.capacity() * size_of::<u64>()
+            + self.adjacent.capacity() * size_of::<BlockSet>()
             + self.colour.capacity()
     }
 
@@ -361,11 +374,11 @@ impl Colouring {
     }
 
     /// The positions of the blocks thread `t` of `threads` sweeps
-    /// ([`Self::owner`]), as bits.
-    pub(crate) fn owned_blocks(&self, t: usize, threads: usize) -> u64 {
+    /// ([`Self::owner`]).
+    pub(crate) fn owned_blocks(&self, t: usize, threads: usize) -> BlockSet {
         (0..self.blocks.len())
             .filter(|&p| self.owner(p, threads) == t)
-            .fold(0, |m, p| m | 1 << p)
+            .collect()
     }
 
     /// The contacts thread `t` of `threads` sweeps ([`Self::owner`]): a
@@ -500,7 +513,7 @@ fn store_velocity(a: &[AtomicU64; 6], v: &Velocity6) {
 /// conflicts finished, so its thread can always go on.
 #[derive(Debug, Default)]
 pub(crate) struct BlockProgress {
-    finished: AtomicU64,
+    finished: AtomicBlockSet,
     /// A thread of the run unwound ([`Self::poison_on_unwind`]).
     poisoned: AtomicBool,
 }
@@ -514,7 +527,11 @@ impl BlockProgress {
     /// never end (the scope could then not resume the panic). The poison
     /// is looked at only once the wait has spun its first rounds, so that
     /// a short wait runs as it did without it.
-    pub(crate) fn next_ready(&self, pending: u64, earlier_conflicts: &[u64]) -> Option<usize> {
+    pub(crate) fn next_ready(
+        &self,
+        pending: BlockSet,
+        earlier_conflicts: &[BlockSet],
+    ) -> Option<usize> {
         const SPINS: u32 = 1 << 12;
         let mut spins = 0u32;
         loop {
@@ -535,19 +552,19 @@ impl BlockProgress {
     }
 
     /// The blocks finished so far (acquire: their writes are visible).
-    pub(crate) fn finished(&self) -> u64 {
-        self.finished.load(Ordering::Acquire)
+    pub(crate) fn finished(&self) -> BlockSet {
+        self.finished.load()
     }
 
     /// Marks block `position` finished (release: its writes are published).
     pub(crate) fn finish(&self, position: usize) {
-        self.finished.fetch_or(1 << position, Ordering::Release);
+        self.finished.insert(position);
     }
 
     /// No block finished (for the next sweep of a run, while the threads
     /// wait at [`SweepRun::meet`]).
     pub(crate) fn reset(&self) {
-        self.finished.store(0, Ordering::Relaxed);
+        self.finished.clear();
     }
 }
 
@@ -591,28 +608,20 @@ impl RunProgress {
 
     /// The first of `pending` that may start sweep `sweep` now, if any
     /// (acquire: the writes of the blocks it waits for are then visible).
+    /// Reads the progress of the candidates' conflicting blocks only, so
+    /// that a look costs what the candidates wait for, not the block count.
     pub(crate) fn first_ready(
         &self,
-        pending: u64,
-        (earlier_conflicts, later_conflicts): (&[u64], &[u64]),
+        pending: BlockSet,
+        (earlier_conflicts, later_conflicts): (&[BlockSet], &[BlockSet]),
         sweep: u32,
     ) -> Option<usize> {
-        // the blocks that finished this sweep, and the sweep before
-        let (mut this, mut before) = (0u64, 0u64);
-        for (q, done) in self.done[..earlier_conflicts.len()].iter().enumerate() {
-            let done = done.load(Ordering::Acquire);
-            this |= u64::from(done > sweep) << q;
-            before |= u64::from(done >= sweep) << q;
-        }
-        let mut candidates = pending;
-        while candidates != 0 {
-            let p = candidates.trailing_zeros() as usize;
-            if earlier_conflicts[p] & !this == 0 && later_conflicts[p] & !before == 0 {
-                return Some(p);
-            }
-            candidates &= candidates - 1;
-        }
-        None
+        let done = |q: usize| self.done[q].load(Ordering::Acquire);
+        pending.iter().find(|&p| {
+            // the earlier blocks finished this sweep, the later the one before
+            earlier_conflicts[p].iter().all(|q| done(q) > sweep)
+                && later_conflicts[p].iter().all(|q| done(q) >= sweep)
+        })
     }
 
     /// Marks block `position` as having finished sweep `sweep` (release:
@@ -643,8 +652,8 @@ impl RunProgress {
     /// ([`Self::abandons`]).
     pub(crate) fn next_ready(
         &self,
-        pending: u64,
-        conflicts: (&[u64], &[u64]),
+        pending: BlockSet,
+        conflicts: (&[BlockSet], &[BlockSet]),
         sweep: u32,
     ) -> Option<usize> {
         let mut spins = 0u32;
@@ -810,16 +819,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The first of `pending` (lowest position) whose earlier conflicting
 /// blocks are all in `finished`.
 #[inline]
-pub(crate) fn first_ready(pending: u64, earlier_conflicts: &[u64], finished: u64) -> Option<usize> {
-    let mut candidates = pending;
-    while candidates != 0 {
-        let p = candidates.trailing_zeros() as usize;
-        if earlier_conflicts[p] & !finished == 0 {
-            return Some(p);
-        }
-        candidates &= candidates - 1;
-    }
-    None
+pub(crate) fn first_ready(
+    pending: BlockSet,
+    earlier_conflicts: &[BlockSet],
+    finished: BlockSet,
+) -> Option<usize> {
+    pending
+        .iter()
+        .find(|&p| earlier_conflicts[p].is_subset(&finished))
 }
 
 /// The largest correction and whether everything stayed finite, combined

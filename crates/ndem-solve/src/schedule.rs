@@ -19,7 +19,7 @@
 //! passes of a step other than the sweeps, and the memory bandwidth that
 //! many threads share.
 
-use crate::pgs_parallel::Colouring;
+use crate::pgs_parallel::{BlockSet, Colouring};
 use crate::problem::ContactProblem;
 
 /// The blocks of a coloured sweep of one problem and their dependencies.
@@ -52,12 +52,12 @@ pub struct ScheduleBound {
 impl SweepSchedule {
     /// The blocks and colours [`crate::ProjectedGaussSeidel`] forms for
     /// `problem` with `colour_blocks` blocks at most
-    /// ([`crate::PgsSettings::colour_blocks`]; at most 64).
+    /// ([`crate::PgsSettings::colour_blocks`]; at most 256).
     pub fn new(problem: &ContactProblem, colour_blocks: usize) -> Self {
         let mut c = Colouring::default();
         c.build(problem, colour_blocks, 1);
         let positions = c.blocks.len();
-        let list = |m: &[u64]| (0..positions).map(|p| bits(m[p]).collect()).collect();
+        let list = |m: &[BlockSet]| (0..positions).map(|p| m[p].iter().collect()).collect();
         Self {
             work: c.blocks.iter().map(|&(s, e)| (e - s) as usize).collect(),
             numbers: c.block_numbers.iter().map(|&b| b as usize).collect(),
@@ -71,7 +71,7 @@ impl SweepSchedule {
     /// at most one per contact), any number of them: the contacts in
     /// `count` ranges of consecutive contacts, coloured in order greedily
     /// and then balanced over the greedy's colours, each thread a range
-    /// of consecutive blocks. For up to 64 blocks it is the sweep's own
+    /// of consecutive blocks. For up to 256 blocks it is the sweep's own
     /// ([`Self::new`] with at least that many blocks allowed, on a
     /// problem of at least 512 contacts per block); beyond, it is the
     /// schedule a sweep with wider masks would follow.
@@ -254,17 +254,6 @@ fn colour(adjacent: &[Vec<usize>], balance: Option<usize>) -> Vec<usize> {
     out
 }
 
-/// The set bits of `m`, lowest first.
-fn bits(mut m: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (m != 0).then(|| {
-            let q = m.trailing_zeros() as usize;
-            m &= m - 1;
-            q
-        })
-    })
-}
-
 /// Plays a list schedule: thread `t` takes the first task of `pending[t]`
 /// whose `deps` have all finished by the time it is free (waiting for the
 /// next finish when none has); returns the time the last task finishes
@@ -373,12 +362,17 @@ mod tests {
         assert_eq!(play(&deps, cost, pending), 5.0);
     }
 
-    /// With up to 64 blocks the schedule built by the same rules is the
+    /// With up to 256 blocks the schedule built by the same rules is the
     /// sweep's own: the same blocks in the same positions, colours and
     /// dependencies, so the same bounds.
     #[test]
     fn the_rules_rebuild_the_sweeps_own_schedule() {
-        for (cells, blocks) in [([14, 14, 8], 32), ([24, 24, 15], 32), ([24, 24, 15], 64)] {
+        for (cells, blocks) in [
+            ([14, 14, 8], 32),
+            ([24, 24, 15], 32),
+            ([24, 24, 15], 64),
+            ([40, 40, 30], 256),
+        ] {
             let problem = sphere_packing(&PackingSpec {
                 cells,
                 speed: 0.05,
@@ -386,6 +380,7 @@ mod tests {
             })
             .unwrap();
             let own = SweepSchedule::new(&problem, blocks);
+            assert!(blocks <= 64 || own.blocks() > 64, "{} blocks", own.blocks());
             let rebuilt = SweepSchedule::with_block_count(&problem, own.blocks());
             assert_eq!(own.numbers, rebuilt.numbers, "{cells:?}");
             assert_eq!(own.work, rebuilt.work);

@@ -328,6 +328,35 @@ fn every_block_count_gives_one_iterate_on_any_thread_count() {
     assert!(results[0].0 != results[1].0);
 }
 
+/// More than 64 blocks (the sweep's block sets span several words): two
+/// and three threads give the one-thread iterate and report, bit for bit,
+/// in runs of sweeps without barriers (a fixed count) and with a barrier
+/// after each sweep (to a tolerance).
+#[test]
+fn more_than_64_blocks_give_one_iterate_on_any_thread_count() {
+    let problem = default_packing([36, 36, 24]);
+    let run = |threads: usize, stopping: Stopping| {
+        let settings = PgsSettings {
+            parallel_min_contacts: 0,
+            colour_blocks: 256,
+            ..PgsSettings::coloured(stopping, threads)
+        };
+        let (lambda, v, report) = solve_with(&problem, settings);
+        (lambda, v, format!("{report:?}"))
+    };
+    let blocks = ndem_solve::schedule::SweepSchedule::new(&problem, 256).blocks();
+    assert!(blocks > 64, "{blocks} blocks");
+    for stopping in [Stopping::iterations(6), Stopping::to_tolerance(6, 1e-12)] {
+        let one = run(1, stopping.clone());
+        for threads in [2, 3] {
+            assert!(
+                run(threads, stopping.clone()) == one,
+                "{threads} threads, {stopping:?}"
+            );
+        }
+    }
+}
+
 /// `parallel_min_contacts` decides only where the sweep runs: split at
 /// every size, at a size below the problem's, at the default (above this
 /// problem's, so one thread) or never, two threads give the one-thread
@@ -362,10 +391,10 @@ fn the_size_for_splitting_never_changes_the_iterate() {
     }
 }
 
-/// A block count outside `1..=64` is a typed error naming the field.
+/// A block count outside `1..=256` is a typed error naming the field.
 #[test]
 fn colour_blocks_outside_the_range_are_refused() {
-    for blocks in [0, 65] {
+    for blocks in [0, 257] {
         let err = ProjectedGaussSeidel::new(PgsSettings {
             colour_blocks: blocks,
             ..PgsSettings::coloured(Stopping::default(), 1)

@@ -40,7 +40,7 @@ impl SweepInputs<'_> {
         let mut store = paired::Slices { lambda, velocity };
         let mut source = paired::SerialBlocks {
             earlier_conflicts: &colouring.earlier_conflicts,
-            finished: 0,
+            finished: crate::pgs_parallel::BlockSet::EMPTY,
         };
         let (blocks, all) = (&colouring.blocks, colouring.owned_blocks(0, 1));
         self.sweep_blocks(blocks, all, &mut source, &mut store)
@@ -52,7 +52,7 @@ impl SweepInputs<'_> {
     pub(super) fn sweep_blocks(
         &self,
         blocks: &[(u32, u32)],
-        pending: u64,
+        pending: crate::pgs_parallel::BlockSet,
         source: &mut impl paired::BlockSource,
         store: &mut impl paired::IterateStore,
     ) -> (f64, bool) {

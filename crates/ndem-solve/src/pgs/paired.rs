@@ -38,7 +38,7 @@
 
 use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, SweepMode, sweep_contact};
 use crate::PREFETCH_AHEAD;
-use crate::pgs_parallel::{BlockProgress, RunProgress, SharedIterate, first_ready};
+use crate::pgs_parallel::{BlockProgress, BlockSet, RunProgress, SharedIterate, first_ready};
 use crate::problem::ContactSide;
 use crate::problem::FrictionSet;
 use ndem_math::Velocity6;
@@ -152,11 +152,11 @@ fn two_row_ranges(lambda: &mut [f64], [k0, k1]: [usize; 2], m: usize) -> (&mut [
 /// body with must be finished.
 pub(super) trait BlockSource {
     /// The first of `pending` that may start now, if any.
-    fn try_next(&mut self, pending: u64) -> Option<usize>;
+    fn try_next(&mut self, pending: BlockSet) -> Option<usize>;
     /// The first of `pending` that may start, waiting for one if needed;
     /// `None` when the sweep is abandoned ([`RunProgress::abandons`], or a
     /// thread of a barrier run unwound: [`BlockProgress::next_ready`]).
-    fn next(&mut self, pending: u64) -> Option<usize>;
+    fn next(&mut self, pending: BlockSet) -> Option<usize>;
     /// Marks block `p` finished.
     fn finish(&mut self, p: usize);
     /// Contacts a lane sweeps alone before it looks for a second block
@@ -166,23 +166,20 @@ pub(super) trait BlockSource {
 
 /// The blocks of a sweep on one thread.
 pub(super) struct SerialBlocks<'a> {
-    pub(super) earlier_conflicts: &'a [u64],
-    pub(super) finished: u64,
+    pub(super) earlier_conflicts: &'a [BlockSet],
+    pub(super) finished: BlockSet,
 }
 
 impl BlockSource for SerialBlocks<'_> {
-    fn try_next(&mut self, pending: u64) -> Option<usize> {
+    fn try_next(&mut self, pending: BlockSet) -> Option<usize> {
         first_ready(pending, self.earlier_conflicts, self.finished)
     }
-    fn next(&mut self, pending: u64) -> Option<usize> {
+    fn next(&mut self, pending: BlockSet) -> Option<usize> {
         // the unfinished block of lowest position is always ready
-        Some(
-            self.try_next(pending)
-                .unwrap_or(pending.trailing_zeros() as usize),
-        )
+        self.try_next(pending).or(pending.first())
     }
     fn finish(&mut self, p: usize) {
-        self.finished |= 1 << p;
+        self.finished.insert(p);
     }
     fn recheck_after(&self) -> u32 {
         // on one thread only a finished block makes another ready
@@ -192,15 +189,15 @@ impl BlockSource for SerialBlocks<'_> {
 
 /// One thread's view of a parallel sweep's blocks.
 pub(super) struct SharedBlocks<'a> {
-    pub(super) earlier_conflicts: &'a [u64],
+    pub(super) earlier_conflicts: &'a [BlockSet],
     pub(super) progress: &'a BlockProgress,
 }
 
 impl BlockSource for SharedBlocks<'_> {
-    fn try_next(&mut self, pending: u64) -> Option<usize> {
+    fn try_next(&mut self, pending: BlockSet) -> Option<usize> {
         first_ready(pending, self.earlier_conflicts, self.progress.finished())
     }
-    fn next(&mut self, pending: u64) -> Option<usize> {
+    fn next(&mut self, pending: BlockSet) -> Option<usize> {
         self.progress.next_ready(pending, self.earlier_conflicts)
     }
     fn finish(&mut self, p: usize) {
@@ -215,18 +212,18 @@ impl BlockSource for SharedBlocks<'_> {
 /// One thread's view of a sweep in a run without barriers between its
 /// sweeps ([`RunProgress`]).
 pub(super) struct PipelinedBlocks<'a> {
-    pub(super) conflicts: (&'a [u64], &'a [u64]),
+    pub(super) conflicts: (&'a [BlockSet], &'a [BlockSet]),
     pub(super) progress: &'a RunProgress,
     /// The sweep, counted from the run's first.
     pub(super) sweep: u32,
 }
 
 impl BlockSource for PipelinedBlocks<'_> {
-    fn try_next(&mut self, pending: u64) -> Option<usize> {
+    fn try_next(&mut self, pending: BlockSet) -> Option<usize> {
         self.progress
             .first_ready(pending, self.conflicts, self.sweep)
     }
-    fn next(&mut self, pending: u64) -> Option<usize> {
+    fn next(&mut self, pending: BlockSet) -> Option<usize> {
         self.progress
             .next_ready(pending, self.conflicts, self.sweep)
     }
@@ -253,13 +250,13 @@ const TRACK_CHUNK: u32 = 64;
 /// Where a sweep of the blocks stands: the blocks not yet taken and the
 /// two lanes.
 struct BlockSweep {
-    pending: u64,
+    pending: BlockSet,
     lanes: [Option<Lane>; 2],
 }
 
 impl BlockSweep {
     fn is_done(&self) -> bool {
-        self.pending == 0 && self.lanes.iter().all(Option::is_none)
+        self.pending.is_empty() && self.lanes.iter().all(Option::is_none)
     }
 }
 
@@ -278,7 +275,7 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
     pub(super) fn sweep_blocks(
         &self,
         blocks: &[(u32, u32)],
-        pending: u64,
+        pending: BlockSet,
         source: &mut impl BlockSource,
         store: &mut impl IterateStore,
     ) -> (f64, bool) {
@@ -336,8 +333,8 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         };
         let BlockSweep { pending, lanes } = state;
         let (mut max_corr, mut finite) = (0.0f64, true);
-        let take = |p: usize, pending: &mut u64| {
-            *pending &= !(1u64 << p);
+        let take = |p: usize, pending: &mut BlockSet| {
+            pending.remove(p);
             let (next, end) = blocks[p];
             Some(Lane {
                 block: p,
@@ -348,7 +345,7 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         loop {
             for lane in lanes.iter_mut() {
                 if lane.is_none()
-                    && *pending != 0
+                    && !pending.is_empty()
                     && let Some(p) = source.try_next(*pending)
                 {
                     *lane = take(p, pending);
@@ -380,7 +377,7 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
                     self.sweep_alone::<TRACK>(p..p + run as usize, x.end, store)
                 }
                 [None, None] => {
-                    if *pending == 0 {
+                    if pending.is_empty() {
                         break;
                     }
                     let Some(p) = source.next(*pending) else {

@@ -139,7 +139,7 @@ proptest! {
         set in prop_oneof![Just(FrictionSet::Box), Just(FrictionSet::Disk)],
         variant in prop_oneof![Just(PgsVariant::RowWise), Just(PgsVariant::Blocked)],
         (mixed, track) in (any::<bool>(), any::<bool>()),
-        colour_blocks in 1usize..=64,
+        colour_blocks in 1usize..=crate::pgs_parallel::MAX_BLOCKS,
         seed in any::<u64>(),
     ) {
         let problem =
@@ -297,7 +297,7 @@ proptest! {
         set in prop_oneof![Just(FrictionSet::Box), Just(FrictionSet::Disk)],
         variant in prop_oneof![Just(PgsVariant::RowWise), Just(PgsVariant::Blocked)],
         mixed in any::<bool>(),
-        colour_blocks in 1usize..=64,
+        colour_blocks in 1usize..=crate::pgs_parallel::MAX_BLOCKS,
         limit_at in 0usize..5,
         seed in any::<u64>(),
     ) {

@@ -88,12 +88,12 @@ fn check(colouring: &Colouring, problem: &ContactProblem) -> Result<(), TestCase
         for (q, earlier) in sets.iter().enumerate() {
             let shares = q < p && !earlier.is_disjoint(&sets[p]);
             prop_assert_eq!(
-                mask & (1 << q) != 0,
+                mask.contains(q),
                 shares,
                 "block {} waits for {}: {} (shares a body: {})",
                 p,
                 q,
-                mask & (1 << q) != 0,
+                mask.contains(q),
                 shares
             );
         }
@@ -115,20 +115,24 @@ fn colours_body_by_body(problem: &ContactProblem, count: usize) -> Vec<u8> {
             .map(|b| b as usize)
             .filter(|&b| moving[b])
     };
-    let assign = |choose: &mut dyn FnMut(u64) -> usize| {
-        let mut used = vec![0u64; problem.body_count()];
+    // per body the colours its earlier blocks took, as sorted sets (an
+    // oracle independent of the sweep's bit sets)
+    type Colours = std::collections::BTreeSet<usize>;
+    let assign = |choose: &mut dyn FnMut(&Colours) -> usize| {
+        let mut used = vec![Colours::new(); problem.body_count()];
         let mut colour = Vec::new();
         for k in 0..count {
-            let taken = block_bodies(k).fold(0u64, |m, b| m | used[b]);
-            let c = choose(!taken);
+            let taken: Colours = block_bodies(k).flat_map(|b| used[b].clone()).collect();
+            let free: Colours = (0..MAX_COLOURS).filter(|c| !taken.contains(c)).collect();
+            let c = choose(&free);
             for b in block_bodies(k) {
-                used[b] |= 1 << c;
+                used[b].insert(c);
             }
             colour.push(c as u8);
         }
         colour
     };
-    let greedy = assign(&mut |free| free.trailing_zeros() as usize);
+    let greedy = assign(&mut |free| *free.first().expect("a free colour"));
     let greedy_count = greedy.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
     if greedy_count <= 1 {
         return greedy;
@@ -136,9 +140,9 @@ fn colours_body_by_body(problem: &ContactProblem, count: usize) -> Vec<u8> {
     let mut sizes = [0u32; MAX_COLOURS];
     assign(&mut |free| {
         let least = (0..greedy_count)
-            .filter(|&k| free & (1 << k) != 0)
+            .filter(|k| free.contains(k))
             .min_by_key(|&k| sizes[k]);
-        let k = least.unwrap_or(free.trailing_zeros() as usize);
+        let k = least.unwrap_or(*free.first().expect("a free colour"));
         sizes[k] += 1;
         k
     })
@@ -331,7 +335,7 @@ fn a_thread_that_unwinds_frees_the_waits_of_a_barrier_run() {
     let (waited, unwound) = a_panic_ends_the_wait(
         BlockProgress::default(),
         |progress| progress.poison_on_unwind(),
-        |progress| progress.next_ready(0b10, &[0, 0b1]),
+        |progress| progress.next_ready(set(&[1]), &[set(&[]), set(&[0])]),
     );
     assert_eq!(waited, None);
     assert!(unwound, "the scope resumes the panic");
@@ -343,8 +347,16 @@ fn a_thread_that_unwinds_frees_the_waits_of_a_run_without_barriers() {
     let (waited, unwound) = a_panic_ends_the_wait(
         RunProgress::new(),
         |progress| progress.poison_on_unwind(),
-        |progress| progress.next_ready(0b10, (&[0, 0b1], &[0b10, 0]), 0),
+        |progress| {
+            let conflicts = ([set(&[]), set(&[0])], [set(&[1]), set(&[])]);
+            progress.next_ready(set(&[1]), (&conflicts.0, &conflicts.1), 0)
+        },
     );
     assert_eq!(waited, None);
     assert!(unwound, "the scope resumes the panic");
+}
+
+/// The set of block positions `members`.
+fn set(members: &[usize]) -> BlockSet {
+    members.iter().copied().collect()
 }
