@@ -5,7 +5,7 @@
 //! spheres (default 30 000) for `STEPS` steps (default 200, 25 sweeps
 //! each), takes the stepper's last continuous problem and times 25-sweep
 //! `pgs-coloured` solves of it with each `PgsSettings::colour_blocks` of
-//! the comma-separated list `BLOCKS` (default `32,64`; 32 is the default
+//! the comma-separated list `BLOCKS` (default `32,256`; 256 is the default
 //! setting), on one and on two threads, all cases interleaved, `REPEATS`
 //! repeats (default 7).
 //!
@@ -34,7 +34,7 @@ const SWEEPS: usize = 25;
 fn case_arguments() -> (Vec<usize>, usize) {
     let mut args = std::env::args().skip(3);
     let blocks = args.next().map_or_else(
-        || vec![32, 64],
+        || vec![32, 256],
         |s| {
             s.split(',')
                 .map(|b| {

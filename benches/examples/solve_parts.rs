@@ -32,7 +32,13 @@ fn main() {
     let (bed, problem) = bed_from_arguments(25);
     let mut solvers: Vec<_> = CASES
         .iter()
-        .map(|&(sweeps, threads)| coloured_pgs(sweeps, threads, 32))
+        .map(|&(sweeps, threads)| {
+            coloured_pgs(
+                sweeps,
+                threads,
+                ndem_solve::PgsSettings::default().colour_blocks,
+            )
+        })
         .collect();
     for (s, &(sweeps, _)) in solvers.iter_mut().zip(&CASES) {
         ns_per_contact_iteration(s, &problem, sweeps);

@@ -65,7 +65,11 @@ fn main() {
             scene.iterations
         );
     }
-    let mut pgs = coloured_pgs(SWEEPS, threads, 32);
+    let mut pgs = coloured_pgs(
+        SWEEPS,
+        threads,
+        ndem_solve::PgsSettings::default().colour_blocks,
+    );
     println!(
         "{path}: {} bodies, solves on {threads} thread(s), load {}",
         scene.world.len(),

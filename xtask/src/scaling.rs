@@ -138,25 +138,54 @@ fn measure_step(
     Ok(best.map(Option::unwrap_or_default))
 }
 
-/// 25 coloured sweeps of `problem` from a cold start on one and two
-/// threads, interleaved, `repeats` rounds: the fastest solve of each \[s\].
-fn measure_solve(problem: &ContactProblem, repeats: usize) -> SuiteResult<[f64; 2]> {
-    let mut best = [f64::INFINITY; 2];
+/// One block count's 25-sweep solve of a problem ([`measure_solves`]).
+#[derive(Debug, Clone, Copy)]
+struct BlockSolve {
+    colour_blocks: usize,
+    /// Fastest solve on one and on two threads \[s\].
+    seconds: [f64; 2],
+    /// Mean and largest row residual after the solve \[m/s\] (the same on
+    /// any thread count).
+    residual: [f64; 2],
+}
+
+/// 25 coloured sweeps of `problem` from a cold start with each of
+/// `colour_blocks`, on one and two threads, all cases interleaved,
+/// `repeats` rounds: the fastest solve of each and the residuals it
+/// leaves.
+fn measure_solves(
+    problem: &ContactProblem,
+    colour_blocks: &[usize],
+    repeats: usize,
+) -> SuiteResult<Vec<BlockSolve>> {
+    let mut out: Vec<BlockSolve> = colour_blocks
+        .iter()
+        .map(|&colour_blocks| BlockSolve {
+            colour_blocks,
+            seconds: [f64::INFINITY; 2],
+            residual: [f64::NAN; 2],
+        })
+        .collect();
     for _ in 0..repeats {
-        for (k, threads) in [1, 2].into_iter().enumerate() {
-            let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
-                parallel_min_contacts: 0,
-                ..PgsSettings::coloured(Stopping::iterations(SWEEPS), threads)
-            })
-            .map_err(|e| e.to_string())?;
-            let (mut lambda, mut v) = problem.cold_start();
-            let t = std::time::Instant::now();
-            pgs.solve(problem, &mut lambda, &mut v)
+        for case in &mut out {
+            for (k, threads) in [1, 2].into_iter().enumerate() {
+                let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+                    parallel_min_contacts: 0,
+                    colour_blocks: case.colour_blocks,
+                    ..PgsSettings::coloured(Stopping::iterations(SWEEPS), threads)
+                })
                 .map_err(|e| e.to_string())?;
-            best[k] = best[k].min(t.elapsed().as_secs_f64());
+                let (mut lambda, mut v) = problem.cold_start();
+                let t = std::time::Instant::now();
+                let report = pgs
+                    .solve(problem, &mut lambda, &mut v)
+                    .map_err(|e| e.to_string())?;
+                case.seconds[k] = case.seconds[k].min(t.elapsed().as_secs_f64());
+                case.residual = [report.residuals.mean, report.residuals.max];
+            }
         }
     }
-    Ok(best)
+    Ok(out)
 }
 
 /// Amdahl's serial fraction `s` of a pass from its one- and two-thread
@@ -188,6 +217,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let (scene, history) = peers_ndem::settle(n, &mut progress)?;
     let problem = step_problem(&scene, &history)?;
     let mut all = vec![bounds(&format!("settled bed of {n}"), &problem)?];
+    progress.note("the settled bed's solve with each block count");
+    let solves = measure_solves(&problem, &BLOCKS, repeats)?;
     drop(problem);
     let step = measure_step(&scene, &history, (steps, repeats), &mut progress)?;
     let mut million = None;
@@ -199,24 +230,48 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         })
         .map_err(|e| e.to_string())?;
         all.push(bounds("lattice of 10⁶", &lattice)?);
-        million = Some(measure_solve(&lattice, repeats)?);
+        let [default] =
+            measure_solves(&lattice, &[PgsSettings::default().colour_blocks], repeats)?[..]
+        else {
+            return Err("one block count measured, one result expected".into());
+        };
+        million = Some(default.seconds);
     }
     progress.tick("done");
-    write(opts, (n, steps, repeats), &all, &step, million)?;
+    let measured = Measured {
+        step: &step,
+        solves: &solves,
+        million,
+    };
+    write(opts, (n, steps, repeats), &all, &measured)?;
     let wall = t0.elapsed().as_secs_f64();
     progress.note(&format!("wall time {wall:.0} s"));
     Ok(true)
 }
 
-/// Writes `summary.json`, `bounds.csv`, `passes.csv`, `bounds.svg` and
-/// `report.md`.
+/// What the suite timed on this host.
+struct Measured<'a> {
+    /// The settled bed's step on one and two threads.
+    step: &'a [StepTimes; 2],
+    /// The settled bed's continuous problem solved with each block count.
+    solves: &'a [BlockSolve],
+    /// The 10⁶ lattice's solve on one and two threads (full size only).
+    million: Option<[f64; 2]>,
+}
+
+/// Writes `summary.json`, `bounds.csv`, `passes.csv`, `solves.csv`,
+/// `bounds.svg` and `report.md`.
 fn write(
     opts: &SuiteOptions,
     (n, steps, repeats): (usize, usize, usize),
     all: &[Bounds],
-    step: &[StepTimes; 2],
-    million: Option<[f64; 2]>,
+    timed: &Measured<'_>,
 ) -> SuiteResult<()> {
+    let Measured {
+        step,
+        solves,
+        million,
+    } = *timed;
     let rows: Vec<&Value> = all.iter().flat_map(|b| &b.rows).collect();
     let cell = |r: &Value, k: &str| r[k].to_string().trim_matches('"').to_string();
     let keys = [
@@ -258,6 +313,29 @@ fn write(
             "serial_fraction",
         ],
         &pass_rows,
+    )?;
+    let solve_rows: Vec<Vec<String>> = solves
+        .iter()
+        .map(|s| {
+            vec![
+                s.colour_blocks.to_string(),
+                format!("{:e}", s.seconds[0]),
+                format!("{:e}", s.seconds[1]),
+                format!("{:e}", s.residual[0]),
+                format!("{:e}", s.residual[1]),
+            ]
+        })
+        .collect();
+    report::write_csv(
+        &opts.out.join("solves.csv"),
+        &[
+            "colour_blocks",
+            "one_thread_s",
+            "two_threads_s",
+            "mean_residual",
+            "max_residual",
+        ],
+        &solve_rows,
     )?;
     let curve = |b: &Bounds, blocks: usize| {
         let points = b.rows.iter().filter(|r| r["colour_blocks"] == blocks);
@@ -301,11 +379,15 @@ fn write(
             "pass": name, "one_thread_s": one, "two_threads_s": two,
             "speed_up": one / two, "serial_fraction": serial_fraction(*one, *two),
         })).collect::<Vec<_>>(),
+        "solves": solves.iter().map(|s| json!({
+            "colour_blocks": s.colour_blocks, "one_thread_s": s.seconds[0], "two_threads_s": s.seconds[1],
+            "speed_up": s.seconds[0] / s.seconds[1], "mean_residual": s.residual[0], "max_residual": s.residual[1],
+        })).collect::<Vec<_>>(),
         "lattice_solve_s": million.map(|m| json!({"one_thread": m[0], "two_threads": m[1], "speed_up": m[0] / m[1]})),
         "load_average": report::load_average(),
     });
     report::write_summary(&opts.out, &summary)?;
-    let md = markdown(opts, (n, steps, repeats), all, &measured, million);
+    let md = markdown(opts, (n, steps, repeats), all, &measured, timed);
     std::fs::write(opts.out.join("report.md"), md).map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -316,7 +398,7 @@ fn markdown(
     (n, steps, repeats): (usize, usize, usize),
     all: &[Bounds],
     measured: &[(&str, f64, f64)],
-    million: Option<[f64; 2]>,
+    timed: &Measured<'_>,
 ) -> String {
     let mut md = report::heading("Scaling: the coloured sweep's schedule bound", opts.quick);
     let _ = writeln!(
@@ -371,7 +453,29 @@ fn markdown(
             serial_fraction(*one, *two)
         );
     }
-    if let Some([one, two]) = million {
+    let _ = writeln!(
+        md,
+        "\nThe settled bed's continuous problem, {SWEEPS} coloured sweeps from a cold start with each block count \
+         (one and two threads interleaved, {repeats} rounds, fastest; residuals of the returned λ, the same on any \
+         thread count):\n"
+    );
+    report::table_header(
+        &mut md,
+        "colour blocks | 1 thread [ms] | 2 threads [ms] | speed-up | mean residual [m/s] | max residual [m/s]",
+    );
+    for s in timed.solves {
+        let _ = writeln!(
+            md,
+            "| {} | {:.1} | {:.1} | {:.2} | {:.3e} | {:.3e} |",
+            s.colour_blocks,
+            s.seconds[0] * 1e3,
+            s.seconds[1] * 1e3,
+            s.seconds[0] / s.seconds[1],
+            s.residual[0],
+            s.residual[1]
+        );
+    }
+    if let Some([one, two]) = timed.million {
         let _ = writeln!(
             md,
             "\nLattice of 10⁶: {SWEEPS} coloured sweeps from a cold start, {one:.2} s on one thread, {two:.2} s \

@@ -83,7 +83,7 @@ pub struct PgsSettings {
     pub threads: usize,
     /// Most blocks of consecutive contacts [`ContactOrder::Coloured`]
     /// cuts a problem into (each at least 512 contacts), in `1..=256`;
-    /// default 32. The blocks, so the visiting order and the iterates,
+    /// default 256. The blocks, so the visiting order and the iterates,
     /// depend on it and on the problem, never on `threads`. More blocks
     /// split the contacts more finely between threads and give a sweep a
     /// less local visiting order (`docs/performance.md`, "NDEM step").

@@ -2,7 +2,7 @@
 //! the contacts ([`crate::ContactOrder::Coloured`]).
 //!
 //! The contacts are cut into at most `PgsSettings::colour_blocks` blocks
-//! of consecutive contacts (default 32, at most 256; at least 512 contacts
+//! of consecutive contacts (at most 256, the default; at least 512 contacts
 //! each; the cut depends on the problem and that setting only), and the blocks
 //! are coloured in the problem's order so that no two blocks of one colour
 //! share a body with finite mass: first greedily (each block the lowest
@@ -68,8 +68,12 @@ pub(crate) const BLOCK_MIN_CONTACTS: usize = 512;
 /// Most blocks a caller may ask for ([`crate::PgsSettings::colour_blocks`]):
 /// as many as a [`BlockSet`] holds. Block numbers and colours are `u8`.
 pub(crate) const MAX_BLOCKS: usize = block_set::CAPACITY;
-/// Blocks by default.
-pub(crate) const DEFAULT_BLOCKS: usize = 32;
+/// Blocks by default: the most. On the settled bed of 10⁵ spheres 256
+/// blocks take 13 colours and allow 12.7× on 16 threads where 32 take 8
+/// and allow 4×, and they sweep within 5 % of 32's time on one and two
+/// threads, to the same residual (`cargo xtask scaling`;
+/// `docs/performance.md`, "The schedule bound").
+pub(crate) const DEFAULT_BLOCKS: usize = MAX_BLOCKS;
 
 /// The contacts in blocks of consecutive contacts (problem order), the
 /// blocks grouped by colour so that no two blocks of a colour share a body
