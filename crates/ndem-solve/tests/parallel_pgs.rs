@@ -347,10 +347,10 @@ fn more_than_64_blocks_give_one_iterate_on_any_thread_count() {
     let blocks = ndem_solve::schedule::SweepSchedule::new(&problem, 256).blocks();
     assert!(blocks > 64, "{blocks} blocks");
     for stopping in [Stopping::iterations(6), Stopping::to_tolerance(6, 1e-12)] {
-        let one = run(1, stopping.clone());
+        let one = run(1, stopping);
         for threads in [2, 3] {
             assert!(
-                run(threads, stopping.clone()) == one,
+                run(threads, stopping) == one,
                 "{threads} threads, {stopping:?}"
             );
         }
