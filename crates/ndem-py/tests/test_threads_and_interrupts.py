@@ -4,6 +4,7 @@ between steps with the state consistent."""
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 
 import numpy as np
@@ -48,7 +49,17 @@ def test_reading_state_from_another_thread_waits_for_the_step():
     assert all(seen) and len(seen) == 20
 
 
-def test_keyboard_interrupt_stops_between_steps_and_the_run_can_go_on():
+@pytest.fixture
+def python_handles_sigint():
+    """Python's own SIGINT handler for the test: a process started in the
+    background by a non-interactive shell inherits SIGINT ignored, Python
+    then installs no handler, and `interrupt_main` does nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_keyboard_interrupt_stops_between_steps_and_the_run_can_go_on(python_handles_sigint):
     total = 400
     reference = ndem.Simulation.builtin("packing", 200)
     reference.run(steps=total, progress=False)
