@@ -68,14 +68,30 @@ pub fn resolve_threads(threads: usize) -> usize {
 /// panics when the system refuses one (`--threads 100000` aborted the
 /// process; under `ulimit -v 400000` 300 threads did); this reports it as
 /// an error naming `field` where the setting is made, as rayon's pool
-/// build does. It costs a thread start per thread (tens of µs each) the
-/// first time a count is asked for: a count no larger than one this
-/// process was given before is not started again (a fuzzing run builds a
-/// stepper per case).
+/// build does. Each thread starts only where [`THREAD_HEADROOM`] bytes of
+/// address space can be had just before it, and the next waits until it
+/// runs: a thread whose stack is mapped but whose signal stack the system
+/// then refuses aborts the process inside its start (seen under `ulimit
+/// -v`), so the check stops short of that edge. It costs a thread start
+/// per thread (tens of µs each) the first time a count is asked for: a
+/// count no larger than one this process was given before is not started
+/// again (a fuzzing run builds a stepper per case).
 pub fn check_threads_start(field: &'static str, threads: usize) -> Result<(), ThreadsRefused> {
     /// The largest count this process was given at once.
     static GIVEN: AtomicUsize = AtomicUsize::new(1);
     check_threads_start_once(field, threads, &GIVEN, std::thread::Builder::new)
+}
+
+/// The address space \[bytes\] a thread of [`check_threads_start`] needs
+/// free just before it starts: its stack (2 MiB unless `RUST_MIN_STACK`
+/// says more) and signal stack with 2 MiB to spare.
+pub fn thread_headroom() -> usize {
+    const MIB: usize = 1 << 20;
+    let stack = std::env::var("RUST_MIN_STACK")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(2 * MIB);
+    stack.max(2 * MIB).saturating_add(2 * MIB)
 }
 
 /// [`check_threads_start_with`] unless `given`, the largest count given
@@ -90,45 +106,58 @@ fn check_threads_start_once(
     if requested <= given.load(Ordering::Relaxed) {
         return Ok(());
     }
-    check_threads_start_with(field, requested, builder)?;
+    check_threads_start_with(field, requested, thread_headroom(), builder)?;
     given.fetch_max(requested, Ordering::Relaxed);
     Ok(())
 }
 
 /// Starts `requested` threads at once (this one and `requested − 1` built
-/// by `builder`), without the record of counts given before.
+/// by `builder`), each after `headroom` bytes could be allocated and freed
+/// and once the one before runs, without the record of counts given
+/// before.
 fn check_threads_start_with(
     field: &'static str,
     requested: usize,
+    headroom: usize,
     builder: impl Fn() -> std::thread::Builder,
 ) -> Result<(), ThreadsRefused> {
-    use std::sync::{Condvar, Mutex, PoisonError};
+    use std::sync::{Condvar, Mutex, PoisonError, mpsc};
     let release = (Mutex::new(false), Condvar::new());
     let release = &release;
-    let held = move || {
-        let (released, wake) = release;
-        let mut go = released.lock().unwrap_or_else(PoisonError::into_inner);
-        while !*go {
-            go = wake.wait(go).unwrap_or_else(PoisonError::into_inner);
-        }
-    };
+    let (running, runs) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
         let mut refused = None;
         for started in 1..requested {
-            if let Err(e) = builder().spawn_scoped(scope, held) {
-                refused = Some((started, e));
+            if let Err(e) = Vec::<u8>::new().try_reserve_exact(headroom) {
+                let reason = format!("no {headroom} bytes to spare for a thread's stacks: {e}");
+                refused = Some((started, reason));
                 break;
             }
+            let running = running.clone();
+            let held = move || {
+                let _ = running.send(());
+                let (released, wake) = release;
+                let mut go = released.lock().unwrap_or_else(PoisonError::into_inner);
+                while !*go {
+                    go = wake.wait(go).unwrap_or_else(PoisonError::into_inner);
+                }
+            };
+            if let Err(e) = builder().spawn_scoped(scope, held) {
+                refused = Some((started, e.to_string()));
+                break;
+            }
+            // its signal stack is mapped once it runs
+            let _ = runs.recv();
         }
         *release.0.lock().unwrap_or_else(PoisonError::into_inner) = true;
         release.1.notify_all();
         match refused {
             None => Ok(()),
-            Some((started, e)) => Err(ThreadsRefused {
+            Some((started, reason)) => Err(ThreadsRefused {
                 field,
                 requested,
                 started,
-                reason: e.to_string(),
+                reason,
             }),
         }
     })
@@ -288,7 +317,7 @@ mod tests {
     fn a_refused_thread_is_an_error_naming_the_field() {
         // a stack no system maps: every spawn is refused
         let refusing = || std::thread::Builder::new().stack_size(1 << 62);
-        match check_threads_start_with("threads", 4, refusing) {
+        match check_threads_start_with("threads", 4, 1 << 20, refusing) {
             Err(ThreadsRefused {
                 field: "threads",
                 requested: 4,
@@ -304,7 +333,7 @@ mod tests {
             let b = std::thread::Builder::new();
             if k == 2 { b.stack_size(1 << 62) } else { b }
         };
-        match check_threads_start_with("run.threads", 8, third_refused) {
+        match check_threads_start_with("run.threads", 8, 1 << 20, third_refused) {
             Err(ThreadsRefused {
                 field: "run.threads",
                 requested: 8,
@@ -314,7 +343,14 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // one thread starts none; a count the system gives is fine
-        assert!(check_threads_start_with("threads", 1, refusing).is_ok());
+        assert!(check_threads_start_with("threads", 1, 1 << 20, refusing).is_ok());
+        // no headroom for the first: refused before any spawn
+        match check_threads_start_with("threads", 4, usize::MAX / 2, std::thread::Builder::new) {
+            Err(ThreadsRefused {
+                started: 1, reason, ..
+            }) => assert!(reason.contains("to spare"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
         assert!(check_threads_start("threads", 8).is_ok());
     }
 
