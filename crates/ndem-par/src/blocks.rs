@@ -68,7 +68,7 @@ pub fn resolve_threads(threads: usize) -> usize {
 /// panics when the system refuses one (`--threads 100000` aborted the
 /// process; under `ulimit -v 400000` 300 threads did); this reports it as
 /// an error naming `field` where the setting is made, as rayon's pool
-/// build does. Each thread starts only where [`THREAD_HEADROOM`] bytes of
+/// build does. Each thread starts only where [`thread_headroom`] bytes of
 /// address space can be had just before it, and the next waits until it
 /// runs: a thread whose stack is mapped but whose signal stack the system
 /// then refuses aborts the process inside its start (seen under `ulimit
