@@ -69,12 +69,13 @@ struct Outcome {
     steps: usize,
 }
 
-fn plan(sensor: SensorSplit) -> [(&'static str, usize, Option<ReductionSettings>); 5] {
-    let trial = |velocity_test| ReductionSettings {
+fn plan(sensor: SensorSplit) -> [(&'static str, usize, Option<ReductionSettings>); 6] {
+    let trial = |velocity_test, depth| ReductionSettings {
         contact_split: None,
         trial_split: Some(TrialSplit {
             iterations: 50,
             velocity_test,
+            depth,
             ..TrialSplit::default()
         }),
         ..ReductionSettings::default()
@@ -84,14 +85,16 @@ fn plan(sensor: SensorSplit) -> [(&'static str, usize, Option<ReductionSettings>
         ..ReductionSettings::default()
     };
     // run in pairs: ref-150 beside cs-150, the two trial runs together,
-    // then ref-500, so each reduced run's wall time shares its contention
-    // with a comparable run
+    // then ref-500 beside the partial trial over each aggregate's outer 2
+    // layers (`TrialSplit::depth`), so each reduced run's wall time shares
+    // its contention with a comparable run
     [
         ("ref-150", 150, None),
         ("cs-150", 150, Some(contact_and_sensor)),
-        ("tr-150-50-f", 150, Some(trial(false))),
-        ("tr-150-50-fv", 150, Some(trial(true))),
+        ("tr-150-50-f", 150, Some(trial(false, None))),
+        ("tr-150-50-fv", 150, Some(trial(true, None))),
         ("ref-500", 500, None),
+        ("tr-150-50-fv-d2", 150, Some(trial(true, Some(2)))),
     ]
 }
 
@@ -290,9 +293,9 @@ fn write_summary(
             reference.map_or(f64::NAN, |r| o.theta.0 - r.0),
             o.level.0,
             o.level.1,
-            paper
-                .and_then(|p| p.level)
-                .map_or("0".into(), |h| format!("{:.1} ± {:.1}", h.0, h.1)),
+            paper.map_or("-".into(), |p| p
+                .level
+                .map_or("0".into(), |h| format!("{:.1} ± {:.1}", h.0, h.1))),
             o.wall,
             reference.map_or(f64::NAN, |r| r.1 / o.wall),
         );

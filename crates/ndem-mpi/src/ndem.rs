@@ -493,6 +493,11 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         settings: ndem::reduce::ReductionSettings,
         state: ndem::reduce::ReducerState,
     ) -> Result<(), MpiError> {
+        MpiError::require(
+            settings.trial_split.is_none_or(|t| t.depth.is_none()),
+            "trial_split.depth",
+            "the partial trial solve finds an aggregate's layers in one process's contacts; distributed runs solve the whole unfolded model",
+        )?;
         let rank = self.domain.comm().rank();
         let reducer = reduce::DistributedReducer::new(
             self.domain.comm().clone(),

@@ -2,8 +2,9 @@
 //! paper, eqs. 6-10, with each body's own inertia: `docs/reduction.md`, "Aggregate mass properties").
 
 use crate::ReduceError;
+use ndem_collide::Shape;
 use ndem_math::{MassProperties, Mat3, Quat, Vec3, Velocity6};
-use ndem_step::World;
+use ndem_step::{BodyDesc, BodyId, MaterialId, World};
 
 /// The rigid body that replaces a set of bodies.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,6 +50,46 @@ pub fn aggregate_state(world: &World, bodies: &[usize]) -> Result<AggregateState
         second.add(p, &xa, (&x[a], &q[a], &v[a]));
     }
     first.finish(&second, bodies[0])
+}
+
+/// Places an aggregate's body with `state` (mass, pose, velocity): `reuse`,
+/// a retired aggregate body, is made active again; without one a body of
+/// no shape is added. Returns the body's index.
+pub fn place_aggregate_body(
+    world: &mut World,
+    reuse: Option<usize>,
+    state: &AggregateState,
+) -> Result<usize, ReduceError> {
+    match reuse {
+        Some(b) => {
+            world.set_active(b, Some(state.mass))?;
+            world.set_mass_properties(b, state.mass, state.orientation)?;
+            world.set_position(BodyId::from_index(b), state.position)?;
+            world.set_velocity(BodyId::from_index(b), state.velocity)?;
+            Ok(b)
+        }
+        None => {
+            let mut desc =
+                BodyDesc::dynamic(Shape::Empty, MaterialId::from_index(0), state.position);
+            desc.mass = Some(state.mass);
+            desc.orientation = state.orientation;
+            desc.velocity = state.velocity;
+            Ok(world.add_body(desc)?.index())
+        }
+    }
+}
+
+/// Attaches `members` to the aggregate body `host` and moves them with it.
+pub fn attach_members(
+    world: &mut World,
+    members: &[usize],
+    host: usize,
+) -> Result<(), ReduceError> {
+    for &m in members {
+        world.attach(BodyId::from_index(m), BodyId::from_index(host))?;
+    }
+    world.co_move_bodies(members);
+    Ok(())
 }
 
 /// The sums of eqs. 6-8 over some bodies: `m`, `Σ m_a x_a`, `Σ m_a v_a`.

@@ -26,10 +26,14 @@
 pub mod aggregate;
 pub mod criteria;
 pub mod error;
+pub mod hooks;
 pub mod reducer;
 pub mod settings;
+pub mod stats;
+pub mod trial;
 
 pub use aggregate::{AggregateState, FirstMoments, SecondMoments, aggregate_state};
 pub use error::ReduceError;
-pub use reducer::{Aggregate, AggregateId, Reducer, ReducerState, ReductionStats};
+pub use reducer::{Aggregate, AggregateId, Reducer, ReducerState};
 pub use settings::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit, TrialSplit};
+pub use stats::ReductionStats;

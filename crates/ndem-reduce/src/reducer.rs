@@ -2,17 +2,16 @@
 //! (adaptive-model-reduction paper, Algorithm 1, lines 6 and 13), and the
 //! explicit merge/split API that shares the same machinery.
 
-use crate::ReduceError;
-use crate::aggregate::aggregate_state;
+use crate::aggregate::{aggregate_state, attach_members, place_aggregate_body};
 use crate::criteria::{contact_split_event, merge_passes, out_of_balance, trial_velocity_event};
+use crate::hooks::ReductionPasses;
 use crate::settings::ReductionSettings;
+use crate::trial::{TrialProblem, external_load, held_members, partial_problem, trial_start};
+use crate::{ReduceError, ReductionStats};
 use ndem_collide::{ContactSet, Shape};
-use ndem_math::{Vec3, Velocity6};
-use ndem_solve::{ColdStart, HistoryWarmStart, ProjectedGaussSeidel, Solver, Stopping, WarmStart};
-use ndem_step::{
-    BodyDesc, BodyId, DetectedView, MaterialId, ModelHooks, Motion, SolvedView, StepError, World,
-};
-use std::time::{Duration, Instant};
+use ndem_math::Vec3;
+use ndem_solve::{ProjectedGaussSeidel, Solver, Stopping};
+use ndem_step::{BodyId, DetectedView, Motion, SolvedView, StepError, World};
 
 /// One rigid aggregate: the body that carries it and its members.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,32 +35,7 @@ impl AggregateId {
     }
 }
 
-/// What reduction did in the last step.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct ReductionStats {
-    /// Particles `N_p`: bodies that may take part in aggregates (dynamic,
-    /// with collision geometry, without joints), free or merged.
-    pub particles: usize,
-    /// Free particles.
-    pub free: usize,
-    /// Aggregates.
-    pub aggregates: usize,
-    /// Reduction level `h = 1 − Ñ_p/N_p` with `Ñ_p` = free particles plus
-    /// aggregates (paper, section 4).
-    pub level: f64,
-    /// Aggregates formed by merges this step.
-    pub merges: usize,
-    /// Members freed by splits this step.
-    pub split_members: usize,
-    /// Time spent in split (after detection).
-    pub split_time: Duration,
-    /// Time spent in merge (after the solve).
-    pub merge_time: Duration,
-    /// PGS sweeps of the trial solve this step (0: none).
-    pub trial_iterations: usize,
-}
-
-/// Adaptive model reduction as [`ModelHooks`] for the stepper. Install it
+/// Adaptive model reduction as [`ndem_step::ModelHooks`] for the stepper. Install it
 /// with `Stepper::set_hooks(Box::new(reducer))`; reach it again with
 /// `Stepper::hooks_as::<Reducer>()`.
 #[derive(Debug, Clone)]
@@ -316,27 +290,8 @@ impl Reducer {
     /// Forms one aggregate of free bodies `members` (sorted).
     fn form(&mut self, world: &mut World, members: Vec<usize>) -> Result<usize, ReduceError> {
         let state = aggregate_state(world, &members)?;
-        let body = match self.retired.pop() {
-            Some(b) => {
-                world.set_active(b, Some(state.mass))?;
-                world.set_mass_properties(b, state.mass, state.orientation)?;
-                world.set_position(BodyId::from_index(b), state.position)?;
-                world.set_velocity(BodyId::from_index(b), state.velocity)?;
-                b
-            }
-            None => {
-                let mut desc =
-                    BodyDesc::dynamic(Shape::Empty, MaterialId::from_index(0), state.position);
-                desc.mass = Some(state.mass);
-                desc.orientation = state.orientation;
-                desc.velocity = state.velocity;
-                world.add_body(desc)?.index()
-            }
-        };
-        for &m in &members {
-            world.attach(BodyId::from_index(m), BodyId::from_index(body))?;
-        }
-        world.co_move_bodies(&members);
+        let body = place_aggregate_body(world, self.retired.pop(), &state)?;
+        attach_members(world, &members, body)?;
         if self.aggregate_of_body.len() < world.len() {
             self.aggregate_of_body.resize(world.len(), None);
         }
@@ -369,6 +324,163 @@ impl Reducer {
         }
     }
 
+    /// A body the merge graph joins: a free particle outside every split
+    /// sensor (sensor regions stay resolved: the sensor would free it again
+    /// before the next solve), or an aggregate body without jointed
+    /// members.
+    fn is_node(&self, world: &World, body: usize) -> bool {
+        if let Some(id) = self.aggregate_of(body) {
+            // an aggregate holding a jointed body (a bucket with its load,
+            // merged explicitly) is left to the explicit API: merged with a
+            // resting bed it would drag the bed with the machine, and no
+            // contact event could split them again
+            let joints = world.joints();
+            return joints.is_empty()
+                || self.aggregates[id].as_ref().is_some_and(|a| {
+                    !a.members.iter().any(|&m| {
+                        joints.iter().any(|j| {
+                            j.body_a == BodyId::from_index(m) || j.body_b == BodyId::from_index(m)
+                        })
+                    })
+                });
+        }
+        !world.is_member(body)
+            && self.particle_at(world, body)
+            && !self.settings.sensors.iter().any(|s| {
+                s.overlaps(
+                    &world.positions()[body],
+                    world.shapes()[body].bounding_radius(),
+                )
+            })
+    }
+
+    /// Trial-solve split (see [`crate::TrialSplit`]): marks in `split` the
+    /// members the background solve of the unfolded model says to free.
+    fn trial_split(
+        &mut self,
+        world: &World,
+        contacts: &ContactSet,
+        detected: &DetectedView<'_>,
+        split: &mut [bool],
+    ) -> Result<(), ReduceError> {
+        let Some(ts) = self.settings.trial_split else {
+            return Ok(());
+        };
+        if !ts.runs_at(detected.step) {
+            return Ok(());
+        }
+        // the partial solve's held members (none for the whole unfolded model)
+        let held = ts
+            .depth
+            .map_or_else(Vec::new, |d| held_members(world, contacts, d));
+        let solved = |x: usize| world.is_member(x) && !held.get(x).copied().unwrap_or(false);
+        let trial = if held.contains(&true) {
+            let aggregates = self.live().map(|(_, a)| (a.body, a.members.as_slice()));
+            partial_problem(world, contacts, detected.settings, aggregates, &held)?
+        } else {
+            let (problem, index) = ndem_step::unfolded_problem(world, contacts, detected.settings)?;
+            TrialProblem {
+                problem,
+                index,
+                bodies: world.len(),
+                partial_world: None,
+            }
+        };
+        let (problem, index) = (&trial.problem, &trial.index);
+        if problem.is_empty() {
+            return Ok(());
+        }
+        let positions = trial.positions(world);
+        let (mut lambda, mut v) = trial_start(problem, detected.history)?;
+        let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(ts.iterations))
+            .map_err(StepError::from)?;
+        pgs.solve(problem, &mut lambda, &mut v)
+            .map_err(StepError::from)?;
+        trial.carry_velocities(&mut v);
+        self.stats.trial_iterations = ts.iterations;
+        let set = contacts.as_slice();
+        let m = problem.contact_rows().count();
+        let dt = detected.settings.dt;
+        let n = world.len();
+        let mut force = vec![Vec3::zeros(); n];
+        let mut torque = vec![Vec3::zeros(); n];
+        let mut loaded = vec![false; n];
+        for ((c, lam), &k) in problem
+            .contacts()
+            .iter()
+            .zip(lambda.chunks_exact(m))
+            .zip(index)
+        {
+            let (a, b) = (set[k].body_a(), set[k].body_b());
+            let (ia, ib) = c.jacobian.transpose_apply(lam);
+            force[a] += ia.linear / dt;
+            torque[a] += ia.angular / dt;
+            force[b] += ib.linear / dt;
+            torque[b] += ib.angular / dt;
+            if lam[0] > 0.0 {
+                loaded[a] = true;
+                loaded[b] = true;
+            }
+            if ts.velocity_test
+                && (world.is_member(a) || world.is_member(b))
+                && trial_velocity_event(&ts, &set[k], positions, &v)
+            {
+                for x in [a, b] {
+                    split[x] |= solved(x);
+                }
+            }
+        }
+        for a in 0..n {
+            if !solved(a) || !loaded[a] || split[a] {
+                continue;
+            }
+            if out_of_balance(&ts, external_load(world, a), (force[a], torque[a])) {
+                split[a] = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Re-forms aggregates from `bodies` (free, sorted) by their mutual
+    /// contacts: each connected group of at least `min_aggregate_size`.
+    fn reform(
+        &mut self,
+        world: &mut World,
+        bodies: &[usize],
+        contacts: &ContactSet,
+    ) -> Result<(), ReduceError> {
+        if bodies.len() < self.settings.min_aggregate_size {
+            return Ok(());
+        }
+        let n = world.len();
+        self.parent.clear();
+        self.parent.extend(0..n);
+        for c in contacts.iter() {
+            let (a, b) = (c.body_a(), c.body_b());
+            if bodies.binary_search(&a).is_ok() && bodies.binary_search(&b).is_ok() {
+                self.union(a, b);
+            }
+        }
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut slot = std::collections::BTreeMap::new();
+        for &b in bodies {
+            let r = self.find(b);
+            let k = *slot.entry(r).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[k].push(b);
+        }
+        for g in groups {
+            if g.len() >= self.settings.min_aggregate_size {
+                self.form(world, g)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ReductionPasses for Reducer {
     /// Merge (paper, section 3.1): contacts whose relative velocity and
     /// acceleration pass eqs. 26-28 join their carriers (free particles or
     /// aggregates); each connected group with at least
@@ -440,36 +552,6 @@ impl Reducer {
             self.stats.merges += 1;
         }
         Ok(())
-    }
-
-    /// A body the merge graph joins: a free particle outside every split
-    /// sensor (sensor regions stay resolved: the sensor would free it again
-    /// before the next solve), or an aggregate body without jointed
-    /// members.
-    fn is_node(&self, world: &World, body: usize) -> bool {
-        if let Some(id) = self.aggregate_of(body) {
-            // an aggregate holding a jointed body (a bucket with its load,
-            // merged explicitly) is left to the explicit API: merged with a
-            // resting bed it would drag the bed with the machine, and no
-            // contact event could split them again
-            let joints = world.joints();
-            return joints.is_empty()
-                || self.aggregates[id].as_ref().is_some_and(|a| {
-                    !a.members.iter().any(|&m| {
-                        joints.iter().any(|j| {
-                            j.body_a == BodyId::from_index(m) || j.body_b == BodyId::from_index(m)
-                        })
-                    })
-                });
-        }
-        !world.is_member(body)
-            && self.particle_at(world, body)
-            && !self.settings.sensors.iter().any(|s| {
-                s.overlaps(
-                    &world.positions()[body],
-                    world.shapes()[body].bounding_radius(),
-                )
-            })
     }
 
     /// Split (paper, section 3.2): members hit by contact events (eqs.
@@ -568,126 +650,6 @@ impl Reducer {
         Ok(())
     }
 
-    /// Trial-solve split (see [`crate::TrialSplit`]): marks in `split` the
-    /// members the background solve of the unfolded model says to free.
-    fn trial_split(
-        &mut self,
-        world: &World,
-        contacts: &ContactSet,
-        detected: &DetectedView<'_>,
-        split: &mut [bool],
-    ) -> Result<(), ReduceError> {
-        let Some(ts) = self.settings.trial_split else {
-            return Ok(());
-        };
-        if !ts.runs_at(detected.step) {
-            return Ok(());
-        }
-        let (problem, index) = ndem_step::unfolded_problem(world, contacts, detected.settings)?;
-        if problem.is_empty() {
-            return Ok(());
-        }
-        let mut lambda = vec![0.0; problem.len()];
-        let mut v = vec![Velocity6::ZERO; problem.body_count()];
-        // eqs. 7-8 from the stepper's history (cold when its policy keeps none)
-        match detected.history {
-            Some(history) => HistoryWarmStart::default()
-                .start_from(history, &problem, &mut lambda, &mut v)
-                .map(drop),
-            None => ColdStart
-                .initialize(&problem, &mut lambda, &mut v)
-                .map(drop),
-        }
-        .map_err(StepError::from)?;
-        let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(ts.iterations))
-            .map_err(StepError::from)?;
-        pgs.solve(&problem, &mut lambda, &mut v)
-            .map_err(StepError::from)?;
-        self.stats.trial_iterations = ts.iterations;
-        let set = contacts.as_slice();
-        let m = problem.contact_rows().count();
-        let dt = detected.settings.dt;
-        let n = world.len();
-        let mut force = vec![Vec3::zeros(); n];
-        let mut torque = vec![Vec3::zeros(); n];
-        let mut loaded = vec![false; n];
-        for ((c, lam), &k) in problem
-            .contacts()
-            .iter()
-            .zip(lambda.chunks_exact(m))
-            .zip(&index)
-        {
-            let (a, b) = (set[k].body_a(), set[k].body_b());
-            let (ia, ib) = c.jacobian.transpose_apply(lam);
-            force[a] += ia.linear / dt;
-            torque[a] += ia.angular / dt;
-            force[b] += ib.linear / dt;
-            torque[b] += ib.angular / dt;
-            if lam[0] > 0.0 {
-                loaded[a] = true;
-                loaded[b] = true;
-            }
-            if ts.velocity_test
-                && (world.is_member(a) || world.is_member(b))
-                && trial_velocity_event(&ts, &set[k], world.positions(), &v)
-            {
-                for x in [a, b] {
-                    split[x] |= world.is_member(x);
-                }
-            }
-        }
-        for a in 0..n {
-            if !world.is_member(a) || !loaded[a] || split[a] {
-                continue;
-            }
-            let mass = world.mass_properties()[a].map_or(0.0, |p| p.mass);
-            let (fu, tu) = world.user_force(BodyId::from_index(a));
-            let fe = world.gravity * mass + fu;
-            if out_of_balance(&ts, (fe, tu), (force[a], torque[a])) {
-                split[a] = true;
-            }
-        }
-        Ok(())
-    }
-
-    /// Re-forms aggregates from `bodies` (free, sorted) by their mutual
-    /// contacts: each connected group of at least `min_aggregate_size`.
-    fn reform(
-        &mut self,
-        world: &mut World,
-        bodies: &[usize],
-        contacts: &ContactSet,
-    ) -> Result<(), ReduceError> {
-        if bodies.len() < self.settings.min_aggregate_size {
-            return Ok(());
-        }
-        let n = world.len();
-        self.parent.clear();
-        self.parent.extend(0..n);
-        for c in contacts.iter() {
-            let (a, b) = (c.body_a(), c.body_b());
-            if bodies.binary_search(&a).is_ok() && bodies.binary_search(&b).is_ok() {
-                self.union(a, b);
-            }
-        }
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        let mut slot = std::collections::BTreeMap::new();
-        for &b in bodies {
-            let r = self.find(b);
-            let k = *slot.entry(r).or_insert_with(|| {
-                groups.push(Vec::new());
-                groups.len() - 1
-            });
-            groups[k].push(b);
-        }
-        for g in groups {
-            if g.len() >= self.settings.min_aggregate_size {
-                self.form(world, g)?;
-            }
-        }
-        Ok(())
-    }
-
     fn count(&mut self, world: &World) {
         let particles = (0..world.len())
             .filter(|&i| self.particle_at(world, i))
@@ -696,56 +658,19 @@ impl Reducer {
             .filter(|&i| self.particle_at(world, i) && !world.is_member(i))
             .count();
         let aggregates = self.aggregates.iter().flatten().count();
-        self.stats.particles = particles;
-        self.stats.free = free;
-        self.stats.aggregates = aggregates;
-        self.stats.level = if particles > 0 {
-            1.0 - (free + aggregates) as f64 / particles as f64
-        } else {
-            0.0
-        };
+        self.stats.set_counts(particles, free, aggregates);
+    }
+
+    fn settings(&self) -> &ReductionSettings {
+        &self.settings
+    }
+
+    fn progress(&mut self) -> (&mut ReductionStats, &mut u64) {
+        (&mut self.stats, &mut self.step)
     }
 }
 
-impl ReductionStats {
-    /// Clears the counts of one step (merges, split members, trial
-    /// sweeps) at its start.
-    pub fn start_step(&mut self) {
-        self.split_members = 0;
-        self.merges = 0;
-        self.trial_iterations = 0;
-    }
-}
-
-impl ModelHooks for Reducer {
-    fn after_detection(
-        &mut self,
-        world: &mut World,
-        contacts: &mut ContactSet,
-        detected: &DetectedView<'_>,
-    ) -> Result<(), StepError> {
-        let t = Instant::now();
-        self.stats.start_step();
-        self.step += 1;
-        let step = self.step;
-        self.split_step(world, contacts, detected)
-            .map_err(|e| e.in_hook("split", step))?;
-        self.stats.split_time = t.elapsed();
-        Ok(())
-    }
-
-    fn after_solve(&mut self, world: &mut World, solved: &SolvedView<'_>) -> Result<(), StepError> {
-        let t = Instant::now();
-        if solved.time >= self.settings.start_time {
-            let step = self.step;
-            self.merge_step(world, solved)
-                .map_err(|e| e.in_hook("merge", step))?;
-        }
-        self.count(world);
-        self.stats.merge_time = t.elapsed();
-        Ok(())
-    }
-}
+crate::reduction_hooks!(impl for Reducer);
 
 /// The checks of [`Reducer::restore`].
 fn check_state(state: &ReducerState, world: &World) -> Result<(), ReduceError> {

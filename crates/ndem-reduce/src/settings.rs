@@ -123,6 +123,15 @@ pub struct TrialSplit {
     /// (the paper's eq. 40: the overhead `δ` divided by `k`); a split it
     /// calls for comes up to `k − 1` steps later.
     pub every: usize,
+    /// The partial background solve (paper eq. 40, a fraction `β < 1` of
+    /// the system): with `Some(d)` only the members within `d` contact
+    /// layers of their aggregate's boundary move in the trial solve (layer
+    /// 1: members touching a body that is not a member of their aggregate;
+    /// [`crate::trial::held_members`]); deeper members keep the aggregate's
+    /// motion, their mutual contacts leave the solve, and the trial splits
+    /// none of them. `None` (the default, the paper's runs): the whole
+    /// unfolded model.
+    pub depth: Option<usize>,
 }
 
 impl TrialSplit {
@@ -146,6 +155,7 @@ impl Default for TrialSplit {
             torque_balance: f64::INFINITY,
             velocity_test: true,
             every: 1,
+            depth: None,
         }
     }
 }
@@ -294,6 +304,11 @@ impl ReductionSettings {
                 t.every != 0,
                 "trial_split.every",
                 "must be at least 1 when trial split is on",
+            )?;
+            ReduceError::require(
+                t.depth != Some(0),
+                "trial_split.depth",
+                "must be at least 1 (the members touching the aggregate's outside) or absent",
             )?;
         }
         ReduceError::require(

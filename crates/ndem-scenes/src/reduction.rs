@@ -147,6 +147,10 @@ mirror!(toggled
         velocity_test: bool,
         /// Steps from one trial solve to the next.
         every: usize,
+        /// Contact layers of each aggregate the trial solve moves (absent:
+        /// every member, the paper's runs).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        depth: Option<usize>,
     }
 );
 

@@ -28,7 +28,7 @@ pub use guard::{ResidualCheck, ScenePart};
 pub use handles::{BodyId, BodyRange, JointId, MaterialId};
 pub use joint::{DRIVE_ROW, Drive, Joint, JointKind, Motor};
 pub use member::Membership;
-pub use stages::unfolded_problem;
+pub use stages::{partly_unfolded_problem, unfolded_problem};
 pub use state::StateStamp;
 pub use stepper::{
     ContactForce, DetectedView, ImpactScope, JointReaction, ModelHooks, NoHooks, SolvedView,

@@ -20,12 +20,13 @@ use ndem_solve::{Contact, ContactFillError, ContactProblem, ProblemStorage};
 pub(crate) enum Resolution<'a> {
     /// Members move with their hosts (the reduced model).
     Reduced,
-    /// Every body moves on its own, members included (the full model
-    /// behind a reduced one: model reduction's trial solve); `hosts[i]`
-    /// marks the hosts, which are out of the problem.
+    /// The members of the hosts marked in `unfolded` move on their own with
+    /// their own mass (the full model behind a reduced one: model
+    /// reduction's trial solve) and those hosts are out of the problem;
+    /// every other host carries its members as in the reduced model.
     Unfolded {
-        /// Whether each body hosts members.
-        hosts: &'a [bool],
+        /// Whether each body is a host whose members are unfolded.
+        unfolded: &'a [bool],
     },
 }
 
@@ -33,7 +34,10 @@ impl Resolution<'_> {
     fn carrier(self, world: &World, body: usize) -> usize {
         match self {
             Resolution::Reduced => world.carrier(body),
-            Resolution::Unfolded { .. } => body,
+            Resolution::Unfolded { unfolded } => match world.host_of(body) {
+                Some(h) if !unfolded[h] => h,
+                _ => body,
+            },
         }
     }
 
@@ -41,7 +45,9 @@ impl Resolution<'_> {
     fn moves(self, world: &World, body: usize) -> bool {
         match self {
             Resolution::Reduced => !world.is_member(body),
-            Resolution::Unfolded { hosts } => !hosts[body],
+            Resolution::Unfolded { unfolded } => {
+                !unfolded[body] && world.host_of(body).is_none_or(|h| unfolded[h])
+            }
         }
     }
 }
@@ -752,13 +758,36 @@ pub fn unfolded_problem(
     contacts: &ContactSet,
     settings: &StepSettings,
 ) -> Result<(ContactProblem, Vec<usize>), StepError> {
-    let mut hosts = vec![false; world.len()];
+    let mut unfolded = vec![false; world.len()];
     for i in 0..world.len() {
         if let Some(h) = world.host_of(i) {
-            hosts[h] = true;
+            unfolded[h] = true;
         }
     }
-    let resolution = Resolution::Unfolded { hosts: &hosts };
+    partly_unfolded_problem(world, contacts, settings, &unfolded)
+}
+
+/// [`unfolded_problem`] with only the hosts marked in `unfolded` (one flag
+/// per body) unfolded: every other host carries its members as in the
+/// reduced model, a rigid body with its own mass properties, gravity and
+/// contacts, and the contacts between members of one carried host leave
+/// the solve. The partial background solve of the adaptive-model-reduction
+/// paper's eq. 40 (a fraction `β < 1` of the system): the interior of an
+/// aggregate as one rigid body, its outer layers resolved.
+pub fn partly_unfolded_problem(
+    world: &World,
+    contacts: &ContactSet,
+    settings: &StepSettings,
+    unfolded: &[bool],
+) -> Result<(ContactProblem, Vec<usize>), StepError> {
+    if unfolded.len() != world.len() {
+        return Err(StepError::UnknownBody {
+            field: "unfolded",
+            body: unfolded.len().min(world.len()),
+            count: world.len(),
+        });
+    }
+    let resolution = Resolution::Unfolded { unfolded };
     let mut solver_contacts = Vec::new();
     let threads = ndem_par::blocks::resolve_threads(settings.assembly_threads);
     contact_data(

@@ -32,24 +32,21 @@ use super::coupling::{DomainCoupling, ExchangeCounters, Plan, owns};
 use crate::comm::Communicator;
 use crate::domain::Role;
 use ndem_collide::{ContactSet, Shape};
-use ndem_math::{Vec3, Velocity6};
+use ndem_math::Vec3;
+use ndem_reduce::aggregate::{attach_members, place_aggregate_body};
 use ndem_reduce::criteria::{
     contact_split_event, merge_passes, out_of_balance, trial_velocity_event,
 };
+use ndem_reduce::hooks::ReductionPasses;
+use ndem_reduce::trial::{external_load, trial_start};
 use ndem_reduce::{
     Aggregate, AggregateState, FirstMoments, ReduceError, ReducerState, ReductionSettings,
     ReductionStats, SecondMoments, TrialSplit,
 };
-use ndem_solve::{
-    ColdStart, HistoryWarmStart, PgsSettings, Solver, Stopping, SubdomainCoupling, SubdomainPgs,
-    WarmStart,
-};
-use ndem_step::{
-    BodyDesc, BodyId, DetectedView, MaterialId, ModelHooks, SolvedView, StepError, World,
-};
+use ndem_solve::{PgsSettings, Solver, Stopping, SubdomainCoupling, SubdomainPgs};
+use ndem_step::{BodyId, DetectedView, SolvedView, StepError, World};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 /// Model reduction as [`ModelHooks`] of one rank's stepper (module docs).
 pub(super) struct DistributedReducer<C: Communicator + Clone + 'static> {
@@ -211,90 +208,6 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         all.sort_unstable();
         all.dedup();
         all
-    }
-
-    /// Split (paper, section 3.2): the members the trial solve, contact
-    /// events (to depth `N_c-spl`) or sensors free; each affected aggregate
-    /// is dissolved and its other members re-formed by their contacts.
-    /// Collective.
-    fn split_step(
-        &mut self,
-        world: &mut World,
-        contacts: &ContactSet,
-        detected: &DetectedView<'_>,
-    ) -> Result<(), ReduceError> {
-        if self.table.is_empty() {
-            return Ok(());
-        }
-        let mut layout = self.layout();
-        let mut split = match self.settings.trial_split {
-            Some(ts) if ts.runs_at(detected.step) => {
-                self.trial_split(world, contacts, detected, &ts, &layout)?
-            }
-            _ => Vec::new(),
-        };
-        if let Some(cs) = self.settings.contact_split {
-            let g = &layout.gid;
-            let mut seeds = Vec::new();
-            for c in contacts.iter() {
-                let (a, b) = (c.body_a(), c.body_b());
-                if !layout.owns(a, b)
-                    || (!world.is_member(a) && !world.is_member(b))
-                    || world.carrier(a) == world.carrier(b)
-                {
-                    continue;
-                }
-                let (s, x, v) = (world.shapes(), world.positions(), world.velocities());
-                if contact_split_event(&cs, c, s, x, v) {
-                    seeds.extend(
-                        [a, b]
-                            .into_iter()
-                            .filter(|&m| world.is_member(m) && !contains(&split, g[m]))
-                            .map(|m| g[m]),
-                    );
-                }
-            }
-            let mut frontier = self.gather_union(&seeds);
-            split = union(&split, &frontier);
-            for _ in 1..cs.depth {
-                let mut next = Vec::new();
-                for c in contacts.iter() {
-                    let (a, b) = (c.body_a(), c.body_b());
-                    if !layout.owns(a, b)
-                        || world.host_of(a).is_none()
-                        || world.host_of(a) != world.host_of(b)
-                    {
-                        continue;
-                    }
-                    for (from, to) in [(a, b), (b, a)] {
-                        if contains(&frontier, g[from]) && !contains(&split, g[to]) {
-                            next.push(g[to]);
-                        }
-                    }
-                }
-                frontier = self.gather_union(&next);
-                if frontier.is_empty() {
-                    break;
-                }
-                split = union(&split, &frontier);
-            }
-        }
-        if !self.settings.sensors.is_empty() {
-            let inside: Vec<u64> = (0..world.len())
-                .filter(|&i| {
-                    layout.owned(i)
-                        && world.is_member(i)
-                        && !contains(&split, layout.gid[i])
-                        && self.in_sensor(world, i)
-                })
-                .map(|i| layout.gid[i])
-                .collect();
-            split = union(&split, &self.gather_union(&inside));
-        }
-        if split.is_empty() {
-            return Ok(());
-        }
-        self.apply_split(world, contacts, &mut layout, &split)
     }
 
     fn in_sensor(&self, world: &World, i: usize) -> bool {
@@ -470,33 +383,19 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         members: Vec<u64>,
         state: &AggregateState,
     ) -> Result<u64, ReduceError> {
-        let body = match self.retired.pop() {
-            Some(g) => {
-                let b = layout
-                    .local(g)
-                    .expect("every rank holds every aggregate body");
-                world.set_active(b, Some(state.mass))?;
-                world.set_mass_properties(b, state.mass, state.orientation)?;
-                world.set_position(BodyId::from_index(b), state.position)?;
-                world.set_velocity(BodyId::from_index(b), state.velocity)?;
-                g
-            }
-            None => {
-                let mut desc =
-                    BodyDesc::dynamic(Shape::Empty, MaterialId::from_index(0), state.position);
-                desc.mass = Some(state.mass);
-                desc.orientation = state.orientation;
-                desc.velocity = state.velocity;
-                let i = world.add_body(desc)?.index();
-                self.append_to_plan(layout, i)
-            }
+        let retired = self.retired.pop();
+        let reuse = retired.map(|g| {
+            layout
+                .local(g)
+                .expect("every rank holds every aggregate body")
+        });
+        let host = place_aggregate_body(world, reuse, state)?;
+        let body = match retired {
+            Some(g) => g,
+            None => self.append_to_plan(layout, host),
         };
-        let host = BodyId::from_index(layout.local(body).expect("just placed"));
         let local: Vec<usize> = members.iter().filter_map(|&m| layout.local(m)).collect();
-        for &i in &local {
-            world.attach(BodyId::from_index(i), host)?;
-        }
-        world.co_move_bodies(&local);
+        attach_members(world, &local, host)?;
         self.table.insert(body, members);
         Ok(body)
     }
@@ -530,6 +429,176 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         layout.role.push(role);
         layout.free.push(false);
         gid
+    }
+
+    /// A body the merge graph joins: an aggregate's body, or a free
+    /// particle (dynamic sphere, not a machine body) outside every sensor.
+    fn is_node(&self, world: &World, layout: &Layout, i: usize) -> bool {
+        if self.table.contains_key(&layout.gid[i]) {
+            return true;
+        }
+        layout.free[i]
+            && !world.is_member(i)
+            && !matches!(world.shapes()[i], Shape::Empty)
+            && !self.in_sensor(world, i)
+    }
+
+    /// Trial-solve split ([`TrialSplit`]): the unfolded model solved with
+    /// the subdomain PGS; returns the members its velocities (eqs. 32-33)
+    /// or their force balance (eqs. 34-36, each member's contact force
+    /// summed over the ranks that hold it) say to free, global indices
+    /// ascending. Collective.
+    fn trial_split(
+        &mut self,
+        world: &World,
+        contacts: &ContactSet,
+        detected: &DetectedView<'_>,
+        ts: &TrialSplit,
+        layout: &Layout,
+    ) -> Result<Vec<u64>, ReduceError> {
+        let (problem, index) = ndem_step::unfolded_problem(world, contacts, detected.settings)?;
+        let (mut lambda, mut v) = trial_start(&problem, detected.history)?;
+        let settings = PgsSettings {
+            stopping: Stopping::iterations(ts.iterations),
+            ..PgsSettings::default()
+        };
+        let mut pgs =
+            SubdomainPgs::new(settings, Box::new(self.coupling())).map_err(StepError::from)?;
+        pgs.solve(&problem, &mut lambda, &mut v)
+            .map_err(StepError::from)?;
+        self.stats.trial_iterations = ts.iterations;
+        let (set, dt) = (contacts.as_slice(), detected.settings.dt);
+        let m = problem.contact_rows().count();
+        // per body: contact force, torque, and whether a contact loads it
+        let mut sums = vec![0.0; 7 * world.len()];
+        let mut split = Vec::new();
+        let chunks = problem.contacts().iter().zip(lambda.chunks_exact(m));
+        for ((c, lam), &k) in chunks.zip(&index) {
+            let (a, b) = (set[k].body_a(), set[k].body_b());
+            if !layout.owns(a, b) {
+                continue;
+            }
+            let (ia, ib) = c.jacobian.transpose_apply(lam);
+            for (body, impulse) in [(a, ia), (b, ib)] {
+                let s = &mut sums[7 * body..7 * body + 7];
+                for d in 0..3 {
+                    s[d] += impulse.linear[d] / dt;
+                    s[3 + d] += impulse.angular[d] / dt;
+                }
+                if lam[0] > 0.0 {
+                    s[6] = 1.0;
+                }
+            }
+            if ts.velocity_test
+                && (world.is_member(a) || world.is_member(b))
+                && trial_velocity_event(ts, &set[k], world.positions(), &v)
+            {
+                split.extend(
+                    [a, b]
+                        .into_iter()
+                        .filter(|&x| world.is_member(x))
+                        .map(|x| layout.gid[x]),
+                );
+            }
+        }
+        self.coupling().sum_over_holders(&mut sums, 7);
+        for i in 0..world.len() {
+            let s = &sums[7 * i..7 * i + 7];
+            if !layout.owned(i) || !world.is_member(i) || s[6] == 0.0 {
+                continue;
+            }
+            let contact = (Vec3::new(s[0], s[1], s[2]), Vec3::new(s[3], s[4], s[5]));
+            if out_of_balance(ts, external_load(world, i), contact) {
+                split.push(layout.gid[i]);
+            }
+        }
+        Ok(self.gather_union(&split))
+    }
+}
+
+impl<C: Communicator + Clone + 'static> ReductionPasses for DistributedReducer<C> {
+    /// Split (paper, section 3.2): the members the trial solve, contact
+    /// events (to depth `N_c-spl`) or sensors free; each affected aggregate
+    /// is dissolved and its other members re-formed by their contacts.
+    /// Collective.
+    fn split_step(
+        &mut self,
+        world: &mut World,
+        contacts: &ContactSet,
+        detected: &DetectedView<'_>,
+    ) -> Result<(), ReduceError> {
+        if self.table.is_empty() {
+            return Ok(());
+        }
+        let mut layout = self.layout();
+        let mut split = match self.settings.trial_split {
+            Some(ts) if ts.runs_at(detected.step) => {
+                self.trial_split(world, contacts, detected, &ts, &layout)?
+            }
+            _ => Vec::new(),
+        };
+        if let Some(cs) = self.settings.contact_split {
+            let g = &layout.gid;
+            let mut seeds = Vec::new();
+            for c in contacts.iter() {
+                let (a, b) = (c.body_a(), c.body_b());
+                if !layout.owns(a, b)
+                    || (!world.is_member(a) && !world.is_member(b))
+                    || world.carrier(a) == world.carrier(b)
+                {
+                    continue;
+                }
+                let (s, x, v) = (world.shapes(), world.positions(), world.velocities());
+                if contact_split_event(&cs, c, s, x, v) {
+                    seeds.extend(
+                        [a, b]
+                            .into_iter()
+                            .filter(|&m| world.is_member(m) && !contains(&split, g[m]))
+                            .map(|m| g[m]),
+                    );
+                }
+            }
+            let mut frontier = self.gather_union(&seeds);
+            split = union(&split, &frontier);
+            for _ in 1..cs.depth {
+                let mut next = Vec::new();
+                for c in contacts.iter() {
+                    let (a, b) = (c.body_a(), c.body_b());
+                    if !layout.owns(a, b)
+                        || world.host_of(a).is_none()
+                        || world.host_of(a) != world.host_of(b)
+                    {
+                        continue;
+                    }
+                    for (from, to) in [(a, b), (b, a)] {
+                        if contains(&frontier, g[from]) && !contains(&split, g[to]) {
+                            next.push(g[to]);
+                        }
+                    }
+                }
+                frontier = self.gather_union(&next);
+                if frontier.is_empty() {
+                    break;
+                }
+                split = union(&split, &frontier);
+            }
+        }
+        if !self.settings.sensors.is_empty() {
+            let inside: Vec<u64> = (0..world.len())
+                .filter(|&i| {
+                    layout.owned(i)
+                        && world.is_member(i)
+                        && !contains(&split, layout.gid[i])
+                        && self.in_sensor(world, i)
+                })
+                .map(|i| layout.gid[i])
+                .collect();
+            split = union(&split, &self.gather_union(&inside));
+        }
+        if split.is_empty() {
+            return Ok(());
+        }
+        self.apply_split(world, contacts, &mut layout, &split)
     }
 
     /// Merge (paper, section 3.1): the owned contacts that pass eqs. 26-28
@@ -597,18 +666,6 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         Ok(())
     }
 
-    /// A body the merge graph joins: an aggregate's body, or a free
-    /// particle (dynamic sphere, not a machine body) outside every sensor.
-    fn is_node(&self, world: &World, layout: &Layout, i: usize) -> bool {
-        if self.table.contains_key(&layout.gid[i]) {
-            return true;
-        }
-        layout.free[i]
-            && !world.is_member(i)
-            && !matches!(world.shapes()[i], Shape::Empty)
-            && !self.in_sensor(world, i)
-    }
-
     /// The reduction level over the whole scene (paper, section 4).
     /// Collective.
     fn count(&mut self, world: &World) {
@@ -629,130 +686,19 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         let total = self.comm.sum(&local);
         let (particles, free) = (total[0] as usize, total[1] as usize);
         let aggregates = self.table.len();
-        self.stats.particles = particles;
-        self.stats.free = free;
-        self.stats.aggregates = aggregates;
-        self.stats.level = if particles > 0 {
-            1.0 - (free + aggregates) as f64 / particles as f64
-        } else {
-            0.0
-        };
+        self.stats.set_counts(particles, free, aggregates);
     }
 
-    /// Trial-solve split ([`TrialSplit`]): the unfolded model solved with
-    /// the subdomain PGS; returns the members its velocities (eqs. 32-33)
-    /// or their force balance (eqs. 34-36, each member's contact force
-    /// summed over the ranks that hold it) say to free, global indices
-    /// ascending. Collective.
-    fn trial_split(
-        &mut self,
-        world: &World,
-        contacts: &ContactSet,
-        detected: &DetectedView<'_>,
-        ts: &TrialSplit,
-        layout: &Layout,
-    ) -> Result<Vec<u64>, ReduceError> {
-        let (problem, index) = ndem_step::unfolded_problem(world, contacts, detected.settings)?;
-        let mut lambda = vec![0.0; problem.len()];
-        let mut v = vec![Velocity6::ZERO; problem.body_count()];
-        match detected.history {
-            Some(history) => HistoryWarmStart::default()
-                .start_from(history, &problem, &mut lambda, &mut v)
-                .map(drop),
-            None => ColdStart
-                .initialize(&problem, &mut lambda, &mut v)
-                .map(drop),
-        }
-        .map_err(StepError::from)?;
-        let settings = PgsSettings {
-            stopping: Stopping::iterations(ts.iterations),
-            ..PgsSettings::default()
-        };
-        let mut pgs =
-            SubdomainPgs::new(settings, Box::new(self.coupling())).map_err(StepError::from)?;
-        pgs.solve(&problem, &mut lambda, &mut v)
-            .map_err(StepError::from)?;
-        self.stats.trial_iterations = ts.iterations;
-        let (set, dt) = (contacts.as_slice(), detected.settings.dt);
-        let m = problem.contact_rows().count();
-        // per body: contact force, torque, and whether a contact loads it
-        let mut sums = vec![0.0; 7 * world.len()];
-        let mut split = Vec::new();
-        let chunks = problem.contacts().iter().zip(lambda.chunks_exact(m));
-        for ((c, lam), &k) in chunks.zip(&index) {
-            let (a, b) = (set[k].body_a(), set[k].body_b());
-            if !layout.owns(a, b) {
-                continue;
-            }
-            let (ia, ib) = c.jacobian.transpose_apply(lam);
-            for (body, impulse) in [(a, ia), (b, ib)] {
-                let s = &mut sums[7 * body..7 * body + 7];
-                for d in 0..3 {
-                    s[d] += impulse.linear[d] / dt;
-                    s[3 + d] += impulse.angular[d] / dt;
-                }
-                if lam[0] > 0.0 {
-                    s[6] = 1.0;
-                }
-            }
-            if ts.velocity_test
-                && (world.is_member(a) || world.is_member(b))
-                && trial_velocity_event(ts, &set[k], world.positions(), &v)
-            {
-                split.extend(
-                    [a, b]
-                        .into_iter()
-                        .filter(|&x| world.is_member(x))
-                        .map(|x| layout.gid[x]),
-                );
-            }
-        }
-        self.coupling().sum_over_holders(&mut sums, 7);
-        for i in 0..world.len() {
-            let s = &sums[7 * i..7 * i + 7];
-            if !layout.owned(i) || !world.is_member(i) || s[6] == 0.0 {
-                continue;
-            }
-            let mass = world.mass_properties()[i].map_or(0.0, |p| p.mass);
-            let (fu, tu) = world.user_force(BodyId::from_index(i));
-            let contact = (Vec3::new(s[0], s[1], s[2]), Vec3::new(s[3], s[4], s[5]));
-            if out_of_balance(ts, (world.gravity * mass + fu, tu), contact) {
-                split.push(layout.gid[i]);
-            }
-        }
-        Ok(self.gather_union(&split))
+    fn settings(&self) -> &ReductionSettings {
+        &self.settings
+    }
+
+    fn progress(&mut self) -> (&mut ReductionStats, &mut u64) {
+        (&mut self.stats, &mut self.step)
     }
 }
 
-impl<C: Communicator + Clone + 'static> ModelHooks for DistributedReducer<C> {
-    fn after_detection(
-        &mut self,
-        world: &mut World,
-        contacts: &mut ContactSet,
-        detected: &DetectedView<'_>,
-    ) -> Result<(), StepError> {
-        let t = Instant::now();
-        self.stats.start_step();
-        self.step += 1;
-        let step = self.step;
-        self.split_step(world, contacts, detected)
-            .map_err(|e| e.in_hook("split", step))?;
-        self.stats.split_time = t.elapsed();
-        Ok(())
-    }
-
-    fn after_solve(&mut self, world: &mut World, solved: &SolvedView<'_>) -> Result<(), StepError> {
-        let t = Instant::now();
-        if solved.time >= self.settings.start_time {
-            let step = self.step;
-            self.merge_step(world, solved)
-                .map_err(|e| e.in_hook("merge", step))?;
-        }
-        self.count(world);
-        self.stats.merge_time = t.elapsed();
-        Ok(())
-    }
-}
+ndem_reduce::reduction_hooks!(impl [C: Communicator + Clone + 'static] for DistributedReducer<C>);
 
 fn contains(sorted: &[u64], g: u64) -> bool {
     sorted.binary_search(&g).is_ok()

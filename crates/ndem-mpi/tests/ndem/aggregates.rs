@@ -269,3 +269,38 @@ fn a_sensor_moved_onto_the_bed_splits_alike_on_every_rank_count() {
         assert_eq!(run(ranks).0, one, "{ranks} ranks: the same aggregates");
     }
 }
+
+/// The partial trial solve (`TrialSplit::depth`) finds an aggregate's
+/// layers in one process's contacts: a distributed run refuses it with a
+/// typed error naming the field, on any rank count.
+#[test]
+fn a_partial_trial_is_refused_naming_its_field() {
+    let (settled, _) = settled_bed();
+    let reduction = ReductionSettings {
+        trial_split: Some(TrialSplit {
+            depth: Some(2),
+            ..TrialSplit::default()
+        }),
+        ..ReductionSettings::default()
+    };
+    let s = settings(1e-6, 3000);
+    for ranks in [1, 2] {
+        let out = run_on_threads(ranks, |comm| {
+            let mut run = DistributedNdem::new(comm, settled, s).unwrap();
+            run.set_reduction(reduction.clone(), ReducerState::default())
+                .err()
+        });
+        for e in out {
+            assert!(
+                matches!(
+                    e,
+                    Some(MpiError::InvalidSettings {
+                        field: "trial_split.depth",
+                        ..
+                    })
+                ),
+                "{ranks} ranks: {e:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! The partial background solve (`TrialSplit::depth`, the paper's eq. 40
+//! with a fraction β < 1 of the system) on a 5×5×3 simple-cubic block
+//! resting on a floor and merged into one aggregate: its layers, the
+//! problem it solves, what it may split, and that a depth reaching every
+//! member is the whole trial solve bit for bit.
+
+use ndem_math::{Material, Vec3};
+use ndem_reduce::trial::{held_members, partial_problem};
+use ndem_reduce::*;
+use ndem_step::{MaterialId, StepSettings, Stepper, World};
+
+const R: f64 = 0.0065;
+
+/// The block after 200 steps of settling and 20 with the reducer (trial
+/// split off, so the settled block merges as it rests).
+fn merged_block(trial: Option<TrialSplit>) -> (World, Stepper) {
+    let mut w = World::on_floor(Material::default()).unwrap();
+    w.add_sphere_stack(R, MaterialId::from_index(0), [5, 5, 3])
+        .unwrap();
+    let mut st = Stepper::new(
+        StepSettings::papers(),
+        Box::new(
+            ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
+                stopping: ndem_solve::Stopping::iterations(100),
+                ..Default::default()
+            })
+            .unwrap(),
+        ),
+        Box::new(ndem_solve::HistoryWarmStart::default()),
+    )
+    .unwrap();
+    for _ in 0..200 {
+        st.step(&mut w).unwrap();
+    }
+    let settings = ReductionSettings {
+        contact_split: None,
+        trial_split: trial,
+        ..ReductionSettings::default()
+    };
+    st.set_hooks(Box::new(Reducer::new(settings).unwrap()));
+    for _ in 0..20 {
+        st.step(&mut w).unwrap();
+    }
+    assert_eq!(st.hooks_as::<Reducer>().unwrap().stats().aggregates, 1);
+    (w, st)
+}
+
+/// The merged block with a trial solve of `depth` layers, gravity tilted
+/// by 60° (tan 60° > μ = 0.91: the block must slide or shear).
+fn tilted_block(depth: Option<usize>) -> (World, Stepper) {
+    let trial = TrialSplit {
+        depth,
+        ..TrialSplit::default()
+    };
+    let (mut w, st) = merged_block(Some(trial));
+    let (g, a) = (9.81, 60f64.to_radians());
+    w.gravity = Vec3::new(g * a.sin(), 0.0, -g * a.cos());
+    (w, st)
+}
+
+/// The block's layer of body `i` from the floor: 0, 1 or 2.
+fn level(w: &World, i: usize) -> usize {
+    (w.positions()[i].z / (2.0 * R)).floor() as usize
+}
+
+/// Only the bottom layer touches anything outside the aggregate (the
+/// floor), so depth d holds the members of the layers at and above d:
+/// 50, 25 and 0 members for d = 1, 2, 3. The partial problem at depth 1
+/// carries the two upper layers as one body: it leaves out exactly their
+/// mutual contacts, and that body has their mass.
+#[test]
+fn layers_are_counted_from_the_aggregates_outside() {
+    let (w, mut st) = merged_block(None);
+    let contacts = st.contacts().clone();
+    for (depth, expected) in [(1, 50), (2, 25), (3, 0), (10, 0)] {
+        let held = held_members(&w, &contacts, depth);
+        assert_eq!(
+            held.iter().filter(|&&h| h).count(),
+            expected,
+            "depth {depth}"
+        );
+        for (i, &h) in held.iter().enumerate() {
+            if w.is_member(i) {
+                assert_eq!(h, level(&w, i) >= depth, "depth {depth}, body {i}");
+            } else {
+                assert!(!h, "body {i} is no member");
+            }
+        }
+    }
+    let held = held_members(&w, &contacts, 1);
+    let settings = *st.settings();
+    let (whole, _) = ndem_step::unfolded_problem(&w, &contacts, &settings).unwrap();
+    let reducer = st.hooks_as::<Reducer>().unwrap();
+    let aggregates: Vec<(usize, Vec<usize>)> = reducer
+        .aggregates()
+        .map(|(_, a)| (a.body, a.members.clone()))
+        .collect();
+    let trial = partial_problem(
+        &w,
+        &contacts,
+        &settings,
+        aggregates.iter().map(|(b, m)| (*b, m.as_slice())),
+        &held,
+    )
+    .unwrap();
+    let both_held = contacts
+        .as_slice()
+        .iter()
+        .filter(|c| held[c.body_a()] && held[c.body_b()])
+        .count();
+    println!(
+        "unfolded problem: {} contacts; at depth 1: {} ({both_held} between held members)",
+        whole.contacts().len(),
+        trial.problem.contacts().len()
+    );
+    assert_eq!(both_held, 105);
+    assert_eq!(
+        trial.problem.contacts().len() + both_held,
+        whole.contacts().len()
+    );
+    assert!(trial.index.iter().all(|&k| {
+        let c = &contacts.as_slice()[k];
+        !(held[c.body_a()] && held[c.body_b()])
+    }));
+    // the carrier of the held layers: one body past the world's, 50 spheres' mass
+    let partial = trial.partial_world.as_ref().unwrap();
+    assert_eq!(partial.len(), w.len() + 1);
+    let sphere = w.mass_properties()[1].unwrap().mass;
+    let carried = partial.mass_properties()[w.len()].unwrap().mass;
+    assert!(
+        (carried - 50.0 * sphere).abs() <= 1e-12 * carried,
+        "{carried}"
+    );
+}
+
+/// Gravity tilted by 60° loads the block: the trial at depth
+/// 1, whose upper two layers are one rigid body pressing on the bottom
+/// layer, splits members of the bottom layer only (its 25 are all it
+/// solves; measured: all 25), where the whole trial splits deeper
+/// (measured: 50 members).
+#[test]
+fn a_partial_trial_splits_only_the_layers_it_solves() {
+    let split_after_tilt = |depth: Option<usize>| {
+        let (mut w, mut st) = tilted_block(depth);
+        st.step(&mut w).unwrap();
+        st.hooks_as::<Reducer>().unwrap().stats().split_members
+    };
+    let split_part = split_after_tilt(Some(1));
+    let split_whole = split_after_tilt(None);
+    println!("members split at depth 1: {split_part}; by the whole trial: {split_whole}");
+    assert!(split_part > 0);
+    assert!(split_part <= 25, "{split_part}");
+    assert!(split_whole > 25, "{split_whole}");
+}
+
+/// A depth that reaches every member holds none: the same problem, the
+/// same splits and the same trajectory, bit for bit, as the whole trial,
+/// through a tilt that splits. Depth 0 is a typed error naming the field.
+#[test]
+fn a_depth_past_every_member_is_the_whole_trial() {
+    let run = |depth: Option<usize>| {
+        let (mut w, mut st) = tilted_block(depth);
+        let mut split = 0;
+        for _ in 0..30 {
+            st.step(&mut w).unwrap();
+            split += st.hooks_as::<Reducer>().unwrap().stats().split_members;
+        }
+        let bits: Vec<u64> = w
+            .positions()
+            .iter()
+            .flat_map(|p| p.iter().map(|x| x.to_bits()))
+            .collect();
+        (bits, split)
+    };
+    let (whole, split) = run(None);
+    let (deep, split_deep) = run(Some(1000));
+    assert!(split > 0);
+    assert_eq!(split, split_deep);
+    assert_eq!(whole, deep);
+    let bad = ReductionSettings {
+        trial_split: Some(TrialSplit {
+            depth: Some(0),
+            ..TrialSplit::default()
+        }),
+        ..ReductionSettings::default()
+    };
+    assert!(matches!(
+        Reducer::new(bad),
+        Err(ReduceError::InvalidSettings {
+            field: "trial_split.depth",
+            ..
+        })
+    ));
+}
