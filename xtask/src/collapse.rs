@@ -1,11 +1,13 @@
 //! `cargo xtask reduce collapse [--quick]`: the adaptive-model-reduction
 //! paper's granular collapse (section 4, Table 3, Figs. 6, 9-11). One bed
-//! is settled (PGS, N_it = 150), then eight runs start from it with the
+//! is settled (PGS, N_it = 150), then ten runs start from it with the
 //! gate raised: ref-500 and ref-150 (full resolution), tr-150-50-f and
 //! tr-150-50-fv (model reduction with the background trial solve of 50
-//! sweeps, force balance, and force and velocity tests), and the same two
+//! sweeps, force balance, and force and velocity tests), the same two
 //! with a trial solve every second and every fourth step (`/2`, `/4`,
-//! `TrialSplit::every`).
+//! `TrialSplit::every`), and tr-150-50-fv on every and every fourth step
+//! with the partial trial over each aggregate's outer two layers (`-d2`,
+//! `TrialSplit::depth`).
 //! θ_collapse is read at 2 s after the gate opens; h(t) and θ(t) are
 //! recorded.
 

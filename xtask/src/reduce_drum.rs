@@ -2,10 +2,12 @@
 //! paper's rotating drum (section 4, Table 3, Fig. 12). The drum (D = 40d,
 //! width 7d, Ω = 0.5 rad/s, 4864 bi-disperse spheres, frictionless end
 //! caps, Table 1 with linear k_n = 3 kN/m) turns one revolution at full
-//! resolution (N_it = 150); five runs then continue from that state:
+//! resolution (N_it = 150); six runs then continue from that state:
 //! ref-500 and ref-150 (full resolution), cs-150 (contact split and a
 //! sensor at the lift height), tr-150-50-f and tr-150-50-fv (background
-//! trial solve of 50 sweeps: force balance, and force and velocity). The
+//! trial solve of 50 sweeps: force balance, and force and velocity), and
+//! tr-150-50-fv-d2 (its partial trial over each aggregate's outer two
+//! layers, `TrialSplit::depth`). The
 //! surface angle is read over the central D/2 of the drum
 //! ([`measure::drum_surface_angle`]) every 0.05 s and averaged, with the
 //! reduction level h, over the last part of each run.
