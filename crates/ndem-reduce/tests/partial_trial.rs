@@ -192,3 +192,124 @@ fn a_depth_past_every_member_is_the_whole_trial() {
         })
     ));
 }
+
+/// A lattice stack of `[nx, ny, nz]` spheres resting on a floor after 20
+/// steps (the layers, which start exactly touching, pressed into contact
+/// and detected), cut along x into `slabs` aggregates with
+/// the spheres `free` marks (by lattice index) left out; returns the
+/// world, the step's contacts, the stepper's settings and the aggregates
+/// (host, members).
+fn sliced_stack(
+    [nx, ny, nz]: [usize; 3],
+    slabs: usize,
+    free: &[bool],
+) -> (
+    World,
+    ndem_collide::ContactSet,
+    StepSettings,
+    Vec<(usize, Vec<usize>)>,
+) {
+    let mut w = World::on_floor(Material::default()).unwrap();
+    let range = w
+        .add_sphere_stack(R, MaterialId::from_index(0), [nx, ny, nz])
+        .unwrap();
+    let mut st = Stepper::new(
+        StepSettings::papers(),
+        Box::new(ndem_solve::ProjectedGaussSeidel::default()),
+        Box::new(ndem_solve::ColdStart),
+    )
+    .unwrap();
+    for _ in 0..20 {
+        st.step(&mut w).unwrap();
+    }
+    let contacts = st.contacts().clone();
+    let bodies: Vec<usize> = range.iter().map(|b| b.index()).collect();
+    let mut reducer = Reducer::new(ReductionSettings::default()).unwrap();
+    for s in 0..slabs {
+        // lattice index k = i + nx·(j + ny·l) for x-index i (x fastest)
+        let slab: Vec<ndem_step::BodyId> = bodies
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| (k % nx) * slabs / nx == s && !free[k % free.len()])
+            .map(|(_, &b)| ndem_step::BodyId::from_index(b))
+            .collect();
+        if slab.len() >= 2 {
+            reducer.merge_bodies(&mut w, &slab).unwrap();
+        }
+    }
+    let aggregates = reducer
+        .aggregates()
+        .map(|(_, a)| (a.body, a.members.clone()))
+        .collect();
+    (w, contacts, *st.settings(), aggregates)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// On stacks cut into aggregates with some spheres left free: only
+    /// members are held; a member touching a body outside its aggregate
+    /// never is; a deeper trial holds a subset of a shallower one's; a
+    /// depth past every member holds none (every aggregate here touches
+    /// the floor or a free sphere and is connected); and the partial
+    /// problem leaves out exactly the contacts between held members of one
+    /// aggregate, with one carrier per aggregate that holds members,
+    /// carrying their mass.
+    #[test]
+    fn held_layers_and_the_partial_problem_keep_their_invariants(
+        dims in (2usize..5, 2usize..4, 2usize..5),
+        slabs in 1usize..3,
+        free in proptest::collection::vec(proptest::bool::weighted(0.15), 7..13),
+        depth in 1usize..4,
+    ) {
+        let (nx, ny, nz) = dims;
+        let (w, contacts, settings, aggregates) = sliced_stack([nx, ny, nz], slabs.min(nx), &free);
+        let shallow = held_members(&w, &contacts, depth);
+        let deep = held_members(&w, &contacts, depth + 1);
+        let past = held_members(&w, &contacts, nx * ny * nz);
+        for i in 0..w.len() {
+            proptest::prop_assert!(!shallow[i] || w.is_member(i));
+            proptest::prop_assert!(!deep[i] || shallow[i], "body {}", i);
+            proptest::prop_assert!(!past[i], "body {} held past every member", i);
+        }
+        for c in contacts.as_slice() {
+            let (a, b) = (c.body_a(), c.body_b());
+            if w.host_of(a) != w.host_of(b) {
+                proptest::prop_assert!(!shallow[a] && !shallow[b]);
+            }
+        }
+        let trial = partial_problem(
+            &w,
+            &contacts,
+            &settings,
+            aggregates.iter().map(|(b, m)| (*b, m.as_slice())),
+            &shallow,
+        )
+        .unwrap();
+        let (whole, _) = ndem_step::unfolded_problem(&w, &contacts, &settings).unwrap();
+        let inner_held = contacts
+            .as_slice()
+            .iter()
+            .filter(|c| {
+                let (a, b) = (c.body_a(), c.body_b());
+                shallow[a] && shallow[b] && w.host_of(a) == w.host_of(b)
+            })
+            .count();
+        proptest::prop_assert_eq!(trial.problem.contacts().len() + inner_held, whole.contacts().len());
+        let partial = trial.partial_world.as_ref().unwrap();
+        let holding: Vec<&(usize, Vec<usize>)> = aggregates
+            .iter()
+            .filter(|(_, m)| m.iter().any(|&x| shallow[x]))
+            .collect();
+        proptest::prop_assert_eq!(partial.len(), w.len() + holding.len());
+        for (k, (_, members)) in holding.iter().enumerate() {
+            let carried: f64 = members
+                .iter()
+                .filter(|&&x| shallow[x])
+                .map(|&x| w.mass_properties()[x].unwrap().mass)
+                .sum();
+            let mass = partial.mass_properties()[w.len() + k].unwrap().mass;
+            proptest::prop_assert!((mass - carried).abs() <= 1e-12 * carried, "{} vs {}", mass, carried);
+        }
+    }
+}
