@@ -58,6 +58,18 @@ fn tilted_block(depth: Option<usize>) -> (World, Stepper) {
     (w, st)
 }
 
+/// [`partial_problem`] over `aggregates` (host, members).
+fn partial_of(
+    w: &World,
+    contacts: &ndem_collide::ContactSet,
+    settings: &StepSettings,
+    aggregates: &[(usize, Vec<usize>)],
+    held: &[bool],
+) -> ndem_reduce::trial::TrialProblem {
+    let listed = aggregates.iter().map(|(b, m)| (*b, m.as_slice()));
+    partial_problem(w, contacts, settings, listed, held).unwrap()
+}
+
 /// The block's layer of body `i` from the floor: 0, 1 or 2.
 fn level(w: &World, i: usize) -> usize {
     (w.positions()[i].z / (2.0 * R)).floor() as usize
@@ -95,14 +107,7 @@ fn layers_are_counted_from_the_aggregates_outside() {
         .aggregates()
         .map(|(_, a)| (a.body, a.members.clone()))
         .collect();
-    let trial = partial_problem(
-        &w,
-        &contacts,
-        &settings,
-        aggregates.iter().map(|(b, m)| (*b, m.as_slice())),
-        &held,
-    )
-    .unwrap();
+    let trial = partial_of(&w, &contacts, &settings, &aggregates, &held);
     let both_held = contacts
         .as_slice()
         .iter()
@@ -278,14 +283,7 @@ proptest::proptest! {
                 proptest::prop_assert!(!shallow[a] && !shallow[b]);
             }
         }
-        let trial = partial_problem(
-            &w,
-            &contacts,
-            &settings,
-            aggregates.iter().map(|(b, m)| (*b, m.as_slice())),
-            &shallow,
-        )
-        .unwrap();
+        let trial = partial_of(&w, &contacts, &settings, &aggregates, &shallow);
         let (whole, _) = ndem_step::unfolded_problem(&w, &contacts, &settings).unwrap();
         let inner_held = contacts
             .as_slice()
