@@ -296,6 +296,7 @@ fn reduction_field(field: &'static str) -> &'static str {
         "trial_split.force_balance" => "reduction.trial_split.force_balance",
         "trial_split.torque_balance" => "reduction.trial_split.torque_balance",
         "trial_split.every" => "reduction.trial_split.every",
+        "trial_split.depth" => "reduction.trial_split.depth",
         "sensors.shape" => "reduction.sensors.shape",
         "sensors.position" => "reduction.sensors.position",
         "min_aggregate_size" => "reduction.min_aggregate_size",
