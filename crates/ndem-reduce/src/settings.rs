@@ -126,11 +126,11 @@ pub struct TrialSplit {
     /// The partial background solve (paper eq. 40, a fraction `β < 1` of
     /// the system): with `Some(d)` only the members within `d` contact
     /// layers of their aggregate's boundary move in the trial solve (layer
-    /// 1: members touching a body that is not a member of their aggregate;
-    /// [`crate::trial::held_members`]); deeper members keep the aggregate's
-    /// motion, their mutual contacts leave the solve, and the trial splits
-    /// none of them. `None` (the default, the paper's runs): the whole
-    /// unfolded model.
+    /// 1: members touching a body that is not a member of their aggregate,
+    /// or on its free surface; [`crate::trial::held_members`]); deeper
+    /// members move as one rigid body with their mass, their mutual
+    /// contacts leave the solve, and the trial splits none of them. `None`
+    /// (the default, the paper's runs): the whole unfolded model.
     pub depth: Option<usize>,
 }
 

@@ -37,14 +37,21 @@ pub fn external_load(world: &World, i: usize) -> (Vec3, Vec3) {
     (world.gravity * mass + force, torque)
 }
 
+/// Cosine of the half-angle of the empty cone that puts a member on its
+/// aggregate's free surface ([`held_members`]): 60°.
+const OPEN_CONE_COS: f64 = 0.5;
+
 /// The members a partial trial solve ([`crate::TrialSplit::depth`]) holds
 /// on their aggregate's motion: those more than `depth` contact layers
-/// inside their aggregate. Layer 1 are the members with a contact (any
-/// detected pair) to a body that is not a member of the same aggregate: a
-/// free particle, a static, kinematic or machine body, a member of another
-/// aggregate; layer `k + 1` the members touching layer `k` inside the
-/// aggregate. An aggregate that touches nothing is held whole. One flag per
-/// body (`false` for every body that is not a member).
+/// inside their aggregate. Layer 1 are the members on the aggregate's
+/// boundary: those with a contact (any detected pair) to a body that is
+/// not a member of the same aggregate (a free particle, a static,
+/// kinematic or machine body, a member of another aggregate), and those on
+/// its free surface, whose neighbours in the aggregate all lie more than
+/// 60° away from the direction opposite their mean (an open side; a member
+/// without neighbours in it too). Layer `k + 1` are the members touching
+/// layer `k` inside the aggregate. One flag per body (`false` for every
+/// body that is not a member).
 pub fn held_members(world: &World, contacts: &ContactSet, depth: usize) -> Vec<bool> {
     let n = world.len();
     let mut layer = vec![usize::MAX; n];
@@ -75,6 +82,17 @@ pub fn held_members(world: &World, contacts: &ContactSet, depth: usize) -> Vec<b
         }
         start
     };
+    let x = world.positions();
+    for a in 0..n {
+        if world.host_of(a).is_some() && layer[a] != 1 {
+            let toward = inner[start[a]..start[a + 1]]
+                .iter()
+                .map(|&(_, b)| (x[b as usize] - x[a]).normalize());
+            if open_side(toward) {
+                layer[a] = 1;
+            }
+        }
+    }
     let mut front: Vec<usize> = (0..n).filter(|&i| layer[i] == 1).collect();
     for k in 2..=depth {
         let mut next = Vec::new();
@@ -95,6 +113,23 @@ pub fn held_members(world: &World, contacts: &ContactSet, depth: usize) -> Vec<b
     (0..n)
         .map(|i| world.host_of(i).is_some() && layer[i] > depth)
         .collect()
+}
+
+/// Whether unit directions `toward` a member's neighbours leave it an open
+/// side: none of them, or none within the cone of half-angle 60° around
+/// the direction opposite their mean (neighbours spread evenly around it,
+/// summing to nothing, leave none).
+fn open_side(toward: impl Iterator<Item = Vec3> + Clone) -> bool {
+    let sum: Vec3 = toward.clone().sum();
+    let count = toward.clone().count();
+    if count == 0 {
+        return true;
+    }
+    if sum.norm() <= 1e-9 * count as f64 {
+        return false;
+    }
+    let open = -sum.normalize();
+    toward.into_iter().all(|u| u.dot(&open) <= OPEN_CONE_COS)
 }
 
 /// The problem of a trial solve and the contact-set index of each of its
