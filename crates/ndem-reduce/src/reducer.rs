@@ -6,7 +6,7 @@ use crate::aggregate::{aggregate_state, attach_members, place_aggregate_body};
 use crate::criteria::{contact_split_event, merge_passes, out_of_balance, trial_velocity_event};
 use crate::hooks::ReductionPasses;
 use crate::settings::ReductionSettings;
-use crate::trial::{TrialProblem, external_load, held_members, partial_problem, trial_start};
+use crate::trial::{external_load, held_members, partial_problem, trial_start, whole_problem};
 use crate::{ReduceError, ReductionStats};
 use ndem_collide::{ContactSet, Shape};
 use ndem_math::Vec3;
@@ -378,13 +378,7 @@ impl Reducer {
             let aggregates = self.live().map(|(_, a)| (a.body, a.members.as_slice()));
             partial_problem(world, contacts, detected.settings, aggregates, &held)?
         } else {
-            let (problem, index) = ndem_step::unfolded_problem(world, contacts, detected.settings)?;
-            TrialProblem {
-                problem,
-                index,
-                bodies: world.len(),
-                partial_world: None,
-            }
+            whole_problem(world, contacts, detected.settings)?
         };
         let (problem, index) = (&trial.problem, &trial.index);
         if problem.is_empty() {

@@ -85,10 +85,8 @@ pub fn held_members(world: &World, contacts: &ContactSet, depth: usize) -> Vec<b
     let x = world.positions();
     for a in 0..n {
         if world.host_of(a).is_some() && layer[a] != 1 {
-            let toward = inner[start[a]..start[a + 1]]
-                .iter()
-                .map(|&(_, b)| (x[b as usize] - x[a]).normalize());
-            if open_side(toward) {
+            let neighbours = inner[start[a]..start[a + 1]].iter();
+            if open_side(neighbours.map(|&(_, b)| (x[b as usize] - x[a]).normalize())) {
                 layer[a] = 1;
             }
         }
@@ -119,12 +117,12 @@ pub fn held_members(world: &World, contacts: &ContactSet, depth: usize) -> Vec<b
 /// side: none of them, or none within the cone of half-angle 60° around
 /// the direction opposite their mean (neighbours spread evenly around it,
 /// summing to nothing, leave none).
-fn open_side(toward: impl Iterator<Item = Vec3> + Clone) -> bool {
-    let sum: Vec3 = toward.clone().sum();
-    let count = toward.clone().count();
+fn open_side(toward: impl ExactSizeIterator<Item = Vec3> + Clone) -> bool {
+    let count = toward.len();
     if count == 0 {
         return true;
     }
+    let sum: Vec3 = toward.clone().sum();
     if sum.norm() <= 1e-9 * count as f64 {
         return false;
     }
@@ -146,6 +144,22 @@ pub struct TrialProblem {
     /// The world of a partial trial ([`partial_problem`]); `None` for the
     /// whole unfolded model, whose world is the caller's.
     pub partial_world: Option<World>,
+}
+
+/// The problem of the whole trial solve: every aggregate unfolded
+/// ([`ndem_step::unfolded_problem`]).
+pub fn whole_problem(
+    world: &World,
+    contacts: &ContactSet,
+    settings: &StepSettings,
+) -> Result<TrialProblem, StepError> {
+    let (problem, index) = ndem_step::unfolded_problem(world, contacts, settings)?;
+    Ok(TrialProblem {
+        problem,
+        index,
+        bodies: world.len(),
+        partial_world: None,
+    })
 }
 
 /// The problem of a partial trial solve ([`crate::TrialSplit::depth`]):
