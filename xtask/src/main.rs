@@ -26,6 +26,7 @@ mod peers_ndem;
 mod peers_rapier;
 mod plot;
 mod reduce;
+mod reduce_classes;
 mod reduce_drum;
 mod report;
 mod runs;
@@ -67,6 +68,8 @@ suites:
   dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows
   compatible beam|cannonball   compatible contact dynamics
   reduce speedup|collapse|drum|conveyor   model reduction: measured speed-up against h; the paper's collapse, drum and conveyor
+              (speedup [tolerance|tolerance=X] [random] [hubs] [classes]: to a residual tolerance, on a settled random bed,
+              with hub blocks, residuals per contact class)
   fclib [FILES...] every solver on FCLIB problems (default: the three of crates/ndem-fclib/tests/data and two generated ones); a file that cannot be read is a row of the report
   excavator [timing|reduce]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic (--seed S: case k takes seed S + k, default 1)
@@ -267,7 +270,18 @@ fn check_words(suite: &str, words: &[String]) -> Result<(), String> {
         }
         ("excavator", _) => &["timing", "reduce"],
         ("warmstart", Some("drum")) => &["drum", "frictional-caps"],
-        ("reduce", Some("speedup")) => &["speedup", "tolerance"],
+        ("reduce", Some("speedup")) => {
+            let known = |w: &String| {
+                ["speedup", "tolerance", "hubs", "random", "classes"].contains(&w.as_str())
+                    || reduce::tolerance_word(w).is_some()
+            };
+            return match words.iter().find(|w| !known(w)) {
+                None => Ok(()),
+                Some(w) => Err(format!(
+                    "`reduce speedup` takes `tolerance`, `tolerance=X` (X > 0), `hubs`, `random` and `classes`, not `{w}`"
+                )),
+            };
+        }
         ("warmstart" | "compatible" | "reduce", Some(first)) => {
             // the first word names the sub-suite (checked where it is run)
             return match &words[1..] {

@@ -13,12 +13,15 @@
 
 use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
+use crate::reduce_classes;
 use crate::report::{self, Progress, SuiteResult};
-use crate::runs::{history_stepper, stepper_stopping};
 use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3};
 use ndem_reduce::{Reducer, ReductionSettings, SensorSplit};
-use ndem_solve::{DEFAULT_TOLERANCE, SolverStatus, Stopping};
+use ndem_solve::{
+    ContactProblem, DEFAULT_TOLERANCE, HistoryWarmStart, HubRows, PgsSettings,
+    ProjectedGaussSeidel, SolverStatus, Stopping,
+};
 use ndem_step::{BodyDesc, MaterialId, StageTimes, StepSettings, Stepper, World};
 use serde_json::json;
 use std::time::Instant;
@@ -57,15 +60,34 @@ fn bed(n: [usize; 3]) -> SuiteResult<World> {
 /// The papers' fixed N_it, or with `tolerance` PGS stopping at that
 /// residual (at most [`MAX_ITERATIONS`] sweeps): equal accuracy for the
 /// full and the reduced model instead of equal work per contact.
-fn stepper(tolerance: Option<f64>) -> SuiteResult<Stepper> {
-    match tolerance {
-        None => history_stepper(ITERATIONS, StepSettings::papers()),
-        Some(t) => stepper_stopping(
-            Stopping::to_tolerance(MAX_ITERATIONS, t),
-            StepSettings::papers(),
-        ),
-    }
+fn stepper(tolerance: Option<f64>, hubs: HubRows) -> SuiteResult<Stepper> {
+    let stopping = match tolerance {
+        None => Stopping::iterations(ITERATIONS),
+        Some(t) => Stopping::to_tolerance(MAX_ITERATIONS, t),
+    };
+    let pgs = ProjectedGaussSeidel::new(PgsSettings {
+        stopping,
+        hubs,
+        ..PgsSettings::default()
+    })
+    .map_err(|e| e.to_string())?;
+    Stepper::new(
+        StepSettings::papers(),
+        Box::new(pgs),
+        Box::new(HistoryWarmStart::default()),
+    )
+    .map_err(|e| e.to_string())
 }
+
+/// Fewest contacts of a body solved as a block with `hubs`.
+const HUB_MIN_CONTACTS: usize = 64;
+
+/// Steps a random bed settles for before the measurement (half with
+/// `--quick`).
+const RANDOM_SETTLE: usize = 400;
+
+/// Seed of the random bed's radii and offsets.
+const RANDOM_SEED: u64 = 1;
 
 /// Sweep cap of the equal-accuracy runs.
 const MAX_ITERATIONS: usize = 3000;
@@ -108,6 +130,73 @@ fn sensors(n: [usize; 3], free: usize) -> Vec<SensorSplit> {
         }
     }
     out
+}
+
+/// The bed a speed-up is measured on: the simple-cubic lattice, or the
+/// random packing settled from it ([`random_bed`]), with its lattice size.
+#[derive(Debug, Clone, Copy)]
+enum Bed {
+    Lattice([usize; 3]),
+    Random([usize; 3]),
+}
+
+/// Spheres of radii uniform in `[0.8 R, R]` on the lattice of spacing
+/// `2R`, each centre moved horizontally by up to `0.2 R` (seeded): no
+/// two overlap at the start, and the columns buckle as they settle into
+/// a disordered packing whose friction and rolling rows carry load.
+fn random_bed(n: [usize; 3], seed: u64) -> SuiteResult<World> {
+    let e = |e: ndem_step::StepError| e.to_string();
+    let mut rng = ndem_math::rng::Rng::new(seed);
+    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).map_err(e)?;
+    w.add_body(BodyDesc::fixed(
+        Shape::half_space(Vec3::z()).map_err(|x| x.to_string())?,
+        MaterialId::from_index(0),
+        Vec3::zeros(),
+    ))
+    .map_err(e)?;
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                let r = R * rng.range(0.8, 1.0);
+                let (dx, dy) = (rng.range(-0.2, 0.2) * R, rng.range(-0.2, 0.2) * R);
+                w.add_body(BodyDesc::dynamic(
+                    Shape::sphere(r).map_err(|x| x.to_string())?,
+                    MaterialId::from_index(0),
+                    Vec3::new(
+                        2.0 * R * i as f64 + dx,
+                        2.0 * R * j as f64 + dy,
+                        R + 2.0 * R * k as f64,
+                    ),
+                ))
+                .map_err(e)?;
+            }
+        }
+    }
+    Ok(w)
+}
+
+/// A sensor over the whole bed that keeps about the `free` highest
+/// spheres of a random bed free (those whose centre is at or above the
+/// `free`-th highest centre; a sphere reaches into the box when its
+/// centre lies within its radius, at least `0.8 R`, of the box).
+fn sensors_above(world: &World, n: [usize; 3], free: usize) -> Vec<SensorSplit> {
+    let mut heights: Vec<f64> = world.positions().iter().skip(1).map(|p| p.z).collect();
+    heights.sort_by(|a, b| b.total_cmp(a));
+    let Some(&cut) = heights.get(free.min(heights.len().saturating_sub(1))) else {
+        return Vec::new();
+    };
+    let top = heights[0] + 2.0 * R;
+    let bottom = cut + 0.8 * R * (1.0 - 1e-9);
+    let half = Vec3::new(
+        R * (n[0] as f64 + 2.0),
+        R * (n[1] as f64 + 2.0),
+        0.5 * (top - bottom),
+    );
+    vec![SensorSplit {
+        shape: Shape::Box { half_extents: half },
+        position: Vec3::new(R * n[0] as f64, R * n[1] as f64, 0.5 * (top + bottom)),
+        orientation: Quat::identity(),
+    }]
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -158,17 +247,27 @@ fn time_steps(world: &mut World, st: &mut Stepper, steps: usize) -> SuiteResult<
 fn time_level(
     world: &mut World,
     full: &mut Stepper,
-    (n, total, h): ([usize; 3], usize, f64),
-    tolerance: Option<f64>,
+    (bed, total, h): (Bed, usize, f64),
+    (tolerance, hubs): (Option<f64>, HubRows),
     (steps, repeats): (usize, usize),
-) -> SuiteResult<(Timing, Timing, ndem_reduce::ReductionStats, usize)> {
+) -> SuiteResult<(
+    Timing,
+    Timing,
+    ndem_reduce::ReductionStats,
+    usize,
+    ContactProblem,
+)> {
     let free = (((1.0 - h) * total as f64).round() as usize).saturating_sub(1);
+    let sensors = match bed {
+        Bed::Lattice(n) => sensors(n, free),
+        Bed::Random(n) => sensors_above(world, n, free),
+    };
     let settings = ReductionSettings {
-        sensors: sensors(n, free),
+        sensors,
         ..ReductionSettings::default()
     };
     let mut reduced_world = world.clone();
-    let mut reduced = stepper(tolerance)?;
+    let mut reduced = stepper(tolerance, hubs)?;
     if !reduced.set_history(full.history().cloned().unwrap_or_default()) {
         return Err("the warm-start policy keeps no history to continue from".into());
     }
@@ -204,7 +303,11 @@ fn time_level(
         .iter()
         .filter(|c| c.body_a() == 0 || c.body_b() == 0)
         .count();
-    Ok((best_full, best_red, stats, floor))
+    let problem = reduced
+        .last_problem()
+        .map(|(p, _)| p.clone())
+        .ok_or("the reduced run kept no problem")?;
+    Ok((best_full, best_red, stats, floor, problem))
 }
 
 /// One reduction level as measured: `(h, speed-up, full timing, reduced
@@ -273,16 +376,30 @@ fn speedup_points(measured: &[Level]) -> Vec<serde_json::Value> {
         })).collect::<Vec<_>>()
 }
 
+/// The tolerance of a `tolerance=X` word (`X` finite and positive).
+pub fn tolerance_word(word: &str) -> Option<f64> {
+    let x: f64 = word.strip_prefix("tolerance=")?.parse().ok()?;
+    (x.is_finite() && x > 0.0).then_some(x)
+}
+
 /// `cargo xtask reduce speedup`.
 pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     report::prepare(&opts.out)?;
     // `cargo xtask reduce speedup tolerance`: both models solve to the
     // default residual tolerance instead of the papers' fixed N_it
-    let tolerance = opts
-        .args
-        .iter()
-        .any(|a| a == "tolerance")
-        .then_some(DEFAULT_TOLERANCE);
+    let tolerance = opts.args.iter().find_map(|a| match a.as_str() {
+        "tolerance" => Some(DEFAULT_TOLERANCE),
+        other => tolerance_word(other),
+    });
+    // `hubs`: PGS solves each body with many contacts (the merged bed) as
+    // one block per sweep
+    let hubs = if opts.args.iter().any(|a| a == "hubs") {
+        HubRows::Block {
+            min_contacts: HUB_MIN_CONTACTS,
+        }
+    } else {
+        HubRows::RowWise
+    };
     let n = if opts.quick {
         [20, 20, 10]
     } else {
@@ -292,20 +409,46 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     let targets = [0.5, 0.7, 0.8, 0.9, 0.95, 0.98];
     let (settle, steps, repeats) = if opts.quick { (40, 3, 3) } else { (60, 6, 3) };
     let mut progress = Progress::new("reduce speedup", 1 + targets.len());
-    let mut world = bed(n)?;
-    let mut full = stepper(tolerance)?;
-    for _ in 0..settle {
-        full.step(&mut world).map_err(|e| e.to_string())?;
-    }
+    let random = opts.args.iter().any(|a| a == "random");
+    let (mut world, mut full, settle, kind) = if random {
+        // settled at the papers' N_it (the tolerance would spend minutes
+        // on the fall), then continued with the measured settings
+        let mut world = random_bed(n, RANDOM_SEED)?;
+        let mut settling = stepper(None, hubs)?;
+        let settle = if opts.quick {
+            RANDOM_SETTLE / 2
+        } else {
+            RANDOM_SETTLE
+        };
+        for _ in 0..settle {
+            settling.step(&mut world).map_err(|e| e.to_string())?;
+        }
+        let mut full = stepper(tolerance, hubs)?;
+        if !full.set_history(settling.history().cloned().unwrap_or_default()) {
+            return Err("the warm-start policy keeps no history to continue from".into());
+        }
+        full.set_clock(settling.time(), settling.step_count());
+        (world, full, settle, Bed::Random(n))
+    } else {
+        let mut world = bed(n)?;
+        let mut full = stepper(tolerance, hubs)?;
+        for _ in 0..settle {
+            full.step(&mut world).map_err(|e| e.to_string())?;
+        }
+        (world, full, settle, Bed::Lattice(n))
+    };
     progress.tick(&format!("{total} particles settled ({settle} steps)"));
     let mut rows = Vec::new();
     let mut measured = Vec::new();
+    // `classes`: each level's last reduced problem solved again from a cold start
+    let classes = opts.args.iter().any(|a| a == "classes");
+    let mut class_rows = Vec::new();
     for &h in &targets {
-        let (best_full, best_red, stats, floor) = time_level(
+        let (best_full, best_red, stats, floor, problem) = time_level(
             &mut world,
             &mut full,
-            (n, total, h),
-            tolerance,
+            (kind, total, h),
+            (tolerance, hubs),
             (steps, repeats),
         )?;
         let speedup = best_full.total / best_red.total;
@@ -315,9 +458,23 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
             best_full.total * 1e3,
             best_red.total * 1e3
         ));
+        if classes {
+            class_rows.extend(reduce_classes::class_rows(
+                &problem,
+                stats.level,
+                HUB_MIN_CONTACTS,
+            )?);
+        }
         let level = (stats.level, speedup, best_full, best_red, stats, floor);
         rows.push(csv_row(h, &level));
         measured.push(level);
+    }
+    if classes {
+        report::write_csv(
+            &opts.out.join("residual_classes.csv"),
+            &reduce_classes::HEADER,
+            &class_rows,
+        )?;
     }
     report::write_csv(
         &opts.out.join("speedup.csv"),
@@ -383,7 +540,7 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     });
     report::write_summary(&opts.out, &summary)?;
     let md = format!(
-        "# cargo xtask reduce speedup{}\n\nA resting simple-cubic bed of {total} spheres (d = 13 mm, Table 1, Hertz, Δt = 5 ms, \
+        "# cargo xtask reduce speedup{}\n\n{} (d = 13 mm, Table 1, Hertz, Δt = 5 ms, \
          {}, history warm start). The reduction level h is set by split sensors over the top of the bed \
          (the particles under them stay free; the rest merges, contact split on). Each h is timed against the full model in the \
          same run, interleaved, {steps} steps per timing, minimum of {repeats} repeats. Load average: {}.\n\n{table}\n\
@@ -395,11 +552,27 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
          the same accuracy, which a fixed N_it never spends. The merged bed keeps its contacts with the floor (one per \
          bottom particle, ∝ N^(2/3)) in the solve. Contact detection still visits every particle (member contacts are \
          the connectivity network for splitting) but costs a few per cent.\n",
-        if opts.quick { " --quick" } else { "" },
-        match tolerance {
-            None => format!("PGS N_it = {ITERATIONS}"),
-            Some(t) => format!(
-                "PGS to the residual tolerance {t:e} (at most {MAX_ITERATIONS} sweeps; equal accuracy)"
+        opts.args.iter().skip(1).fold(
+            String::from(if opts.quick { " --quick" } else { "" }),
+            |a, w| a + " " + w
+        ),
+        match kind {
+            Bed::Lattice(_) => format!("A resting simple-cubic bed of {total} spheres"),
+            Bed::Random(_) => format!(
+                "A random bed of {total} spheres (radii 0.8-1 R dropped from the lattice with offsets up to 0.2 R, \
+                 seed {RANDOM_SEED}) settled for {settle} steps at N_it = {ITERATIONS}"
+            ),
+        },
+        match (tolerance, hubs) {
+            (None, HubRows::RowWise) => format!("PGS N_it = {ITERATIONS}"),
+            (None, _) => format!("PGS N_it = {ITERATIONS} with hub blocks"),
+            (Some(t), h) => format!(
+                "PGS{} to the residual tolerance {t:e} (at most {MAX_ITERATIONS} sweeps; equal accuracy)",
+                if h == HubRows::RowWise {
+                    ""
+                } else {
+                    " with hub blocks"
+                }
             ),
         },
         report::load_average()

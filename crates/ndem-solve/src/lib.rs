@@ -93,7 +93,7 @@ pub use local_solver::{LocalIteration, LocalObserver, LocalReport, LocalSolver, 
 pub use masses::InverseMasses;
 pub use metrics::{ResidualEvaluator, ResidualStats, coulomb_merit};
 pub use newton::{NewtonSettings, SemismoothNewton};
-pub use pgs::{JointRows, PgsSettings, PgsVariant, ProjectedGaussSeidel};
+pub use pgs::{HubRows, JointRows, PgsSettings, PgsVariant, ProjectedGaussSeidel};
 pub use pgs_subdomain::{SubdomainCoupling, SubdomainPgs};
 pub use problem::{
     Contact, ContactBuilder, ContactFillError, ContactIter, ContactModel, ContactProblem,

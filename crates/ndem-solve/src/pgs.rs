@@ -16,9 +16,11 @@ use crate::solver::{
     CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
     SolveTask, Solver, StartVelocity, Stopping, check_finite_iterate,
 };
+pub use hubs::HubRows;
 pub(crate) use mode::SweepMode;
 use ndem_math::{InverseMass, Mat3, SettingError, Vec3, Velocity6};
 
+mod hubs;
 mod inputs;
 pub(crate) mod mode;
 mod paired;
@@ -73,6 +75,10 @@ pub struct PgsSettings {
     pub relaxation: f64,
     /// How bilateral rows (joints, drives) are solved.
     pub joints: JointRows,
+    /// How the contacts of bodies with many contacts (rigid aggregates,
+    /// machine parts) are solved: row by row (default) or as one block
+    /// per body after each sweep.
+    pub hubs: HubRows,
     /// Threads sweeping the contacts: 1 (default) sweeps on the calling
     /// thread, 0 uses every core. More than one needs
     /// [`ContactOrder::Coloured`], whose result is bit-identical for every
@@ -125,6 +131,7 @@ impl Default for PgsSettings {
             order: ContactOrder::Given,
             relaxation: 1.0,
             joints: JointRows::Iterative,
+            hubs: HubRows::RowWise,
             threads: 1,
             colour_blocks: crate::pgs_parallel::DEFAULT_BLOCKS,
             parallel_min_contacts: DEFAULT_PARALLEL_MIN_CONTACTS,
@@ -147,6 +154,7 @@ impl PgsSettings {
     /// Checks the fields.
     pub fn validate(&self) -> Result<(), SolveError> {
         self.stopping.validate()?;
+        self.hubs.validate()?;
         SolveError::require(
             self.relaxation > 0.0 && self.relaxation < 2.0,
             "relaxation",
@@ -197,6 +205,7 @@ pub struct ProjectedGaussSeidel {
     shape_table: Vec<ContactShape>,
     evaluator: ResidualEvaluator,
     block: JointBlock,
+    hub_blocks: hubs::HubBlocks,
     colouring: Colouring,
     shared: SharedIterate,
     /// Where the current iterate is: in the caller's slices, in the

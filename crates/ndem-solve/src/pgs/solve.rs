@@ -12,6 +12,7 @@ impl Solver for ProjectedGaussSeidel {
         self.evaluator.set_threads(threads);
         let initial_residuals = self.prepare_with_start_stats(problem, lambda, velocity, start);
         let mut direct = self.prepare_direct(problem);
+        let hubs = self.prepare_hubs(problem);
         let stopping = self.settings.stopping;
         let mut iterations = 0;
         let mut last_update = 0.0;
@@ -31,6 +32,7 @@ impl Solver for ProjectedGaussSeidel {
         let runs = threads > 1
             && problem.generic_rows().is_empty()
             && !direct
+            && !hubs
             && !observer.observes()
             && !wants_iterates;
         let mut it = 0;
@@ -45,7 +47,7 @@ impl Solver for ProjectedGaussSeidel {
             let swept = self.sweep_from(problem, (lambda, velocity), plan, &mut schedule);
             let (mut max_corr, mut finite, due) = (swept.update, swept.finite, swept.due);
             it = swept.last;
-            if !problem.generic_rows().is_empty() {
+            if !problem.generic_rows().is_empty() || hubs {
                 self.sync_slices(velocity);
                 self.current.shared = false;
             }
@@ -54,6 +56,13 @@ impl Solver for ProjectedGaussSeidel {
                 self.sweep_generic_part(problem, (lambda, velocity), &mut direct);
             max_corr = max_corr.max(generic_corr);
             finite &= generic_finite;
+            if hubs {
+                let set = problem.friction_set();
+                let m = problem.contact_rows().count();
+                let (hub_corr, hub_finite) = self.hub_blocks.step(set, m, lambda, velocity);
+                max_corr = max_corr.max(hub_corr);
+                finite &= hub_finite;
+            }
             if was_direct && !direct {
                 name = self.iterative_name();
             }
@@ -157,6 +166,18 @@ impl ProjectedGaussSeidel {
     /// here, [`JointBlock::prepare`]).
     pub(crate) fn prepare_direct(&mut self, problem: &ContactProblem) -> bool {
         self.settings.joints == JointRows::Direct && self.block.prepare(problem)
+    }
+
+    /// Whether bodies with many contacts are solved as blocks in this
+    /// solve: [`HubRows::Block`], a problem with such a body, and no mass
+    /// splitting (the subdomain solver's sweeps leave them row-wise).
+    pub(crate) fn prepare_hubs(&mut self, problem: &ContactProblem) -> bool {
+        match self.settings.hubs {
+            HubRows::Block { min_contacts } if self.mass_split.is_empty() => self
+                .hub_blocks
+                .prepare(problem, min_contacts, &self.inv_diag),
+            _ => false,
+        }
     }
 
     /// The generic rows' part of a sweep, after the contacts': one pass

@@ -120,6 +120,11 @@ pub struct PackingSpec {
     pub speed: f64,
     /// Seed.
     pub seed: u64,
+    /// The bottom `merged_layers` layers are one rigid body (body 1, a
+    /// model-reduction aggregate: the spheres' summed mass and inertia
+    /// about their centre of mass, at rest), their mutual contacts left
+    /// out; 0 (default): every sphere is a body.
+    pub merged_layers: usize,
 }
 
 impl Default for PackingSpec {
@@ -137,6 +142,7 @@ impl Default for PackingSpec {
             material: Material::default(),
             speed: 0.0,
             seed: 1,
+            merged_layers: 0,
         }
     }
 }
@@ -200,28 +206,31 @@ pub fn sphere_packing(spec: &PackingSpec) -> Result<ContactProblem, GenerateErro
     let [nx, ny, nz] = spec.cells;
     spec.validate()?;
     let mut rng = Rng::new(spec.seed);
-    let r0 = spec.radius;
-    let spacing = 2.0 * r0 * (1.0 - spec.compression);
-    let n = nx * ny * nz;
-    let mut pos = Vec::with_capacity(n);
-    let mut rad = Vec::with_capacity(n);
-    for k in 0..nz {
-        for j in 0..ny {
-            for i in 0..nx {
-                let r = r0 * (1.0 + spec.polydispersity * rng.uniform());
-                let jit = Vec3::new(rng.uniform(), rng.uniform(), rng.uniform())
-                    .map(|x| (2.0 * x - 1.0) * spec.jitter * spec.compression * r0);
-                let z = r0 * (1.0 - spec.compression) + k as f64 * spacing;
-                pos.push(Vec3::new(i as f64 * spacing, j as f64 * spacing, z) + jit);
-                rad.push(r);
-            }
-        }
-    }
+    let (pos, rad) = lattice(spec, &mut rng);
     let gravity = Vec3::new(0.0, 0.0, -9.81);
+    let merged = spec.merged_layers.min(nz) * nx * ny;
     let mut inv = vec![InverseMass::INFINITE_MASS];
     let mut vstar = vec![Velocity6::ZERO];
     let mut vold = vec![Velocity6::ZERO];
-    for &r in &rad {
+    let mut centre = None;
+    if merged > 0 {
+        let (inverse, c) = merged_body(&pos[..merged], &rad[..merged], spec)?;
+        inv.push(inverse);
+        vold.push(Velocity6::ZERO);
+        vstar.push(Velocity6::new(gravity * spec.dt, Vec3::zeros()));
+        centre = Some(c);
+    }
+    // body of sphere `s`, and its centre's offset from that body's centre
+    let body_of = |s: usize| match merged {
+        0 => s + 1,
+        _ if s < merged => 1,
+        _ => s + 2 - merged,
+    };
+    let offset = |s: usize| match centre {
+        Some(c) if s < merged => pos[s] - c,
+        _ => Vec3::zeros(),
+    };
+    for &r in &rad[merged..] {
         let mp = MassProperties::solid_sphere(spec.material.density, r)?;
         inv.push(mp.inverse(&ndem_math::Quat::identity()));
         let v = Velocity6::new(
@@ -249,11 +258,11 @@ pub fn sphere_packing(spec: &PackingSpec) -> Result<ContactProblem, GenerateErro
                 (n, xa.z - ra, Vec3::new(xa.x, xa.y, 0.0), f64::INFINITY)
             }
         };
-        if gap >= 0.0 {
+        if gap >= 0.0 || (a < merged && b.is_some_and(|b| b < merged)) {
             return Ok(());
         }
-        let arm_a = -normal * (ra + 0.5 * gap);
-        let arm_b = arm_b + normal * (0.5 * gap);
+        let arm_a = offset(a) - normal * (ra + 0.5 * gap);
+        let arm_b = b.map_or(Vec3::zeros(), offset) + arm_b + normal * (0.5 * gap);
         let pair = PairProperties::combine(&spec.material, ra, &spec.material, rb)?;
         let params = ContactParameters::new(ContactLaw::Hertz, &pair, spec.dt, &settings)?;
         let nr = normal_row(gap, params.exponent, settings.overlap_floor);
@@ -263,7 +272,7 @@ pub fn sphere_packing(spec: &PackingSpec) -> Result<ContactProblem, GenerateErro
             &arm_b,
             nr.scale,
         );
-        let (ba, bb) = (a + 1, b.map_or(0, |b| b + 1));
+        let (ba, bb) = (body_of(a), b.map_or(0, body_of));
         let gv_old = jac.normal_velocity(&vold[ba], &vold[bb]);
         let key = ContactKey::new(ba as u32, bb as u32, 0);
         let c = Contact::spook(
@@ -298,6 +307,65 @@ pub fn sphere_packing(spec: &PackingSpec) -> Result<ContactProblem, GenerateErro
         }
     }
     Ok(p)
+}
+
+/// The centres and radii of [`sphere_packing`]'s spheres in lattice order
+/// (x fastest), drawn from `rng`.
+fn lattice(spec: &PackingSpec, rng: &mut Rng) -> (Vec<Vec3>, Vec<f64>) {
+    let [nx, ny, nz] = spec.cells;
+    let r0 = spec.radius;
+    let spacing = 2.0 * r0 * (1.0 - spec.compression);
+    let n = nx * ny * nz;
+    let mut pos = Vec::with_capacity(n);
+    let mut rad = Vec::with_capacity(n);
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let r = r0 * (1.0 + spec.polydispersity * rng.uniform());
+                let jit = Vec3::new(rng.uniform(), rng.uniform(), rng.uniform())
+                    .map(|x| (2.0 * x - 1.0) * spec.jitter * spec.compression * r0);
+                let z = r0 * (1.0 - spec.compression) + k as f64 * spacing;
+                pos.push(Vec3::new(i as f64 * spacing, j as f64 * spacing, z) + jit);
+                rad.push(r);
+            }
+        }
+    }
+    (pos, rad)
+}
+
+/// The inverse mass and centre of the rigid body the spheres at `pos`
+/// with radii `rad` make ([`PackingSpec::merged_layers`]): summed mass,
+/// inertia about the centre of mass by the parallel-axis theorem.
+fn merged_body(
+    pos: &[Vec3],
+    rad: &[f64],
+    spec: &PackingSpec,
+) -> Result<(InverseMass, Vec3), GenerateError> {
+    let mut mass = 0.0;
+    let mut moment = Vec3::zeros();
+    let mut parts = Vec::with_capacity(pos.len());
+    for (&x, &r) in pos.iter().zip(rad) {
+        let mp = MassProperties::solid_sphere(spec.material.density, r)?;
+        mass += mp.mass;
+        moment += x * mp.mass;
+        parts.push((x, mp));
+    }
+    let centre = moment / mass;
+    let mut inertia = ndem_math::Mat3::zeros();
+    for (x, mp) in parts {
+        let d = x - centre;
+        inertia += ndem_math::Mat3::from_diagonal(&mp.principal_inertia)
+            + (ndem_math::Mat3::identity() * d.norm_squared() - d * d.transpose()) * mp.mass;
+    }
+    let inv_inertia = inertia.try_inverse().ok_or(GenerateError::Spec {
+        field: "merged_layers",
+        reason: "the merged spheres' inertia is singular",
+    })?;
+    let inverse = InverseMass {
+        inv_mass: 1.0 / mass,
+        inv_inertia,
+    };
+    Ok((inverse, centre))
 }
 
 /// Parameters of [`random_sparse_problem`].
