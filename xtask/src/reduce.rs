@@ -30,6 +30,15 @@ const R: f64 = 0.0065;
 const ITERATIONS: usize = 150;
 
 fn bed(n: [usize; 3]) -> SuiteResult<World> {
+    lattice_bed(n, |_| (R, 0.0, 0.0))
+}
+
+/// Spheres on the simple-cubic lattice of spacing `2R` on a floor:
+/// `sphere(lattice index)` gives each radius and horizontal offset.
+fn lattice_bed(
+    n: [usize; 3],
+    mut sphere: impl FnMut([usize; 3]) -> (f64, f64, f64),
+) -> SuiteResult<World> {
     let e = |e: ndem_step::StepError| e.to_string();
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).map_err(e)?;
     w.add_body(BodyDesc::fixed(
@@ -41,12 +50,13 @@ fn bed(n: [usize; 3]) -> SuiteResult<World> {
     for k in 0..n[2] {
         for j in 0..n[1] {
             for i in 0..n[0] {
+                let (r, dx, dy) = sphere([i, j, k]);
                 w.add_body(BodyDesc::dynamic(
-                    Shape::sphere(R).map_err(|x| x.to_string())?,
+                    Shape::sphere(r).map_err(|x| x.to_string())?,
                     MaterialId::from_index(0),
                     Vec3::new(
-                        2.0 * R * i as f64,
-                        2.0 * R * j as f64,
+                        2.0 * R * i as f64 + dx,
+                        2.0 * R * j as f64 + dy,
                         R + 2.0 * R * k as f64,
                     ),
                 ))
@@ -145,34 +155,11 @@ enum Bed {
 /// two overlap at the start, and the columns buckle as they settle into
 /// a disordered packing whose friction and rolling rows carry load.
 fn random_bed(n: [usize; 3], seed: u64) -> SuiteResult<World> {
-    let e = |e: ndem_step::StepError| e.to_string();
     let mut rng = ndem_math::rng::Rng::new(seed);
-    let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).map_err(e)?;
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).map_err(|x| x.to_string())?,
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .map_err(e)?;
-    for k in 0..n[2] {
-        for j in 0..n[1] {
-            for i in 0..n[0] {
-                let r = R * rng.range(0.8, 1.0);
-                let (dx, dy) = (rng.range(-0.2, 0.2) * R, rng.range(-0.2, 0.2) * R);
-                w.add_body(BodyDesc::dynamic(
-                    Shape::sphere(r).map_err(|x| x.to_string())?,
-                    MaterialId::from_index(0),
-                    Vec3::new(
-                        2.0 * R * i as f64 + dx,
-                        2.0 * R * j as f64 + dy,
-                        R + 2.0 * R * k as f64,
-                    ),
-                ))
-                .map_err(e)?;
-            }
-        }
-    }
-    Ok(w)
+    lattice_bed(n, |_| {
+        let r = R * rng.range(0.8, 1.0);
+        (r, rng.range(-0.2, 0.2) * R, rng.range(-0.2, 0.2) * R)
+    })
 }
 
 /// A sensor over the whole bed that keeps about the `free` highest
