@@ -432,6 +432,10 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
             let (mut s, mut stepper) = cp
                 .restore()
                 .map_err(|e| format!("{}: {e}", checkpoint.display()))?;
+            // the scene and stepper hold all of it now: free its copy (the
+            // bodies and stored impulses of a large run) before stepping
+            let from_step = cp.step;
+            drop(cp);
             if mpi {
                 let empty = ndem::solve::ImpulseHistory::new();
                 let h = stepper.history().unwrap_or(&empty);
@@ -449,7 +453,7 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
                 );
                 let out = run.out.clone().unwrap_or_else(|| {
                     PathBuf::from("target/ndem")
-                        .join(format!("{}-mpi-resumed-{:08}", s.name, cp.step))
+                        .join(format!("{}-mpi-resumed-{:08}", s.name, from_step))
                 });
                 let clock = (stepper.time(), stepper.step_count());
                 let aggregates = stepper
@@ -464,13 +468,13 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
                 .unwrap_or(Path::new("."))
                 .to_path_buf();
             let (out, folder) = if append {
-                (run_dir, FolderPolicy::Append { from_step: cp.step })
+                (run_dir, FolderPolicy::Append { from_step })
             } else {
                 let out = run.out.clone().unwrap_or_else(|| {
                     let name = run_dir
                         .file_name()
                         .map_or_else(|| s.name.clone(), |n| n.to_string_lossy().into_owned());
-                    run_dir.with_file_name(format!("{name}-resumed-{:08}", cp.step))
+                    run_dir.with_file_name(format!("{name}-resumed-{from_step:08}"))
                 });
                 let folder = if run.overwrite {
                     FolderPolicy::Overwrite

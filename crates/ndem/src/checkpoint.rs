@@ -79,18 +79,34 @@ pub struct Checkpoint {
     pub retired_aggregates: Vec<usize>,
 }
 
+/// A stored contact impulse as a checkpoint lists it.
+fn stored_contact((k, s): (ContactKey, StoredImpulse)) -> StoredContact {
+    (
+        k.body_a,
+        k.body_b,
+        k.feature,
+        s.normal,
+        [s.friction.x, s.friction.y, s.friction.z],
+        [s.rolling.x, s.rolling.y, s.rolling.z],
+    )
+}
+
 impl Checkpoint {
     /// Captures a scene and its stepper.
     pub fn capture(scene: &Scene, stepper: &mut Stepper) -> Self {
-        let mut cp = Self::capture_without_bodies(scene, stepper);
+        let mut cp = Self::capture_state(scene, stepper);
         let w = &scene.world;
         cp.scene.bodies = (0..w.len()).map(|i| BodySpec::of_body(w, i)).collect();
+        if let Some(h) = stepper.history() {
+            cp.contacts = Vec::with_capacity(h.contact_count());
+            cp.contacts.extend(h.contacts_by_key().map(stored_contact));
+        }
         cp
     }
 
-    /// [`Checkpoint::capture`] without the body list (a writer streams
-    /// the bodies from the world).
-    fn capture_without_bodies(scene: &Scene, stepper: &mut Stepper) -> Self {
+    /// [`Checkpoint::capture`] without the body list and the stored
+    /// contacts (a writer streams them from the world and the history).
+    fn capture_state(scene: &Scene, stepper: &mut Stepper) -> Self {
         let w = &scene.world;
         let members = (0..w.len())
             .filter_map(|i| {
@@ -123,20 +139,7 @@ impl Checkpoint {
             scene: SceneFile::from_scene_without_bodies(scene),
             time: stepper.time(),
             step: stepper.step_count(),
-            contacts: h
-                .sorted_contacts()
-                .into_iter()
-                .map(|(k, s)| {
-                    (
-                        k.body_a,
-                        k.body_b,
-                        k.feature,
-                        s.normal,
-                        [s.friction.x, s.friction.y, s.friction.z],
-                        [s.rolling.x, s.rolling.y, s.rolling.z],
-                    )
-                })
-                .collect(),
+            contacts: Vec::new(),
             rows: h
                 .sorted_rows()
                 .into_iter()
@@ -294,7 +297,8 @@ impl Checkpoint {
         let rows = std::mem::take(&mut self.rows);
         let shapes = binary::shape_table(bodies.iter().map(|b| &b.shape));
         let streamed = (bodies.len(), bodies.iter().cloned());
-        let result = binary::write(out, &*self, shapes, streamed, &contacts, &rows);
+        let listed = (contacts.len(), contacts.iter().copied());
+        let result = binary::write(out, &*self, shapes, streamed, listed, &rows);
         self.scene.bodies = bodies;
         self.contacts = contacts;
         self.rows = rows;
@@ -322,9 +326,11 @@ impl Checkpoint {
         if format == CheckpointFormat::Json {
             return Self::capture(scene, stepper).write_file(path, format);
         }
-        let mut header = Self::capture_without_bodies(scene, stepper);
-        let contacts = std::mem::take(&mut header.contacts);
+        let mut header = Self::capture_state(scene, stepper);
         let rows = std::mem::take(&mut header.rows);
+        let empty = ImpulseHistory::new();
+        let h = stepper.history().unwrap_or(&empty);
+        let contacts = (h.contact_count(), h.contacts_by_key().map(stored_contact));
         let w = &scene.world;
         let shapes: Vec<_> = (0..w.len())
             .filter(|&i| w.shapes()[i].sphere_radius().is_none())
@@ -332,7 +338,7 @@ impl Checkpoint {
             .collect();
         let bodies = (w.len(), (0..w.len()).map(|i| BodySpec::of_body(w, i)));
         crate::output::write_atomic_stream(path, |out| {
-            binary::write(out, &header, shapes, bodies, &contacts, &rows)
+            binary::write(out, &header, shapes, bodies, contacts, &rows)
         })
     }
 

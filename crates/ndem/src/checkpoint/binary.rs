@@ -187,6 +187,35 @@ fn write_block<T>(
     Ok(())
 }
 
+/// [`write_block`] of `count` records given one at a time; an error when
+/// the iterator gives another number of them.
+fn write_stream<T>(
+    out: &mut impl Write,
+    (count, items): (usize, impl Iterator<Item = T>),
+    size: usize,
+    what: &str,
+    mut put: impl FnMut(&mut Vec<u8>, &T) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    out.write_all(&(count as u64).to_le_bytes())?;
+    let mut buf = Vec::with_capacity(size * 4096);
+    let mut written = 0;
+    for item in items {
+        put(&mut buf, &item)?;
+        written += 1;
+        if buf.len() >= size * 4096 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    out.write_all(&buf)?;
+    if written != count {
+        return Err(invalid(format!(
+            "{what}: {written} written, {count} counted"
+        )));
+    }
+    Ok(())
+}
+
 /// Reads a block of records of `size` bytes, each turned into a value by
 /// `get` (record index and bytes), in chunks.
 fn read_block<T>(
@@ -197,7 +226,9 @@ fn read_block<T>(
 ) -> std::io::Result<Vec<T>> {
     let count = read_u64(input)?;
     let count = usize::try_from(count).map_err(|_| invalid(format!("{what}: count {count}")))?;
-    // grown as records arrive: a corrupt count cannot reserve memory
+    // grown as records arrive, so that a corrupt count cannot reserve
+    // memory, by doubling but never past `count`: the block ends with the
+    // capacity it needs
     let mut out = Vec::with_capacity(count.min(1 << 16));
     let mut buf = vec![0u8; size * 4096];
     let mut k = 0;
@@ -206,6 +237,9 @@ fn read_block<T>(
         input
             .read_exact(&mut buf[..n * size])
             .map_err(|e| invalid(format!("{what}: record {k} of {count}: {e}")))?;
+        if out.capacity() < k + n {
+            out.reserve_exact(k.max(n).min(count - k));
+        }
         for r in buf[..n * size].chunks_exact(size) {
             out.push(get(k, r)?);
             k += 1;
@@ -238,7 +272,7 @@ pub(crate) fn write<H: Serialize>(
     header: &H,
     shapes: Vec<ShapeSpec>,
     (count, bodies): (usize, impl Iterator<Item = BodySpec>),
-    contacts: &[Contact],
+    contacts: (usize, impl Iterator<Item = Contact>),
     rows: &[Row],
 ) -> std::io::Result<()> {
     let header = Header {
@@ -266,7 +300,7 @@ pub(crate) fn write<H: Serialize>(
     if written != count || next_shape as usize != header.shapes.len() {
         return Err(invalid("the bodies written are not the bodies counted"));
     }
-    write_block(out, contacts, CONTACT_BYTES, |buf, c| {
+    write_stream(out, contacts, CONTACT_BYTES, "contacts", |buf, c| {
         for x in [c.0, c.1, c.2] {
             buf.extend_from_slice(&x.to_le_bytes());
         }
