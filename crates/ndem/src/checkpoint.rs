@@ -315,8 +315,9 @@ impl Checkpoint {
     }
 
     /// Writes a checkpoint of `scene` and `stepper` to `path` in `format`,
-    /// atomically. The binary format streams the bodies from the world, one
-    /// record at a time: the write holds no copy of the scene's bodies.
+    /// atomically. The binary format streams the bodies from the world and
+    /// the stored impulses from the warm-start history, one record at a
+    /// time: the write holds no copy of either.
     pub fn write_scene(
         scene: &Scene,
         stepper: &mut Stepper,
