@@ -225,19 +225,15 @@ impl ImpulseHistory {
     /// of the history (a checkpoint of 10⁶ spheres streams 2·10⁶ of them):
     /// the two sorted lists merged, a held contact that is also stored
     /// given once, with its stored impulse.
-    pub fn contacts_by_key(&self) -> impl Iterator<Item = (ContactKey, StoredImpulse)> + '_ {
-        let mut held = self
-            .held_keys
-            .iter()
-            .copied()
-            .zip(self.held_impulses.iter().copied())
-            .peekable();
-        let mut stored = self
-            .keys
-            .iter()
-            .copied()
-            .zip(self.impulses.iter().copied())
-            .peekable();
+    pub fn contacts_by_key<'a>(&'a self) -> impl Iterator<Item = (ContactKey, StoredImpulse)> + 'a {
+        let pairs = |keys: &'a [ContactKey], impulses: &'a [StoredImpulse]| {
+            keys.iter()
+                .copied()
+                .zip(impulses.iter().copied())
+                .peekable()
+        };
+        let mut held = pairs(&self.held_keys, &self.held_impulses);
+        let mut stored = pairs(&self.keys, &self.impulses);
         std::iter::from_fn(move || match (held.peek(), stored.peek()) {
             (Some(h), Some(s)) if h.0 < s.0 => held.next(),
             (Some(h), Some(s)) if h.0 == s.0 => {
