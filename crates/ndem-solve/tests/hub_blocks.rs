@@ -6,8 +6,8 @@
 
 use ndem_solve::reference::solve_frictionless;
 use ndem_solve::{
-    ContactProblem, ContactRows, HubRows, PgsSettings, ProjectedGaussSeidel, SolveReport, Solver,
-    SolverStatus, Stopping,
+    ContactProblem, ContactRows, FrictionSet, HubRows, PgsSettings, ProjectedGaussSeidel,
+    SolveReport, Solver, SolverStatus, Stopping,
 };
 use ndem_testkit::generate::{PackingSpec, sphere_packing};
 use proptest::prelude::*;
@@ -15,6 +15,16 @@ use proptest::prelude::*;
 /// A lattice packing (no jitter, one radius) whose `layers` bottom layers
 /// are merged into one body.
 fn merged(cells: [usize; 3], layers: usize, rows: ContactRows, seed: u64) -> ContactProblem {
+    merged_with(cells, layers, rows, FrictionSet::Box, seed)
+}
+
+fn merged_with(
+    cells: [usize; 3],
+    layers: usize,
+    rows: ContactRows,
+    friction_set: FrictionSet,
+    seed: u64,
+) -> ContactProblem {
     sphere_packing(&PackingSpec {
         cells,
         merged_layers: layers,
@@ -22,6 +32,7 @@ fn merged(cells: [usize; 3], layers: usize, rows: ContactRows, seed: u64) -> Con
         polydispersity: 0.0,
         jitter: 0.0,
         rows,
+        friction_set,
         seed,
         ..PackingSpec::default()
     })
@@ -121,15 +132,17 @@ proptest! {
         prop_assert!(error <= 1e-9 * scale, "off by {:e} of {:e}", error, scale);
     }
 
-    /// With friction and rolling (the papers' six rows): whenever the
-    /// block solve reports convergence to 1e-8, the independent residual
-    /// is within that tolerance too; and one merged layer on the floor
-    /// (every contact of the hub in the block) always converges.
+    /// With friction and rolling (the papers' six rows, box or disk):
+    /// whenever the block solve reports convergence to 1e-8, the
+    /// independent residual is within that tolerance too; and one merged
+    /// layer on the floor (every contact of the hub in the block) always
+    /// converges.
     #[test]
     fn frictional_blocks_are_solutions(
-        nx in 3usize..=4, ny in 3usize..=4, nz in 1usize..=2, seed in 0u64..1000,
+        nx in 3usize..=4, ny in 3usize..=4, nz in 1usize..=2, disk: bool, seed in 0u64..1000,
     ) {
-        let p = merged([nx, ny, nz], 1, ContactRows::NormalFrictionRolling, seed);
+        let set = if disk { FrictionSet::Disk } else { FrictionSet::Box };
+        let p = merged_with([nx, ny, nz], 1, ContactRows::NormalFrictionRolling, set, seed);
         let (lambda, report) = solve(&p, BLOCK, Stopping::to_tolerance(20_000, 1e-8));
         if nz == 1 {
             prop_assert_eq!(report.status, SolverStatus::Converged, "{:?}", report);
