@@ -235,14 +235,14 @@ fn time_level(
     world: &mut World,
     full: &mut Stepper,
     (bed, total, h): (Bed, usize, f64),
-    (tolerance, hubs): (Option<f64>, HubRows),
+    (tolerance, hubs, keep_problem): (Option<f64>, HubRows, bool),
     (steps, repeats): (usize, usize),
 ) -> SuiteResult<(
     Timing,
     Timing,
     ndem_reduce::ReductionStats,
     usize,
-    ContactProblem,
+    Option<ContactProblem>,
 )> {
     let free = (((1.0 - h) * total as f64).round() as usize).saturating_sub(1);
     let sensors = match bed {
@@ -290,11 +290,9 @@ fn time_level(
         .iter()
         .filter(|c| c.body_a() == 0 || c.body_b() == 0)
         .count();
-    let problem = reduced
-        .last_problem()
-        .map(|(p, _)| p.clone())
-        .ok_or("the reduced run kept no problem")?;
-    Ok((best_full, best_red, stats, floor, problem))
+    // the last reduced problem, for the residual classes
+    let problem = keep_problem.then(|| reduced.last_problem().map(|(p, _)| p.clone()));
+    Ok((best_full, best_red, stats, floor, problem.flatten()))
 }
 
 /// One reduction level as measured: `(h, speed-up, full timing, reduced
@@ -435,7 +433,7 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
             &mut world,
             &mut full,
             (kind, total, h),
-            (tolerance, hubs),
+            (tolerance, hubs, classes),
             (steps, repeats),
         )?;
         let speedup = best_full.total / best_red.total;
@@ -445,9 +443,9 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
             best_full.total * 1e3,
             best_red.total * 1e3
         ));
-        if classes {
+        if let Some(problem) = &problem {
             class_rows.extend(reduce_classes::class_rows(
-                &problem,
+                problem,
                 stats.level,
                 HUB_MIN_CONTACTS,
             )?);

@@ -1,14 +1,17 @@
 //! `cargo xtask reduce speedup … classes`: where the reduced problem's
 //! residual stays. The last continuous problem of each reduced run is
 //! solved again from a cold start, row by row and with hub blocks
-//! (`HubRows::Block`), and the largest natural residual `|λ − Π(λ −
-//! w/D)| D` (m/s) is recorded per contact class (aggregate–floor,
+//! (`HubRows::Block`), and the largest row residual the solvers report
+//! (`ndem_solve::ResidualStats`: `D_jj |λ_j − Π_j(λ_j − w_j/D_jj)|`, m/s)
+//! is recorded per contact class (aggregate–floor,
 //! aggregate–free, free–free, free–floor, aggregate–aggregate) and row
 //! kind (normal, friction, rolling, twisting) after 30, 300 and 3000
 //! sweeps: `residual_classes.csv`.
 
 use crate::report::SuiteResult;
-use ndem_solve::{ContactProblem, HubRows, PgsSettings, ProjectedGaussSeidel, Solver, Stopping};
+use ndem_solve::{
+    ContactProblem, HubRows, PgsSettings, ProjectedGaussSeidel, ResidualEvaluator, Solver, Stopping,
+};
 
 /// Contact classes, in the CSV's order.
 const CLASSES: [&str; 5] = [
@@ -50,33 +53,24 @@ fn class(aggregate: &[bool], [a, b]: [u32; 2]) -> usize {
     }
 }
 
-/// The largest natural residual per class and row kind.
+/// The largest row residual per class and row kind.
 fn by_class(
     problem: &ContactProblem,
     lambda: &[f64],
     aggregate: &[bool],
-) -> SuiteResult<[[f64; 4]; 5]> {
-    let e = |e: ndem_solve::SolveError| e.to_string();
-    let mut v = problem.cold_start().1;
-    problem.velocity_from(lambda, &mut v).map_err(e)?;
-    let mut w = vec![0.0; problem.len()];
-    problem.residual(lambda, &v, &mut w).map_err(e)?;
-    let mut d = vec![0.0; problem.len()];
-    problem.diagonal(&mut d).map_err(e)?;
-    let mut projected: Vec<f64> = (0..w.len()).map(|k| lambda[k] - w[k] / d[k]).collect();
-    problem.project(&mut projected).map_err(e)?;
+    evaluator: &mut ResidualEvaluator,
+) -> [[f64; 4]; 5] {
+    let rows = evaluator.row_residuals(problem, lambda, None);
     let m = problem.contact_rows().count();
     let kind = |j: usize| [0, 1, 1, 2, 2, 3][j];
     let mut worst = [[0.0f64; 4]; 5];
     for (i, c) in problem.contacts().iter().enumerate() {
         let row = &mut worst[class(aggregate, c.bodies)];
         for j in 0..m {
-            let k = i * m + j;
-            let r = (lambda[k] - projected[k]).abs() * d[k];
-            row[kind(j)] = row[kind(j)].max(r);
+            row[kind(j)] = row[kind(j)].max(rows[i * m + j]);
         }
     }
-    Ok(worst)
+    worst
 }
 
 /// The `residual_classes.csv` rows of one reduction level's problem.
@@ -86,6 +80,7 @@ pub(crate) fn class_rows(
     hub_min_contacts: usize,
 ) -> SuiteResult<Vec<Vec<String>>> {
     let aggregate = aggregates(problem);
+    let mut evaluator = ResidualEvaluator::new();
     let mut rows = Vec::new();
     let solvers = [
         ("row-wise", HubRows::RowWise),
@@ -111,7 +106,10 @@ pub(crate) fn class_rows(
             pgs.solve(problem, &mut lambda, &mut v)
                 .map_err(|e| e.to_string())?;
             done = sweeps;
-            for (c, worst) in by_class(problem, &lambda, &aggregate)?.iter().enumerate() {
+            for (c, worst) in by_class(problem, &lambda, &aggregate, &mut evaluator)
+                .iter()
+                .enumerate()
+            {
                 let mut row = vec![format!("{h:.3}"), name.into(), sweeps.to_string()];
                 row.push(CLASSES[c].into());
                 row.extend(worst.iter().map(|x| format!("{x:.2e}")));

@@ -155,20 +155,37 @@ impl HubBlocks {
         self.contacts.clear();
         self.rows.clear();
         let movable: Vec<bool> = problem.inverse_mass().movable().collect();
-        // per body, its contacts with immovable bodies, in contact order
-        let mut of_body: Vec<Vec<usize>> = vec![Vec::new(); problem.body_count()];
-        for (i, r) in problem.records().iter().enumerate() {
-            let [a, b] = r.bodies.map(|x| x as usize);
-            match (movable[a], movable[b]) {
-                (true, false) => of_body[a].push(i),
-                (false, true) => of_body[b].push(i),
-                _ => {}
+        // the movable body of each contact with an immovable one
+        let moving = |bodies: [u32; 2]| match bodies.map(|x| movable[x as usize]) {
+            [true, false] => Some(bodies[0] as usize),
+            [false, true] => Some(bodies[1] as usize),
+            _ => None,
+        };
+        let mut count = vec![0usize; problem.body_count()];
+        for r in problem.records() {
+            if let Some(b) = moving(r.bodies) {
+                count[b] += 1;
             }
         }
-        for (body, contacts) in of_body.iter().enumerate() {
-            if contacts.len() >= min_contacts {
-                self.push_hub(problem, body, contacts, inv_diag);
+        // each hub's contacts, in contact order (`slot`: a body's hub)
+        let mut slot = vec![usize::MAX; count.len()];
+        let mut of_hub: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (body, &n) in count.iter().enumerate() {
+            if n >= min_contacts {
+                slot[body] = of_hub.len();
+                of_hub.push((body, Vec::with_capacity(n)));
             }
+        }
+        if of_hub.is_empty() {
+            return false;
+        }
+        for (i, r) in problem.records().iter().enumerate() {
+            if let Some(list) = moving(r.bodies).and_then(|b| of_hub.get_mut(slot[b])) {
+                list.1.push(i);
+            }
+        }
+        for (body, contacts) in &of_hub {
+            self.push_hub(problem, *body, contacts, inv_diag);
         }
         !self.hubs.is_empty()
     }
