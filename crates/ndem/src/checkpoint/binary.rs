@@ -168,27 +168,9 @@ fn get_body(k: usize, bytes: &[u8], shapes: &[ShapeSpec]) -> std::io::Result<Bod
     })
 }
 
-/// Writes `count` records of `size` bytes that `put` appends, in chunks.
-fn write_block<T>(
-    out: &mut impl Write,
-    items: &[T],
-    size: usize,
-    mut put: impl FnMut(&mut Vec<u8>, &T) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    out.write_all(&(items.len() as u64).to_le_bytes())?;
-    let mut buf = Vec::with_capacity(size * 4096);
-    for chunk in items.chunks(4096) {
-        buf.clear();
-        for item in chunk {
-            put(&mut buf, item)?;
-        }
-        out.write_all(&buf)?;
-    }
-    Ok(())
-}
-
-/// [`write_block`] of `count` records given one at a time; an error when
-/// the iterator gives another number of them.
+/// Writes `count` records of `size` bytes that `put` appends, given one
+/// at a time and written in chunks; an error when the iterator gives
+/// another number of them.
 fn write_stream<T>(
     out: &mut impl Write,
     (count, items): (usize, impl Iterator<Item = T>),
@@ -309,7 +291,8 @@ pub(crate) fn write<H: Serialize>(
         put_f64s(buf, &c.5);
         Ok(())
     })?;
-    write_block(out, rows, ROW_BYTES, |buf, r| {
+    let rows = (rows.len(), rows.iter().copied());
+    write_stream(out, rows, ROW_BYTES, "rows", |buf, r| {
         for x in [r.0, r.1, r.2] {
             buf.extend_from_slice(&x.to_le_bytes());
         }
