@@ -12,7 +12,6 @@ use ndem_math::Material;
 use ndem_scenes::builders::{self, Scene};
 use ndem_scenes::measure;
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper};
-use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::{StepSettings, Stepper, World};
 use serde_json::json;
 use std::time::Instant;
@@ -61,14 +60,7 @@ fn run_ndem(
 ) -> SuiteResult<(f64, f64)> {
     let mut world = scene.world.clone();
     let settings = StepSettings::papers();
-    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(iterations))
-        .map_err(|e| e.to_string())?;
-    let mut st = Stepper::new(
-        settings,
-        Box::new(pgs),
-        Box::new(HistoryWarmStart::default()),
-    )
-    .map_err(|e| e.to_string())?;
+    let mut st = Stepper::with_warm_pgs(settings, iterations).map_err(|e| e.to_string())?;
     let t = Instant::now();
     for _ in 0..(settle / settings.dt).round() as usize {
         st.step(&mut world).map_err(|e| e.to_string())?;

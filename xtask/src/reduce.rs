@@ -41,12 +41,8 @@ fn lattice_bed(
 ) -> SuiteResult<World> {
     let e = |e: ndem_step::StepError| e.to_string();
     let mut w = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).map_err(e)?;
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).map_err(|x| x.to_string())?,
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .map_err(e)?;
+    w.add_body(BodyDesc::floor(MaterialId::from_index(0)))
+        .map_err(e)?;
     for k in 0..n[2] {
         for j in 0..n[1] {
             for i in 0..n[0] {

@@ -31,14 +31,8 @@ fn settle(
         friction_set: FrictionSet::Disk,
         ..scene.settings
     };
-    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(iterations))
-        .map_err(|e| e.to_string())?;
-    let mut stepper = Stepper::new(
-        scene.settings,
-        Box::new(pgs),
-        Box::new(HistoryWarmStart::default()),
-    )
-    .map_err(|e| e.to_string())?;
+    let mut stepper =
+        Stepper::with_warm_pgs(scene.settings, iterations).map_err(|e| e.to_string())?;
     let steps = (seconds / scene.settings.dt).round() as usize;
     let mut history = ImpulseHistory::new();
     for _ in 0..steps {

@@ -284,23 +284,17 @@ fn a_planted_cycle_is_found() {
         "// crate::a::A in a comment is no import\npub struct B;\npub fn helper() {}\n",
     );
     assert!(cycles(&import_graph(&src)).is_empty());
-    write(
-        "b.rs",
-        "use crate::a::A;\npub struct B;\npub fn helper() {}\n",
-    );
-    assert_eq!(
-        cycles(&import_graph(&src)),
-        vec![vec!["a".to_string(), "b".to_string()]]
-    );
-    write("b.rs", "pub struct B;\npub fn helper() {}\n");
+    // `b` names `a`'s item, `a` names `b`'s helper
+    let with_b = |import: &str| {
+        write(
+            "b.rs",
+            &format!("{import}pub struct B;\npub fn helper() {{}}\n"),
+        );
+        cycles(&import_graph(&src))
+    };
+    assert_eq!(with_b("use crate::a::A;\n"), [["a", "b"]]);
+    // `a::inner` names the re-export of `b`'s item, `b` names `a::inner`
     write("a/inner.rs", "use crate::B;\n");
-    write(
-        "b.rs",
-        "use crate::a::inner;\npub struct B;\npub fn helper() {}\n",
-    );
-    assert_eq!(
-        cycles(&import_graph(&src)),
-        vec![vec!["a::inner".to_string(), "b".to_string()]]
-    );
+    assert_eq!(with_b("use crate::a::inner;\n"), [["a::inner", "b"]]);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -46,23 +46,11 @@ fn two_and_three_ranks_give_the_one_rank_trajectory_bit_for_bit() {
     let reference = serial(steps);
     for ranks in [1, 2, 3] {
         let (world, rebuilds, _) = distributed(ranks, steps);
-        assert_eq!(world.len(), reference.len(), "{ranks} ranks: bodies");
         assert!(
             rebuilds > 1,
             "{ranks} ranks: the layout was rebuilt ({rebuilds})"
         );
-        for i in 0..world.len() {
-            assert_eq!(
-                world.positions()[i],
-                reference.positions()[i],
-                "{ranks} ranks: body {i} position"
-            );
-            assert_eq!(
-                world.velocities()[i],
-                reference.velocities()[i],
-                "{ranks} ranks: body {i} velocity"
-            );
-        }
+        common::assert_same_state(&world, &reference, &format!("{ranks} ranks"));
     }
 }
 

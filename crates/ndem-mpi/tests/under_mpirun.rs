@@ -67,11 +67,7 @@ fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
     let mut scene = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81))
         .map_err(|e| e.to_string())?;
     scene
-        .add_body(BodyDesc::fixed(
-            Shape::half_space(Vec3::z()).map_err(|e| e.to_string())?,
-            MaterialId::from_index(0),
-            Vec3::zeros(),
-        ))
+        .add_body(BodyDesc::floor(MaterialId::from_index(0)))
         .map_err(|e| e.to_string())?;
     for i in 0..16 {
         let p = Vec3::new(0.0, 0.0, 0.005 + 0.01 * i as f64);

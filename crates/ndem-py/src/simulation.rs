@@ -392,11 +392,7 @@ impl Simulation {
     /// Linear velocities, `(n, 3)` float64 \[m/s\] (a copy; settable).
     #[getter]
     fn get_velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let run = self.lock(py)?;
-        Ok(vectors(
-            py,
-            run.scene.world.velocities().iter().map(|v| v.linear),
-        ))
+        Ok(state::velocities(py, &self.lock(py)?.scene.world, false))
     }
 
     #[setter]
@@ -408,11 +404,7 @@ impl Simulation {
     /// copy; settable).
     #[getter]
     fn get_angular_velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let run = self.lock(py)?;
-        Ok(vectors(
-            py,
-            run.scene.world.velocities().iter().map(|v| v.angular),
-        ))
+        Ok(state::velocities(py, &self.lock(py)?.scene.world, true))
     }
 
     #[setter]

@@ -89,6 +89,12 @@ pub fn set_positions(w: &mut World, a: &PyReadonlyArray2<'_, f64>) -> PyResult<(
     Ok(())
 }
 
+/// Every body's linear (`angular = false`) or angular velocity, `(n, 3)`.
+pub fn velocities<'py>(py: Python<'py>, w: &World, angular: bool) -> Bound<'py, PyArray2<f64>> {
+    let part = |v: &Velocity6| if angular { v.angular } else { v.linear };
+    vectors(py, w.velocities().iter().map(part))
+}
+
 /// Sets every body's linear (`angular = false`) or angular velocity.
 pub fn set_velocities(w: &mut World, a: &PyReadonlyArray2<'_, f64>, angular: bool) -> PyResult<()> {
     let field = if angular {

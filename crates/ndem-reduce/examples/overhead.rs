@@ -10,7 +10,6 @@
 
 use ndem_math::Material;
 use ndem_reduce::{Reducer, ReductionSettings};
-use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::{MaterialId, StepSettings, Stepper, World};
 use std::time::Instant;
 
@@ -19,13 +18,7 @@ fn packing() -> (World, Stepper) {
     let r = 0.0065;
     w.add_sphere_stack(r, MaterialId::from_index(0), [25, 25, 16])
         .unwrap();
-    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(40)).unwrap();
-    let st = Stepper::new(
-        StepSettings::papers(),
-        Box::new(pgs),
-        Box::new(HistoryWarmStart::default()),
-    )
-    .unwrap();
+    let st = Stepper::with_warm_pgs(StepSettings::papers(), 40).unwrap();
     (w, st)
 }
 

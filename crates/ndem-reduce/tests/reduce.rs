@@ -384,15 +384,21 @@ fn block() -> (World, Stepper) {
     (w, st)
 }
 
+/// [`block`] after 200 steps without the reducer: at rest on the floor.
+fn settled_block() -> (World, Stepper) {
+    let (mut w, mut st) = block();
+    for _ in 0..200 {
+        st.step(&mut w).unwrap();
+    }
+    (w, st)
+}
+
 /// The block at rest merges to h ≥ 0.9 and stays at rest; two runs are
 /// bit-identical.
 #[test]
 fn resting_block_merges_stays_at_rest_and_replays_bit_identically() {
     let run = || {
-        let (mut w, mut st) = block();
-        for _ in 0..200 {
-            st.step(&mut w).unwrap();
-        }
+        let (mut w, mut st) = settled_block();
         st.set_hooks(Box::new(
             Reducer::new(ReductionSettings::default()).unwrap(),
         ));
@@ -417,15 +423,8 @@ fn resting_block_merges_stays_at_rest_and_replays_bit_identically() {
 /// reducer), and merges on the first step that starts at or after it.
 #[test]
 fn nothing_merges_before_the_start_time() {
-    let settled = || {
-        let (mut w, mut st) = block();
-        for _ in 0..200 {
-            st.step(&mut w).unwrap();
-        }
-        (w, st)
-    };
-    let (mut w, mut st) = settled();
-    let (mut w_full, mut st_full) = settled();
+    let (mut w, mut st) = settled_block();
+    let (mut w_full, mut st_full) = settled_block();
     let dt = st.settings().dt;
     let start = st.time() + 10.5 * dt;
     st.set_hooks(Box::new(
@@ -590,10 +589,7 @@ fn trial_settings() -> ReductionSettings {
 /// must slide or shear) makes the force balance fail and members split.
 #[test]
 fn trial_split_keeps_a_resting_block_and_splits_a_loaded_one() {
-    let (mut w, mut st) = block();
-    for _ in 0..200 {
-        st.step(&mut w).unwrap();
-    }
+    let (mut w, mut st) = settled_block();
     st.set_hooks(Box::new(Reducer::new(trial_settings()).unwrap()));
     let mut split = 0;
     for _ in 0..100 {
@@ -623,10 +619,7 @@ fn trial_split_keeps_a_resting_block_and_splits_a_loaded_one() {
 /// `every` of 0 is a typed error naming the field.
 #[test]
 fn a_trial_every_third_step_runs_on_those_steps_only() {
-    let (mut w, mut st) = block();
-    for _ in 0..200 {
-        st.step(&mut w).unwrap();
-    }
+    let (mut w, mut st) = settled_block();
     let every_third = ReductionSettings {
         trial_split: Some(TrialSplit {
             every: 3,
@@ -680,13 +673,9 @@ fn aggregate_on_a_conveyor_follows_the_belt() {
     let (mut w, mut st) = block();
     // the floor becomes a belt moving along x
     let mut belt = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
-    let mut floor = BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    );
-    floor.surface_velocity = Vec3::new(0.1, 0.0, 0.0);
-    belt.add_body(floor).unwrap();
+    let floor = BodyDesc::floor(MaterialId::from_index(0));
+    belt.add_body(floor.with_surface_velocity(Vec3::new(0.1, 0.0, 0.0)))
+        .unwrap();
     for i in 1..w.len() {
         belt.add_body(w.body_desc(BodyId::from_index(i))).unwrap();
     }

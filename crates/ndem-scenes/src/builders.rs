@@ -253,11 +253,7 @@ pub fn falling_lattice(n: usize, length: f64) -> Result<World, SceneError> {
     };
     let mut w = World::new(vec![m], Vec3::new(0.0, 0.0, -9.81))?;
     let h = 0.05;
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))?;
+    w.add_body(BodyDesc::floor(MaterialId::from_index(0)))?;
     for (normal, p) in [
         (Vec3::x(), Vec3::new(-length / 2.0, 0.0, 0.0)),
         (-Vec3::x(), Vec3::new(length / 2.0, 0.0, 0.0)),
@@ -524,12 +520,12 @@ pub fn column3d(side: usize, layers: usize) -> Result<Scene, SceneError> {
 pub fn conveyor(particles: usize, speed: f64, seed: u64) -> Result<Scene, SceneError> {
     let mut world = World::on_floor(Material::default())?;
     let he = Vec3::new(0.75, 0.05, 0.01);
-    let mut belt = BodyDesc::fixed(
+    let belt = BodyDesc::fixed(
         Shape::cuboid(he)?,
         MaterialId::from_index(0),
         Vec3::new(0.75, 0.0, 0.3 - he.z),
-    );
-    belt.surface_velocity = Vec3::new(speed, 0.0, 0.0);
+    )
+    .with_surface_velocity(Vec3::new(speed, 0.0, 0.0));
     world.add_body(belt)?;
     // side boards keep the material on the belt
     for y in [-0.06, 0.06] {

@@ -195,19 +195,15 @@ pub fn conveyor_belt(spec: ConveyorSpec) -> Result<(Scene, ConveyorBelt), SceneE
         ..Material::default()
     };
     let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -G))?;
-    world.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))?;
+    world.add_body(BodyDesc::floor(MaterialId::from_index(0)))?;
     let (length, width) = (spec.length_d * D, spec.width_d * D);
     let thickness = 0.01;
-    let mut belt = BodyDesc::fixed(
+    let belt = BodyDesc::fixed(
         Shape::cuboid(Vec3::new(0.5 * length, 0.5 * width, 0.5 * thickness))?,
         MaterialId::from_index(0),
         Vec3::new(0.5 * length, 0.0, BELT_TOP - 0.5 * thickness),
-    );
-    belt.surface_velocity = Vec3::new(spec.speed, 0.0, 0.0);
+    )
+    .with_surface_velocity(Vec3::new(spec.speed, 0.0, 0.0));
     let belt = world.add_body(belt)?;
     let first_particle = world.len();
     let emitter = Emitter {

@@ -7,21 +7,13 @@ use ndem_math::{ContactKey, ContactLaw};
 use ndem_scenes::builders::{self, CannonballSpec, Scene};
 use ndem_scenes::compatible::{StaticSolveSettings, static_solve};
 use ndem_smooth::{SmoothLaw, SmoothSettings, SmoothStepper};
-use ndem_solve::{
-    HistoryWarmStart, ProjectedGaussSeidel, Stopping, TrussSettings, compatible_forces,
-};
+use ndem_solve::{TrussSettings, compatible_forces};
 use ndem_step::Stepper;
 use std::collections::BTreeMap;
 
 fn settle(mut scene: Scene, law: ContactLaw) -> (Scene, Stepper) {
     scene.settings.contact_law = law;
-    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(200)).unwrap();
-    let mut st = Stepper::new(
-        scene.settings,
-        Box::new(pgs),
-        Box::new(HistoryWarmStart::default()),
-    )
-    .unwrap();
+    let mut st = Stepper::with_warm_pgs(scene.settings, 200).unwrap();
     for _ in 0..300 {
         scene.step(&mut st).unwrap();
     }

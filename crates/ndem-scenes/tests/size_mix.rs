@@ -9,7 +9,6 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_scenes::builders::{self, D, Scene};
-use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::{BodyDesc, MaterialId, Stepper, World};
 
 const COLUMN: usize = 40;
@@ -20,11 +19,7 @@ fn column_with(small: usize) -> Scene {
     let mut scene = builders::beam().expect("the built-in beam");
     let mut world = World::new(vec![Material::default()], scene.world.gravity).unwrap();
     world
-        .add_body(BodyDesc::fixed(
-            Shape::half_space(Vec3::z()).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::zeros(),
-        ))
+        .add_body(BodyDesc::floor(MaterialId::from_index(0)))
         .unwrap();
     let r = 0.5 * D;
     world
@@ -62,13 +57,7 @@ fn column_contacts(stepper: &Stepper) -> usize {
 /// returns the column's contacts after step 3 and the largest overlap
 /// relative to a radius over the run.
 fn run(mut scene: Scene, steps: usize) -> (usize, f64) {
-    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(100)).unwrap();
-    let mut stepper = Stepper::new(
-        scene.settings,
-        Box::new(pgs),
-        Box::new(HistoryWarmStart::default()),
-    )
-    .unwrap();
+    let mut stepper = Stepper::with_warm_pgs(scene.settings, 100).unwrap();
     let (mut at_three, mut overlap) = (0, 0.0f64);
     for step in 1..=steps {
         let stats = scene.step(&mut stepper).unwrap();

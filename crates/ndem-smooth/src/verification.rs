@@ -104,11 +104,7 @@ pub fn restitution(e: f64, law: SmoothLaw) -> Result<CaseResult, SmoothError> {
     };
     let r = 0.0065;
     let mut world = World::new(vec![material], Vec3::zeros())?;
-    world.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))?;
+    world.add_body(BodyDesc::floor(MaterialId::from_index(0)))?;
     world.add_body(
         BodyDesc::dynamic(
             Shape::sphere(r)?,

@@ -13,12 +13,8 @@ fn bed() -> World {
     };
     let mut w = World::new(vec![m], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     let h = 0.05;
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    w.add_body(BodyDesc::floor(MaterialId::from_index(0)))
+        .unwrap();
     for (n, p) in [
         (Vec3::x(), Vec3::new(-h, 0.0, 0.0)),
         (-Vec3::x(), Vec3::new(h, 0.0, 0.0)),

@@ -163,13 +163,7 @@ fn check_truss_input(
         ("load", load.len(), nb),
         ("stiffness", stiffness.len(), n),
     ] {
-        if len != want {
-            return Err(SolveError::DimensionMismatch {
-                field,
-                expected: want,
-                got: len,
-            });
-        }
+        SolveError::require_len(field, want, len)?;
     }
     if let Some(i) = stiffness.iter().position(|k| !(k.is_finite() && *k > 0.0)) {
         return Err(SolveError::OutOfRange {
@@ -307,13 +301,7 @@ pub fn compatible_forces(
     settings: &TrussSettings,
 ) -> Result<TrussSolution, SolveError> {
     let nb = problem.body_count();
-    if velocity.len() != nb {
-        return Err(SolveError::DimensionMismatch {
-            field: "velocity",
-            expected: nb,
-            got: velocity.len(),
-        });
-    }
+    SolveError::require_len("velocity", nb, velocity.len())?;
     let dt = problem.dt();
     let mut dynamic = vec![false; nb];
     let mut load = vec![Velocity6::ZERO; nb];

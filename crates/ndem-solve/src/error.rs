@@ -104,4 +104,20 @@ pub enum SolveError {
     },
 }
 
+impl SolveError {
+    /// `Ok` when `got == expected`, otherwise
+    /// [`SolveError::DimensionMismatch`] naming `field`.
+    pub fn require_len(field: &'static str, expected: usize, got: usize) -> Result<(), Self> {
+        if got == expected {
+            Ok(())
+        } else {
+            Err(Self::DimensionMismatch {
+                field,
+                expected,
+                got,
+            })
+        }
+    }
+}
+
 ndem_math::setting_error!(SolveError);

@@ -50,11 +50,7 @@ impl LocalSolver for LocalApgd {
         p.require_symmetric()?;
         let name = self.name();
         let mut recorder = LocalRecorder::start(name, task.observer);
-        let judge = LocalJudge {
-            solver: name,
-            initial_merit,
-            stopping: self.stopping,
-        };
+        let judge = LocalJudge::new(name, initial_merit, self.stopping);
         let n = p.contacts();
         let m = 3 * n;
         let diag = |i: usize| p.w().get_entry(i, i).map_or(0.0, |e| e.into_value());

@@ -207,12 +207,7 @@ fn run_sweeps(
     if !converged {
         merit = state.merit();
     }
-    let judge = LocalJudge {
-        solver,
-        initial_merit,
-        stopping: *st,
-    };
-    Ok(judge.report(merit, stalled, sweeps))
+    Ok(LocalJudge::new(solver, initial_merit, *st).report(merit, stalled, sweeps))
 }
 
 /// [`LocalGaussSeidel`] on a [`LocalProblem`].

@@ -51,27 +51,9 @@ impl LocalProblem {
     /// ([`Self::is_symmetric`]).
     pub fn new(w: CsrMatrix<f64>, q: Vec<f64>, mu: Vec<f64>) -> Result<Self, SolveError> {
         let n = mu.len();
-        if w.nrows() != w.ncols() {
-            return Err(SolveError::DimensionMismatch {
-                field: "W.ncols",
-                expected: w.nrows(),
-                got: w.ncols(),
-            });
-        }
-        if w.nrows() != 3 * n {
-            return Err(SolveError::DimensionMismatch {
-                field: "W.nrows",
-                expected: 3 * n,
-                got: w.nrows(),
-            });
-        }
-        if q.len() != 3 * n {
-            return Err(SolveError::DimensionMismatch {
-                field: "q",
-                expected: 3 * n,
-                got: q.len(),
-            });
-        }
+        SolveError::require_len("W.ncols", w.nrows(), w.ncols())?;
+        SolveError::require_len("W.nrows", 3 * n, w.nrows())?;
+        SolveError::require_len("q", 3 * n, q.len())?;
         check_finite("W", w.values())?;
         check_finite("q", &q)?;
         check_friction(&mu)?;
@@ -301,13 +283,7 @@ impl GlobalProblem {
             ("f", nd, self.f.len()),
             ("w", 3 * n, self.w.len()),
         ] {
-            if expected != got {
-                return Err(SolveError::DimensionMismatch {
-                    field,
-                    expected,
-                    got,
-                });
-            }
+            SolveError::require_len(field, expected, got)?;
         }
         check_finite("M", self.m.values())?;
         check_finite("H", self.h.values())?;
@@ -465,13 +441,7 @@ impl<'p> GlobalOperators<'p> {
             ("r", 3 * self.contacts(), r.len()),
             ("v", self.problem.f.len(), v.len()),
         ] {
-            if expected != got {
-                return Err(SolveError::DimensionMismatch {
-                    field,
-                    expected,
-                    got,
-                });
-            }
+            SolveError::require_len(field, expected, got)?;
         }
         check_finite("r", r)
     }

@@ -75,11 +75,7 @@ impl LocalSolver for ProximalPoint {
         let (p, r) = (task.problem, task.reactions);
         let name = self.name();
         let mut recorder = LocalRecorder::start(name, task.observer);
-        let judge = LocalJudge {
-            solver: name,
-            initial_merit: task.initial_merit,
-            stopping: self.stopping,
-        };
+        let judge = LocalJudge::new(name, task.initial_merit, self.stopping);
         let w_max = p.largest_diagonal();
         let mut newton = SemismoothNewton {
             settings: self.inner,

@@ -44,6 +44,15 @@ pub(crate) struct LocalJudge {
 }
 
 impl LocalJudge {
+    /// The judge of a solve by `solver` from a start of `initial_merit`.
+    pub(crate) fn new(solver: &'static str, initial_merit: f64, stopping: Stopping) -> Self {
+        Self {
+            solver,
+            initial_merit,
+            stopping,
+        }
+    }
+
     /// The report: the status judged on the `merit` of the returned
     /// reactions against the start's and the tolerance.
     pub(crate) fn report(&self, merit: f64, stalled: bool, sweeps: usize) -> LocalReport {
@@ -251,13 +260,7 @@ impl LocalProblem {
         friction: FrictionSet,
         r: &[f64],
     ) -> Result<Result<f64, LocalReport>, SolveError> {
-        if r.len() != 3 * self.contacts() {
-            return Err(SolveError::DimensionMismatch {
-                field: "r",
-                expected: 3 * self.contacts(),
-                got: r.len(),
-            });
-        }
+        SolveError::require_len("r", 3 * self.contacts(), r.len())?;
         check_finite("r", r)?;
         let initial_merit = self.law_merit(friction, r);
         if self.contacts() == 0 {

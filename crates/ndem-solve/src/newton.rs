@@ -163,11 +163,7 @@ impl LocalSolver for SemismoothNewton {
         let st = self.settings;
         let name = self.name();
         let mut recorder = LocalRecorder::start(name, task.observer);
-        let judge = LocalJudge {
-            solver: name,
-            initial_merit: task.initial_merit,
-            stopping: st.stopping,
-        };
+        let judge = LocalJudge::new(name, task.initial_merit, st.stopping);
         let (p, r) = (task.problem, task.reactions);
         let end = self.iterate(p, r, task.initial_merit, Some(&mut recorder))?;
         Ok(judge.report(end.merit, end.stalled, end.iterations))

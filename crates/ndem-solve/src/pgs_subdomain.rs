@@ -256,25 +256,10 @@ impl SubdomainPgs {
 }
 
 impl Solver for SubdomainPgs {
-    /// As the provided method, but an empty problem is solved too: the
-    /// solve is collective, and a subdomain without contacts still takes
+    /// The solve is collective: a subdomain without contacts still takes
     /// part in its exchanges.
-    fn solve_from(
-        &mut self,
-        problem: &ContactProblem,
-        lambda: &mut [f64],
-        velocity: &mut [Velocity6],
-        start: crate::StartVelocity,
-        observer: &mut dyn crate::Observer,
-    ) -> Result<SolveReport, SolveError> {
-        problem.check_sizes(lambda, velocity)?;
-        self.solve_task(SolveTask {
-            problem,
-            lambda,
-            velocity,
-            observer,
-            start,
-        })
+    fn is_collective(&self) -> bool {
+        true
     }
 
     fn any_subdomain(&mut self, local: bool) -> bool {

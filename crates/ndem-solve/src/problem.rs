@@ -656,7 +656,7 @@ pub struct ContactProblem {
     /// the first one's (bit for bit).
     varying_coefficients: Vec<TangentialCoefficients>,
     pub(crate) generic: Vec<GenericRow>,
-    /// The contact vectors of a released problem ([`Self::with_storage`]),
+    /// The contact vectors of a released problem ([`Self::reusing`]),
     /// adopted when the first contacts are added; boxed, so that the
     /// problem's own fields stay where the solvers' code reads them (96
     /// bytes more in the struct changed the sweeps' code and slowed the
@@ -701,7 +701,7 @@ impl std::fmt::Debug for ContactVectors {
 }
 
 /// The vectors of a released [`ContactProblem`], kept to assemble the next
-/// one without allocating ([`ContactProblem::with_storage`]). The contact
+/// one without allocating ([`ContactProblem::reusing`]). The contact
 /// vectors keep the released contacts, to be overwritten in place.
 #[derive(Debug, Clone, Default)]
 pub struct ProblemStorage {
@@ -718,7 +718,8 @@ impl ProblemStorage {
     }
 
     /// The empty inverse-mass column and free-velocity vector (with their
-    /// capacity), to be filled and passed to [`ContactProblem::with_storage`].
+    /// capacity), to be filled for [`ContactProblem::new`]; the rest goes to
+    /// [`ContactProblem::reusing`].
     pub fn take_bodies(&mut self) -> (InverseMasses, Vec<Velocity6>) {
         let mut inv = std::mem::take(&mut self.inverse_mass);
         let mut free = std::mem::take(&mut self.free_velocity);
@@ -943,19 +944,6 @@ impl ContactProblem {
             total += model.elastic_energy();
         }
         Some(total)
-    }
-}
-
-/// `got == expected`, or a typed error naming `field`.
-fn check_len(field: &'static str, got: usize, expected: usize) -> Result<(), SolveError> {
-    if got == expected {
-        Ok(())
-    } else {
-        Err(SolveError::DimensionMismatch {
-            field,
-            expected,
-            got,
-        })
     }
 }
 

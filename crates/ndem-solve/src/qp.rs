@@ -127,13 +127,7 @@ impl Projection for BoxConeSet {
     /// ≥ 0, cones not overlapping.
     fn validate(&self, dim: usize) -> Result<(), SolveError> {
         for (field, v) in [("lower", &self.lower), ("upper", &self.upper)] {
-            if v.len() != dim {
-                return Err(SolveError::DimensionMismatch {
-                    field,
-                    expected: dim,
-                    got: v.len(),
-                });
-            }
+            SolveError::require_len(field, dim, v.len())?;
             if let Some(i) = v.iter().position(|x| x.is_nan()) {
                 return Err(SolveError::NonFinite {
                     field,
@@ -325,13 +319,7 @@ pub fn apgd_minimize(
 ) -> Result<ApgdReport, SolveError> {
     settings.validate()?;
     let n = x.len();
-    if objective.dim() != n {
-        return Err(SolveError::DimensionMismatch {
-            field: "x",
-            expected: objective.dim(),
-            got: n,
-        });
-    }
+    SolveError::require_len("x", objective.dim(), n)?;
     let start = Instant::now();
     let mut observer_time = Duration::ZERO;
     for v in [
@@ -494,13 +482,7 @@ pub fn solve_qp(
     settings: &ApgdSettings,
 ) -> Result<ApgdReport, SolveError> {
     for (field, got) in [("linear", linear.len()), ("x", x.len())] {
-        if operator.dim() != got {
-            return Err(SolveError::DimensionMismatch {
-                field,
-                expected: operator.dim(),
-                got,
-            });
-        }
+        SolveError::require_len(field, operator.dim(), got)?;
     }
     set.validate(operator.dim())?;
     settings.validate()?;

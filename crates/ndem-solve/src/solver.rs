@@ -428,7 +428,7 @@ pub trait Solver: Send {
         observer: &mut dyn Observer,
     ) -> Result<SolveReport, SolveError> {
         problem.check_sizes(lambda, velocity)?;
-        if problem.is_empty() {
+        if problem.is_empty() && !self.is_collective() {
             return Ok(SolveReport::empty(self.name()));
         }
         self.solve_task(SolveTask {
@@ -448,6 +448,15 @@ pub trait Solver: Send {
         velocity: &mut [Velocity6],
     ) -> Result<SolveReport, SolveError> {
         self.solve_observed(problem, lambda, velocity, &mut NoObserver)
+    }
+
+    /// Whether this solver is one part of a decomposed solve whose
+    /// exchanges every part takes part in ([`crate::SubdomainPgs`]): such
+    /// a solver is handed an empty problem too. Default `false`: an empty
+    /// problem is reported converged without a call to
+    /// [`Self::solve_task`].
+    fn is_collective(&self) -> bool {
+        false
     }
 
     /// Whether `local` holds on any subdomain of a decomposed solve: a

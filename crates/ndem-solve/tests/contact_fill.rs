@@ -377,15 +377,15 @@ fn in_storage(storage: &mut ProblemStorage, models: bool) -> ContactProblem {
     let fresh = empty_problem();
     inverse.extend(fresh.inverse_mass().iter());
     free.extend_from_slice(fresh.free_velocity());
-    let p = ContactProblem::with_storage(
-        storage,
+    let p = ContactProblem::new(
         inverse,
         free,
         ContactRows::NormalFriction,
         FrictionSet::Disk,
         1e-3,
     )
-    .unwrap();
+    .unwrap()
+    .reusing(storage);
     if models { p } else { p.without_model_data() }
 }
 

@@ -33,6 +33,13 @@ fn coloured(threads: usize, iterations: usize) -> ProjectedGaussSeidel {
     )
 }
 
+/// The friction sets and PGS variants the parallel sweeps are checked in.
+const SETS_AND_VARIANTS: [(FrictionSet, PgsVariant); 3] = [
+    (FrictionSet::Box, PgsVariant::RowWise),
+    (FrictionSet::Disk, PgsVariant::RowWise),
+    (FrictionSet::Disk, PgsVariant::Blocked),
+];
+
 /// A packing large enough to be cut into several blocks (at least 512
 /// contacts each), every problem split across the threads
 /// (`parallel_min_contacts: 0`; by default the solver sweeps on one
@@ -40,11 +47,7 @@ fn coloured(threads: usize, iterations: usize) -> ProjectedGaussSeidel {
 /// variants: λ and v bit-identical for 1, 2 and 3 threads.
 #[test]
 fn coloured_sweeps_do_not_depend_on_the_thread_count() {
-    for (set, variant) in [
-        (FrictionSet::Box, PgsVariant::RowWise),
-        (FrictionSet::Disk, PgsVariant::RowWise),
-        (FrictionSet::Disk, PgsVariant::Blocked),
-    ] {
+    for (set, variant) in SETS_AND_VARIANTS {
         let problem = sphere_packing(&PackingSpec {
             cells: [14, 14, 8],
             friction_set: set,
@@ -498,11 +501,7 @@ fn contact_alone(problem: &ContactProblem, i: usize) -> ContactProblem {
 /// not.
 #[test]
 fn each_contact_is_swept_with_its_own_coefficients() {
-    for (set, variant) in [
-        (FrictionSet::Box, PgsVariant::RowWise),
-        (FrictionSet::Disk, PgsVariant::RowWise),
-        (FrictionSet::Disk, PgsVariant::Blocked),
-    ] {
+    for (set, variant) in SETS_AND_VARIANTS {
         let problem = disjoint_contacts(4500, set, 7);
         let solve = |p: &ContactProblem, order: ContactOrder, threads: usize| {
             let mut pgs = split_pgs(Stopping::iterations(12), order, threads, variant);

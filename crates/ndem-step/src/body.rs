@@ -62,6 +62,12 @@ impl BodyDesc {
         }
     }
 
+    /// A static floor: the plane z = 0, the half space z ≤ 0 solid.
+    pub fn floor(material: MaterialId) -> Self {
+        let floor = Shape::HalfSpace { normal: Vec3::z() };
+        Self::fixed(floor, material, Vec3::zeros())
+    }
+
     /// Sets the orientation.
     pub fn with_orientation(mut self, q: Quat) -> Self {
         self.orientation = q;
@@ -77,6 +83,12 @@ impl BodyDesc {
     /// Sets the velocity.
     pub fn with_velocity(mut self, v: Velocity6) -> Self {
         self.velocity = v;
+        self
+    }
+
+    /// Sets the conveyor surface velocity (world frame).
+    pub fn with_surface_velocity(mut self, v: Vec3) -> Self {
+        self.surface_velocity = v;
         self
     }
 }
@@ -233,12 +245,7 @@ impl World {
     /// granular scenes.
     pub fn on_floor(material: Material) -> Result<Self, StepError> {
         let mut world = Self::new(vec![material], Vec3::new(0.0, 0.0, -9.81))?;
-        let floor = Shape::half_space(Vec3::z())?;
-        world.add_body(BodyDesc::fixed(
-            floor,
-            MaterialId::from_index(0),
-            Vec3::zeros(),
-        ))?;
+        world.add_body(BodyDesc::floor(MaterialId::from_index(0)))?;
         Ok(world)
     }
 

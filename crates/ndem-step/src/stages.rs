@@ -367,14 +367,14 @@ pub(crate) fn new_problem(
         }
     }
     free(&mut free_velocity);
-    Ok(ContactProblem::with_storage(
-        storage,
+    let problem = ContactProblem::new(
         inv,
         free_velocity,
         settings.contact_rows,
         settings.friction_set,
         settings.dt,
-    )?)
+    )?;
+    Ok(problem.reusing(storage))
 }
 
 /// Contacts per assembly thread below which a thread is not worth its

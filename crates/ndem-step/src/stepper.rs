@@ -26,8 +26,8 @@ use ndem_math::{ContactKey, ContactLaw, Vec3, Velocity6, integrate_orientation};
 use ndem_par::blocks::position_in_parts;
 use ndem_par::capacity::{refill_in_parts, resize_for_overwrite};
 use ndem_solve::{
-    ColdStart, ContactProblem, ImpulseHistory, NoObserver, ProblemStorage, ProjectedGaussSeidel,
-    ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
+    ColdStart, ContactProblem, HistoryWarmStart, ImpulseHistory, NoObserver, ProblemStorage,
+    ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
 };
 use std::time::{Duration, Instant};
 
@@ -328,6 +328,17 @@ impl Stepper {
     pub fn with_pgs(settings: StepSettings, iterations: usize) -> Result<Self, StepError> {
         let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(iterations))?;
         Self::new(settings, Box::new(pgs), Box::new(ColdStart))
+    }
+
+    /// PGS with `iterations` sweeps, warm-started from the previous step's
+    /// impulses ([`HistoryWarmStart`]).
+    pub fn with_warm_pgs(settings: StepSettings, iterations: usize) -> Result<Self, StepError> {
+        let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(iterations))?;
+        Self::new(
+            settings,
+            Box::new(pgs),
+            Box::new(HistoryWarmStart::default()),
+        )
     }
 
     /// The settings.

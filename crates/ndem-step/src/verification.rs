@@ -211,14 +211,7 @@ pub fn block_on_incline(angle_deg: f64) -> Result<CaseResult, StepError> {
     let theta = angle_deg.to_radians();
     let tilt = Quat::from_axis_angle(&Vec3::y_axis(), theta);
     let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -G))?;
-    world.add_body(
-        BodyDesc::fixed(
-            Shape::half_space(Vec3::z())?,
-            MaterialId::from_index(0),
-            Vec3::zeros(),
-        )
-        .with_orientation(tilt),
-    )?;
+    world.add_body(BodyDesc::floor(MaterialId::from_index(0)).with_orientation(tilt))?;
     let h = Vec3::new(0.1, 0.1, 0.05);
     let n = tilt * Vec3::z();
     let mut desc = BodyDesc::dynamic(Shape::cuboid(h)?, MaterialId::from_index(0), n * h.z);

@@ -7,7 +7,6 @@
 //! `adopt_scratch`); a step of this resting bed has none.
 
 use ndem_math::Material;
-use ndem_solve::{HistoryWarmStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::MaterialId;
 use ndem_step::*;
 
@@ -26,13 +25,7 @@ fn bed() -> World {
 #[test]
 fn a_resting_step_allocates_nothing_that_grows_with_the_contacts() {
     let mut world = bed();
-    let pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(25)).unwrap();
-    let mut stepper = Stepper::new(
-        StepSettings::default(),
-        Box::new(pgs),
-        Box::new(HistoryWarmStart::default()),
-    )
-    .unwrap();
+    let mut stepper = Stepper::with_warm_pgs(StepSettings::default(), 25).unwrap();
     let _profiler = dhat::Profiler::builder().testing().build();
     for _ in 0..100 {
         stepper.step(&mut world).unwrap();

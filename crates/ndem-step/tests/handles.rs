@@ -1,6 +1,5 @@
 //! The world's typed handles and bulk insertion.
 
-use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_step::{BodyDesc, BodyId, MaterialId, StepError, World};
 
@@ -14,13 +13,7 @@ fn world() -> (World, MaterialId) {
 fn handles_name_what_the_world_added() {
     let (mut w, m) = world();
     assert_eq!(m, MaterialId::from_index(0));
-    let floor = w
-        .add_body(BodyDesc::fixed(
-            Shape::half_space(Vec3::z()).unwrap(),
-            m,
-            Vec3::zeros(),
-        ))
-        .unwrap();
+    let floor = w.add_body(BodyDesc::floor(m)).unwrap();
     let at = |k: usize| Vec3::new(0.02 * k as f64, 0.0, 0.01);
     let balls = w.add_spheres(0.005, m, (0..5).map(at)).unwrap();
     assert_eq!((floor.index(), balls.len()), (0, 5));

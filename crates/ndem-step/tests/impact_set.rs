@@ -19,18 +19,9 @@ fn bed_with_a_falling_sphere(under: usize, speed: f64) -> World {
         st.step(&mut w).unwrap();
     }
     let top = w.positions()[under] + Vec3::new(0.0, 0.0, 2.0 * r + 1e-4);
-    let ball = w
-        .add_body(BodyDesc::dynamic(
-            Shape::sphere(r).unwrap(),
-            MaterialId::from_index(0),
-            top,
-        ))
-        .unwrap();
-    w.set_velocity(
-        ball,
-        Velocity6::new(Vec3::new(0.0, 0.0, -speed), Vec3::zeros()),
-    )
-    .unwrap();
+    let falling = Velocity6::new(Vec3::new(0.0, 0.0, -speed), Vec3::zeros());
+    let ball = BodyDesc::dynamic(Shape::sphere(r).unwrap(), MaterialId::from_index(0), top);
+    w.add_body(ball.with_velocity(falling)).unwrap();
     w
 }
 

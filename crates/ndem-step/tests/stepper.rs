@@ -169,11 +169,7 @@ fn kinematic_wall_pushes_and_static_floor_stays() {
     )
     .unwrap();
     let floor = w
-        .add_body(BodyDesc::fixed(
-            Shape::half_space(Vec3::z()).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::zeros(),
-        ))
+        .add_body(BodyDesc::floor(MaterialId::from_index(0)))
         .unwrap();
     let mut wall = BodyDesc::fixed(
         Shape::cuboid(Vec3::new(0.01, 0.1, 0.1)).unwrap(),
@@ -210,13 +206,9 @@ fn conveyor_surface_velocity_carries_a_sphere() {
         Vec3::new(0.0, 0.0, -9.81),
     )
     .unwrap();
-    let mut belt = BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    );
-    belt.surface_velocity = Vec3::new(0.2, 0.0, 0.0);
-    w.add_body(belt).unwrap();
+    let belt = BodyDesc::floor(MaterialId::from_index(0));
+    w.add_body(belt.with_surface_velocity(Vec3::new(0.2, 0.0, 0.0)))
+        .unwrap();
     let ball = w
         .add_body(BodyDesc::dynamic(
             Shape::sphere(0.0065).unwrap(),
@@ -432,12 +424,8 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
     assert_eq!(w.positions(), &before[..]);
     // empty scene
     let mut w = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
-    w.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z()).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    ))
-    .unwrap();
+    w.add_body(BodyDesc::floor(MaterialId::from_index(0)))
+        .unwrap();
     assert!(matches!(
         Stepper::with_pgs(StepSettings::default(), 5)
             .unwrap()
@@ -689,14 +677,7 @@ fn diagonal_incline_speed(set: ndem_solve::FrictionSet) -> (f64, f64) {
     };
     let mut world = World::new(vec![material], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     world
-        .add_body(
-            BodyDesc::fixed(
-                Shape::half_space(Vec3::z()).unwrap(),
-                MaterialId::from_index(0),
-                Vec3::zeros(),
-            )
-            .with_orientation(tilt),
-        )
+        .add_body(BodyDesc::floor(MaterialId::from_index(0)).with_orientation(tilt))
         .unwrap();
     let h = Vec3::new(0.1, 0.1, 0.05);
     let n = tilt * Vec3::z();

@@ -13,15 +13,22 @@ fn field<T>(result: Result<T, GenerateError>) -> Option<&'static str> {
     }
 }
 
+/// The field named by the error of `build` on the default spec changed by
+/// `change`.
+fn refused<S: Default, T>(
+    build: fn(&S) -> Result<T, GenerateError>,
+    change: fn(&mut S),
+) -> Option<&'static str> {
+    let mut spec = S::default();
+    change(&mut spec);
+    field(build(&spec))
+}
+
 /// Every spec field out of range or NaN is refused with its name, and
 /// never panics; the defaults build.
 #[test]
 fn specs_out_of_range_are_refused_naming_the_field() {
-    let packing = |f: fn(&mut PackingSpec)| {
-        let mut spec = PackingSpec::default();
-        f(&mut spec);
-        field(sphere_packing(&spec))
-    };
+    let packing = |change| refused(sphere_packing, change);
     assert!(sphere_packing(&PackingSpec::default()).is_ok());
     assert_eq!(packing(|s| s.radius = 0.0), Some("radius"));
     assert_eq!(packing(|s| s.radius = f64::NAN), Some("radius"));
@@ -78,11 +85,7 @@ fn specs_out_of_range_are_refused_naming_the_field() {
     assert_eq!(skewed(f64::NAN, 1.0), Some("skew"));
     assert_eq!(skewed(0.5, -1.0), Some("sliding"));
 
-    let tree = |f: fn(&mut TreeSpec)| {
-        let mut spec = TreeSpec::default();
-        f(&mut spec);
-        field(joint_tree(&spec))
-    };
+    let tree = |change| refused(joint_tree, change);
     assert!(joint_tree(&TreeSpec::default()).is_ok());
     assert_eq!(tree(|s| s.mass_ratio = 0.5), Some("mass_ratio"));
     assert_eq!(tree(|s| s.mass_ratio = f64::INFINITY), Some("mass_ratio"));

@@ -5,11 +5,7 @@ use ndem::prelude::*;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut world = World::new(Vec::new(), -9.81 * Vec3::z())?;
     let glass = world.add_material(Material::default())?;
-    world.add_body(BodyDesc::fixed(
-        Shape::half_space(Vec3::z())?,
-        glass,
-        Vec3::zeros(),
-    ))?;
+    world.add_body(BodyDesc::floor(glass))?;
     world.add_spheres(0.005, glass, [0.005, 0.015].map(|z| Vec3::new(0.0, 0.0, z)))?;
     let mut stepper = Stepper::with_pgs(StepSettings::default(), 50)?;
     for _ in 0..100 {

@@ -11,8 +11,7 @@ use ndem::prelude::*;
 fn main() -> Result<(), Error> {
     let mut world = World::new(Vec::new(), Vec3::new(0.0, 0.0, -9.81))?;
     let glass = world.add_material(Material::default())?;
-    let floor = Shape::half_space(Vec3::z())?;
-    world.add_body(BodyDesc::fixed(floor, glass, Vec3::zeros()))?;
+    world.add_body(BodyDesc::floor(glass))?;
     let grid = |i: usize| Vec3::new((i % 10) as f64, (i / 10 % 10) as f64, (i / 100) as f64);
     let sites = (0..1000).map(|i| (grid(i) + Vec3::repeat(0.5)) * 0.0105);
     let balls = world.add_spheres(0.005, glass, sites)?;

@@ -49,3 +49,21 @@ pub fn chain_on_a_row() -> World {
     }
     w
 }
+
+/// Asserts that two worlds hold the same positions and velocities, bit for
+/// bit, body by body (`what` names the run in the message).
+pub fn assert_same_state(world: &World, reference: &World, what: &str) {
+    assert_eq!(world.len(), reference.len(), "{what}: bodies");
+    for i in 0..world.len() {
+        assert_eq!(
+            world.positions()[i],
+            reference.positions()[i],
+            "{what}: body {i} position"
+        );
+        assert_eq!(
+            world.velocities()[i],
+            reference.velocities()[i],
+            "{what}: body {i} velocity"
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! Emitters on a decomposed scene: the same particles, with the same
 //! global indices, on any rank count and as in a one-rank run.
 
+use super::largest_difference;
 use ::ndem::scenes::builders::{PileSpec, pile};
 use ::ndem::scenes::{Emitter, Scene};
 use ndem_mpi::{
@@ -123,12 +124,6 @@ fn particles(bodies: &[BodyDesc]) -> Vec<(ndem_math::Vec3, Option<f64>, ndem_mat
         .iter()
         .map(|b| (b.position, b.shape.sphere_radius(), b.velocity.linear))
         .collect()
-}
-
-fn largest_difference(a: &World, b: &World) -> f64 {
-    (0..a.len())
-        .map(|i| (a.positions()[i] - b.positions()[i]).norm())
-        .fold(0.0, f64::max)
 }
 
 /// 60 spheres emitted over 0.15 s into the paper's stream and fallen onto

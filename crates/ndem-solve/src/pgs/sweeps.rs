@@ -88,15 +88,14 @@ impl ProjectedGaussSeidel {
                 |_| None,
             );
         }
-        self.sweep_contacts_here(problem, lambda, velocity, mode)
+        self.sweep_contacts_here(problem, (lambda, velocity), mode)
     }
 
     /// [`Self::sweep_contacts`] on this thread.
     pub(super) fn sweep_contacts_here(
         &mut self,
         problem: &ContactProblem,
-        lambda: &mut [f64],
-        velocity: &mut [Velocity6],
+        (lambda, velocity): (&mut [f64], &mut [Velocity6]),
         mode: SweepMode,
     ) -> (f64, bool) {
         self.current.shared = false;
@@ -233,7 +232,7 @@ impl ProjectedGaussSeidel {
     ) -> (f64, bool) {
         self.sync_slices(velocity);
         loop {
-            let last = self.sweep_contacts_here(problem, lambda, velocity, mode);
+            let last = self.sweep_contacts_here(problem, (lambda, velocity), mode);
             match next(last) {
                 Some(m) => mode = m,
                 None => return last,

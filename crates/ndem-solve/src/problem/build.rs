@@ -13,13 +13,7 @@ impl ContactProblem {
         dt: f64,
     ) -> Result<Self, SolveError> {
         let inverse_mass = inverse_mass.into();
-        if inverse_mass.len() != free_velocity.len() {
-            return Err(SolveError::DimensionMismatch {
-                field: "free_velocity",
-                expected: inverse_mass.len(),
-                got: free_velocity.len(),
-            });
-        }
+        SolveError::require_len("free_velocity", inverse_mass.len(), free_velocity.len())?;
         if !(dt > 0.0 && dt.is_finite()) {
             return Err(SolveError::OutOfRange {
                 field: "dt",
@@ -64,28 +58,20 @@ impl ContactProblem {
         })
     }
 
-    /// [`Self::new`] with the contact and row storage of a released
-    /// problem ([`Self::into_storage`]): a stepper that assembles a problem
-    /// every step allocates nothing once the storage has grown to the
-    /// largest problem. `inverse_mass` and `free_velocity` may be the
+    /// This problem with the contact and row storage of a released one
+    /// ([`Self::into_storage`]): a stepper that assembles a problem every
+    /// step allocates nothing once the storage has grown to the largest
+    /// problem. The problem's `inverse_mass` and `free_velocity` may be the
     /// storage's own vectors ([`ProblemStorage::take_bodies`]), refilled.
-    pub fn with_storage(
-        storage: &mut ProblemStorage,
-        inverse_mass: impl Into<InverseMasses>,
-        free_velocity: Vec<Velocity6>,
-        rows: ContactRows,
-        friction_set: FrictionSet,
-        dt: f64,
-    ) -> Result<Self, SolveError> {
-        let mut problem = Self::new(inverse_mass, free_velocity, rows, friction_set, dt)?;
-        problem.recycled = storage.contacts.take();
-        problem.generic = std::mem::take(&mut storage.generic);
-        problem.generic.clear();
-        Ok(problem)
+    pub fn reusing(mut self, storage: &mut ProblemStorage) -> Self {
+        self.recycled = storage.contacts.take();
+        self.generic = std::mem::take(&mut storage.generic);
+        self.generic.clear();
+        self
     }
 
     /// Releases the problem, keeping its vectors for the next
-    /// ([`Self::with_storage`]): the contact vectors with their contacts,
+    /// ([`Self::reusing`]): the contact vectors with their contacts,
     /// which the next problem overwrites, the others emptied.
     pub fn into_storage(mut self) -> ProblemStorage {
         self.adopt_recycled(0);
@@ -350,26 +336,14 @@ impl ContactProblem {
         let inverse_mass = inverse_mass.into();
         let nb = inverse_mass.len();
         let m = jacobian.nrows();
-        if jacobian.ncols() != 6 * nb {
-            return Err(SolveError::DimensionMismatch {
-                field: "jacobian.ncols",
-                expected: 6 * nb,
-                got: jacobian.ncols(),
-            });
-        }
+        SolveError::require_len("jacobian.ncols", 6 * nb, jacobian.ncols())?;
         for (field, len) in [
             ("sigma", sigma.len()),
             ("rhs", rhs.len()),
             ("bounds", bounds.len()),
             ("kinds", kinds.len()),
         ] {
-            if len != m {
-                return Err(SolveError::DimensionMismatch {
-                    field,
-                    expected: m,
-                    got: len,
-                });
-            }
+            SolveError::require_len(field, m, len)?;
         }
         let mut p = Self::new(
             inverse_mass,

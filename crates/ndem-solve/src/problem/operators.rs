@@ -87,8 +87,8 @@ impl ContactProblem {
 
     /// Checks that `lambda` and `velocity` have this problem's sizes.
     pub fn check_sizes(&self, lambda: &[f64], velocity: &[Velocity6]) -> Result<(), SolveError> {
-        check_len("lambda", lambda.len(), self.len())?;
-        check_len("velocity", velocity.len(), self.body_count())
+        SolveError::require_len("lambda", self.len(), lambda.len())?;
+        SolveError::require_len("velocity", self.body_count(), velocity.len())
     }
 
     /// `velocity += M⁻¹ Gᵀ λ`.
@@ -243,8 +243,8 @@ impl ContactProblem {
         velocity: &[Velocity6],
         out: &mut [f64],
     ) -> Result<(), SolveError> {
-        check_len("velocity", velocity.len(), self.body_count())?;
-        check_len("out", out.len(), self.len())?;
+        SolveError::require_len("velocity", self.body_count(), velocity.len())?;
+        SolveError::require_len("out", self.len(), out.len())?;
         self.jacobian_times_unchecked(velocity, out);
         Ok(())
     }
@@ -274,7 +274,7 @@ impl ContactProblem {
         out: &mut [f64],
     ) -> Result<(), SolveError> {
         self.check_sizes(lambda, velocity)?;
-        check_len("out", out.len(), self.len())?;
+        SolveError::require_len("out", self.len(), out.len())?;
         self.residual_unchecked(lambda, velocity, out);
         Ok(())
     }
@@ -338,7 +338,7 @@ impl ContactProblem {
     ///
     /// Checks the slices' lengths (typed error naming the slice).
     pub fn diagonal(&self, out: &mut [f64]) -> Result<(), SolveError> {
-        check_len("out", out.len(), self.len())?;
+        SolveError::require_len("out", self.len(), out.len())?;
         self.diagonal_unchecked(out);
         Ok(())
     }
@@ -367,9 +367,9 @@ impl ContactProblem {
         scratch: &mut [Velocity6],
         out: &mut [f64],
     ) -> Result<(), SolveError> {
-        check_len("x", x.len(), self.len())?;
-        check_len("scratch", scratch.len(), self.body_count())?;
-        check_len("out", out.len(), self.len())?;
+        SolveError::require_len("x", self.len(), x.len())?;
+        SolveError::require_len("scratch", self.body_count(), scratch.len())?;
+        SolveError::require_len("out", self.len(), out.len())?;
         self.apply_operator_unchecked(x, scratch, out);
         Ok(())
     }
@@ -401,7 +401,7 @@ impl ContactProblem {
     ///
     /// Checks the slices' lengths (typed error naming the slice).
     pub fn linear_term(&self, out: &mut [f64]) -> Result<(), SolveError> {
-        check_len("out", out.len(), self.len())?;
+        SolveError::require_len("out", self.len(), out.len())?;
         self.linear_term_unchecked(out);
         Ok(())
     }
@@ -428,7 +428,7 @@ impl ContactProblem {
     ///
     /// Checks the slices' lengths (typed error naming the slice).
     pub fn project(&self, lambda: &mut [f64]) -> Result<(), SolveError> {
-        check_len("lambda", lambda.len(), self.len())?;
+        SolveError::require_len("lambda", self.len(), lambda.len())?;
         self.project_unchecked(lambda);
         Ok(())
     }

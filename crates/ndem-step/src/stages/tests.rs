@@ -15,15 +15,9 @@ fn column(n: usize, gap: f64, speed: f64) -> (World, ContactSet, StepSettings) {
     let mut w = crate::verification::column_world(n).unwrap();
     let r = 0.0065;
     let top = Vec3::new(0.0, 0.0, r + 2.0 * r * n as f64 + gap);
-    let body = w
-        .add_body(BodyDesc::dynamic(
-            Shape::sphere(r).unwrap(),
-            MaterialId::from_index(0),
-            top,
-        ))
-        .unwrap();
-    let v = Velocity6::new(Vec3::new(0.0, 0.0, -speed), Vec3::zeros());
-    w.set_velocity(body, v).unwrap();
+    let falling = Velocity6::new(Vec3::new(0.0, 0.0, -speed), Vec3::zeros());
+    let ball = BodyDesc::dynamic(Shape::sphere(r).unwrap(), MaterialId::from_index(0), top);
+    w.add_body(ball.with_velocity(falling)).unwrap();
     let mut sweep = Vec::new();
     w.sweep_distances(settings.dt, &mut sweep);
     let collision = CollisionSettings {
