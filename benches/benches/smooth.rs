@@ -5,7 +5,6 @@
 //! per particle-step.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_smooth::{SmoothSettings, SmoothStepper};
 use ndem_step::{BodyDesc, MaterialId, World};
@@ -32,12 +31,8 @@ fn packing() -> World {
                 let x = ox + i as f64 * d + if j % 2 == 1 { 0.5 * d } else { 0.0 };
                 let y = oy + j as f64 * row;
                 let p = Vec3::new(x, y, 0.999 * r + k as f64 * layer);
-                w.add_body(BodyDesc::dynamic(
-                    Shape::sphere(r).unwrap(),
-                    MaterialId::from_index(0),
-                    p,
-                ))
-                .unwrap();
+                w.add_body(BodyDesc::sphere(r, MaterialId::from_index(0), p).unwrap())
+                    .unwrap();
             }
         }
     }

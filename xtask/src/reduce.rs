@@ -47,16 +47,13 @@ fn lattice_bed(
         for j in 0..n[1] {
             for i in 0..n[0] {
                 let (r, dx, dy) = sphere([i, j, k]);
-                w.add_body(BodyDesc::dynamic(
-                    Shape::sphere(r).map_err(|x| x.to_string())?,
-                    MaterialId::from_index(0),
-                    Vec3::new(
-                        2.0 * R * i as f64 + dx,
-                        2.0 * R * j as f64 + dy,
-                        R + 2.0 * R * k as f64,
-                    ),
-                ))
-                .map_err(e)?;
+                let at = Vec3::new(
+                    2.0 * R * i as f64 + dx,
+                    2.0 * R * j as f64 + dy,
+                    R + 2.0 * R * k as f64,
+                );
+                let body = BodyDesc::sphere(r, MaterialId::from_index(0), at);
+                w.add_body(body.map_err(|x| x.to_string())?).map_err(e)?;
             }
         }
     }

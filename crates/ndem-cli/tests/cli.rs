@@ -45,6 +45,18 @@ fn ndem(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `ndem` with the words of `line` (no word holds a space).
+fn ndem_line(line: &str) -> std::process::Output {
+    ndem(&line.split_whitespace().collect::<Vec<_>>())
+}
+
+/// `ndem` with the words of `line` and `--out out`.
+fn ndem_out(line: &str, out: &Path) -> std::process::Output {
+    let mut args: Vec<&str> = line.split_whitespace().collect();
+    args.extend(["--out", out.to_str().unwrap()]);
+    ndem(&args)
+}
+
 /// A minimal well-formedness check: every tag closes in order.
 fn check_xml(text: &str) {
     let mut stack: Vec<String> = Vec::new();
@@ -93,16 +105,10 @@ fn every_builtin_scene_round_trips_through_its_file_and_runs() {
         let path = dir.join(format!("{name}.toml"));
         std::fs::write(&path, &text).unwrap();
         let out = dir.join("out");
-        let o = ndem(&[
-            "run",
-            path.to_str().unwrap(),
-            "--steps",
-            "3",
-            "--frame-every",
-            "3",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let o = ndem_out(
+            &format!("run {} --steps 3 --frame-every 3", path.display()),
+            &out,
+        );
         assert!(
             o.status.success(),
             "{name}: {}",
@@ -238,36 +244,23 @@ fn checkpoint_files_of_either_format_resume_from_the_command_line() {
     for (format, extension) in [("json", "json"), ("binary", "ckpt")] {
         let dir = tmp(&format!("resume-{format}"));
         let out = dir.join("first");
-        let o = ndem(&[
-            "run",
-            "column",
-            "--steps",
-            "20",
-            "--checkpoint-every",
-            "10",
-            "--checkpoint-format",
-            format,
-            "--frame-every",
-            "0",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let o = ndem_out(
+            &format!(
+                "run column --steps 20 --checkpoint-every 10 --checkpoint-format {format} --frame-every 0"
+            ),
+            &out,
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let cp = out.join(format!("checkpoint_00000010.{extension}"));
         assert!(cp.exists(), "{format}: no {}", cp.display());
         // on one thread: the result does not depend on it
-        let o = ndem(&[
-            "resume",
-            cp.to_str().unwrap(),
-            "--steps",
-            "10",
-            "--threads",
-            "1",
-            "--frame-every",
-            "0",
-            "--out",
-            dir.join("second").to_str().unwrap(),
-        ]);
+        let o = ndem_out(
+            &format!(
+                "resume {} --steps 10 --threads 1 --frame-every 0",
+                cp.display()
+            ),
+            &dir.join("second"),
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let a: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
@@ -345,14 +338,7 @@ fn bad_input_gives_one_error_line_and_exit_code_2() {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
         let out = dir.join(format!("out-{name}"));
-        let o = ndem(&[
-            "run",
-            p.to_str().unwrap(),
-            "--steps",
-            "2",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let o = ndem_out(&format!("run {} --steps 2", p.display()), &out);
         assert_eq!(o.status.code(), Some(2), "{name}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
@@ -365,14 +351,7 @@ fn bad_input_gives_one_error_line_and_exit_code_2() {
     // unwritable output folder: a file where the folder should be
     let blocker = dir.join("blocker");
     std::fs::write(&blocker, b"x").unwrap();
-    let o = ndem(&[
-        "run",
-        "column",
-        "--steps",
-        "2",
-        "--out",
-        blocker.join("sub").to_str().unwrap(),
-    ]);
+    let o = ndem_out("run column --steps 2", &blocker.join("sub"));
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write output"));
 }
@@ -390,14 +369,7 @@ fn list_names_every_builtin_scene() {
 #[test]
 fn zero_iterations_is_refused_naming_the_field() {
     let dir = tmp("zero-iterations");
-    let o = ndem(&[
-        "run",
-        "column",
-        "--iterations",
-        "0",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let o = ndem_out("run column --iterations 0", &dir);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -428,18 +400,13 @@ fn blow_up_exits_2_naming_step_and_time_with_outputs_intact() {
     let scene = dir.join("dense.toml");
     std::fs::write(&scene, toml).unwrap();
     let out = dir.join("out");
-    let o = ndem(&[
-        "run",
-        scene.to_str().unwrap(),
-        "--steps",
-        "100",
-        "--checkpoint-every",
-        "5",
-        "--frame-every",
-        "5",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = ndem_out(
+        &format!(
+            "run {} --steps 100 --checkpoint-every 5 --frame-every 5",
+            scene.display()
+        ),
+        &out,
+    );
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     let err: Vec<&str> = err.lines().filter(|l| !l.contains("WARN")).collect();
@@ -450,16 +417,10 @@ fn blow_up_exits_2_naming_step_and_time_with_outputs_intact() {
     assert!(!out.join("summary.json").exists());
     assert!(out.join("particles.pvd").exists());
     let cp = out.join("checkpoint_00000005.json");
-    let o = ndem(&[
-        "resume",
-        cp.to_str().unwrap(),
-        "--steps",
-        "2",
-        "--frame-every",
-        "0",
-        "--out",
-        dir.join("resumed").to_str().unwrap(),
-    ]);
+    let o = ndem_out(
+        &format!("resume {} --steps 2 --frame-every 0", cp.display()),
+        &dir.join("resumed"),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -468,17 +429,7 @@ fn blow_up_exits_2_naming_step_and_time_with_outputs_intact() {
 #[test]
 fn reduced_run_reports_h_and_writes_aggregate_ids() {
     let dir = tmp("reduce");
-    let o = ndem(&[
-        "run",
-        "column",
-        "--reduce",
-        "--steps",
-        "300",
-        "--frame-every",
-        "300",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let o = ndem_out("run column --reduce --steps 300 --frame-every 300", &dir);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stats = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
     let header: Vec<&str> = stats.lines().next().unwrap().split(',').collect();
@@ -509,22 +460,12 @@ fn packing_size_threads_and_peak_memory() {
     let mut stats = Vec::new();
     for threads in ["1", "2"] {
         let dir = tmp(&format!("sized-{threads}"));
-        let o = ndem(&[
-            "run",
-            "packing",
-            "--particles",
-            "300",
-            "--solver",
-            "pgs-coloured",
-            "--threads",
-            threads,
-            "--steps",
-            "40",
-            "--frame-every",
-            "0",
-            "--out",
-            dir.to_str().unwrap(),
-        ]);
+        let o = ndem_out(
+            &format!(
+                "run packing --particles 300 --solver pgs-coloured --threads {threads} --steps 40 --frame-every 0"
+            ),
+            &dir,
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let summary: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
@@ -561,7 +502,7 @@ fn packing_size_threads_and_peak_memory() {
         stats.push(rows);
     }
     assert_eq!(stats[0], stats[1]);
-    let o = ndem(&["run", "column", "--particles", "10", "--steps", "1"]);
+    let o = ndem_line("run column --particles 10 --steps 1");
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("particles"));
 }
@@ -576,20 +517,10 @@ fn thread_counts_beyond_the_cores_and_the_cap() {
     let dir = tmp("thread_cap");
     let args = |threads: &str, out: &str| {
         let out = dir.join(out);
-        let o = ndem(&[
-            "run",
-            "packing",
-            "--particles",
-            "50",
-            "--steps",
-            "3",
-            "--frame-every",
-            "0",
-            "--threads",
-            threads,
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let o = ndem_out(
+            &format!("run packing --particles 50 --steps 3 --frame-every 0 --threads {threads}"),
+            &out,
+        );
         (o, out)
     };
     let (o, out) = args("100000", "capped");
@@ -610,7 +541,7 @@ fn thread_counts_beyond_the_cores_and_the_cap() {
     let (o, _) = args(&cores.to_string(), "fitting");
     assert!(o.status.success());
     assert!(!String::from_utf8_lossy(&o.stdout).contains("cores: the threads took turns"));
-    let o = ndem(&["run", "packing", "--particles", "0", "--steps", "1"]);
+    let o = ndem_line("run packing --particles 0 --steps 1");
     assert_eq!(o.status.code(), Some(2));
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(said.contains("`packing` needs at least 1"), "{said}");
@@ -751,14 +682,7 @@ fn several_threads_with_a_serial_solver_are_noted() {
 fn a_fixed_budget_run_reports_its_budget_and_residual() {
     let dir = tmp("fixed-budget");
     let out = dir.0.join("run");
-    let o = ndem(&[
-        "run",
-        "column",
-        "--steps",
-        "30",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = ndem_out("run column --steps 30", &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -783,17 +707,10 @@ fn reduce_warns_where_the_scene_carries_a_caveat() {
     let dir = tmp("reduce-caveat");
     for (scene, warned) in [("triaxial", true), ("column", false)] {
         let out = dir.join(scene);
-        let o = ndem(&[
-            "run",
-            scene,
-            "--reduce",
-            "--steps",
-            "1",
-            "--frame-every",
-            "0",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let o = ndem_out(
+            &format!("run {scene} --reduce --steps 1 --frame-every 0"),
+            &out,
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(

@@ -47,6 +47,20 @@ fn run(
     (w, most, converged, ke)
 }
 
+/// A distributed run of `scene` on `comm`, `steps` steps in.
+fn stepped<C: Communicator + Clone + 'static>(
+    comm: C,
+    scene: &World,
+    s: DistributedNdemSettings,
+    steps: usize,
+) -> DistributedNdem<C> {
+    let mut run = DistributedNdem::new(comm, scene, s).unwrap();
+    for _ in 0..steps {
+        run.step().unwrap();
+    }
+    run
+}
+
 /// Impulses by global key.
 type History = Vec<(GlobalKey, ndem_solve::StoredImpulse)>;
 
@@ -186,10 +200,7 @@ fn fewer_bodies_than_ranks_run_on_the_first_rank() {
     let s = settings(1e-10, 3000);
     let (one, _, _, _) = run(&scene, 1, s, 50);
     let owned = run_on_threads(4, |comm| {
-        let mut run = DistributedNdem::new(comm, &scene, s).unwrap();
-        for _ in 0..50 {
-            run.step().unwrap();
-        }
+        let run = stepped(comm, &scene, s, 50);
         (run.domain().owned_count(), run.gather().unwrap())
     });
     let counts: Vec<usize> = owned.iter().map(|o| o.0).collect();
@@ -239,11 +250,7 @@ fn a_prescribed_motion_moves_the_plate_as_on_one_rank() {
     for i in 0..8 {
         let p = Vec3::new(0.0, 0.0, 0.11 + 0.01 * i as f64);
         scene
-            .add_body(BodyDesc::dynamic(
-                Shape::sphere(0.005).unwrap(),
-                MaterialId::from_index(0),
-                p,
-            ))
+            .add_body(BodyDesc::sphere(0.005, MaterialId::from_index(0), p).unwrap())
             .unwrap();
     }
     let sink = KinematicMotion::starting_at(
@@ -299,11 +306,7 @@ fn thin_subdomains_are_a_typed_error() {
     for i in 0..4 {
         let p = Vec3::new(0.0, 0.0, 0.005 + 0.009 * i as f64);
         packed
-            .add_body(BodyDesc::dynamic(
-                Shape::sphere(0.005).unwrap(),
-                MaterialId::from_index(0),
-                p,
-            ))
+            .add_body(BodyDesc::sphere(0.005, MaterialId::from_index(0), p).unwrap())
             .unwrap();
     }
     let err = run_on_threads(4, |comm| {
@@ -324,11 +327,7 @@ fn thin_subdomains_are_a_typed_error() {
 fn an_error_on_one_rank_stops_every_rank() {
     let mut scene = column(0);
     let sphere = |x: f64, z: f64| {
-        BodyDesc::dynamic(
-            Shape::sphere(0.005).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(x, 0.0, z),
-        )
+        BodyDesc::sphere(0.005, MaterialId::from_index(0), Vec3::new(x, 0.0, z)).unwrap()
     };
     for i in 0..10 {
         scene.add_body(sphere(0.02 * i as f64, 0.005)).unwrap();
@@ -355,10 +354,7 @@ fn a_checkpoint_from_two_ranks_continues_on_three() {
     let s = settings(1e-10, 3000);
     let (one, _, _, _) = run(&scene, 1, s, 300);
     let saved = run_on_threads(2, |comm| {
-        let mut run = DistributedNdem::new(comm, &scene, s).unwrap();
-        for _ in 0..150 {
-            run.step().unwrap();
-        }
+        let run = stepped(comm, &scene, s, 150);
         let clock = (run.stepper().time(), run.stepper().step_count());
         (run.gather().unwrap(), run.gather_history(), clock)
     });

@@ -72,11 +72,9 @@ fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
     for i in 0..16 {
         let p = Vec3::new(0.0, 0.0, 0.005 + 0.01 * i as f64);
         scene
-            .add_body(BodyDesc::dynamic(
-                Shape::sphere(0.005).map_err(|e| e.to_string())?,
-                MaterialId::from_index(0),
-                p,
-            ))
+            .add_body(
+                BodyDesc::sphere(0.005, MaterialId::from_index(0), p).map_err(|e| e.to_string())?,
+            )
             .map_err(|e| e.to_string())?;
     }
     let mut s = DistributedNdemSettings::default();

@@ -251,11 +251,14 @@ fn dropped_sphere_splits_the_top_locally() {
     let r = 0.0065;
     let top = w.positions()[25].z;
     let ball = w
-        .add_body(BodyDesc::dynamic(
-            Shape::sphere(r).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, top + 2.0 * r + 0.05),
-        ))
+        .add_body(
+            BodyDesc::sphere(
+                r,
+                MaterialId::from_index(0),
+                Vec3::new(0.0, 0.0, top + 2.0 * r + 0.05),
+            )
+            .unwrap(),
+        )
         .unwrap();
     let mut split_at = None;
     for k in 0..40 {
@@ -468,11 +471,7 @@ fn spheres_falling_apart_do_not_merge() {
     for i in 0..4 {
         let x = Vec3::new(i as f64 * (2.0 * r + 1e-3), 0.0, 0.5);
         let b = w
-            .add_body(BodyDesc::dynamic(
-                Shape::sphere(r).unwrap(),
-                MaterialId::from_index(0),
-                x,
-            ))
+            .add_body(BodyDesc::sphere(r, MaterialId::from_index(0), x).unwrap())
             .unwrap();
         w.set_velocity(b, Velocity6::new(Vec3::new(0.0, 0.0, -2.0), Vec3::zeros()))
             .unwrap();
@@ -730,11 +729,10 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
     let mut load = Vec::new();
     for (x, y) in [(-0.02, -0.02), (0.02, -0.02), (-0.02, 0.02), (0.02, 0.02)] {
         load.push(
-            w.add_body(BodyDesc::dynamic(
-                Shape::sphere(r).unwrap(),
-                MaterialId::from_index(0),
-                Vec3::new(x, y, 0.5 + h.z + r),
-            ))
+            w.add_body(
+                BodyDesc::sphere(r, MaterialId::from_index(0), Vec3::new(x, y, 0.5 + h.z + r))
+                    .unwrap(),
+            )
             .unwrap(),
         );
     }

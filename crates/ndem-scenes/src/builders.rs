@@ -209,11 +209,11 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
                 let y = -half_width + 0.5 * s + j as f64 * s;
                 let r = if placed % 2 == 0 { 0.5 * D } else { 0.5 * D2 };
                 let jitter = Vec3::new(rng.range(-0.005, 0.005), 0.0, rng.range(-0.005, 0.005)) * D;
-                world.add_body(BodyDesc::dynamic(
-                    Shape::sphere(r)?,
+                world.add_body(BodyDesc::sphere(
+                    r,
                     MaterialId::from_index(0),
                     Vec3::new(x, y, z) + jitter,
-                ))?;
+                )?)?;
                 placed += 1;
             }
         }
@@ -277,7 +277,7 @@ pub fn falling_lattice(n: usize, length: f64) -> Result<World, SceneError> {
         );
         let v = Vec3::new(0.3 * ((i * 13 % 7) as f64 / 7.0 - 0.5), 0.0, 0.0);
         w.add_body(
-            BodyDesc::dynamic(Shape::sphere(r)?, MaterialId::from_index(0), p)
+            BodyDesc::sphere(r, MaterialId::from_index(0), p)?
                 .with_velocity(Velocity6::new(v, Vec3::zeros())),
         )?;
     }
@@ -360,11 +360,7 @@ pub fn box_packing(
     // stable: sites beyond the code's 2^21 per axis keep their draw order
     spheres.sort_by_key(|&(code, _, _)| code);
     let sphere = |(_, p, radius): (u64, Vec3, f64)| {
-        Ok(BodyDesc::dynamic(
-            Shape::sphere(radius)?,
-            MaterialId::from_index(0),
-            p,
-        ))
+        Ok(BodyDesc::sphere(radius, MaterialId::from_index(0), p)?)
     };
     let bodies: Result<Vec<BodyDesc>, SceneError> = spheres.into_iter().map(sphere).collect();
     world.add_bodies(bodies?)?;
@@ -431,7 +427,7 @@ pub fn cannonball(spec: CannonballSpec) -> Result<Scene, SceneError> {
                 let desc = if k == 0 {
                     BodyDesc::fixed(Shape::sphere(r)?, MaterialId::from_index(material), p)
                 } else {
-                    BodyDesc::dynamic(Shape::sphere(r)?, MaterialId::from_index(material), p)
+                    BodyDesc::sphere(r, MaterialId::from_index(material), p)?
                 };
                 world.add_body(desc)?;
             }

@@ -2,7 +2,6 @@
 //! source 3d wide, 20d above the ground) and any other inflow.
 
 use crate::rng::Rng;
-use ndem_collide::Shape;
 use ndem_math::{Vec3, Velocity6};
 use ndem_step::{BodyDesc, MaterialId, StepError, World};
 
@@ -87,7 +86,7 @@ impl Emitter {
                 continue;
             }
             out.push(
-                BodyDesc::dynamic(Shape::sphere(r)?, MaterialId::from_index(self.material), p)
+                BodyDesc::sphere(r, MaterialId::from_index(self.material), p)?
                     .with_velocity(Velocity6::new(self.velocity, Vec3::zeros())),
             );
             near.push((p, r));

@@ -1,6 +1,5 @@
 //! The collapse scene and its surface-angle measurement.
 
-use ndem_collide::Shape;
 use ndem_math::Velocity6;
 use ndem_math::{Material, Vec3};
 use ndem_scenes::KinematicMotion;
@@ -44,19 +43,21 @@ fn surface_angle_of_a_known_slope() {
             // a column of spheres up to the surface
             let mut z = 0.5 * D;
             while z + 0.5 * D <= top {
-                w.add_body(BodyDesc::dynamic(
-                    Shape::sphere(0.5 * D).unwrap(),
-                    MaterialId::from_index(0),
-                    Vec3::new(x, 0.0, z),
-                ))
+                w.add_body(
+                    BodyDesc::sphere(0.5 * D, MaterialId::from_index(0), Vec3::new(x, 0.0, z))
+                        .unwrap(),
+                )
                 .unwrap();
                 z += D;
             }
-            w.add_body(BodyDesc::dynamic(
-                Shape::sphere(0.5 * D).unwrap(),
-                MaterialId::from_index(0),
-                Vec3::new(x, 0.0, top - 0.5 * D),
-            ))
+            w.add_body(
+                BodyDesc::sphere(
+                    0.5 * D,
+                    MaterialId::from_index(0),
+                    Vec3::new(x, 0.0, top - 0.5 * D),
+                )
+                .unwrap(),
+            )
             .unwrap();
         }
         let detached = vec![false; w.len()];

@@ -20,20 +20,26 @@ fn drum_surface_angle_returns_the_tilt_of_a_flat_surface() {
         for k in 0..20 {
             let x = -0.25 * diameter + (k as f64 + 0.5) * D;
             for depth in 0..3 {
-                w.add_body(BodyDesc::dynamic(
-                    Shape::sphere(0.5 * D).unwrap(),
-                    MaterialId::from_index(0),
-                    Vec3::new(x, 0.0, x * slope - 0.5 * D - depth as f64 * D),
-                ))
+                w.add_body(
+                    BodyDesc::sphere(
+                        0.5 * D,
+                        MaterialId::from_index(0),
+                        Vec3::new(x, 0.0, x * slope - 0.5 * D - depth as f64 * D),
+                    )
+                    .unwrap(),
+                )
                 .unwrap();
             }
         }
         // particles outside the window do not count
-        w.add_body(BodyDesc::dynamic(
-            Shape::sphere(0.5 * D).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(0.3 * diameter, 0.0, 1.0),
-        ))
+        w.add_body(
+            BodyDesc::sphere(
+                0.5 * D,
+                MaterialId::from_index(0),
+                Vec3::new(0.3 * diameter, 0.0, 1.0),
+            )
+            .unwrap(),
+        )
         .unwrap();
         let theta = drum_surface_angle(&w, Vec3::zeros(), diameter, D);
         println!("{degrees}: error {:e}", theta - degrees);

@@ -6,7 +6,6 @@
 //! its 40 contacts and stands, as the same column does with 39 small
 //! spheres (which leave them grid particles).
 
-use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_scenes::builders::{self, D, Scene};
 use ndem_step::{BodyDesc, MaterialId, Stepper, World};
@@ -28,11 +27,7 @@ fn column_with(small: usize) -> Scene {
     for k in 0..small {
         let at = Vec3::new(1.0 + 0.002 * k as f64, 0.0, 0.0005);
         world
-            .add_body(BodyDesc::dynamic(
-                Shape::sphere(0.0005).unwrap(),
-                MaterialId::from_index(0),
-                at,
-            ))
+            .add_body(BodyDesc::sphere(0.0005, MaterialId::from_index(0), at).unwrap())
             .unwrap();
     }
     scene.world = world;

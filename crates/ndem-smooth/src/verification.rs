@@ -2,7 +2,6 @@
 //! and the Hertz column (added to `cargo xtask verify`).
 
 use crate::{SmoothError, SmoothLaw, SmoothSettings, SmoothStepper};
-use ndem_collide::Shape;
 use ndem_math::{MassProperties, Material, PairProperties, Vec3, Velocity6};
 use ndem_step::verification::{CaseResult, column_height, column_world};
 use ndem_step::{BodyDesc, MaterialId, World};
@@ -26,23 +25,15 @@ pub fn hertz_impact(v0: f64) -> Result<(CaseResult, CaseResult), SmoothError> {
     let r = 0.0065;
     let mut world = World::new(vec![material], Vec3::zeros())?;
     world.add_body(
-        BodyDesc::dynamic(
-            Shape::sphere(r)?,
-            MaterialId::from_index(0),
-            Vec3::new(-r - 1e-4, 0.0, 0.0),
-        )
-        .with_velocity(Velocity6::new(Vec3::new(0.5 * v0, 0.0, 0.0), Vec3::zeros())),
+        BodyDesc::sphere(r, MaterialId::from_index(0), Vec3::new(-r - 1e-4, 0.0, 0.0))?
+            .with_velocity(Velocity6::new(Vec3::new(0.5 * v0, 0.0, 0.0), Vec3::zeros())),
     )?;
     world.add_body(
-        BodyDesc::dynamic(
-            Shape::sphere(r)?,
-            MaterialId::from_index(0),
-            Vec3::new(r + 1e-4, 0.0, 0.0),
-        )
-        .with_velocity(Velocity6::new(
-            Vec3::new(-0.5 * v0, 0.0, 0.0),
-            Vec3::zeros(),
-        )),
+        BodyDesc::sphere(r, MaterialId::from_index(0), Vec3::new(r + 1e-4, 0.0, 0.0))?
+            .with_velocity(Velocity6::new(
+                Vec3::new(-0.5 * v0, 0.0, 0.0),
+                Vec3::zeros(),
+            )),
     )?;
     let m = MassProperties::solid_sphere(material.density, r)?.mass;
     let k = PairProperties::combine(&material, r, &material, r)?.hertz_stiffness();
@@ -106,12 +97,8 @@ pub fn restitution(e: f64, law: SmoothLaw) -> Result<CaseResult, SmoothError> {
     let mut world = World::new(vec![material], Vec3::zeros())?;
     world.add_body(BodyDesc::floor(MaterialId::from_index(0)))?;
     world.add_body(
-        BodyDesc::dynamic(
-            Shape::sphere(r)?,
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, r + 1e-4),
-        )
-        .with_velocity(Velocity6::new(Vec3::new(0.0, 0.0, -1.0), Vec3::zeros())),
+        BodyDesc::sphere(r, MaterialId::from_index(0), Vec3::new(0.0, 0.0, r + 1e-4))?
+            .with_velocity(Velocity6::new(Vec3::new(0.0, 0.0, -1.0), Vec3::zeros())),
     )?;
     let crit = crate::stepper::critical_time_step(&world, &law);
     let mut st = SmoothStepper::new(

@@ -19,7 +19,6 @@
 //! 8.7e-18 (angular velocity change, beyond the rounding of
 //! `ω_new − ω_old`); the bound 8e-14 is 10× the largest.
 
-use ndem_collide::Shape;
 use ndem_math::{MassProperties, Material, PairProperties, Vec3, Velocity6};
 use ndem_smooth::*;
 use ndem_step::{BodyDesc, MaterialId, World};
@@ -73,21 +72,15 @@ fn pair(a: &Body, b: &Body, axis: Vec3, overlap: f64) -> World {
     let mut w = World::new(vec![a.material, b.material], Vec3::zeros()).unwrap();
     let xa = axis.normalize() * (a.radius + b.radius - overlap);
     w.add_body(
-        BodyDesc::dynamic(
-            Shape::sphere(a.radius).unwrap(),
-            MaterialId::from_index(0),
-            xa,
-        )
-        .with_velocity(a.velocity),
+        BodyDesc::sphere(a.radius, MaterialId::from_index(0), xa)
+            .unwrap()
+            .with_velocity(a.velocity),
     )
     .unwrap();
     w.add_body(
-        BodyDesc::dynamic(
-            Shape::sphere(b.radius).unwrap(),
-            MaterialId::from_index(1),
-            Vec3::zeros(),
-        )
-        .with_velocity(b.velocity),
+        BodyDesc::sphere(b.radius, MaterialId::from_index(1), Vec3::zeros())
+            .unwrap()
+            .with_velocity(b.velocity),
     )
     .unwrap();
     w

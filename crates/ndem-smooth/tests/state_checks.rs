@@ -88,11 +88,12 @@ fn another_world_is_checked() {
 #[test]
 fn a_position_the_step_overflowed_is_found_by_the_next() {
     let mut w = world();
-    let far = BodyDesc::dynamic(
-        Shape::sphere(0.01).unwrap(),
+    let far = BodyDesc::sphere(
+        0.01,
         MaterialId::from_index(0),
         Vec3::new(f64::MAX, 0.0, 1.0),
     )
+    .unwrap()
     .with_velocity(Velocity6::new(Vec3::new(1e300, 0.0, 0.0), Vec3::zeros()));
     let i = w.add_body(far).unwrap();
     let mut st = stepper(&w);
@@ -163,12 +164,9 @@ fn a_velocity_the_step_overflows_is_refused_and_leaves_the_world() {
     let mut w = world();
     let i = w
         .add_body(
-            BodyDesc::dynamic(
-                Shape::sphere(0.01).unwrap(),
-                MaterialId::from_index(0),
-                Vec3::new(1.0, 0.0, 1.0),
-            )
-            .with_velocity(Velocity6::new(Vec3::new(1e300, 0.0, 0.0), Vec3::zeros())),
+            BodyDesc::sphere(0.01, MaterialId::from_index(0), Vec3::new(1.0, 0.0, 1.0))
+                .unwrap()
+                .with_velocity(Velocity6::new(Vec3::new(1e300, 0.0, 0.0), Vec3::zeros())),
         )
         .unwrap();
     let mut st = stepper(&w);

@@ -68,7 +68,6 @@ fn too_large_time_step_is_refused() {
 /// moving.
 #[test]
 fn rolling_dashpot_damps_twist_as_model_c() {
-    use ndem_collide::Shape;
     use ndem_math::{Material, PairProperties, Vec3, Velocity6};
     use ndem_step::{BodyDesc, World};
     let m = Material::default();
@@ -80,11 +79,9 @@ fn rolling_dashpot_damps_twist_as_model_c() {
         .hertz_stiffness();
     let delta = (mass * 9.81 / kn).powf(2.0 / 3.0);
     world
-        .add_body(BodyDesc::dynamic(
-            Shape::sphere(r).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, r - delta),
-        ))
+        .add_body(
+            BodyDesc::sphere(r, MaterialId::from_index(0), Vec3::new(0.0, 0.0, r - delta)).unwrap(),
+        )
         .unwrap();
     let ring = |eta_r: f64| -> Vec<f64> {
         let mut w = world.clone();

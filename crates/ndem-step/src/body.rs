@@ -4,7 +4,7 @@ use crate::StepError;
 use crate::handles::{BodyId, BodyRange, JointId, MaterialId};
 pub use crate::state::Motion;
 use crate::state::{BodyKinds, BodyState, StateStamp};
-use ndem_collide::{BodyView, Shape};
+use ndem_collide::{BodyView, CollideError, Shape};
 use ndem_math::{
     InverseMass, MassProperties, Material, PairOverride, PairProperties, Quat, SettingError, Vec3,
     Velocity6,
@@ -52,6 +52,12 @@ impl BodyDesc {
             surface_velocity: Vec3::zeros(),
             collision_group: 0,
         }
+    }
+
+    /// A dynamic sphere of `radius` at rest (a radius that is not finite
+    /// and positive is [`Shape::sphere`]'s error).
+    pub fn sphere(radius: f64, material: MaterialId, position: Vec3) -> Result<Self, CollideError> {
+        Ok(Self::dynamic(Shape::sphere(radius)?, material, position))
     }
 
     /// A static body.

@@ -163,11 +163,11 @@ pub fn drop_rebound(restitution: f64) -> Result<CaseResult, StepError> {
     };
     let mut world = World::on_floor(material)?;
     let r = 0.0065;
-    let ball = world.add_body(BodyDesc::dynamic(
-        Shape::sphere(r)?,
+    let ball = world.add_body(BodyDesc::sphere(
+        r,
         MaterialId::from_index(0),
         Vec3::new(0.0, 0.0, 0.2 + r),
-    ))?;
+    )?)?;
     let settings = StepSettings {
         margin: 0.015,
         ..StepSettings::default()
@@ -277,15 +277,11 @@ pub fn rolling_resistance() -> Result<(CaseResult, CaseResult), StepError> {
     let m = ndem_math::MassProperties::solid_sphere(material.density, r)?.mass;
     let delta = (m * G / pair.hertz_stiffness()).powf(2.0 / 3.0);
     let ball = world.add_body(
-        BodyDesc::dynamic(
-            Shape::sphere(r)?,
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, r - delta),
-        )
-        .with_velocity(Velocity6::new(
-            Vec3::new(v0, 0.0, 0.0),
-            Vec3::new(0.0, v0 / r, 0.0),
-        )),
+        BodyDesc::sphere(r, MaterialId::from_index(0), Vec3::new(0.0, 0.0, r - delta))?
+            .with_velocity(Velocity6::new(
+                Vec3::new(v0, 0.0, 0.0),
+                Vec3::new(0.0, v0 / r, 0.0),
+            )),
     )?;
     let settings = StepSettings {
         friction_set: FrictionSet::Disk,
@@ -383,21 +379,17 @@ pub fn momentum_conservation() -> Result<(CaseResult, CaseResult), StepError> {
     let mut world = World::new(vec![Material::default()], Vec3::zeros())?;
     let r = 0.0065;
     world.add_body(
-        BodyDesc::dynamic(
-            Shape::sphere(r)?,
-            MaterialId::from_index(0),
-            Vec3::new(-0.02, 0.003, 0.001),
-        )
-        .with_velocity(Velocity6::new(
-            Vec3::new(1.0, 0.0, 0.1),
-            Vec3::new(3.0, -20.0, 7.0),
-        )),
+        BodyDesc::sphere(r, MaterialId::from_index(0), Vec3::new(-0.02, 0.003, 0.001))?
+            .with_velocity(Velocity6::new(
+                Vec3::new(1.0, 0.0, 0.1),
+                Vec3::new(3.0, -20.0, 7.0),
+            )),
     )?;
-    let mut other = BodyDesc::dynamic(
-        Shape::sphere(0.8 * r)?,
+    let mut other = BodyDesc::sphere(
+        0.8 * r,
         MaterialId::from_index(0),
         Vec3::new(0.02, -0.002, 0.0),
-    )
+    )?
     .with_velocity(Velocity6::new(
         Vec3::new(-0.7, 0.05, 0.0),
         Vec3::new(-10.0, 4.0, 0.0),

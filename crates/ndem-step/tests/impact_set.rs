@@ -1,7 +1,6 @@
 //! The impact stage on an active set (`ImpactScope::ActiveSet`) against
 //! the whole-network impact stage of the papers' stepper.
 
-use ndem_collide::Shape;
 use ndem_math::{Material, Vec3, Velocity6};
 use ndem_solve::{ColdStart, ProjectedGaussSeidel, Stopping};
 use ndem_step::*;
@@ -20,7 +19,7 @@ fn bed_with_a_falling_sphere(under: usize, speed: f64) -> World {
     }
     let top = w.positions()[under] + Vec3::new(0.0, 0.0, 2.0 * r + 1e-4);
     let falling = Velocity6::new(Vec3::new(0.0, 0.0, -speed), Vec3::zeros());
-    let ball = BodyDesc::dynamic(Shape::sphere(r).unwrap(), MaterialId::from_index(0), top);
+    let ball = BodyDesc::sphere(r, MaterialId::from_index(0), top).unwrap();
     w.add_body(ball.with_velocity(falling)).unwrap();
     w
 }

@@ -50,12 +50,8 @@ fn pile(seed: u64) -> World {
             -0.03 + 0.016 * iy as f64 + 0.002 * rnd(),
             0.01 + 0.016 * iz as f64,
         );
-        w.add_body(BodyDesc::dynamic(
-            Shape::sphere(0.005 + 0.0015 * rnd()).unwrap(),
-            MaterialId::from_index(0),
-            p,
-        ))
-        .unwrap();
+        w.add_body(BodyDesc::sphere(0.005 + 0.0015 * rnd(), MaterialId::from_index(0), p).unwrap())
+            .unwrap();
     }
     w
 }
@@ -160,17 +156,12 @@ fn pile_settles_and_history_is_used() {
 
 #[test]
 fn kinematic_wall_pushes_and_static_floor_stays() {
-    let mut w = World::new(
-        vec![Material {
-            friction: 0.0,
-            ..Material::default()
-        }],
-        Vec3::new(0.0, 0.0, -9.81),
-    )
+    let mut w = World::on_floor(Material {
+        friction: 0.0,
+        ..Material::default()
+    })
     .unwrap();
-    let floor = w
-        .add_body(BodyDesc::floor(MaterialId::from_index(0)))
-        .unwrap();
+    let floor = BodyId::from_index(0);
     let mut wall = BodyDesc::fixed(
         Shape::cuboid(Vec3::new(0.01, 0.1, 0.1)).unwrap(),
         MaterialId::from_index(0),
@@ -180,11 +171,9 @@ fn kinematic_wall_pushes_and_static_floor_stays() {
     wall.velocity = Velocity6::new(Vec3::new(0.1, 0.0, 0.0), Vec3::zeros());
     let wall = w.add_body(wall).unwrap();
     let ball = w
-        .add_body(BodyDesc::dynamic(
-            Shape::sphere(0.005).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, 0.005),
-        ))
+        .add_body(
+            BodyDesc::sphere(0.005, MaterialId::from_index(0), Vec3::new(0.0, 0.0, 0.005)).unwrap(),
+        )
         .unwrap();
     let mut st = Stepper::with_pgs(StepSettings::default(), 50).unwrap();
     for _ in 0..200 {
@@ -210,11 +199,14 @@ fn conveyor_surface_velocity_carries_a_sphere() {
     w.add_body(belt.with_surface_velocity(Vec3::new(0.2, 0.0, 0.0)))
         .unwrap();
     let ball = w
-        .add_body(BodyDesc::dynamic(
-            Shape::sphere(0.0065).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, 0.0065),
-        ))
+        .add_body(
+            BodyDesc::sphere(
+                0.0065,
+                MaterialId::from_index(0),
+                Vec3::new(0.0, 0.0, 0.0065),
+            )
+            .unwrap(),
+        )
         .unwrap();
     let mut st = Stepper::with_pgs(StepSettings::default(), 100).unwrap();
     for _ in 0..400 {
@@ -434,11 +426,7 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
     ));
     // negative mass, bad material, unknown material
     let mut w = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
-    let mut d = BodyDesc::dynamic(
-        Shape::sphere(0.01).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::zeros(),
-    );
+    let mut d = BodyDesc::sphere(0.01, MaterialId::from_index(0), Vec3::zeros()).unwrap();
     d.mass = Some(ndem_math::MassProperties {
         mass: -1.0,
         principal_inertia: Vec3::repeat(1.0),
@@ -451,11 +439,7 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
         }))
     ));
     assert!(matches!(
-        w.add_body(BodyDesc::dynamic(
-            Shape::sphere(0.01).unwrap(),
-            MaterialId::from_index(3),
-            Vec3::zeros()
-        )),
+        w.add_body(BodyDesc::sphere(0.01, MaterialId::from_index(3), Vec3::zeros()).unwrap()),
         Err(StepError::UnknownMaterial { .. })
     ));
     assert!(
@@ -469,11 +453,14 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
         .is_err()
     );
     assert!(matches!(
-        w.add_body(BodyDesc::dynamic(
-            Shape::sphere(0.01).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(f64::INFINITY, 0.0, 0.0)
-        )),
+        w.add_body(
+            BodyDesc::sphere(
+                0.01,
+                MaterialId::from_index(0),
+                Vec3::new(f64::INFINITY, 0.0, 0.0)
+            )
+            .unwrap()
+        ),
         Err(StepError::NonFiniteState {
             field: "position",
             ..
@@ -740,11 +727,14 @@ fn impact_solver_is_pluggable() {
     };
     let mut world = World::on_floor(material).unwrap();
     let ball = world
-        .add_body(BodyDesc::dynamic(
-            Shape::sphere(0.0065).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, 0.2065),
-        ))
+        .add_body(
+            BodyDesc::sphere(
+                0.0065,
+                MaterialId::from_index(0),
+                Vec3::new(0.0, 0.0, 0.2065),
+            )
+            .unwrap(),
+        )
         .unwrap();
     let settings = StepSettings {
         margin: 0.015,
@@ -783,11 +773,9 @@ fn impact_solver_is_pluggable() {
 fn a_body_far_away_does_not_overflow_the_grid() {
     let mut w = World::on_floor(Material::default()).unwrap();
     for x in [0.0, 0.02, -1e308] {
-        w.add_body(BodyDesc::dynamic(
-            Shape::sphere(0.005).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(x, 0.0, 0.005),
-        ))
+        w.add_body(
+            BodyDesc::sphere(0.005, MaterialId::from_index(0), Vec3::new(x, 0.0, 0.005)).unwrap(),
+        )
         .unwrap();
     }
     let mut stepper = Stepper::new(StepSettings::default(), pgs(50), Box::new(ColdStart)).unwrap();
@@ -839,11 +827,14 @@ fn column_hit_from_above(n: usize, r: f64, gap: f64, speed: f64) -> World {
     w.add_sphere_stack(r, MaterialId::from_index(0), [1, 1, n])
         .unwrap();
     let top = w
-        .add_body(BodyDesc::dynamic(
-            Shape::sphere(r).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, r + 2.0 * r * n as f64 + gap),
-        ))
+        .add_body(
+            BodyDesc::sphere(
+                r,
+                MaterialId::from_index(0),
+                Vec3::new(0.0, 0.0, r + 2.0 * r * n as f64 + gap),
+            )
+            .unwrap(),
+        )
         .unwrap();
     w.set_velocity(
         top,
@@ -960,18 +951,14 @@ proptest::proptest! {
 fn overlap_max_is_the_deepest_contact_relative_to_its_radius() {
     let mut w = World::on_floor(Material::default()).unwrap();
     // 0.01 m into the floor: δ/R = 0.1
-    w.add_body(BodyDesc::dynamic(
-        Shape::sphere(0.1).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::new(0.0, 0.0, 0.09),
-    ))
+    w.add_body(
+        BodyDesc::sphere(0.1, MaterialId::from_index(0), Vec3::new(0.0, 0.0, 0.09)).unwrap(),
+    )
     .unwrap();
     // centres 0.13 m apart, radii 0.1 and 0.05: δ = 0.02 m, δ/R = 0.4
-    w.add_body(BodyDesc::dynamic(
-        Shape::sphere(0.05).unwrap(),
-        MaterialId::from_index(0),
-        Vec3::new(0.0, 0.0, 0.22),
-    ))
+    w.add_body(
+        BodyDesc::sphere(0.05, MaterialId::from_index(0), Vec3::new(0.0, 0.0, 0.22)).unwrap(),
+    )
     .unwrap();
     let mut st = Stepper::new(
         StepSettings::default(),
@@ -997,11 +984,7 @@ fn overlap_max_is_the_deepest_contact_relative_to_its_radius() {
     // no contact: 0
     let mut empty = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
     empty
-        .add_body(BodyDesc::dynamic(
-            Shape::sphere(0.1).unwrap(),
-            MaterialId::from_index(0),
-            Vec3::zeros(),
-        ))
+        .add_body(BodyDesc::sphere(0.1, MaterialId::from_index(0), Vec3::zeros()).unwrap())
         .unwrap();
     let mut st = Stepper::new(StepSettings::default(), pgs(25), Box::new(ColdStart)).unwrap();
     assert_eq!(st.step(&mut empty).unwrap().overlap_max, 0.0);

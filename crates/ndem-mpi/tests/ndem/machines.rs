@@ -3,7 +3,7 @@
 //! machine bodies (rank 0's, held by every rank); its joints are solved
 //! alike on every rank after each sweep's exchange.
 
-use super::{common::chain_on_a_row, largest_difference, settings};
+use super::{common::chain_on_a_row, largest_difference, settings, stepped};
 use ndem_mpi::*;
 use ndem_solve::JointRows;
 use ndem_step::World;
@@ -132,10 +132,7 @@ fn a_chain_gathered_on_two_ranks_continues_on_three() {
     s.step.impact_iterations = 10_000;
     let (one, _, _) = run_chain(&scene, 1, s, 200);
     let out = run_on_threads(2, |comm| {
-        let mut run = DistributedNdem::new(comm, &scene, s).unwrap();
-        for _ in 0..100 {
-            run.step().unwrap();
-        }
+        let run = stepped(comm, &scene, s, 100);
         let clock = (run.stepper().time(), run.stepper().step_count());
         let rows = run.joint_row_history();
         (run.gather().unwrap(), run.gather_history(), rows, clock)

@@ -2,7 +2,7 @@ use super::*;
 use crate::BodyDesc;
 use crate::BodyId;
 use crate::MaterialId;
-use ndem_collide::{CollisionSettings, CollisionWorld, Shape};
+use ndem_collide::{CollisionSettings, CollisionWorld};
 
 /// The verification column of `n` resting spheres on a floor
 /// ([`crate::verification::column_world`]), one more sphere `gap`
@@ -16,7 +16,7 @@ fn column(n: usize, gap: f64, speed: f64) -> (World, ContactSet, StepSettings) {
     let r = 0.0065;
     let top = Vec3::new(0.0, 0.0, r + 2.0 * r * n as f64 + gap);
     let falling = Velocity6::new(Vec3::new(0.0, 0.0, -speed), Vec3::zeros());
-    let ball = BodyDesc::dynamic(Shape::sphere(r).unwrap(), MaterialId::from_index(0), top);
+    let ball = BodyDesc::sphere(r, MaterialId::from_index(0), top).unwrap();
     w.add_body(ball.with_velocity(falling)).unwrap();
     let mut sweep = Vec::new();
     w.sweep_distances(settings.dt, &mut sweep);
