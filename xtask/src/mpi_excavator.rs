@@ -5,7 +5,7 @@
 //! the arm cylinder's mean force while the bucket drags through the
 //! trench with the one-rank run's, and the time per step.
 
-use crate::report::{SuiteResult, figure};
+use crate::report::{RankedRun, SuiteResult, figure};
 use ndem_scenes::excavator::{ExcavatorSpec, excavator_with_machine};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -14,23 +14,13 @@ use std::path::Path;
 /// One distributed excavator run.
 #[derive(Debug, Clone)]
 pub(crate) struct ExcavatorRun {
-    pub ranks: usize,
+    pub ranked: RankedRun,
     pub steps: u64,
-    pub summary: Value,
     /// Mean |arm cylinder force| over the steps of the `drag` phase \[N\]
     /// (NaN when the run ends before it).
     pub drag_force: f64,
     /// Steps of the drag phase the mean is taken over.
     pub drag_steps: usize,
-}
-
-impl crate::report::RankedRun for ExcavatorRun {
-    fn ranks(&self) -> usize {
-        self.ranks
-    }
-    fn summary(&self) -> &Value {
-        &self.summary
-    }
 }
 
 /// Steps of the quick excavator to the end of its cycle, and the index of
@@ -61,9 +51,8 @@ fn run_once(
     let summary = crate::report::run_for_summary(&mut cmd, &what, &dir)?;
     let (drag_force, drag_steps) = phase_mean(&dir.join("joints.csv"), "drag", arm)?;
     Ok(ExcavatorRun {
-        ranks,
+        ranked: RankedRun { ranks, summary },
         steps,
-        summary,
         drag_force,
         drag_steps,
     })
@@ -104,7 +93,7 @@ pub(crate) fn measure_excavators(
         |r, run| {
             format!(
                 "excavator on {r}: {:.4} s/step, arm cylinder in drag {:.1} kN",
-                figure(&run.summary, "seconds_per_step"),
+                figure(&run.ranked.summary, "seconds_per_step"),
                 run.drag_force / 1e3
             )
         },
@@ -113,16 +102,21 @@ pub(crate) fn measure_excavators(
 
 /// Each run's figures and its differences from the one-rank run.
 pub(crate) fn rows(runs: &[ExcavatorRun], cores: usize) -> Vec<Value> {
-    crate::report::scaling_rows(runs, cores, |r, one| {
-        json!({
-            "steps": r.steps,
-            "particles": figure(&r.summary, "particles"),
-            "drag_steps": r.drag_steps,
-            "arm_cylinder_drag_force_N": r.drag_force,
-            "drag_force_relative_difference":
-                one.map(|o| (r.drag_force - o.drag_force) / o.drag_force),
-        })
-    })
+    crate::report::scaling_rows(
+        runs,
+        |r| &r.ranked,
+        cores,
+        |r, one| {
+            json!({
+                "steps": r.steps,
+                "particles": figure(&r.ranked.summary, "particles"),
+                "drag_steps": r.drag_steps,
+                "arm_cylinder_drag_force_N": r.drag_force,
+                "drag_force_relative_difference":
+                    one.map(|o| (r.drag_force - o.drag_force) / o.drag_force),
+            })
+        },
+    )
 }
 
 /// The report's section.

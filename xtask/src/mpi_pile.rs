@@ -4,7 +4,7 @@
 //! scene, from which the suite measures what the pile is (particles,
 //! mass, heap angle, height) and compares it with the one-rank run.
 
-use crate::report::{SuiteResult, figure};
+use crate::report::{RankedRun, SuiteResult, figure};
 use ndem::checkpoint::Checkpoint;
 use ndem_math::Vec3;
 use ndem_scenes::{builders, measure};
@@ -15,9 +15,8 @@ use std::path::Path;
 /// One distributed pile run: its summary and the final pile's figures.
 #[derive(Debug, Clone)]
 pub(crate) struct PileRun {
-    pub ranks: usize,
+    pub ranked: RankedRun,
     pub particles: usize,
-    pub summary: Value,
     /// Dynamic bodies at the end.
     pub count: usize,
     /// Their total mass \[kg\].
@@ -26,15 +25,6 @@ pub(crate) struct PileRun {
     pub angle: f64,
     /// Mean of the 10 highest sphere tops within 3d of the axis \[m\].
     pub height: f64,
-}
-
-impl crate::report::RankedRun for PileRun {
-    fn ranks(&self) -> usize {
-        self.ranks
-    }
-    fn summary(&self) -> &Value {
-        &self.summary
-    }
 }
 
 /// Steps of a pile of `particles`: to 10 s after the last is emitted.
@@ -70,9 +60,8 @@ fn run_once(ndem: &Path, out: &Path, ranks: usize, particles: usize) -> SuiteRes
         .filter_map(|i| w.mass_properties()[i].map(|m| m.mass))
         .sum();
     Ok(PileRun {
-        ranks,
+        ranked: RankedRun { ranks, summary },
         particles,
-        summary,
         count: w.dynamic_count(),
         mass,
         angle: measure::pile_angle(w, Vec3::zeros(), d),
@@ -94,7 +83,7 @@ pub(crate) fn measure_piles(
         |r, run| {
             format!(
                 "pile of {particles} on {r}: {:.4} s/step, angle {:.2}°",
-                figure(&run.summary, "seconds_per_step"),
+                figure(&run.ranked.summary, "seconds_per_step"),
                 run.angle
             )
         },
@@ -103,19 +92,24 @@ pub(crate) fn measure_piles(
 
 /// Each run's figures and its differences from the one-rank run.
 pub(crate) fn rows(runs: &[PileRun], cores: usize) -> Vec<Value> {
-    crate::report::scaling_rows(runs, cores, |r, one| {
-        json!({
-            "particles": r.particles,
-            "count": r.count,
-            "mass_kg": r.mass,
-            "angle_deg": r.angle,
-            "height_m": r.height,
-            "count_difference": one.map(|o| r.count as i64 - o.count as i64),
-            "mass_relative_difference": one.map(|o| (r.mass - o.mass) / o.mass),
-            "angle_difference_deg": one.map(|o| r.angle - o.angle),
-            "height_difference_m": one.map(|o| r.height - o.height),
-        })
-    })
+    crate::report::scaling_rows(
+        runs,
+        |r| &r.ranked,
+        cores,
+        |r, one| {
+            json!({
+                "particles": r.particles,
+                "count": r.count,
+                "mass_kg": r.mass,
+                "angle_deg": r.angle,
+                "height_m": r.height,
+                "count_difference": one.map(|o| r.count as i64 - o.count as i64),
+                "mass_relative_difference": one.map(|o| (r.mass - o.mass) / o.mass),
+                "angle_difference_deg": one.map(|o| r.angle - o.angle),
+                "height_difference_m": one.map(|o| r.height - o.height),
+            })
+        },
+    )
 }
 
 /// The report's section.

@@ -183,11 +183,12 @@ pub fn figure(summary: &serde_json::Value, key: &str) -> f64 {
 }
 
 /// A distributed run: its rank count and its `summary.json`.
-pub trait RankedRun {
+#[derive(Debug, Clone)]
+pub struct RankedRun {
     /// Ranks it ran on.
-    fn ranks(&self) -> usize;
+    pub ranks: usize,
     /// Its `summary.json`.
-    fn summary(&self) -> &serde_json::Value;
+    pub summary: serde_json::Value,
 }
 
 /// The rows of distributed runs on several rank counts: each run's own
@@ -195,16 +196,18 @@ pub trait RankedRun {
 /// distributed run reports, from its `summary.json`: the rank count,
 /// whether it oversubscribes the `cores`, seconds per step, the strong-scaling efficiency against the
 /// one-rank run and the fraction of time in exchanges.
-pub fn scaling_rows<R: RankedRun>(
+pub fn scaling_rows<R>(
     runs: &[R],
+    ranked: impl Fn(&R) -> &RankedRun,
     cores: usize,
     own: impl Fn(&R, Option<&R>) -> serde_json::Value,
 ) -> Vec<serde_json::Value> {
-    let one = runs.iter().find(|r| r.ranks() == 1);
-    let t1 = one.map_or(f64::NAN, |o| figure(o.summary(), "seconds_per_step"));
+    let one = runs.iter().find(|r| ranked(r).ranks == 1);
+    let t1 = one.map_or(f64::NAN, |o| figure(&ranked(o).summary, "seconds_per_step"));
     runs.iter()
         .map(|r| {
-            let (ranks, summary) = (r.ranks(), r.summary());
+            let RankedRun { ranks, summary } = ranked(r);
+            let ranks = *ranks;
             let t = figure(summary, "seconds_per_step");
             let mut row = serde_json::json!({
                 "ranks": ranks,

@@ -3,23 +3,33 @@
 use ndem_solve::*;
 use ndem_testkit::generate::{PackingSpec, default_packing, sphere_packing};
 
-/// PGS with `stopping`, `variant`, the contacts in `order` and split
-/// across `threads` however few there are (`parallel_min_contacts: 0`).
-fn split_pgs(
+/// PGS settings with `stopping`, `variant`, the contacts in `order` and
+/// split across `threads` however few there are
+/// (`parallel_min_contacts: 0`).
+fn split_settings(
     stopping: Stopping,
     order: ContactOrder,
     threads: usize,
     variant: PgsVariant,
-) -> ProjectedGaussSeidel {
-    ProjectedGaussSeidel::new(PgsSettings {
+) -> PgsSettings {
+    PgsSettings {
         stopping,
         order,
         threads,
         parallel_min_contacts: 0,
         variant,
         ..PgsSettings::default()
-    })
-    .unwrap()
+    }
+}
+
+/// PGS with [`split_settings`].
+fn split_pgs(
+    stopping: Stopping,
+    order: ContactOrder,
+    threads: usize,
+    variant: PgsVariant,
+) -> ProjectedGaussSeidel {
+    ProjectedGaussSeidel::new(split_settings(stopping, order, threads, variant)).unwrap()
 }
 
 /// Row-wise PGS in the coloured order, `iterations` sweeps split across
@@ -177,13 +187,8 @@ fn solve_to(
     threads: usize,
     (sweeps, tolerance): (usize, f64),
 ) -> (Vec<f64>, Vec<ndem_math::Velocity6>, SolveReport) {
-    let settings = PgsSettings {
-        stopping: Stopping::to_tolerance(sweeps, tolerance),
-        order,
-        threads,
-        parallel_min_contacts: 0,
-        ..PgsSettings::default()
-    };
+    let stopping = Stopping::to_tolerance(sweeps, tolerance);
+    let settings = split_settings(stopping, order, threads, PgsVariant::RowWise);
     solve_with(problem, settings)
 }
 
