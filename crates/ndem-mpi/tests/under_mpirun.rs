@@ -61,7 +61,6 @@ fn owned_total<C: Communicator + Clone + 'static>(run: &DistributedNdem<C>) -> f
 }
 
 fn column_rests_as_on_one_rank(comm: MpiComm) -> Result<String, String> {
-    use ndem_collide::Shape;
     use ndem_math::{Material, Vec3};
     use ndem_step::BodyDesc;
     let mut scene = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81))
