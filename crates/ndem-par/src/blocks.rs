@@ -124,7 +124,6 @@ fn check_threads_start_with(
     use std::sync::{Condvar, Mutex, PoisonError, mpsc};
     let release = (Mutex::new(false), Condvar::new());
     let release = &release;
-    let (running, runs) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
         let mut refused = None;
         for started in 1..requested {
@@ -133,7 +132,9 @@ fn check_threads_start_with(
                 refused = Some((started, reason));
                 break;
             }
-            let running = running.clone();
+            // one channel per thread: a thread that ends before it runs
+            // the closure drops the only sender, and the wait below ends
+            let (running, runs) = mpsc::channel::<()>();
             let held = move || {
                 let _ = running.send(());
                 let (released, wake) = release;
@@ -147,7 +148,10 @@ fn check_threads_start_with(
                 break;
             }
             // its signal stack is mapped once it runs
-            let _ = runs.recv();
+            if runs.recv().is_err() {
+                refused = Some((started, "the thread ended before it ran".to_string()));
+                break;
+            }
         }
         *release.0.lock().unwrap_or_else(PoisonError::into_inner) = true;
         release.1.notify_all();
