@@ -380,6 +380,7 @@ fn summary(
         "exchanges_per_step_per_rank": sums[1] / ranks as f64 / steps,
         "mean_iterations": iterations as f64 / steps,
         "layout_rebuilds": run.domain().rebuilds(),
+        "layouts_kept": run.domain().layouts_kept(),
         "contacts": last.map_or(0, |l| l.contacts),
         "kinetic_energy": last.map_or(0.0, |l| l.kinetic_energy),
         "reduction_level": last.map_or(0.0, |l| l.reduction.level),

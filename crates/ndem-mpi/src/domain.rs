@@ -30,6 +30,7 @@ use record::{
 };
 pub use record::{Carried, GlobalKey};
 
+mod layout;
 mod record;
 use ndem_collide::Shape;
 use ndem_math::{ContactKey, SettingError, Vec3};
@@ -57,8 +58,9 @@ pub struct DomainSettings {
     /// Extra contact range of the stepper \[m\] (its detection margin):
     /// part of the ghost layer's width.
     pub margin: f64,
-    /// Recompute the bisection every this many layout rebuilds (1: at
-    /// every rebuild; 0: never after the first).
+    /// Recompute the bisection every this many layout checks that fire
+    /// (rebuilds and kept layouts; 1: at every one; 0: never after the
+    /// first).
     pub rebalance_every: u64,
 }
 
@@ -112,7 +114,13 @@ pub struct Domain<C: Communicator> {
     /// Largest radius of a particle (dynamic, not a machine body) \[m\].
     largest_radius: f64,
     skin: f64,
+    /// Layouts made anew (migration, new ghosts, a new local world).
     rebuilds: u64,
+    /// Layouts kept as they were ([`Self::keep_layout`]).
+    kept: u64,
+    /// Layout checks that fired: rebuilds and kept layouts, which count
+    /// towards `rebalance_every`.
+    relayouts: u64,
     /// Bodies in the whole scene (the next inserted body's global index).
     scene_len: u64,
     /// Smallest sphere radius of the scene \[m\] (∞ before any).
@@ -213,6 +221,8 @@ impl<C: Communicator> Domain<C> {
             largest_radius,
             skin,
             rebuilds: 0,
+            kept: 0,
+            relayouts: 0,
             scene_len: scene.len() as u64,
             smallest_radius,
             stale: false,
@@ -262,7 +272,9 @@ impl<C: Communicator> Domain<C> {
         &self.decomposition
     }
 
-    /// Layout rebuilds so far (migration and new ghosts).
+    /// Layout rebuilds so far (migration, new ghosts, a new local world),
+    /// the first layout included; layouts kept are counted apart
+    /// ([`Self::layouts_kept`]).
     pub fn rebuilds(&self) -> u64 {
         self.rebuilds
     }
@@ -477,9 +489,7 @@ impl<C: Communicator> Domain<C> {
                 self.replicated[k].force = self.world.user_force(BodyId::from_index(i));
             }
         }
-        let every = self.settings.rebalance_every;
-        let degenerate = self.decomposition.is_on_first_rank();
-        if degenerate || (every > 0 && self.rebuilds.is_multiple_of(every)) {
+        if self.rebalance_due() {
             self.rebalance(&owned);
         }
         let global: Vec<(GlobalKey, T)> = carried
@@ -492,6 +502,13 @@ impl<C: Communicator> Domain<C> {
             .into_iter()
             .filter_map(|(k, v)| self.local_key(&k).map(|l| (l, v)))
             .collect())
+    }
+
+    /// Whether the next layout takes a new bisection: every
+    /// `rebalance_every` layout checks, and while rank 0 holds every body.
+    fn rebalance_due(&self) -> bool {
+        let every = self.settings.rebalance_every;
+        self.decomposition.is_on_first_rank() || (every > 0 && self.relayouts.is_multiple_of(every))
     }
 
     /// A new bisection of the owned bodies' positions. While fewer dynamic
@@ -655,6 +672,7 @@ impl<C: Communicator> Domain<C> {
         }
         (self.send, self.recv) = (send, recv);
         self.rebuilds += 1;
+        self.relayouts += 1;
         self.stale = false;
         Ok(())
     }

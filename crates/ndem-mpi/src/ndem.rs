@@ -93,7 +93,8 @@ pub struct DistributedNdemStats {
     pub kinetic_energy: f64,
     /// Linear momentum of all dynamic bodies \[kg m/s\].
     pub momentum: Vec3,
-    /// Whether the layout was rebuilt before this step.
+    /// Whether the layout was rebuilt before this step (a layout kept
+    /// as it was, [`crate::Domain::keep_layout`], is not a rebuild).
     pub rebuilt: bool,
 }
 
@@ -254,7 +255,8 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
                 .enumerate()
                 .filter(|(i, _)| particle(*i))
                 .fold(0.0f64, |a, (_, s)| a.max(*s));
-        let rebuilt = self.domain.needs_rebuild(reach);
+        let relayout = self.domain.needs_rebuild(reach);
+        let rebuilt = relayout && !self.domain.keep_layout();
         if rebuilt {
             let carried: Vec<(ContactKey, StoredImpulse)> = self
                 .stepper

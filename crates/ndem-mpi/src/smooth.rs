@@ -41,7 +41,8 @@ pub struct DistributedSmoothStats {
     pub momentum: Vec3,
     /// Time at the end of the step \[s\].
     pub time: f64,
-    /// Whether the layout was rebuilt before this step.
+    /// Whether the layout was rebuilt before this step (a layout kept
+    /// as it was, [`crate::Domain::keep_layout`], is not a rebuild).
     pub rebuilt: bool,
     /// `f64` values this rank sent for ghost updates this step.
     pub ghost_values_sent: usize,
@@ -110,7 +111,8 @@ impl<C: Communicator> DistributedSmooth<C> {
     pub fn step(&mut self) -> Result<DistributedSmoothStats, MpiError> {
         let t = std::time::Instant::now();
         let reach = self.largest_step_travel();
-        let rebuilt = self.domain.needs_rebuild(reach);
+        let relayout = self.domain.needs_rebuild(reach);
+        let rebuilt = relayout && !self.domain.keep_layout();
         let mut sent = 0;
         if rebuilt {
             let carried = self.stepper.contact_histories().to_vec();

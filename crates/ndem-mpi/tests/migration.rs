@@ -69,3 +69,61 @@ proptest! {
         prop_assert_eq!(gathered.momentum(), expected.momentum());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// A layout [`Domain::keep_layout`] keeps is the one a rebuild makes:
+    /// the same bodies on each rank in the same roles, sent to the same
+    /// ranks, with the same state, round after round of random moves
+    /// (some rounds move nothing, and those layouts must be kept).
+    #[test]
+    fn a_kept_layout_is_the_rebuilt_one(
+        ranks in 1usize..=4,
+        n in 40usize..160,
+        shift in prop::collection::vec((-0.03f64..0.03, -0.01f64..0.01), 160),
+        still in prop::collection::vec(any::<bool>(), 4),
+    ) {
+        let scene = common::bed(n, 0.3);
+        let out = run_on_threads(ranks, |comm| {
+            let settings = DomainSettings { rebalance_every: 0, ..DomainSettings::default() };
+            let mut kept = Domain::new(comm.clone(), &scene, settings).unwrap();
+            let mut rebuilt = Domain::new(comm, &scene, settings).unwrap();
+            let mut failures = Vec::new();
+            for (round, &still) in still.iter().enumerate() {
+                for domain in [&mut kept, &mut rebuilt] {
+                    for i in 0..domain.world().len() {
+                        if domain.roles()[i] != Role::Owned || still {
+                            continue;
+                        }
+                        let g = domain.global_indices()[i] as usize;
+                        let (dx, dy) = shift[(g + round) % shift.len()];
+                        let p = domain.world().positions()[i] + Vec3::new(dx, dy, 0.0);
+                        domain.world_mut().set_position(BodyId::from_index(i), p).unwrap();
+                    }
+                    domain.update_ghosts();
+                }
+                // the skin test is not asked: both relayout every round
+                let was_kept = kept.keep_layout();
+                if !was_kept {
+                    kept.rebuild::<ContactHistory>(&[]).unwrap();
+                }
+                rebuilt.rebuild::<ContactHistory>(&[]).unwrap();
+                if still && !was_kept {
+                    failures.push(format!("round {round}: nothing moved and the layout was rebuilt"));
+                }
+                if kept.global_indices() != rebuilt.global_indices()
+                    || kept.roles() != rebuilt.roles()
+                    || kept.ghosts_sent() != rebuilt.ghosts_sent()
+                    || kept.world().positions() != rebuilt.world().positions()
+                {
+                    failures.push(format!("round {round}: layouts differ (kept: {was_kept})"));
+                }
+            }
+            failures
+        });
+        for (rank, failures) in out.iter().enumerate() {
+            prop_assert!(failures.is_empty(), "rank {}: {:?}", rank, failures);
+        }
+    }
+}

@@ -94,6 +94,7 @@ pub struct SubdomainPgs {
     pgs: ProjectedGaussSeidel,
     coupling: Box<dyn SubdomainCoupling>,
     owned: Vec<bool>,
+    /// The shared bodies' velocities before a sweep, in `shared`'s order.
     start: Vec<Velocity6>,
     /// `k_i`: subdomains with owned contacts on body `i` (at least 1).
     split: Vec<f64>,
@@ -169,30 +170,40 @@ impl SubdomainPgs {
             self.scratch[problem.generic_offset()..].fill(0.0);
         }
         problem.velocity_from_unchecked(&self.scratch, velocity);
-        self.sum_corrections(problem.free_velocity(), velocity, false);
+        self.remember_shared(problem.free_velocity());
+        self.sum_corrections(velocity, false);
+    }
+
+    /// Keeps the shared bodies' entries of `velocity` as the start of
+    /// [`Self::sum_corrections`].
+    fn remember_shared(&mut self, velocity: &[Velocity6]) {
+        self.start.clear();
+        self.start
+            .extend(self.shared.iter().map(|&i| velocity[i as usize]));
     }
 
     /// `velocity ← start + Σ_subdomains (velocity − start)`, averaged over
-    /// the `k_i` split copies when `average` is set.
+    /// the `k_i` split copies when `average` is set, with the start the
+    /// shared bodies' velocities [`Self::remember_shared`] kept.
     /// Only the shared bodies take part: a body of this subdomain alone
     /// keeps its iterate. A shared body's new velocity is formed from the
     /// same numbers in every subdomain that holds it, so it has the same
     /// bits in each (the generic rows, solved alike in every subdomain,
     /// need it; a machine's joints then get the same multipliers).
-    fn sum_corrections(&mut self, start: &[Velocity6], velocity: &mut [Velocity6], average: bool) {
+    fn sum_corrections(&mut self, velocity: &mut [Velocity6], average: bool) {
         // the other bodies' entries are neither read nor changed by the
         // exchange: sized, not cleared
         self.exchange.resize(6 * velocity.len(), 0.0);
-        for &i in &self.shared {
+        for (&i, start) in self.shared.iter().zip(&self.start) {
             let i = i as usize;
-            let d = velocity[i] - start[i];
+            let d = velocity[i] - *start;
             self.exchange[6 * i..6 * i + 3].copy_from_slice(d.linear.as_slice());
             self.exchange[6 * i + 3..6 * i + 6].copy_from_slice(d.angular.as_slice());
         }
         self.coupling.sum_over_holders(&mut self.exchange, 6);
-        for &i in &self.shared {
+        for (&i, s) in self.shared.iter().zip(&self.start) {
             let i = i as usize;
-            let (v, s) = (&mut velocity[i], &start[i]);
+            let v = &mut velocity[i];
             let d = &self.exchange[6 * i..6 * i + 6];
             let k = if average { self.split[i] } else { 1.0 };
             let linear = ndem_math::Vec3::new(d[0], d[1], d[2]) / k;
@@ -325,13 +336,10 @@ impl Solver for SubdomainPgs {
         // exact only when every subdomain's is)
         let observed = self.any_subdomain(observer.wants_updates());
         for it in 0..stopping.max_iterations {
-            self.start.clear();
-            self.start.extend_from_slice(velocity);
+            self.remember_shared(velocity);
             let mode = crate::pgs::SweepMode::of_sweep(passes, &stopping, &schedule, it, observed);
             let (mut corr, mut finite) = self.pgs.sweep_contacts(problem, lambda, velocity, mode);
-            let start = std::mem::take(&mut self.start);
-            self.sum_corrections(&start, velocity, true);
-            self.start = start;
+            self.sum_corrections(velocity, true);
             if !problem.generic_rows().is_empty() {
                 let was_direct = direct;
                 let (c, f) = self
