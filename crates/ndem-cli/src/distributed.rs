@@ -186,7 +186,8 @@ fn build(start: &Start, opts: &DistributedOptions) -> Result<Run, MpiError> {
             ..PgsSettings::default()
         },
         warm_start: scene.warm_start != WarmStartChoice::Cold,
-        domain: DomainSettings::default(),
+        // the decomposition NDEM runs take by default (per-body reach)
+        ..DistributedNdemSettings::default()
     };
     let mut run = DistributedNdem::new(MpiComm, &scene.world, settings)?;
     let _kept = run.set_history(&start.history);

@@ -24,6 +24,8 @@
 use crate::comm::Communicator;
 use crate::error::MpiError;
 use crate::partition::Decomposition;
+pub use reach::GhostReach;
+pub(crate) use reach::deciding_body;
 use record::{
     BODY_WIDTH, GlobalMembership, Record, STATE_WIDTH, pack_body, pack_entry, pack_state,
     unpack_body, unpack_entry, unpack_state,
@@ -31,6 +33,7 @@ use record::{
 pub use record::{Carried, GlobalKey};
 
 mod layout;
+mod reach;
 mod record;
 use ndem_collide::Shape;
 use ndem_math::{ContactKey, SettingError, Vec3};
@@ -62,6 +65,8 @@ pub struct DomainSettings {
     /// (rebuilds and kept layouts; 1: at every one; 0: never after the
     /// first).
     pub rebalance_every: u64,
+    /// How far each particle's ghosts reach ([`GhostReach`]).
+    pub ghost_reach: GhostReach,
 }
 
 impl Default for DomainSettings {
@@ -70,6 +75,7 @@ impl Default for DomainSettings {
             skin: 0.0,
             margin: 0.0,
             rebalance_every: 10,
+            ghost_reach: GhostReach::Uniform,
         }
     }
 }
@@ -131,6 +137,12 @@ pub struct Domain<C: Communicator> {
     /// The step's reach ([`Self::needs_rebuild`]): how far two bodies'
     /// sweeps together can reach \[m\], for the ghost layer's width.
     reach: f64,
+    /// Per local body: its reach budget `b` \[m\] ([`GhostReach`]); its
+    /// ghosts lie within `2 R_max + margin + 2 b` of its box.
+    budget: Vec<f64>,
+    /// Per local body: its sweep at the last [`Self::needs_rebuild`] \[m\]
+    /// (empty after a rebuild), for the budgets of the next one.
+    sweep: Vec<f64>,
 }
 
 /// What a rank holds after migration: its bodies and the carried entries.
@@ -174,7 +186,12 @@ impl<C: Communicator> Domain<C> {
                 .set_pair(MaterialId::from_index(a), MaterialId::from_index(b), *pair)
                 .map_err(step)?;
         }
-        let record = |i: usize| record_in(scene, i, |h| h as u64);
+        // no sweep is known yet: the first step's skin test sets each
+        // particle's budget
+        let record = |i: usize| {
+            let budget = if particle(i) { 0.5 * skin } else { 0.0 };
+            record_in(scene, i, |h| h as u64, budget)
+        };
         let replicated: Vec<Record> = (0..scene.len())
             .filter(|&i| scene.motions()[i] != Motion::Dynamic && !is_machine(i))
             .map(record)
@@ -227,6 +244,8 @@ impl<C: Communicator> Domain<C> {
             smallest_radius,
             stale: false,
             reach: 0.0,
+            budget: Vec::new(),
+            sweep: Vec::new(),
         };
         domain.place(owned)?;
         Ok(domain)
@@ -294,21 +313,6 @@ impl<C: Communicator> Domain<C> {
         self.role.iter().filter(|r| **r == Role::Owned).count()
     }
 
-    /// Whether some owned body, anywhere, has moved so far since the last
-    /// rebuild that, with `reach` more (this step's largest sweep), a
-    /// contact with a body outside the ghost layer could form. Collective.
-    pub fn needs_rebuild(&mut self, reach: f64) -> bool {
-        let mut moved = 0.0f64;
-        for (i, r) in self.role.iter().enumerate() {
-            if *r == Role::Owned && !self.machine[i] {
-                moved = moved.max((self.world.positions()[i] - self.reference[i]).norm());
-            }
-        }
-        let moved = self.comm.max(&[moved, reach]);
-        self.reach = moved[1];
-        2.0 * moved[0] + moved[1] >= self.skin || self.stale
-    }
-
     /// Bodies in the whole scene, inserted ones included.
     pub fn scene_len(&self) -> u64 {
         self.scene_len
@@ -327,8 +331,8 @@ impl<C: Communicator> Domain<C> {
     /// without one (the new indices are the highest: the local world stays
     /// in global order). Dynamic free spheres only (`MpiError::Unsupported`
     /// otherwise, naming the body). Not collective: no rank needs another's
-    /// data.
-    pub fn insert(&mut self, bodies: Vec<BodyDesc>) -> Result<u64, MpiError> {
+    /// data. `dt` is the step, for the new bodies' reach budgets.
+    pub fn insert(&mut self, bodies: Vec<BodyDesc>, dt: f64) -> Result<u64, MpiError> {
         let first = self.scene_len;
         let rank = self.comm.rank();
         for desc in bodies {
@@ -349,7 +353,8 @@ impl<C: Communicator> Domain<C> {
                 self.skin = skin_of(&self.settings, self.smallest_radius);
                 self.stale = true;
             }
-            let width = self.ghost_width();
+            let budget = self.budget_of(reach::sweep_of(&desc, dt));
+            let width = self.width_of(budget);
             let p = desc.position;
             let owner = self.decomposition.owner(&p);
             let role = if owner == rank {
@@ -365,6 +370,7 @@ impl<C: Communicator> Domain<C> {
             self.role.push(role);
             self.machine.push(false);
             self.reference.push(p);
+            self.budget.push(budget);
             if let Role::Ghost(s) = role {
                 self.recv[s].push(i);
             } else {
@@ -391,6 +397,7 @@ impl<C: Communicator> Domain<C> {
             self.machine_gids.push(gid);
             self.machine.push(true);
             self.reference.push(self.world.positions()[i]);
+            self.budget.push(0.0);
             self.machines.push(self.record_of(i));
             if rank == 0 {
                 self.role.push(Role::Owned);
@@ -407,15 +414,8 @@ impl<C: Communicator> Domain<C> {
 
     /// Local body `i` as a record (its host by global index).
     fn record_of(&self, i: usize) -> Record {
-        record_in(&self.world, i, |k| self.gid[k])
-    }
-
-    /// Width of the ghost layer: every body within it of a box is a ghost
-    /// of that box's rank. `2 R_max + margin + max(skin, reach)`: a
-    /// speculative contact of two fast bodies (found through their sweeps,
-    /// farther apart than the skin) has both bodies on its owner.
-    fn ghost_width(&self) -> f64 {
-        2.0 * self.largest_radius + self.settings.margin + self.skin.max(self.reach)
+        let budget = self.budget.get(i).copied().unwrap_or(0.0);
+        record_in(&self.world, i, |k| self.gid[k], budget)
     }
 
     /// The global keys of local contact keys.
@@ -472,7 +472,10 @@ impl<C: Communicator> Domain<C> {
     ) -> Result<Vec<(ContactKey, T)>, MpiError> {
         let owned: Vec<Record> = (0..self.world.len())
             .filter(|&i| self.role[i] == Role::Owned && !self.machine[i])
-            .map(|i| self.record_of(i))
+            .map(|i| Record {
+                budget: self.rebuild_budget(i),
+                ..self.record_of(i)
+            })
             .collect();
         // the joints' drives as the run has set them, the machine as rank
         // 0 moved it
@@ -598,11 +601,11 @@ impl<C: Communicator> Domain<C> {
     /// ghosts of rank 0 elsewhere) and the joints added. Collective.
     fn place(&mut self, owned: Vec<Record>) -> Result<(), MpiError> {
         let (rank, size) = (self.comm.rank(), self.comm.size());
-        let width = self.ghost_width();
         let mut out = vec![Vec::new(); size];
         // the owned particles (machine bodies are never packed: every
         // rank adds its own records of them below)
         for r in &owned {
+            let width = self.width_of(r.budget);
             for s in self.decomposition.ranks_near(&r.desc.position, width, rank) {
                 pack_body(r, &mut out[s]);
             }
@@ -634,6 +637,8 @@ impl<C: Communicator> Domain<C> {
         }
         self.gid = all.iter().map(|(r, _)| r.gid).collect();
         self.role = all.iter().map(|(_, role)| *role).collect();
+        self.budget = all.iter().map(|(r, _)| r.budget).collect();
+        self.sweep.clear();
         restore_memberships(&mut world, &self.gid, all.iter().map(|(r, _)| r))?;
         self.machine = self.gid.iter().map(|&g| self.is_machine(g)).collect();
         for (k, j) in self.joints.iter().enumerate() {
@@ -662,7 +667,8 @@ impl<C: Communicator> Domain<C> {
         for (i, role) in self.role.iter().enumerate() {
             match *role {
                 Role::Owned => {
-                    for s in self.holders_of(self.gid[i], &self.world.positions()[i], width) {
+                    let (p, width) = (&self.world.positions()[i], self.width_of(self.budget[i]));
+                    for s in self.holders_of(self.gid[i], p, width) {
                         send[s].push(i as u32);
                     }
                 }
@@ -895,9 +901,10 @@ fn step(e: ndem_step::StepError) -> MpiError {
 }
 
 /// Body `i` of `world` as a record, its host's global index by `gid_of`.
-fn record_in(world: &World, i: usize, gid_of: impl Fn(usize) -> u64) -> Record {
+fn record_in(world: &World, i: usize, gid_of: impl Fn(usize) -> u64, budget: f64) -> Record {
     Record {
         gid: gid_of(i),
+        budget,
         desc: world.body_desc(BodyId::from_index(i)),
         force: world.user_force(BodyId::from_index(i)),
         membership: world.membership(i).map(|m| GlobalMembership {

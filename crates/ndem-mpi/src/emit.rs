@@ -51,7 +51,7 @@ pub fn emit<C: Communicator>(
         }
         bodies.extend(new);
     }
-    domain.insert(bodies.clone())?;
+    domain.insert(bodies.clone(), dt)?;
     Ok(bodies)
 }
 

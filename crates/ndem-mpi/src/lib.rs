@@ -45,7 +45,7 @@ pub mod smooth;
 #[cfg(feature = "mpi")]
 pub use comm::MpiComm;
 pub use comm::{Communicator, ThreadComm, run_on_threads};
-pub use domain::{Carried, Domain, DomainSettings, GlobalKey, Role};
+pub use domain::{Carried, Domain, DomainSettings, GhostReach, GlobalKey, Role};
 pub use emit::emit;
 pub use error::MpiError;
 pub use ndem::{

@@ -18,7 +18,7 @@
 //! For a fixed rank count runs are deterministic.
 
 use crate::comm::Communicator;
-use crate::domain::{Carried, Domain, DomainSettings, GlobalKey, Role};
+use crate::domain::{Carried, Domain, DomainSettings, GhostReach, GlobalKey};
 use crate::error::MpiError;
 use ndem_math::{ContactKey, SettingError, Vec3};
 use ndem_solve::{
@@ -76,7 +76,10 @@ impl Default for DistributedNdemSettings {
                 ..PgsSettings::default()
             },
             warm_start: true,
-            domain: DomainSettings::default(),
+            domain: DomainSettings {
+                ghost_reach: GhostReach::PerBody,
+                ..DomainSettings::default()
+            },
         }
     }
 }
@@ -214,6 +217,7 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
                 .zip(self.domain.machine())
                 .map(|(m, machine)| *m == ndem_step::Motion::Dynamic && !machine)
                 .collect(),
+            budget: self.domain.ownership_budgets().to_vec(),
             send: self.domain.ghosts_sent().to_vec(),
             recv: self.domain.ghosts_received().to_vec(),
             holders,
@@ -246,16 +250,7 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         }
         let mut sweep = Vec::new();
         self.domain.world().sweep_distances(self.dt, &mut sweep);
-        // the particles' sweeps (machine bodies are held everywhere)
-        let particle =
-            |i: usize| self.domain.roles()[i] == Role::Owned && !self.domain.machine()[i];
-        let reach = 2.0
-            * sweep
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| particle(*i))
-                .fold(0.0f64, |a, (_, s)| a.max(*s));
-        let relayout = self.domain.needs_rebuild(reach);
+        let relayout = self.domain.needs_rebuild(&sweep);
         let rebuilt = relayout && !self.domain.keep_layout();
         if rebuilt {
             let carried: Vec<(ContactKey, StoredImpulse)> = self

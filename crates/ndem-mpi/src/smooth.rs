@@ -7,7 +7,7 @@
 //! bit-identical to one rank's for every rank count.
 
 use crate::comm::Communicator;
-use crate::domain::{Carried, Domain, DomainSettings, Role};
+use crate::domain::{Carried, Domain, DomainSettings, GhostReach, Role};
 use crate::error::MpiError;
 use crate::ndem::ExchangeCounters;
 use ndem_math::SettingError;
@@ -78,6 +78,11 @@ impl<C: Communicator> DistributedSmooth<C> {
             rank: comm.rank(),
             message: e.to_string(),
         })?;
+        MpiError::require(
+            domain.ghost_reach == GhostReach::Uniform,
+            "ghost_reach",
+            "the smooth DEM sums each body's contact forces where it is owned, which needs every rank to hold both bodies of its bodies' contacts (`GhostReach::Uniform`)",
+        )?;
         crate::domain::check_free_spheres(scene)?;
         let domain = Domain::new(comm, scene, domain)?;
         Ok(Self {
@@ -110,8 +115,8 @@ impl<C: Communicator> DistributedSmooth<C> {
     /// an error on any rank is returned by all.
     pub fn step(&mut self) -> Result<DistributedSmoothStats, MpiError> {
         let t = std::time::Instant::now();
-        let reach = self.largest_step_travel();
-        let relayout = self.domain.needs_rebuild(reach);
+        let travel = self.step_travel();
+        let relayout = self.domain.needs_rebuild(&travel);
         let rebuilt = relayout && !self.domain.keep_layout();
         let mut sent = 0;
         if rebuilt {
@@ -142,15 +147,13 @@ impl<C: Communicator> DistributedSmooth<C> {
         })
     }
 
-    /// `2 Δt max |v|` over owned bodies: how much closer two bodies can
-    /// get in one step.
-    fn largest_step_travel(&self) -> f64 {
+    /// `Δt |v|` per local body: how far each can travel in one step.
+    fn step_travel(&self) -> Vec<f64> {
         let w = self.domain.world();
-        let fastest = (0..w.len())
-            .filter(|&i| self.domain.roles()[i] == Role::Owned)
-            .map(|i| w.velocities()[i].linear.norm())
-            .fold(0.0, f64::max);
-        2.0 * self.dt * fastest
+        w.velocities()
+            .iter()
+            .map(|v| self.dt * v.linear.norm())
+            .collect()
     }
 
     /// Touching contacts of the last step that this rank owns: those whose

@@ -21,15 +21,17 @@ pub trait Carried: Copy {
 }
 
 /// Values of one body record (see [`pack_body`]).
-pub(super) const BODY_WIDTH: usize = 38;
+pub(super) const BODY_WIDTH: usize = 39;
 /// Values of one ghost update: position, orientation, velocity.
 pub(super) const STATE_WIDTH: usize = 13;
 
 /// A body in transit: global index, description, user force and torque,
-/// and its membership of a rigid aggregate.
+/// its membership of a rigid aggregate, and its reach budget
+/// ([`super::GhostReach`]).
 #[derive(Debug, Clone)]
 pub(super) struct Record {
     pub gid: u64,
+    pub budget: f64,
     pub desc: BodyDesc,
     pub force: (Vec3, Vec3),
     pub membership: Option<GlobalMembership>,
@@ -62,7 +64,7 @@ pub(super) fn unpack_state(v: &[f64]) -> (Vec3, Quat, Velocity6) {
 
 /// `[gid, radius, material, mass, I(3), state(13), surface velocity(3),
 /// collision group, force(3), torque(3), host (−1: none), offset(3),
-/// relative orientation(4)]`.
+/// relative orientation(4), budget]`.
 pub(super) fn pack_body(r: &Record, out: &mut Vec<f64>) {
     let d = &r.desc;
     let radius = match d.shape {
@@ -88,6 +90,7 @@ pub(super) fn pack_body(r: &Record, out: &mut Vec<f64>) {
         }
         None => out.extend_from_slice(&[-1.0; 8]),
     }
+    out.push(r.budget);
 }
 
 pub(super) fn unpack_body(v: &[f64]) -> Record {
@@ -98,6 +101,7 @@ pub(super) fn unpack_body(v: &[f64]) -> Record {
     };
     Record {
         gid: v[0] as u64,
+        budget: v[38],
         desc: BodyDesc {
             shape: Shape::Sphere { radius: v[1] },
             material: MaterialId::from_index(v[2] as usize),

@@ -4,7 +4,7 @@
 //! guard.
 
 use crate::comm::Communicator;
-use crate::domain::{GlobalKey, Role};
+use crate::domain::{GlobalKey, Role, deciding_body};
 use ndem_math::ContactKey;
 use ndem_solve::{ContactProblem, SolveError, SubdomainCoupling};
 use std::collections::HashMap;
@@ -17,6 +17,9 @@ pub(super) struct Plan {
     pub(super) role: Vec<Role>,
     /// Particles: dynamic bodies that are not machine bodies.
     pub(super) free: Vec<bool>,
+    /// The particles' reach budgets ([`crate::Domain::ownership_budgets`];
+    /// empty: the lower index decides).
+    pub(super) budget: Vec<f64>,
     pub(super) send: Vec<Vec<u32>>,
     pub(super) recv: Vec<Vec<u32>>,
     /// Per local body, the ranks holding it as a ghost.
@@ -29,27 +32,27 @@ impl Plan {
     /// The local body whose owner owns a contact between local bodies `a`
     /// and `b` ([`deciding_body`]).
     pub(super) fn deciding_body(&self, a: usize, b: usize) -> Option<usize> {
-        deciding_body(&self.free, a, b)
+        deciding_body(&self.free, &self.budget, a, b)
     }
 
     /// Whether `rank` owns the contact between local bodies `a` and `b`
     /// ([`owns`]).
     pub(super) fn owns(&self, rank: usize, a: usize, b: usize) -> bool {
-        owns(&self.free, &self.role, rank, a, b)
+        owns(&self.free, &self.budget, &self.role, rank, a, b)
     }
 }
 
-/// The local body whose owner owns a contact between local bodies `a` and
-/// `b`: the lower particle (`free`; local order is global order); `None`
-/// when neither is one (rank 0 owns the contact).
-pub(super) fn deciding_body(free: &[bool], a: usize, b: usize) -> Option<usize> {
-    [a.min(b), a.max(b)].into_iter().find(|&i| free[i])
-}
-
 /// Whether `rank` owns the contact between local bodies `a` and `b`, by
-/// the bodies' particle flags `free` and roles `role`.
-pub(super) fn owns(free: &[bool], role: &[Role], rank: usize, a: usize, b: usize) -> bool {
-    match deciding_body(free, a, b) {
+/// the bodies' particle flags `free`, budgets `budget` and roles `role`.
+pub(super) fn owns(
+    free: &[bool],
+    budget: &[f64],
+    role: &[Role],
+    rank: usize,
+    a: usize,
+    b: usize,
+) -> bool {
+    match deciding_body(free, budget, a, b) {
         Some(i) => role[i] == Role::Owned,
         None => rank == 0,
     }

@@ -71,6 +71,7 @@ struct Layout {
     gid: Vec<u64>,
     role: Vec<Role>,
     free: Vec<bool>,
+    budget: Vec<f64>,
 }
 
 impl Layout {
@@ -79,7 +80,7 @@ impl Layout {
     }
 
     fn owns(&self, a: usize, b: usize) -> bool {
-        owns(&self.free, &self.role, self.rank, a, b)
+        owns(&self.free, &self.budget, &self.role, self.rank, a, b)
     }
 
     fn owned(&self, i: usize) -> bool {
@@ -166,6 +167,7 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
             gid: plan.gid.clone(),
             role: plan.role.clone(),
             free: plan.free.clone(),
+            budget: plan.budget.clone(),
         }
     }
 
@@ -416,6 +418,9 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         plan.gid.push(gid);
         plan.role.push(role);
         plan.free.push(false);
+        if !plan.budget.is_empty() {
+            plan.budget.push(0.0);
+        }
         if rank == 0 {
             for s in 1..size {
                 plan.send[s].push(i as u32);
@@ -428,6 +433,9 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         layout.gid.push(gid);
         layout.role.push(role);
         layout.free.push(false);
+        if !layout.budget.is_empty() {
+            layout.budget.push(0.0);
+        }
         gid
     }
 
