@@ -29,8 +29,8 @@ pub enum GhostReach {
 
 /// Sweeps in a particle's budget beyond half the skin
 /// ([`GhostReach::PerBody`]): 4 and 8 gave the same step time on the
-/// 2·10⁴ pile's stream (`docs/distributed.md`, "Ghost reach"), 8 half as
-/// many layout checks.
+/// 2·10⁴ pile's stream (`docs/distributed.md`, "Ghost reach"), 8 two
+/// thirds as many layout checks.
 pub(super) const SWEEPS_AHEAD: f64 = 8.0;
 
 /// How far any point of `desc` can travel in a step of `dt`, as
