@@ -10,7 +10,7 @@ use ndem::scenes::{Scene, SolverChoice, WarmStartChoice};
 use ndem::solve::{JointRows, PgsSettings, Stopping, StoredImpulse};
 use ndem_mpi::{
     Communicator, DistributedNdem, DistributedNdemSettings, DistributedSmooth, DomainSettings,
-    ExchangeCounters, GlobalKey, MpiComm, MpiError, ParallelFrames,
+    ExchangeCounters, GhostReach, GlobalKey, MpiComm, MpiError, ParallelFrames,
 };
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -35,6 +35,10 @@ pub struct DistributedOptions {
     pub checkpoint_format: CheckpointFormat,
     /// The smooth DEM instead of NDEM (at 0.1 of the critical time step).
     pub smooth: bool,
+    /// NDEM with [`GhostReach::Uniform`] instead of its default
+    /// [`GhostReach::PerBody`] (the smooth DEM always uses the uniform
+    /// reach).
+    pub uniform_ghost_reach: bool,
 }
 
 /// Where a run starts: a scene, and for a resumed run the warm-start
@@ -186,8 +190,14 @@ fn build(start: &Start, opts: &DistributedOptions) -> Result<Run, MpiError> {
             ..PgsSettings::default()
         },
         warm_start: scene.warm_start != WarmStartChoice::Cold,
-        // the decomposition NDEM runs take by default (per-body reach)
-        ..DistributedNdemSettings::default()
+        domain: DomainSettings {
+            ghost_reach: if opts.uniform_ghost_reach {
+                GhostReach::Uniform
+            } else {
+                GhostReach::PerBody
+            },
+            ..DomainSettings::default()
+        },
     };
     let mut run = DistributedNdem::new(MpiComm, &scene.world, settings)?;
     let _kept = run.set_history(&start.history);

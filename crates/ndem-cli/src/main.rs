@@ -131,6 +131,11 @@ struct RunArgs {
     /// (`checkpoint_N.ckpt`, for large scenes); `ndem resume` reads both.
     #[arg(long, default_value = "json", value_parser = checkpoint_format)]
     checkpoint_format: CheckpointFormat,
+    /// With --mpi (NDEM): every particle's ghosts reach as far as the
+    /// fastest particle's (`GhostReach::Uniform`, which the smooth DEM
+    /// always uses) instead of as far as its own sweep.
+    #[arg(long, requires = "mpi")]
+    uniform_ghost_reach: bool,
 }
 
 /// `--checkpoint-format`: a [`CheckpointFormat`] by its name.
@@ -520,6 +525,7 @@ fn distributed(
         checkpoint_every: run.checkpoint_every,
         checkpoint_format: run.checkpoint_format,
         smooth,
+        uniform_ghost_reach: run.uniform_ghost_reach,
     };
     let message = run_distributed(
         Start {

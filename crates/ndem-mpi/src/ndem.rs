@@ -1,8 +1,9 @@
 //! The NDEM (SPOOK) step on a decomposed scene: each rank runs the ordinary
 //! [`Stepper`] on its local world, with [`SubdomainPgs`] for both solve
 //! stages, coupled through [`DomainCoupling`]. A contact is owned by the
-//! rank that owns its lower particle (dynamic body that is not a machine
-//! body, by global index), by rank 0 when it has none; after every sweep
+//! rank that owns its particle (dynamic body that is not a machine body)
+//! with the smaller reach budget, the lower global index on a tie
+//! ([`crate::GhostReach`]), by rank 0 when it has none; after every sweep
 //! the velocity corrections of bodies held by several ranks are sent to
 //! the owner, summed there in rank order, and the sum sent back (Preclik
 //! and Rüde 2015). Warm-start impulses migrate with the bodies.
