@@ -68,10 +68,6 @@ proptest! {
         }
         prop_assert_eq!(gathered.momentum(), expected.momentum());
     }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
 
     /// A layout [`Domain::keep_layout`] keeps is the one a rebuild makes:
     /// the same bodies on each rank in the same roles, sent to the same
