@@ -111,10 +111,10 @@ impl<C: Communicator> Domain<C> {
         2.0 * self.largest_radius + self.settings.margin + 2.0 * budget
     }
 
-    /// The rank that owns a contact between local bodies `a` and `b`
-    /// ([`deciding_body`]: the rank of the particle with the smaller
-    /// budget under per-body reach, of the lower particle otherwise; rank
-    /// 0 for a contact without a particle).
+    /// The rank that owns a contact between local bodies `a` and `b`: the
+    /// rank of the particle with the smaller budget under per-body reach
+    /// (the lower on a tie), of the lower particle under uniform reach,
+    /// rank 0 for a contact without a particle.
     pub fn contact_owner(&self, a: usize, b: usize) -> usize {
         let free = |i: usize| self.world.motions()[i] == Motion::Dynamic && !self.machine[i];
         let budget = self.ownership_budgets();
