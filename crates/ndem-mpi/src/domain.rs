@@ -353,7 +353,7 @@ impl<C: Communicator> Domain<C> {
                 self.skin = skin_of(&self.settings, self.smallest_radius);
                 self.stale = true;
             }
-            let budget = self.budget_of(reach::sweep_of(&desc, dt));
+            let budget = self.budget_of(desc.sweep_distance(dt));
             let width = self.width_of(budget);
             let p = desc.position;
             let owner = self.decomposition.owner(&p);

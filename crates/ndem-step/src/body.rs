@@ -39,6 +39,18 @@ pub struct BodyDesc {
 }
 
 impl BodyDesc {
+    /// `Δt (|v| + |ω| r_bound)`: how far any point of the body can travel
+    /// in a step of `dt` (zero for a static body), as
+    /// [`World::sweep_distances`] forms it for a world's bodies.
+    pub fn sweep_distance(&self, dt: f64) -> f64 {
+        sweep_distance(
+            self.motion,
+            &self.velocity,
+            self.shape.bounding_radius(),
+            dt,
+        )
+    }
+
     /// A dynamic body at rest.
     pub fn dynamic(shape: Shape, material: MaterialId, position: Vec3) -> Self {
         Self {
@@ -721,12 +733,8 @@ impl World {
     pub fn sweep_distances(&self, dt: f64, out: &mut Vec<f64>) {
         out.clear();
         out.extend((0..self.len()).map(|i| {
-            if self.motions()[i] == Motion::Static {
-                0.0
-            } else {
-                let v = &self.velocities()[i];
-                dt * (v.linear.norm() + v.angular.norm() * self.shapes()[i].bounding_radius())
-            }
+            let radius = self.shapes()[i].bounding_radius();
+            sweep_distance(self.motions()[i], &self.velocities()[i], radius, dt)
         }));
     }
 
@@ -972,3 +980,12 @@ fn default_mass(shape: &Shape, density: f64) -> Result<MassProperties, StepError
 
 #[cfg(test)]
 mod tests;
+
+/// `Δt (|v| + |ω| r)` for a body of bounding radius `r`, zero when static.
+fn sweep_distance(motion: Motion, v: &Velocity6, radius: f64, dt: f64) -> f64 {
+    if motion == Motion::Static {
+        0.0
+    } else {
+        dt * (v.linear.norm() + v.angular.norm() * radius)
+    }
+}

@@ -37,17 +37,21 @@ impl<C: Communicator> Domain<C> {
                 spent |= d + s >= self.budget[i];
             }
         }
-        self.sweep.clear();
-        self.sweep.extend_from_slice(sweep);
         let global = self
             .comm
             .max(&[moved, 2.0 * fastest, if spent { 1.0 } else { 0.0 }]);
         self.reach = global[1];
-        let fired = match self.settings.ghost_reach {
-            GhostReach::Uniform => 2.0 * global[0] + global[1] >= self.skin,
-            GhostReach::PerBody => global[2] > 0.0,
-        };
-        fired || self.stale
+        let fired = self.stale
+            || match self.settings.ghost_reach {
+                GhostReach::Uniform => 2.0 * global[0] + global[1] >= self.skin,
+                GhostReach::PerBody => global[2] > 0.0,
+            };
+        if fired {
+            // the budgets of the layout that follows
+            self.sweep.clear();
+            self.sweep.extend_from_slice(sweep);
+        }
+        fired
     }
 
     /// Whether the layout a rebuild would make now is the one in place, on
@@ -73,7 +77,7 @@ impl<C: Communicator> Domain<C> {
             return false;
         }
         if self.settings.ghost_reach == GhostReach::Uniform {
-            let budget = self.rebuild_budget(0);
+            let budget = self.budget_of(0.0);
             self.budget.iter_mut().for_each(|b| *b = budget);
         }
         self.reference.clear();
@@ -88,12 +92,10 @@ impl<C: Communicator> Domain<C> {
         self.kept
     }
 
-    /// The budget a rebuild gives owned particle `i` ([`GhostReach`]).
+    /// The budget a rebuild gives owned particle `i` ([`GhostReach`]),
+    /// from its sweep at the skin test that fired.
     pub(super) fn rebuild_budget(&self, i: usize) -> f64 {
-        match self.settings.ghost_reach {
-            GhostReach::Uniform => 0.5 * self.skin.max(self.reach),
-            GhostReach::PerBody => self.budget_of(self.sweep.get(i).copied().unwrap_or(0.0)),
-        }
+        self.budget_of(self.sweep.get(i).copied().unwrap_or(0.0))
     }
 
     /// The budget of a particle with sweep `sweep` \[m\] ([`GhostReach`]);
@@ -117,13 +119,8 @@ impl<C: Communicator> Domain<C> {
     /// rank 0 for a contact without a particle.
     pub fn contact_owner(&self, a: usize, b: usize) -> usize {
         let free = |i: usize| self.world.motions()[i] == Motion::Dynamic && !self.machine[i];
-        let budget = self.ownership_budgets();
-        let pick = |i: usize| if budget.is_empty() { 0.0 } else { budget[i] };
-        let (lo, hi) = (a.min(b), a.max(b));
-        let flags = [free(lo), free(hi)];
-        let budgets = [pick(lo), pick(hi)];
-        match deciding_body(&flags, if budget.is_empty() { &[] } else { &budgets }, 0, 1) {
-            Some(k) => match self.role[[lo, hi][k]] {
+        match deciding_body(free, self.ownership_budgets(), a, b) {
+            Some(k) => match self.role[k] {
                 Role::Ghost(s) => s,
                 Role::Owned | Role::Replicated => self.comm.rank(),
             },

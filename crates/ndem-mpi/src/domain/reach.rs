@@ -2,8 +2,6 @@
 //! (the reasoning is in the module docs of `layout`, beside the layout
 //! checks that use them).
 
-use ndem_step::{BodyDesc, Motion};
-
 /// How far each particle's ghosts reach (`docs/distributed.md`,
 /// "Ghost reach").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -33,25 +31,20 @@ pub enum GhostReach {
 /// thirds as many layout checks.
 pub(super) const SWEEPS_AHEAD: f64 = 8.0;
 
-/// How far any point of `desc` can travel in a step of `dt`, as
-/// [`ndem_step::World::sweep_distances`] forms it.
-pub(super) fn sweep_of(desc: &BodyDesc, dt: f64) -> f64 {
-    if desc.motion == Motion::Static {
-        return 0.0;
-    }
-    let v = &desc.velocity;
-    dt * (v.linear.norm() + v.angular.norm() * desc.shape.bounding_radius())
-}
-
 /// The local body whose owner owns a contact between local bodies `a` and
-/// `b`: of two particles (`free`), the one with the smaller reach budget
+/// `b`: of two particles (`free(i)`), the one with the smaller reach budget
 /// (`budget`, whose owner holds both bodies: `crate::GhostReach`), the
 /// lower on a tie or without budgets (local order is global order); the
 /// particle of a contact with one; `None` when neither is one (rank 0
 /// owns the contact).
-pub(crate) fn deciding_body(free: &[bool], budget: &[f64], a: usize, b: usize) -> Option<usize> {
+pub(crate) fn deciding_body(
+    free: impl Fn(usize) -> bool,
+    budget: &[f64],
+    a: usize,
+    b: usize,
+) -> Option<usize> {
     let (lo, hi) = (a.min(b), a.max(b));
-    match (free[lo], free[hi]) {
+    match (free(lo), free(hi)) {
         (true, true) if !budget.is_empty() && budget[hi] < budget[lo] => Some(hi),
         (true, _) => Some(lo),
         (false, true) => Some(hi),

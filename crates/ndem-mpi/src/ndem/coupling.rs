@@ -32,7 +32,7 @@ impl Plan {
     /// The local body whose owner owns a contact between local bodies `a`
     /// and `b` ([`deciding_body`]).
     pub(super) fn deciding_body(&self, a: usize, b: usize) -> Option<usize> {
-        deciding_body(&self.free, &self.budget, a, b)
+        deciding_body(|i| self.free[i], &self.budget, a, b)
     }
 
     /// Whether `rank` owns the contact between local bodies `a` and `b`
@@ -52,7 +52,7 @@ pub(super) fn owns(
     a: usize,
     b: usize,
 ) -> bool {
-    match deciding_body(free, budget, a, b) {
+    match deciding_body(|i| free[i], budget, a, b) {
         Some(i) => role[i] == Role::Owned,
         None => rank == 0,
     }
