@@ -7,7 +7,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ndem_math::{Material, Vec3};
 use ndem_smooth::{SmoothSettings, SmoothStepper};
-use ndem_step::{BodyDesc, MaterialId, World};
+use ndem_step::{MaterialId, World};
 use std::hint::black_box;
 
 /// Hexagonal close packing (ABAB layers of triangular lattices) of
@@ -31,8 +31,7 @@ fn packing() -> World {
                 let x = ox + i as f64 * d + if j % 2 == 1 { 0.5 * d } else { 0.0 };
                 let y = oy + j as f64 * row;
                 let p = Vec3::new(x, y, 0.999 * r + k as f64 * layer);
-                w.add_body(BodyDesc::sphere(r, MaterialId::from_index(0), p).unwrap())
-                    .unwrap();
+                w.add_sphere(r, MaterialId::from_index(0), p).unwrap();
             }
         }
     }

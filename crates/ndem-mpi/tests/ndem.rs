@@ -250,7 +250,7 @@ fn a_prescribed_motion_moves_the_plate_as_on_one_rank() {
     for i in 0..8 {
         let p = Vec3::new(0.0, 0.0, 0.11 + 0.01 * i as f64);
         scene
-            .add_body(BodyDesc::sphere(0.005, MaterialId::from_index(0), p).unwrap())
+            .add_sphere(0.005, MaterialId::from_index(0), p)
             .unwrap();
     }
     let sink = KinematicMotion::starting_at(
@@ -306,7 +306,7 @@ fn thin_subdomains_are_a_typed_error() {
     for i in 0..4 {
         let p = Vec3::new(0.0, 0.0, 0.005 + 0.009 * i as f64);
         packed
-            .add_body(BodyDesc::sphere(0.005, MaterialId::from_index(0), p).unwrap())
+            .add_sphere(0.005, MaterialId::from_index(0), p)
             .unwrap();
     }
     let err = run_on_threads(4, |comm| {

@@ -251,13 +251,10 @@ fn dropped_sphere_splits_the_top_locally() {
     let r = 0.0065;
     let top = w.positions()[25].z;
     let ball = w
-        .add_body(
-            BodyDesc::sphere(
-                r,
-                MaterialId::from_index(0),
-                Vec3::new(0.0, 0.0, top + 2.0 * r + 0.05),
-            )
-            .unwrap(),
+        .add_sphere(
+            r,
+            MaterialId::from_index(0),
+            Vec3::new(0.0, 0.0, top + 2.0 * r + 0.05),
         )
         .unwrap();
     let mut split_at = None;
@@ -470,9 +467,7 @@ fn spheres_falling_apart_do_not_merge() {
     let r = 0.0065;
     for i in 0..4 {
         let x = Vec3::new(i as f64 * (2.0 * r + 1e-3), 0.0, 0.5);
-        let b = w
-            .add_body(BodyDesc::sphere(r, MaterialId::from_index(0), x).unwrap())
-            .unwrap();
+        let b = w.add_sphere(r, MaterialId::from_index(0), x).unwrap();
         w.set_velocity(b, Velocity6::new(Vec3::new(0.0, 0.0, -2.0), Vec3::zeros()))
             .unwrap();
     }
@@ -729,11 +724,8 @@ fn jointed_body_merged_with_its_load_is_driven_by_its_joint() {
     let mut load = Vec::new();
     for (x, y) in [(-0.02, -0.02), (0.02, -0.02), (-0.02, 0.02), (0.02, 0.02)] {
         load.push(
-            w.add_body(
-                BodyDesc::sphere(r, MaterialId::from_index(0), Vec3::new(x, y, 0.5 + h.z + r))
-                    .unwrap(),
-            )
-            .unwrap(),
+            w.add_sphere(r, MaterialId::from_index(0), Vec3::new(x, y, 0.5 + h.z + r))
+                .unwrap(),
         );
     }
     let motor = Motor {

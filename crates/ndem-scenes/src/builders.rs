@@ -209,11 +209,7 @@ pub fn drum(spec: DrumSpec) -> Result<Scene, SceneError> {
                 let y = -half_width + 0.5 * s + j as f64 * s;
                 let r = if placed % 2 == 0 { 0.5 * D } else { 0.5 * D2 };
                 let jitter = Vec3::new(rng.range(-0.005, 0.005), 0.0, rng.range(-0.005, 0.005)) * D;
-                world.add_body(BodyDesc::sphere(
-                    r,
-                    MaterialId::from_index(0),
-                    Vec3::new(x, y, z) + jitter,
-                )?)?;
+                world.add_sphere(r, MaterialId::from_index(0), Vec3::new(x, y, z) + jitter)?;
                 placed += 1;
             }
         }

@@ -129,7 +129,7 @@ pub fn collapse_cube(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneE
             (j as f64 + 0.5) * spacing + rng.range(-jitter, jitter),
             (layer as f64 + 0.5) * spacing,
         );
-        world.add_body(BodyDesc::sphere(0.5 * d, MaterialId::from_index(0), p)?)?;
+        world.add_sphere(0.5 * d, MaterialId::from_index(0), p)?;
     }
     let settings = StepSettings {
         contact_law: ContactLaw::LinearPerMaterial,

@@ -694,7 +694,7 @@ fn add_bed(
                 y0 + margin_y + (iy as f64 + 0.5) * spacing + rng.range(-jitter, jitter),
                 z + 0.5 * spacing,
             );
-            world.add_body(BodyDesc::sphere(0.5 * d, MaterialId::from_index(0), p)?)?;
+            world.add_sphere(0.5 * d, MaterialId::from_index(0), p)?;
         }
         z += spacing;
     }

@@ -336,13 +336,19 @@ mod threshold {
     }
 }
 
-/// The model-reduction paper's drum sensor "at the lift height" (section
-/// 4): where the material carried up by the drum wall reaches its highest
-/// point. The wall lifts on the side where `Ω × r` points up (x < 0 for
-/// Ω > 0 about +y, the drum of [`crate::builders::drum`]); the sensor is a
-/// box 8d × 8d across the drum's full width, centred on the highest
-/// dynamic body on that side of `world` (call it once the flow is
-/// established). `None` when no dynamic body is on that side.
+/// The model-reduction paper's drum sensor "around the estimated lift
+/// height" (section 4): a horizontal band at the height where the
+/// material carried up by the drum wall reaches its highest point, across
+/// the whole lifting half of the drum. The wall lifts on the side where
+/// `Ω × r` points up (x < 0 for Ω > 0 about +y, the drum of
+/// [`crate::builders::drum`]); the band is a box 8d high, from the drum's
+/// axis to its wall along x and across its full width, centred in height
+/// on the highest dynamic body on that side of `world` (call it once the
+/// flow is established). Every member that the wall lifts to that height
+/// passes through the band, whatever its distance from the axis, so a
+/// rigid aggregate co-rotating with the wall is freed where it rises past
+/// the lift height instead of being carried over it. `None` when no
+/// dynamic body is on that side.
 pub fn drum_lift_sensor(
     world: &ndem_step::World,
     spec: &crate::builders::DrumSpec,
@@ -355,11 +361,12 @@ pub fn drum_lift_sensor(
         })
         .map(|i| world.positions()[i])
         .max_by(|a, b| a.z.total_cmp(&b.z))?;
+    let quarter = 0.25 * spec.diameter_d * D;
     Some(SensorSplit {
         shape: ndem_collide::Shape::Box {
-            half_extents: Vec3::new(4.0 * D, 0.5 * spec.width_d * D + D, 4.0 * D),
+            half_extents: Vec3::new(quarter, 0.5 * spec.width_d * D + D, 4.0 * D),
         },
-        position: Vec3::new(top.x, 0.0, top.z),
+        position: Vec3::new(side * quarter, 0.0, top.z),
         orientation: Quat::identity(),
     })
 }

@@ -116,7 +116,7 @@ pub fn triaxial(spec: TriaxialSpec) -> Result<Scene, SceneError> {
     let thickness = 0.5 * D;
     let (walls, joints) = add_walls(&mut world, ground.index(), (side, thickness), &spec)?;
     for (c, r) in centres.iter().zip(&radii) {
-        world.add_body(BodyDesc::sphere(*r, MaterialId::from_index(0), *c)?)?;
+        world.add_sphere(*r, MaterialId::from_index(0), *c)?;
     }
     // shear until the final axial strain of a sample about 15 % shorter
     // than the loose one

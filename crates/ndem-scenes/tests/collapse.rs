@@ -8,7 +8,7 @@ use ndem_scenes::collapse::{
     CollapseSpec, SETTLE_TIME, collapse_cube, collapse_scene, surface_angle,
 };
 use ndem_scenes::{SceneError, SceneFile};
-use ndem_step::{BodyDesc, MaterialId, World};
+use ndem_step::{MaterialId, World};
 
 #[test]
 fn collapse_cube_holds_the_papers_particles_behind_a_gate() {
@@ -43,20 +43,14 @@ fn surface_angle_of_a_known_slope() {
             // a column of spheres up to the surface
             let mut z = 0.5 * D;
             while z + 0.5 * D <= top {
-                w.add_body(
-                    BodyDesc::sphere(0.5 * D, MaterialId::from_index(0), Vec3::new(x, 0.0, z))
-                        .unwrap(),
-                )
-                .unwrap();
+                w.add_sphere(0.5 * D, MaterialId::from_index(0), Vec3::new(x, 0.0, z))
+                    .unwrap();
                 z += D;
             }
-            w.add_body(
-                BodyDesc::sphere(
-                    0.5 * D,
-                    MaterialId::from_index(0),
-                    Vec3::new(x, 0.0, top - 0.5 * D),
-                )
-                .unwrap(),
+            w.add_sphere(
+                0.5 * D,
+                MaterialId::from_index(0),
+                Vec3::new(x, 0.0, top - 0.5 * D),
             )
             .unwrap();
         }

@@ -28,13 +28,10 @@ fn belt(width_d: f64) -> ConveyorBelt {
 fn column(w: &mut World, x: f64, y: f64, belt_top: f64, surface: f64) {
     let mut z = surface - 0.5 * D;
     while z > 0.0 {
-        w.add_body(
-            BodyDesc::sphere(
-                0.5 * D,
-                MaterialId::from_index(0),
-                Vec3::new(x, y, belt_top + z),
-            )
-            .unwrap(),
+        w.add_sphere(
+            0.5 * D,
+            MaterialId::from_index(0),
+            Vec3::new(x, y, belt_top + z),
         )
         .unwrap();
         z -= D;
@@ -63,13 +60,10 @@ fn heap_angle_returns_the_flank_angle() {
             }
         }
         // a heap elsewhere along the belt does not count
-        w.add_body(
-            BodyDesc::sphere(
-                0.5 * D,
-                MaterialId::from_index(0),
-                Vec3::new(0.1, 0.0, b.top + 0.3),
-            )
-            .unwrap(),
+        w.add_sphere(
+            0.5 * D,
+            MaterialId::from_index(0),
+            Vec3::new(0.1, 0.0, b.top + 0.3),
         )
         .unwrap();
         let theta = heap_angle(&w, &b);

@@ -4,7 +4,7 @@ use ndem_collide::Shape;
 use ndem_math::{Material, Vec3};
 use ndem_scenes::builders::{D, DrumSpec, drum};
 use ndem_scenes::measure::drum_surface_angle;
-use ndem_step::{BodyDesc, MaterialId, World};
+use ndem_step::{MaterialId, World};
 
 /// A tilted flat layer of spheres in the drum's cross-section: the
 /// surface angle over the central D/2 returns the tilt. Sphere centres sit
@@ -20,25 +20,19 @@ fn drum_surface_angle_returns_the_tilt_of_a_flat_surface() {
         for k in 0..20 {
             let x = -0.25 * diameter + (k as f64 + 0.5) * D;
             for depth in 0..3 {
-                w.add_body(
-                    BodyDesc::sphere(
-                        0.5 * D,
-                        MaterialId::from_index(0),
-                        Vec3::new(x, 0.0, x * slope - 0.5 * D - depth as f64 * D),
-                    )
-                    .unwrap(),
+                w.add_sphere(
+                    0.5 * D,
+                    MaterialId::from_index(0),
+                    Vec3::new(x, 0.0, x * slope - 0.5 * D - depth as f64 * D),
                 )
                 .unwrap();
             }
         }
         // particles outside the window do not count
-        w.add_body(
-            BodyDesc::sphere(
-                0.5 * D,
-                MaterialId::from_index(0),
-                Vec3::new(0.3 * diameter, 0.0, 1.0),
-            )
-            .unwrap(),
+        w.add_sphere(
+            0.5 * D,
+            MaterialId::from_index(0),
+            Vec3::new(0.3 * diameter, 0.0, 1.0),
         )
         .unwrap();
         let theta = drum_surface_angle(&w, Vec3::zeros(), diameter, D);
@@ -124,15 +118,15 @@ fn drum_stiffness_must_be_positive() {
     assert!(e.contains("drum.linear_stiffness"), "{e}");
 }
 
-/// The lift sensor sits on the side where the wall moves up (x < 0 for
-/// Ω > 0 about +y), at the highest particle there; none without particles.
+/// The lift sensor is a band on the side where the wall moves up (x < 0
+/// for Ω > 0 about +y), centred in height on the highest particle there
+/// and reaching from the drum's axis to its wall; none without particles.
 #[test]
-fn drum_lift_sensor_is_on_the_lifting_side() {
+fn drum_lift_sensor_is_a_band_across_the_lifting_side() {
     use ndem_scenes::reduction::drum_lift_sensor;
     let spec = small_drum();
     let scene = drum(spec).unwrap();
     let s = drum_lift_sensor(&scene.world, &spec).unwrap();
-    assert!(s.position.x < 0.0);
     let highest = (0..scene.world.len())
         .filter(|&i| {
             scene.world.motions()[i] == ndem_step::Motion::Dynamic
@@ -141,17 +135,21 @@ fn drum_lift_sensor_is_on_the_lifting_side() {
         .map(|i| scene.world.positions()[i].z)
         .fold(f64::NEG_INFINITY, f64::max);
     assert_eq!(s.position.z, highest);
+    let Shape::Box { half_extents: h } = s.shape else {
+        panic!("a box: {:?}", s.shape);
+    };
+    let radius = 0.5 * spec.diameter_d * D;
+    // from the axis to the wall along x, the full width along y, 8d high
+    assert_eq!(s.position.x - h.x, -radius);
+    assert_eq!(s.position.x + h.x, 0.0);
+    assert!(h.y > 0.5 * spec.width_d * D);
+    assert_eq!(h.z, 4.0 * D);
     let reversed = DrumSpec {
         omega: -spec.omega,
         ..spec
     };
-    assert!(
-        drum_lift_sensor(&scene.world, &reversed)
-            .unwrap()
-            .position
-            .x
-            > 0.0
-    );
+    let r = drum_lift_sensor(&scene.world, &reversed).unwrap();
+    assert_eq!(r.position.x, -s.position.x);
     let empty = World::new(vec![Material::default()], Vec3::new(0.0, 0.0, -9.81)).unwrap();
     assert!(drum_lift_sensor(&empty, &spec).is_none());
 }

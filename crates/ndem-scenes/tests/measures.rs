@@ -3,12 +3,12 @@
 
 use ndem_math::{Material, Vec3};
 use ndem_scenes::measure::*;
-use ndem_step::{BodyDesc, MaterialId, World};
+use ndem_step::{MaterialId, World};
 
 fn world() -> World {
     let mut w = World::on_floor(Material::default()).unwrap();
     for (r, z) in [(0.5, 0.5), (0.25, 2.0)] {
-        w.add_body(BodyDesc::sphere(r, MaterialId::from_index(0), Vec3::new(0.0, 0.0, z)).unwrap())
+        w.add_sphere(r, MaterialId::from_index(0), Vec3::new(0.0, 0.0, z))
             .unwrap();
     }
     w
@@ -68,8 +68,7 @@ fn cone(theta_deg: f64) -> World {
             }
             // the column's top sphere with its top on the cone
             let p = Vec3::new(x, y, height - r);
-            w.add_body(BodyDesc::sphere(r, MaterialId::from_index(0), p).unwrap())
-                .unwrap();
+            w.add_sphere(r, MaterialId::from_index(0), p).unwrap();
         }
     }
     w

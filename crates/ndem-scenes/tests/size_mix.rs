@@ -27,7 +27,7 @@ fn column_with(small: usize) -> Scene {
     for k in 0..small {
         let at = Vec3::new(1.0 + 0.002 * k as f64, 0.0, 0.0005);
         world
-            .add_body(BodyDesc::sphere(0.0005, MaterialId::from_index(0), at).unwrap())
+            .add_sphere(0.0005, MaterialId::from_index(0), at)
             .unwrap();
     }
     scene.world = world;

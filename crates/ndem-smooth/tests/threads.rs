@@ -36,8 +36,7 @@ fn bed() -> World {
             -0.042 + 0.014 * iy as f64,
             0.008 + 0.013 * iz as f64,
         );
-        w.add_body(BodyDesc::sphere(r, MaterialId::from_index(0), p).unwrap())
-            .unwrap();
+        w.add_sphere(r, MaterialId::from_index(0), p).unwrap();
     }
     w
 }

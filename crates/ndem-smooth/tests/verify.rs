@@ -69,7 +69,7 @@ fn too_large_time_step_is_refused() {
 #[test]
 fn rolling_dashpot_damps_twist_as_model_c() {
     use ndem_math::{Material, PairProperties, Vec3, Velocity6};
-    use ndem_step::{BodyDesc, World};
+    use ndem_step::World;
     let m = Material::default();
     let r: f64 = 0.005;
     let mut world = World::on_floor(m).unwrap();
@@ -79,9 +79,7 @@ fn rolling_dashpot_damps_twist_as_model_c() {
         .hertz_stiffness();
     let delta = (mass * 9.81 / kn).powf(2.0 / 3.0);
     world
-        .add_body(
-            BodyDesc::sphere(r, MaterialId::from_index(0), Vec3::new(0.0, 0.0, r - delta)).unwrap(),
-        )
+        .add_sphere(r, MaterialId::from_index(0), Vec3::new(0.0, 0.0, r - delta))
         .unwrap();
     let ring = |eta_r: f64| -> Vec<f64> {
         let mut w = world.clone();

@@ -9,7 +9,7 @@ use crate::SolveError;
 use crate::metrics::ResidualEvaluator;
 use crate::problem::{ClampTo, ContactProblem, FrictionSet, project_record};
 use crate::solver::{
-    EarlyStop, IterationClock, IterationRecord, SolveReport, SolveTask, Solver, Stopping,
+    IterationClock, IterationRecord, SolveReport, SolveTask, Solver, Stopping, SweepCount,
     check_finite_iterate,
 };
 use ndem_math::SettingError;
@@ -230,7 +230,7 @@ impl Solver for ProjectedJacobi {
         let mut clock = IterationClock::start();
         self.prepare(problem);
         let stopping = self.settings.stopping;
-        let mut stalled = false;
+        let mut count = SweepCount::default();
         let mut schedule = crate::solver::CheckSchedule::new();
         let m = problem.contact_rows().count();
         let omega = self.settings.relaxation;
@@ -239,8 +239,6 @@ impl Solver for ProjectedJacobi {
         // start from a consistent velocity
         self.rebuild_velocity(problem, lambda, velocity);
         let initial_residuals = self.evaluator.stats(problem, lambda, Some(velocity));
-        let mut iterations = 0;
-        let mut last = 0.0;
         for it in 0..self.settings.stopping.max_iterations {
             {
                 let vel: &[Velocity6] = velocity;
@@ -301,8 +299,8 @@ impl Solver for ProjectedJacobi {
             check_finite_iterate("jacobi", &self.next, it + 1)?;
             lambda.copy_from_slice(&self.next);
             self.rebuild_velocity(problem, lambda, velocity);
-            iterations = it + 1;
-            last = max_corr;
+            let iterations = it + 1;
+            count.done(iterations, max_corr);
             clock.observe(
                 observer,
                 IterationRecord::untimed(
@@ -314,27 +312,15 @@ impl Solver for ProjectedJacobi {
                 ),
             );
             // corrections are ω times the residual
-            match schedule.decide(&stopping, max_corr / omega, iterations, || {
+            let decision = schedule.decide(&stopping, max_corr / omega, iterations, || {
                 self.evaluator.stats(problem, lambda, Some(velocity)).max
-            }) {
-                EarlyStop::Continue => {}
-                EarlyStop::Converged => break,
-                EarlyStop::Stalled => {
-                    stalled = true;
-                    break;
-                }
+            });
+            if count.ends(decision) {
+                break;
             }
         }
         let residuals = self.evaluator.stats(problem, lambda, Some(velocity));
-        Ok(SolveReport::judged(
-            "jacobi",
-            residuals,
-            initial_residuals,
-            stopping.tolerance,
-            stalled,
-            iterations,
-            last,
-        ))
+        Ok(count.report("jacobi", (residuals, initial_residuals), stopping.tolerance))
     }
 
     fn name(&self) -> &'static str {

@@ -13,8 +13,8 @@ use crate::problem::{
     ClampTo, ContactProblem, ContactRecord, ContactSide, FrictionSet, TangentialCoefficients,
 };
 use crate::solver::{
-    CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
-    SolveTask, Solver, StartVelocity, Stopping, check_finite_iterate,
+    CheckSchedule, ContactOrder, IterationClock, IterationRecord, SolveReport, SolveTask, Solver,
+    StartVelocity, Stopping, SweepCount, check_finite_iterate,
 };
 pub use hubs::HubRows;
 pub(crate) use mode::SweepMode;

@@ -41,8 +41,8 @@ use crate::metrics::{ResidualEvaluator, RowSums};
 use crate::pgs::{PgsSettings, PgsVariant, ProjectedGaussSeidel};
 use crate::problem::ContactProblem;
 use crate::solver::{
-    CheckSchedule, ContactOrder, EarlyStop, IterationClock, IterationRecord, SolveReport,
-    SolveTask, Solver, Stopping,
+    CheckSchedule, ContactOrder, IterationClock, IterationRecord, SolveReport, SolveTask, Solver,
+    Stopping, SweepCount,
 };
 use ndem_math::SettingError;
 use ndem_math::Velocity6;
@@ -327,7 +327,7 @@ impl Solver for SubdomainPgs {
             PgsVariant::RowWise => 1,
             PgsVariant::Blocked => crate::pgs::BLOCK_INNER_SWEEPS,
         };
-        let (mut iterations, mut last_update, mut stalled) = (0, 0.0, false);
+        let mut count = SweepCount::default();
         let mut schedule = CheckSchedule::new();
         // the subdomains' largest corrections are combined every sweep (a
         // maximum, with their finiteness): formed, and formed exactly, as
@@ -352,8 +352,8 @@ impl Solver for SubdomainPgs {
             }
             let mut outcome = [corr, if finite { 0.0 } else { 1.0 }];
             self.coupling.max(&mut outcome);
-            iterations = it + 1;
-            last_update = outcome[0];
+            let (iterations, last_update) = (it + 1, outcome[0]);
+            count.done(iterations, last_update);
             if outcome[1] > 0.0 {
                 // every subdomain stops here: the one that diverged names
                 // its row, the others the first row of the problem
@@ -377,26 +377,13 @@ impl Solver for SubdomainPgs {
             let decision = schedule.decide(&stopping, last_update, iterations, || {
                 self.global_sums(problem, lambda, velocity).finish().max
             });
-            match decision {
-                EarlyStop::Continue => {}
-                EarlyStop::Converged => break,
-                EarlyStop::Stalled => {
-                    stalled = true;
-                    break;
-                }
+            if count.ends(decision) {
+                break;
             }
         }
         self.coupling.share_impulses(problem, &self.owned, lambda);
         let residuals = self.honest_sums(problem, lambda).finish();
-        Ok(SolveReport::judged(
-            name,
-            residuals,
-            initial_residuals,
-            stopping.tolerance,
-            stalled,
-            iterations,
-            last_update,
-        ))
+        Ok(count.report(name, (residuals, initial_residuals), stopping.tolerance))
     }
 
     fn name(&self) -> &'static str {

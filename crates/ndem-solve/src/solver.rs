@@ -771,6 +771,59 @@ impl CheckSchedule {
     }
 }
 
+/// What a sweep solver's loop carries into its report: the iterations
+/// done, the last one's progress measure and whether the loop stalled.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SweepCount {
+    /// Completed iterations.
+    pub(crate) iterations: usize,
+    /// The last iteration's progress measure.
+    pub(crate) last_update: f64,
+    /// The loop stopped on [`EarlyStop::Stalled`].
+    pub(crate) stalled: bool,
+}
+
+impl SweepCount {
+    /// Iteration number `iterations` (1 after the first) is done with
+    /// progress measure `update`.
+    pub(crate) fn done(&mut self, iterations: usize, update: f64) {
+        self.iterations = iterations;
+        self.last_update = update;
+    }
+
+    /// Whether `decision` ends the loop: converged, or stalled (remembered
+    /// for the report).
+    pub(crate) fn ends(&mut self, decision: EarlyStop) -> bool {
+        match decision {
+            EarlyStop::Continue => false,
+            EarlyStop::Converged => true,
+            EarlyStop::Stalled => {
+                self.stalled = true;
+                true
+            }
+        }
+    }
+
+    /// The solve's report ([`SolveReport::judged`]) from the residuals of
+    /// the returned `λ` and of the start.
+    pub(crate) fn report(
+        &self,
+        solver: &'static str,
+        (residuals, initial): (ResidualStats, ResidualStats),
+        tolerance: f64,
+    ) -> SolveReport {
+        SolveReport::judged(
+            solver,
+            residuals,
+            initial,
+            tolerance,
+            self.stalled,
+            self.iterations,
+            self.last_update,
+        )
+    }
+}
+
 /// What [`CheckSchedule::decide`] says after an iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EarlyStop {

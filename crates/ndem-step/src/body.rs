@@ -383,6 +383,21 @@ impl World {
         Ok(self.push_body(desc, checked))
     }
 
+    /// Adds one dynamic sphere of `radius` and `material` at rest at
+    /// `position` ([`BodyDesc::sphere`], [`World::add_body`]).
+    pub fn add_sphere(
+        &mut self,
+        radius: f64,
+        material: MaterialId,
+        position: Vec3,
+    ) -> Result<BodyId, StepError> {
+        self.add_body(BodyDesc::dynamic(
+            Shape::sphere(radius)?,
+            material,
+            position,
+        ))
+    }
+
     /// Adds bodies after checking all of them: either every body is added
     /// or none is, and the error names the first that fails by the index it
     /// would have had. The per-body vectors grow as `push` grows them, so

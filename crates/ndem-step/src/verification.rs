@@ -163,11 +163,7 @@ pub fn drop_rebound(restitution: f64) -> Result<CaseResult, StepError> {
     };
     let mut world = World::on_floor(material)?;
     let r = 0.0065;
-    let ball = world.add_body(BodyDesc::sphere(
-        r,
-        MaterialId::from_index(0),
-        Vec3::new(0.0, 0.0, 0.2 + r),
-    )?)?;
+    let ball = world.add_sphere(r, MaterialId::from_index(0), Vec3::new(0.0, 0.0, 0.2 + r))?;
     let settings = StepSettings {
         margin: 0.015,
         ..StepSettings::default()

@@ -50,7 +50,7 @@ fn pile(seed: u64) -> World {
             -0.03 + 0.016 * iy as f64 + 0.002 * rnd(),
             0.01 + 0.016 * iz as f64,
         );
-        w.add_body(BodyDesc::sphere(0.005 + 0.0015 * rnd(), MaterialId::from_index(0), p).unwrap())
+        w.add_sphere(0.005 + 0.0015 * rnd(), MaterialId::from_index(0), p)
             .unwrap();
     }
     w
@@ -171,9 +171,7 @@ fn kinematic_wall_pushes_and_static_floor_stays() {
     wall.velocity = Velocity6::new(Vec3::new(0.1, 0.0, 0.0), Vec3::zeros());
     let wall = w.add_body(wall).unwrap();
     let ball = w
-        .add_body(
-            BodyDesc::sphere(0.005, MaterialId::from_index(0), Vec3::new(0.0, 0.0, 0.005)).unwrap(),
-        )
+        .add_sphere(0.005, MaterialId::from_index(0), Vec3::new(0.0, 0.0, 0.005))
         .unwrap();
     let mut st = Stepper::with_pgs(StepSettings::default(), 50).unwrap();
     for _ in 0..200 {
@@ -199,13 +197,10 @@ fn conveyor_surface_velocity_carries_a_sphere() {
     w.add_body(belt.with_surface_velocity(Vec3::new(0.2, 0.0, 0.0)))
         .unwrap();
     let ball = w
-        .add_body(
-            BodyDesc::sphere(
-                0.0065,
-                MaterialId::from_index(0),
-                Vec3::new(0.0, 0.0, 0.0065),
-            )
-            .unwrap(),
+        .add_sphere(
+            0.0065,
+            MaterialId::from_index(0),
+            Vec3::new(0.0, 0.0, 0.0065),
         )
         .unwrap();
     let mut st = Stepper::with_pgs(StepSettings::default(), 100).unwrap();
@@ -439,7 +434,7 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
         }))
     ));
     assert!(matches!(
-        w.add_body(BodyDesc::sphere(0.01, MaterialId::from_index(3), Vec3::zeros()).unwrap()),
+        w.add_sphere(0.01, MaterialId::from_index(3), Vec3::zeros()),
         Err(StepError::UnknownMaterial { .. })
     ));
     assert!(
@@ -453,13 +448,10 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
         .is_err()
     );
     assert!(matches!(
-        w.add_body(
-            BodyDesc::sphere(
-                0.01,
-                MaterialId::from_index(0),
-                Vec3::new(f64::INFINITY, 0.0, 0.0)
-            )
-            .unwrap()
+        w.add_sphere(
+            0.01,
+            MaterialId::from_index(0),
+            Vec3::new(f64::INFINITY, 0.0, 0.0)
         ),
         Err(StepError::NonFiniteState {
             field: "position",
@@ -727,13 +719,10 @@ fn impact_solver_is_pluggable() {
     };
     let mut world = World::on_floor(material).unwrap();
     let ball = world
-        .add_body(
-            BodyDesc::sphere(
-                0.0065,
-                MaterialId::from_index(0),
-                Vec3::new(0.0, 0.0, 0.2065),
-            )
-            .unwrap(),
+        .add_sphere(
+            0.0065,
+            MaterialId::from_index(0),
+            Vec3::new(0.0, 0.0, 0.2065),
         )
         .unwrap();
     let settings = StepSettings {
@@ -773,10 +762,8 @@ fn impact_solver_is_pluggable() {
 fn a_body_far_away_does_not_overflow_the_grid() {
     let mut w = World::on_floor(Material::default()).unwrap();
     for x in [0.0, 0.02, -1e308] {
-        w.add_body(
-            BodyDesc::sphere(0.005, MaterialId::from_index(0), Vec3::new(x, 0.0, 0.005)).unwrap(),
-        )
-        .unwrap();
+        w.add_sphere(0.005, MaterialId::from_index(0), Vec3::new(x, 0.0, 0.005))
+            .unwrap();
     }
     let mut stepper = Stepper::new(StepSettings::default(), pgs(50), Box::new(ColdStart)).unwrap();
     for _ in 0..3 {
@@ -827,13 +814,10 @@ fn column_hit_from_above(n: usize, r: f64, gap: f64, speed: f64) -> World {
     w.add_sphere_stack(r, MaterialId::from_index(0), [1, 1, n])
         .unwrap();
     let top = w
-        .add_body(
-            BodyDesc::sphere(
-                r,
-                MaterialId::from_index(0),
-                Vec3::new(0.0, 0.0, r + 2.0 * r * n as f64 + gap),
-            )
-            .unwrap(),
+        .add_sphere(
+            r,
+            MaterialId::from_index(0),
+            Vec3::new(0.0, 0.0, r + 2.0 * r * n as f64 + gap),
         )
         .unwrap();
     w.set_velocity(
@@ -951,15 +935,11 @@ proptest::proptest! {
 fn overlap_max_is_the_deepest_contact_relative_to_its_radius() {
     let mut w = World::on_floor(Material::default()).unwrap();
     // 0.01 m into the floor: δ/R = 0.1
-    w.add_body(
-        BodyDesc::sphere(0.1, MaterialId::from_index(0), Vec3::new(0.0, 0.0, 0.09)).unwrap(),
-    )
-    .unwrap();
+    w.add_sphere(0.1, MaterialId::from_index(0), Vec3::new(0.0, 0.0, 0.09))
+        .unwrap();
     // centres 0.13 m apart, radii 0.1 and 0.05: δ = 0.02 m, δ/R = 0.4
-    w.add_body(
-        BodyDesc::sphere(0.05, MaterialId::from_index(0), Vec3::new(0.0, 0.0, 0.22)).unwrap(),
-    )
-    .unwrap();
+    w.add_sphere(0.05, MaterialId::from_index(0), Vec3::new(0.0, 0.0, 0.22))
+        .unwrap();
     let mut st = Stepper::new(
         StepSettings::default(),
         pgs(25),
@@ -984,7 +964,7 @@ fn overlap_max_is_the_deepest_contact_relative_to_its_radius() {
     // no contact: 0
     let mut empty = World::new(vec![Material::default()], Vec3::zeros()).unwrap();
     empty
-        .add_body(BodyDesc::sphere(0.1, MaterialId::from_index(0), Vec3::zeros()).unwrap())
+        .add_sphere(0.1, MaterialId::from_index(0), Vec3::zeros())
         .unwrap();
     let mut st = Stepper::new(StepSettings::default(), pgs(25), Box::new(ColdStart)).unwrap();
     assert_eq!(st.step(&mut empty).unwrap().overlap_max, 0.0);

@@ -14,9 +14,7 @@ impl Solver for ProjectedGaussSeidel {
         let mut direct = self.prepare_direct(problem);
         let hubs = self.prepare_hubs(problem);
         let stopping = self.settings.stopping;
-        let mut iterations = 0;
-        let mut last_update = 0.0;
-        let mut stalled = false;
+        let mut count = SweepCount::default();
         let mut schedule = CheckSchedule::new();
         let passes = self.settings.variant.passes();
         self.current = Current {
@@ -66,8 +64,8 @@ impl Solver for ProjectedGaussSeidel {
             if was_direct && !direct {
                 name = self.iterative_name();
             }
-            iterations = it + 1;
-            last_update = max_corr;
+            let iterations = it + 1;
+            count.done(iterations, max_corr);
             if !finite || wants_iterates {
                 self.sync_slices(velocity);
             }
@@ -97,31 +95,18 @@ impl Solver for ProjectedGaussSeidel {
             } else {
                 schedule.decide(&stopping, max_corr, iterations, residual)
             };
-            match decision {
-                EarlyStop::Continue => {}
-                EarlyStop::Converged => break,
-                EarlyStop::Stalled => {
-                    stalled = true;
-                    break;
-                }
+            if count.ends(decision) {
+                break;
             }
             it += 1;
         }
         // a check after the last sweep already evaluated this λ
         let residuals = match checked {
-            Some((at, stats)) if at == iterations => stats,
+            Some((at, stats)) if at == count.iterations => stats,
             _ => self.honest_stats(problem, lambda, velocity),
         };
         self.sync_slices(velocity);
-        Ok(SolveReport::judged(
-            name,
-            residuals,
-            initial_residuals,
-            stopping.tolerance,
-            stalled,
-            iterations,
-            last_update,
-        ))
+        Ok(count.report(name, (residuals, initial_residuals), stopping.tolerance))
     }
 
     fn name(&self) -> &'static str {
