@@ -20,7 +20,7 @@ use ndem_scenes::excavator::{
     ExcavatorSpec, HeightMap, Machine, bucket_fill, excavator_with_machine,
 };
 use ndem_solve::SolverStatus;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -59,6 +59,11 @@ struct RunChoice {
     name: &'static str,
     warm: WarmStartChoice,
     reduce: bool,
+    /// With `reduce`: the bucket carries its load merged
+    /// (`ReductionSettings::carried_loads`), and its sensor is removed once
+    /// the bucket stops digging (the end of the curl), so that the load in
+    /// it is no longer held resolved.
+    carry: bool,
 }
 
 fn simulate(
@@ -80,6 +85,7 @@ fn simulate(
                 position: scene.world.position(bucket),
                 orientation: ndem_math::Quat::identity(),
             }],
+            carried_loads: choice.carry,
             ..ndem_reduce::ReductionSettings::default()
         });
     }
@@ -94,11 +100,10 @@ fn simulate(
             .partition_point(|&x| x <= t)
             .saturating_sub(1)
     };
-    let lift_end = schedule.times[schedule
-        .phases
-        .iter()
-        .position(|p| p == "lift")
-        .unwrap_or(0)];
+    let pose_time =
+        |phase: &str| schedule.times[schedule.phases.iter().position(|p| p == phase).unwrap_or(0)];
+    let lift_end = pose_time("lift");
+    let dig_end = choice.carry.then(|| pose_time("curl"));
     let mut forces = Vec::with_capacity(steps);
     let mut before = None;
     let mut fill_after_lift = (0, 0.0, 0.0);
@@ -112,10 +117,16 @@ fn simulate(
     let mut failure = None;
     let mut done = 0;
     for k in 0..steps {
-        if let Some(r) = stepper.hooks_as::<ndem_reduce::Reducer>() {
-            let at = scene.world.position(bucket);
-            r.move_sensor(0, at, ndem_math::Quat::identity())
-                .map_err(|e| e.to_string())?;
+        if let Some(r) = stepper.hooks_as::<ndem_reduce::Reducer>()
+            && !r.settings().sensors.is_empty()
+        {
+            if dig_end.is_some_and(|t| k as f64 * dt >= t) {
+                r.remove_sensor(0).map_err(|e| e.to_string())?;
+            } else {
+                let at = scene.world.position(bucket);
+                r.move_sensor(0, at, ndem_math::Quat::identity())
+                    .map_err(|e| e.to_string())?;
+            }
         }
         let st = match scene.step(&mut stepper) {
             Ok(st) => st,
@@ -378,14 +389,30 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     };
     let timing = opts.args.iter().any(|a| a == "timing");
     let reduce = opts.args.iter().any(|a| a == "reduce");
-    let choice = |name, warm, reduce| RunChoice { name, warm, reduce };
+    let carry = opts.args.iter().any(|a| a == "carry");
+    if carry && !reduce {
+        return Err("`excavator carry` adds a run to `reduce`: `excavator reduce carry`".into());
+    }
+    let choice = |name, warm, reduce| RunChoice {
+        name,
+        warm,
+        reduce,
+        carry: false,
+    };
     let runs_wanted: Vec<RunChoice> = if timing {
         vec![choice("warm", WarmStartChoice::History, false)]
     } else if reduce {
-        vec![
+        let mut runs = vec![
             choice("warm", WarmStartChoice::History, false),
             choice("warm-reduced", WarmStartChoice::History, true),
-        ]
+        ];
+        if carry {
+            runs.push(RunChoice {
+                carry: true,
+                ..choice("warm-reduced-carried", WarmStartChoice::History, true)
+            });
+        }
+        runs
     } else {
         vec![
             choice("cold", WarmStartChoice::Cold, false),
@@ -466,18 +493,25 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         6,
         1.0,
     )?;
-    let comparison = if reduce && runs.len() == 2 {
-        let (full, reduced) = (&runs[0], &runs[1]);
+    let comparison = if reduce && runs.len() >= 2 {
+        let full = &runs[0];
         let drag = |r: &Run| phase_mean(r, &machine, "drag", 4);
         let (fl, _) = full.before.changes(&full.after);
-        let (rl, _) = reduced.before.changes(&reduced.after);
-        Some(json!({
-            "speed_up_full_over_reduced_wall": (full.wall / full.simulated) / (reduced.wall / reduced.simulated),
-            "mean_reduction_level": reduced.mean_level,
-            "drag_force_reduced_over_full": drag(reduced) / drag(full),
-            "lowered_volume_reduced_over_full": rl / fl,
-            "bucket_fill_after_lift_reduced_over_full": reduced.fill_after_lift.2 / full.fill_after_lift.2,
-        }))
+        let by_run: serde_json::Map<String, Value> = runs[1..]
+            .iter()
+            .map(|reduced| {
+                let (rl, _) = reduced.before.changes(&reduced.after);
+                let figures = json!({
+                    "speed_up_full_over_reduced_wall": (full.wall / full.simulated) / (reduced.wall / reduced.simulated),
+                    "mean_reduction_level": reduced.mean_level,
+                    "drag_force_reduced_over_full": drag(reduced) / drag(full),
+                    "lowered_volume_reduced_over_full": rl / fl,
+                    "bucket_fill_after_lift_reduced_over_full": reduced.fill_after_lift.2 / full.fill_after_lift.2,
+                });
+                (reduced.name.to_string(), figures)
+            })
+            .collect();
+        Some(Value::Object(by_run))
     } else if runs.len() == 2 {
         let (c, w) = (&runs[0], &runs[1]);
         let drag = |r: &Run| phase_mean(r, &machine, "drag", 4);
@@ -564,7 +598,9 @@ fn report_md(summary: &serde_json::Value) -> String {
     }
     if summary["reduction_comparison"].as_bool() == Some(true) {
         let _ = writeln!(s, "\n## Model reduction (model-reduction paper, Fig. 1)\n");
-        let _ = writeln!(s, "| quantity | reduced / full |\n|---|---|");
+        let reduced: Vec<(&String, &Value)> = c.as_object().into_iter().flatten().collect();
+        let names: Vec<String> = reduced.iter().map(|(n, _)| format!("{n} / full")).collect();
+        report::table_header(&mut s, &format!("quantity | {}", names.join(" | ")));
         for (label, key) in [
             (
                 "wall time speed-up (full / reduced)",
@@ -581,11 +617,11 @@ fn report_md(summary: &serde_json::Value) -> String {
                 "bucket_fill_after_lift_reduced_over_full",
             ),
         ] {
-            let _ = writeln!(
-                s,
-                "| {label} | {:.3} |",
-                c[key].as_f64().unwrap_or(f64::NAN)
-            );
+            let cells: Vec<String> = reduced
+                .iter()
+                .map(|(_, r)| format!("{:.3}", r[key].as_f64().unwrap_or(f64::NAN)))
+                .collect();
+            let _ = writeln!(s, "| {label} | {} |", cells.join(" | "));
         }
         return s;
     }

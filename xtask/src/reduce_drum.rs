@@ -259,6 +259,7 @@ fn write_summary(
         "run_s": seconds,
         "average_over_last_s": average,
         "lift_sensor_position_m": [sensor.position.x, sensor.position.y, sensor.position.z],
+        "lift_sensor": "a box 8d high across the lifting half of the drum and its full width, centred in height on the highest particle there",
     });
     crate::runs::write_paired_summary(&opts.out, summary, runs, (failures, alone))?;
     let mut md = report::heading("Rotating drum (model-reduction paper, Table 3)", opts.quick);
@@ -266,8 +267,8 @@ fn write_summary(
         md,
         "{} bi-disperse particles, D = {}d, width {}d, Ω = {} rad/s, frictionless end caps, linear k_n = 3 kN/m, \
          Δt = 5 ms. One revolution at N_it = 150, then each run for {seconds} s; θ (surface over the central D/2) and h \
-         averaged over the last {average} s (mean ± sd of samples every {SAMPLE} s). Lift sensor (cs-150): box 8d × 8d \
-         at x = {:.3} m, z = {:.3} m. Load: {}.\n",
+         averaged over the last {average} s (mean ± sd of samples every {SAMPLE} s). Lift sensor (cs-150): a band 8d high \
+         across the lifting half (from the axis to the wall), centred at x = {:.3} m, z = {:.3} m. Load: {}.\n",
         spec.particles,
         spec.diameter_d,
         spec.width_d,

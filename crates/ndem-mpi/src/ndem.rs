@@ -496,6 +496,11 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             "trial_split.depth",
             "the partial trial solve finds an aggregate's layers in one process's contacts; distributed runs solve the whole unfolded model",
         )?;
+        MpiError::require(
+            !settings.carried_loads,
+            "carried_loads",
+            "distributed runs merge particles only; machines carry their load merged in one process",
+        )?;
         let rank = self.domain.comm().rank();
         let reducer = reduce::DistributedReducer::new(
             self.domain.comm().clone(),

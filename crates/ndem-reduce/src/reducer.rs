@@ -2,10 +2,12 @@
 //! (adaptive-model-reduction paper, Algorithm 1, lines 6 and 13), and the
 //! explicit merge/split API that shares the same machinery.
 
+mod carried;
+
 use crate::aggregate::{aggregate_state, attach_members, place_aggregate_body};
 use crate::criteria::{contact_split_event, merge_passes, out_of_balance, trial_velocity_event};
 use crate::hooks::ReductionPasses;
-use crate::settings::ReductionSettings;
+use crate::settings::{ReductionSettings, SensorSplit};
 use crate::trial::{external_load, held_members, partial_problem, trial_start, whole_problem};
 use crate::{ReduceError, ReductionStats};
 use ndem_collide::{ContactSet, Shape};
@@ -127,6 +129,19 @@ impl Reducer {
         orientation: ndem_math::Quat,
     ) -> Result<(), ReduceError> {
         self.settings.move_sensor(index, position, orientation)
+    }
+
+    /// Removes sensor `index` (a machine part's sensor once the part stops
+    /// digging); the later sensors' indices fall by one. Errors on a
+    /// missing sensor.
+    pub fn remove_sensor(&mut self, index: usize) -> Result<SensorSplit, ReduceError> {
+        if index >= self.settings.sensors.len() {
+            return Err(ReduceError::InvalidSettings {
+                field: "sensors",
+                reason: "no sensor with this index",
+            });
+        }
+        Ok(self.settings.sensors.remove(index))
     }
 
     /// Statistics of the last step.
@@ -513,6 +528,9 @@ impl ReductionPasses for Reducer {
                 touched[ca] = true;
                 touched[cb] = true;
             }
+        }
+        if self.settings.carried_loads {
+            self.join_carried_loads(world, solved, &node, &mut touched);
         }
         // groups of nodes by root, in increasing order of their smallest node
         let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();

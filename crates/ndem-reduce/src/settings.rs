@@ -190,6 +190,16 @@ pub struct ReductionSettings {
     /// collapse: "the particles are left to come to rest before model
     /// reduction is applied"); 0 merges from the first step.
     pub start_time: f64,
+    /// Machines carry their load merged: a merge group (free particles
+    /// and aggregates) whose only touching contacts outside the group
+    /// are merge-passing contacts with one jointed body (an excavator's
+    /// bucket, or the aggregate that already holds it) joins that body's
+    /// aggregate. A group that also touches anything else (the bed, the
+    /// ground, a wall, another group, a second machine part) stays apart,
+    /// so a bucket resting in a bed never drags the bed along. Off by
+    /// default (the paper leaves merge conditions for articulated bodies
+    /// open).
+    pub carried_loads: bool,
 }
 
 impl Default for ReductionSettings {
@@ -202,6 +212,7 @@ impl Default for ReductionSettings {
             sensors: Vec::new(),
             min_aggregate_size: 2,
             start_time: 0.0,
+            carried_loads: false,
         }
     }
 }

@@ -319,7 +319,7 @@ fn sensor_frees_exactly_the_members_inside() {
 
 /// A sensor moved with `Reducer::move_sensor` (one that follows a machine
 /// part) frees the members at its new place, exactly, and a bad index or
-/// pose is a typed error.
+/// pose is a typed error; once removed, it frees nothing.
 #[test]
 fn moved_sensor_frees_the_members_at_its_new_place() {
     let (mut w, mut st) = settled_column();
@@ -364,6 +364,19 @@ fn moved_sensor_frees_the_members_at_its_new_place() {
     let freed: Vec<usize> = (1..=25).filter(|&i| !w.is_member(i)).collect();
     assert!(!expected.is_empty());
     assert_eq!(freed, expected);
+    // removed (`Reducer::remove_sensor`): the freed members, at rest, merge
+    // back in the next step; a second removal is a typed error
+    let reducer = st.hooks_as::<Reducer>().unwrap();
+    assert_eq!(reducer.remove_sensor(0).unwrap().position, at);
+    assert!(matches!(
+        reducer.remove_sensor(0),
+        Err(ReduceError::InvalidSettings {
+            field: "sensors",
+            ..
+        })
+    ));
+    st.step(&mut w).unwrap();
+    assert!((1..=25).all(|i| w.is_member(i)));
 }
 
 /// A 5×5×3 block of spheres (d = 13 mm, Table 1) settled on a floor.

@@ -731,10 +731,14 @@ impl HeightMap {
             .enumerate()
             .skip(machine.first_particle.index())
         {
+            // particles only: an aggregate body of model reduction has no
+            // shape of its own (its members are counted)
+            let Some(r) = shapes[i].sphere_radius() else {
+                continue;
+            };
             if p.x < x0 || p.x >= x1 || p.y < y0 || p.y >= y1 {
                 continue;
             }
-            let r = shapes[i].sphere_radius().unwrap_or(0.0);
             let ix = (((p.x - x0) / cell) as usize).min(nx - 1);
             let iy = (((p.y - y0) / cell) as usize).min(ny - 1);
             let v: &mut Option<f64> = &mut values[iy * nx + ix];
@@ -804,8 +808,12 @@ pub fn bucket_fill(world: &World, machine: &Machine) -> (usize, f64, f64) {
         .enumerate()
         .skip(machine.first_particle.index())
     {
+        // particles only: an aggregate body of model reduction carries its
+        // members' mass, which they count themselves
+        let Some(r) = shapes[i].sphere_radius() else {
+            continue;
+        };
         if machine.bucket_frame.contains(pb, qb, *p) {
-            let r = shapes[i].sphere_radius().unwrap_or(0.0);
             n += 1;
             volume += std::f64::consts::PI * 4.0 / 3.0 * r.powi(3);
             mass += masses[i].map_or(0.0, |m| m.mass);

@@ -193,6 +193,8 @@ pub struct ReductionSpec {
     pub min_aggregate_size: usize,
     /// Simulated time before which nothing merges \[s\].
     pub start_time: f64,
+    /// Jointed bodies take the load that rests on them alone.
+    pub carried_loads: bool,
 }
 
 impl Default for ReductionSpec {
@@ -204,6 +206,7 @@ impl Default for ReductionSpec {
             sensors: Vec::new(),
             min_aggregate_size: 2,
             start_time: 0.0,
+            carried_loads: false,
         }
     }
 }
@@ -230,6 +233,7 @@ impl ReductionSpec {
             sensors,
             min_aggregate_size: self.min_aggregate_size,
             start_time: self.start_time,
+            carried_loads: self.carried_loads,
         };
         settings.validate().map_err(|e| match e {
             ndem_reduce::ReduceError::InvalidSettings { field, reason } => SceneError::Invalid {
@@ -267,6 +271,7 @@ impl ReductionSpec {
                 .collect(),
             min_aggregate_size: settings.min_aggregate_size,
             start_time: settings.start_time,
+            carried_loads: settings.carried_loads,
         }
     }
 }

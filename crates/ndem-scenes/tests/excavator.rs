@@ -154,3 +154,34 @@ fn bucket_contacts_are_no_softer_than_the_particles() {
     );
     assert!(against_steel.effective_modulus <= e / (1.0 - 0.3f64.powi(2)));
 }
+
+/// The bucket fill and the height map count particles only: an aggregate
+/// body of model reduction (no shape, its members' mass) placed in the
+/// scoop and above the trench changes neither.
+#[test]
+fn fill_and_heights_count_particles_not_aggregate_bodies() {
+    use ndem_math::Vec3;
+    use ndem_reduce::{Reducer, ReductionSettings};
+    use ndem_scenes::excavator::{HeightMap, bucket_fill};
+    let (mut scene, machine) = excavator_with_machine(ExcavatorSpec::quick()).unwrap();
+    let first = machine.first_particle.index();
+    let w = &mut scene.world;
+    let fill = bucket_fill(w, &machine);
+    let heights = HeightMap::measure(w, &machine, 0.1);
+    let mut reducer = Reducer::new(ReductionSettings::default()).unwrap();
+    let pair = [first, first + 1].map(ndem_step::BodyId::from_index);
+    let id = reducer.merge_bodies(w, &pair).unwrap();
+    let body = reducer.aggregates().find(|(i, _)| *i == id).unwrap().1.body;
+    let body = ndem_step::BodyId::from_index(body);
+    let bucket = machine.bodies[4];
+    let f = machine.bucket_frame;
+    let inside = f.pin + 0.5 * (f.tip - f.pin) + 0.5 * f.depth * f.mouth;
+    let at = w.position(bucket) + w.orientation(bucket) * inside;
+    assert!(f.contains(w.position(bucket), w.orientation(bucket), at));
+    w.set_position(body, at).unwrap();
+    assert_eq!(bucket_fill(w, &machine), fill);
+    let ([x0, x1, y0, y1], _) = machine.trench;
+    let above = Vec3::new(0.5 * (x0 + x1), 0.5 * (y0 + y1), 1.0);
+    w.set_position(body, above).unwrap();
+    assert_eq!(HeightMap::measure(w, &machine, 0.1).values, heights.values);
+}

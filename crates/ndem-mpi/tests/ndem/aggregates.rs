@@ -271,36 +271,37 @@ fn a_sensor_moved_onto_the_bed_splits_alike_on_every_rank_count() {
 }
 
 /// The partial trial solve (`TrialSplit::depth`) finds an aggregate's
-/// layers in one process's contacts: a distributed run refuses it with a
-/// typed error naming the field, on any rank count.
+/// layers in one process's contacts, and carried loads merge particles
+/// into machine parts: a distributed run refuses either with a typed
+/// error naming the field, on any rank count.
 #[test]
-fn a_partial_trial_is_refused_naming_its_field() {
+fn settings_a_distributed_run_cannot_follow_are_refused_naming_their_field() {
     let (settled, _) = settled_bed();
-    let reduction = ReductionSettings {
+    let partial = ReductionSettings {
         trial_split: Some(TrialSplit {
             depth: Some(2),
             ..TrialSplit::default()
         }),
         ..ReductionSettings::default()
     };
+    let carried = ReductionSettings {
+        carried_loads: true,
+        ..ReductionSettings::default()
+    };
     let s = settings(1e-6, 3000);
-    for ranks in [1, 2] {
-        let out = run_on_threads(ranks, |comm| {
-            let mut run = DistributedNdem::new(comm, settled, s).unwrap();
-            run.set_reduction(reduction.clone(), ReducerState::default())
-                .err()
-        });
-        for e in out {
-            assert!(
-                matches!(
-                    e,
-                    Some(MpiError::InvalidSettings {
-                        field: "trial_split.depth",
-                        ..
-                    })
-                ),
-                "{ranks} ranks: {e:?}"
-            );
+    for (reduction, field) in [(partial, "trial_split.depth"), (carried, "carried_loads")] {
+        for ranks in [1, 2] {
+            let out = run_on_threads(ranks, |comm| {
+                let mut run = DistributedNdem::new(comm, settled, s).unwrap();
+                run.set_reduction(reduction.clone(), ReducerState::default())
+                    .err()
+            });
+            for e in out {
+                assert!(
+                    matches!(&e, Some(MpiError::InvalidSettings { field: f, .. }) if *f == field),
+                    "{field}, {ranks} ranks: {e:?}"
+                );
+            }
         }
     }
 }
