@@ -189,7 +189,11 @@ fn simulate(
     }
     let _ = SolverStatus::Converged;
     let after = HeightMap::measure(&scene.world, &machine, CELL);
-    let particles = scene.world.len() - machine.first_particle.index();
+    // spheres only: model reduction's aggregate bodies follow the particles
+    let particles = scene.world.shapes()[machine.first_particle.index()..]
+        .iter()
+        .filter(|s| s.sphere_radius().is_some())
+        .count();
     Ok((
         Run {
             name,
