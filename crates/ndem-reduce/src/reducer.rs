@@ -342,22 +342,15 @@ impl Reducer {
     /// A body the merge graph joins: a free particle outside every split
     /// sensor (sensor regions stay resolved: the sensor would free it again
     /// before the next solve), or an aggregate body without jointed
-    /// members.
-    fn is_node(&self, world: &World, body: usize) -> bool {
+    /// members (`jointed`, [`jointed_bodies`]).
+    fn is_node(&self, world: &World, jointed: &[bool], body: usize) -> bool {
         if let Some(id) = self.aggregate_of(body) {
-            // an aggregate holding a jointed body (a bucket with its load,
-            // merged explicitly) is left to the explicit API: merged with a
+            // an aggregate holding a jointed body (a bucket with its load)
+            // grows only through the explicit API and, with
+            // `carried_loads`, by loads resting on it alone: merged with a
             // resting bed it would drag the bed with the machine, and no
             // contact event could split them again
-            let joints = world.joints();
-            return joints.is_empty()
-                || self.aggregates[id].as_ref().is_some_and(|a| {
-                    !a.members.iter().any(|&m| {
-                        joints.iter().any(|j| {
-                            j.body_a == BodyId::from_index(m) || j.body_b == BodyId::from_index(m)
-                        })
-                    })
-                });
+            return !self.holds_jointed(id, jointed);
         }
         !world.is_member(body)
             && self.particle_at(world, body)
@@ -367,6 +360,14 @@ impl Reducer {
                     world.shapes()[body].bounding_radius(),
                 )
             })
+    }
+
+    /// Whether aggregate `id` has a jointed member (`jointed`,
+    /// [`jointed_bodies`]).
+    fn holds_jointed(&self, id: usize, jointed: &[bool]) -> bool {
+        self.aggregates[id]
+            .as_ref()
+            .is_some_and(|a| a.members.iter().any(|&m| jointed[m]))
     }
 
     /// Trial-solve split (see [`crate::TrialSplit`]): marks in `split` the
@@ -506,7 +507,8 @@ impl ReductionPasses for Reducer {
         let mut touched = vec![false; n];
         // once per step: which bodies the merge graph joins (an aggregate's
         // test visits its members, so not once per contact)
-        let node: Vec<bool> = (0..n).map(|b| self.is_node(world, b)).collect();
+        let jointed = jointed_bodies(world);
+        let node: Vec<bool> = (0..n).map(|b| self.is_node(world, &jointed, b)).collect();
         for c in solved.contacts.iter() {
             let (a, b) = (c.body_a(), c.body_b());
             let (ca, cb) = (world.carrier(a), world.carrier(b));
@@ -530,7 +532,7 @@ impl ReductionPasses for Reducer {
             }
         }
         if self.settings.carried_loads {
-            self.join_carried_loads(world, solved, &node, &mut touched);
+            self.join_carried_loads(world, solved, (&node, &jointed), &mut touched);
         }
         // groups of nodes by root, in increasing order of their smallest node
         let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -685,6 +687,16 @@ impl ReductionPasses for Reducer {
 crate::reduction_hooks!(impl for Reducer);
 
 /// The checks of [`Reducer::restore`].
+/// Which bodies of `world` a joint names.
+fn jointed_bodies(world: &World) -> Vec<bool> {
+    let mut jointed = vec![false; world.len()];
+    for j in world.joints() {
+        jointed[j.body_a.index()] = true;
+        jointed[j.body_b.index()] = true;
+    }
+    jointed
+}
+
 fn check_state(state: &ReducerState, world: &World) -> Result<(), ReduceError> {
     let n = world.len();
     let invalid = |field, index, reason| ReduceError::InvalidState {

@@ -391,11 +391,7 @@ impl World {
         material: MaterialId,
         position: Vec3,
     ) -> Result<BodyId, StepError> {
-        self.add_body(BodyDesc::dynamic(
-            Shape::sphere(radius)?,
-            material,
-            position,
-        ))
+        self.add_body(BodyDesc::sphere(radius, material, position)?)
     }
 
     /// Adds bodies after checking all of them: either every body is added

@@ -33,19 +33,13 @@ impl Support {
 
 impl Reducer {
     /// Which carrier bodies are machine parts a load may merge into: a
-    /// free dynamic body with geometry and a joint, or the aggregate body
-    /// that holds one. `None` when the world has no jointed body.
-    fn machine_parts(&self, world: &World) -> Option<Vec<bool>> {
-        let n = world.len();
-        let mut jointed = vec![false; n];
-        for j in world.joints() {
-            jointed[j.body_a.index()] = true;
-            jointed[j.body_b.index()] = true;
-        }
+    /// free dynamic body with geometry and a joint (`jointed`), or the
+    /// aggregate body that holds one. `None` when no body is jointed.
+    fn machine_parts(&self, world: &World, jointed: &[bool]) -> Option<Vec<bool>> {
         if !jointed.contains(&true) {
             return None;
         }
-        let mut part: Vec<bool> = (0..n)
+        let mut part: Vec<bool> = (0..world.len())
             .map(|b| {
                 jointed[b]
                     && !world.is_member(b)
@@ -53,8 +47,8 @@ impl Reducer {
                     && !matches!(world.shapes()[b], Shape::Empty)
             })
             .collect();
-        for (_, a) in self.live() {
-            if a.members.iter().any(|&m| jointed[m]) {
+        for (id, a) in self.live() {
+            if self.holds_jointed(id, jointed) {
                 part[a.body] = true;
             }
         }
@@ -65,15 +59,16 @@ impl Reducer {
     /// lone node) whose touching contacts outside it all pass the merge
     /// tests and reach one machine part is joined with that part; both are
     /// marked in `touched`. Contacts that do not touch (speculative ones)
-    /// neither support nor hold a group apart.
+    /// neither support nor hold a group apart. `node` and `jointed` are
+    /// the merge step's nodes and jointed bodies.
     pub(super) fn join_carried_loads(
         &mut self,
         world: &World,
         solved: &SolvedView<'_>,
-        node: &[bool],
+        (node, jointed): (&[bool], &[bool]),
         touched: &mut [bool],
     ) {
-        let Some(part) = self.machine_parts(world) else {
+        let Some(part) = self.machine_parts(world, jointed) else {
             return;
         };
         let n = world.len();
