@@ -1,4 +1,4 @@
-//! `cargo xtask excavator [--quick] [timing]`: the warm-starting paper's
+//! `cargo xtask excavator [--quick] [timing] [coloured]`: the warm-starting paper's
 //! excavator (section 5, Figs. 18-19) dug with cold and with history warm
 //! starting at Δt = 2.5 ms, N_it = 25 (PGS for the particles, the direct
 //! block for the machine).
@@ -10,16 +10,18 @@
 //! `summary.json` and `report.md` with the paper's figures beside ours.
 //! `timing` runs only the warm start over the settling and the first
 //! second of the cycle, to measure the cost per simulated second (at paper
-//! scale without `--quick`).
+//! scale without `--quick`). `coloured` sweeps the contacts in the coloured
+//! order on every core (`pgs-direct-coloured`): with `timing` the one run
+//! uses it; alone it adds a run with it beside the scene's `pgs-direct` and
+//! compares the two.
 
 use crate::SuiteOptions;
 use crate::plot::{self, Axes, Field, Series};
 use crate::report::{self, Progress, SuiteResult};
-use ndem_scenes::WarmStartChoice;
 use ndem_scenes::excavator::{
     ExcavatorSpec, HeightMap, Machine, bucket_fill, excavator_with_machine,
 };
-use ndem_solve::SolverStatus;
+use ndem_scenes::{SolverChoice, WarmStartChoice};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -58,6 +60,7 @@ struct Run {
 struct RunChoice {
     name: &'static str,
     warm: WarmStartChoice,
+    solver: SolverChoice,
     reduce: bool,
     /// With `reduce`: the bucket carries its load merged
     /// (`ReductionSettings::carried_loads`), and its sensor is removed once
@@ -70,10 +73,16 @@ fn simulate(
     spec: ExcavatorSpec,
     choice: RunChoice,
     until: Option<f64>,
+    alone: bool,
 ) -> SuiteResult<(Run, Machine)> {
     let name = choice.name;
     let (mut scene, machine) = excavator_with_machine(spec).map_err(|e| e.to_string())?;
     scene.warm_start = choice.warm;
+    scene.solver = choice.solver;
+    if !alone {
+        // the runs share the 2 cores: one thread each (the same result)
+        scene.threads = 1;
+    }
     let bucket = machine.bodies[4];
     if choice.reduce {
         // a sensor that moves with the bucket keeps the material around
@@ -187,7 +196,6 @@ fn simulate(
             );
         }
     }
-    let _ = SolverStatus::Converged;
     let after = HeightMap::measure(&scene.world, &machine, CELL);
     // spheres only: model reduction's aggregate bodies follow the particles
     let particles = scene.world.shapes()[machine.first_particle.index()..]
@@ -214,6 +222,30 @@ fn simulate(
         },
         machine,
     ))
+}
+
+/// Every run after the first against the first: wall time per simulated
+/// second, the drag phase's arm-cylinder force, the lowered volume and the
+/// bucket fill after the lift, as ratios, and the mean reduction level.
+fn against_first(runs: &[Run], machine: &Machine) -> Value {
+    let first = &runs[0];
+    let drag = |r: &Run| phase_mean(r, machine, "drag", 4);
+    let (first_lowered, _) = first.before.changes(&first.after);
+    let by_run: serde_json::Map<String, Value> = runs[1..]
+        .iter()
+        .map(|run| {
+            let (lowered, _) = run.before.changes(&run.after);
+            let figures = json!({
+                "speed_up_first_over_this_wall": (first.wall / first.simulated) / (run.wall / run.simulated),
+                "mean_reduction_level": run.mean_level,
+                "drag_force_over_first": drag(run) / drag(first),
+                "lowered_volume_over_first": lowered / first_lowered,
+                "bucket_fill_after_lift_over_first": run.fill_after_lift.2 / first.fill_after_lift.2,
+            });
+            (run.name.to_string(), figures)
+        })
+        .collect();
+    Value::Object(by_run)
 }
 
 /// `column` over the rows whose phase is `phase` (none when the schedule
@@ -394,17 +426,35 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let timing = opts.args.iter().any(|a| a == "timing");
     let reduce = opts.args.iter().any(|a| a == "reduce");
     let carry = opts.args.iter().any(|a| a == "carry");
+    let coloured = opts.args.iter().any(|a| a == "coloured");
     if carry && !reduce {
         return Err("`excavator carry` adds a run to `reduce`: `excavator reduce carry`".into());
+    }
+    if coloured && reduce {
+        return Err("`excavator coloured` goes with `timing` or alone, not with `reduce`".into());
     }
     let choice = |name, warm, reduce| RunChoice {
         name,
         warm,
+        solver: SolverChoice::PgsDirect,
         reduce,
         carry: false,
     };
-    let runs_wanted: Vec<RunChoice> = if timing {
+    let runs_wanted: Vec<RunChoice> = if timing && coloured {
+        vec![RunChoice {
+            solver: SolverChoice::PgsDirectColoured,
+            ..choice("warm-coloured", WarmStartChoice::History, false)
+        }]
+    } else if timing {
         vec![choice("warm", WarmStartChoice::History, false)]
+    } else if coloured {
+        vec![
+            choice("warm", WarmStartChoice::History, false),
+            RunChoice {
+                solver: SolverChoice::PgsDirectColoured,
+                ..choice("warm-coloured", WarmStartChoice::History, false)
+            },
+        ]
     } else if reduce {
         let mut runs = vec![
             choice("warm", WarmStartChoice::History, false),
@@ -425,12 +475,13 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     };
     let until = timing.then_some(spec.settle_time + 1.0);
     let mut progress = Progress::new("excavator", runs_wanted.len());
-    // the cold and warm runs share nothing: one thread each (their wall
-    // times then include the other's load; `timing` runs alone)
+    let alone = runs_wanted.len() == 1;
+    // the runs share nothing: one thread each (their wall times then
+    // include the others' load; `timing` runs alone, on every core)
     let results: Vec<SuiteResult<(Run, Machine)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = runs_wanted
             .iter()
-            .map(|&c| scope.spawn(move || simulate(spec, c, until)))
+            .map(|&c| scope.spawn(move || simulate(spec, c, until, alone)))
             .collect();
         handles
             .into_iter()
@@ -497,25 +548,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         6,
         1.0,
     )?;
-    let comparison = if reduce && runs.len() >= 2 {
-        let full = &runs[0];
-        let drag = |r: &Run| phase_mean(r, &machine, "drag", 4);
-        let (fl, _) = full.before.changes(&full.after);
-        let by_run: serde_json::Map<String, Value> = runs[1..]
-            .iter()
-            .map(|reduced| {
-                let (rl, _) = reduced.before.changes(&reduced.after);
-                let figures = json!({
-                    "speed_up_full_over_reduced_wall": (full.wall / full.simulated) / (reduced.wall / reduced.simulated),
-                    "mean_reduction_level": reduced.mean_level,
-                    "drag_force_reduced_over_full": drag(reduced) / drag(full),
-                    "lowered_volume_reduced_over_full": rl / fl,
-                    "bucket_fill_after_lift_reduced_over_full": reduced.fill_after_lift.2 / full.fill_after_lift.2,
-                });
-                (reduced.name.to_string(), figures)
-            })
-            .collect();
-        Some(Value::Object(by_run))
+    let comparison = if (reduce || coloured) && runs.len() >= 2 {
+        Some(against_first(&runs, &machine))
     } else if runs.len() == 2 {
         let (c, w) = (&runs[0], &runs[1]);
         let drag = |r: &Run| phase_mean(r, &machine, "drag", 4);
@@ -535,10 +569,11 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         "quick": opts.quick,
         "timing_only": timing,
         "reduction_comparison": reduce,
+        "order_comparison": coloured && !timing,
         "trench_m": spec.trench,
         "dt_s": 2.5e-3,
         "iterations": 25,
-        "solver": "pgs-direct",
+        "solver": runs_wanted.iter().map(|c| c.solver.name()).collect::<Vec<_>>(),
         "schedule": {"phases": machine.schedule.phases, "times_s": machine.schedule.times},
         "runs": per_run,
         "failed_runs": failures,
@@ -549,7 +584,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             "displaced_volume_difference": "at least 30 %",
             "wall_per_simulated_s": "about 100 s on a 6-core Xeon X5690",
         },
-        "note": if timing { "one run alone" } else { "cold and warm ran concurrently on the 2 cores: wall times include each other's load" },
+        "note": if timing { "one run alone" } else { "the runs ran concurrently on the 2 cores, one thread each: wall times include each other's load" },
         "load_average": report::load_average(),
     });
     report::write_summary(&opts.out, &summary)?;
@@ -557,13 +592,51 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     Ok(failures.is_empty())
 }
 
+/// The report's table of every run against the first ([`against_first`]).
+fn comparison_md(s: &mut String, comparison: &Value, reduction: bool) {
+    let _ = if reduction {
+        writeln!(s, "\n## Model reduction (model-reduction paper, Fig. 1)\n")
+    } else {
+        writeln!(
+            s,
+            "\n## Coloured contact order (`pgs-direct-coloured`) against the given one (`pgs-direct`)\n"
+        )
+    };
+    let runs: Vec<(&String, &Value)> = comparison.as_object().into_iter().flatten().collect();
+    let first = if reduction { "full" } else { "warm" };
+    let names: Vec<String> = runs.iter().map(|(n, _)| format!("{n} / {first}")).collect();
+    report::table_header(s, &format!("quantity | {}", names.join(" | ")));
+    let mut rows = vec![(
+        "wall time speed-up (first run's time / this run's)",
+        "speed_up_first_over_this_wall",
+    )];
+    if reduction {
+        rows.push(("mean reduction level h", "mean_reduction_level"));
+    }
+    rows.extend([
+        ("drag-phase arm cylinder force", "drag_force_over_first"),
+        ("lowered volume", "lowered_volume_over_first"),
+        (
+            "bucket fill after lift",
+            "bucket_fill_after_lift_over_first",
+        ),
+    ]);
+    for (label, key) in rows {
+        let cells: Vec<String> = runs
+            .iter()
+            .map(|(_, r)| format!("{:.3}", r[key].as_f64().unwrap_or(f64::NAN)))
+            .collect();
+        let _ = writeln!(s, "| {label} | {} |", cells.join(" | "));
+    }
+}
+
 fn report_md(summary: &serde_json::Value) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Excavator (warm-starting paper, section 5)\n");
     let _ = writeln!(
         s,
-        "Trench {} m, Δt = 2.5 ms, N_it = 25, PGS for the particles with the direct block for the machine. Load: {}.\n",
-        summary["trench_m"], summary["load_average"]
+        "Trench {} m, Δt = 2.5 ms, N_it = 25, PGS for the particles with the direct block for the machine (solver by run: {}). Load: {}.\n",
+        summary["trench_m"], summary["solver"], summary["load_average"]
     );
     report::table_header(
         &mut s,
@@ -600,33 +673,9 @@ fn report_md(summary: &serde_json::Value) -> String {
     for f in summary["failed_runs"].as_array().into_iter().flatten() {
         let _ = writeln!(s, "\n**Failed run**: {}", f.as_str().unwrap_or(""));
     }
-    if summary["reduction_comparison"].as_bool() == Some(true) {
-        let _ = writeln!(s, "\n## Model reduction (model-reduction paper, Fig. 1)\n");
-        let reduced: Vec<(&String, &Value)> = c.as_object().into_iter().flatten().collect();
-        let names: Vec<String> = reduced.iter().map(|(n, _)| format!("{n} / full")).collect();
-        report::table_header(&mut s, &format!("quantity | {}", names.join(" | ")));
-        for (label, key) in [
-            (
-                "wall time speed-up (full / reduced)",
-                "speed_up_full_over_reduced_wall",
-            ),
-            ("mean reduction level h", "mean_reduction_level"),
-            (
-                "drag-phase arm cylinder force",
-                "drag_force_reduced_over_full",
-            ),
-            ("lowered volume", "lowered_volume_reduced_over_full"),
-            (
-                "bucket fill after lift",
-                "bucket_fill_after_lift_reduced_over_full",
-            ),
-        ] {
-            let cells: Vec<String> = reduced
-                .iter()
-                .map(|(_, r)| format!("{:.3}", r[key].as_f64().unwrap_or(f64::NAN)))
-                .collect();
-            let _ = writeln!(s, "| {label} | {} |", cells.join(" | "));
-        }
+    let reduction = summary["reduction_comparison"].as_bool() == Some(true);
+    if reduction || summary["order_comparison"].as_bool() == Some(true) {
+        comparison_md(&mut s, c, reduction);
         return s;
     }
     if summary["timing_only"].as_bool() == Some(true) {

@@ -71,7 +71,7 @@ suites:
               (speedup [tolerance|tolerance=X] [random] [hubs] [classes]: to a residual tolerance, on a settled random bed,
               with hub blocks, residuals per contact class)
   fclib [FILES...] every solver on FCLIB problems (default: the three of crates/ndem-fclib/tests/data and two generated ones); a file that cannot be read is a row of the report
-  excavator [timing|reduce [carry]]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction; carry: and a reduced run whose bucket carries its load merged)
+  excavator [timing|reduce [carry]|coloured]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction; carry: and a reduced run whose bucket carries its load merged; coloured: pgs-direct against pgs-direct-coloured, or with timing the timed run in the coloured order on every core)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic (--seed S: case k takes seed S + k, default 1)
   creep                a pile at rest: drift against iterations, warm start and time step
   peers [smooth [settled]|ndem [ours]]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed (--seed: another draw of it, default 11; `smooth settled`: the 10^5 bed settled for the full 1.5 s, not 2000 steps); the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer; `ndem ours`: without it)
@@ -268,7 +268,7 @@ fn check_words(suite: &str, words: &[String]) -> Result<(), String> {
                 )),
             };
         }
-        ("excavator", _) => &["timing", "reduce", "carry"],
+        ("excavator", _) => &["timing", "reduce", "carry", "coloured"],
         ("warmstart", Some("drum")) => &["drum", "frictional-caps"],
         ("reduce", Some("speedup")) => {
             let known = |w: &String| {
@@ -341,6 +341,7 @@ mod tests {
         for (suite, text) in [
             ("excavator", "timing"),
             ("excavator", "reduce"),
+            ("excavator", "timing coloured"),
             ("excavator", ""),
             ("warmstart", "drum frictional-caps"),
             ("warmstart", "column"),

@@ -182,7 +182,7 @@ fn build(start: &Start, opts: &DistributedOptions) -> Result<Run, MpiError> {
         step: scene.settings,
         pgs: PgsSettings {
             stopping: Stopping::iterations(scene.iterations.max(1)),
-            joints: if scene.solver == SolverChoice::PgsDirect {
+            joints: if scene.solver.solves_joints_directly() {
                 JointRows::Direct
             } else {
                 JointRows::Iterative
@@ -229,7 +229,11 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
         return Err("rank 0 could not prepare the output folder".into());
     }
     let mut run = build(&start, opts).map_err(|e| e.to_string())?;
-    let subdomain_pgs = [SolverChoice::Pgs, SolverChoice::PgsDirect];
+    let subdomain_pgs = [
+        SolverChoice::Pgs,
+        SolverChoice::PgsDirect,
+        SolverChoice::PgsDirectColoured,
+    ];
     if rank == 0 && !opts.smooth && !subdomain_pgs.contains(&start.scene.solver) {
         eprintln!(
             "note: distributed runs solve with pgs-subdomain; the scene's solver `{}` is not used",

@@ -315,12 +315,14 @@ fn describe(scene: &str, toml: bool) -> Result<(), Failure> {
 #[derive(clap::Args)]
 struct Overrides {
     /// Solver for the continuous stage: pgs, pgs-blocked, pgs-direct,
-    /// jacobi, apgd or pgs-coloured (PGS in the coloured contact order,
-    /// swept on --threads threads with the same result on any number).
+    /// jacobi, apgd, pgs-coloured (PGS in the coloured contact order,
+    /// swept on --threads threads with the same result on any number) or
+    /// pgs-direct-coloured (pgs-direct's joint solve with those sweeps).
     #[arg(long, value_parser = solver_choice)]
     solver: Option<SolverChoice>,
     /// Threads for the parts of a step that can use several (contact
-    /// detection, problem assembly, the pgs-coloured sweeps of 12 288
+    /// detection, problem assembly, the pgs-coloured and
+    /// pgs-direct-coloured sweeps of 12 288
     /// contacts or more); 0 for every core (the default of scene
     /// files). Results do not depend on it.
     #[arg(long)]
@@ -612,8 +614,13 @@ fn go(
     let threads = ndem::par::blocks::resolve_threads(s.threads);
     if threads > 1 && !s.solver.solves_on_threads() {
         say(format_args!(
-            "note: contact detection and assembly ran on up to {threads} threads (one per part of the work: fewer on a small scene); the `{}` solver swept on one (`--solver pgs-coloured` sweeps on all of them, in another contact order than `pgs`)\n",
-            s.solver.name()
+            "note: contact detection and assembly ran on up to {threads} threads (one per part of the work: fewer on a small scene); the `{}` solver swept on one (`--solver {}` sweeps on all of them, in another contact order)\n",
+            s.solver.name(),
+            if s.solver.solves_joints_directly() {
+                SolverChoice::PgsDirectColoured.name()
+            } else {
+                SolverChoice::PgsColoured.name()
+            }
         ))?;
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -624,12 +631,16 @@ fn go(
     }
     let split_from = ndem::solve::PgsSettings::default().parallel_min_contacts;
     if threads > 1
-        && s.solver == SolverChoice::PgsColoured
+        && matches!(
+            s.solver,
+            SolverChoice::PgsColoured | SolverChoice::PgsDirectColoured
+        )
         && summary.steps > 0
         && summary.max_contacts < split_from
     {
         say(format_args!(
-            "note: the pgs-coloured sweeps ran on one thread: no step had {split_from} contacts (at most {}; smaller problems are swept on one, `PgsSettings::parallel_min_contacts`); detection and assembly used {threads}\n",
+            "note: the {} sweeps ran on one thread: no step had {split_from} contacts (at most {}; smaller problems are swept on one, `PgsSettings::parallel_min_contacts`); detection and assembly used {threads}\n",
+            s.solver.name(),
             summary.max_contacts
         ))?;
     }

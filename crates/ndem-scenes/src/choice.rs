@@ -54,17 +54,23 @@ pub enum SolverChoice {
     /// threads: the same result on any number of threads (another order
     /// than [`SolverChoice::Pgs`], so not the same result as it).
     PgsColoured,
+    /// [`SolverChoice::PgsDirect`]'s split solver with the contacts swept
+    /// in the coloured order on the scene's threads (the joint block's
+    /// direct solve stays on one thread after each sweep): the same result
+    /// on any number of threads, not the same as `pgs-direct`'s.
+    PgsDirectColoured,
 }
 
 impl SolverChoice {
     /// Every choice, in the order of the docs.
-    pub const ALL: [SolverChoice; 6] = [
+    pub const ALL: [SolverChoice; 7] = [
         SolverChoice::Pgs,
         SolverChoice::PgsBlocked,
         SolverChoice::PgsDirect,
         SolverChoice::Jacobi,
         SolverChoice::Apgd,
         SolverChoice::PgsColoured,
+        SolverChoice::PgsDirectColoured,
     ];
 
     /// The choice called `name` ([`Self::name`]), or the error that lists
@@ -101,6 +107,10 @@ impl SolverChoice {
                 joints: JointRows::Direct,
                 ..PgsSettings::default()
             })?),
+            SolverChoice::PgsDirectColoured => Box::new(ProjectedGaussSeidel::new(PgsSettings {
+                joints: JointRows::Direct,
+                ..PgsSettings::coloured(stopping, threads)
+            })?),
             SolverChoice::Jacobi => Box::new(ProjectedJacobi::new(JacobiSettings {
                 stopping,
                 threads,
@@ -114,24 +124,39 @@ impl SolverChoice {
     }
 
     /// Whether the continuous-stage solve itself uses several threads
-    /// (`pgs-coloured` and `jacobi` on the scene's threads); the
+    /// (`pgs-coloured`, `pgs-direct-coloured` and `jacobi` on the scene's
+    /// threads); the
     /// other choices solve on one thread whatever the scene's `threads`,
     /// which then serve detection and assembly only.
     pub fn solves_on_threads(self) -> bool {
-        matches!(self, SolverChoice::PgsColoured | SolverChoice::Jacobi)
+        matches!(
+            self,
+            SolverChoice::PgsColoured | SolverChoice::PgsDirectColoured | SolverChoice::Jacobi
+        )
+    }
+
+    /// Whether the choice solves the joint rows directly after each sweep
+    /// (`pgs-direct`, `pgs-direct-coloured`).
+    pub fn solves_joints_directly(self) -> bool {
+        matches!(
+            self,
+            SolverChoice::PgsDirect | SolverChoice::PgsDirectColoured
+        )
     }
 
     /// The impact-stage solver that goes with this choice, when it is not
     /// the stepper's default (PGS in the problem's order to 1e-10 within
-    /// `impact_iterations` sweeps): `pgs-coloured` runs the impact stage in
-    /// the coloured order on the same `threads`, with the same stopping rule.
+    /// `impact_iterations` sweeps): `pgs-coloured` and `pgs-direct-coloured`
+    /// run the impact stage in the coloured order on the same `threads`,
+    /// with the same stopping rule (joint rows row by row, as in the
+    /// default impact stage).
     pub fn impact_solver(
         self,
         impact_iterations: usize,
         threads: usize,
     ) -> Result<Option<Box<dyn Solver>>, SolveError> {
         Ok(match self {
-            SolverChoice::PgsColoured => {
+            SolverChoice::PgsColoured | SolverChoice::PgsDirectColoured => {
                 Some(Box::new(ProjectedGaussSeidel::new(PgsSettings::coloured(
                     Stopping::to_tolerance(impact_iterations.max(1), 1e-10),
                     threads,
@@ -150,6 +175,7 @@ impl SolverChoice {
             SolverChoice::Jacobi => "jacobi",
             SolverChoice::Apgd => "apgd",
             SolverChoice::PgsColoured => "pgs-coloured",
+            SolverChoice::PgsDirectColoured => "pgs-direct-coloured",
         }
     }
 }

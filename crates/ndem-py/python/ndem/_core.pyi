@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 __version__: str
 
-SolverName = Literal["pgs", "pgs-blocked", "pgs-direct", "jacobi", "apgd", "pgs-coloured"]
+SolverName = Literal["pgs", "pgs-blocked", "pgs-direct", "jacobi", "apgd", "pgs-coloured", "pgs-direct-coloured"]
 WarmStartName = Literal["cold", "history", "model", "model-raw", "safeguarded-history"]
 LocalSolverName = Literal["portfolio", "gauss-seidel", "newton", "apgd", "proximal"]
 Path = Union[str, PathLike[str]]
