@@ -24,10 +24,13 @@
 //!
 //! A lane with no block beside it (none is ready) pairs within its own
 //! block: a contact is visited together with one of the next
-//! [`PAIR_LOOKAHEAD`] that names no body of it or of the contacts between,
-//! and so reads nothing they write ([`SweepData::sweep_in_pairs`]); the
-//! given order's sweep does the same along its order
-//! (`docs/performance.md`, "NDEM step").
+//! [`PAIR_LOOKAHEAD`] that names no moving body of it or of the contacts
+//! between, and so reads nothing they write
+//! ([`SweepData::sweep_in_pairs`]); the given order's sweep does the same
+//! along its order (`docs/performance.md`, "NDEM step"). No pass writes
+//! the velocity of a body that does not move (static, kinematic: zero
+//! inverse mass and inertia), so the contacts of a floor or a wall pair
+//! with each other.
 //!
 //! Each lane also names the bodies of its contact [`PREFETCH_AHEAD`]
 //! places further on to the processor ([`ndem_par::prefetch`]): on a
@@ -456,7 +459,7 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
             }
             let first = waiting[0];
             let partner = (1..count)
-                .find(|&k| (0..k).all(|j| self.share_no_body(waiting[j], waiting[k])))
+                .find(|&k| (0..k).all(|j| self.share_no_moving_body(waiting[j], waiting[k])))
                 .map(|k| {
                     let second = waiting[k];
                     waiting.copy_within(k + 1..count, k);
@@ -477,13 +480,38 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         }
     }
 
-    /// Whether contacts `c0` and `c1` name no common body (static ones
-    /// included).
+    /// Whether contacts `c0` and `c1` name no common moving body. A body
+    /// that does not move ([`Self::moves`]: static, kinematic) may be
+    /// shared: a pass reads its velocity and never writes it
+    /// ([`Self::write_back`]), so the two passes read the same value in
+    /// either order (a floor's contacts pair with each other).
     #[inline(always)]
-    fn share_no_body(&self, c0: usize, c1: usize) -> bool {
+    fn share_no_moving_body(&self, c0: usize, c1: usize) -> bool {
         let records = self.inputs.problem.records();
         let ([a0, b0], [a1, b1]) = (records[c0].bodies, records[c1].bodies);
-        (a0 != a1) & (a0 != b1) & (b0 != a1) & (b0 != b1)
+        let shared = |x: u32| (x == a1 || x == b1) && self.moves(x as usize);
+        !shared(a0) && !shared(b0)
+    }
+
+    /// Whether a contact's pass changes `body`'s velocity: a body with an
+    /// inverse mass or inverse inertia. The response of one without
+    /// either is zero.
+    #[inline(always)]
+    fn moves(&self, body: usize) -> bool {
+        let r = self.inputs.bodies[body];
+        r.inv_mass != 0.0 || r.isotropic != 0.0
+    }
+
+    /// Stores a pass's new velocity `v` of `body`, unless the body does
+    /// not move ([`Self::moves`]): its velocity then stays as it was, bit
+    /// for bit (adding the zero response could turn a `−0` into `+0`,
+    /// differently in different orders), so contacts that share it are
+    /// independent.
+    #[inline(always)]
+    fn write_back(&self, store: &mut impl IterateStore, body: usize, v: &Velocity6) {
+        if self.moves(body) {
+            store.set_velocity(body, v);
+        }
     }
 
     /// Asks for the bodies of the contact [`PREFETCH_AHEAD`] places after
@@ -535,8 +563,8 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
             (&mut va, &mut vb),
             mode,
         );
-        store.set_velocity(a, &va);
-        store.set_velocity(b, &vb);
+        self.write_back(store, a, &va);
+        self.write_back(store, b, &vb);
         outcome
     }
 
@@ -573,10 +601,10 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         );
         let [a0, b0] = l0.c.bodies.map(|x| x as usize);
         let [a1, b1] = l1.c.bodies.map(|x| x as usize);
-        store.set_velocity(a0, &l0.va);
-        store.set_velocity(b0, &l0.vb);
-        store.set_velocity(a1, &l1.va);
-        store.set_velocity(b1, &l1.vb);
+        self.write_back(store, a0, &l0.va);
+        self.write_back(store, b0, &l0.vb);
+        self.write_back(store, a1, &l1.va);
+        self.write_back(store, b1, &l1.vb);
         (l0.max_corr().max(l1.max_corr()), l0.finite & l1.finite)
     }
 

@@ -68,7 +68,7 @@ impl ProjectedGaussSeidel {
 
     /// One sweep over the contacts (Algorithm 1, lines 3-9): in
     /// `self.order` on this thread (the coloured order two blocks at a
-    /// time, any other two contacts at a time where they share no body;
+    /// time, any other two contacts at a time where they share no moving body;
     /// [`paired`]), or colour by colour on several.
     /// Returns the largest correction (zero when `mode.track` is off and
     /// one pass is made) and whether everything stayed finite.

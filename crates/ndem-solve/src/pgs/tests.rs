@@ -269,6 +269,101 @@ proptest! {
     }
 }
 
+/// `problem` with every body that does not move (zero inverse mass and
+/// inertia: the packing's floor and walls) moving instead at
+/// `(0.1, −0, 0)` m/s and `(−0, 0, −0)` rad/s, as a kinematic belt does.
+fn with_kinematic_walls(problem: &ContactProblem) -> ContactProblem {
+    let moving = |m: &InverseMass| m.inv_mass != 0.0 || m.inv_inertia != Mat3::zeros();
+    let belt = Velocity6 {
+        linear: Vec3::new(0.1, -0.0, 0.0),
+        angular: Vec3::new(-0.0, 0.0, -0.0),
+    };
+    let inv: Vec<InverseMass> = problem.inverse_mass().iter().collect();
+    let free: Vec<Velocity6> = inv
+        .iter()
+        .zip(problem.free_velocity())
+        .map(|(m, v)| if moving(m) { *v } else { belt })
+        .collect();
+    let mut out = ContactProblem::new(
+        inv,
+        free,
+        problem.contact_rows(),
+        problem.friction_set(),
+        problem.dt(),
+    )
+    .unwrap();
+    for c in problem.contacts().iter() {
+        out.push_contact(c).unwrap();
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    /// Contacts that share only a body that does not move (the floor and
+    /// walls, here moving as kinematic belts) are visited together, and
+    /// no pass writes that body's velocity: it keeps its `−0` components
+    /// bit for bit, and the sweep in the given order two contacts at a
+    /// time gives the iterate of the contacts one after the other, with
+    /// 1, 3 and 6 rows, box and disk, row-wise and blocked.
+    #[test]
+    fn contacts_that_share_only_a_body_that_does_not_move_are_paired(
+        cells in (4usize..9, 4usize..9, 2usize..5),
+        rows in any_contact_rows(),
+        set in prop_oneof![Just(FrictionSet::Box), Just(FrictionSet::Disk)],
+        variant in prop_oneof![Just(PgsVariant::RowWise), Just(PgsVariant::Blocked)],
+        seed in any::<u64>(),
+    ) {
+        let packed = packing_for_pairs([cells.0, cells.1, cells.2], (rows, set), seed, false);
+        let problem = with_kinematic_walls(&packed);
+        let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
+            variant,
+            ..PgsSettings::default()
+        })
+        .unwrap();
+        pgs.prepare(&problem);
+        let responses = problem.inverse_mass().responses();
+        let still = |b: u32| {
+            let r = responses[b as usize];
+            r.inv_mass == 0.0 && r.isotropic == 0.0
+        };
+        // consecutive contacts that share a body, and only bodies that
+        // do not move: the pairs this rule adds
+        let bodies = |c: usize| problem.records()[c].bodies;
+        let only_still = (1..problem.contacts().len())
+            .filter(|&c| {
+                let shared: Vec<u32> = bodies(c - 1)
+                    .into_iter()
+                    .filter(|b| bodies(c).contains(b))
+                    .collect();
+                !shared.is_empty() && shared.iter().all(|&b| still(b))
+            })
+            .count();
+        prop_assert!(only_still > 0);
+        let mode = SweepMode::exact(variant.passes(), true);
+        let start = (vec![0.0; problem.len()], problem.free_velocity().to_vec());
+        let (mut l1, mut v1) = start.clone();
+        let (mut l2, mut v2) = start.clone();
+        for _ in 0..3 {
+            let (c1, ok1) = pgs.sweep_contacts(&problem, &mut l1, &mut v1, mode);
+            let (c2, ok2) = pgs
+                .sweep_inputs(&problem, mode)
+                .run_one_by_one(0..problem.contacts().len(), &mut l2, &mut v2);
+            prop_assert_eq!(ok1, ok2);
+            prop_assert_eq!(c1.to_bits(), c2.to_bits());
+        }
+        prop_assert!(iterate_bits(&l1, &v1) == iterate_bits(&l2, &v2), "the iterate differs");
+        for b in (0..problem.body_count() as u32).filter(|&b| still(b)) {
+            let b = b as usize;
+            prop_assert_eq!(
+                iterate_bits(&[], &v1[b..b + 1]),
+                iterate_bits(&[], &start.1[b..b + 1]),
+                "body {} was written", b
+            );
+        }
+    }
+}
+
 /// The bits of a multiplier vector and of a velocity vector.
 fn iterate_bits(lambda: &[f64], velocity: &[Velocity6]) -> (Vec<u64>, Vec<u64>) {
     let l = lambda.iter().map(|x| x.to_bits()).collect();
