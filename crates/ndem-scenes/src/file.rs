@@ -154,8 +154,8 @@ pub struct RunSpec {
     #[serde(default)]
     pub warm_start: WarmStartChoice,
     /// Threads for the parts of a step that can use several (contact
-    /// detection, solver `pgs-coloured`); 0 (default) for every core.
-    /// Results do not depend on it.
+    /// detection, solvers `pgs-coloured` and `pgs-direct-coloured`); 0
+    /// (default) for every core. Results do not depend on it.
     #[serde(default)]
     pub threads: usize,
     /// "box" (papers) or "disk".

@@ -54,7 +54,8 @@ pub struct Scene {
     /// `stats_every` steps.
     pub output: OutputSpec,
     /// Threads of the parts of a step that can use several (contact
-    /// detection and the [`SolverChoice::PgsColoured`] sweeps);
+    /// detection and the [`SolverChoice::PgsColoured`] and
+    /// [`SolverChoice::PgsDirectColoured`] sweeps);
     /// [`ALL_CORES`] (0) for every core. Results do not depend on it.
     pub threads: usize,
 }
