@@ -240,3 +240,63 @@ impl WarmStartChoice {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every solver choice is found by its name, in scene files too
+    /// (kebab-case), and builds; the solver's own name says its order and
+    /// its joint treatment.
+    #[test]
+    fn every_solver_choice_parses_by_name_and_builds() {
+        #[derive(Deserialize)]
+        struct Run {
+            solver: SolverChoice,
+        }
+        for choice in SolverChoice::ALL {
+            assert_eq!(SolverChoice::parse(choice.name()), Ok(choice));
+            let run: Run = toml::from_str(&format!("solver = \"{}\"", choice.name())).unwrap();
+            assert_eq!(run.solver, choice);
+            let solver = choice.build_on(25, 2).unwrap();
+            let expected = match choice {
+                SolverChoice::Pgs => "pgs",
+                SolverChoice::PgsBlocked => "pgs-blocked",
+                SolverChoice::PgsDirect => "pgs+direct",
+                SolverChoice::Jacobi => "jacobi",
+                SolverChoice::Apgd => "apgd",
+                SolverChoice::PgsColoured => "pgs-coloured",
+                SolverChoice::PgsDirectColoured => "pgs-coloured+direct",
+            };
+            assert_eq!(solver.name(), expected, "{choice:?}");
+        }
+        assert!(SolverChoice::parse("pgs-colored").is_err());
+    }
+
+    /// The coloured choices sweep on the scene's threads and take a
+    /// coloured impact stage with the stepper's stopping rule; the others
+    /// keep the stepper's default impact stage. The direct choices, and
+    /// only they, solve the joint rows directly.
+    #[test]
+    fn coloured_and_direct_choices_say_so() {
+        for choice in SolverChoice::ALL {
+            let coloured = matches!(
+                choice,
+                SolverChoice::PgsColoured | SolverChoice::PgsDirectColoured
+            );
+            let threads = coloured || choice == SolverChoice::Jacobi;
+            assert_eq!(choice.solves_on_threads(), threads, "{choice:?}");
+            let impact = choice.impact_solver(20, 2).unwrap();
+            assert_eq!(impact.is_some(), coloured, "{choice:?}");
+            if let Some(impact) = impact {
+                assert_eq!(impact.name(), "pgs-coloured");
+                assert_eq!(impact.stopping(), Stopping::to_tolerance(20, 1e-10));
+            }
+            let direct = matches!(
+                choice,
+                SolverChoice::PgsDirect | SolverChoice::PgsDirectColoured
+            );
+            assert_eq!(choice.solves_joints_directly(), direct, "{choice:?}");
+        }
+    }
+}
