@@ -203,6 +203,16 @@ fn solve_with(
     (lambda, v, report)
 }
 
+/// The largest `|a_i − b_i|` and the largest `|a_i|`.
+fn largest_difference(a: &[f64], b: &[f64]) -> (f64, f64) {
+    let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    (diff, scale)
+}
+
 /// The coloured order is a Gauss-Seidel order like any other: on a
 /// frictionless packing (an LCP whose matrix `G M⁻¹ Gᵀ + Σ` is positive
 /// definite, so projected Gauss-Seidel converges in every order to the one
@@ -217,11 +227,7 @@ fn coloured_order_converges_like_the_given_one() {
     let (given, rg) = solve(ContactOrder::Given, 1);
     let (coloured, rc) = solve(ContactOrder::Coloured, 2);
     assert!(rg.converged() && rc.converged(), "{rg:?} {rc:?}");
-    let scale = given.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = given
-        .iter()
-        .zip(&coloured)
-        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let (diff, scale) = largest_difference(&given, &coloured);
     eprintln!(
         "sweeps to 1e-10: given {}, coloured {}; largest difference {:.2e} of {scale:.2e}",
         rg.iterations, rc.iterations, diff
@@ -732,11 +738,7 @@ fn coloured_order_with_a_direct_joint_block_converges_like_the_given_one() {
         (rg.solver, rc.solver),
         ("pgs+direct", "pgs-coloured+direct")
     );
-    let scale = given.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = given
-        .iter()
-        .zip(&coloured)
-        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let (diff, scale) = largest_difference(&given, &coloured);
     eprintln!(
         "sweeps to 1e-9: given {}, coloured {}; largest difference {:.2e} of {scale:.2e}",
         rg.iterations, rc.iterations, diff
