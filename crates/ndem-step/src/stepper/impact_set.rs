@@ -8,14 +8,23 @@ use super::*;
 /// The share of the solver contacts above which the set becomes the whole
 /// network: an impact that reaches that much of it is solved as the
 /// papers' stepper solves every impact. The set also becomes the whole
-/// network once its rounds have swept a quarter as many contacts as the
-/// whole-network stage's budget (`impact_iterations` sweeps of every
-/// contact): an impact that spreads that far is solved at most a quarter
-/// dearer than by the whole-network stage.
+/// network once its rounds have cost an eighth of the whole-network
+/// stage's budget (`impact_iterations` sweeps of every contact), each
+/// round charged its sweeps, its assembly and its per-body work
+/// ([`ROUND_ASSEMBLY_SWEEPS`], [`BODIES_PER_CONTACT_SWEEP`]).
 const WHOLE_SHARE: f64 = 0.25;
 
 /// PGS sweeps of a round while the set grows.
 const GROWTH_SWEEPS: usize = 2;
+
+/// What a round costs besides its sweeps, in sweeps of its contacts: the
+/// round assembles its problem from the contact geometry again (on the
+/// built-in excavator about four sweeps' time per contact).
+const ROUND_ASSEMBLY_SWEEPS: usize = 4;
+
+/// Bodies whose per-body work in a round (the problem's body arrays, the
+/// solver's velocities) costs about one contact's sweep.
+const BODIES_PER_CONTACT_SWEEP: usize = 4;
 
 /// The solver contacts as an adjacency: for each carrier body, the
 /// positions (in the solver-contact list) of the contacts it touches.
@@ -171,9 +180,10 @@ impl Stepper {
         };
         let mut growing = pgs(GROWTH_SWEEPS.min(settings.impact_iterations))?;
         let mut settling = pgs(settings.impact_iterations)?;
-        // a quarter of the contact sweeps the whole-network stage may
-        // spend: past them the set becomes the whole network
-        let budget = settings.impact_iterations * n / 4;
+        // an eighth of the contact sweeps the whole-network stage may
+        // spend: past them the set becomes the whole network. A round is
+        // charged its sweeps, its assembly and its per-body work.
+        let budget = settings.impact_iterations * n / 8;
         let (mut sweeps, mut work, mut last_round) = (0, 0, false);
         let problem = loop {
             let wide = active.positions.len() as f64 > WHOLE_SHARE * n as f64;
@@ -209,7 +219,8 @@ impl Stepper {
                 .solve(&problem, &mut active.lambda, &mut stage.velocity)
                 .map_err(super::solve::impact_failed((step, time)))?;
             sweeps += rep.iterations;
-            work += rep.iterations * active.positions.len();
+            work += (rep.iterations + ROUND_ASSEMBLY_SWEEPS) * active.positions.len()
+                + world.len() / BODIES_PER_CONTACT_SWEEP;
             stage.stats.impact_status = Some(rep.status);
             stage.stats.impact_residual = rep.residuals.normal.max;
             check_velocity(&stage.velocity, "impact", stage.at, threads)?;
