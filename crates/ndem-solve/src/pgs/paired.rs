@@ -41,6 +41,7 @@
 
 use super::{Isotropic, Local, SHAPE_DECOUPLED, SweepInputs, SweepMode, sweep_contact};
 use crate::PREFETCH_AHEAD;
+use crate::masses::BodyResponse;
 use crate::pgs_parallel::{BlockProgress, BlockSet, RunProgress, SharedIterate, first_ready};
 use crate::problem::ContactSide;
 use crate::problem::FrictionSet;
@@ -483,7 +484,7 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
     /// Whether contacts `c0` and `c1` name no common moving body. A body
     /// that does not move ([`Self::moves`]: static, kinematic) may be
     /// shared: a pass reads its velocity and never writes it
-    /// ([`Self::write_back`]), so the two passes read the same value in
+    /// ([`write_back`]), so the two passes read the same value in
     /// either order (a floor's contacts pair with each other).
     #[inline(always)]
     fn share_no_moving_body(&self, c0: usize, c1: usize) -> bool {
@@ -493,25 +494,10 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         !shared(a0) && !shared(b0)
     }
 
-    /// Whether a contact's pass changes `body`'s velocity: a body with an
-    /// inverse mass or inverse inertia. The response of one without
-    /// either is zero.
+    /// Whether a contact's pass changes `body`'s velocity ([`moving`]).
     #[inline(always)]
     fn moves(&self, body: usize) -> bool {
-        let r = self.inputs.bodies[body];
-        r.inv_mass != 0.0 || r.isotropic != 0.0
-    }
-
-    /// Stores a pass's new velocity `v` of `body`, unless the body does
-    /// not move ([`Self::moves`]): its velocity then stays as it was, bit
-    /// for bit (adding the zero response could turn a `−0` into `+0`,
-    /// differently in different orders), so contacts that share it are
-    /// independent.
-    #[inline(always)]
-    fn write_back(&self, store: &mut impl IterateStore, body: usize, v: &Velocity6) {
-        if self.moves(body) {
-            store.set_velocity(body, v);
-        }
+        moving(self.inputs.bodies[body])
     }
 
     /// Asks for the bodies of the contact [`PREFETCH_AHEAD`] places after
@@ -563,8 +549,9 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
             (&mut va, &mut vb),
             mode,
         );
-        self.write_back(store, a, &va);
-        self.write_back(store, b, &vb);
+        let [ra, rb] = [self.inputs.bodies[a], self.inputs.bodies[b]];
+        write_back(store, (a, moving(ra)), &va);
+        write_back(store, (b, moving(rb)), &vb);
         outcome
     }
 
@@ -601,10 +588,12 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
         );
         let [a0, b0] = l0.c.bodies.map(|x| x as usize);
         let [a1, b1] = l1.c.bodies.map(|x| x as usize);
-        self.write_back(store, a0, &l0.va);
-        self.write_back(store, b0, &l0.vb);
-        self.write_back(store, a1, &l1.va);
-        self.write_back(store, b1, &l1.vb);
+        // the responses the passes already hold
+        let moves = |mass: f64, Isotropic(k): Isotropic| mass != 0.0 || k != 0.0;
+        write_back(store, (a0, moves(l0.mass_a, l0.resp_a)), &l0.va);
+        write_back(store, (b0, moves(l0.mass_b, l0.resp_b)), &l0.vb);
+        write_back(store, (a1, moves(l1.mass_a, l1.resp_a)), &l1.va);
+        write_back(store, (b1, moves(l1.mass_b, l1.resp_b)), &l1.vb);
         (l0.max_corr().max(l1.max_corr()), l0.finite & l1.finite)
     }
 
@@ -641,6 +630,26 @@ impl<'t, T: Fn(usize) -> ContactSide<'t>> SweepData<'_, T> {
             track: TRACK,
             finite: true,
         }
+    }
+}
+
+/// Whether a contact's pass changes the velocity of a body with response
+/// `r`: a body with an inverse mass or inverse inertia. The response of
+/// one without either (static, kinematic) is zero.
+#[inline(always)]
+fn moving(r: BodyResponse) -> bool {
+    r.inv_mass != 0.0 || r.isotropic != 0.0
+}
+
+/// Stores a pass's new velocity `v` of `body` when it `moves`: the
+/// velocity of a body that does not move ([`moving`]) stays as it was, bit
+/// for bit (adding the zero response could turn a `−0` into `+0`,
+/// differently in different orders), so contacts that share it are
+/// independent.
+#[inline(always)]
+fn write_back(store: &mut impl IterateStore, (body, moves): (usize, bool), v: &Velocity6) {
+    if moves {
+        store.set_velocity(body, v);
     }
 }
 
