@@ -34,6 +34,34 @@ fn stepper(scope: ImpactScope, impact_iterations: usize) -> Stepper {
     Stepper::new(settings, Box::new(pgs), Box::new(ColdStart)).unwrap()
 }
 
+/// One step of `world` with each impact stage (2000 sweeps to 1e-10): the
+/// whole network's world and statistics, then the active set's.
+fn step_both(world: World, join_velocity: f64) -> (World, StepStats, World, StepStats) {
+    let mut whole = world.clone();
+    let s_whole = stepper(ImpactScope::WholeNetwork, 2000)
+        .step(&mut whole)
+        .unwrap();
+    let mut active = world;
+    let s_active = stepper(ImpactScope::ActiveSet { join_velocity }, 2000)
+        .step(&mut active)
+        .unwrap();
+    (whole, s_whole, active, s_active)
+}
+
+/// The largest difference between two worlds' body velocities \[m/s\]:
+/// linear, or angular times the spheres' radius (6.5 mm).
+fn largest_velocity_difference(a: &World, b: &World) -> f64 {
+    a.velocities()
+        .iter()
+        .zip(b.velocities())
+        .map(|(a, b)| {
+            (a.linear - b.linear)
+                .norm()
+                .max((a.angular - b.angular).norm() * 0.0065)
+        })
+        .fold(0.0f64, f64::max)
+}
+
 /// A sphere dropped on a resting bed, both impact stages with 2000 sweeps
 /// to 1e-10. At 0.5 and 1 m/s the impulse runs down one column: the set
 /// is those 5 contacts of 241, and the step ends with the whole-network
@@ -51,26 +79,10 @@ fn active_set_agrees_with_the_whole_network() {
         (99, 2.0, false, 1.5e-3),
     ] {
         let world = bed_with_a_falling_sphere(under, speed);
-        let mut whole = (world.clone(), stepper(ImpactScope::WholeNetwork, 2000));
-        let mut active = (
-            world,
-            stepper(ImpactScope::ActiveSet { join_velocity }, 2000),
-        );
-        let s_whole = whole.1.step(&mut whole.0).unwrap();
-        let s_active = active.1.step(&mut active.0).unwrap();
+        let (whole, s_whole, active, s_active) = step_both(world, join_velocity);
         assert!(s_whole.impacts >= 1 && s_active.impacts == s_whole.impacts);
         assert_eq!(s_whole.impact_contacts, s_whole.contacts);
-        let diff = whole
-            .0
-            .velocities()
-            .iter()
-            .zip(active.0.velocities())
-            .map(|(a, b)| {
-                (a.linear - b.linear)
-                    .norm()
-                    .max((a.angular - b.angular).norm() * 0.0065)
-            })
-            .fold(0.0f64, f64::max);
+        let diff = largest_velocity_difference(&whole, &active);
         println!(
             "under {under}, {speed} m/s: set {} of {} contacts, {} sweeps (whole {}), largest velocity difference {diff:e} m/s",
             s_active.impact_contacts,
@@ -171,27 +183,11 @@ proptest::proptest! {
             stack_with_impacts([cells.0, cells.1, cells.2], &hits, &mut s.borrow_mut())
         });
         let join_velocity = 5e-4;
-        let mut whole = (world.clone(), stepper(ImpactScope::WholeNetwork, 2000));
-        let mut active = (
-            world,
-            stepper(ImpactScope::ActiveSet { join_velocity }, 2000),
-        );
-        let s_whole = whole.1.step(&mut whole.0).unwrap();
-        let s_active = active.1.step(&mut active.0).unwrap();
+        let (whole, s_whole, active, s_active) = step_both(world, join_velocity);
         proptest::prop_assert!(s_whole.impacts >= 1);
         proptest::prop_assert_eq!(s_active.impacts, s_whole.impacts);
         proptest::prop_assert!(s_active.impact_contacts <= s_whole.impact_contacts);
-        let diff = whole
-            .0
-            .velocities()
-            .iter()
-            .zip(active.0.velocities())
-            .map(|(a, b)| {
-                (a.linear - b.linear)
-                    .norm()
-                    .max((a.angular - b.angular).norm() * 0.0065)
-            })
-            .fold(0.0f64, f64::max);
+        let diff = largest_velocity_difference(&whole, &active);
         println!(
             "{cells:?} {} hits: set {} of {} contacts, difference {diff:e} m/s, {:?} {:?}",
             hits.len(),
