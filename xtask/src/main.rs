@@ -16,6 +16,7 @@ mod excavator;
 mod fclib;
 mod fuzz;
 mod host;
+mod impact_scope;
 mod mpi_excavator;
 mod mpi_pile;
 mod mpi_reduce;
@@ -73,6 +74,7 @@ suites:
   fclib [FILES...] every solver on FCLIB problems (default: the three of crates/ndem-fclib/tests/data and two generated ones); a file that cannot be read is a row of the report
   excavator [timing|reduce [carry]|coloured]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction; carry: and a reduced run whose bucket carries its load merged; coloured: pgs-direct against pgs-direct-coloured, or with timing the timed run in the coloured order on every core)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic (--seed S: case k takes seed S + k, default 1)
+  impact-scope [SCENE...]  the active-set impact stage against the whole-network one on every built-in scene (both converged, bound: the join velocity)
   creep                a pile at rest: drift against iterations, warm start and time step
   peers [smooth [settled]|ndem [ours]]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed (--seed: another draw of it, default 11; `smooth settled`: the 10^5 bed settled for the full 1.5 s, not 2000 steps); the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer; `ndem ours`: without it)
   codegen              the release build with LLVM's IR verifier on every function (RUSTC_BOOTSTRAP=1 -Zverify-llvm-ir): no miscompiled loop
@@ -174,6 +176,7 @@ fn main() -> ExitCode {
         "mpi-scaling" => mpi_scaling::run(&opts),
         "scaling" => scaling::run(&opts),
         "creep" => creep::run(&opts),
+        "impact-scope" => impact_scope::run(&opts),
         "fclib" => {
             let mut o = opts.clone();
             o.args.insert(0, "fclib".into());
@@ -269,6 +272,15 @@ fn check_words(suite: &str, words: &[String]) -> Result<(), String> {
             };
         }
         ("excavator", _) => &["timing", "reduce", "carry", "coloured"],
+        ("impact-scope", _) => {
+            let builtin = |w: &String| ndem_scenes::builders::BUILTIN.iter().any(|(n, _)| n == w);
+            return match words.iter().find(|w| !builtin(w)) {
+                None => Ok(()),
+                Some(w) => Err(format!(
+                    "`impact-scope` takes names of built-in scenes, not `{w}`"
+                )),
+            };
+        }
         ("warmstart", Some("drum")) => &["drum", "frictional-caps"],
         ("reduce", Some("speedup")) => {
             let known = |w: &String| {
@@ -353,6 +365,8 @@ mod tests {
             ("ab", "HEAD~1 --callgrind"),
             ("peers", "ndem ours"),
             ("verify", ""),
+            ("impact-scope", ""),
+            ("impact-scope", "pile excavator"),
         ] {
             assert!(check_words(suite, &words(text)).is_ok(), "{suite} {text}");
         }
@@ -369,6 +383,7 @@ mod tests {
             ("fuzz", "--cases many"),
             ("verify", "all"),
             ("creep", "--fast"),
+            ("impact-scope", "pile heap"),
         ] {
             assert!(check_words(suite, &words(text)).is_err(), "{suite} {text}");
         }

@@ -389,6 +389,11 @@ impl Stepper {
     pub fn set_hooks(&mut self, hooks: Box<dyn ModelHooks>) {
         self.hooks = hooks;
     }
+    /// The installed hooks, [`NoHooks`] left in their place (to wrap
+    /// them: take, wrap, [`Self::set_hooks`]).
+    pub fn take_hooks(&mut self) -> Box<dyn ModelHooks> {
+        std::mem::replace(&mut self.hooks, Box::new(NoHooks))
+    }
     /// The installed hooks as their concrete type (e.g. a model reducer,
     /// for its statistics and explicit merge/split calls).
     pub fn hooks_as<T: ModelHooks>(&mut self) -> Option<&mut T> {
