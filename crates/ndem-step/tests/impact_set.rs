@@ -159,8 +159,11 @@ proptest::proptest! {
     /// both impact stages at 2000 sweeps to 1e-10 and a join velocity
     /// `v_j` = 5e-4 m/s: the set never holds more than the network, and
     /// the active set's step ends within `v_j` of the whole-network
-    /// step's velocities, the difference the rows it leaves out (violated
-    /// by at most `v_j`) allow. Measured under the CI seed
+    /// step's velocities. A row left out (violated by at most `v_j`) may
+    /// change a sphere by up to `c v_j` through the friction and rolling
+    /// impulses the whole network would give it (`c = 2.5 (μ + μ_r)`, 3.1
+    /// for this material; `docs/theory.md`, "Active set"); on these stacks
+    /// the steps end within `v_j` itself. Measured under the CI seed
     /// (`PROPTEST_RNG_SEED=20261123`): 2.7e-12 to 2.8e-4 m/s, the largest
     /// with a set of 26 of 189 contacts; sets of 15, 20 and 26 contacts
     /// among the 12 cases, the rest the whole network (other draws: 2.9e-4
