@@ -84,11 +84,13 @@ fn active_set_agrees_with_the_whole_network() {
         assert_eq!(s_whole.impact_contacts, s_whole.contacts);
         let diff = largest_velocity_difference(&whole, &active);
         println!(
-            "under {under}, {speed} m/s: set {} of {} contacts, {} sweeps (whole {}), largest velocity difference {diff:e} m/s",
+            "under {under}, {speed} m/s: set {} of {} contacts, {} sweeps (whole {}), largest velocity difference {diff:e} m/s, status {:?} (whole {:?})",
             s_active.impact_contacts,
             s_active.contacts,
             s_active.impact_iterations,
-            s_whole.impact_iterations
+            s_whole.impact_iterations,
+            s_active.impact_status,
+            s_whole.impact_status
         );
         if local {
             assert_eq!(s_active.impact_contacts, 5);
@@ -118,7 +120,10 @@ fn a_join_velocity_must_be_positive() {
 
 /// A settled `[nx, ny, nz]` stack with spheres falling on top bodies
 /// `targets` at `speeds`, each shifted sideways by `offsets` (fractions of
-/// the radius), 0.1 mm above contact: they impact on the next step.
+/// the radius). The first is 0.1 mm from contact along the line of the
+/// two centres (at offsets up to 0.85 r it approaches at 0.9 of its speed,
+/// above `v_imp` from 0.1 m/s): it impacts on the next step; each further
+/// one starts 2.1 r higher than the last.
 fn stack_with_impacts(
     cells: [usize; 3],
     hits: &[(usize, f64, [f64; 2])],
@@ -144,7 +149,9 @@ fn stack_with_impacts(
         let under = first_top + target % layer;
         // each falling sphere a little higher than the last, so that two
         // on one target do not overlap
-        let lift = 2.0 * r + 1e-4 + 2.1 * r * k as f64;
+        let reach: f64 = 2.0 * r + 1e-4;
+        let sideways = (dx * dx + dy * dy) * r * r;
+        let lift = (reach * reach - sideways).sqrt() + 2.1 * r * k as f64;
         let top = w.positions()[under] + Vec3::new(dx * r, dy * r, lift);
         let falling = Velocity6::new(Vec3::new(0.0, 0.0, -speed), Vec3::zeros());
         let ball = BodyDesc::sphere(r, MaterialId::from_index(0), top).unwrap();
@@ -158,18 +165,18 @@ proptest::proptest! {
     /// Random stacks hit by one to three spheres at 0.1-2 m/s, off centre,
     /// both impact stages at 2000 sweeps to 1e-10 and a join velocity
     /// `v_j` = 5e-4 m/s: the set never holds more than the network, and
-    /// the active set's step ends within `v_j` of the whole-network
-    /// step's velocities. A row left out (violated by at most `v_j`) may
-    /// change a sphere by up to `c v_j` through the friction and rolling
-    /// impulses the whole network would give it (`c = 2.5 (μ + μ_r)`, 3.1
-    /// for this material; `docs/theory.md`, "Active set"); on these stacks
-    /// the steps end within `v_j` itself. Measured under the CI seed
-    /// (`PROPTEST_RNG_SEED=20261123`): 2.7e-12 to 2.8e-4 m/s, the largest
-    /// with a set of 26 of 189 contacts; sets of 15, 20 and 26 contacts
-    /// among the 12 cases, the rest the whole network (other draws: 2.9e-4
-    /// with a set of 4 of 82, both impact solves converged).
+    /// the active set's step ends within `c v_j` of the whole-network
+    /// step's velocities, `c = max(1 + μ, 2.5 (μ + μ_r))` = 3.075 for this
+    /// material: a row left out (violated by at most `v_j`) changes a
+    /// sphere by up to `c v_j` through the normal, friction and rolling
+    /// impulses the whole network would give it (`docs/theory.md`,
+    /// "Active set"). Measured over 12 seeds (the CI seed
+    /// `PROPTEST_RNG_SEED=20261123` and 1-11): largest 6.5e-4 m/s (1.3
+    /// `v_j`, 0.42 of the bound; a set of 26 of 121 contacts), under the
+    /// CI seed 3.3e-4 m/s; most solves of either stage stop at their 2000
+    /// sweeps short of 1e-10.
     #[test]
-    fn active_set_agrees_with_the_whole_network_within_the_join_velocity(
+    fn active_set_agrees_with_the_whole_network_within_c_times_the_join_velocity(
         cells in (3usize..6, 3usize..6, 2usize..5),
         hits in proptest::collection::vec(
             (0usize..36, 0.1f64..2.0, (-0.6f64..0.6, -0.6f64..0.6)),
@@ -199,6 +206,8 @@ proptest::proptest! {
             s_whole.impact_status,
             s_active.impact_status,
         );
-        proptest::prop_assert!(diff <= join_velocity, "{diff:e}");
+        let m = Material::default();
+        let c = (1.0 + m.friction).max(2.5 * (m.friction + m.rolling_resistance));
+        proptest::prop_assert!(diff <= c * join_velocity, "{diff:e}");
     }
 }
