@@ -126,7 +126,7 @@ impl SolverStatus {
     /// load, in a solve that is converging (the impact stage of a packing:
     /// normal residual 0.8 → 0.05 m/s while the rolling rows go from 0 to
     /// 2 rad/s in 20 sweeps and fall with more; `docs/solvers.md`).
-    pub(crate) fn judge_rows(
+    pub fn judge_rows(
         residuals: &ResidualStats,
         initial: &ResidualStats,
         tolerance: f64,

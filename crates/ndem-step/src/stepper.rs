@@ -27,7 +27,8 @@ use ndem_par::blocks::position_in_parts;
 use ndem_par::capacity::{refill_in_parts, resize_for_overwrite};
 use ndem_solve::{
     ColdStart, ContactProblem, HistoryWarmStart, ImpulseHistory, NoObserver, ProblemStorage,
-    ProjectedGaussSeidel, ResidualStats, Solver, SolverStatus, Stopping, WarmStart,
+    ProjectedGaussSeidel, ResidualEvaluator, ResidualStats, SolveReport, Solver, SolverStatus,
+    Stopping, WarmStart,
 };
 use std::time::{Duration, Instant};
 

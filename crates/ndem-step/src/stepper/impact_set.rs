@@ -14,6 +14,9 @@ use super::*;
 /// ([`ROUND_ASSEMBLY_SWEEPS`], [`BODIES_PER_CONTACT_SWEEP`]).
 const WHOLE_SHARE: f64 = 0.25;
 
+/// The impact solves' tolerance (the whole-network stage's, 1e-10).
+const TOLERANCE: f64 = 1e-10;
+
 /// PGS sweeps of a round while the set grows.
 const GROWTH_SWEEPS: usize = 2;
 
@@ -139,6 +142,17 @@ impl ActiveSet {
     }
 }
 
+/// How the stage ended: the last solve's residuals judged against the
+/// stage's start, `λ = 0` at `v⁻` on the last problem's rows (as the
+/// whole-network stage's cold solve is judged), not against the impulses
+/// of the rounds before, which that solve started from.
+fn stage_status(problem: &ContactProblem, rep: &SolveReport) -> SolverStatus {
+    let zeros = vec![0.0; problem.len()];
+    let start = ResidualEvaluator::new().stats(problem, &zeros, Some(problem.free_velocity()));
+    let stalled = rep.status == SolverStatus::Stalled;
+    SolverStatus::judge_rows(&rep.residuals, &start, TOLERANCE, stalled)
+}
+
 impl Stepper {
     /// The impact stage over an active set: the impacting contacts and
     /// those violated by more than `join_velocity` at `v⁻`, grown after
@@ -175,7 +189,7 @@ impl Stepper {
         // row-wise PGS: a few sweeps while the set grows, the stage's
         // budget once it has stopped growing
         let pgs = |sweeps: usize| {
-            ProjectedGaussSeidel::with_stopping(Stopping::to_tolerance(sweeps, 1e-10))
+            ProjectedGaussSeidel::with_stopping(Stopping::to_tolerance(sweeps, TOLERANCE))
                 .map_err(StepError::from)
         };
         let mut growing = pgs(GROWTH_SWEEPS.min(settings.impact_iterations))?;
@@ -185,7 +199,7 @@ impl Stepper {
         // charged its sweeps, its assembly and its per-body work.
         let budget = settings.impact_iterations * n / 8;
         let (mut sweeps, mut work, mut last_round) = (0, 0, false);
-        let problem = loop {
+        let (problem, rep) = loop {
             let wide = active.positions.len() as f64 > WHOLE_SHARE * n as f64;
             if (work > budget || wide) && !active.is_whole() {
                 // the whole network, from the set's impulses
@@ -221,7 +235,6 @@ impl Stepper {
             sweeps += rep.iterations;
             work += (rep.iterations + ROUND_ASSEMBLY_SWEEPS) * active.positions.len()
                 + world.len() / BODIES_PER_CONTACT_SWEEP;
-            stage.stats.impact_status = Some(rep.status);
             stage.stats.impact_residual = rep.residuals.normal.max;
             check_velocity(&stage.velocity, "impact", stage.at, threads)?;
             let joined = if active.is_whole() {
@@ -231,7 +244,7 @@ impl Stepper {
                 self.joining(world, set, stage, reach, &before, join_velocity)?
             };
             if joined.is_empty() && last_round {
-                break problem;
+                break (problem, rep);
             }
             // a set that holds is solved with the stage's budget
             last_round = joined.is_empty();
@@ -239,6 +252,7 @@ impl Stepper {
             self.storage = problem.into_storage();
         };
         stage.stats.impact_iterations = sweeps;
+        stage.stats.impact_status = Some(stage_status(&problem, &rep));
         stage.stats.impact_contacts = active.positions.len();
         stage.lambda = active.lambda;
         if settings.energy_guard {
@@ -285,5 +299,36 @@ impl Stepper {
         joined.sort_unstable();
         joined.dedup();
         Ok(joined)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The last solve's residuals are judged against `λ = 0`, not against
+    /// the impulses it started from: a report that its own start would
+    /// call diverged is an iteration limit when it improved on the
+    /// stage's start, and one whose normal rows end worse than at `λ = 0`
+    /// is diverged whatever it started from.
+    #[test]
+    fn the_stage_is_judged_against_its_start() {
+        let problem = ndem_testkit::generate::default_packing([3, 3, 2]);
+        let mut lambda = vec![0.0; problem.len()];
+        let mut velocity = problem.free_velocity().to_vec();
+        let mut pgs = ProjectedGaussSeidel::with_stopping(Stopping::iterations(3)).unwrap();
+        let rep = pgs.solve(&problem, &mut lambda, &mut velocity).unwrap();
+        assert_eq!(rep.status, SolverStatus::IterationLimit);
+        assert_eq!(stage_status(&problem, &rep), SolverStatus::IterationLimit);
+        // the same answer after a better warm start
+        let mut warm = rep.clone();
+        warm.initial_residuals.normal.max = 0.5 * rep.residuals.normal.max;
+        warm.status = SolverStatus::Diverged;
+        assert_eq!(stage_status(&problem, &warm), SolverStatus::IterationLimit);
+        // normal rows worse than at the stage's start
+        let mut worse = rep.clone();
+        worse.residuals.normal.max = 2.0 * rep.initial_residuals.normal.max;
+        worse.residuals.max = worse.residuals.normal.max;
+        assert_eq!(stage_status(&problem, &worse), SolverStatus::Diverged);
     }
 }
