@@ -4,7 +4,7 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3, Velocity6};
 use ndem_solve::{
-    ColdStart, HistoryWarmStart, IterationRecord, ProjectedGaussSeidel, SolveError, SolveReport,
+    ColdStart, ContactProblem, HistoryWarmStart, ProjectedGaussSeidel, SolveError, SolveReport,
     SolveTask, Solver, SolverStatus, Stopping,
 };
 use ndem_step::BodyId;
@@ -284,39 +284,55 @@ fn prismatic_motor_drives_at_target_speed_within_its_force_bound() {
     assert!((f.abs() - 50.0).abs() < 1e-9, "motor force {f}");
 }
 
-/// A solver that returns NaN multipliers.
-struct Broken;
-impl Solver for Broken {
+/// A solver that writes planted multipliers (`fill`) and reports
+/// `status`, as a failing solver might: what the stepper's guards see.
+#[derive(Clone, Copy)]
+struct Planted {
+    name: &'static str,
+    status: SolverStatus,
+    fill: fn(&ContactProblem, &mut [f64]),
+}
+
+impl Solver for Planted {
     fn name(&self) -> &'static str {
-        "broken"
+        self.name
     }
     fn stopping(&self) -> Stopping {
         Stopping::iterations(1)
     }
     fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
         let (p, lambda, velocity) = (task.problem, task.lambda, task.velocity);
-        lambda.fill(f64::NAN);
+        (self.fill)(p, lambda);
         p.velocity_from(lambda, velocity).unwrap();
-        let _ = IterationRecord {
-            solver: "broken",
-            iteration: 0,
-            elapsed: Default::default(),
-            problem: p,
-            lambda,
-            velocity: None,
-            update: 0.0,
+        // the figures of a NaN iterate are NaN
+        let figure = if lambda.iter().all(|x| x.is_finite()) {
+            0.0
+        } else {
+            f64::NAN
         };
         Ok(SolveReport {
-            solver: "broken",
-            status: SolverStatus::NumericalError,
+            solver: self.name,
+            status: self.status,
             iterations: 1,
-            last_update: f64::NAN,
-            initial_residual: f64::NAN,
+            last_update: figure,
+            initial_residual: figure,
             initial_residuals: Default::default(),
             residuals: Default::default(),
         })
     }
 }
+
+/// Every multiplier NaN.
+fn nan_impulses(_: &ContactProblem, lambda: &mut [f64]) {
+    lambda.fill(f64::NAN);
+}
+
+/// A solver that returns NaN multipliers.
+const BROKEN: Planted = Planted {
+    name: "broken",
+    status: SolverStatus::NumericalError,
+    fill: nan_impulses,
+};
 
 #[test]
 fn bad_input_gives_typed_errors_and_keeps_state() {
@@ -386,7 +402,7 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
     let mut w = pile(2);
     let mut st = Stepper::new(
         StepSettings::default(),
-        Box::new(Broken),
+        Box::new(BROKEN),
         Box::new(ColdStart),
     )
     .unwrap();
@@ -395,7 +411,7 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
     for _ in 0..50 {
         st.step(&mut w).unwrap();
     }
-    st.set_solver(Box::new(Broken));
+    st.set_solver(Box::new(BROKEN));
     let before = w.positions().to_vec();
     let err = st.step(&mut w).unwrap_err();
     assert!(
@@ -500,35 +516,21 @@ fn rigid_contacts_rest_without_overlap() {
     );
 }
 
-/// A solver that returns finite but absurd multipliers (every normal
-/// impulse 1e3 N s, as a diverged iteration might).
-struct Absurd;
-impl Solver for Absurd {
-    fn name(&self) -> &'static str {
-        "absurd"
-    }
-    fn stopping(&self) -> Stopping {
-        Stopping::iterations(1)
-    }
-    fn solve_task(&mut self, task: SolveTask<'_>) -> Result<SolveReport, SolveError> {
-        let (p, lambda, velocity) = (task.problem, task.lambda, task.velocity);
-        let m = p.contact_rows().count();
-        lambda.fill(0.0);
-        for l in lambda[..p.generic_offset()].chunks_exact_mut(m) {
-            l[0] = 1e3;
-        }
-        p.velocity_from(lambda, velocity).unwrap();
-        Ok(SolveReport {
-            solver: "absurd",
-            status: SolverStatus::IterationLimit,
-            iterations: 1,
-            last_update: 0.0,
-            initial_residual: 0.0,
-            initial_residuals: Default::default(),
-            residuals: Default::default(),
-        })
+/// Every normal impulse 1e3 N s, as a diverged iteration might give.
+fn absurd_impulses(p: &ContactProblem, lambda: &mut [f64]) {
+    let m = p.contact_rows().count();
+    lambda.fill(0.0);
+    for l in lambda[..p.generic_offset()].chunks_exact_mut(m) {
+        l[0] = 1e3;
     }
 }
+
+/// A solver that returns finite but absurd multipliers.
+const ABSURD: Planted = Planted {
+    name: "absurd",
+    status: SolverStatus::IterationLimit,
+    fill: absurd_impulses,
+};
 
 /// A step that creates energy no constraint could supply is refused with
 /// the step number and time, and the world is left as it was.
@@ -539,7 +541,7 @@ fn energy_from_nowhere_is_refused_and_the_world_kept() {
     for _ in 0..50 {
         st.step(&mut w).unwrap();
     }
-    st.set_solver(Box::new(Absurd));
+    st.set_solver(Box::new(ABSURD));
     st.set_warm_start(Box::new(HistoryWarmStart::default()));
     let (pos, vel) = (w.positions().to_vec(), w.velocities().to_vec());
     let err = st.step(&mut w).unwrap_err();
@@ -597,7 +599,7 @@ fn a_scene_part_balances_the_bodies_it_counts() {
         for _ in 0..50 {
             st.step(&mut w).unwrap();
         }
-        st.set_solver(Box::new(Absurd));
+        st.set_solver(Box::new(ABSURD));
         match st.step(&mut w) {
             Err(StepError::EnergyGrowth {
                 before,
