@@ -5,13 +5,14 @@
 use super::solve::StageState;
 use super::*;
 
-/// The share of the solver contacts above which the set becomes the whole
-/// network: an impact that reaches that much of it is solved as the
-/// papers' stepper solves every impact. The set also becomes the whole
-/// network once its rounds have cost an eighth of the whole-network
-/// stage's budget (`impact_iterations` sweeps of every contact), each
-/// round charged its sweeps, its assembly and its per-body work
-/// ([`ROUND_ASSEMBLY_SWEEPS`], [`BODIES_PER_CONTACT_SWEEP`]).
+/// The share of the solver contacts above which the set gives way to the
+/// whole-network stage: an impact that reaches that much of it is solved
+/// as the papers' stepper solves every impact, over every contact from
+/// `λ = 0` (the step's `v⁺` is then the whole-network stage's). The set
+/// also gives way once its rounds have cost an eighth of the
+/// whole-network stage's budget (`impact_iterations` sweeps of every
+/// contact), each round charged its sweeps, its assembly and its per-body
+/// work ([`ROUND_ASSEMBLY_SWEEPS`], [`BODIES_PER_CONTACT_SWEEP`]).
 const WHOLE_SHARE: f64 = 0.25;
 
 /// The impact solves' tolerance (the whole-network stage's, 1e-10).
@@ -132,14 +133,6 @@ impl ActiveSet {
         self.lambda = carried_impulses(&self.positions, &self.lambda, &grown, self.rows);
         self.positions = grown;
     }
-
-    /// Every solver contact.
-    fn widen(&mut self) {
-        let rest: Vec<u32> = (0..self.member.len() as u32)
-            .filter(|&i| !self.member[i as usize])
-            .collect();
-        self.add(&rest);
-    }
 }
 
 /// How the stage ended: the last solve's residuals judged against the
@@ -158,7 +151,9 @@ impl Stepper {
     /// those violated by more than `join_velocity` at `v⁻`, grown after
     /// each solve by the contacts next to a body whose velocity changed
     /// whose rows the new velocities violate by more than
-    /// `join_velocity`, and solved again (warm) until none joins.
+    /// `join_velocity`, and solved again (warm) until none joins; or, past
+    /// [`WHOLE_SHARE`] of the network or its budget, the whole-network
+    /// stage from `λ = 0` at `v⁻`.
     pub(super) fn impact_stage_active(
         &mut self,
         world: &World,
@@ -195,16 +190,18 @@ impl Stepper {
         let mut growing = pgs(GROWTH_SWEEPS.min(settings.impact_iterations))?;
         let mut settling = pgs(settings.impact_iterations)?;
         // an eighth of the contact sweeps the whole-network stage may
-        // spend: past them the set becomes the whole network. A round is
+        // spend: past them the set gives way to that stage. A round is
         // charged its sweeps, its assembly and its per-body work.
         let budget = settings.impact_iterations * n / 8;
         let (mut sweeps, mut work, mut last_round) = (0, 0, false);
         let (problem, rep) = loop {
             let wide = active.positions.len() as f64 > WHOLE_SHARE * n as f64;
             if (work > budget || wide) && !active.is_whole() {
-                // the whole network, from the set's impulses
-                active.widen();
-                last_round = true;
+                // the papers' stage: the whole network from `λ = 0` at `v⁻`
+                stage.velocity.copy_from_slice(&v_minus);
+                self.impact_stage_whole(world, contacts, stage)?;
+                stage.stats.impact_iterations += sweeps;
+                return Ok(());
             }
             let listed: Vec<u32> = active
                 .positions

@@ -70,10 +70,22 @@ impl Stepper {
         contacts: &ContactSet,
         stage: &mut StageState,
     ) -> Result<(), StepError> {
-        let settings = self.settings;
-        if let ImpactScope::ActiveSet { join_velocity } = settings.impact_scope {
+        if let ImpactScope::ActiveSet { join_velocity } = self.settings.impact_scope {
             return self.impact_stage_active(world, contacts, stage, join_velocity);
         }
+        self.impact_stage_whole(world, contacts, stage)
+    }
+
+    /// The impact stage over the whole contact network (Algorithm 1,
+    /// lines 8-9): the impact problem of every solver contact, solved from
+    /// `λ = 0` at `v_i`.
+    pub(super) fn impact_stage_whole(
+        &mut self,
+        world: &World,
+        contacts: &ContactSet,
+        stage: &mut StageState,
+    ) -> Result<(), StepError> {
+        let settings = self.settings;
         let ((step, time), threads) = (stage.at, stage.threads);
         let impact_solver = &mut self.impact_solver;
         let (impacts, problem) = stages::impact_problem(
