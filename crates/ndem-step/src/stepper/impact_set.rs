@@ -115,10 +115,6 @@ impl ActiveSet {
         }
     }
 
-    fn is_whole(&self) -> bool {
-        self.positions.len() == self.member.len()
-    }
-
     /// Adds `joined` (outside the set, increasing), their impulses zero.
     fn add(&mut self, joined: &[u32]) {
         if joined.is_empty() {
@@ -196,7 +192,7 @@ impl Stepper {
         let (mut sweeps, mut work, mut last_round) = (0, 0, false);
         let (problem, rep) = loop {
             let wide = active.positions.len() as f64 > WHOLE_SHARE * n as f64;
-            if (work > budget || wide) && !active.is_whole() {
+            if work > budget || wide {
                 // the papers' stage: the whole network from `λ = 0` at `v⁻`
                 stage.velocity.copy_from_slice(&v_minus);
                 self.impact_stage_whole(world, contacts, stage)?;
@@ -234,12 +230,8 @@ impl Stepper {
                 + world.len() / BODIES_PER_CONTACT_SWEEP;
             stage.stats.impact_residual = rep.residuals.normal.max;
             check_velocity(&stage.velocity, "impact", stage.at, threads)?;
-            let joined = if active.is_whole() {
-                Vec::new()
-            } else {
-                let reach = (&adjacency, active.member.as_slice());
-                self.joining(world, set, stage, reach, &before, join_velocity)?
-            };
+            let reach = (&adjacency, active.member.as_slice());
+            let joined = self.joining(world, set, stage, reach, &before, join_velocity)?;
             if joined.is_empty() && last_round {
                 break (problem, rep);
             }
