@@ -219,8 +219,8 @@ fn the_only_unsafe_code_is_the_prefetch_hint_and_the_allocator_setting() {
 /// text: package name → names of its normal (non-dev, non-build)
 /// dependencies, direct.
 fn resolved_graph() -> std::collections::BTreeMap<String, Vec<String>> {
-    // the host platform only: the build fetched exactly those crates, so
-    // this works offline on a clean clone after the build
+    // the host platform only: the workspace's test build fetched exactly
+    // those crates, so this works offline on a clean clone after it
     let mut args = vec!["metadata", "--format-version", "1", "--offline"];
     let triple = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
     if cfg!(target_os = "linux") {
@@ -278,18 +278,25 @@ fn resolved_graph_is_layered() {
     }
 }
 
-/// What a build of `krate` alone compiles through normal dependencies
-/// (`cargo tree -e normal`, features as a user of that crate gets them;
-/// `cargo metadata` unifies features over the whole workspace, dev
-/// dependencies included, so it cannot answer this).
 /// The standard output of `cargo ARGS` in the workspace root; panics
-/// with its standard error when it fails.
+/// with its standard error when it fails. A command with `--offline` that
+/// fails runs once more without it: after the workspace's test build
+/// every crate these commands read is fetched, but `cargo test -p xtask`
+/// alone on a fresh cargo home has not fetched the crates that only other
+/// members' tests build (criterion's), which `cargo metadata` resolves.
 fn cargo(args: &[&str]) -> Vec<u8> {
-    let out = std::process::Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("cargo runs");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO"))
+            .args(args)
+            .current_dir(root())
+            .output()
+            .expect("cargo runs")
+    };
+    let mut out = run(args);
+    if !out.status.success() && args.contains(&"--offline") {
+        let online: Vec<&str> = args.iter().copied().filter(|a| *a != "--offline").collect();
+        out = run(&online);
+    }
     assert!(
         out.status.success(),
         "cargo {}: {}",
@@ -299,6 +306,10 @@ fn cargo(args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// What a build of `krate` alone compiles through normal dependencies
+/// (`cargo tree -e normal`, features as a user of that crate gets them;
+/// `cargo metadata` unifies features over the whole workspace, dev
+/// dependencies included, so it cannot answer this).
 fn user_build(krate: &str) -> Vec<String> {
     let args = [
         "tree",
