@@ -296,6 +296,51 @@ fn status_name(s: Option<SolverStatus>) -> String {
     s.map_or_else(|| "none".into(), |s| format!("{s:?}"))
 }
 
+/// The figures of some samples: how many, how many counted (both solves
+/// converged) and within `c v_j`, and the largest differences among the
+/// counted ones.
+struct Tally {
+    compared: usize,
+    converged: usize,
+    agreeing: usize,
+    /// Largest `v⁺` difference \[m/s\].
+    largest: f64,
+    /// Largest `v⁺` difference over the body's `c v_j`.
+    over_bound: f64,
+    /// Largest end-of-step difference \[m/s\].
+    end: f64,
+}
+
+impl Tally {
+    fn of<'a>(samples: impl Iterator<Item = &'a Sample>) -> Self {
+        let mut t = Tally {
+            compared: 0,
+            converged: 0,
+            agreeing: 0,
+            largest: 0.0,
+            over_bound: 0.0,
+            end: 0.0,
+        };
+        for s in samples {
+            t.compared += 1;
+            if !s.converged() {
+                continue;
+            }
+            t.converged += 1;
+            t.agreeing += usize::from(s.over_bound <= 1.0);
+            t.largest = t.largest.max(s.difference);
+            t.over_bound = t.over_bound.max(s.over_bound);
+            t.end = t.end.max(s.end_difference);
+        }
+        t
+    }
+
+    /// The samples of scene `name`.
+    fn of_scene(samples: &[Sample], name: &str) -> Self {
+        Self::of(samples.iter().filter(|s| s.scene == name))
+    }
+}
+
 fn write_outputs(
     opts: &SuiteOptions,
     names: &[&str],
@@ -340,20 +385,17 @@ fn write_outputs(
         &rows,
     )?;
     plot(opts, names, samples)?;
-    let counted = samples.iter().filter(|s| s.converged());
-    let largest = counted.clone().map(|s| s.difference).fold(0.0, f64::max);
-    let agree = counted.clone().filter(|s| s.over_bound <= 1.0);
-    let largest_over = counted.clone().map(|s| s.over_bound).fold(0.0, f64::max);
+    let all = Tally::of(samples.iter());
     let summary = json!({
         "join_velocity_m_per_s": join_velocity,
         "impact_sweeps": SWEEPS,
         "impact_tolerance": 1e-10,
-        "samples": samples.len(),
-        "converged_samples": counted.clone().count(),
-        "agreeing_samples": agree.count(),
-        "largest_difference_converged_m_per_s": largest,
-        "largest_difference_converged_over_join_velocity": largest / join_velocity,
-        "largest_difference_converged_over_bound": largest_over,
+        "samples": all.compared,
+        "converged_samples": all.converged,
+        "agreeing_samples": all.agreeing,
+        "largest_difference_converged_m_per_s": all.largest,
+        "largest_difference_converged_over_join_velocity": all.largest / join_velocity,
+        "largest_difference_converged_over_bound": all.over_bound,
         "scenes": per_scene(names, samples),
     });
     report::write_summary(&opts.out, &summary)?;
@@ -369,17 +411,17 @@ fn per_scene(names: &[&str], samples: &[Sample]) -> serde_json::Value {
     names
         .iter()
         .map(|n| {
-            let own: Vec<&Sample> = samples.iter().filter(|s| s.scene == *n).collect();
-            let counted: Vec<&&Sample> = own.iter().filter(|s| s.converged()).collect();
+            let t = Tally::of_scene(samples, n);
+            let own = samples.iter().filter(|s| s.scene == *n);
             json!({
                 "scene": n,
-                "samples": own.len(),
-                "converged": counted.len(),
-                "agreeing": counted.iter().filter(|s| s.over_bound <= 1.0).count(),
-                "largest_over_bound": counted.iter().map(|s| s.over_bound).fold(0.0, f64::max),
-                "largest_difference_m_per_s": counted.iter().map(|s| s.difference).fold(0.0, f64::max),
-                "largest_end_of_step_difference_m_per_s": counted.iter().map(|s| s.end_difference).fold(0.0, f64::max),
-                "set_over_network": own.iter().map(|s| s.set as f64 / s.contacts.max(1) as f64).collect::<Vec<_>>(),
+                "samples": t.compared,
+                "converged": t.converged,
+                "agreeing": t.agreeing,
+                "largest_over_bound": t.over_bound,
+                "largest_difference_m_per_s": t.largest,
+                "largest_end_of_step_difference_m_per_s": t.end,
+                "set_over_network": own.map(|s| s.set as f64 / s.contacts.max(1) as f64).collect::<Vec<_>>(),
             })
         })
         .collect()
@@ -435,25 +477,23 @@ fn report_text(quick: bool, names: &[&str], samples: &[Sample], join_velocity: f
         "scene | steps run | compared | both converged | v⁺ within c v_j | largest v⁺ difference [m/s] | over v_j | over c v_j | largest end-of-step difference [m/s] | set / network",
     );
     for n in names {
-        let own: Vec<&Sample> = samples.iter().filter(|s| s.scene == *n).collect();
-        let counted: Vec<&&Sample> = own.iter().filter(|s| s.converged()).collect();
-        let within = counted.iter().filter(|s| s.over_bound <= 1.0).count();
-        let over = counted.iter().map(|s| s.over_bound).fold(0.0, f64::max);
-        let largest = counted.iter().map(|s| s.difference).fold(0.0, f64::max);
-        let end = counted.iter().map(|s| s.end_difference).fold(0.0, f64::max);
-        let sets: Vec<String> = own
+        let t = Tally::of_scene(samples, n);
+        let none = t.converged == 0;
+        let sets: Vec<String> = samples
             .iter()
+            .filter(|s| s.scene == *n)
             .map(|s| format!("{}/{}", s.set, s.contacts))
             .collect();
         md.push_str(&format!(
-            "| {n} | {} | {} | {} | {within} | {} | {} | {} | {} | {} |\n",
+            "| {n} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             steps(n, quick),
-            own.len(),
-            counted.len(),
-            figure(counted.is_empty(), largest),
-            figure(counted.is_empty(), largest / join_velocity),
-            figure(counted.is_empty(), over),
-            figure(counted.is_empty(), end),
+            t.compared,
+            t.converged,
+            t.agreeing,
+            figure(none, t.largest),
+            figure(none, t.largest / join_velocity),
+            figure(none, t.over_bound),
+            figure(none, t.end),
             if sets.is_empty() {
                 "no impacts".into()
             } else {
