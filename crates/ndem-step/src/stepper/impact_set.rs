@@ -174,7 +174,9 @@ impl Stepper {
             return Ok(());
         }
         let v_minus = stage.velocity.clone();
-        let adjacency = Adjacency::of(world, set, solver_contacts);
+        // built when the first round looks for contacts to join (a set
+        // that gives way at once never needs it)
+        let mut adjacency = None;
         let n = solver_contacts.len();
         let mut active = ActiveSet::new(seeds, n, settings.contact_rows.count());
         // row-wise PGS: a few sweeps while the set grows, the stage's
@@ -230,7 +232,9 @@ impl Stepper {
                 + world.len() / BODIES_PER_CONTACT_SWEEP;
             stage.stats.impact_residual = rep.residuals.normal.max;
             check_velocity(&stage.velocity, "impact", stage.at, threads)?;
-            let reach = (&adjacency, active.member.as_slice());
+            let adjacency =
+                adjacency.get_or_insert_with(|| Adjacency::of(world, set, solver_contacts));
+            let reach = (&*adjacency, active.member.as_slice());
             let joined = self.joining(world, set, stage, reach, &before, join_velocity)?;
             if joined.is_empty() && last_round {
                 break (problem, rep);
