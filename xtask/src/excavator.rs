@@ -1,4 +1,4 @@
-//! `cargo xtask excavator [--quick] [timing] [coloured]`: the warm-starting paper's
+//! `cargo xtask excavator [--quick] [timing] [coloured] [active-set]`: the warm-starting paper's
 //! excavator (section 5, Figs. 18-19) dug with cold and with history warm
 //! starting at Δt = 2.5 ms, N_it = 25 (PGS for the particles, the direct
 //! block for the machine).
@@ -13,7 +13,9 @@
 //! scale without `--quick`). `coloured` sweeps the contacts in the coloured
 //! order on every core (`pgs-direct-coloured`): with `timing` the one run
 //! uses it; alone it adds a run with it beside the scene's `pgs-direct` and
-//! compares the two.
+//! compares the two. `active-set` (with `timing`) solves the impact stage
+//! on the active set the impacts reach (`ImpactScope::ActiveSet`, join
+//! velocity 5e-3 m/s) instead of the scene's whole network.
 
 use crate::SuiteOptions;
 use crate::plot::{self, Axes, Field, Series};
@@ -46,6 +48,8 @@ struct Run {
     wall: f64,
     simulated: f64,
     stage_seconds: BTreeMap<&'static str, f64>,
+    /// Per phase of the schedule: time and impact-stage figures.
+    phase_seconds: BTreeMap<String, PhaseTally>,
     statuses: BTreeMap<&'static str, usize>,
     steps: usize,
     mean_contacts: f64,
@@ -67,6 +71,56 @@ struct RunChoice {
     /// the bucket stops digging (the end of the curl), so that the load in
     /// it is no longer held resolved.
     carry: bool,
+    /// The impact stage on an active set joined above this velocity
+    /// (`ImpactScope::ActiveSet`), instead of the scene's whole network.
+    join_velocity: Option<f64>,
+}
+
+/// The join velocity of the suite's `active-set` runs \[m/s\]: 10 % of
+/// `v_imp`, the command line's suggested value.
+const JOIN_VELOCITY: f64 = 5e-3;
+
+/// One phase's steps: their time, and what their impact stages solved.
+#[derive(Debug, Default)]
+struct PhaseTally {
+    steps: usize,
+    step_s: f64,
+    impact_s: f64,
+    /// Steps with an impacting contact.
+    impacting: usize,
+    /// Over those steps: the contacts of the impact problems solved, and
+    /// the solver contacts.
+    impact_contacts: usize,
+    contacts: usize,
+    /// Steps whose impact problem held more than a quarter of the solver
+    /// contacts (the whole network, or an active set that gave way to it).
+    wide: usize,
+}
+
+impl PhaseTally {
+    fn add(&mut self, st: &ndem_step::StepStats) {
+        self.steps += 1;
+        self.step_s += st.times.total.as_secs_f64();
+        self.impact_s += st.times.impact.as_secs_f64();
+        if st.impacts > 0 {
+            self.impacting += 1;
+            self.impact_contacts += st.impact_contacts;
+            self.contacts += st.contacts;
+            self.wide += usize::from(4 * st.impact_contacts > st.contacts);
+        }
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "steps": self.steps,
+            "step_s": self.step_s,
+            "impact_s": self.impact_s,
+            "impact_share": self.impact_s / self.step_s,
+            "steps_with_impacts": self.impacting,
+            "impact_problem_share_of_contacts": self.impact_contacts as f64 / self.contacts.max(1) as f64,
+            "steps_solving_over_a_quarter": self.wide,
+        })
+    }
 }
 
 fn simulate(
@@ -79,6 +133,9 @@ fn simulate(
     let (mut scene, machine) = excavator_with_machine(spec).map_err(|e| e.to_string())?;
     scene.warm_start = choice.warm;
     scene.solver = choice.solver;
+    if let Some(join_velocity) = choice.join_velocity {
+        scene.settings.impact_scope = ndem_step::ImpactScope::ActiveSet { join_velocity };
+    }
     if !alone {
         // the runs share the 2 cores: one thread each (the same result)
         scene.threads = 1;
@@ -118,6 +175,7 @@ fn simulate(
     let mut fill_after_lift = (0, 0.0, 0.0);
     let mut fill_max = (0, 0.0, 0.0);
     let mut stage_seconds: BTreeMap<&'static str, f64> = BTreeMap::new();
+    let mut phase_seconds: BTreeMap<String, PhaseTally> = BTreeMap::new();
     let mut statuses: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut contacts = 0usize;
     let (mut level_sum, mut level_steps) = (0.0, 0usize);
@@ -165,6 +223,8 @@ fn simulate(
         ] {
             *stage_seconds.entry(stage).or_default() += d.as_secs_f64();
         }
+        let phase = schedule.phase_at(st.time).to_string();
+        phase_seconds.entry(phase).or_default().add(&st);
         *statuses.entry(st.status.name()).or_default() += 1;
         if st.time > spec.settle_time
             && let Some(r) = stepper.hooks_as::<ndem_reduce::Reducer>()
@@ -214,6 +274,7 @@ fn simulate(
             wall: start.elapsed().as_secs_f64(),
             simulated: done as f64 * dt,
             stage_seconds,
+            phase_seconds,
             statuses,
             steps: done,
             mean_contacts: contacts as f64 / done.max(1) as f64,
@@ -387,6 +448,7 @@ fn run_outputs(
         "wall_s": run.wall,
         "wall_per_simulated_s": run.wall / run.simulated,
         "stage_s": run.stage_seconds,
+        "by_phase": run.phase_seconds.iter().map(|(phase, t)| (phase.clone(), t.json())).collect::<serde_json::Map<_, _>>(),
         "statuses": run.statuses,
         "mean_contacts": run.mean_contacts,
         "mean_reduction_level": run.mean_level,
@@ -427,6 +489,13 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let reduce = opts.args.iter().any(|a| a == "reduce");
     let carry = opts.args.iter().any(|a| a == "carry");
     let coloured = opts.args.iter().any(|a| a == "coloured");
+    let active_set = opts.args.iter().any(|a| a == "active-set");
+    if active_set && !timing {
+        return Err(
+            "`excavator active-set` goes with `timing`: `excavator timing [coloured] active-set`"
+                .into(),
+        );
+    }
     if carry && !reduce {
         return Err("`excavator carry` adds a run to `reduce`: `excavator reduce carry`".into());
     }
@@ -439,6 +508,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         solver: SolverChoice::PgsDirect,
         reduce,
         carry: false,
+        join_velocity: active_set.then_some(JOIN_VELOCITY),
     };
     let runs_wanted: Vec<RunChoice> = if timing && coloured {
         vec![RunChoice {
@@ -574,6 +644,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         "dt_s": 2.5e-3,
         "iterations": 25,
         "solver": runs_wanted.iter().map(|c| c.solver.name()).collect::<Vec<_>>(),
+        "impact_join_velocity_m_s": active_set.then_some(JOIN_VELOCITY),
         "schedule": {"phases": machine.schedule.phases, "times_s": machine.schedule.times},
         "runs": per_run,
         "failed_runs": failures,
@@ -630,6 +701,42 @@ fn comparison_md(s: &mut String, comparison: &Value, reduction: bool) {
     }
 }
 
+/// Each run's time per step and impact stage's share by phase of the
+/// schedule, in the schedule's order.
+fn phases_md(s: &mut String, summary: &serde_json::Value) {
+    let _ = writeln!(s, "\n## By phase\n");
+    report::table_header(
+        s,
+        "run | phase | steps | step [ms] | impact stage [ms] | impact share | steps with impacts | their impact problems' share of the contacts | steps solving over a quarter",
+    );
+    let order = summary["schedule"]["phases"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for r in summary["runs"].as_array().into_iter().flatten() {
+        for phase in order.iter().filter_map(|p| p.as_str()) {
+            let p = &r["by_phase"][phase];
+            let Some(steps) = p["steps"].as_f64() else {
+                continue;
+            };
+            let per_step = |key: &str| 1e3 * p[key].as_f64().unwrap_or(f64::NAN) / steps;
+            let _ = writeln!(
+                s,
+                "| {} | {phase} | {steps} | {:.1} | {:.1} | {:.2} | {} | {:.3} | {} |",
+                r["run"].as_str().unwrap_or(""),
+                per_step("step_s"),
+                per_step("impact_s"),
+                p["impact_share"].as_f64().unwrap_or(f64::NAN),
+                p["steps_with_impacts"],
+                p["impact_problem_share_of_contacts"]
+                    .as_f64()
+                    .unwrap_or(f64::NAN),
+                p["steps_solving_over_a_quarter"]
+            );
+        }
+    }
+}
+
 fn report_md(summary: &serde_json::Value) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Excavator (warm-starting paper, section 5)\n");
@@ -638,6 +745,12 @@ fn report_md(summary: &serde_json::Value) -> String {
         "Trench {} m, Δt = 2.5 ms, N_it = 25, PGS for the particles with the direct block for the machine (solver by run: {}). Load: {}.\n",
         summary["trench_m"], summary["solver"], summary["load_average"]
     );
+    if let Some(v) = summary["impact_join_velocity_m_s"].as_f64() {
+        let _ = writeln!(
+            s,
+            "Impact stage on the active set the impacts reach (join velocity {v:e} m/s), not the papers' whole network.\n"
+        );
+    }
     report::table_header(
         &mut s,
         "run | particles | wall s per simulated s | bed height after settling [m] | lowered volume [m³] | raised [m³] | bucket fill after lift [kg] | arm cylinder mean force in drag [kN] | largest overlap δ/R: settle, penetrate, drag | statuses",
@@ -679,6 +792,7 @@ fn report_md(summary: &serde_json::Value) -> String {
         return s;
     }
     if summary["timing_only"].as_bool() == Some(true) {
+        phases_md(&mut s, summary);
         return s;
     }
     let _ = writeln!(s, "\n## Against the paper\n");

@@ -72,7 +72,7 @@ suites:
               (speedup [tolerance|tolerance=X] [random] [hubs] [classes]: to a residual tolerance, on a settled random bed,
               with hub blocks, residuals per contact class)
   fclib [FILES...] every solver on FCLIB problems (default: the three of crates/ndem-fclib/tests/data and two generated ones); a file that cannot be read is a row of the report
-  excavator [timing|reduce [carry]|coloured]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction; carry: and a reduced run whose bucket carries its load merged; coloured: pgs-direct against pgs-direct-coloured, or with timing the timed run in the coloured order on every core)
+  excavator [timing [active-set]|reduce [carry]|coloured]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction; carry: and a reduced run whose bucket carries its load merged; coloured: pgs-direct against pgs-direct-coloured, or with timing the timed run in the coloured order on every core; active-set: with timing, the impact stage on the active set the impacts reach)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic (--seed S: case k takes seed S + k, default 1)
   impact-scope [SCENE...]  the active-set impact stage against the whole-network one on every built-in scene (both converged, bound: the join velocity)
   creep                a pile at rest: drift against iterations, warm start and time step
@@ -271,7 +271,7 @@ fn check_words(suite: &str, words: &[String]) -> Result<(), String> {
                 )),
             };
         }
-        ("excavator", _) => &["timing", "reduce", "carry", "coloured"],
+        ("excavator", _) => &["timing", "reduce", "carry", "coloured", "active-set"],
         ("impact-scope", _) => {
             let builtin = |w: &String| ndem_scenes::builders::BUILTIN.iter().any(|(n, _)| n == w);
             return match words.iter().find(|w| !builtin(w)) {
@@ -354,6 +354,7 @@ mod tests {
             ("excavator", "timing"),
             ("excavator", "reduce"),
             ("excavator", "timing coloured"),
+            ("excavator", "timing coloured active-set"),
             ("excavator", ""),
             ("warmstart", "drum frictional-caps"),
             ("warmstart", "column"),

@@ -86,6 +86,24 @@ impl InverseMasses {
         }
     }
 
+    /// Appends `other`'s bodies after these, each entry as `other` keeps
+    /// it (a `k 1` body stays one; a full matrix is copied).
+    pub fn extend_from(&mut self, other: &InverseMasses) {
+        self.responses.reserve(other.len());
+        for r in &other.responses {
+            match r.isotropic() {
+                Some(_) => self.responses.push(*r),
+                None => {
+                    self.others.push(other.inertia_of(*r));
+                    self.responses.push(BodyResponse {
+                        inv_mass: r.inv_mass,
+                        isotropic: -(self.others.len() as f64),
+                    });
+                }
+            }
+        }
+    }
+
     /// The number of bodies.
     pub fn len(&self) -> usize {
         self.responses.len()
@@ -295,6 +313,30 @@ mod tests {
         let expected: Vec<_> = given.iter().map(|m| !m.is_infinite()).collect();
         assert_eq!(movable, expected);
         assert_eq!(movable, [true, false, true, true, true]);
+    }
+
+    /// Bodies appended from another column keep their entries: the
+    /// spheres and static bodies their 16 bytes, the boxes their matrix,
+    /// re-indexed after the column's own.
+    #[test]
+    fn an_extended_column_is_the_column_of_all_its_bodies() {
+        let sphere = MassProperties::solid_sphere(2500.0, 0.01).unwrap();
+        let cuboid = MassProperties::solid_box(0.4, Vec3::new(0.01, 0.02, 0.03)).unwrap();
+        let q = Quat::from_euler_angles(0.3, -1.1, 0.7);
+        let first = vec![cuboid.inverse(&q), sphere.inverse(&Quat::identity())];
+        let second = vec![
+            InverseMass::INFINITE_MASS,
+            cuboid.inverse(&Quat::identity()),
+            cuboid.inverse(&q.inverse()),
+        ];
+        let mut extended = InverseMasses::from(first.clone());
+        extended.extend_from(&InverseMasses::from(second.clone()));
+        let all: Vec<InverseMass> = first.into_iter().chain(second).collect();
+        assert_eq!(extended, InverseMasses::from(all.clone()));
+        for (i, m) in all.iter().enumerate() {
+            assert_eq!(bits(&extended.at(i)), bits(m), "body {i}");
+        }
+        assert_eq!(extended.others.len(), 3);
     }
 
     proptest::proptest! {

@@ -251,9 +251,22 @@ impl ProblemWork {
         threads: usize,
         block_sums: &mut Vec<f64>,
     ) -> Self {
+        Self::of_part(world, problem, None, threads, block_sums)
+    }
+
+    /// [`Self::of`] a problem over some of the world's bodies: its body
+    /// `i` is the world's `world_of[i]` (all of them, in order, for
+    /// `None`).
+    pub(crate) fn of_part(
+        world: &World,
+        problem: &ContactProblem,
+        world_of: Option<&[usize]>,
+        threads: usize,
+        block_sums: &mut Vec<f64>,
+    ) -> Self {
         Self {
             rows: problem.row_energy_bound_in(threads, block_sums),
-            drive: drive_speed(world, problem, threads),
+            drive: drive_speed(world, problem, world_of, threads),
         }
     }
 }
@@ -262,7 +275,12 @@ impl ProblemWork {
 /// motor or stabilisation target of a generic row) moves a contact or row:
 /// the largest over `threads` consecutive ranges of contacts (a maximum,
 /// the same on any count).
-fn drive_speed(world: &World, p: &ContactProblem, threads: usize) -> f64 {
+fn drive_speed(
+    world: &World,
+    p: &ContactProblem,
+    world_of: Option<&[usize]>,
+    threads: usize,
+) -> f64 {
     let contacts = p.contacts();
     // a contact drives only through a kinematic body or a tangential
     // right-hand side: without either (a packing at rest) every contact's
@@ -279,9 +297,9 @@ fn drive_speed(world: &World, p: &ContactProblem, threads: usize) -> f64 {
         .map(|s| s..(s + per_thread).min(read));
     let parts = map_parts(ranges, |range| {
         range.fold(0.0f64, |speed, i| {
-            contacts
-                .get(i)
-                .map_or(speed, |c| speed.max(contact_drive_speed(world, &c)))
+            contacts.get(i).map_or(speed, |c| {
+                speed.max(contact_drive_speed(world, &c, world_of))
+            })
         })
     });
     let mut speed = parts.into_iter().fold(0.0f64, f64::max);
@@ -296,14 +314,14 @@ fn drive_speed(world: &World, p: &ContactProblem, threads: usize) -> f64 {
 
 /// [`drive_speed`] of one contact: its kinematic bodies' speeds along
 /// its rows and its surface-velocity target.
-fn contact_drive_speed(world: &World, c: &ndem_solve::Contact) -> f64 {
+fn contact_drive_speed(world: &World, c: &ndem_solve::Contact, world_of: Option<&[usize]>) -> f64 {
     let mut speed = 0.0f64;
     for body in c.bodies {
-        let b = body as usize;
+        let b = world_of.map_or(body as usize, |w| w[body as usize]);
         if world.motions()[b] == Motion::Kinematic {
             let v = world.velocities()[b];
             let zero = Velocity6::ZERO;
-            let (va, vb) = if b == c.bodies[0] as usize {
+            let (va, vb) = if body == c.bodies[0] {
                 (v, zero)
             } else {
                 (zero, v)
@@ -338,5 +356,57 @@ pub(crate) fn check_energy(
             after,
             bound,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BodyDesc, MaterialId};
+    use ndem_math::{ContactFrame, ContactJacobian, Material, Vec3};
+    use ndem_solve::{Contact, ContactRows, FrictionSet, InverseMasses};
+
+    /// A problem over some of the world's bodies, numbered apart, finds
+    /// the driven body's speed through `world_of` as the problem over all
+    /// of them in the world's numbering finds it; read in the world's
+    /// numbering its bodies are the floor and the dynamic sphere, and it
+    /// finds none.
+    #[test]
+    fn a_part_finds_its_driven_body_through_its_numbering() {
+        let r = 0.01;
+        let mut world = World::on_floor(Material::default()).unwrap();
+        let material = MaterialId::from_index(0);
+        let resting = BodyDesc::sphere(r, material, Vec3::new(0.0, 0.0, r)).unwrap();
+        let mut driven = BodyDesc::sphere(r, material, Vec3::new(-2.0 * r, 0.0, r)).unwrap();
+        driven.motion = Motion::Kinematic;
+        let speed = Velocity6::new(Vec3::new(2.0, 0.0, 0.0), Vec3::zeros());
+        world.add_body(resting).unwrap();
+        world.add_body(driven.with_velocity(speed)).unwrap();
+        // the driven sphere (a) pushes the resting one (b) along x
+        let frame = ContactFrame::from_unit_normal(-Vec3::x());
+        let jacobian = ContactJacobian::new(
+            frame,
+            &Vec3::new(r, 0.0, 0.0),
+            &Vec3::new(-r, 0.0, 0.0),
+            1.0,
+        );
+        let problem = |bodies: &[usize], contact: [u32; 2]| {
+            let mut inverse_mass = InverseMasses::new();
+            for &b in bodies {
+                world.push_inverse_mass(b, &mut inverse_mass);
+            }
+            let free = bodies.iter().map(|&b| world.velocities()[b]).collect();
+            let rows = ContactRows::NormalFrictionRolling;
+            let mut p =
+                ContactProblem::new(inverse_mass, free, rows, FrictionSet::Disk, 1e-3).unwrap();
+            p.push_contact(Contact::builder(contact, jacobian).build().unwrap())
+                .unwrap();
+            p
+        };
+        let whole = problem(&[0, 1, 2], [2, 1]);
+        let part = problem(&[2, 1], [0, 1]);
+        assert_eq!(drive_speed(&world, &whole, None, 1), 2.0);
+        assert_eq!(drive_speed(&world, &part, Some(&[2, 1]), 1), 2.0);
+        assert_eq!(drive_speed(&world, &part, None, 1), 0.0);
     }
 }

@@ -414,7 +414,7 @@ fn count_in_blocks<T: Sync>(
 }
 
 /// A failed parallel assembly as the serial loop reported it.
-fn fill_error(e: ContactFillError<StepError>) -> StepError {
+pub(crate) fn fill_error(e: ContactFillError<StepError>) -> StepError {
     match e {
         ContactFillError::Build(e) => e,
         ContactFillError::Invalid(e) => e.into(),
@@ -578,43 +578,55 @@ pub(crate) fn build_impact_problem(
     storage: &mut ProblemStorage,
     impacting: &mut Vec<bool>,
 ) -> Result<ContactProblem, StepError> {
-    let dt = settings.dt;
     // its contacts' model data would be zeros
     let mut problem = new_problem(world, settings, Resolution::Reduced, storage, |free| {
         free.extend_from_slice(velocity)
     })?
     .without_model_data();
     problem.reserve_contacts(solver_contacts.len());
-    let contact = |i: usize| -> Result<(Contact, bool), StepError> {
-        let s = SolverContact::at(world, Resolution::Reduced, set, solver_contacts[i]);
-        let c = s.point(set);
-        let (jac, un) = impact_jacobian(world, set, velocity, &s)?;
-        let p = contact_parameters(world, (settings, pairs), c)?;
-        let impact = is_impact(settings, c.gap, un);
-        let b_n = if impact {
-            p.restitution * un
-        } else {
-            c.gap.max(0.0) / dt
-        };
-        let [st1, st2] = surface_rhs(world, c, &jac.frame);
-        let contact = Contact {
-            bodies: s.bodies,
-            key: c.key,
-            jacobian: jac,
-            sigma: [p.sigma_t, p.sigma_t, p.sigma_r],
-            rhs: [b_n, st1, st2, 0.0, 0.0, 0.0],
-            friction: p.friction,
-            rolling_arm: p.rolling_arm,
-            model: Default::default(),
-        };
-        Ok((contact, impact))
-    };
+    let contact =
+        |i: usize| impact_contact(world, (settings, pairs), set, solver_contacts[i], velocity);
     let threads = assembly_threads(settings, solver_contacts.len());
     refill(impacting, solver_contacts.len(), false);
     problem
         .extend_contacts_with(impacting, threads, contact)
         .map_err(fill_error)?;
     Ok(problem)
+}
+
+/// The impact-stage rows of solver contact `k` at `velocity` (`v⁻`), over
+/// the world's bodies, and whether it impacts: `b_n = e G_n v⁻` for an
+/// impacting contact, `max(φ, 0)/Δt` for the others (Algorithm 1,
+/// lines 8-9).
+pub(crate) fn impact_contact(
+    world: &World,
+    (settings, pairs): (&StepSettings, &MaterialPairs),
+    set: &[ContactPoint],
+    k: u32,
+    velocity: &[Velocity6],
+) -> Result<(Contact, bool), StepError> {
+    let s = SolverContact::at(world, Resolution::Reduced, set, k);
+    let c = s.point(set);
+    let (jac, un) = impact_jacobian(world, set, velocity, &s)?;
+    let p = contact_parameters(world, (settings, pairs), c)?;
+    let impact = is_impact(settings, c.gap, un);
+    let b_n = if impact {
+        p.restitution * un
+    } else {
+        c.gap.max(0.0) / settings.dt
+    };
+    let [st1, st2] = surface_rhs(world, c, &jac.frame);
+    let contact = Contact {
+        bodies: s.bodies,
+        key: c.key,
+        jacobian: jac,
+        sigma: [p.sigma_t, p.sigma_t, p.sigma_r],
+        rhs: [b_n, st1, st2, 0.0, 0.0, 0.0],
+        friction: p.friction,
+        rolling_arm: p.rolling_arm,
+        model: Default::default(),
+    };
+    Ok((contact, impact))
 }
 
 /// The continuous-stage SPOOK problem (Algorithm 1, line 10) with free

@@ -22,24 +22,7 @@ impl ContactProblem {
                 range: "(0, inf)",
             });
         }
-        // from the 16-byte entries: `k 1` is finite when `k` is (the
-        // first entry the matrix check would name)
-        for (i, r) in inverse_mass.responses().iter().enumerate() {
-            check_nonneg("inverse_mass", i, r.inv_mass)?;
-            match r.isotropic() {
-                Some(k) => check_finite("inverse_mass", i, k)?,
-                None => {
-                    for &x in inverse_mass.inertia(i).iter() {
-                        check_finite("inverse_mass", i, x)?;
-                    }
-                }
-            }
-        }
-        for (i, v) in free_velocity.iter().enumerate() {
-            for x in v.to_array() {
-                check_finite("free_velocity", i, x)?;
-            }
-        }
+        check_bodies(&inverse_mass, &free_velocity, 0)?;
         Ok(Self {
             inverse_mass,
             free_velocity,
@@ -56,6 +39,25 @@ impl ContactProblem {
             generic: Vec::new(),
             recycled: None,
         })
+    }
+
+    /// Appends bodies after the problem's own, one entry of each vector per
+    /// new body, checked as [`Self::new`] checks its bodies (an error
+    /// names the body by its index in the problem and appends nothing).
+    /// Returns the first new body's index. A problem over the bodies its
+    /// contacts reach grows with them (the stepper's active-set impact
+    /// stage).
+    pub fn push_bodies(
+        &mut self,
+        inverse_mass: &InverseMasses,
+        free_velocity: &[Velocity6],
+    ) -> Result<usize, SolveError> {
+        SolveError::require_len("free_velocity", inverse_mass.len(), free_velocity.len())?;
+        let first = self.inverse_mass.len();
+        check_bodies(inverse_mass, free_velocity, first)?;
+        self.inverse_mass.extend_from(inverse_mass);
+        self.free_velocity.extend_from_slice(free_velocity);
+        Ok(first)
     }
 
     /// This problem with the contact and row storage of a released one
@@ -570,4 +572,33 @@ impl ContactProblem {
             Ok(())
         })
     }
+}
+
+/// The checks of [`ContactProblem::new`] on bodies whose first stands at
+/// `first` in the problem: inverse masses non-negative and finite, free
+/// velocities finite.
+fn check_bodies(
+    inverse_mass: &InverseMasses,
+    free_velocity: &[Velocity6],
+    first: usize,
+) -> Result<(), SolveError> {
+    // from the 16-byte entries: `k 1` is finite when `k` is (the
+    // first entry the matrix check would name)
+    for (i, r) in inverse_mass.responses().iter().enumerate() {
+        check_nonneg("inverse_mass", first + i, r.inv_mass)?;
+        match r.isotropic() {
+            Some(k) => check_finite("inverse_mass", first + i, k)?,
+            None => {
+                for &x in inverse_mass.inertia(i).iter() {
+                    check_finite("inverse_mass", first + i, x)?;
+                }
+            }
+        }
+    }
+    for (i, v) in free_velocity.iter().enumerate() {
+        for x in v.to_array() {
+            check_finite("free_velocity", first + i, x)?;
+        }
+    }
+    Ok(())
 }

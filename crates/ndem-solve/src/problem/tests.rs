@@ -1,5 +1,6 @@
 use super::*;
 use crate::strategies::{arb_joint_tree, arb_packing, arb_sparse_problem};
+use ndem_math::{InverseMass, Mat3};
 use proptest::prelude::*;
 
 /// `clamp_to` is `f64::clamp` bit for bit wherever that does not
@@ -193,4 +194,95 @@ proptest! {
     ) {
         check_ranges(&problem, seed)?;
     }
+}
+
+/// The problem with `masses` and `free` as its bodies and `contacts`
+/// pushed one by one.
+fn with_contacts(mut problem: ContactProblem, contacts: &[Contact]) -> ContactProblem {
+    for c in contacts {
+        problem.push_contact(*c).unwrap();
+    }
+    problem
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Bodies appended after a problem's first ones (`push_bodies`) and
+    /// then the contacts give the problem built over all of them at once,
+    /// wherever the cut falls (before the floor, after every body).
+    #[test]
+    fn bodies_pushed_in_two_parts_give_the_problem_built_at_once(
+        problem in arb_packing(ContactRows::NormalFrictionRolling, FrictionSet::Disk),
+        cut in 0.0f64..=1.0,
+    ) {
+        let masses = problem.inverse_mass().to_vec();
+        let free = problem.free_velocity().to_vec();
+        let k = ((cut * masses.len() as f64) as usize).min(masses.len());
+        let contacts: Vec<Contact> = problem.contacts().iter().collect();
+        let (rows, set, dt) = (problem.contact_rows(), problem.friction_set(), problem.dt);
+        let at_once = ContactProblem::new(masses.clone(), free.clone(), rows, set, dt).unwrap();
+        let mut parts =
+            ContactProblem::new(masses[..k].to_vec(), free[..k].to_vec(), rows, set, dt).unwrap();
+        let rest = InverseMasses::from(masses[k..].to_vec());
+        prop_assert_eq!(parts.push_bodies(&rest, &free[k..]).unwrap(), k);
+        prop_assert_eq!(with_contacts(parts, &contacts), with_contacts(at_once, &contacts));
+    }
+}
+
+/// Appended bodies are checked as `new` checks its bodies, named by their
+/// index in the problem, and nothing is appended on an error.
+#[test]
+fn pushed_bodies_are_checked_and_named_by_their_index_in_the_problem() {
+    let body = InverseMass {
+        inv_mass: 1.0,
+        inv_inertia: Mat3::identity(),
+    };
+    let rows = ContactRows::NormalFrictionRolling;
+    let mut problem = ContactProblem::new(
+        vec![body; 3],
+        vec![Velocity6::ZERO; 3],
+        rows,
+        FrictionSet::Disk,
+        1e-3,
+    )
+    .unwrap();
+    let two = InverseMasses::from(vec![body; 2]);
+    let mut not_finite = [Velocity6::ZERO; 2];
+    not_finite[1].linear.x = f64::NAN;
+    let negative = InverseMasses::from(vec![
+        body,
+        InverseMass {
+            inv_mass: -1.0,
+            ..body
+        },
+    ]);
+    assert!(matches!(
+        problem.push_bodies(&two, &not_finite),
+        Err(SolveError::NonFinite {
+            field: "free_velocity",
+            index: 4,
+            ..
+        })
+    ));
+    assert!(matches!(
+        problem.push_bodies(&negative, &[Velocity6::ZERO; 2]),
+        Err(SolveError::OutOfRange {
+            field: "inverse_mass",
+            index: 4,
+            ..
+        })
+    ));
+    assert!(matches!(
+        problem.push_bodies(&two, &[Velocity6::ZERO; 1]),
+        Err(SolveError::DimensionMismatch {
+            field: "free_velocity",
+            ..
+        })
+    ));
+    assert_eq!(problem.inverse_mass().len(), 3);
+    assert_eq!(problem.free_velocity().len(), 3);
+    assert_eq!(problem.push_bodies(&two, &[Velocity6::ZERO; 2]).unwrap(), 3);
+    assert_eq!(problem.inverse_mass().len(), 5);
+    assert_eq!(problem.free_velocity().len(), 5);
 }

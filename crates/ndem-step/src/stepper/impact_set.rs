@@ -4,6 +4,9 @@
 
 use super::solve::StageState;
 use super::*;
+use ndem_solve::InverseMasses;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 /// The share of the solver contacts above which the set gives way to the
 /// whole-network stage: an impact that reaches that much of it is solved
@@ -11,8 +14,11 @@ use super::*;
 /// `λ = 0` (the step's `v⁺` is then the whole-network stage's). The set
 /// also gives way once its rounds have cost an eighth of the
 /// whole-network stage's budget (`impact_iterations` sweeps of every
-/// contact), each round charged its sweeps, its assembly and its per-body
-/// work ([`ROUND_ASSEMBLY_SWEEPS`], [`BODIES_PER_CONTACT_SWEEP`]).
+/// contact), each round charged what it costs in sweeps of one contact:
+/// its sweeps, its solve's other passes ([`SOLVE_PASSES`]), the assembly
+/// of the contacts that joined ([`ROUND_ASSEMBLY_SWEEPS`]), one for every
+/// contact it examined for joining, and its per-body work
+/// ([`BODIES_PER_CONTACT_SWEEP`]).
 const WHOLE_SHARE: f64 = 0.25;
 
 /// The impact solves' tolerance (the whole-network stage's, 1e-10).
@@ -21,13 +27,23 @@ const TOLERANCE: f64 = 1e-10;
 /// PGS sweeps of a round while the set grows.
 const GROWTH_SWEEPS: usize = 2;
 
-/// What a round costs besides its sweeps, in sweeps of its contacts: the
-/// round assembles its problem from the contact geometry again (on the
-/// built-in excavator about four sweeps' time per contact).
+/// A solve's passes besides its sweeps, in sweeps of the set's contacts:
+/// the preparation and the residuals at its start and end (on the built-in
+/// excavator 2.5 sweeps' time per contact, fitted over the rounds of 1600
+/// steps: 156 ns per contact and solve against 63 ns per contact and
+/// sweep, one thread of this project's 2-core host).
+const SOLVE_PASSES: usize = 3;
+
+/// What the contacts that joined cost besides their sweeps, in sweeps of
+/// them: their rows are assembled from the contact geometry (on the
+/// built-in excavator about four sweeps' time per contact). A contact
+/// examined for joining costs about one sweep of it (measured as above:
+/// 50 ns).
 const ROUND_ASSEMBLY_SWEEPS: usize = 4;
 
-/// Bodies whose per-body work in a round (the problem's body arrays, the
-/// solver's velocities) costs about one contact's sweep.
+/// The set's bodies whose per-body work in a round (the solver's
+/// preparation and residual checks, the velocities written back) costs
+/// about one contact's sweep.
 const BODIES_PER_CONTACT_SWEEP: usize = 4;
 
 /// The solver contacts as an adjacency: for each carrier body, the
@@ -65,69 +81,143 @@ impl Adjacency {
     }
 }
 
-/// The impulses of `old` (one block of `rows` per contact of `old_set`)
-/// placed at their contacts' places in `new_set` (a sorted superset), zero
-/// for the contacts that joined.
-fn carried_impulses(old_set: &[u32], old: &[f64], new_set: &[u32], rows: usize) -> Vec<f64> {
-    let mut out = vec![0.0; new_set.len() * rows];
-    let mut j = 0;
-    for (i, &c) in new_set.iter().enumerate() {
-        if j < old_set.len() && old_set[j] == c {
-            out[i * rows..(i + 1) * rows].copy_from_slice(&old[j * rows..(j + 1) * rows]);
-            j += 1;
+/// The set's bodies: those its contacts touch, numbered in the order
+/// they joined. The set's problem holds only these, so that a round's work
+/// follows the set, not the world.
+#[derive(Default)]
+struct SetBodies {
+    /// The world's index of each of the set's bodies.
+    world_of: Vec<usize>,
+    /// The set's index of each world body in it.
+    local_of: HashMap<usize, u32>,
+}
+
+impl SetBodies {
+    /// Numbers world body `b` next, unless the set holds it already.
+    fn insert(&mut self, b: usize) {
+        if let Entry::Vacant(e) = self.local_of.entry(b) {
+            e.insert(self.world_of.len() as u32);
+            self.world_of.push(b);
         }
     }
-    out
+
+    /// The set's index of world body `b` (one of its bodies).
+    fn local(&self, b: u32) -> u32 {
+        self.local_of[&(b as usize)]
+    }
 }
 
-/// The carriers of the listed contacts, each once, in increasing order.
-fn set_bodies(world: &World, set: &[ndem_collide::ContactPoint], listed: &[u32]) -> Vec<usize> {
-    let mut bodies: Vec<usize> = listed
-        .iter()
-        .flat_map(|&k| stages::carriers(world, set, k))
-        .collect();
-    bodies.sort_unstable();
-    bodies.dedup();
-    bodies
-}
-
-/// The set's contacts (positions in the solver-contact list, in
-/// increasing order), a membership flag per solver contact, and the set's
-/// impulses (`rows` per contact, in the set's order).
+/// The set's contacts (positions in the solver-contact list, in the
+/// order they joined, which is the set's problem's order), a membership
+/// flag per solver contact, and the set's impulses (`rows` per contact).
 struct ActiveSet {
     positions: Vec<u32>,
     member: Vec<bool>,
     lambda: Vec<f64>,
-    rows: usize,
 }
 
 impl ActiveSet {
-    fn new(seeds: Vec<u32>, contacts: usize, rows: usize) -> Self {
-        let mut member = vec![false; contacts];
-        for &i in &seeds {
-            member[i as usize] = true;
-        }
+    fn new(contacts: usize) -> Self {
         Self {
-            positions: seeds,
-            member,
+            positions: Vec::new(),
+            member: vec![false; contacts],
             lambda: Vec::new(),
-            rows,
         }
     }
 
-    /// Adds `joined` (outside the set, increasing), their impulses zero.
-    fn add(&mut self, joined: &[u32]) {
-        if joined.is_empty() {
-            return;
-        }
+    /// Adds `joined` (outside the set), their impulses zero.
+    fn add(&mut self, joined: &[u32], rows: usize) {
         for &i in joined {
             self.member[i as usize] = true;
         }
-        let mut grown: Vec<u32> = self.positions.iter().chain(joined).copied().collect();
-        grown.sort_unstable();
-        self.lambda.resize(self.positions.len() * self.rows, 0.0);
-        self.lambda = carried_impulses(&self.positions, &self.lambda, &grown, self.rows);
-        self.positions = grown;
+        self.positions.extend_from_slice(joined);
+        self.lambda.resize(self.positions.len() * rows, 0.0);
+    }
+}
+
+/// The set's problem: the impact rows of its contacts over its bodies,
+/// with `v⁻` as the free velocity, and the bodies' velocities now.
+struct SetProblem {
+    problem: ContactProblem,
+    bodies: SetBodies,
+    velocity: Vec<Velocity6>,
+}
+
+impl SetProblem {
+    /// Writes the set's velocities into the world's `velocity`; returns the
+    /// world's indices of the bodies whose velocity differs from `before`
+    /// (the set's, before the solve). A velocity that is not finite is an
+    /// error naming the world's body.
+    fn settle_into(
+        &self,
+        velocity: &mut [Velocity6],
+        before: &[Velocity6],
+        (step, time): (u64, f64),
+    ) -> Result<Vec<usize>, StepError> {
+        let mut changed = Vec::new();
+        for ((&b, v), was) in self.bodies.world_of.iter().zip(&self.velocity).zip(before) {
+            let finite = v
+                .linear
+                .iter()
+                .chain(v.angular.iter())
+                .all(|x| x.is_finite());
+            if !finite {
+                return Err(StepError::NonFiniteVelocity {
+                    stage: "impact",
+                    body: b,
+                    step,
+                    time,
+                });
+            }
+            velocity[b] = *v;
+            if v != was {
+                changed.push(b);
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Appends the rows of the solver contacts at `joined` (positions in
+    /// `solver_contacts`) and the bodies they bring, whose velocities
+    /// start at `now`'s.
+    fn grow(
+        &mut self,
+        world: &World,
+        (settings, pairs): (&StepSettings, &stages::MaterialPairs),
+        (set, solver_contacts): (&[ndem_collide::ContactPoint], &[u32]),
+        joined: &[u32],
+        (v_minus, now): (&[Velocity6], &[Velocity6]),
+    ) -> Result<(), StepError> {
+        let listed: Vec<u32> = joined
+            .iter()
+            .map(|&i| solver_contacts[i as usize])
+            .collect();
+        let first = self.bodies.world_of.len();
+        for &k in &listed {
+            for b in stages::carriers(world, set, k) {
+                self.bodies.insert(b);
+            }
+        }
+        let new = &self.bodies.world_of[first..];
+        let mut inverse_mass = InverseMasses::new();
+        for &b in new {
+            world.push_inverse_mass(b, &mut inverse_mass);
+        }
+        let free: Vec<Velocity6> = new.iter().map(|&b| v_minus[b]).collect();
+        self.velocity.extend(new.iter().map(|&b| now[b]));
+        self.problem.push_bodies(&inverse_mass, &free)?;
+        let bodies = &self.bodies;
+        let contact = |i: usize| {
+            let (mut c, impact) =
+                stages::impact_contact(world, (settings, pairs), set, listed[i], v_minus)?;
+            c.bodies = c.bodies.map(|b| bodies.local(b));
+            Ok((c, impact))
+        };
+        let mut impacting = vec![false; listed.len()];
+        let threads = stages::assembly_threads(settings, listed.len());
+        self.problem
+            .extend_contacts_with(&mut impacting, threads, contact)
+            .map_err(stages::fill_error)
     }
 }
 
@@ -149,7 +239,8 @@ impl Stepper {
     /// whose rows the new velocities violate by more than
     /// `join_velocity`, and solved again (warm) until none joins; or, past
     /// [`WHOLE_SHARE`] of the network or its budget, the whole-network
-    /// stage from `λ = 0` at `v⁻`.
+    /// stage from `λ = 0` at `v⁻`. The set's problem holds its contacts
+    /// and their bodies only, and grows by the contacts that join.
     pub(super) fn impact_stage_active(
         &mut self,
         world: &World,
@@ -158,7 +249,6 @@ impl Stepper {
         join_velocity: f64,
     ) -> Result<(), StepError> {
         let settings = self.settings;
-        let ((step, time), threads) = (stage.at, stage.threads);
         let set = contacts.as_slice();
         let solver_contacts = &stage.solver_contacts;
         let (impacts, seeds) = stages::impact_seeds(
@@ -178,7 +268,8 @@ impl Stepper {
         // that gives way at once never needs it)
         let mut adjacency = None;
         let n = solver_contacts.len();
-        let mut active = ActiveSet::new(seeds, n, settings.contact_rows.count());
+        let rows = settings.contact_rows.count();
+        let mut active = ActiveSet::new(n);
         // row-wise PGS: a few sweeps while the set grows, the stage's
         // budget once it has stopped growing
         let pgs = |sweeps: usize| {
@@ -189,61 +280,65 @@ impl Stepper {
         let mut settling = pgs(settings.impact_iterations)?;
         // an eighth of the contact sweeps the whole-network stage may
         // spend: past them the set gives way to that stage. A round is
-        // charged its sweeps, its assembly and its per-body work.
+        // charged what it costs, counted in contact sweeps ([`WHOLE_SHARE`]).
         let budget = settings.impact_iterations * n / 8;
         let (mut sweeps, mut work, mut last_round) = (0, 0, false);
-        let (problem, rep) = loop {
-            let wide = active.positions.len() as f64 > WHOLE_SHARE * n as f64;
+        let empty = ContactProblem::new(
+            InverseMasses::new(),
+            Vec::new(),
+            settings.contact_rows,
+            settings.friction_set,
+            settings.dt,
+        )?;
+        let mut part = SetProblem {
+            problem: empty.without_model_data().reusing(&mut self.storage),
+            bodies: SetBodies::default(),
+            velocity: Vec::new(),
+        };
+        let mut joined = seeds;
+        let rep = loop {
+            let wide = (active.positions.len() + joined.len()) as f64 > WHOLE_SHARE * n as f64;
             if work > budget || wide {
                 // the papers' stage: the whole network from `λ = 0` at `v⁻`
+                self.storage = part.problem.into_storage();
                 stage.velocity.copy_from_slice(&v_minus);
                 self.impact_stage_whole(world, contacts, stage)?;
                 stage.stats.impact_iterations += sweeps;
                 return Ok(());
             }
-            let listed: Vec<u32> = active
-                .positions
-                .iter()
-                .map(|&i| solver_contacts[i as usize])
-                .collect();
-            let problem = stages::build_impact_problem(
-                world,
-                (&settings, &self.material_pairs),
-                (set, &listed),
-                &v_minus,
-                &mut self.storage,
-                &mut self.impact_flags,
-            )?;
-            active.lambda.resize(problem.len(), 0.0);
-            let before: Vec<(usize, Velocity6)> = set_bodies(world, set, &listed)
-                .into_iter()
-                .map(|b| (b, stage.velocity[b]))
-                .collect();
+            let pairs = &self.material_pairs;
+            let velocities = (v_minus.as_slice(), stage.velocity.as_slice());
+            let listed = (set, solver_contacts.as_slice());
+            part.grow(world, (&settings, pairs), listed, &joined, velocities)?;
+            active.add(&joined, rows);
+            let before = part.velocity.clone();
             let solver = if last_round {
                 &mut settling
             } else {
                 &mut growing
             };
             let rep = solver
-                .solve(&problem, &mut active.lambda, &mut stage.velocity)
-                .map_err(super::solve::impact_failed((step, time)))?;
+                .solve(&part.problem, &mut active.lambda, &mut part.velocity)
+                .map_err(super::solve::impact_failed(stage.at))?;
             sweeps += rep.iterations;
-            work += (rep.iterations + ROUND_ASSEMBLY_SWEEPS) * active.positions.len()
-                + world.len() / BODIES_PER_CONTACT_SWEEP;
+            work += (rep.iterations + SOLVE_PASSES) * active.positions.len()
+                + ROUND_ASSEMBLY_SWEEPS * joined.len()
+                + part.velocity.len() / BODIES_PER_CONTACT_SWEEP;
             stage.stats.impact_residual = rep.residuals.normal.max;
-            check_velocity(&stage.velocity, "impact", stage.at, threads)?;
+            let changed = part.settle_into(&mut stage.velocity, &before, stage.at)?;
             let adjacency =
                 adjacency.get_or_insert_with(|| Adjacency::of(world, set, solver_contacts));
             let reach = (&*adjacency, active.member.as_slice());
-            let joined = self.joining(world, set, stage, reach, &before, join_velocity)?;
+            let examined;
+            (joined, examined) = self.joining(world, set, stage, reach, &changed, join_velocity)?;
+            work += examined;
             if joined.is_empty() && last_round {
-                break (problem, rep);
+                break rep;
             }
             // a set that holds is solved with the stage's budget
             last_round = joined.is_empty();
-            active.add(&joined);
-            self.storage = problem.into_storage();
         };
+        let problem = part.problem;
         stage.stats.impact_iterations = sweeps;
         stage.stats.impact_status = Some(stage_status(&problem, &rep));
         stage.stats.impact_contacts = active.positions.len();
@@ -251,36 +346,37 @@ impl Stepper {
         if settings.energy_guard {
             let threads = stages::assembly_threads(&settings, problem.contacts().len());
             let sums = &mut self.energy_sums;
-            stage.impact = Some(guard::ProblemWork::of(world, &problem, threads, sums));
+            let world_of = Some(part.bodies.world_of.as_slice());
+            stage.impact = Some(guard::ProblemWork::of_part(
+                world, &problem, world_of, threads, sums,
+            ));
         }
         self.storage = problem.into_storage();
         Ok(())
     }
 
-    /// The contacts outside the set (`in_set` false) that touch a body
-    /// whose velocity the last solve changed from `before` (the set's
-    /// bodies and their velocities before it) and whose rows the new
-    /// velocities violate by more than `join_velocity`, each once, in
-    /// increasing order.
+    /// The contacts outside the set (`in_set` false) that touch one of the
+    /// `changed` bodies (those whose velocity the last solve changed) and
+    /// whose rows the new velocities violate by more than `join_velocity`,
+    /// each once, in increasing order; and how many contacts it examined.
     fn joining(
         &self,
         world: &World,
         set: &[ndem_collide::ContactPoint],
         stage: &StageState,
         (adjacency, in_set): (&Adjacency, &[bool]),
-        before: &[(usize, Velocity6)],
+        changed: &[usize],
         join_velocity: f64,
-    ) -> Result<Vec<u32>, StepError> {
+    ) -> Result<(Vec<u32>, usize), StepError> {
         let mut joined: Vec<u32> = Vec::new();
-        for &(b, was) in before {
-            if stage.velocity[b] == was {
-                continue;
-            }
+        let mut examined = 0;
+        for &b in changed {
             for &i in adjacency.of_body(b) {
                 let i_us = i as usize;
                 if in_set[i_us] {
                     continue;
                 }
+                examined += 1;
                 let k = stage.solver_contacts[i_us];
                 let (gap, un) = stages::normal_approach(world, set, &stage.velocity, k)?;
                 if stages::row_violation(&self.settings, gap, un) > join_velocity {
@@ -291,7 +387,7 @@ impl Stepper {
         // a contact between two changed bodies is reached twice
         joined.sort_unstable();
         joined.dedup();
-        Ok(joined)
+        Ok((joined, examined))
     }
 }
 
