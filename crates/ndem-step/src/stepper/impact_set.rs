@@ -152,23 +152,19 @@ impl SetProblem {
         &self,
         velocity: &mut [Velocity6],
         before: &[Velocity6],
-        (step, time): (u64, f64),
+        at: (u64, f64),
     ) -> Result<Vec<usize>, StepError> {
+        check_velocity(&self.velocity, "impact", at, 1).map_err(|e| match e {
+            StepError::NonFiniteVelocity { body, .. } => StepError::NonFiniteVelocity {
+                stage: "impact",
+                body: self.bodies.world_of[body],
+                step: at.0,
+                time: at.1,
+            },
+            e => e,
+        })?;
         let mut changed = Vec::new();
         for ((&b, v), was) in self.bodies.world_of.iter().zip(&self.velocity).zip(before) {
-            let finite = v
-                .linear
-                .iter()
-                .chain(v.angular.iter())
-                .all(|x| x.is_finite());
-            if !finite {
-                return Err(StepError::NonFiniteVelocity {
-                    stage: "impact",
-                    body: b,
-                    step,
-                    time,
-                });
-            }
             velocity[b] = *v;
             if v != was {
                 changed.push(b);
