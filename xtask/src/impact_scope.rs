@@ -1,9 +1,9 @@
-//! `cargo xtask impact-scope [--quick] [SCENE...]`: the active-set impact
-//! stage (`ImpactScope::ActiveSet`) against the papers' whole-network
-//! impact stage on every built-in scene.
+//! `cargo xtask impact-scope [--quick] [SCENE...] [samples=N]`: the
+//! active-set impact stage (`ImpactScope::ActiveSet`) against the papers'
+//! whole-network impact stage on every built-in scene.
 //!
 //! Each built-in scene runs with its own settings (whole network). At
-//! evenly spaced points of the run, the state before the next step that
+//! `N` evenly spaced points of the run (6, `--quick` 3), the state before the next step that
 //! has impacting contacts is captured ([`ndem::checkpoint::Checkpoint`]),
 //! restored twice with the impact stage given `SWEEPS` sweeps to its
 //! tolerance of 1e-10, and stepped once with each scope. The two steps
@@ -26,6 +26,15 @@
 //! does not is reported with its status and not counted. The velocities
 //! at the end of the two steps are reported beside (the continuous
 //! stage's fixed iterations carry the difference on).
+//!
+//! The region the impacts reach: the same state stepped with the impact
+//! stage off gives `v⁻ + Δt M⁻¹ f_ext`, so that the whole-network steps'
+//! `v*` less it is `v⁺ − v⁻`. A contact is reached when it touches a
+//! dynamic body whose velocity the stage changed by more than `v_j`
+//! (linear, or angular times the bounding radius), which an active set
+//! that agrees with the whole network must hold. It is counted for the
+//! whole-network stage with `SWEEPS` sweeps and with the scene's own
+//! (`run.impact_iterations`).
 //!
 //! Writes `samples.csv`, `agreement.svg`, `summary.json` and `report.md`.
 
@@ -78,6 +87,9 @@ struct Sample {
     /// Largest difference of the velocities at the end of the steps
     /// \[m/s\].
     end_difference: f64,
+    /// Contacts the whole-network stage reached (module docs), with the
+    /// scene's own sweeps and with `SWEEPS`.
+    reached: [usize; 2],
 }
 
 impl Sample {
@@ -147,11 +159,12 @@ fn largest_difference(
     (largest, over_bound)
 }
 
-/// The scene's own hooks, and a copy of the continuous problem's free
-/// velocity `v*` of the last step.
+/// The scene's own hooks, and copies of the continuous problem's free
+/// velocity `v*` and its contacts' bodies of the last step.
 struct FreeVelocity {
     inner: Box<dyn ModelHooks>,
     free: Vec<Velocity6>,
+    bodies: Vec<[u32; 2]>,
 }
 
 impl ModelHooks for FreeVelocity {
@@ -167,6 +180,9 @@ impl ModelHooks for FreeVelocity {
     fn after_solve(&mut self, world: &mut World, solved: &SolvedView<'_>) -> Result<(), StepError> {
         self.free.clear();
         self.free.extend_from_slice(solved.problem.free_velocity());
+        self.bodies.clear();
+        self.bodies
+            .extend(solved.problem.contacts().iter().map(|c| c.bodies));
         self.inner.after_solve(world, solved)
     }
 }
@@ -177,34 +193,81 @@ struct Stepped {
     stats: StepStats,
     /// The continuous problem's free velocity `v*`.
     free: Vec<Velocity6>,
+    /// The bodies of the continuous problem's contacts (the world's).
+    bodies: Vec<[u32; 2]>,
 }
 
-/// One step from `saved` with the impact stage in `scope`.
-fn step_from(saved: &Checkpoint, scope: ImpactScope) -> SuiteResult<Stepped> {
+/// One step from `saved` with the impact stage in `scope` given `sweeps`,
+/// or with no impact stage (`None`).
+fn step_from(saved: &Checkpoint, stage: Option<(ImpactScope, usize)>) -> SuiteResult<Stepped> {
     let mut saved = saved.clone();
-    saved.scene.run.impact_iterations = SWEEPS;
+    let Some((scope, sweeps)) = stage else {
+        saved.scene.run.impact_stage = false;
+        return step_saved(saved);
+    };
+    saved.scene.run.impact_iterations = sweeps;
     saved.scene.run.impact_join_velocity = match scope {
         ImpactScope::ActiveSet { join_velocity } => Some(join_velocity),
         ImpactScope::WholeNetwork => None,
     };
+    step_saved(saved)
+}
+
+/// One step from `saved` as it is, recording `v*` and the contacts.
+fn step_saved(saved: Checkpoint) -> SuiteResult<Stepped> {
     let (mut scene, mut stepper) = saved.restore().map_err(|e| e.to_string())?;
     let inner = stepper.take_hooks();
     stepper.set_hooks(Box::new(FreeVelocity {
         inner,
         free: Vec::new(),
+        bodies: Vec::new(),
     }));
     let stats = scene.step(&mut stepper).map_err(|e| e.to_string())?;
-    let free = stepper
+    let (free, bodies) = stepper
         .hooks_as::<FreeVelocity>()
-        .map(|h| std::mem::take(&mut h.free))
+        .map(|h| (std::mem::take(&mut h.free), std::mem::take(&mut h.bodies)))
         .ok_or("the recording hook was replaced during the step")?;
-    Ok(Stepped { scene, stats, free })
+    Ok(Stepped {
+        scene,
+        stats,
+        free,
+        bodies,
+    })
+}
+
+/// The contacts of `stepped` that touch a dynamic body whose `v*` differs
+/// from `without`'s (the step with no impact stage) by more than
+/// `join_velocity` (linear, or angular times the bounding radius).
+fn reached(stepped: &Stepped, without: &[Velocity6], join_velocity: f64) -> usize {
+    let world = &stepped.scene.world;
+    let changed: Vec<bool> = (stepped.free.iter().zip(without).enumerate())
+        .map(|(i, (a, b))| {
+            let radius = world.shapes()[i].bounding_radius();
+            let turn = if radius.is_finite() {
+                (a.angular - b.angular).norm() * radius
+            } else {
+                0.0
+            };
+            world.motions()[i] == Motion::Dynamic
+                && (a.linear - b.linear).norm().max(turn) > join_velocity
+        })
+        .collect();
+    let touches = |b: u32| changed.get(b as usize).copied().unwrap_or(false);
+    (stepped.bodies.iter())
+        .filter(|[a, b]| touches(*a) || touches(*b))
+        .count()
 }
 
 /// The two steps from `saved`, compared.
 fn compare(name: &str, saved: &Checkpoint, join_velocity: f64) -> SuiteResult<Sample> {
-    let whole = step_from(saved, ImpactScope::WholeNetwork)?;
-    let active = step_from(saved, ImpactScope::ActiveSet { join_velocity })?;
+    let whole = step_from(saved, Some((ImpactScope::WholeNetwork, SWEEPS)))?;
+    let active = step_from(
+        saved,
+        Some((ImpactScope::ActiveSet { join_velocity }, SWEEPS)),
+    )?;
+    let own_sweeps = saved.scene.run.impact_iterations;
+    let own = step_from(saved, Some((ImpactScope::WholeNetwork, own_sweeps)))?;
+    let without = step_from(saved, None)?;
     let (s_whole, s_active) = (&whole.stats, &active.stats);
     let world = &whole.scene.world;
     let (difference, over_bound) =
@@ -222,6 +285,10 @@ fn compare(name: &str, saved: &Checkpoint, join_velocity: f64) -> SuiteResult<Sa
         difference,
         over_bound,
         end_difference: largest_difference(world, ends, join_velocity).0,
+        reached: [
+            reached(&own, &without.free, join_velocity),
+            reached(&whole, &without.free, join_velocity),
+        ],
     })
 }
 
@@ -245,11 +312,13 @@ fn scene_samples(
         if let Some(saved) = saved.filter(|_| stats.impacts > 0) {
             let s = compare(name, &saved, join_velocity)?;
             progress.note(&format!(
-                "{name} step {}: {} impacts, set {} of {} contacts, v+ {:.2e} m/s ({:.2} of c v_j), end {:.2e} m/s ({:?} / {:?}, residuals {:.1e} / {:.1e} m/s)",
+                "{name} step {}: {} impacts, set {} of {} contacts (reached {} / {}), v+ {:.2e} m/s ({:.2} of c v_j), end {:.2e} m/s ({:?} / {:?}, residuals {:.1e} / {:.1e} m/s)",
                 s.step,
                 s.impacts,
                 s.set,
                 s.contacts,
+                s.reached[0],
+                s.reached[1],
                 s.difference,
                 s.over_bound,
                 s.end_difference,
@@ -273,11 +342,14 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             return Err("the default active set has no join velocity".into());
         }
     };
-    let count = if opts.quick { 3 } else { 6 };
+    let count =
+        (opts.args.iter().find_map(|a| samples_word(a))).unwrap_or(if opts.quick { 3 } else { 6 });
+    let named = |n: &&str| opts.args.iter().any(|a| a == n);
+    let any_named = builders::BUILTIN.iter().any(|(n, _)| named(n));
     let names: Vec<&str> = builders::BUILTIN
         .iter()
         .map(|(n, _)| *n)
-        .filter(|n| opts.args.is_empty() || opts.args.iter().any(|a| a == n))
+        .filter(|n| !any_named || named(n))
         .collect();
     let mut progress = Progress::new("impact-scope", names.len());
     let mut samples = Vec::new();
@@ -286,10 +358,16 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         progress.tick(&format!("{name}: {} compared steps", found.len()));
         samples.extend(found);
     }
-    write_outputs(opts, &names, &samples, join_velocity)?;
+    write_outputs(opts, (&names, count), &samples, join_velocity)?;
     Ok(samples
         .iter()
         .all(|s| !s.converged() || s.over_bound <= 1.0))
+}
+
+/// The samples per scene a word `samples=N` (N ≥ 1) asks for.
+pub fn samples_word(word: &str) -> Option<usize> {
+    let n: usize = word.strip_prefix("samples=")?.parse().ok()?;
+    (n >= 1).then_some(n)
 }
 
 fn status_name(s: Option<SolverStatus>) -> String {
@@ -343,7 +421,7 @@ impl Tally {
 
 fn write_outputs(
     opts: &SuiteOptions,
-    names: &[&str],
+    (names, count): (&[&str], usize),
     samples: &[Sample],
     join_velocity: f64,
 ) -> SuiteResult<()> {
@@ -363,6 +441,8 @@ fn write_outputs(
                 format!("{:e}", s.difference),
                 format!("{:e}", s.over_bound),
                 format!("{:e}", s.end_difference),
+                s.reached[0].to_string(),
+                s.reached[1].to_string(),
             ]
         })
         .collect();
@@ -381,6 +461,8 @@ fn write_outputs(
             "largest_post_impact_velocity_difference_m_per_s",
             "largest_post_impact_difference_over_bound",
             "largest_end_of_step_velocity_difference_m_per_s",
+            "reached_by_whole_network_own_sweeps",
+            "reached_by_whole_network_suite_sweeps",
         ],
         &rows,
     )?;
@@ -389,6 +471,7 @@ fn write_outputs(
     let summary = json!({
         "join_velocity_m_per_s": join_velocity,
         "impact_sweeps": SWEEPS,
+        "samples_per_scene": count,
         "impact_tolerance": 1e-10,
         "samples": all.compared,
         "converged_samples": all.converged,
@@ -401,7 +484,7 @@ fn write_outputs(
     report::write_summary(&opts.out, &summary)?;
     report::write(
         &opts.out.join("report.md"),
-        &report_text(opts.quick, names, samples, join_velocity),
+        &report_text((opts.quick, count), names, samples, join_velocity),
     )
 }
 
@@ -421,7 +504,9 @@ fn per_scene(names: &[&str], samples: &[Sample]) -> serde_json::Value {
                 "largest_over_bound": t.over_bound,
                 "largest_difference_m_per_s": t.largest,
                 "largest_end_of_step_difference_m_per_s": t.end,
-                "set_over_network": own.map(|s| s.set as f64 / s.contacts.max(1) as f64).collect::<Vec<_>>(),
+                "set_over_network": own.clone().map(|s| s.set as f64 / s.contacts.max(1) as f64).collect::<Vec<_>>(),
+                "reached_over_network_own_sweeps": own.clone().map(|s| share(s.reached[0], s)).collect::<Vec<_>>(),
+                "reached_over_network_suite_sweeps": own.map(|s| share(s.reached[1], s)).collect::<Vec<_>>(),
             })
         })
         .collect()
@@ -456,6 +541,11 @@ fn plot(opts: &SuiteOptions, names: &[&str], samples: &[Sample]) -> SuiteResult<
     )
 }
 
+/// `count` contacts as a share of `s`'s network.
+fn share(count: usize, s: &Sample) -> f64 {
+    count as f64 / s.contacts.max(1) as f64
+}
+
 /// A largest difference for the report, a dash where nothing counted.
 fn figure(none: bool, x: f64) -> String {
     if none {
@@ -465,16 +555,21 @@ fn figure(none: bool, x: f64) -> String {
     }
 }
 
-fn report_text(quick: bool, names: &[&str], samples: &[Sample], join_velocity: f64) -> String {
+fn report_text(
+    (quick, count): (bool, usize),
+    names: &[&str],
+    samples: &[Sample],
+    join_velocity: f64,
+) -> String {
     let mut md = report::heading("cargo xtask impact-scope", quick);
     md.push_str(&format!(
-        "Each built-in scene runs with its own settings; at up to {} evenly spaced steps with impacting contacts the state before the step is restored twice and stepped once with each impact stage, both given {} sweeps to 1e-10. A sample counts when both impact solves converged. Bound: `c v_j` per body, with the join velocity v_j = {join_velocity:e} m/s and `c = max(1 + μ, (m r²/I)(μ + μ_r))` (what one left-out row's normal, friction and rolling impulses can change; 2.5 (μ + μ_r) for a sphere).\n\n",
-        if quick { 3 } else { 6 },
+        "Each built-in scene runs with its own settings; at up to {} evenly spaced steps with impacting contacts the state before the step is restored twice and stepped once with each impact stage, both given {} sweeps to 1e-10. A sample counts when both impact solves converged. Reached: the contacts touching a dynamic body whose velocity the whole-network stage changed by more than v_j (linear, or angular times its bounding radius), with the scene's own impact sweeps and with the suite's, as a share of the network: what an active set that agrees with the whole network must hold. Bound: `c v_j` per body, with the join velocity v_j = {join_velocity:e} m/s and `c = max(1 + μ, (m r²/I)(μ + μ_r))` (what one left-out row's normal, friction and rolling impulses can change; 2.5 (μ + μ_r) for a sphere).\n\n",
+        count,
         SWEEPS
     ));
     report::table_header(
         &mut md,
-        "scene | steps run | compared | both converged | v⁺ within c v_j | largest v⁺ difference [m/s] | over v_j | over c v_j | largest end-of-step difference [m/s] | set / network",
+        "scene | steps run | compared | both converged | v⁺ within c v_j | largest v⁺ difference [m/s] | over v_j | over c v_j | largest end-of-step difference [m/s] | set / network | reached by the whole network, own sweeps; suite's",
     );
     for n in names {
         let t = Tally::of_scene(samples, n);
@@ -484,8 +579,16 @@ fn report_text(quick: bool, names: &[&str], samples: &[Sample], join_velocity: f
             .filter(|s| s.scene == *n)
             .map(|s| format!("{}/{}", s.set, s.contacts))
             .collect();
+        let reach: Vec<String> = samples
+            .iter()
+            .filter(|s| s.scene == *n)
+            .map(|s| {
+                let [own, suite] = s.reached.map(|r| 100.0 * share(r, s));
+                format!("{own:.1} %; {suite:.1} %")
+            })
+            .collect();
         md.push_str(&format!(
-            "| {n} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {n} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             steps(n, quick),
             t.compared,
             t.converged,
@@ -498,7 +601,8 @@ fn report_text(quick: bool, names: &[&str], samples: &[Sample], join_velocity: f
                 "no impacts".into()
             } else {
                 sets.join(", ")
-            }
+            },
+            reach.join(", ")
         ));
     }
     md.push_str("\nSamples not counted (an impact solve stopped short of 1e-10; status and largest normal-row residual of each, then the v⁺ difference): ");

@@ -74,7 +74,7 @@ suites:
   fclib [FILES...] every solver on FCLIB problems (default: the three of crates/ndem-fclib/tests/data and two generated ones); a file that cannot be read is a row of the report
   excavator [timing [active-set]|reduce [carry]|coloured]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction; carry: and a reduced run whose bucket carries its load merged; coloured: pgs-direct against pgs-direct-coloured, or with timing the timed run in the coloured order on every core; active-set: with timing, the impact stage on the active set the impacts reach)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic (--seed S: case k takes seed S + k, default 1)
-  impact-scope [SCENE...]  the active-set impact stage against the whole-network one on every built-in scene (both converged, bound: the join velocity)
+  impact-scope [SCENE...] [samples=N]  the active-set impact stage against the whole-network one on every built-in scene (both converged, bound: the join velocity)
   creep                a pile at rest: drift against iterations, warm start and time step
   peers [smooth [settled]|ndem [ours]]  ndem-smooth beside LIGGGHTS (apt-get install liggghts) on one bed (--seed: another draw of it, default 11; `smooth settled`: the 10^5 bed settled for the full 1.5 s, not 2000 steps); the NDEM step on 1 and 2 threads beside rapier3d-f64 (built from xtask/rapier-peer; `ndem ours`: without it)
   codegen              the release build with LLVM's IR verifier on every function (RUSTC_BOOTSTRAP=1 -Zverify-llvm-ir): no miscompiled loop
@@ -274,10 +274,11 @@ fn check_words(suite: &str, words: &[String]) -> Result<(), String> {
         ("excavator", _) => &["timing", "reduce", "carry", "coloured", "active-set"],
         ("impact-scope", _) => {
             let builtin = |w: &String| ndem_scenes::builders::BUILTIN.iter().any(|(n, _)| n == w);
-            return match words.iter().find(|w| !builtin(w)) {
+            let known = |w: &String| builtin(w) || impact_scope::samples_word(w).is_some();
+            return match words.iter().find(|w| !known(w)) {
                 None => Ok(()),
                 Some(w) => Err(format!(
-                    "`impact-scope` takes names of built-in scenes, not `{w}`"
+                    "`impact-scope` takes names of built-in scenes and `samples=N` (N ≥ 1), not `{w}`"
                 )),
             };
         }
@@ -368,6 +369,7 @@ mod tests {
             ("verify", ""),
             ("impact-scope", ""),
             ("impact-scope", "pile excavator"),
+            ("impact-scope", "excavator samples=24"),
         ] {
             assert!(check_words(suite, &words(text)).is_ok(), "{suite} {text}");
         }
@@ -385,6 +387,8 @@ mod tests {
             ("verify", "all"),
             ("creep", "--fast"),
             ("impact-scope", "pile heap"),
+            ("impact-scope", "samples=0"),
+            ("impact-scope", "samples=many"),
         ] {
             assert!(check_words(suite, &words(text)).is_err(), "{suite} {text}");
         }
