@@ -633,9 +633,10 @@ fn report_text(
 
 #[cfg(test)]
 mod tests {
-    use super::coupling;
+    use super::{Stepped, coupling, reached};
     use ndem_math::{Material, Vec3};
     use ndem_step::{BodyDesc, MaterialId, World};
+    use ndem_step::{Motion, StepStats};
 
     /// A sphere's `m r²/I` is 5/2: `c = max(1 + μ, 2.5 (μ + μ_r))`.
     #[test]
@@ -649,5 +650,33 @@ mod tests {
         assert!((c - 3.0).abs() < 1e-12, "{c}");
         let c = coupling(&world, id.index(), (0.2, 0.0), r);
         assert!((c - 1.2).abs() < 1e-12, "{c}");
+    }
+
+    /// A contact is reached when one of its bodies is dynamic and changed
+    /// by more than `v_j`, linearly or by its angular velocity times its
+    /// bounding radius; a static body's change reaches nothing.
+    #[test]
+    fn reached_contacts_touch_a_body_changed_by_more_than_the_join_velocity() {
+        let scene = ndem_scenes::builders::builtin("column").unwrap();
+        let world = &scene.world;
+        // body 0 is the floor, the spheres of radius 6.5 mm follow
+        assert_eq!(world.motions()[0], Motion::Static);
+        let without = world.velocities().to_vec();
+        let mut free = without.clone();
+        free[0].linear.x += 1.0;
+        free[2].linear.x += 6e-3;
+        free[4].angular.y += 5e-3 / 6.5e-3 * 1.01;
+        free[6].linear.z += 4e-3;
+        free[7].angular.x += 5e-3 / 6.5e-3 * 0.99;
+        let bodies: Vec<[u32; 2]> = (0..9).map(|i| [i, i + 1]).collect();
+        let stepped = Stepped {
+            scene,
+            stats: StepStats::default(),
+            free,
+            bodies,
+        };
+        // contacts (1, 2), (2, 3), (3, 4) and (4, 5); not (0, 1) by the
+        // floor, nor those of bodies 6 and 7, changed by less than 5e-3
+        assert_eq!(reached(&stepped, &without, 5e-3), 4);
     }
 }
