@@ -10,17 +10,24 @@
 //! split sensors over the top of the bed: the particles under them stay
 //! free, the rest merges. Each h is timed against the full model in the
 //! same run, interleaved, minimum of three repeats.
+//!
+//! Accuracy at the same N_it: after the timing, each level's reduced
+//! answer is read on the unfolded problem (every member a body of its own,
+//! the contacts inside an aggregate in it; `ndem_step::unfolded_problem`)
+//! and its residual set beside the full model's of its last step
+//! ([`unfolded_residuals`]).
 
 use crate::SuiteOptions;
 use crate::plot::{self, Axes, Series};
 use crate::reduce_classes;
 use crate::report::{self, Progress, SuiteResult};
 use ndem_collide::Shape;
+use ndem_math::Velocity6;
 use ndem_math::{Material, Quat, Vec3};
 use ndem_reduce::{Reducer, ReductionSettings, SensorSplit};
 use ndem_solve::{
     ContactProblem, DEFAULT_TOLERANCE, HistoryWarmStart, HubRows, PgsSettings,
-    ProjectedGaussSeidel, SolverStatus, Stopping,
+    ProjectedGaussSeidel, ResidualEvaluator, ResidualStats, SolverStatus, Stopping,
 };
 use ndem_step::{BodyDesc, MaterialId, StageTimes, StepSettings, Stepper, World};
 use serde_json::json;
@@ -189,6 +196,8 @@ struct Timing {
     iterations: f64,
     /// Steps whose solve did not reach the tolerance.
     unconverged: usize,
+    /// The residuals of the last timed step's solve.
+    residuals: ResidualStats,
 }
 
 fn time_steps(world: &mut World, st: &mut Stepper, steps: usize) -> SuiteResult<Timing> {
@@ -197,6 +206,7 @@ fn time_steps(world: &mut World, st: &mut Stepper, steps: usize) -> SuiteResult<
     for _ in 0..steps {
         let s = st.step(world).map_err(|e| e.to_string())?;
         t.contacts = s.contacts;
+        t.residuals = s.residuals;
         t.iterations += s.iterations as f64 / steps as f64;
         if s.status != SolverStatus::Converged {
             t.unconverged += 1;
@@ -220,23 +230,60 @@ fn time_steps(world: &mut World, st: &mut Stepper, steps: usize) -> SuiteResult<
     Ok(t)
 }
 
+/// Reduced steps [`unfolded_residuals`] takes to find one that neither
+/// merges nor splits.
+const UNFOLDED_ATTEMPTS: usize = 5;
+
+/// The reduced model's answer on the unfolded problem: one more reduced
+/// step, then the unfolded problem of the state before it, `λ` from the
+/// stepper's impulse history after it (this step's impulses on the
+/// contacts it solved, the held ones on the contacts inside an aggregate,
+/// taken whole: β = 1), and the residual statistics at
+/// `v = v* + M⁻¹Gᵀλ`, as the solvers check their own answers. A step
+/// that merged or split is passed over (the state before it is then not
+/// the one it solved): `None` when [`UNFOLDED_ATTEMPTS`] steps all did.
+fn unfolded_residuals(world: &mut World, st: &mut Stepper) -> SuiteResult<Option<ResidualStats>> {
+    for _ in 0..UNFOLDED_ATTEMPTS {
+        let before = world.clone();
+        st.step(world).map_err(|e| e.to_string())?;
+        if (0..world.len()).all(|i| world.host_of(i) == before.host_of(i)) {
+            return unfolded_answer(&before, st).map(Some);
+        }
+    }
+    Ok(None)
+}
+
+/// [`unfolded_residuals`] of the step `st` took from `before`.
+fn unfolded_answer(before: &World, st: &Stepper) -> SuiteResult<ResidualStats> {
+    let (problem, _) = ndem_step::unfolded_problem(before, st.contacts(), st.settings())
+        .map_err(|e| e.to_string())?;
+    let history = st
+        .history()
+        .ok_or("the warm-start policy keeps no impulse history")?;
+    let whole = HistoryWarmStart {
+        beta: 1.0,
+        ..HistoryWarmStart::default()
+    };
+    let mut lambda = vec![0.0; problem.len()];
+    let mut velocity = vec![Velocity6::ZERO; problem.body_count()];
+    whole
+        .start_from(history, &problem, &mut lambda, &mut velocity)
+        .map_err(|e| e.to_string())?;
+    Ok(ResidualEvaluator::new().stats(&problem, &lambda, None))
+}
+
 /// The full and the reduced model timed side by side at reduction level
 /// `h` (sensors leave `(1 − h)` of the `total` spheres free): the best of
-/// `repeats` runs of `steps` steps each, the reducer's statistics and the
-/// floor contacts left in the reduced solve.
+/// `repeats` runs of `steps` steps each, the reducer's statistics, the
+/// floor contacts left in the reduced solve and the reduced answer's
+/// residuals on the unfolded problem ([`unfolded_residuals`]).
 fn time_level(
     world: &mut World,
     full: &mut Stepper,
     (bed, total, h): (Bed, usize, f64),
     (tolerance, hubs, keep_problem): (Option<f64>, HubRows, bool),
     (steps, repeats): (usize, usize),
-) -> SuiteResult<(
-    Timing,
-    Timing,
-    ndem_reduce::ReductionStats,
-    usize,
-    Option<ContactProblem>,
-)> {
+) -> SuiteResult<LevelRun> {
     let free = (((1.0 - h) * total as f64).round() as usize).saturating_sub(1);
     let sensors = match bed {
         Bed::Lattice(n) => sensors(n, free),
@@ -285,17 +332,49 @@ fn time_level(
         .count();
     // the last reduced problem, for the residual classes
     let problem = keep_problem.then(|| reduced.last_problem().map(|(p, _)| p.clone()));
-    Ok((best_full, best_red, stats, floor, problem.flatten()))
+    let unfolded = unfolded_residuals(&mut reduced_world, &mut reduced)?;
+    Ok(LevelRun {
+        full: best_full,
+        reduced: best_red,
+        stats,
+        floor,
+        unfolded,
+        problem: problem.flatten(),
+    })
+}
+
+/// What [`time_level`] measured at one level.
+struct LevelRun {
+    full: Timing,
+    reduced: Timing,
+    stats: ndem_reduce::ReductionStats,
+    /// Contacts of the merged bed with the floor in the reduced solve.
+    floor: usize,
+    /// The reduced answer's residuals on the unfolded problem.
+    unfolded: Option<ResidualStats>,
+    /// The last reduced problem, when asked for.
+    problem: Option<ContactProblem>,
 }
 
 /// One reduction level as measured: `(h, speed-up, full timing, reduced
-/// timing, reducer statistics, floor contacts in the reduced solve)`.
-type Level = (f64, f64, Timing, Timing, ndem_reduce::ReductionStats, usize);
+/// timing, reducer statistics, floor contacts in the reduced solve)`, and
+/// the reduced answer's residuals on the unfolded problem.
+type Level = (
+    (f64, f64, Timing, Timing, ndem_reduce::ReductionStats, usize),
+    Option<ResidualStats>,
+);
+
+/// Largest residual of the normal, friction and rolling rows \[m/s\].
+fn largest(r: &ResidualStats) -> [f64; 3] {
+    [r.normal.max, r.friction.max, r.rolling.max]
+}
 
 /// The `speedup.csv` row of a level measured for target `h`.
 fn csv_row(h: f64, level: &Level) -> Vec<String> {
-    let (level_h, speedup, best_full, best_red, stats, floor) = level;
-    vec![
+    let ((level_h, speedup, best_full, best_red, stats, floor), unfolded) = level;
+    let full = largest(&best_full.residuals);
+    let reduced = unfolded.as_ref().map(largest);
+    let mut row = vec![
         format!("{h}"),
         format!("{:e}", level_h),
         stats.free.to_string(),
@@ -313,7 +392,10 @@ fn csv_row(h: f64, level: &Level) -> Vec<String> {
         format!("{:.1}", best_full.iterations),
         format!("{:.1}", best_red.iterations),
         (best_full.unconverged + best_red.unconverged).to_string(),
-    ]
+    ];
+    row.extend(full.iter().map(|x| format!("{x:e}")));
+    row.extend((0..3).map(|k| reduced.map_or_else(String::new, |r| format!("{:e}", r[k]))));
+    row
 }
 
 /// The report table of the measured levels.
@@ -321,7 +403,7 @@ fn speedup_table(measured: &[Level]) -> String {
     let mut table = String::from(
         "| h | free | aggregates | full step [ms] | reduced step [ms] | speed-up | contacts in solve: full / reduced (floor) | contact ratio | sweeps per step: full / reduced | paper S (δ = 0.01) | reduced: detection / solve / reduction [ms] |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
-    for (h, s, f, r, st, floor) in measured {
+    for ((h, s, f, r, st, floor), _) in measured {
         table.push_str(&format!(
             "| {h:.3} | {} | {} | {:.1} | {:.2} | {s:.1} | {} / {} ({floor}) | {:.1} | {:.0} / {:.0} | {:.1} | {:.2} / {:.2} / {:.2} |\n",
             st.free,
@@ -342,15 +424,46 @@ fn speedup_table(measured: &[Level]) -> String {
     table
 }
 
+/// The report table of the residuals: the full model's after its last
+/// timed step and the reduced answer's on the unfolded problem.
+fn unfolded_table(measured: &[Level]) -> String {
+    let mut table = String::from(
+        "| h | full: largest normal / friction / rolling residual [m/s] | reduced on the unfolded problem: the same | reduced over full (normal, friction, rolling) |\n|---|---|---|---|\n",
+    );
+    let three = |r: [f64; 3]| format!("{:.1e} / {:.1e} / {:.1e}", r[0], r[1], r[2]);
+    for ((h, _, f, _, _, _), unfolded) in measured {
+        let full = largest(&f.residuals);
+        let (reduced, ratio) = match unfolded.as_ref().map(largest) {
+            Some(r) => (
+                three(r),
+                format!(
+                    "{:.1e}, {:.1e}, {:.1e}",
+                    r[0] / full[0],
+                    r[1] / full[1],
+                    r[2] / full[2]
+                ),
+            ),
+            None => ("–".into(), "–".into()),
+        };
+        table.push_str(&format!(
+            "| {h:.3} | {} | {reduced} | {ratio} |\n",
+            three(full)
+        ));
+    }
+    table
+}
+
 /// The measured levels as JSON.
 fn speedup_points(measured: &[Level]) -> Vec<serde_json::Value> {
-    measured.iter().map(|(h, s, f, r, st, floor)| json!({
+    measured.iter().map(|((h, s, f, r, st, floor), unfolded)| json!({
             "h": h, "speedup": s, "t_full_s": f.total, "t_reduced_s": r.total,
             "full_solve_contacts": f.contacts, "reduced_solve_contacts": r.contacts, "reduced_floor_contacts": floor,
             "full_sweeps_per_step": f.iterations, "reduced_sweeps_per_step": r.iterations,
             "unconverged_steps": f.unconverged + r.unconverged,
             "free": st.free, "aggregates": st.aggregates,
             "reduced_times_s": {"detection": r.times[0], "assembly": r.times[1], "impact": r.times[2], "solve": r.times[3], "reduction": r.times[4]},
+            "full_largest_residual_normal_friction_rolling": largest(&f.residuals),
+            "reduced_on_unfolded_largest_residual_normal_friction_rolling": unfolded.as_ref().map(largest),
         })).collect::<Vec<_>>()
 }
 
@@ -422,7 +535,14 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
     let classes = opts.args.iter().any(|a| a == "classes");
     let mut class_rows = Vec::new();
     for &h in &targets {
-        let (best_full, best_red, stats, floor, problem) = time_level(
+        let LevelRun {
+            full: best_full,
+            reduced: best_red,
+            stats,
+            floor,
+            unfolded,
+            problem,
+        } = time_level(
             &mut world,
             &mut full,
             (kind, total, h),
@@ -443,7 +563,10 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
                 HUB_MIN_CONTACTS,
             )?);
         }
-        let level = (stats.level, speedup, best_full, best_red, stats, floor);
+        let level = (
+            (stats.level, speedup, best_full, best_red, stats, floor),
+            unfolded,
+        );
         rows.push(csv_row(h, &level));
         measured.push(level);
     }
@@ -474,6 +597,12 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
             "full_sweeps_per_step",
             "reduced_sweeps_per_step",
             "unconverged_steps",
+            "full_largest_normal_residual_m_per_s",
+            "full_largest_friction_residual_m_per_s",
+            "full_largest_rolling_residual_m_per_s",
+            "reduced_on_unfolded_largest_normal_residual_m_per_s",
+            "reduced_on_unfolded_largest_friction_residual_m_per_s",
+            "reduced_on_unfolded_largest_rolling_residual_m_per_s",
         ],
         &rows,
     )?;
@@ -496,13 +625,14 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
         &[
             Series::markers(
                 "measured (ndem)",
-                measured.iter().map(|m| (m.0, m.1)).collect(),
+                measured.iter().map(|m| (m.0.0, m.0.1)).collect(),
             ),
             Series::line("paper eq. 39, δ = 0.01", model(0.01)),
             Series::line("paper eq. 39, δ = 0.1", model(0.1)),
         ],
     )?;
     let table = speedup_table(&measured);
+    let accuracy = unfolded_table(&measured);
     let summary = json!({
         "suite": "reduce speedup",
         "quick": opts.quick,
@@ -528,6 +658,10 @@ pub fn speedup(opts: &SuiteOptions) -> SuiteResult<bool> {
          same run, interleaved, {steps} steps per timing, minimum of {repeats} repeats. Load average: {}.\n\n{table}\n\
          Paper (model only, eq. 39 with γ = 1/3): S = 1/(δ + (1 − h)^{{4/3}}); with δ = 0.01 it gives 4.7 at h = 0.7 and 35 \
          at h = 0.95, not the quoted 5 and 50 (50 needs δ ≈ 0.001). Plot: `speedup.svg`; data: `speedup.csv`.\n\n\
+         The accuracy of the two at these settings: the full model's largest residuals after its last timed step, and the \
+         reduced answer's on the unfolded problem (every member a body of its own, the contacts inside an aggregate in it, \
+         their impulses those the stepper holds; residuals at v = v* + M⁻¹Gᵀλ as the solvers check their own; a dash \
+         where five steps in a row merged or split):\n\n{accuracy}\n\
          Where the time of a reduced step goes: the solve, as in the full step. With the papers' fixed N_it every sweep \
          visits every contact in the solve, so the speed-up is bounded by the ratio of contacts in the solve (column \
          'contact ratio'), not by 1/(1 − h)^(1+γ): the paper's γ models the extra iterations a larger system needs for \
