@@ -3,8 +3,9 @@
 //! whole-network impact stage on every built-in scene.
 //!
 //! Each built-in scene runs with its own settings (whole network). At
-//! `N` evenly spaced points of the run (6, `--quick` 3), the state before the next step that
-//! has impacting contacts is captured ([`ndem::checkpoint::Checkpoint`]),
+//! `N` evenly spaced points of the run (6, `--quick` 3), the state before
+//! the next step that has impacting contacts is captured
+//! ([`ndem::checkpoint::Checkpoint`]),
 //! restored twice with the impact stage given `SWEEPS` sweeps to its
 //! tolerance of 1e-10, and stepped once with each scope. The two steps
 //! start from the same state and history, so their post-impact velocities
