@@ -14,7 +14,7 @@ use serde_json::json;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Sweeps per step, as in the and the papers' runs.
+/// Sweeps per step, as in the papers' runs.
 pub(crate) const SWEEPS: usize = 25;
 
 /// One configuration of the measured step.

@@ -1,6 +1,8 @@
-//! Runs that survive interruption and say what they did (issue "Runs that
-//! survive interruption"): each numbered problem of the issue, reproduced
-//! with the command given there, as a test that failed on the code before.
+//! Runs that survive interruption and say what they did: an interrupted
+//! run leaves consistent outputs, `resume` continues to the end time in a
+//! new folder, built-in names, output tables, validation and reused
+//! folders behave as the command-line docs say, each checked with the
+//! `ndem` command a user would type.
 
 use ndem::checkpoint::Checkpoint;
 use ndem::scenes::{SceneFile, builders};

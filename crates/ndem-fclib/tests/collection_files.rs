@@ -117,10 +117,9 @@ fn sweeps_to(p: &LocalProblem, cap: usize) -> (Option<usize>, Option<usize>, f64
     (first6, s8, rep.merit)
 }
 
-/// Issue "Solvers that are right or say so", finding 1, on the real
-/// problem: the old cone update (each tangent row stepped with its own
-/// diagonal, then the pair projected onto the disk) has fixed points that
-/// are not Coulomb when `W_t1t1 ≠ W_t2t2`. On the Spheres problem (frames
+/// On a real problem, a per-row cone update (each tangent row stepped
+/// with its own diagonal, then the pair projected onto the disk) has fixed
+/// points that are not Coulomb when `W_t1t1 ≠ W_t2t2`. On the Spheres problem (frames
 /// not orthonormal for many contacts) it stalls; the exact disk solve
 /// reaches 1e-8 in 234 sweeps (above).
 #[test]

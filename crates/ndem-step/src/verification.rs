@@ -1,4 +1,4 @@
-//! Verification cases with known answers (issue: `cargo xtask verify`).
+//! Verification cases with known answers (`cargo xtask verify`).
 //! Each case builds a small world, runs it and compares one measured number
 //! with its analytic value. The same functions back the integration tests
 //! and the `cargo xtask verify` table.

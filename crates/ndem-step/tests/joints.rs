@@ -140,7 +140,7 @@ fn compare(direction: Vec3) -> [f64; 4] {
     out
 }
 
-/// The acceptance case: a hanging chain of 10 bodies of 5000 kg
+/// A hanging chain of 10 bodies of 5000 kg
 /// at a particle-scale step (2.5 ms, 25 sweeps) holds its joints to 1e-6
 /// m with the direct block (measured 4.9e-9 m, the compliance's stretch
 /// under the top joint's 4.9e5 N). PGS alone lets it sag, but only by
