@@ -71,14 +71,10 @@ struct RunChoice {
     /// the bucket stops digging (the end of the curl), so that the load in
     /// it is no longer held resolved.
     carry: bool,
-    /// The impact stage on an active set joined above this velocity
-    /// (`ImpactScope::ActiveSet`), instead of the scene's whole network.
-    join_velocity: Option<f64>,
+    /// The impact stage on the default active set
+    /// (`ImpactScope::active_set()`) instead of the scene's whole network.
+    active_set: bool,
 }
-
-/// The join velocity of the suite's `active-set` runs \[m/s\]: 10 % of
-/// `v_imp`, the command line's suggested value.
-const JOIN_VELOCITY: f64 = 5e-3;
 
 /// One phase's steps: their time, and what their impact stages solved.
 #[derive(Debug, Default)]
@@ -133,8 +129,8 @@ fn simulate(
     let (mut scene, machine) = excavator_with_machine(spec).map_err(|e| e.to_string())?;
     scene.warm_start = choice.warm;
     scene.solver = choice.solver;
-    if let Some(join_velocity) = choice.join_velocity {
-        scene.settings.impact_scope = ndem_step::ImpactScope::ActiveSet { join_velocity };
+    if choice.active_set {
+        scene.settings.impact_scope = ndem_step::ImpactScope::active_set();
     }
     if !alone {
         // the runs share the 2 cores: one thread each (the same result)
@@ -508,7 +504,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         solver: SolverChoice::PgsDirect,
         reduce,
         carry: false,
-        join_velocity: active_set.then_some(JOIN_VELOCITY),
+        active_set,
     };
     let runs_wanted: Vec<RunChoice> = if timing && coloured {
         vec![RunChoice {
@@ -644,7 +640,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         "dt_s": 2.5e-3,
         "iterations": 25,
         "solver": runs_wanted.iter().map(|c| c.solver.name()).collect::<Vec<_>>(),
-        "impact_join_velocity_m_s": active_set.then_some(JOIN_VELOCITY),
+        "impact_join_velocity_m_s": active_set
+            .then(ndem_step::ImpactScope::active_set)
+            .and_then(ndem_step::ImpactScope::join_velocity),
         "schedule": {"phases": machine.schedule.phases, "times_s": machine.schedule.times},
         "runs": per_run,
         "failed_runs": failures,

@@ -131,6 +131,18 @@ fn coupling(world: &World, i: usize, (mu, mu_r): (f64, f64), radius: f64) -> f64
     (1.0 + mu).max(turn * (mu + mu_r))
 }
 
+/// How far body `i`'s velocity `a` is from `b` \[m/s\]: linear, or
+/// angular times the body's bounding radius (none for an unbounded body).
+fn body_difference(world: &World, i: usize, a: &Velocity6, b: &Velocity6) -> f64 {
+    let radius = world.shapes()[i].bounding_radius();
+    let rotation = if radius.is_finite() {
+        (a.angular - b.angular).norm() * radius
+    } else {
+        0.0
+    };
+    (a.linear - b.linear).norm().max(rotation)
+}
+
 /// The largest difference between two velocity lists over the dynamic
 /// bodies of `world` (linear, or angular times the body's bounding radius)
 /// \[m/s\], and the largest over each body's `c v_j`.
@@ -145,15 +157,9 @@ fn largest_difference(
         if world.motions()[i] != Motion::Dynamic {
             continue;
         }
-        let radius = world.shapes()[i].bounding_radius();
-        let angular = (va.angular - vb.angular).norm();
-        let rotation = if radius.is_finite() {
-            angular * radius
-        } else {
-            0.0
-        };
-        let d = (va.linear - vb.linear).norm().max(rotation);
+        let d = body_difference(world, i, va, vb);
         largest = largest.max(d);
+        let radius = world.shapes()[i].bounding_radius();
         let bound = coupling(world, i, coefficients, radius) * join_velocity;
         over_bound = over_bound.max(d / bound);
     }
@@ -207,10 +213,7 @@ fn step_from(saved: &Checkpoint, stage: Option<(ImpactScope, usize)>) -> SuiteRe
         return step_saved(saved);
     };
     saved.scene.run.impact_iterations = sweeps;
-    saved.scene.run.impact_join_velocity = match scope {
-        ImpactScope::ActiveSet { join_velocity } => Some(join_velocity),
-        ImpactScope::WholeNetwork => None,
-    };
+    saved.scene.run.impact_join_velocity = scope.join_velocity();
     step_saved(saved)
 }
 
@@ -243,14 +246,7 @@ fn reached(stepped: &Stepped, without: &[Velocity6], join_velocity: f64) -> usiz
     let world = &stepped.scene.world;
     let changed: Vec<bool> = (stepped.free.iter().zip(without).enumerate())
         .map(|(i, (a, b))| {
-            let radius = world.shapes()[i].bounding_radius();
-            let turn = if radius.is_finite() {
-                (a.angular - b.angular).norm() * radius
-            } else {
-                0.0
-            };
-            world.motions()[i] == Motion::Dynamic
-                && (a.linear - b.linear).norm().max(turn) > join_velocity
+            world.motions()[i] == Motion::Dynamic && body_difference(world, i, a, b) > join_velocity
         })
         .collect();
     let touches = |b: u32| changed.get(b as usize).copied().unwrap_or(false);
@@ -337,12 +333,9 @@ fn scene_samples(
 /// `cargo xtask impact-scope`.
 pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     report::prepare(&opts.out)?;
-    let join_velocity = match ImpactScope::active_set() {
-        ImpactScope::ActiveSet { join_velocity } => join_velocity,
-        ImpactScope::WholeNetwork => {
-            return Err("the default active set has no join velocity".into());
-        }
-    };
+    let join_velocity = ImpactScope::active_set()
+        .join_velocity()
+        .ok_or("the default active set has no join velocity")?;
     let count =
         (opts.args.iter().find_map(|a| samples_word(a))).unwrap_or(if opts.quick { 3 } else { 6 });
     let named = |n: &&str| opts.args.iter().any(|a| a == n);

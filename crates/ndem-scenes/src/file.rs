@@ -869,10 +869,7 @@ impl RunSpec {
             impact_velocity: s.impact_velocity,
             impact_stage: s.impact_stage,
             impact_iterations: s.impact_iterations,
-            impact_join_velocity: match s.impact_scope {
-                ImpactScope::ActiveSet { join_velocity } => Some(join_velocity),
-                ImpactScope::WholeNetwork => None,
-            },
+            impact_join_velocity: s.impact_scope.join_velocity(),
             friction_compliance: s.spook.friction_compliance,
             rolling_compliance: s.spook.rolling_compliance,
         }

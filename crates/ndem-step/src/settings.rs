@@ -151,4 +151,13 @@ impl ImpactScope {
             join_velocity: 5e-3,
         }
     }
+
+    /// The join velocity of an active set \[m/s\]; `None` for the whole
+    /// network.
+    pub const fn join_velocity(self) -> Option<f64> {
+        match self {
+            Self::ActiveSet { join_velocity } => Some(join_velocity),
+            Self::WholeNetwork => None,
+        }
+    }
 }
