@@ -122,7 +122,7 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         CollapseSpec::default()
     };
     let (settle_time, seconds) = (SETTLE_TIME, 2.0);
-    let mut progress = Progress::new("reduce collapse", 12);
+    let mut progress = Progress::new("reduce collapse", 14);
     // the built-in scene: `ndem run collapse --reduce` runs its preset,
     // tr-150-50-fv, switched on at the opening
     let (scene, cube) = collapse_scene(spec).map_err(|e| e.to_string())?;
@@ -143,30 +143,47 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         "{} particles settled for {settle_time} s (kinetic energy {kinetic:.2e} J)",
         spec.particles
     ));
-    let trial = |velocity_test, every, depth| ReductionSettings {
+    let trial = |velocity_test, every, depth, disturbed_only| ReductionSettings {
         trial_split: preset.trial_split.map(|t| TrialSplit {
             velocity_test,
             every,
             depth,
+            disturbed_only,
             ..t
         }),
         start_time: 0.0,
         ..preset.clone()
     };
     // the paper's four runs, the trial runs with a trial solve every
-    // second and every fourth step (`TrialSplit::every`), and partial trial
-    // solves over each aggregate's outer 2 layers (`TrialSplit::depth`)
-    let plan: [(&'static str, usize, Option<ReductionSettings>); 10] = [
+    // second and every fourth step (`TrialSplit::every`), partial trial
+    // solves over each aggregate's outer 2 layers (`TrialSplit::depth`),
+    // and trial solves over the members within 4 layers of a disturbed
+    // contact (`TrialSplit::disturbed_only`)
+    let plan: [(&'static str, usize, Option<ReductionSettings>); 12] = [
         ("ref-500", 500, None),
         ("ref-150", 150, None),
-        ("tr-150-50-f", 150, Some(trial(false, 1, None))),
-        ("tr-150-50-fv", 150, Some(trial(true, 1, None))),
-        ("tr-150-50-f/2", 150, Some(trial(false, 2, None))),
-        ("tr-150-50-fv/2", 150, Some(trial(true, 2, None))),
-        ("tr-150-50-f/4", 150, Some(trial(false, 4, None))),
-        ("tr-150-50-fv/4", 150, Some(trial(true, 4, None))),
-        ("tr-150-50-fv-d2", 150, Some(trial(true, 1, Some(2)))),
-        ("tr-150-50-fv/4-d2", 150, Some(trial(true, 4, Some(2)))),
+        ("tr-150-50-f", 150, Some(trial(false, 1, None, false))),
+        ("tr-150-50-fv", 150, Some(trial(true, 1, None, false))),
+        ("tr-150-50-f/2", 150, Some(trial(false, 2, None, false))),
+        ("tr-150-50-fv/2", 150, Some(trial(true, 2, None, false))),
+        ("tr-150-50-f/4", 150, Some(trial(false, 4, None, false))),
+        ("tr-150-50-fv/4", 150, Some(trial(true, 4, None, false))),
+        ("tr-150-50-fv-d2", 150, Some(trial(true, 1, Some(2), false))),
+        (
+            "tr-150-50-fv/4-d2",
+            150,
+            Some(trial(true, 4, Some(2), false)),
+        ),
+        (
+            "tr-150-50-fv-near4",
+            150,
+            Some(trial(true, 1, Some(4), true)),
+        ),
+        (
+            "tr-150-50-fv/4-near4",
+            150,
+            Some(trial(true, 4, Some(4), true)),
+        ),
     ];
     // two runs at a time, one per core
     let results = in_pairs(

@@ -57,6 +57,29 @@ fn read_level(path: &Path) -> SuiteResult<Vec<(u64, f64, f64)>> {
         .collect()
 }
 
+/// What `ndem run` reads for `scene`: its built-in name, except for the
+/// collapse, whose preset restricts the trial solve to disturbed members
+/// in one process (distributed runs solve the whole unfolded model): a
+/// scene file with the whole trial, written under `out`, so that one
+/// process and the ranks run alike.
+fn scene_arg(out: &Path, scene: &'static str) -> SuiteResult<String> {
+    let mut s = ndem_scenes::builders::builtin(scene).map_err(|e| e.to_string())?;
+    let trial = s
+        .reduce_preset
+        .as_mut()
+        .and_then(|r| r.trial_split.as_mut());
+    let Some(t) = trial.filter(|t| t.is_partial()) else {
+        return Ok(scene.into());
+    };
+    *t = t.whole();
+    let path = out.join(format!("{scene}-whole-trial.toml"));
+    let text = ndem_scenes::file::SceneFile::from_scene(&s)
+        .to_toml()
+        .map_err(|e| e.to_string())?;
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path.display().to_string())
+}
+
 /// `scene --reduce` for `steps` steps on `ranks` MPI ranks (0: one
 /// process without MPI).
 fn run_once(
@@ -67,12 +90,13 @@ fn run_once(
     steps: u64,
 ) -> SuiteResult<ReducedRun> {
     let dir = out.join(format!("runs/{scene}-reduce-{ranks}"));
+    let arg = scene_arg(out, scene)?;
     let mut cmd = if ranks == 0 {
         let mut c = std::process::Command::new(ndem);
-        c.args(["run", scene, "--frame-every", "0", "--overwrite"]);
+        c.args(["run", &arg, "--frame-every", "0", "--overwrite"]);
         c
     } else {
-        crate::report::mpirun_scene(ndem, ranks, scene)
+        crate::report::mpirun_scene(ndem, ranks, &arg)
     };
     cmd.args([
         "--reduce",

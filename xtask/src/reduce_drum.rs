@@ -71,13 +71,14 @@ struct Outcome {
     steps: usize,
 }
 
-fn plan(sensor: SensorSplit) -> [(&'static str, usize, Option<ReductionSettings>); 6] {
-    let trial = |velocity_test, depth| ReductionSettings {
+fn plan(sensor: SensorSplit) -> [(&'static str, usize, Option<ReductionSettings>); 8] {
+    let trial = |velocity_test, depth, disturbed_only| ReductionSettings {
         contact_split: None,
         trial_split: Some(TrialSplit {
             iterations: 50,
             velocity_test,
             depth,
+            disturbed_only,
             ..TrialSplit::default()
         }),
         ..ReductionSettings::default()
@@ -88,15 +89,19 @@ fn plan(sensor: SensorSplit) -> [(&'static str, usize, Option<ReductionSettings>
     };
     // run in pairs: ref-150 beside cs-150, the two trial runs together,
     // then ref-500 beside the partial trial over each aggregate's outer 2
-    // layers (`TrialSplit::depth`), so each reduced run's wall time shares
-    // its contention with a comparable run
+    // layers (`TrialSplit::depth`), and the two trials over the members
+    // within 4 layers of a disturbed contact and over the whole disturbed
+    // aggregates (`TrialSplit::disturbed_only`) together, so each reduced
+    // run's wall time shares its contention with a comparable run
     [
         ("ref-150", 150, None),
         ("cs-150", 150, Some(contact_and_sensor)),
-        ("tr-150-50-f", 150, Some(trial(false, None))),
-        ("tr-150-50-fv", 150, Some(trial(true, None))),
+        ("tr-150-50-f", 150, Some(trial(false, None, false))),
+        ("tr-150-50-fv", 150, Some(trial(true, None, false))),
         ("ref-500", 500, None),
-        ("tr-150-50-fv-d2", 150, Some(trial(true, Some(2)))),
+        ("tr-150-50-fv-d2", 150, Some(trial(true, Some(2), false))),
+        ("tr-150-50-fv-near4", 150, Some(trial(true, Some(4), true))),
+        ("tr-150-50-fv-near", 150, Some(trial(true, None, true))),
     ]
 }
 
@@ -172,7 +177,7 @@ pub fn drum_suite(opts: &SuiteOptions) -> SuiteResult<bool> {
     let spec = crate::runs::drum_size(DrumSpec::model_reduction(), opts);
     let revolution = 2.0 * std::f64::consts::PI / spec.omega.abs();
     let (seconds, average) = if opts.quick { (4.0, 3.0) } else { (8.0, 6.0) };
-    let mut progress = Progress::new("reduce drum", 7);
+    let mut progress = Progress::new("reduce drum", 10);
     let mut scene = drum(spec).map_err(|e| e.to_string())?;
     let mut spin = history_stepper(150, scene.settings)?;
     for _ in 0..(revolution / scene.settings.dt).round() as usize {

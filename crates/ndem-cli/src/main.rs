@@ -354,8 +354,11 @@ struct Overrides {
 
 impl Overrides {
     /// Sets what was given on `s`; `--reduce` switches on the scene's
-    /// reduction and prints its caveat, if it has one.
-    fn apply(self, s: &mut Scene) {
+    /// reduction and prints its caveat, if it has one. On MPI ranks
+    /// (`distributed`) a preset whose trial solves part of the unfolded
+    /// model solves all of it, with a warning
+    /// (`Scene::switch_on_distributed_reduction`).
+    fn apply(self, s: &mut Scene, distributed: bool) {
         if let Some(x) = self.solver {
             s.solver = x;
         }
@@ -375,7 +378,14 @@ impl Overrides {
             s.warm_start = x;
         }
         if self.reduce {
-            s.switch_on_reduction();
+            if !distributed {
+                s.switch_on_reduction();
+            } else if s.switch_on_distributed_reduction() {
+                eprintln!(
+                    "warning: --reduce on `{}` with --mpi: the trial solve covers the whole unfolded model (its preset solves only near disturbed contacts, which needs one process)",
+                    s.name
+                );
+            }
             if let Some(caveat) = &s.reduce_caveat {
                 eprintln!("warning: --reduce on `{}`: {caveat}", s.name);
             }
@@ -405,7 +415,7 @@ fn execute(cli: Cli, stop: &Arc<AtomicBool>) -> Result<(), Failure> {
                 Some(n) => builders::builtin_sized(&scene, Some(n)).map_err(|e| e.to_string())?,
                 None => load(&scene)?,
             };
-            overrides.apply(&mut s);
+            overrides.apply(&mut s, mpi);
             if mpi {
                 let out = run.out.clone().unwrap_or_else(|| {
                     PathBuf::from("target/ndem").join(format!("{}-mpi", s.name))

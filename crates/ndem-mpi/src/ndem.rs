@@ -497,6 +497,11 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             "the partial trial solve finds an aggregate's layers in one process's contacts; distributed runs solve the whole unfolded model",
         )?;
         MpiError::require(
+            settings.trial_split.is_none_or(|t| !t.disturbed_only),
+            "trial_split.disturbed_only",
+            "an aggregate's outer contacts lie on several ranks; distributed runs solve the whole unfolded model",
+        )?;
+        MpiError::require(
             !settings.carried_loads,
             "carried_loads",
             "distributed runs merge particles only; machines carry their load merged in one process",

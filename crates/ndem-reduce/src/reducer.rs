@@ -8,7 +8,10 @@ use crate::aggregate::{aggregate_state, attach_members, place_aggregate_body};
 use crate::criteria::{contact_split_event, merge_passes, out_of_balance, trial_velocity_event};
 use crate::hooks::ReductionPasses;
 use crate::settings::{ReductionSettings, SensorSplit};
-use crate::trial::{external_load, held_members, partial_problem, trial_start, whole_problem};
+use crate::trial::{
+    disturbed_members, external_load, held_beyond, held_members, partial_problem, trial_start,
+    whole_problem,
+};
 use crate::{ReduceError, ReductionStats};
 use ndem_collide::{ContactSet, Shape};
 use ndem_math::Vec3;
@@ -385,10 +388,21 @@ impl Reducer {
         if !ts.runs_at(detected.step) {
             return Ok(());
         }
-        // the partial solve's held members (none for the whole unfolded model)
-        let held = ts
-            .depth
-            .map_or_else(Vec::new, |d| held_members(world, contacts, d));
+        // the partial solve's held members (none for the whole unfolded
+        // model): those deeper than `depth` from the aggregate's boundary,
+        // or from the disturbed members
+        let held = if ts.disturbed_only {
+            let dt = detected.settings.dt;
+            let seeds =
+                disturbed_members(world, contacts, detected.history, &self.settings.merge, dt);
+            if !seeds.contains(&true) {
+                return Ok(());
+            }
+            held_beyond(world, contacts, Some(&seeds), ts.depth)
+        } else {
+            ts.depth
+                .map_or_else(Vec::new, |d| held_members(world, contacts, d))
+        };
         let solved = |x: usize| world.is_member(x) && !held.get(x).copied().unwrap_or(false);
         let trial = if held.contains(&true) {
             let aggregates = self.live().map(|(_, a)| (a.body, a.members.as_slice()));

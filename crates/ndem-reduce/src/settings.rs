@@ -132,6 +132,20 @@ pub struct TrialSplit {
     /// contacts leave the solve, and the trial splits none of them. `None`
     /// (the default, the paper's runs): the whole unfolded model.
     pub depth: Option<usize>,
+    /// Restricts each trial solve to the members whose load may have
+    /// changed since the last step: layer 1 are then the *disturbed*
+    /// members ([`crate::trial::disturbed_members`]: those with an outer
+    /// contact that is new to the stepper's impulse history or whose
+    /// relative velocity lies outside the merge velocity thresholds of
+    /// eqs. 26-27) instead of the aggregate's boundary, and [`Self::depth`]
+    /// counts layers from them (absent: every member their aggregate
+    /// connects them to). The other members move in the trial as one rigid
+    /// body per aggregate and are not split; with no member disturbed the
+    /// trial does not run. A change of the external load alone (gravity,
+    /// a user force) is seen one step later, through the motion it causes.
+    /// `false` (the default, the paper's runs): every aggregate on every
+    /// trial.
+    pub disturbed_only: bool,
 }
 
 impl TrialSplit {
@@ -139,6 +153,23 @@ impl TrialSplit {
     /// completed steps ([`Self::every`]).
     pub fn runs_at(&self, step: u64) -> bool {
         step.is_multiple_of(self.every.max(1) as u64)
+    }
+
+    /// Whether the trial solves only part of the unfolded model
+    /// ([`Self::depth`] or [`Self::disturbed_only`]), which needs the
+    /// contacts of one process.
+    pub fn is_partial(&self) -> bool {
+        self.depth.is_some() || self.disturbed_only
+    }
+
+    /// The same trial over the whole unfolded model (the paper's): no
+    /// depth, every aggregate.
+    pub fn whole(self) -> Self {
+        Self {
+            depth: None,
+            disturbed_only: false,
+            ..self
+        }
     }
 }
 
@@ -156,6 +187,7 @@ impl Default for TrialSplit {
             velocity_test: true,
             every: 1,
             depth: None,
+            disturbed_only: false,
         }
     }
 }

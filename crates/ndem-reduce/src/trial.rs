@@ -3,8 +3,9 @@
 //! the starting point, the members a partial solve holds and the external
 //! load of a member.
 
-use crate::ReduceError;
 use crate::aggregate::{aggregate_state, attach_members, place_aggregate_body};
+use crate::criteria::relative_motion;
+use crate::{MergeThresholds, ReduceError};
 use ndem_collide::ContactSet;
 use ndem_math::{Vec3, Velocity6};
 use ndem_solve::{ColdStart, ContactProblem, HistoryWarmStart, ImpulseHistory, WarmStart};
@@ -37,6 +38,48 @@ pub fn external_load(world: &World, i: usize) -> (Vec3, Vec3) {
     (world.gravity * mass + force, torque)
 }
 
+/// The members whose load may have changed since the last step, for a
+/// trial restricted to them ([`crate::TrialSplit::disturbed_only`]): per
+/// body, `true` for a member with a *disturbed* outer contact (a contact
+/// with a body that is not a member of its aggregate). A contact is
+/// disturbed when `history` (the stepper's impulses of the last step)
+/// holds no impulse for it, a contact the last solve did not see, or when
+/// its relative velocity at `world`'s state lies outside the merge
+/// velocity thresholds of eqs. 26-27 (`merge`): an approach, a
+/// separation, sliding or rolling that a resting contact would not have.
+/// A speculative contact (gap wider than `ξ_nv^{i-mrg} Δt`, the merge's
+/// test of touching) counts only by its velocity. Without a history every
+/// member with an outer contact is disturbed.
+pub fn disturbed_members(
+    world: &World,
+    contacts: &ContactSet,
+    history: Option<&ImpulseHistory>,
+    merge: &MergeThresholds,
+    dt: f64,
+) -> Vec<bool> {
+    let mut disturbed = vec![false; world.len()];
+    let (x, v) = (world.positions(), world.velocities());
+    for c in contacts.iter() {
+        let (a, b) = (c.body_a(), c.body_b());
+        let (ha, hb) = (world.host_of(a), world.host_of(b));
+        if ha == hb {
+            continue;
+        }
+        let touching = c.gap <= merge.normal_incident * dt;
+        let new = history.is_none_or(|h| touching && h.get(&c.key).is_none());
+        let u = relative_motion(c, x, v);
+        let moving = u.normal < -merge.normal_incident
+            || u.normal > merge.normal_separating
+            || u.tangential > merge.tangential
+            || u.angular > merge.rolling;
+        if new || moving {
+            disturbed[a] |= ha.is_some();
+            disturbed[b] |= hb.is_some();
+        }
+    }
+    disturbed
+}
+
 /// Cosine of the half-angle of the empty cone that puts a member on its
 /// aggregate's free surface ([`held_members`]): 60°.
 const OPEN_CONE_COS: f64 = 0.5;
@@ -53,7 +96,21 @@ const OPEN_CONE_COS: f64 = 0.5;
 /// layer `k` inside the aggregate. One flag per body (`false` for every
 /// body that is not a member).
 pub fn held_members(world: &World, contacts: &ContactSet, depth: usize) -> Vec<bool> {
+    held_beyond(world, contacts, None, Some(depth))
+}
+
+/// The members more than `depth` contact layers (`None`: any number)
+/// inside their aggregate from layer 1: the members `seeds` marks, or
+/// without seeds the aggregate's boundary and free surface
+/// ([`held_members`]). One flag per body.
+pub fn held_beyond(
+    world: &World,
+    contacts: &ContactSet,
+    seeds: Option<&[bool]>,
+    depth: Option<usize>,
+) -> Vec<bool> {
     let n = world.len();
+    let depth = depth.unwrap_or(usize::MAX);
     let mut layer = vec![usize::MAX; n];
     // the member-member contacts inside one aggregate, both ways, by body
     let mut inner: Vec<(u32, u32)> = Vec::new();
@@ -66,8 +123,15 @@ pub fn held_members(world: &World, contacts: &ContactSet, depth: usize) -> Vec<b
             continue;
         }
         for (x, hx) in [(a, ha), (b, hb)] {
-            if hx.is_some() {
+            if hx.is_some() && seeds.is_none() {
                 layer[x] = 1;
+            }
+        }
+    }
+    if let Some(seeds) = seeds {
+        for (x, l) in layer.iter_mut().enumerate() {
+            if seeds[x] && world.host_of(x).is_some() {
+                *l = 1;
             }
         }
     }
@@ -83,7 +147,7 @@ pub fn held_members(world: &World, contacts: &ContactSet, depth: usize) -> Vec<b
         start
     };
     let x = world.positions();
-    for a in 0..n {
+    for a in (0..n).filter(|_| seeds.is_none()) {
         if world.host_of(a).is_some() && layer[a] != 1 {
             let neighbours = inner[start[a]..start[a + 1]].iter();
             if open_side(neighbours.map(|&(_, b)| (x[b as usize] - x[a]).normalize())) {
@@ -109,7 +173,7 @@ pub fn held_members(world: &World, contacts: &ContactSet, depth: usize) -> Vec<b
         front = next;
     }
     (0..n)
-        .map(|i| world.host_of(i).is_some() && layer[i] > depth)
+        .map(|i| world.host_of(i).is_some() && (layer[i] > depth || layer[i] == usize::MAX))
         .collect()
 }
 

@@ -5,7 +5,7 @@
 //! member is the whole trial solve bit for bit.
 
 use ndem_math::{Material, Vec3};
-use ndem_reduce::trial::{held_members, partial_problem};
+use ndem_reduce::trial::{held_beyond, held_members, partial_problem};
 use ndem_reduce::*;
 use ndem_step::{MaterialId, StepSettings, Stepper, World};
 
@@ -309,6 +309,65 @@ proptest::proptest! {
                 .sum();
             let mass = partial.mass_properties()[w.len() + k].unwrap().mass;
             proptest::prop_assert!((mass - carried).abs() <= 1e-12 * carried, "{} vs {}", mass, carried);
+        }
+    }
+
+    /// Layers counted from seeds (the disturbed members of
+    /// `TrialSplit::disturbed_only`) on the same stacks: a seed or a body
+    /// that is no member is never held; a deeper trial holds a subset of
+    /// a shallower one's; with no bound on the depth exactly the members
+    /// that no seed reaches through contacts inside their aggregate are
+    /// held (an aggregate cut by a free sphere is two groups), and with no
+    /// seed every member is.
+    #[test]
+    fn layers_from_seeds_hold_what_no_seed_reaches(
+        dims in (2usize..5, 2usize..4, 2usize..5),
+        slabs in 1usize..3,
+        free in proptest::collection::vec(proptest::bool::weighted(0.15), 7..13),
+        seed_pattern in proptest::collection::vec(proptest::bool::weighted(0.05), 5..11),
+        depth in 1usize..4,
+    ) {
+        let (nx, ny, nz) = dims;
+        let (w, contacts, _, aggregates) = sliced_stack([nx, ny, nz], slabs.min(nx), &free);
+        let seeds: Vec<bool> = (0..w.len())
+            .map(|i| w.is_member(i) && seed_pattern[i % seed_pattern.len()])
+            .collect();
+        let shallow = held_beyond(&w, &contacts, Some(&seeds), Some(depth));
+        let deep = held_beyond(&w, &contacts, Some(&seeds), Some(depth + 1));
+        let unbounded = held_beyond(&w, &contacts, Some(&seeds), None);
+        let unseeded = held_beyond(&w, &contacts, Some(&vec![false; w.len()]), None);
+        for i in 0..w.len() {
+            proptest::prop_assert!(!shallow[i] || (w.is_member(i) && !seeds[i]), "body {}", i);
+            proptest::prop_assert!(!deep[i] || shallow[i], "body {}", i);
+            proptest::prop_assert!(!unbounded[i] || deep[i], "body {}", i);
+            proptest::prop_assert_eq!(unseeded[i], w.is_member(i), "body {}", i);
+        }
+        // the groups of members joined by contacts inside one aggregate
+        let mut group: Vec<usize> = (0..w.len()).collect();
+        fn root(group: &mut [usize], mut x: usize) -> usize {
+            while group[x] != x {
+                group[x] = group[group[x]];
+                x = group[x];
+            }
+            x
+        }
+        for c in contacts.as_slice() {
+            let (a, b) = (c.body_a(), c.body_b());
+            if w.host_of(a).is_some() && w.host_of(a) == w.host_of(b) {
+                let (ra, rb) = (root(&mut group, a), root(&mut group, b));
+                group[ra] = rb;
+            }
+        }
+        let mut seeded = vec![false; w.len()];
+        for i in (0..w.len()).filter(|&i| seeds[i]) {
+            let r = root(&mut group, i);
+            seeded[r] = true;
+        }
+        for (_, members) in &aggregates {
+            for &m in members {
+                let r = root(&mut group, m);
+                proptest::prop_assert_eq!(unbounded[m], !seeded[r], "member {}", m);
+            }
         }
     }
 }

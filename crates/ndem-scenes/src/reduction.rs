@@ -151,6 +151,9 @@ mirror!(toggled
         /// every member, the paper's runs).
         #[serde(skip_serializing_if = "Option::is_none")]
         depth: Option<usize>,
+        /// Only the aggregates whose load may have changed take part
+        /// (`false`: every aggregate, the paper's runs).
+        disturbed_only: bool,
     }
 );
 

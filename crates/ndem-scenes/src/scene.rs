@@ -178,6 +178,25 @@ impl Scene {
         }
     }
 
+    /// [`Self::switch_on_reduction`] for a run on MPI ranks: a preset whose
+    /// trial solves part of the unfolded model
+    /// ([`ndem_reduce::TrialSplit::is_partial`], which needs one process's
+    /// contacts) solves all of it ([`ndem_reduce::TrialSplit::whole`]).
+    /// Returns whether it did; a `[reduction]` table is left as written
+    /// (a distributed run refuses a partial one, naming the field).
+    pub fn switch_on_distributed_reduction(&mut self) -> bool {
+        let preset = self.reduction.is_none();
+        self.switch_on_reduction();
+        let trial = self.reduction.as_mut().and_then(|r| r.trial_split.as_mut());
+        match trial.filter(|t| preset && t.is_partial()) {
+            Some(t) => {
+                *t = t.whole();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// `true` when every emitter has emitted all its particles.
     pub fn emitters_done(&self) -> bool {
         self.emitters.iter().all(Emitter::done)

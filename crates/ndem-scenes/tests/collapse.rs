@@ -87,8 +87,9 @@ fn per_material_stiffness_round_trips_through_the_scene_file() {
 }
 
 /// The built-in collapse: the gate rests until the bed has settled, then
-/// rises at the gate speed; `--reduce` switches on the trial split from
-/// the opening; the scene survives a scene-file round trip.
+/// rises at the gate speed; `--reduce` switches on the trial split near
+/// disturbed contacts from the opening (on MPI ranks over the whole
+/// unfolded model); the scene survives a scene-file round trip.
 #[test]
 fn builtin_collapse_raises_its_gate_after_settling() {
     let (mut scene, cube) = collapse_scene(CollapseSpec::default()).unwrap();
@@ -122,8 +123,21 @@ fn builtin_collapse_raises_its_gate_after_settling() {
     on.switch_on_reduction();
     let r = on.reduction.unwrap();
     assert!(r.contact_split.is_none());
-    assert!(r.trial_split.is_some_and(|t| t.velocity_test));
+    let t = r.trial_split.unwrap();
+    assert!(t.velocity_test && t.disturbed_only);
+    assert_eq!(t.depth, Some(4));
     assert_eq!(r.start_time, SETTLE_TIME);
+    // on MPI ranks the preset's trial covers the whole unfolded model; a
+    // `[reduction]` table written by the user stays as it is
+    let mut ranks = back.clone();
+    assert!(ranks.switch_on_distributed_reduction());
+    let whole = ranks.reduction.unwrap().trial_split.unwrap();
+    assert_eq!(whole, t.whole());
+    assert!(!whole.is_partial() && whole.velocity_test);
+    let mut written = back.clone();
+    written.reduction = back.reduce_preset.clone();
+    assert!(!written.switch_on_distributed_reduction());
+    assert_eq!(written.reduction.unwrap().trial_split, Some(t));
 }
 
 /// Bad `[[motions]]` are errors naming the field.

@@ -271,9 +271,10 @@ fn a_sensor_moved_onto_the_bed_splits_alike_on_every_rank_count() {
 }
 
 /// The partial trial solve (`TrialSplit::depth`) finds an aggregate's
-/// layers in one process's contacts, and carried loads merge particles
-/// into machine parts: a distributed run refuses either with a typed
-/// error naming the field, on any rank count.
+/// layers in one process's contacts, so does the trial restricted to
+/// disturbed members (`TrialSplit::disturbed_only`), and carried loads
+/// merge particles into machine parts: a distributed run refuses each
+/// with a typed error naming the field, on any rank count.
 #[test]
 fn settings_a_distributed_run_cannot_follow_are_refused_naming_their_field() {
     let (settled, _) = settled_bed();
@@ -284,12 +285,23 @@ fn settings_a_distributed_run_cannot_follow_are_refused_naming_their_field() {
         }),
         ..ReductionSettings::default()
     };
+    let disturbed = ReductionSettings {
+        trial_split: Some(TrialSplit {
+            disturbed_only: true,
+            ..TrialSplit::default()
+        }),
+        ..ReductionSettings::default()
+    };
     let carried = ReductionSettings {
         carried_loads: true,
         ..ReductionSettings::default()
     };
     let s = settings(1e-6, 3000);
-    for (reduction, field) in [(partial, "trial_split.depth"), (carried, "carried_loads")] {
+    for (reduction, field) in [
+        (partial, "trial_split.depth"),
+        (disturbed, "trial_split.disturbed_only"),
+        (carried, "carried_loads"),
+    ] {
         for ranks in [1, 2] {
             let out = run_on_threads(ranks, |comm| {
                 let mut run = DistributedNdem::new(comm, settled, s).unwrap();
