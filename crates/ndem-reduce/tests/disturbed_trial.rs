@@ -6,50 +6,22 @@
 //! once it moves.
 
 use ndem_collide::Shape;
-use ndem_math::{Material, Vec3, Velocity6};
+use ndem_math::{Vec3, Velocity6};
 use ndem_reduce::trial::disturbed_members;
 use ndem_reduce::*;
-use ndem_step::{BodyDesc, MaterialId, StepSettings, Stepper, World};
+use ndem_step::{BodyDesc, MaterialId, Stepper, World};
 
-const R: f64 = 0.0065;
+mod common;
+use common::R;
 
-/// The block after 200 steps of settling and 20 with the reducer, whose
-/// trial split restricted to disturbed members reaches `depth` layers
-/// from them.
+/// The block merged with a trial split restricted to disturbed members,
+/// reaching `depth` layers from them.
 fn merged_block(depth: Option<usize>) -> (World, Stepper) {
-    let mut w = World::on_floor(Material::default()).unwrap();
-    w.add_sphere_stack(R, MaterialId::from_index(0), [5, 5, 3])
-        .unwrap();
-    let mut st = Stepper::new(
-        StepSettings::papers(),
-        Box::new(
-            ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
-                stopping: ndem_solve::Stopping::iterations(100),
-                ..Default::default()
-            })
-            .unwrap(),
-        ),
-        Box::new(ndem_solve::HistoryWarmStart::default()),
-    )
-    .unwrap();
-    for _ in 0..200 {
-        st.step(&mut w).unwrap();
-    }
-    let settings = ReductionSettings {
-        contact_split: None,
-        trial_split: Some(TrialSplit {
-            depth,
-            disturbed_only: true,
-            ..TrialSplit::default()
-        }),
-        ..ReductionSettings::default()
-    };
-    st.set_hooks(Box::new(Reducer::new(settings).unwrap()));
-    for _ in 0..20 {
-        st.step(&mut w).unwrap();
-    }
-    assert_eq!(st.hooks_as::<Reducer>().unwrap().stats().aggregates, 1);
-    (w, st)
+    common::merged_block(Some(TrialSplit {
+        depth,
+        disturbed_only: true,
+        ..TrialSplit::default()
+    }))
 }
 
 fn stats(st: &mut Stepper) -> ReductionStats {

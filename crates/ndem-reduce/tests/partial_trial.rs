@@ -9,41 +9,8 @@ use ndem_reduce::trial::{held_beyond, held_members, partial_problem};
 use ndem_reduce::*;
 use ndem_step::{MaterialId, StepSettings, Stepper, World};
 
-const R: f64 = 0.0065;
-
-/// The block after 200 steps of settling and 20 with the reducer (trial
-/// split off, so the settled block merges as it rests).
-fn merged_block(trial: Option<TrialSplit>) -> (World, Stepper) {
-    let mut w = World::on_floor(Material::default()).unwrap();
-    w.add_sphere_stack(R, MaterialId::from_index(0), [5, 5, 3])
-        .unwrap();
-    let mut st = Stepper::new(
-        StepSettings::papers(),
-        Box::new(
-            ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
-                stopping: ndem_solve::Stopping::iterations(100),
-                ..Default::default()
-            })
-            .unwrap(),
-        ),
-        Box::new(ndem_solve::HistoryWarmStart::default()),
-    )
-    .unwrap();
-    for _ in 0..200 {
-        st.step(&mut w).unwrap();
-    }
-    let settings = ReductionSettings {
-        contact_split: None,
-        trial_split: trial,
-        ..ReductionSettings::default()
-    };
-    st.set_hooks(Box::new(Reducer::new(settings).unwrap()));
-    for _ in 0..20 {
-        st.step(&mut w).unwrap();
-    }
-    assert_eq!(st.hooks_as::<Reducer>().unwrap().stats().aggregates, 1);
-    (w, st)
-}
+mod common;
+use common::{R, merged_block};
 
 /// The merged block with a trial solve of `depth` layers, gravity tilted
 /// by 60° (tan 60° > μ = 0.91: the block must slide or shear).
