@@ -499,7 +499,7 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         MpiError::require(
             settings.trial_split.is_none_or(|t| !t.disturbed_only),
             "trial_split.disturbed_only",
-            "an aggregate's outer contacts lie on several ranks; distributed runs solve the whole unfolded model",
+            "the layers around disturbed members are found in one process's contacts; distributed runs solve the whole unfolded model",
         )?;
         MpiError::require(
             !settings.carried_loads,

@@ -151,7 +151,8 @@ mirror!(toggled
         /// every member, the paper's runs).
         #[serde(skip_serializing_if = "Option::is_none")]
         depth: Option<usize>,
-        /// Only the aggregates whose load may have changed take part
+        /// Only the members near disturbed contacts take part: `depth`
+        /// counts layers from the members whose load may have changed
         /// (`false`: every aggregate, the paper's runs).
         disturbed_only: bool,
     }
