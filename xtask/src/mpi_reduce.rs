@@ -80,23 +80,22 @@ fn scene_arg(out: &Path, scene: &'static str) -> SuiteResult<String> {
     Ok(path.display().to_string())
 }
 
-/// `scene --reduce` for `steps` steps on `ranks` MPI ranks (0: one
-/// process without MPI).
+/// `scene --reduce` (read from `arg`, [`scene_arg`]) for `steps` steps on
+/// `ranks` MPI ranks (0: one process without MPI).
 fn run_once(
     ndem: &Path,
     out: &Path,
-    scene: &'static str,
+    (scene, arg): (&'static str, &str),
     ranks: usize,
     steps: u64,
 ) -> SuiteResult<ReducedRun> {
     let dir = out.join(format!("runs/{scene}-reduce-{ranks}"));
-    let arg = scene_arg(out, scene)?;
     let mut cmd = if ranks == 0 {
         let mut c = std::process::Command::new(ndem);
-        c.args(["run", &arg, "--frame-every", "0", "--overwrite"]);
+        c.args(["run", arg, "--frame-every", "0", "--overwrite"]);
         c
     } else {
-        crate::report::mpirun_scene(ndem, ranks, &arg)
+        crate::report::mpirun_scene(ndem, ranks, arg)
     };
     cmd.args([
         "--reduce",
@@ -108,8 +107,8 @@ fn run_once(
     .arg("--out")
     .arg(&dir);
     let what = match ranks {
-        0 => format!("ndem run {scene} --reduce"),
-        r => format!("mpirun -np {r} ndem run {scene} --mpi --reduce"),
+        0 => format!("ndem run {arg} --reduce"),
+        r => format!("mpirun -np {r} ndem run {arg} --mpi --reduce"),
     };
     let summary = crate::report::run_for_summary(&mut cmd, &what, &dir)?;
     let seconds_per_step = match ranks {
@@ -128,10 +127,11 @@ fn run_once(
 pub(crate) fn measure(ndem: &Path, out: &Path, quick: bool) -> SuiteResult<Vec<ReducedRun>> {
     let mut runs = Vec::new();
     for (scene, steps) in scenes(quick) {
+        let arg = scene_arg(out, scene)?;
         let found = crate::report::by_ranks(
             &format!("mpi-scaling {scene} --reduce"),
             &[0, 1, 2],
-            |r| run_once(ndem, out, scene, r, steps),
+            |r| run_once(ndem, out, (scene, &arg), r, steps),
             |r, run| {
                 format!(
                     "{scene} --reduce on {r} ranks (0: one process): h at the end {:.4}",
@@ -222,4 +222,25 @@ pub(crate) fn report(rows: &[Value]) -> String {
     }
     r.push_str("\nThe solves stop at the scenes' sweep caps (collapse 150, conveyor 50), where the iterates of the one-process PGS, the one-rank and the two-rank subdomain PGS differ; merges and splits follow the velocities each run reaches, so h(t) of any two runs parts while the material flows and meets again where it rests. The one-process row measures that spread between two solvers that agree at convergence.\n");
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scene_arg;
+
+    /// The collapse, whose preset's trial is partial, is read from a
+    /// scene file with the whole trial; the conveyor by its name.
+    #[test]
+    fn every_runner_reads_the_whole_trial() {
+        let out = std::env::temp_dir().join(format!("ndem-mpi-reduce-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        assert_eq!(scene_arg(&out, "conveyor").unwrap(), "conveyor");
+        let path = scene_arg(&out, "collapse").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = ndem_scenes::file::SceneFile::from_toml(&text).unwrap();
+        let scene = file.to_scene().unwrap();
+        let trial = scene.reduce_preset.unwrap().trial_split.unwrap();
+        assert!(!trial.is_partial() && trial.velocity_test);
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 }
