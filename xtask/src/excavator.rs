@@ -136,19 +136,16 @@ fn simulate(
         // the runs share the 2 cores: one thread each (the same result)
         scene.threads = 1;
     }
-    let bucket = machine.bodies[4];
     if choice.reduce {
-        // a sensor that moves with the bucket keeps the material around
-        // it resolved (radius: the bucket's length plus 0.1 m)
-        let radius = spec.machine.bucket_length + 0.1;
+        // the scene's `--reduce` preset: a sensor that moves with the
+        // bucket keeps the material around it resolved
+        let preset = scene
+            .reduce_preset
+            .clone()
+            .ok_or("the excavator has a reduce preset")?;
         scene.reduction = Some(ndem_reduce::ReductionSettings {
-            sensors: vec![ndem_reduce::SensorSplit {
-                shape: ndem_collide::Shape::sphere(radius).map_err(|e| e.to_string())?,
-                position: scene.world.position(bucket),
-                orientation: ndem_math::Quat::identity(),
-            }],
             carried_loads: choice.carry,
-            ..ndem_reduce::ReductionSettings::default()
+            ..preset
         });
     }
     let mut stepper = scene.stepper().map_err(|e| e.to_string())?;
@@ -182,14 +179,9 @@ fn simulate(
     for k in 0..steps {
         if let Some(r) = stepper.hooks_as::<ndem_reduce::Reducer>()
             && !r.settings().sensors.is_empty()
+            && dig_end.is_some_and(|t| k as f64 * dt >= t)
         {
-            if dig_end.is_some_and(|t| k as f64 * dt >= t) {
-                r.remove_sensor(0).map_err(|e| e.to_string())?;
-            } else {
-                let at = scene.world.position(bucket);
-                r.move_sensor(0, at, ndem_math::Quat::identity())
-                    .map_err(|e| e.to_string())?;
-            }
+            r.remove_sensor(0).map_err(|e| e.to_string())?;
         }
         let st = match scene.step(&mut stepper) {
             Ok(st) => st,

@@ -118,6 +118,7 @@ fn sensors(n: [usize; 3], free: usize) -> Vec<SensorSplit> {
             shape: Shape::Box { half_extents: half },
             position: Vec3::new(extent(n[0]) / 2.0, extent(n[1]) / 2.0, 0.5 * (top + z0)),
             orientation: Quat::identity(),
+            follows: None,
         });
     }
     if rows > 0 && layers < n[2] {
@@ -129,6 +130,7 @@ fn sensors(n: [usize; 3], free: usize) -> Vec<SensorSplit> {
             },
             position: Vec3::new(0.5 * x1, extent(n[1]) / 2.0, z),
             orientation: Quat::identity(),
+            follows: None,
         });
     }
     // sensors act on members whose sphere reaches into them: shrink the
@@ -182,6 +184,7 @@ fn sensors_above(world: &World, n: [usize; 3], free: usize) -> Vec<SensorSplit> 
         shape: Shape::Box { half_extents: half },
         position: Vec3::new(R * n[0] as f64, R * n[1] as f64, 0.5 * (top + bottom)),
         orientation: Quat::identity(),
+        follows: None,
     }]
 }
 

@@ -506,6 +506,14 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             "carried_loads",
             "distributed runs merge particles only; machines carry their load merged in one process",
         )?;
+        MpiError::require(
+            settings.sensors.iter().all(|s| {
+                s.follows
+                    .is_none_or(|m| self.on_every_rank(m.body.index() as u64))
+            }),
+            "reduction.sensors.follows",
+            "a sensor moves with a machine part or a static or kinematic body, which every rank holds",
+        )?;
         let rank = self.domain.comm().rank();
         let reducer = reduce::DistributedReducer::new(
             self.domain.comm().clone(),
@@ -520,6 +528,15 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
         })?;
         self.stepper.set_hooks(Box::new(reducer));
         Ok(())
+    }
+
+    /// Whether the body of global index `gid` is one every rank holds: a
+    /// machine body, or a static or kinematic one.
+    fn on_every_rank(&self, gid: u64) -> bool {
+        let d = &self.domain;
+        d.global_indices()
+            .binary_search(&gid)
+            .is_ok_and(|i| d.machine()[i] || d.roles()[i] == crate::domain::Role::Replicated)
     }
 
     /// Moves split sensor `index` of model reduction (a region that

@@ -1,6 +1,7 @@
 //! The order in which a model reduction runs inside a step, shared by every
 //! implementation of its passes ([`crate::Reducer`] in one process, the
-//! distributed one of `ndem-mpi`): the split after contact detection, the
+//! distributed one of `ndem-mpi`): the sensors moved with their bodies and
+//! the split after contact detection, the
 //! merge after the solve from [`ReductionSettings::start_time`] on, then the
 //! counts of the step's statistics.
 
@@ -12,6 +13,10 @@ use std::time::Instant;
 /// The passes of a model reduction that [`after_detection`] and
 /// [`after_solve`] run as a stepper's [`ndem_step::ModelHooks`].
 pub trait ReductionPasses {
+    /// Sets the pose of every sensor that moves with a body from the
+    /// body's pose in `world` ([`ReductionSettings::follow_bodies`]).
+    fn follow_sensors(&mut self, world: &World) -> Result<(), ReduceError>;
+
     /// The split (paper section 3.2): members whose contacts or sensors say
     /// the material is about to flow are freed.
     fn split_step(
@@ -49,6 +54,9 @@ pub fn after_detection(
     stats.start_step();
     *step += 1;
     let step = *step;
+    passes
+        .follow_sensors(world)
+        .map_err(|e| e.in_hook("split", step))?;
     passes
         .split_step(world, contacts, detected)
         .map_err(|e| e.in_hook("split", step))?;

@@ -35,5 +35,7 @@ pub mod trial;
 pub use aggregate::{AggregateState, FirstMoments, SecondMoments, aggregate_state};
 pub use error::ReduceError;
 pub use reducer::{Aggregate, AggregateId, Reducer, ReducerState};
-pub use settings::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit, TrialSplit};
+pub use settings::{
+    ContactSplit, MergeThresholds, ReductionSettings, SensorMount, SensorSplit, TrialSplit,
+};
 pub use stats::ReductionStats;

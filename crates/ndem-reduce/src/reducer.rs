@@ -505,6 +505,12 @@ impl Reducer {
 }
 
 impl ReductionPasses for Reducer {
+    fn follow_sensors(&mut self, world: &World) -> Result<(), ReduceError> {
+        self.settings.follow_bodies(|body| {
+            (body.index() < world.len()).then(|| (world.position(body), world.orientation(body)))
+        })
+    }
+
     /// Merge (paper, section 3.1): contacts whose relative velocity and
     /// acceleration pass eqs. 26-28 join their carriers (free particles or
     /// aggregates); each connected group with at least

@@ -4,6 +4,7 @@
 use crate::ReduceError;
 use ndem_collide::Shape;
 use ndem_math::{Quat, SettingError, Vec3};
+use ndem_step::BodyId;
 
 /// Merge conditions (paper, eqs. 26-28, and Table 2's acceleration
 /// thresholds). A contact passes when its relative velocity after the
@@ -203,6 +204,52 @@ pub struct SensorSplit {
     pub position: Vec3,
     /// Orientation.
     pub orientation: Quat,
+    /// The body the sensor moves with (a machine part whose surroundings
+    /// must stay resolved, such as an excavator's bucket), or `None` for a
+    /// sensor that stays where it is put.
+    pub follows: Option<SensorMount>,
+}
+
+/// Where a sensor sits on the body it moves with: before every step's
+/// split its pose is the body's pose composed with this one, `x_s = x_b +
+/// q_b r` and `q_s = q_b q_r` ([`ReductionSettings::follow_bodies`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SensorMount {
+    /// The body.
+    pub body: BodyId,
+    /// The sensor's centre in the body's frame, `r` \[m\].
+    pub offset: Vec3,
+    /// The sensor's orientation relative to the body's, `q_r`.
+    pub rotation: Quat,
+}
+
+impl SensorSplit {
+    /// A sensor at `position` with `orientation`, staying there (unless
+    /// moved by [`ReductionSettings::move_sensor`]).
+    pub fn fixed(shape: Shape, position: Vec3, orientation: Quat) -> Self {
+        Self {
+            shape,
+            position,
+            orientation,
+            follows: None,
+        }
+    }
+
+    /// A sensor carried by `body` at `offset` in its frame, centred on
+    /// the body's centre for a zero offset; its pose is set from the
+    /// body's before each step.
+    pub fn following(shape: Shape, body: BodyId, offset: Vec3) -> Self {
+        Self {
+            shape,
+            position: Vec3::zeros(),
+            orientation: Quat::identity(),
+            follows: Some(SensorMount {
+                body,
+                offset,
+                rotation: Quat::identity(),
+            }),
+        }
+    }
 }
 
 /// Everything the reducer needs.
@@ -261,9 +308,29 @@ fn threshold(field: &'static str, x: f64) -> Result<(), ReduceError> {
 }
 
 impl ReductionSettings {
+    /// Sets the pose of every sensor that moves with a body from that
+    /// body's pose, `pose(body)` (position, orientation); `None` for a
+    /// body that is not there is a typed error naming the field.
+    pub fn follow_bodies(
+        &mut self,
+        pose: impl Fn(BodyId) -> Option<(Vec3, Quat)>,
+    ) -> Result<(), ReduceError> {
+        for s in &mut self.sensors {
+            let Some(mount) = s.follows else { continue };
+            let (x, q) = pose(mount.body).ok_or(ReduceError::InvalidSettings {
+                field: "sensors.follows",
+                reason: "the body the sensor moves with is not in the world",
+            })?;
+            s.position = x + q * mount.offset;
+            s.orientation = q * mount.rotation;
+        }
+        Ok(())
+    }
+
     /// Moves sensor `index` to `position` and `orientation` (a sensor that
-    /// follows a machine part). Errors on a missing sensor or a non-finite
-    /// pose.
+    /// follows a machine part the caller moves it with). Errors on a
+    /// missing sensor, on one that moves with a body by itself
+    /// ([`SensorSplit::follows`]), or on a non-finite pose.
     pub fn move_sensor(
         &mut self,
         index: usize,
@@ -285,6 +352,12 @@ impl ReductionSettings {
                 field: "sensors",
                 reason: "no sensor with this index",
             })?;
+        if sensor.follows.is_some() {
+            return Err(ReduceError::InvalidSettings {
+                field: "sensors.follows",
+                reason: "this sensor moves with its body; it takes no pose from outside",
+            });
+        }
         sensor.position = position;
         sensor.orientation = orientation;
         Ok(())
@@ -380,6 +453,15 @@ impl ReductionSettings {
             {
                 return Err(ReduceError::InvalidSettings {
                     field: "sensors.position",
+                    reason: "must be finite",
+                });
+            }
+            if let Some(m) = &s.follows
+                && !(m.offset.iter().all(|x| x.is_finite())
+                    && m.rotation.coords.iter().all(|x| x.is_finite()))
+            {
+                return Err(ReduceError::InvalidSettings {
+                    field: "sensors.follows.offset",
                     reason: "must be finite",
                 });
             }

@@ -145,6 +145,7 @@ fn bad_settings_are_typed_errors_naming_the_field() {
         shape: Shape::Sphere { radius: 0.0 },
         position: Vec3::zeros(),
         orientation: Quat::identity(),
+        follows: None,
     });
     assert!(matches!(
         s.validate(),
@@ -296,6 +297,7 @@ fn sensor_frees_exactly_the_members_inside() {
         shape: Shape::sphere(0.02).unwrap(),
         position: w.positions()[13],
         orientation: Quat::identity(),
+        follows: None,
     };
     let expected: Vec<usize> = (1..=25)
         .filter(|&i| sensor.overlaps(&w.positions()[i], 0.0065))
@@ -327,6 +329,7 @@ fn moved_sensor_frees_the_members_at_its_new_place() {
         shape: Shape::sphere(0.02).unwrap(),
         position: Vec3::new(10.0, 10.0, 10.0),
         orientation: Quat::identity(),
+        follows: None,
     };
     let mut settings = ReductionSettings::default();
     settings.sensors.push(sensor.clone());

@@ -110,6 +110,7 @@ impl ConveyorBelt {
             },
             position: Vec3::new(self.length, 0.0, self.top + 8.0 * D),
             orientation: Quat::identity(),
+            follows: None,
         }
     }
 

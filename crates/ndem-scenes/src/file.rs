@@ -485,9 +485,15 @@ impl SceneFile {
         for m in &self.motions {
             m.validate(&world)?;
         }
-        let settings_of = |r: &Option<crate::reduction::ReductionSpec>| match r {
-            Some(r) => r.to_settings().map(Some),
-            None => Ok(None),
+        let settings_of = |r: &Option<crate::reduction::ReductionSpec>| -> Result<_, SceneError> {
+            match r {
+                Some(r) => {
+                    let settings = r.to_settings()?;
+                    crate::reduction::check_sensor_bodies(&settings, &world)?;
+                    Ok(Some(settings))
+                }
+                None => Ok(None),
+            }
         };
         Ok(Scene {
             output: self.output,

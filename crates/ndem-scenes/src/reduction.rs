@@ -6,7 +6,10 @@
 use crate::error::SceneError;
 use crate::shape_spec::ShapeSpec;
 use ndem_math::{Quat, Vec3};
-use ndem_reduce::{ContactSplit, MergeThresholds, ReductionSettings, SensorSplit, TrialSplit};
+use ndem_reduce::{
+    ContactSplit, MergeThresholds, ReductionSettings, SensorMount, SensorSplit, TrialSplit,
+};
+use ndem_step::BodyId;
 use serde::{Deserialize, Serialize};
 
 /// Declares a scene-file table that mirrors a settings struct of
@@ -170,11 +173,15 @@ impl Default for TrialSplitSpec {
 pub struct SensorSpec {
     /// Sphere, box or cylinder.
     pub shape: ShapeSpec,
-    /// Centre \[m\].
+    /// Centre \[m\] (in the frame of `body` when it has one).
     pub position: [f64; 3],
-    /// Orientation quaternion `[w, x, y, z]`.
+    /// Orientation quaternion `[w, x, y, z]` (relative to `body`'s).
     #[serde(default = "identity")]
     pub orientation: [f64; 4],
+    /// The body the sensor moves with (its index among `[[bodies]]`),
+    /// absent for a sensor that stays where it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<usize>,
 }
 
 fn identity() -> [f64; 4] {
@@ -221,13 +228,24 @@ impl ReductionSpec {
         let mut sensors = Vec::new();
         for s in &self.sensors {
             let [w, x, y, z] = s.orientation;
-            sensors.push(SensorSplit {
-                shape: s.shape.to_shape().map_err(|_| SceneError::Invalid {
-                    field: "reduction.sensors.shape",
-                    reason: "degenerate sensor shape".into(),
-                })?,
-                position: Vec3::from(s.position),
-                orientation: Quat::from_quaternion(nalgebra::Quaternion::new(w, x, y, z)),
+            let shape = s.shape.to_shape().map_err(|_| SceneError::Invalid {
+                field: "reduction.sensors.shape",
+                reason: "degenerate sensor shape".into(),
+            })?;
+            let (position, orientation) = (
+                Vec3::from(s.position),
+                Quat::from_quaternion(nalgebra::Quaternion::new(w, x, y, z)),
+            );
+            sensors.push(match s.body {
+                None => SensorSplit::fixed(shape, position, orientation),
+                Some(body) => SensorSplit {
+                    follows: Some(SensorMount {
+                        body: BodyId::from_index(body),
+                        offset: position,
+                        rotation: orientation,
+                    }),
+                    ..SensorSplit::fixed(shape, Vec3::zeros(), Quat::identity())
+                },
             });
         }
         let settings = ReductionSettings {
@@ -262,15 +280,19 @@ impl ReductionSpec {
             sensors: settings
                 .sensors
                 .iter()
-                .map(|s| SensorSpec {
-                    shape: ShapeSpec::of_shape(&s.shape),
-                    position: [s.position.x, s.position.y, s.position.z],
-                    orientation: [
-                        s.orientation.w,
-                        s.orientation.i,
-                        s.orientation.j,
-                        s.orientation.k,
-                    ],
+                .map(|s| {
+                    // a sensor that moves with a body is written by its
+                    // mount, not by the pose it has now
+                    let (x, q) = match s.follows {
+                        Some(m) => (m.offset, m.rotation),
+                        None => (s.position, s.orientation),
+                    };
+                    SensorSpec {
+                        shape: ShapeSpec::of_shape(&s.shape),
+                        position: [x.x, x.y, x.z],
+                        orientation: [q.w, q.i, q.j, q.k],
+                        body: s.follows.map(|m| m.body.index()),
+                    }
                 })
                 .collect(),
             min_aggregate_size: settings.min_aggregate_size,
@@ -278,6 +300,29 @@ impl ReductionSpec {
             carried_loads: settings.carried_loads,
         }
     }
+}
+
+/// Checks that every sensor that moves with a body names a body of
+/// `world`.
+pub(crate) fn check_sensor_bodies(
+    settings: &ReductionSettings,
+    world: &ndem_step::World,
+) -> Result<(), SceneError> {
+    for s in &settings.sensors {
+        if let Some(m) = s.follows
+            && m.body.index() >= world.len()
+        {
+            return Err(SceneError::Invalid {
+                field: "reduction.sensors.body",
+                reason: format!(
+                    "body {} does not exist (the scene has {} bodies)",
+                    m.body.index(),
+                    world.len()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// `merge.tangential` → `reduction.merge.tangential` (the file's names).
@@ -307,7 +352,8 @@ fn reduction_field(field: &'static str) -> &'static str {
         "trial_split.every" => "reduction.trial_split.every",
         "trial_split.depth" => "reduction.trial_split.depth",
         "sensors.shape" => "reduction.sensors.shape",
-        "sensors.position" => "reduction.sensors.position",
+        "sensors.position" | "sensors.follows.offset" => "reduction.sensors.position",
+        "sensors.follows" => "reduction.sensors.body",
         "min_aggregate_size" => "reduction.min_aggregate_size",
         "start_time" => "reduction.start_time",
         _ => "reduction",
@@ -377,5 +423,6 @@ pub fn drum_lift_sensor(
         },
         position: Vec3::new(side * quarter, 0.0, top.z),
         orientation: Quat::identity(),
+        follows: None,
     })
 }

@@ -185,3 +185,54 @@ fn fill_and_heights_count_particles_not_aggregate_bodies() {
     w.set_position(body, above).unwrap();
     assert_eq!(HeightMap::measure(w, &machine, 0.1).values, heights.values);
 }
+
+/// `--reduce` on the excavator turns on a split sensor that moves with
+/// the bucket (a sphere of the bucket's length plus 0.1 m around its
+/// centre); a scene file writes it as `body = <the bucket's index>` with
+/// the offset in the bucket's frame and reads it back, and a sensor on a
+/// body the scene lacks is a typed error naming the field.
+#[test]
+fn the_reduce_preset_follows_the_bucket_through_the_scene_file() {
+    use ndem_scenes::file::SceneFile;
+    let spec = ExcavatorSpec::quick();
+    let (scene, machine) = excavator_with_machine(spec).unwrap();
+    let mut on = scene.clone();
+    on.switch_on_reduction();
+    let sensors = on.reduction.clone().unwrap().sensors;
+    assert_eq!(sensors.len(), 1);
+    let mount = sensors[0].follows.expect("a sensor that follows a body");
+    assert_eq!(mount.body, machine.bodies[4]);
+    assert_eq!(mount.offset, ndem_math::Vec3::zeros());
+    assert_eq!(
+        sensors[0].shape.bounding_radius(),
+        spec.machine.bucket_length + 0.1
+    );
+    let text = SceneFile::from_scene(&scene).to_toml().unwrap();
+    assert!(text.contains(&format!("body = {}", machine.bodies[4].index())));
+    let back = SceneFile::from_toml(&text).unwrap().to_scene().unwrap();
+    assert_eq!(
+        format!("{:?}", back.reduce_preset),
+        format!("{:?}", scene.reduce_preset)
+    );
+    let bad = text.replace(
+        &format!("body = {}", machine.bodies[4].index()),
+        "body = 999999",
+    );
+    match SceneFile::from_toml(&bad).unwrap().to_scene() {
+        Err(SceneError::Invalid { field, reason }) => {
+            assert_eq!(field, "reduce_preset");
+            assert!(reason.contains("reduction.sensors.body"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // the same in a `[reduction]` table
+    let written = SceneFile::from_scene(&on).to_toml().unwrap();
+    let bad = written.replace(
+        &format!("body = {}", machine.bodies[4].index()),
+        "body = 999999",
+    );
+    match SceneFile::from_toml(&bad).unwrap().to_scene() {
+        Err(SceneError::Invalid { field, .. }) => assert_eq!(field, "reduction.sensors.body"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -525,6 +525,22 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
 }
 
 impl<C: Communicator + Clone + 'static> ReductionPasses for DistributedReducer<C> {
+    /// A sensor moves with a body every rank holds (a machine part, a
+    /// static or kinematic body; `DistributedNdem::set_reduction` refuses
+    /// any other): its global index is found in this rank's world, which
+    /// is in global order.
+    fn follow_sensors(&mut self, world: &World) -> Result<(), ReduceError> {
+        if self.settings.sensors.iter().all(|s| s.follows.is_none()) {
+            return Ok(());
+        }
+        let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
+        self.settings.follow_bodies(|body| {
+            let local = plan.gid.binary_search(&(body.index() as u64)).ok()?;
+            let id = BodyId::from_index(local);
+            Some((world.position(id), world.orientation(id)))
+        })
+    }
+
     /// Split (paper, section 3.2): the members the trial solve, contact
     /// events (to depth `N_c-spl`) or sensors free; each affected aggregate
     /// is dissolved and its other members re-formed by their contacts.

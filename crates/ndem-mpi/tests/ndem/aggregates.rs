@@ -7,7 +7,7 @@ use ndem_collide::Shape;
 use ndem_math::{Vec3, Velocity6};
 use ndem_mpi::*;
 use ndem_reduce::{ReducerState, ReductionSettings, TrialSplit};
-use ndem_step::{BodyDesc, MaterialId, World};
+use ndem_step::{BodyDesc, BodyId, MaterialId, World};
 
 /// What a reduced run records.
 struct Reduced {
@@ -224,6 +224,7 @@ fn a_sensor_moved_onto_the_bed_splits_alike_on_every_rank_count() {
             shape: Shape::Sphere { radius: 0.03 },
             position: far,
             orientation: ndem_math::Quat::identity(),
+            follows: None,
         }],
         ..ReductionSettings::default()
     };
@@ -270,10 +271,50 @@ fn a_sensor_moved_onto_the_bed_splits_alike_on_every_rank_count() {
     }
 }
 
+/// A split sensor that moves with the static floor (every rank holds it),
+/// 2 cm above the floor's origin: the same aggregates on 1, 2 and 3 ranks
+/// as the sensor moved there by hand on one, and no member inside it.
+#[test]
+fn a_sensor_that_follows_a_body_every_rank_holds_splits_alike() {
+    let (settled, history) = settled_bed();
+    assert_eq!(settled.motions()[0], ndem_step::Motion::Static);
+    let offset = Vec3::new(0.0, 0.0, 0.02);
+    let shape = Shape::Sphere { radius: 0.03 };
+    let s = settings(1e-6, 3000);
+    let run = |ranks: usize, sensor: ndem_reduce::SensorSplit| {
+        let reduction = ReductionSettings {
+            sensors: vec![sensor],
+            ..ReductionSettings::default()
+        };
+        let out = run_on_threads(ranks, |comm| {
+            let mut run = DistributedNdem::new(comm, settled, s).unwrap();
+            run.set_history(history);
+            run.set_reduction(reduction.clone(), ReducerState::default())
+                .unwrap();
+            for _ in 0..6 {
+                run.step().unwrap();
+            }
+            run.reducer_state().unwrap()
+        });
+        out.into_iter().next().unwrap()
+    };
+    let follows = ndem_reduce::SensorSplit::following(shape.clone(), BodyId::from_index(0), offset);
+    let fixed = ndem_reduce::SensorSplit::fixed(shape, offset, ndem_math::Quat::identity());
+    let one = run(1, fixed);
+    // the sensor keeps part of the bed out of the aggregates (as in the
+    // test of the moved sensor)
+    let members: usize = one.aggregates.iter().map(|(_, a)| a.members.len()).sum();
+    assert!(members > 0 && members < 178, "{members} members");
+    for ranks in [1, 2, 3] {
+        assert_eq!(run(ranks, follows.clone()), one, "{ranks} ranks");
+    }
+}
+
 /// The partial trial solve (`TrialSplit::depth`) finds an aggregate's
 /// layers in one process's contacts, so does the trial restricted to
-/// disturbed members (`TrialSplit::disturbed_only`), and carried loads
-/// merge particles into machine parts: a distributed run refuses each
+/// disturbed members (`TrialSplit::disturbed_only`), carried loads
+/// merge particles into machine parts, and a sensor that moves with a
+/// sphere needs the sphere on every rank: a distributed run refuses each
 /// with a typed error naming the field, on any rank count.
 #[test]
 fn settings_a_distributed_run_cannot_follow_are_refused_naming_their_field() {
@@ -296,11 +337,26 @@ fn settings_a_distributed_run_cannot_follow_are_refused_naming_their_field() {
         carried_loads: true,
         ..ReductionSettings::default()
     };
+    // a sensor that moves with a sphere, which only the ranks near it hold
+    let sphere = BodyId::from_index(settled.len() - 1);
+    assert_eq!(
+        settled.motions()[sphere.index()],
+        ndem_step::Motion::Dynamic
+    );
+    let on_a_sphere = ReductionSettings {
+        sensors: vec![ndem_reduce::SensorSplit::following(
+            Shape::Sphere { radius: 0.03 },
+            sphere,
+            Vec3::zeros(),
+        )],
+        ..ReductionSettings::default()
+    };
     let s = settings(1e-6, 3000);
     for (reduction, field) in [
         (partial, "trial_split.depth"),
         (disturbed, "trial_split.disturbed_only"),
         (carried, "carried_loads"),
+        (on_a_sphere, "reduction.sensors.follows"),
     ] {
         for ranks in [1, 2] {
             let out = run_on_threads(ranks, |comm| {
