@@ -23,6 +23,20 @@ struct Reduced {
     spans: Vec<usize>,
 }
 
+/// `scene` on the ranks of `comm`, warm-started from `history`, with
+/// model reduction from no aggregates.
+fn reduced_on<C: Communicator + Clone + 'static>(
+    comm: C,
+    (scene, history): (&World, &History),
+    reduction: &ReductionSettings,
+) -> DistributedNdem<C> {
+    let mut run = DistributedNdem::new(comm, scene, settings(1e-6, 3000)).unwrap();
+    run.set_history(history);
+    run.set_reduction(reduction.clone(), ReducerState::default())
+        .unwrap();
+    run
+}
+
 /// `steps` steps of `scene` warm-started from `history`, with model
 /// reduction, on `ranks` ranks.
 fn run_reduced(
@@ -31,12 +45,8 @@ fn run_reduced(
     reduction: &ReductionSettings,
     steps: usize,
 ) -> Reduced {
-    let s = settings(1e-6, 3000);
     let out = run_on_threads(ranks, |comm| {
-        let mut run = DistributedNdem::new(comm, scene, s).unwrap();
-        run.set_history(history);
-        run.set_reduction(reduction.clone(), ReducerState::default())
-            .unwrap();
+        let mut run = reduced_on(comm, (scene, history), reduction);
         let (mut level, mut first, mut first_split) = (Vec::new(), None, None);
         for _ in 0..steps {
             let st = run.step().unwrap();
@@ -217,37 +227,17 @@ fn a_reduced_checkpoint_from_two_ranks_continues_on_three() {
 /// left inside the sensor.
 #[test]
 fn a_sensor_moved_onto_the_bed_splits_alike_on_every_rank_count() {
-    let (settled, history) = settled_bed();
     let far = Vec3::new(0.0, 0.0, 10.0);
     let reduction = ReductionSettings {
-        sensors: vec![ndem_reduce::SensorSplit {
-            shape: Shape::Sphere { radius: 0.03 },
-            position: far,
-            orientation: ndem_math::Quat::identity(),
-            follows: None,
-        }],
+        sensors: vec![ndem_reduce::SensorSplit::fixed(
+            Shape::Sphere { radius: 0.03 },
+            far,
+            ndem_math::Quat::identity(),
+        )],
         ..ReductionSettings::default()
     };
-    let s = settings(1e-6, 3000);
-    let run = |ranks: usize| {
-        let out = run_on_threads(ranks, |comm| {
-            let mut run = DistributedNdem::new(comm, settled, s).unwrap();
-            run.set_history(history);
-            run.set_reduction(reduction.clone(), ReducerState::default())
-                .unwrap();
-            for k in 0..10 {
-                if k == 5 {
-                    let centre = Vec3::new(0.0, 0.0, 0.02);
-                    run.move_sensor(0, centre, ndem_math::Quat::identity())
-                        .unwrap();
-                }
-                run.step().unwrap();
-            }
-            (run.reducer_state().unwrap(), run.gather().unwrap())
-        });
-        let (state, world) = out.into_iter().next().unwrap();
-        (state, world.unwrap())
-    };
+    let moved = Some((5, Vec3::new(0.0, 0.0, 0.02)));
+    let run = |ranks: usize| sensor_run(ranks, &reduction, 10, moved);
     let (one, world) = run(1);
     let members: usize = one.aggregates.iter().map(|(_, a)| a.members.len()).sum();
     let sensor = ndem_reduce::SensorSplit {
@@ -271,32 +261,48 @@ fn a_sensor_moved_onto_the_bed_splits_alike_on_every_rank_count() {
     }
 }
 
+/// The settled bed reduced with `reduction` for `steps` steps on `ranks`
+/// ranks, sensor 0 moved to `moved.1` before step `moved.0`: the
+/// aggregates and the gathered world.
+fn sensor_run(
+    ranks: usize,
+    reduction: &ReductionSettings,
+    steps: usize,
+    moved: Option<(usize, Vec3)>,
+) -> (ReducerState, World) {
+    let (settled, history) = settled_bed();
+    let out = run_on_threads(ranks, |comm| {
+        let mut run = reduced_on(comm, (settled, history), reduction);
+        for k in 0..steps {
+            if let Some((at, centre)) = moved
+                && k == at
+            {
+                run.move_sensor(0, centre, ndem_math::Quat::identity())
+                    .unwrap();
+            }
+            run.step().unwrap();
+        }
+        (run.reducer_state().unwrap(), run.gather().unwrap())
+    });
+    let (state, world) = out.into_iter().next().unwrap();
+    (state, world.unwrap())
+}
+
 /// A split sensor that moves with the static floor (every rank holds it),
 /// 2 cm above the floor's origin: the same aggregates on 1, 2 and 3 ranks
-/// as the sensor moved there by hand on one, and no member inside it.
+/// as a fixed sensor at that place on one.
 #[test]
 fn a_sensor_that_follows_a_body_every_rank_holds_splits_alike() {
-    let (settled, history) = settled_bed();
+    let (settled, _) = settled_bed();
     assert_eq!(settled.motions()[0], ndem_step::Motion::Static);
     let offset = Vec3::new(0.0, 0.0, 0.02);
     let shape = Shape::Sphere { radius: 0.03 };
-    let s = settings(1e-6, 3000);
     let run = |ranks: usize, sensor: ndem_reduce::SensorSplit| {
         let reduction = ReductionSettings {
             sensors: vec![sensor],
             ..ReductionSettings::default()
         };
-        let out = run_on_threads(ranks, |comm| {
-            let mut run = DistributedNdem::new(comm, settled, s).unwrap();
-            run.set_history(history);
-            run.set_reduction(reduction.clone(), ReducerState::default())
-                .unwrap();
-            for _ in 0..6 {
-                run.step().unwrap();
-            }
-            run.reducer_state().unwrap()
-        });
-        out.into_iter().next().unwrap()
+        sensor_run(ranks, &reduction, 6, None).0
     };
     let follows = ndem_reduce::SensorSplit::following(shape.clone(), BodyId::from_index(0), offset);
     let fixed = ndem_reduce::SensorSplit::fixed(shape, offset, ndem_math::Quat::identity());
