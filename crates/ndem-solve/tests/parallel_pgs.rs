@@ -280,7 +280,11 @@ fn too_many_threads_are_refused() {
 /// under a memory limit that cannot hold 600 thread stacks (`ulimit -v`,
 /// which binds root too) `new` says so with a typed error naming the field,
 /// where a sweep would have panicked; two threads are given. The test runs
-/// itself again as a child process under the limit.
+/// itself again as a child process under the limit, with one malloc arena
+/// (`MALLOC_ARENA_MAX=1`): glibc gives each thread that allocates its own
+/// arena, 64 MiB of address space, so under the limit a started thread
+/// could fail to allocate (glibc then aborts the process) before a later
+/// spawn is refused, as the release build's threads did.
 #[cfg(unix)]
 #[test]
 fn coloured_threads_the_system_refuses_are_a_typed_error() {
@@ -305,6 +309,7 @@ fn coloured_threads_the_system_refuses_are_a_typed_error() {
         .arg(std::env::current_exe().unwrap())
         .args(["--exact", NAME, "--test-threads", "1"])
         .env("NDEM_UNDER_ULIMIT", "1")
+        .env("MALLOC_ARENA_MAX", "1")
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&child.stdout);
