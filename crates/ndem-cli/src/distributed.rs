@@ -243,7 +243,10 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
     let mut stats = String::from(
         "step,time,contacts,kinetic_energy,iterations,status,rebuilt,impact_status,reduction_level,aggregates,merges,split_members\n",
     );
-    let mut drives = drive_header(&start.scene);
+    let mut drives = format!(
+        "{}\n",
+        ndem::output::joints_header(start.scene.world.joints().len())
+    );
     let mut frames = ParallelFrames::new();
     let mut emitters = start.scene.emitters.clone();
     let mut triaxial = start.scene.triaxial;
@@ -268,7 +271,14 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
             && rank == 0
             && (k % opts.stats_every == 0 || k == opts.steps)
         {
-            drive_line(&mut drives, r, &start.scene, step, line.time);
+            let phase = start
+                .scene
+                .schedule
+                .as_ref()
+                .map_or("", |p| p.phase_at(line.time));
+            let forces = r.joint_reactions().into_iter().map(|j| j.drive_force);
+            drives.push_str(&ndem::output::joints_line(step, line.time, phase, forces));
+            drives.push('\n');
         }
         iterations += line.iterations as u64;
         if rank == 0 && (k % opts.stats_every == 0 || k == opts.steps) {
@@ -320,38 +330,6 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
         opts.steps,
         opts.out.display()
     ))
-}
-
-/// The header of `joints.csv`: per step, the schedule's phase and each
-/// joint's drive force (empty for a joint without a drive).
-fn drive_header(scene: &Scene) -> String {
-    let mut h = String::from("step,time,phase");
-    for j in 0..scene.world.joints().len() {
-        let _ = write!(h, ",drive_force_{j}");
-    }
-    h.push('\n');
-    h
-}
-
-/// One line of `joints.csv` ([`drive_header`]) after `step`.
-fn drive_line(
-    out: &mut String,
-    run: &DistributedNdem<MpiComm>,
-    scene: &Scene,
-    step: u64,
-    time: f64,
-) {
-    let phase = scene.schedule.as_ref().map_or("", |s| s.phase_at(time));
-    let _ = write!(out, "{step},{time:e},{phase}");
-    for r in run.joint_reactions() {
-        match r.drive_force {
-            Some(f) => {
-                let _ = write!(out, ",{f:e}");
-            }
-            None => out.push(','),
-        }
-    }
-    out.push('\n');
 }
 
 /// The summary (collective: maxima and sums over ranks).

@@ -1,7 +1,8 @@
 //! Running a scene: stepping with progress, streaming statistics, frames,
 //! checkpoints and a summary, and stopping cleanly on request (Ctrl-C).
 //!
-//! Files are written as the run goes: `stats.csv` is appended line by line
+//! Files are written as the run goes: `stats.csv` (and `joints.csv` for a
+//! scene with joints) is appended line by line
 //! and flushed at every frame and checkpoint, the `.pvd` collections are
 //! rewritten at every frame, and `summary.json` is written at the end of a
 //! finished or interrupted run (with `"interrupted": true` and the last
@@ -225,6 +226,8 @@ pub struct StageSeconds {
 struct RunFiles {
     dir: PathBuf,
     stats: std::io::BufWriter<std::fs::File>,
+    /// `joints.csv`, for a scene with joints.
+    joints: Option<std::io::BufWriter<std::fs::File>>,
     frames: FrameLog,
     /// Step of the last frame written.
     last_frame: Option<u64>,
@@ -239,8 +242,9 @@ impl RunFiles {
         }
     }
 
-    /// Prepares `dir` by `policy` and opens the statistics file.
-    fn open(dir: &Path, policy: FolderPolicy) -> Result<Self, RunError> {
+    /// Prepares `dir` by `policy` and opens the statistics file, and the
+    /// joints' file for a scene of `joints` joints (none for 0).
+    fn open(dir: &Path, policy: FolderPolicy, joints: usize) -> Result<Self, RunError> {
         let io = |source| RunError::Output {
             dir: dir.to_path_buf(),
             source,
@@ -270,15 +274,31 @@ impl RunFiles {
                 (stats, frames)
             }
         };
-        output::write_atomic(&dir.join("stats.csv"), stats_text.as_bytes()).map_err(io)?;
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(dir.join("stats.csv"))
-            .map_err(io)?;
+        let appended = |name: &str, text: &str| -> Result<_, RunError> {
+            output::write_atomic(&dir.join(name), text.as_bytes()).map_err(io)?;
+            let file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(dir.join(name))
+                .map_err(io)?;
+            Ok(std::io::BufWriter::new(file))
+        };
+        let stats = appended("stats.csv", &stats_text)?;
+        let joints = match (joints, policy) {
+            (0, _) => None,
+            (n, FolderPolicy::Append { from_step }) => {
+                let text = output::joints_up_to(dir, from_step, n).map_err(io)?;
+                Some(appended("joints.csv", &text)?)
+            }
+            (n, _) => Some(appended(
+                "joints.csv",
+                &format!("{}\n", output::joints_header(n)),
+            )?),
+        };
         let last_frame = frames.last_step();
         Ok(Self {
             dir: dir.to_path_buf(),
-            stats: std::io::BufWriter::new(file),
+            stats,
+            joints,
             frames,
             last_frame,
             written_frames: 0,
@@ -289,9 +309,40 @@ impl RunFiles {
         writeln!(self.stats, "{line}").map_err(self.io())
     }
 
+    /// The line of `joints.csv` after step `s` (nothing for a scene
+    /// without joints): the schedule's phase and each joint's drive force.
+    fn joints_line(
+        &mut self,
+        scene: &Scene,
+        stepper: &Stepper,
+        s: &ndem::step::StepStats,
+    ) -> Result<(), RunError> {
+        let Some(w) = self.joints.as_mut() else {
+            return Ok(());
+        };
+        let phase = scene.schedule.as_ref().map_or("", |p| p.phase_at(s.time));
+        let reactions = stepper.joint_reactions(&scene.world);
+        let line = output::joints_line(
+            s.step,
+            s.time,
+            phase,
+            reactions.iter().map(|r| r.drive_force),
+        );
+        writeln!(w, "{line}").map_err(|source| RunError::Output {
+            dir: self.dir.clone(),
+            source,
+        })
+    }
+
     /// Flushes the statistics and rewrites the collections.
     fn flush(&mut self) -> Result<(), RunError> {
         self.stats.flush().map_err(self.io())?;
+        if let Some(w) = self.joints.as_mut() {
+            w.flush().map_err(|source| RunError::Output {
+                dir: self.dir.clone(),
+                source,
+            })?;
+        }
         self.frames.write_collections(&self.dir).map_err(self.io())
     }
 
@@ -366,7 +417,11 @@ pub fn run_scene(
 ) -> Result<RunSummary, RunError> {
     let stats_every = options.stats_every.max(1);
     let mut files = match &options.out {
-        Some(dir) => Some(RunFiles::open(dir, options.folder)?),
+        Some(dir) => Some(RunFiles::open(
+            dir,
+            options.folder,
+            scene.world.joints().len(),
+        )?),
         None => None,
     };
     let mut progress = Progress::new(options.progress, options.steps);
@@ -408,6 +463,7 @@ pub fn run_scene(
                     .hooks_as::<ndem::reduce::Reducer>()
                     .map(|r| r.stats());
                 f.stats_line(&output::stats_line(&s, reduction.as_ref()))?;
+                f.joints_line(scene, stepper, &s)?;
             }
             if options.frame_every > 0 && step.is_multiple_of(options.frame_every) {
                 f.frame(scene, stepper)?;

@@ -720,3 +720,107 @@ fn reduce_warns_where_the_scene_carries_a_caveat() {
         );
     }
 }
+
+/// A scene with joints writes `joints.csv` beside `stats.csv`: one line
+/// per statistics line with the step, the time, the schedule's phase and
+/// each joint's drive force. A sphere hung from a static one by an
+/// actuator whose position drive holds its length: the drive pulls with
+/// the sphere's weight, `−m g` (measured: within 2.5e-9 of it on every
+/// step, on the last ones to the digit; asserted within 2.5e-8). Resumed
+/// into the same folder (`--append`) from step 10, the file keeps its
+/// lines up to step 10 and continues with those the run wrote after it,
+/// line for line.
+#[test]
+fn a_scene_with_joints_writes_its_drive_forces() {
+    let dir = tmp("joints");
+    let scene = dir.join("hang.toml");
+    std::fs::write(&scene, HANGING_SPHERE).unwrap();
+    let out = dir.join("a");
+    let o = ndem_out(
+        &format!(
+            "run {} --steps 20 --checkpoint-every 10 --frame-every 0",
+            scene.display()
+        ),
+        &out,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let written = std::fs::read_to_string(out.join("joints.csv")).unwrap();
+    let mut lines = written.lines();
+    assert_eq!(lines.next(), Some("step,time,phase,drive_force_0"));
+    let weight = 4.0 / 3.0 * std::f64::consts::PI * 0.01f64.powi(3) * 1000.0 * 9.81;
+    let mut steps = Vec::new();
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        assert_eq!(fields.len(), 4, "{line}");
+        assert_eq!(fields[2], "", "no schedule, no phase");
+        steps.push(fields[0].parse::<u64>().unwrap());
+        let force: f64 = fields[3].parse().unwrap();
+        assert!(
+            (force + weight).abs() <= 2.5e-8 * weight,
+            "{line}: against {weight}"
+        );
+    }
+    assert_eq!(steps, (1..=20).collect::<Vec<u64>>());
+    // the lines after the checkpoint replaced by one of another run: the
+    // resumed run keeps those up to step 10 and writes its own after them
+    let kept: Vec<&str> = written.lines().take(11).collect();
+    let tampered = format!("{}\n21,1e-1,,0e0\n", kept.join("\n"));
+    std::fs::write(out.join("joints.csv"), tampered).unwrap();
+    let o = ndem_line(&format!(
+        "resume {} --append --steps 10 --frame-every 0",
+        out.join("checkpoint_00000010.json").display()
+    ));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(out.join("joints.csv")).unwrap(),
+        written
+    );
+}
+
+/// A static sphere and a dynamic one 0.5 m below it, held by an actuator
+/// whose position drive keeps its length.
+const HANGING_SPHERE: &str = r#"name = "hanging sphere"
+gravity = [0.0, 0.0, -9.81]
+
+[run]
+dt = 0.005
+duration = 1.0
+iterations = 100
+
+[[materials]]
+density = 1000.0
+youngs_modulus = 6000000.0
+poisson_ratio = 0.3
+restitution = 0.18
+friction = 0.5
+rolling_resistance = 0.0
+damping = 0.0
+
+[[bodies]]
+material = 0
+motion = "static"
+position = [0.0, 0.0, 1.0]
+[bodies.shape]
+type = "sphere"
+radius = 0.01
+
+[[bodies]]
+material = 0
+motion = "dynamic"
+position = [0.0, 0.0, 0.5]
+[bodies.shape]
+type = "sphere"
+radius = 0.01
+
+[[joints]]
+kind = "actuator"
+body_a = 0
+body_b = 1
+anchor_a = [0.0, 0.0, 0.0]
+anchor_b = [0.0, 0.0, 0.0]
+relative_orientation = [1.0, 0.0, 0.0, 0.0]
+rest_length = 0.5
+drive_target = 0.5
+motor_max_force = 100.0
+compliance = 1e-10
+"#;

@@ -97,6 +97,7 @@ pub fn run_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     for f in listed(Path::new(""))? {
         let name = f.to_string_lossy();
         if name == "stats.csv"
+            || name == "joints.csv"
             || name == "summary.json"
             || name.ends_with(".pvd")
             || (name.starts_with("checkpoint_")
@@ -118,13 +119,53 @@ pub fn run_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// included), for a run that continues it; the header alone when there is
 /// no file.
 pub fn stats_up_to(dir: &Path, last: u64) -> std::io::Result<String> {
-    let text = match std::fs::read_to_string(dir.join("stats.csv")) {
+    lines_up_to(dir, "stats.csv", STATS_HEADER, last)
+}
+
+/// The joints' file of an earlier run in `dir` up to step `last`, as
+/// [`stats_up_to`] (`joints` joints: [`joints_header`]).
+pub fn joints_up_to(dir: &Path, last: u64, joints: usize) -> std::io::Result<String> {
+    lines_up_to(dir, "joints.csv", &joints_header(joints), last)
+}
+
+/// Header of `joints.csv` for `joints` joints: per statistics line, the
+/// step, the time, the drive schedule's phase and each joint's drive
+/// force or torque (\[N\], \[N m\]; empty for a joint without a drive).
+pub fn joints_header(joints: usize) -> String {
+    let mut h = String::from("step,time,phase");
+    for j in 0..joints {
+        h.push_str(&format!(",drive_force_{j}"));
+    }
+    h
+}
+
+/// One line of `joints.csv` ([`joints_header`]).
+pub fn joints_line(
+    step: u64,
+    time: f64,
+    phase: &str,
+    drive_forces: impl IntoIterator<Item = Option<f64>>,
+) -> String {
+    let mut line = format!("{step},{time:e},{phase}");
+    for f in drive_forces {
+        match f {
+            Some(f) => line.push_str(&format!(",{f:e}")),
+            None => line.push(','),
+        }
+    }
+    line
+}
+
+/// The lines of `file` in `dir` up to step `last` (the first column),
+/// under `header`; the header alone when there is no file.
+fn lines_up_to(dir: &Path, file: &str, header: &str, last: u64) -> std::io::Result<String> {
+    let text = match std::fs::read_to_string(dir.join(file)) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e),
     };
-    let mut out = format!("{STATS_HEADER}\n");
-    let fields = STATS_HEADER.split(',').count();
+    let mut out = format!("{header}\n");
+    let fields = header.split(',').count();
     for line in text.lines().skip(1) {
         let step = line.split(',').next().and_then(|s| s.parse::<u64>().ok());
         if step.is_some_and(|s| s <= last) {
