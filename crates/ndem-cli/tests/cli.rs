@@ -57,6 +57,17 @@ fn ndem_out(line: &str, out: &Path) -> std::process::Output {
     ndem(&args)
 }
 
+/// `ndem run` of the scene file `toml` (written to `dir/scene.toml`) with
+/// the words of `args`, into `dir/out`: the output folder and the
+/// command's output.
+fn run_file(dir: &Path, toml: &str, args: &str) -> (PathBuf, std::process::Output) {
+    let scene = dir.join("scene.toml");
+    std::fs::write(&scene, toml).unwrap();
+    let out = dir.join("out");
+    let o = ndem_out(&format!("run {} {args}", scene.display()), &out);
+    (out, o)
+}
+
 /// A minimal well-formedness check: every tag closes in order.
 fn check_xml(text: &str) {
     let mut stack: Vec<String> = Vec::new();
@@ -397,15 +408,10 @@ fn blow_up_exits_2_naming_step_and_time_with_outputs_intact() {
         })
         .collect::<Vec<_>>()
         .join("\n");
-    let scene = dir.join("dense.toml");
-    std::fs::write(&scene, toml).unwrap();
-    let out = dir.join("out");
-    let o = ndem_out(
-        &format!(
-            "run {} --steps 100 --checkpoint-every 5 --frame-every 5",
-            scene.display()
-        ),
-        &out,
+    let (out, o) = run_file(
+        &dir,
+        &toml,
+        "--steps 100 --checkpoint-every 5 --frame-every 5",
     );
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -733,15 +739,10 @@ fn reduce_warns_where_the_scene_carries_a_caveat() {
 #[test]
 fn a_scene_with_joints_writes_its_drive_forces() {
     let dir = tmp("joints");
-    let scene = dir.join("hang.toml");
-    std::fs::write(&scene, HANGING_SPHERE).unwrap();
-    let out = dir.join("a");
-    let o = ndem_out(
-        &format!(
-            "run {} --steps 20 --checkpoint-every 10 --frame-every 0",
-            scene.display()
-        ),
-        &out,
+    let (out, o) = run_file(
+        &dir,
+        &hanging_sphere(),
+        "--steps 20 --checkpoint-every 10 --frame-every 0",
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let written = std::fs::read_to_string(out.join("joints.csv")).unwrap();
@@ -779,7 +780,21 @@ fn a_scene_with_joints_writes_its_drive_forces() {
 
 /// A static sphere and a dynamic one 0.5 m below it, held by an actuator
 /// whose position drive keeps its length.
-const HANGING_SPHERE: &str = r#"name = "hanging sphere"
+fn hanging_sphere() -> String {
+    let sphere = |motion: &str, z: f64| {
+        format!(
+            "[[bodies]]\nmaterial = 0\nmotion = \"{motion}\"\nposition = [0.0, 0.0, {z:?}]\n\
+             [bodies.shape]\ntype = \"sphere\"\nradius = 0.01\n\n"
+        )
+    };
+    format!(
+        "{HANGING_SPHERE_RUN}{}{}{HANGING_SPHERE_JOINT}",
+        sphere("static", 1.0),
+        sphere("dynamic", 0.5)
+    )
+}
+
+const HANGING_SPHERE_RUN: &str = r#"name = "hanging sphere"
 gravity = [0.0, 0.0, -9.81]
 
 [run]
@@ -796,23 +811,9 @@ friction = 0.5
 rolling_resistance = 0.0
 damping = 0.0
 
-[[bodies]]
-material = 0
-motion = "static"
-position = [0.0, 0.0, 1.0]
-[bodies.shape]
-type = "sphere"
-radius = 0.01
+"#;
 
-[[bodies]]
-material = 0
-motion = "dynamic"
-position = [0.0, 0.0, 0.5]
-[bodies.shape]
-type = "sphere"
-radius = 0.01
-
-[[joints]]
+const HANGING_SPHERE_JOINT: &str = r#"[[joints]]
 kind = "actuator"
 body_a = 0
 body_b = 1
