@@ -347,7 +347,8 @@ struct Overrides {
     warm_start: Option<WarmStartChoice>,
     /// Adaptive model reduction with the paper's thresholds (Table 2):
     /// the scene's `[reduce_preset]` (the built-in collapse: trial
-    /// split), else the contact split; a `[reduction]` table wins.
+    /// split; the excavator: a split sensor that moves with the bucket),
+    /// else the contact split; a `[reduction]` table wins.
     #[arg(long)]
     reduce: bool,
 }
