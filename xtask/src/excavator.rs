@@ -91,11 +91,15 @@ struct PhaseTally {
     /// Steps whose impact problem held more than a quarter of the solver
     /// contacts (the whole network, or an active set that gave way to it).
     wide: usize,
+    /// Sum over the steps of the reduction level h (0 without reduction).
+    level: f64,
 }
 
 impl PhaseTally {
-    fn add(&mut self, st: &ndem_step::StepStats) {
+    /// Counts step `st`, after which the reduction level was `level`.
+    fn add(&mut self, st: &ndem_step::StepStats, level: f64) {
         self.steps += 1;
+        self.level += level;
         self.step_s += st.times.total.as_secs_f64();
         self.impact_s += st.times.impact.as_secs_f64();
         if st.impacts > 0 {
@@ -115,6 +119,7 @@ impl PhaseTally {
             "steps_with_impacts": self.impacting,
             "impact_problem_share_of_contacts": self.impact_contacts as f64 / self.contacts.max(1) as f64,
             "steps_solving_over_a_quarter": self.wide,
+            "mean_reduction_level": self.level / self.steps.max(1) as f64,
         })
     }
 }
@@ -211,13 +216,19 @@ fn simulate(
         ] {
             *stage_seconds.entry(stage).or_default() += d.as_secs_f64();
         }
+        let level = stepper
+            .hooks_as::<ndem_reduce::Reducer>()
+            .map(|r| r.stats().level);
         let phase = schedule.phase_at(st.time).to_string();
-        phase_seconds.entry(phase).or_default().add(&st);
+        phase_seconds
+            .entry(phase)
+            .or_default()
+            .add(&st, level.unwrap_or(0.0));
         *statuses.entry(st.status.name()).or_default() += 1;
         if st.time > spec.settle_time
-            && let Some(r) = stepper.hooks_as::<ndem_reduce::Reducer>()
+            && let Some(level) = level
         {
-            level_sum += r.stats().level;
+            level_sum += level;
             level_steps += 1;
         }
         contacts += st.contacts;
@@ -691,13 +702,13 @@ fn comparison_md(s: &mut String, comparison: &Value, reduction: bool) {
     }
 }
 
-/// Each run's time per step and impact stage's share by phase of the
-/// schedule, in the schedule's order.
+/// Each run's time per step, impact stage's share and mean reduction
+/// level h by phase of the schedule, in the schedule's order.
 fn phases_md(s: &mut String, summary: &serde_json::Value) {
     let _ = writeln!(s, "\n## By phase\n");
     report::table_header(
         s,
-        "run | phase | steps | step [ms] | impact stage [ms] | impact share | steps with impacts | their impact problems' share of the contacts | steps solving over a quarter",
+        "run | phase | steps | step [ms] | impact stage [ms] | impact share | steps with impacts | their impact problems' share of the contacts | steps solving over a quarter | mean h",
     );
     let order = summary["schedule"]["phases"]
         .as_array()
@@ -712,7 +723,7 @@ fn phases_md(s: &mut String, summary: &serde_json::Value) {
             let per_step = |key: &str| 1e3 * p[key].as_f64().unwrap_or(f64::NAN) / steps;
             let _ = writeln!(
                 s,
-                "| {} | {phase} | {steps} | {:.1} | {:.1} | {:.2} | {} | {:.3} | {} |",
+                "| {} | {phase} | {steps} | {:.1} | {:.1} | {:.2} | {} | {:.3} | {} | {:.3} |",
                 r["run"].as_str().unwrap_or(""),
                 per_step("step_s"),
                 per_step("impact_s"),
@@ -721,7 +732,8 @@ fn phases_md(s: &mut String, summary: &serde_json::Value) {
                 p["impact_problem_share_of_contacts"]
                     .as_f64()
                     .unwrap_or(f64::NAN),
-                p["steps_solving_over_a_quarter"]
+                p["steps_solving_over_a_quarter"],
+                p["mean_reduction_level"].as_f64().unwrap_or(0.0)
             );
         }
     }
@@ -779,6 +791,10 @@ fn report_md(summary: &serde_json::Value) -> String {
     let reduction = summary["reduction_comparison"].as_bool() == Some(true);
     if reduction || summary["order_comparison"].as_bool() == Some(true) {
         comparison_md(&mut s, c, reduction);
+        if reduction {
+            // where the reduced run gains: h and the step by phase
+            phases_md(&mut s, summary);
+        }
         return s;
     }
     if summary["timing_only"].as_bool() == Some(true) {
