@@ -114,24 +114,22 @@ fn sensors(n: [usize; 3], free: usize) -> Vec<SensorSplit> {
     if layers > 0 {
         let z0 = top - extent(layers - 1);
         let half = Vec3::new(extent(n[0]), extent(n[1]), 0.5 * (top - z0) + eps);
-        out.push(SensorSplit {
-            shape: Shape::Box { half_extents: half },
-            position: Vec3::new(extent(n[0]) / 2.0, extent(n[1]) / 2.0, 0.5 * (top + z0)),
-            orientation: Quat::identity(),
-            follows: None,
-        });
+        out.push(SensorSplit::fixed(
+            Shape::Box { half_extents: half },
+            Vec3::new(extent(n[0]) / 2.0, extent(n[1]) / 2.0, 0.5 * (top + z0)),
+            Quat::identity(),
+        ));
     }
     if rows > 0 && layers < n[2] {
         let z = top - extent(layers);
         let x1 = extent(rows - 1);
-        out.push(SensorSplit {
-            shape: Shape::Box {
+        out.push(SensorSplit::fixed(
+            Shape::Box {
                 half_extents: Vec3::new(0.5 * x1 + eps, extent(n[1]), eps),
             },
-            position: Vec3::new(0.5 * x1, extent(n[1]) / 2.0, z),
-            orientation: Quat::identity(),
-            follows: None,
-        });
+            Vec3::new(0.5 * x1, extent(n[1]) / 2.0, z),
+            Quat::identity(),
+        ));
     }
     // sensors act on members whose sphere reaches into them: shrink the
     // boxes by the radius so that only the intended particles count
@@ -180,12 +178,11 @@ fn sensors_above(world: &World, n: [usize; 3], free: usize) -> Vec<SensorSplit> 
         R * (n[1] as f64 + 2.0),
         0.5 * (top - bottom),
     );
-    vec![SensorSplit {
-        shape: Shape::Box { half_extents: half },
-        position: Vec3::new(R * n[0] as f64, R * n[1] as f64, 0.5 * (top + bottom)),
-        orientation: Quat::identity(),
-        follows: None,
-    }]
+    vec![SensorSplit::fixed(
+        Shape::Box { half_extents: half },
+        Vec3::new(R * n[0] as f64, R * n[1] as f64, 0.5 * (top + bottom)),
+        Quat::identity(),
+    )]
 }
 
 #[derive(Debug, Clone, Copy, Default)]

@@ -222,6 +222,14 @@ pub struct StageSeconds {
     pub reduction: f64,
 }
 
+/// The error of a file operation in the output folder `dir`.
+fn output_error(dir: &Path) -> impl Fn(std::io::Error) -> RunError + Copy + '_ {
+    |source| RunError::Output {
+        dir: dir.to_path_buf(),
+        source,
+    }
+}
+
 /// The files of a run in an output folder.
 struct RunFiles {
     dir: PathBuf,
@@ -236,19 +244,13 @@ struct RunFiles {
 
 impl RunFiles {
     fn io(&self) -> impl Fn(std::io::Error) -> RunError + '_ {
-        |source| RunError::Output {
-            dir: self.dir.clone(),
-            source,
-        }
+        output_error(&self.dir)
     }
 
     /// Prepares `dir` by `policy` and opens the statistics file, and the
     /// joints' file for a scene of `joints` joints (none for 0).
     fn open(dir: &Path, policy: FolderPolicy, joints: usize) -> Result<Self, RunError> {
-        let io = |source| RunError::Output {
-            dir: dir.to_path_buf(),
-            source,
-        };
+        let io = output_error(dir);
         output::prepare_dir(dir).map_err(io)?;
         let earlier = output::run_files(dir).map_err(io)?;
         let (stats_text, frames) = match policy {
@@ -328,20 +330,14 @@ impl RunFiles {
             phase,
             reactions.iter().map(|r| r.drive_force),
         );
-        writeln!(w, "{line}").map_err(|source| RunError::Output {
-            dir: self.dir.clone(),
-            source,
-        })
+        writeln!(w, "{line}").map_err(output_error(&self.dir))
     }
 
     /// Flushes the statistics and rewrites the collections.
     fn flush(&mut self) -> Result<(), RunError> {
         self.stats.flush().map_err(self.io())?;
         if let Some(w) = self.joints.as_mut() {
-            w.flush().map_err(|source| RunError::Output {
-                dir: self.dir.clone(),
-                source,
-            })?;
+            w.flush().map_err(output_error(&self.dir))?;
         }
         self.frames.write_collections(&self.dir).map_err(self.io())
     }

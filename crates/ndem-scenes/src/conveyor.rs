@@ -104,14 +104,13 @@ impl ConveyorBelt {
     /// split off, so nothing else would split an aggregate tipping over
     /// the edge).
     pub fn head_sensor(&self) -> SensorSplit {
-        SensorSplit {
-            shape: Shape::Box {
+        SensorSplit::fixed(
+            Shape::Box {
                 half_extents: Vec3::new(3.0 * D, 0.5 * self.width + D, 8.0 * D),
             },
-            position: Vec3::new(self.length, 0.0, self.top + 8.0 * D),
-            orientation: Quat::identity(),
-            follows: None,
-        }
+            Vec3::new(self.length, 0.0, self.top + 8.0 * D),
+            Quat::identity(),
+        )
     }
 
     /// Emitted particles still in play (free or aggregate members, not

@@ -417,12 +417,11 @@ pub fn drum_lift_sensor(
         .map(|i| world.positions()[i])
         .max_by(|a, b| a.z.total_cmp(&b.z))?;
     let quarter = 0.25 * spec.diameter_d * D;
-    Some(SensorSplit {
-        shape: ndem_collide::Shape::Box {
+    Some(SensorSplit::fixed(
+        ndem_collide::Shape::Box {
             half_extents: Vec3::new(quarter, 0.5 * spec.width_d * D + D, 4.0 * D),
         },
-        position: Vec3::new(side * quarter, 0.0, top.z),
-        orientation: Quat::identity(),
-        follows: None,
-    })
+        Vec3::new(side * quarter, 0.0, top.z),
+        Quat::identity(),
+    ))
 }
