@@ -9,6 +9,7 @@ use crate::slots::{BlockSlots, ContactSink};
 use ndem_math::{ContactKey, Quat, Vec3};
 use ndem_par::capacity::clear_for_refill;
 
+mod build;
 mod detect;
 mod grid;
 mod large;

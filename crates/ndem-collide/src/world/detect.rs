@@ -50,7 +50,7 @@ impl CollisionWorld {
     ) -> Result<(), CollideError> {
         bodies.validate()?;
         self.classify(bodies);
-        self.build_grid(bodies, FastSpheres::InGrid);
+        self.build_grid(bodies, FastSpheres::InGrid, 1);
         self.large_pairs(bodies)?;
         out.clear();
         self.particle_pair_ids(bodies, &self.large_contacts, out);

@@ -336,3 +336,97 @@ fn a_fast_sphere_reaches_the_cell_of_a_partner_that_sweeps() {
     let keys: Vec<_> = set.iter().map(|c| (c.key.body_a, c.key.body_b)).collect();
     assert_eq!(keys, [(0, 1)]);
 }
+
+/// The grid built in parts on 2 and 3 threads is the grid built on one,
+/// bucket for bucket and entry for entry (each bucket's particles in
+/// increasing order), in the dense and the hashed layout, with fast
+/// spheres set apart.
+#[test]
+fn the_grid_built_in_parts_is_the_serial_grid() {
+    use super::{CollisionSettings, CollisionWorld, FastSpheres};
+    for far in [false, true] {
+        // 13 824 particles: three parts of at least 4096
+        let bodies = lattice_with_fast_spheres(24, 200, far);
+        let view = bodies.view();
+        let settings = CollisionSettings {
+            margin: 1e-3,
+            ..Default::default()
+        };
+        let grid = |threads: usize| {
+            let mut world = CollisionWorld::new(settings).unwrap();
+            world.classify(&view);
+            world.build_grid(&view, FastSpheres::Apart, threads);
+            world
+        };
+        let serial = grid(1);
+        assert!(!serial.fast.is_empty());
+        assert_eq!(serial.dense.is_some(), !far);
+        for threads in [2, 3] {
+            let parts = grid(threads);
+            assert_eq!(parts.cell_size, serial.cell_size, "{threads} far {far}");
+            assert_eq!(parts.dense, serial.dense);
+            assert_eq!(parts.particle_bucket, serial.particle_bucket);
+            assert_eq!(parts.bucket_start, serial.bucket_start);
+            let bodies_of =
+                |w: &CollisionWorld| w.entries.iter().map(|e| e.body).collect::<Vec<_>>();
+            assert_eq!(bodies_of(&parts), bodies_of(&serial), "{threads} far {far}");
+        }
+        // each bucket's particles in increasing order
+        for b in 0..serial.bucket_start.len() - 1 {
+            let (s, e) = (
+                serial.bucket_start[b] as usize,
+                serial.bucket_start[b + 1] as usize,
+            );
+            assert!(serial.entries[s..e].is_sorted_by_key(|x| x.body));
+        }
+    }
+}
+
+/// A sphere set apart for its sweep meets a floor through its own sweep
+/// where it lies beyond the cells of the floor's slab that the grid's slow
+/// spheres are looked for in (a bed dense enough that the slab's cells are
+/// fewer than the particles, so that they are queried): the contact of
+/// the pass with every sphere in the grid.
+#[test]
+fn a_fast_sphere_meets_a_floor_beyond_the_slow_spheres_slab() {
+    use super::{CollisionSettings, CollisionWorld, FastSpheres};
+    use crate::ContactSet;
+    let r = 0.01;
+    let mut bodies = crate::proptest_support::Bodies::new();
+    bodies.push_floor(0.0);
+    bodies.sweep.push(0.0);
+    // a bed of 20 × 20 × 12 slow spheres, 4800 of them (the floor's slab
+    // is about 24 × 24 × 5 cells), so that one particle in 64 may be set
+    // apart
+    for k in 0..4800 {
+        let (i, j, l) = (k % 20, (k / 20) % 20, k / 400);
+        let at = Vec3::new(f64::from(i), f64::from(j), f64::from(l)) * 0.0205 + Vec3::repeat(r);
+        bodies.push(Shape::Sphere { radius: r }, at, Quat::identity(), false);
+        bodies.sweep.push(1e-4);
+    }
+    // 49 cm above the floor, 55 cm of sweep: a speculative contact
+    let at = Vec3::new(0.2, 0.2, 0.5);
+    bodies.push(Shape::Sphere { radius: r }, at, Quat::identity(), false);
+    bodies.sweep.push(0.55);
+    let view = bodies.view();
+    let settings = CollisionSettings {
+        margin: 1e-3,
+        ..Default::default()
+    };
+    let mut full = CollisionWorld::new(settings).unwrap();
+    let mut expected = ContactSet::new();
+    full.detect_impl(&view, &mut expected, false, FastSpheres::InGrid)
+        .unwrap();
+    let mut apart = CollisionWorld::new(settings).unwrap();
+    let mut set = ContactSet::new();
+    apart
+        .detect_impl(&view, &mut set, false, FastSpheres::Apart)
+        .unwrap();
+    assert_eq!(apart.fast, [4801]);
+    assert!(apart.cell_size < 0.03, "{}", apart.cell_size);
+    assert!(
+        set.iter()
+            .any(|c| (c.key.body_a, c.key.body_b) == (4801, 0))
+    );
+    assert_eq!(set, expected);
+}
