@@ -10,9 +10,12 @@
 use super::*;
 use ndem_par::blocks::{block_len, map_parts, parts_for};
 
-/// Fewest particles (or buckets) per thread in a part of the build: below
-/// that a thread's start costs more than its share.
-const MIN_PART: usize = 4096;
+/// Fewest particles per thread in a part of the build. Each of its four
+/// passes in parts starts its threads afresh (25-30 µs each on the 2-core
+/// reference host, `benches/examples/thread_starts.rs`), and a pass does a
+/// few nanoseconds of work per particle: with fewer than this many
+/// particles per part, the starts would cost about what the part saves.
+pub(super) const MIN_PART: usize = 16_384;
 
 /// The extent of some particles: largest radius and sweep, bounding box of
 /// the centres.

@@ -345,8 +345,8 @@ fn a_fast_sphere_reaches_the_cell_of_a_partner_that_sweeps() {
 fn the_grid_built_in_parts_is_the_serial_grid() {
     use super::{CollisionSettings, CollisionWorld, FastSpheres};
     for far in [false, true] {
-        // 13 824 particles: three parts of at least 4096
-        let bodies = lattice_with_fast_spheres(24, 200, far);
+        // 50 653 particles: three parts of at least `MIN_PART`
+        let bodies = lattice_with_fast_spheres(37, 200, far);
         let view = bodies.view();
         let settings = CollisionSettings {
             margin: 1e-3,
@@ -359,6 +359,9 @@ fn the_grid_built_in_parts_is_the_serial_grid() {
             world
         };
         let serial = grid(1);
+        let parts =
+            |t| ndem_par::blocks::parts_for(serial.particles.len(), t, super::build::MIN_PART);
+        assert_eq!((parts(2), parts(3)), (2, 3));
         assert!(!serial.fast.is_empty());
         assert_eq!(serial.dense.is_some(), !far);
         for threads in [2, 3] {
