@@ -244,6 +244,23 @@ fn lattice_with_fast_spheres(
     bodies
 }
 
+/// A fresh world's pass over `view` with a margin of 1 mm: the world and
+/// its contacts.
+fn detected(
+    view: &BodyView<'_>,
+    parallel: bool,
+    fast: super::FastSpheres,
+) -> (super::CollisionWorld, crate::ContactSet) {
+    let settings = super::CollisionSettings {
+        margin: 1e-3,
+        ..Default::default()
+    };
+    let mut world = super::CollisionWorld::new(settings).unwrap();
+    let mut set = crate::ContactSet::new();
+    world.detect_impl(view, &mut set, parallel, fast).unwrap();
+    (world, set)
+}
+
 /// A pass that sets the fast spheres apart from the grid finds the
 /// contacts of a pass with every sphere in it, bit for bit and in the
 /// same order, serially and in parallel (above 4096 particles, so that
@@ -252,8 +269,7 @@ fn lattice_with_fast_spheres(
 /// sweeps. With more fast spheres than one in 64 none is set apart.
 #[test]
 fn fast_spheres_apart_give_the_contacts_of_the_full_grid() {
-    use super::{CollisionSettings, CollisionWorld, FastSpheres};
-    use crate::ContactSet;
+    use super::FastSpheres;
     for (side, fast_every, far) in [
         (12, 100, false),
         (12, 100, true),
@@ -263,21 +279,10 @@ fn fast_spheres_apart_give_the_contacts_of_the_full_grid() {
     ] {
         let bodies = lattice_with_fast_spheres(side, fast_every, far);
         let view = bodies.view();
-        let settings = CollisionSettings {
-            margin: 1e-3,
-            ..Default::default()
-        };
-        let mut full = CollisionWorld::new(settings).unwrap();
-        let mut expected = ContactSet::new();
-        full.detect_impl(&view, &mut expected, false, FastSpheres::InGrid)
-            .unwrap();
+        let (full, expected) = detected(&view, false, FastSpheres::InGrid);
         assert!(full.fast.is_empty());
         for parallel in [false, true] {
-            let mut apart = CollisionWorld::new(settings).unwrap();
-            let mut set = ContactSet::new();
-            apart
-                .detect_impl(&view, &mut set, parallel, FastSpheres::Apart)
-                .unwrap();
+            let (apart, set) = detected(&view, parallel, FastSpheres::Apart);
             let label = format!("{side} {fast_every} far {far} parallel {parallel}");
             let particles = side * side * side;
             if 2 * particles / fast_every <= particles / super::FAST_SHARE {
@@ -392,8 +397,7 @@ fn the_grid_built_in_parts_is_the_serial_grid() {
 /// the pass with every sphere in the grid.
 #[test]
 fn a_fast_sphere_meets_a_floor_beyond_the_slow_spheres_slab() {
-    use super::{CollisionSettings, CollisionWorld, FastSpheres};
-    use crate::ContactSet;
+    use super::FastSpheres;
     let r = 0.01;
     let mut bodies = crate::proptest_support::Bodies::new();
     bodies.push_floor(0.0);
@@ -412,19 +416,8 @@ fn a_fast_sphere_meets_a_floor_beyond_the_slow_spheres_slab() {
     bodies.push(Shape::Sphere { radius: r }, at, Quat::identity(), false);
     bodies.sweep.push(0.55);
     let view = bodies.view();
-    let settings = CollisionSettings {
-        margin: 1e-3,
-        ..Default::default()
-    };
-    let mut full = CollisionWorld::new(settings).unwrap();
-    let mut expected = ContactSet::new();
-    full.detect_impl(&view, &mut expected, false, FastSpheres::InGrid)
-        .unwrap();
-    let mut apart = CollisionWorld::new(settings).unwrap();
-    let mut set = ContactSet::new();
-    apart
-        .detect_impl(&view, &mut set, false, FastSpheres::Apart)
-        .unwrap();
+    let (_, expected) = detected(&view, false, FastSpheres::InGrid);
+    let (apart, set) = detected(&view, false, FastSpheres::Apart);
     assert_eq!(apart.fast, [4801]);
     assert!(apart.cell_size < 0.03, "{}", apart.cell_size);
     assert!(
