@@ -143,10 +143,10 @@ impl Scene {
             .solver
             .build_on(self.iterations, self.threads)
             .map_err(StepError::from)?;
-        // detection and assembly on every core of `threads` (the same
+        // detection and assembly on `threads` threads (the same
         // contact set, the same problems)
         let settings = StepSettings {
-            parallel_detection: self.settings.parallel_detection || self.threads != 1,
+            detection_threads: self.threads,
             assembly_threads: self.threads,
             ..self.settings
         };

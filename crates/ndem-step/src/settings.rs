@@ -35,9 +35,14 @@ pub struct StepSettings {
     pub friction_set: FrictionSet,
     /// Contact margin \[m\].
     pub margin: f64,
-    /// Detect contacts on every core, one block of particles per core on
-    /// scoped threads (the contact set is the same).
-    pub parallel_detection: bool,
+    /// Threads of contact detection: the particles' pairs in one block
+    /// per thread, the grid built in parts (above 4096 particles; the
+    /// contact set is the same on any count). 1 (the default) detects on
+    /// the calling thread, 0 on every core. At most
+    /// [`ndem_par::blocks::MAX_THREADS`]; [`Stepper::new`](crate::Stepper::new)
+    /// refuses a count the system does not give at once
+    /// ([`StepError::Threads`](crate::StepError::Threads)).
+    pub detection_threads: usize,
     /// Threads of the problem assembly: the impact and continuous
     /// problems' contacts are formed in consecutive blocks, at most one
     /// per 4096 contacts. 1 (the default) assembles on the calling thread,
@@ -67,7 +72,7 @@ impl Default for StepSettings {
             contact_rows: ContactRows::NormalFrictionRolling,
             friction_set: FrictionSet::Disk,
             margin: 0.0,
-            parallel_detection: false,
+            detection_threads: 1,
             assembly_threads: 1,
             residual_check: ResidualCheck::default(),
             energy_guard: true,
@@ -108,6 +113,10 @@ impl StepSettings {
         StepError::require_ok(
             "assembly_threads",
             ndem_par::blocks::count_allowed(self.assembly_threads),
+        )?;
+        StepError::require_ok(
+            "detection_threads",
+            ndem_par::blocks::count_allowed(self.detection_threads),
         )?;
         if let ImpactScope::ActiveSet { join_velocity } = self.impact_scope {
             StepError::require_positive("impact_scope.join_velocity", join_velocity)?;

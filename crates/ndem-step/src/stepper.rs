@@ -281,11 +281,9 @@ impl Stepper {
     ) -> Result<Self, StepError> {
         settings.validate()?;
         // the threads the passes will spawn, refused now as an error rather
-        // than by a panic in a step (detection: one per core)
+        // than by a panic in a step
         ndem_par::blocks::check_threads_start("assembly_threads", settings.assembly_threads)?;
-        if settings.parallel_detection {
-            ndem_par::blocks::check_threads_start("parallel_detection", 0)?;
-        }
+        ndem_par::blocks::check_threads_start("detection_threads", settings.detection_threads)?;
         // the warm start runs on the assembly's threads (its result does
         // not depend on the count)
         warm_start.set_threads(settings.assembly_threads);
@@ -693,12 +691,10 @@ impl Stepper {
     fn detect(&mut self, world: &World, contacts: &mut ContactSet) -> Result<(), StepError> {
         let mut sweep = std::mem::take(&mut self.sweep);
         world.sweep_distances(self.settings.dt, &mut sweep);
-        let detected = if self.settings.parallel_detection {
-            self.collision
-                .detect_parallel(&world.body_view(&sweep), contacts)
-        } else {
-            self.collision.detect(&world.body_view(&sweep), contacts)
-        };
+        let view = world.body_view(&sweep);
+        let detected = self
+            .collision
+            .detect_on(&view, contacts, self.settings.detection_threads);
         self.sweep = sweep;
         Ok(detected?)
     }

@@ -101,10 +101,10 @@ fn same_scene_same_seed_bit_identical_after_500_steps() {
 
 #[test]
 fn parallel_detection_gives_identical_trajectories() {
-    let run = |parallel: bool| {
+    let run = |threads: usize| {
         let mut w = pile(7);
         let settings = StepSettings {
-            parallel_detection: parallel,
+            detection_threads: threads,
             ..StepSettings::default()
         };
         let mut st = Stepper::new(settings, pgs(20), Box::new(ColdStart)).unwrap();
@@ -113,7 +113,7 @@ fn parallel_detection_gives_identical_trajectories() {
         }
         w.positions().to_vec()
     };
-    assert_eq!(run(false), run(true));
+    assert_eq!(run(1), run(3));
 }
 
 #[test]
@@ -350,23 +350,26 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
             Err(StepError::InvalidSettings { field: "dt", .. })
         ));
     }
-    // more assembly threads than MAX_THREADS (the system refuses threads
-    // beyond its limit, and the process aborted at 100 000)
+    // more assembly or detection threads than MAX_THREADS (the system
+    // refuses threads beyond its limit, and the process aborted at 100 000)
     for threads in [ndem_par::blocks::MAX_THREADS + 1, usize::MAX] {
-        let r = Stepper::with_pgs(
-            StepSettings {
-                assembly_threads: threads,
-                ..StepSettings::default()
-            },
-            10,
-        );
-        assert!(matches!(
-            r,
-            Err(StepError::InvalidSettings {
-                field: "assembly_threads",
-                ..
-            })
-        ));
+        let assembly = StepSettings {
+            assembly_threads: threads,
+            ..StepSettings::default()
+        };
+        let detection = StepSettings {
+            detection_threads: threads,
+            ..StepSettings::default()
+        };
+        for (settings, name) in [
+            (assembly, "assembly_threads"),
+            (detection, "detection_threads"),
+        ] {
+            match Stepper::with_pgs(settings, 10) {
+                Err(StepError::InvalidSettings { field, .. }) => assert_eq!(field, name),
+                other => panic!("{name}: {:?}", other.map(|_| ())),
+            }
+        }
     }
     // NaN state: error, nothing changes
     let mut w = pile(1);

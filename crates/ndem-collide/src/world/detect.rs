@@ -23,18 +23,30 @@ impl CollisionWorld {
         bodies: &BodyView<'_>,
         out: &mut ContactSet,
     ) -> Result<(), CollideError> {
-        self.detect_impl(bodies, out, false, FastSpheres::Apart)
+        self.detect_on(bodies, out, 1)
     }
 
-    /// As [`Self::detect`], with the sphere-pair pass split over the cores
-    /// (one block of particles per core, on scoped threads, above 4096
-    /// particles). The result is identical, bit for bit, to the serial pass.
+    /// As [`Self::detect`] on every core ([`Self::detect_on`] with 0).
     pub fn detect_parallel(
         &mut self,
         bodies: &BodyView<'_>,
         out: &mut ContactSet,
     ) -> Result<(), CollideError> {
-        self.detect_impl(bodies, out, true, FastSpheres::Apart)
+        self.detect_on(bodies, out, 0)
+    }
+
+    /// As [`Self::detect`] on `threads` threads (0: every core; at most
+    /// [`ndem_par::blocks::MAX_THREADS`]): above 4096 particles the grid is
+    /// built in parts and the sphere pairs are found in one block of
+    /// particles per thread, on scoped threads. The result is identical,
+    /// bit for bit, to the serial pass.
+    pub fn detect_on(
+        &mut self,
+        bodies: &BodyView<'_>,
+        out: &mut ContactSet,
+        threads: usize,
+    ) -> Result<(), CollideError> {
+        self.detect_impl(bodies, out, threads, FastSpheres::Apart)
     }
 
     /// The pairs of bodies that [`Self::detect`] finds a contact between,

@@ -232,18 +232,14 @@ impl CollisionWorld {
         &mut self,
         bodies: &BodyView<'_>,
         out: &mut ContactSet,
-        parallel: bool,
+        threads: usize,
         fast: FastSpheres,
     ) -> Result<(), CollideError> {
         bodies.validate()?;
         self.classify(bodies);
         let n = self.particles.len();
-        let threads = ndem_par::blocks::resolve_threads(0);
-        let blocks = if parallel && n > 4096 && threads > 1 {
-            threads
-        } else {
-            1
-        };
+        let threads = ndem_par::blocks::resolve_threads(threads);
+        let blocks = if n > 4096 && threads > 1 { threads } else { 1 };
         self.build_grid(bodies, fast, blocks);
         // large bodies first: an error leaves `out` as it was
         self.large_pairs(bodies)?;

@@ -248,7 +248,7 @@ fn lattice_with_fast_spheres(
 /// its contacts.
 fn detected(
     view: &BodyView<'_>,
-    parallel: bool,
+    threads: usize,
     fast: super::FastSpheres,
 ) -> (super::CollisionWorld, crate::ContactSet) {
     let settings = super::CollisionSettings {
@@ -257,13 +257,13 @@ fn detected(
     };
     let mut world = super::CollisionWorld::new(settings).unwrap();
     let mut set = crate::ContactSet::new();
-    world.detect_impl(view, &mut set, parallel, fast).unwrap();
+    world.detect_impl(view, &mut set, threads, fast).unwrap();
     (world, set)
 }
 
 /// A pass that sets the fast spheres apart from the grid finds the
 /// contacts of a pass with every sphere in it, bit for bit and in the
-/// same order, serially and in parallel (above 4096 particles, so that
+/// same order, on one thread and on three (above 4096 particles, so that
 /// the blocks split the fast spheres' contacts), in the dense and the
 /// hashed layout; the grid's cells are then sized by the slow spheres'
 /// sweeps. With more fast spheres than one in 64 none is set apart.
@@ -279,11 +279,11 @@ fn fast_spheres_apart_give_the_contacts_of_the_full_grid() {
     ] {
         let bodies = lattice_with_fast_spheres(side, fast_every, far);
         let view = bodies.view();
-        let (full, expected) = detected(&view, false, FastSpheres::InGrid);
+        let (full, expected) = detected(&view, 1, FastSpheres::InGrid);
         assert!(full.fast.is_empty());
-        for parallel in [false, true] {
-            let (apart, set) = detected(&view, parallel, FastSpheres::Apart);
-            let label = format!("{side} {fast_every} far {far} parallel {parallel}");
+        for threads in [1, 3] {
+            let (apart, set) = detected(&view, threads, FastSpheres::Apart);
+            let label = format!("{side} {fast_every} far {far} threads {threads}");
             let particles = side * side * side;
             if 2 * particles / fast_every <= particles / super::FAST_SHARE {
                 assert!(apart.fast.len() >= particles / fast_every, "{label}");
@@ -334,7 +334,7 @@ fn a_fast_sphere_reaches_the_cell_of_a_partner_that_sweeps() {
     let mut world = CollisionWorld::new(settings).unwrap();
     let mut set = ContactSet::new();
     world
-        .detect_impl(&view, &mut set, false, FastSpheres::Apart)
+        .detect_impl(&view, &mut set, 1, FastSpheres::Apart)
         .unwrap();
     assert_eq!(world.fast, [0]);
     assert_eq!(world.cell_size, h);
@@ -416,8 +416,8 @@ fn a_fast_sphere_meets_a_floor_beyond_the_slow_spheres_slab() {
     bodies.push(Shape::Sphere { radius: r }, at, Quat::identity(), false);
     bodies.sweep.push(0.55);
     let view = bodies.view();
-    let (_, expected) = detected(&view, false, FastSpheres::InGrid);
-    let (apart, set) = detected(&view, false, FastSpheres::Apart);
+    let (_, expected) = detected(&view, 1, FastSpheres::InGrid);
+    let (apart, set) = detected(&view, 1, FastSpheres::Apart);
     assert_eq!(apart.fast, [4801]);
     assert!(apart.cell_size < 0.03, "{}", apart.cell_size);
     assert!(
