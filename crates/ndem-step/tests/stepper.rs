@@ -15,8 +15,8 @@ fn pgs(n: usize) -> Box<ProjectedGaussSeidel> {
     Box::new(ProjectedGaussSeidel::with_stopping(Stopping::iterations(n)).unwrap())
 }
 
-/// A small random pile: spheres dropped in a box of walls.
-fn pile(seed: u64) -> World {
+/// A floor and four walls 10 cm apart (bodies 0..5).
+fn boxed() -> World {
     let mut w = World::on_floor(Material::default()).unwrap();
     for (n, x) in [
         (Vec3::x(), -0.05),
@@ -36,6 +36,12 @@ fn pile(seed: u64) -> World {
         ))
         .unwrap();
     }
+    w
+}
+
+/// A small random pile: spheres dropped in a box of walls.
+fn pile(seed: u64) -> World {
+    let mut w = boxed();
     let mut s = seed;
     let mut rnd = || {
         s ^= s << 13;
@@ -99,19 +105,44 @@ fn same_scene_same_seed_bit_identical_after_500_steps() {
     }
 }
 
+/// A box of 17 × 17 × 16 spheres dropped from a jittered lattice: more
+/// than the 4096 particles above which detection splits its pairs over
+/// threads.
+fn falling_lattice() -> World {
+    let mut w = boxed();
+    let mut s = 11u64;
+    let mut rnd = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for i in 0..17 * 17 * 16 {
+        let (ix, iy, iz) = (i % 17, (i / 17) % 17, i / 289);
+        let p = Vec3::new(
+            -0.045 + 0.0056 * ix as f64 + 0.0004 * rnd(),
+            -0.045 + 0.0056 * iy as f64 + 0.0004 * rnd(),
+            0.003 + 0.0056 * iz as f64,
+        );
+        w.add_sphere(0.0025, MaterialId::from_index(0), p).unwrap();
+    }
+    w
+}
+
 #[test]
 fn parallel_detection_gives_identical_trajectories() {
     let run = |threads: usize| {
-        let mut w = pile(7);
+        let mut w = falling_lattice();
+        assert!(w.len() > 4096 + 5);
         let settings = StepSettings {
             detection_threads: threads,
             ..StepSettings::default()
         };
         let mut st = Stepper::new(settings, pgs(20), Box::new(ColdStart)).unwrap();
-        for _ in 0..200 {
+        for _ in 0..30 {
             st.step(&mut w).unwrap();
         }
-        w.positions().to_vec()
+        (w.positions().to_vec(), w.velocities().to_vec())
     };
     assert_eq!(run(1), run(3));
 }
