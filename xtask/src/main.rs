@@ -80,7 +80,7 @@ suites:
   codegen              the release build with LLVM's IR verifier on every function (RUSTC_BOOTSTRAP=1 -Zverify-llvm-ir): no miscompiled loop
   ab [BASE] [--threads N] [--steps N] [--callgrind]   the `ndem` command built at git revision BASE (default HEAD) against the working tree on one settled bed: stage times interleaved (ABBA, minima, ratios, load), whether the trajectories stay bit-identical, and with --callgrind instruction counts by function
   mpi-scaling          distributed runs on 1, 2, 4 MPI ranks (.ci/install-mpi): strong and weak scaling, communication, sweeps by subdomains, cluster model
-  scaling              the coloured sweep's schedule bound for 1-64 threads on a settled bed (and a 10^6 lattice), against the step on 1 and 2 threads";
+  scaling [threads=1,2,...] [checkpoint=FILE]   the coloured sweep's schedule bound for 1-64 threads on a settled bed (and a 10^6 lattice), against the step measured on the listed thread counts (default 1,2); checkpoint: the bed of an `ndem run` checkpoint instead of the peers' bed settled here";
 
 /// The word after `flag`, parsed; the error says the flag needs `what`.
 fn value<T: std::str::FromStr>(
@@ -272,6 +272,7 @@ fn check_words(suite: &str, words: &[String]) -> Result<(), String> {
             };
         }
         ("excavator", _) => &["timing", "reduce", "carry", "coloured", "active-set"],
+        ("scaling", _) => return scaling::Words::parse(words).map(|_| ()),
         ("impact-scope", _) => {
             let builtin = |w: &String| ndem_scenes::builders::BUILTIN.iter().any(|(n, _)| n == w);
             let known = |w: &String| builtin(w) || impact_scope::samples_word(w).is_some();
@@ -370,6 +371,9 @@ mod tests {
             ("impact-scope", ""),
             ("impact-scope", "pile excavator"),
             ("impact-scope", "excavator samples=24"),
+            ("scaling", ""),
+            ("scaling", "threads=1,2,4,8,16"),
+            ("scaling", "checkpoint=bed.ckpt threads=1,3"),
         ] {
             assert!(check_words(suite, &words(text)).is_ok(), "{suite} {text}");
         }
@@ -389,6 +393,12 @@ mod tests {
             ("impact-scope", "pile heap"),
             ("impact-scope", "samples=0"),
             ("impact-scope", "samples=many"),
+            ("scaling", "threads=2,4"),
+            ("scaling", "threads=1,4,2"),
+            ("scaling", "threads=1,0"),
+            ("scaling", "threads=1,many"),
+            ("scaling", "checkpoint="),
+            ("scaling", "quick"),
         ] {
             assert!(check_words(suite, &words(text)).is_err(), "{suite} {text}");
         }

@@ -20,24 +20,28 @@ pub(crate) const SWEEPS: usize = 25;
 /// One configuration of the measured step.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Config {
-    pub(crate) label: &'static str,
     pub(crate) solver: SolverChoice,
     pub(crate) threads: usize,
 }
 
+impl Config {
+    /// The solver's name and the thread count ("pgs-coloured, 2 threads").
+    pub(crate) fn label(&self) -> String {
+        let plural = if self.threads == 1 { "" } else { "s" };
+        format!("{}, {} thread{plural}", self.solver.name(), self.threads)
+    }
+}
+
 pub(crate) const CONFIGS: [Config; 3] = [
     Config {
-        label: "pgs, 1 thread",
         solver: SolverChoice::Pgs,
         threads: 1,
     },
     Config {
-        label: "pgs-coloured, 1 thread",
         solver: SolverChoice::PgsColoured,
         threads: 1,
     },
     Config {
-        label: "pgs-coloured, 2 threads",
         solver: SolverChoice::PgsColoured,
         threads: 2,
     },
@@ -110,6 +114,11 @@ impl StepTimes {
     /// Seconds per step.
     pub(crate) fn step(&self) -> f64 {
         self.total
+    }
+
+    /// CPU seconds per step, all threads.
+    pub(crate) fn cpu(&self) -> f64 {
+        self.cpu
     }
 
     /// The step's passes by name and their seconds per step, the step
@@ -263,7 +272,7 @@ pub(crate) fn compare(
             progress.note(&format!(
                 "NDEM bed of {n}, repeat {}: {} {:.1} ms per step (first step {:.1} ms, not averaged), continuous {:.1} ns per contact-iteration (fastest step {:.1})",
                 r + 1,
-                config.label,
+                config.label(),
                 t.total * 1e3,
                 t.first_step * 1e3,
                 t.per_contact_iteration(),
@@ -386,7 +395,7 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
         for (c, t) in &r.times {
             rows.push(json!({
                 "particles": r.n,
-                "configuration": c.label,
+                "configuration": c.label(),
                 "steps": r.steps,
                 "repeats": r.repeats,
                 "contacts": t.contacts,
@@ -417,7 +426,7 @@ pub(crate) fn summarise(results: &[NdemResult]) -> (Vec<serde_json::Value>, Stri
                 "| {} | {:.0} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} of {} ({:.1} contacts) | {:.1} | {:.1} ({:.1}) | {:.2} | {:.1} |",
                 r.n,
                 t.contacts,
-                c.label,
+                c.label(),
                 t.total * 1e3,
                 t.detection * 1e3,
                 t.assembly * 1e3,
@@ -510,7 +519,7 @@ fn rapier_table(results: &[NdemResult]) -> String {
                 table,
                 "| {} | ndem {} | {:.0} | {:.1} (CPU {:.1}) | **{:.2}** |",
                 r.n,
-                c.label,
+                c.label(),
                 t.contacts,
                 t.total * 1e3,
                 t.cpu * 1e3,

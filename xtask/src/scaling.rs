@@ -1,32 +1,37 @@
-//! `cargo xtask scaling [--quick] [--particles N] [--repeats R]`: what the
-//! coloured PGS sweep's work schedule allows on T threads, against what
-//! one and two threads measure on this host.
+//! `cargo xtask scaling [--quick] [--particles N] [--repeats R]
+//! [threads=1,2,...] [checkpoint=FILE]`: what the coloured PGS sweep's work
+//! schedule allows on T threads, against what the listed thread counts
+//! measure on this host.
 //!
 //! A resting bed (the peers' bed: `--particles`, default 10⁵, `--quick`
-//! 10⁴; settled as `cargo xtask peers ndem` settles it) is stepped once
+//! 10⁴; settled as `cargo xtask peers ndem` settles it; or, with
+//! `checkpoint=FILE`, the bed of an `ndem run` checkpoint) is stepped once
 //! to get its continuous problem, whose blocks and colours give the
 //! schedule bound ([`ndem_solve::schedule`]) for T = 1 … 64: one sweep with
 //! a barrier after it, and the run of 25 sweeps without barriers that the
-//! step makes. The step is measured on one and two threads (coloured PGS,
-//! interleaved, `--repeats` rounds, minima per stage); the serial fraction
-//! of each pass is what Amdahl's law makes of those two times. The full
-//! size adds a lattice packing of 10⁶ spheres (the test kit's
-//! `sphere_packing`): its schedule bound and its 25-sweep solve on one and
-//! two threads.
+//! step makes. The step is measured on each listed thread count (coloured
+//! PGS, interleaved, `--repeats` rounds, minima per stage; default one and
+//! two threads); the serial fraction of each pass is what Amdahl's law
+//! makes of its one-thread and T-thread times. The full size adds a
+//! lattice packing of 10⁶ spheres (the test kit's `sphere_packing`): its
+//! schedule bound and its 25-sweep solve on the listed thread counts.
 
 use crate::SuiteOptions;
 use crate::peers_ndem::{self, Config, SWEEPS, StepTimes};
 use crate::plot::{Axes, Series, line_plot};
 use crate::report::{self, Progress, SuiteResult};
+use ndem::checkpoint::Checkpoint;
 use ndem_scenes::SolverChoice;
 use ndem_scenes::builders::Scene;
 use ndem_solve::schedule::SweepSchedule;
 use ndem_solve::{
     ContactProblem, ImpulseHistory, PgsSettings, ProjectedGaussSeidel, Solver, Stopping,
 };
+use ndem_step::World;
 use ndem_testkit::generate::{PackingSpec, sphere_packing};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 /// Thread counts the bound is given for.
 const THREADS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
@@ -40,10 +45,57 @@ const BLOCKS: [usize; 4] = [32, 64, 128, 256];
 /// ([`SweepSchedule::with_block_count`]).
 const WIDER: [usize; 1] = [512];
 
-/// The coloured step on one and on two threads (`peers ndem`'s last two
-/// configurations).
-fn coloured() -> &'static [Config] {
-    &peers_ndem::CONFIGS[1..]
+/// What `scaling` reads after its name: `threads=LIST` (the thread
+/// counts the step is measured on, increasing, the first 1; default 1,2)
+/// and `checkpoint=FILE` (a bed from `ndem run --checkpoint-every`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Words {
+    pub(crate) threads: Vec<usize>,
+    pub(crate) checkpoint: Option<PathBuf>,
+}
+
+impl Words {
+    /// The words, or an error naming the one that is wrong.
+    pub(crate) fn parse(words: &[String]) -> Result<Self, String> {
+        let mut parsed = Words {
+            threads: vec![1, 2],
+            checkpoint: None,
+        };
+        for w in words {
+            if let Some(list) = w.strip_prefix("threads=") {
+                parsed.threads = thread_list(list).ok_or_else(|| {
+                    format!(
+                        "`{w}`: `threads=` takes increasing counts from 1 (`threads=1,2,4,8,16`)"
+                    )
+                })?;
+            } else if let Some(path) = w.strip_prefix("checkpoint=").filter(|p| !p.is_empty()) {
+                parsed.checkpoint = Some(PathBuf::from(path));
+            } else {
+                return Err(format!(
+                    "`scaling` takes `threads=1,2,...` and `checkpoint=FILE`, not `{w}`"
+                ));
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+/// Comma-separated counts, strictly increasing from 1, each at most 1024.
+fn thread_list(list: &str) -> Option<Vec<usize>> {
+    let counts: Vec<usize> = list
+        .split(',')
+        .map(|t| t.parse().ok().filter(|&t| (1..=1024).contains(&t)))
+        .collect::<Option<_>>()?;
+    let increasing = counts.windows(2).all(|w| w[0] < w[1]);
+    (counts.first() == Some(&1) && increasing).then_some(counts)
+}
+
+/// The coloured step on `threads` threads.
+fn coloured(threads: usize) -> Config {
+    Config {
+        solver: SolverChoice::PgsColoured,
+        threads,
+    }
 }
 
 /// One problem's schedule: blocks, colours and the bounds.
@@ -112,63 +164,78 @@ fn step_problem(scene: &Scene, history: &ImpulseHistory) -> SuiteResult<ContactP
     Ok(problem.clone())
 }
 
-/// The step of the settled bed on one and two threads, interleaved,
-/// `repeats` rounds of `steps` steps: the fastest round per configuration.
+/// The step of the bed on each of `threads`, interleaved, `repeats`
+/// rounds of `steps` steps: the fastest round per thread count, and
+/// whether every count ended every round in the same world, bit for bit.
 fn measure_step(
-    scene: &Scene,
-    history: &ImpulseHistory,
+    (scene, history): (&Scene, &ImpulseHistory),
+    threads: &[usize],
     (steps, repeats): (usize, usize),
     progress: &mut Progress,
-) -> SuiteResult<[StepTimes; 2]> {
-    let mut best: [Option<StepTimes>; 2] = [None, None];
+) -> SuiteResult<(Vec<StepTimes>, bool)> {
+    let mut best: Vec<Option<StepTimes>> = vec![None; threads.len()];
+    let mut first: Option<World> = None;
+    let mut agree = true;
     for r in 0..repeats {
-        for (k, config) in coloured().iter().enumerate() {
-            let (t, _) = peers_ndem::measure(scene, history, *config, steps)?;
+        for (k, &t) in threads.iter().enumerate() {
+            let config = coloured(t);
+            let (times, world) = peers_ndem::measure(scene, history, config, steps)?;
             progress.note(&format!(
                 "round {}: {} {:.1} ms per step",
                 r + 1,
-                config.label,
-                t.step() * 1e3
+                config.label(),
+                times.step() * 1e3
             ));
-            if best[k].is_none_or(|b| t.step() < b.step()) {
-                best[k] = Some(t);
+            match &first {
+                None => first = Some(world),
+                Some(w) => {
+                    agree &=
+                        w.positions() == world.positions() && w.velocities() == world.velocities();
+                }
+            }
+            if best[k].is_none_or(|b| times.step() < b.step()) {
+                best[k] = Some(times);
             }
         }
     }
-    Ok(best.map(Option::unwrap_or_default))
+    Ok((
+        best.into_iter().map(Option::unwrap_or_default).collect(),
+        agree,
+    ))
 }
 
 /// One block count's 25-sweep solve of a problem ([`measure_solves`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct BlockSolve {
     colour_blocks: usize,
-    /// Fastest solve on one and on two threads \[s\].
-    seconds: [f64; 2],
+    /// Fastest solve on each listed thread count \[s\].
+    seconds: Vec<f64>,
     /// Mean and largest row residual after the solve \[m/s\] (the same on
     /// any thread count).
     residual: [f64; 2],
 }
 
 /// 25 coloured sweeps of `problem` from a cold start with each of
-/// `colour_blocks`, on one and two threads, all cases interleaved,
+/// `colour_blocks`, on each of `threads`, all cases interleaved,
 /// `repeats` rounds: the fastest solve of each and the residuals it
 /// leaves.
 fn measure_solves(
     problem: &ContactProblem,
     colour_blocks: &[usize],
+    threads: &[usize],
     repeats: usize,
 ) -> SuiteResult<Vec<BlockSolve>> {
     let mut out: Vec<BlockSolve> = colour_blocks
         .iter()
         .map(|&colour_blocks| BlockSolve {
             colour_blocks,
-            seconds: [f64::INFINITY; 2],
+            seconds: vec![f64::INFINITY; threads.len()],
             residual: [f64::NAN; 2],
         })
         .collect();
     for _ in 0..repeats {
         for case in &mut out {
-            for (k, threads) in [1, 2].into_iter().enumerate() {
+            for (k, &threads) in threads.iter().enumerate() {
                 let mut pgs = ProjectedGaussSeidel::new(PgsSettings {
                     parallel_min_contacts: 0,
                     colour_blocks: case.colour_blocks,
@@ -188,39 +255,93 @@ fn measure_solves(
     Ok(out)
 }
 
-/// Amdahl's serial fraction `s` of a pass from its one- and two-thread
-/// times: `t₂ = t₁ (s + (1 − s)/2)`.
-fn serial_fraction(one: f64, two: f64) -> f64 {
-    2.0 * two / one - 1.0
+/// Amdahl's serial fraction `s` of a pass from its one-thread time and
+/// its time on `threads` threads: `t_T = t₁ (s + (1 − s)/T)`; NaN on one
+/// thread.
+fn serial_fraction(one: f64, (threads, time): (usize, f64)) -> f64 {
+    let t = threads as f64;
+    (t * time / one - 1.0) / (t - 1.0)
 }
 
-/// The measured passes of the step: name, one-thread and two-thread
-/// seconds per step.
-fn passes(t: &[StepTimes; 2]) -> Vec<(&'static str, f64, f64)> {
-    t[0].by_pass()
+/// The measured passes of the step: name and seconds per step on each
+/// listed thread count.
+fn passes(times: &[StepTimes]) -> Vec<(&'static str, Vec<f64>)> {
+    let by_count: Vec<_> = times.iter().map(StepTimes::by_pass).collect();
+    let names = by_count.first().map(|p| p.map(|(name, _)| name));
+    names
         .into_iter()
-        .zip(t[1].by_pass())
-        .map(|((name, one), (_, two))| (name, one, two))
+        .flatten()
+        .enumerate()
+        .map(|(k, name)| (name, by_count.iter().map(|p| p[k].1).collect()))
         .collect()
+}
+
+/// The bed of an `ndem run` checkpoint and its stepper's impulse history.
+fn checkpoint_bed(path: &Path) -> SuiteResult<(Scene, ImpulseHistory)> {
+    let checkpoint = Checkpoint::read_file(path)?;
+    let (scene, stepper) = checkpoint.restore().map_err(|e| e.to_string())?;
+    let history = stepper
+        .history()
+        .cloned()
+        .ok_or_else(|| format!("{}: the run's warm start keeps no history", path.display()))?;
+    Ok((scene, history))
+}
+
+/// The machine the suite runs on: its processor's name (`/proc/cpuinfo`)
+/// and the threads the system runs at once.
+fn machine() -> (String, usize) {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|l| l.trim_start_matches([' ', '\t', ':']).to_string())
+        .unwrap_or_else(|| "unknown processor".into());
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    (model, cores)
 }
 
 /// Runs the suite.
 pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
+    let words = Words::parse(&opts.args)?;
     report::prepare(&opts.out)?;
     let t0 = std::time::Instant::now();
-    let n = opts
-        .particles
-        .unwrap_or(if opts.quick { 10_000 } else { 100_000 });
     let repeats = opts.repeats.unwrap_or(3);
     let steps = 5;
     let mut progress = Progress::new("scaling", 1);
-    let (scene, history) = peers_ndem::settle(n, &mut progress)?;
+    let (scene, history, bed) = match &words.checkpoint {
+        Some(_) if opts.particles.is_some() => {
+            return Err("--particles and `checkpoint=` name two beds; give one".into());
+        }
+        Some(path) => {
+            let (scene, history) = checkpoint_bed(path)?;
+            let bed = format!("bed of {}", path.display());
+            (scene, history, bed)
+        }
+        None => {
+            let n = opts
+                .particles
+                .unwrap_or(if opts.quick { 10_000 } else { 100_000 });
+            let (scene, history) = peers_ndem::settle(n, &mut progress)?;
+            (scene, history, format!("settled bed of {n}"))
+        }
+    };
     let problem = step_problem(&scene, &history)?;
-    let mut all = vec![bounds(&format!("settled bed of {n}"), &problem)?];
-    progress.note("the settled bed's solve with each block count");
-    let solves = measure_solves(&problem, &BLOCKS, repeats)?;
+    let mut all = vec![bounds(&bed, &problem)?];
+    let default_blocks = PgsSettings::default().colour_blocks;
+    let schedule = SweepSchedule::new(&problem, default_blocks);
+    let step_bound: Vec<f64> = (words.threads.iter())
+        .map(|&t| schedule.bound(t, SWEEPS).run)
+        .collect();
+    progress.note("the bed's solve with each block count");
+    let solves = measure_solves(&problem, &BLOCKS, &words.threads, repeats)?;
     drop(problem);
-    let step = measure_step(&scene, &history, (steps, repeats), &mut progress)?;
+    let bed_and_history = (&scene, &history);
+    let (step, agree) = measure_step(
+        bed_and_history,
+        &words.threads,
+        (steps, repeats),
+        &mut progress,
+    )?;
     let mut million = None;
     if !opts.quick {
         progress.note("lattice packing of 10⁶ spheres");
@@ -230,20 +351,20 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         })
         .map_err(|e| e.to_string())?;
         all.push(bounds("lattice of 10⁶", &lattice)?);
-        let [default] =
-            measure_solves(&lattice, &[PgsSettings::default().colour_blocks], repeats)?[..]
-        else {
-            return Err("one block count measured, one result expected".into());
-        };
-        million = Some(default.seconds);
+        let solve = measure_solves(&lattice, &[default_blocks], &words.threads, repeats)?;
+        million = solve.into_iter().next().map(|s| s.seconds);
     }
     progress.tick("done");
     let measured = Measured {
+        bed: (bed, scene.world.len()),
+        threads: &words.threads,
         step: &step,
+        step_bound: &step_bound,
+        agree,
         solves: &solves,
         million,
     };
-    write(opts, (n, steps, repeats), &all, &measured)?;
+    write(opts, (steps, repeats), &all, &measured)?;
     let wall = t0.elapsed().as_secs_f64();
     progress.note(&format!("wall time {wall:.0} s"));
     Ok(true)
@@ -251,29 +372,93 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
 
 /// What the suite timed on this host.
 struct Measured<'a> {
-    /// The settled bed's step on one and two threads.
-    step: &'a [StepTimes; 2],
-    /// The settled bed's continuous problem solved with each block count.
+    /// The measured bed's name and body count.
+    bed: (String, usize),
+    /// The thread counts of every timing below.
+    threads: &'a [usize],
+    /// The bed's step on each thread count.
+    step: &'a [StepTimes],
+    /// The sweep's schedule bound with the default blocks (run of 25) on
+    /// each thread count.
+    step_bound: &'a [f64],
+    /// Whether every thread count ended in the same world, bit for bit.
+    agree: bool,
+    /// The bed's continuous problem solved with each block count.
     solves: &'a [BlockSolve],
-    /// The 10⁶ lattice's solve on one and two threads (full size only).
-    million: Option<[f64; 2]>,
+    /// The 10⁶ lattice's solve on each thread count (full size only).
+    million: Option<Vec<f64>>,
 }
 
 /// Writes `summary.json`, `bounds.csv`, `passes.csv`, `solves.csv`,
 /// `bounds.svg` and `report.md`.
 fn write(
     opts: &SuiteOptions,
-    (n, steps, repeats): (usize, usize, usize),
+    (steps, repeats): (usize, usize),
     all: &[Bounds],
     timed: &Measured<'_>,
 ) -> SuiteResult<()> {
-    let Measured {
-        step,
-        solves,
-        million,
-    } = *timed;
     let rows: Vec<&Value> = all.iter().flat_map(|b| &b.rows).collect();
-    let cell = |r: &Value, k: &str| r[k].to_string().trim_matches('"').to_string();
+    write_bounds(opts, all, &rows)?;
+    let measured = passes(timed.step);
+    let pass_rows = pass_json(&measured, timed.threads);
+    let keys = ["pass", "threads", "seconds", "speed_up", "serial_fraction"];
+    report::write_csv(
+        &opts.out.join("passes.csv"),
+        &keys,
+        &csv_rows(&pass_rows, &keys),
+    )?;
+    let solve_rows: Vec<Value> = (timed.solves.iter())
+        .flat_map(|s| {
+            let one = s.seconds[0];
+            timed.threads.iter().zip(&s.seconds).map(move |(t, sec)| {
+                json!({
+                    "colour_blocks": s.colour_blocks, "threads": t, "seconds": sec,
+                    "speed_up": one / sec, "mean_residual": s.residual[0], "max_residual": s.residual[1],
+                })
+            })
+        })
+        .collect();
+    let keys = [
+        "colour_blocks",
+        "threads",
+        "seconds",
+        "speed_up",
+        "mean_residual",
+        "max_residual",
+    ];
+    report::write_csv(
+        &opts.out.join("solves.csv"),
+        &keys,
+        &csv_rows(&solve_rows, &keys),
+    )?;
+    let (model, cores) = machine();
+    let summary = json!({
+        "suite": "scaling",
+        "quick": opts.quick,
+        "bed": timed.bed.0,
+        "bodies": timed.bed.1,
+        "machine": {"processor": model, "threads_at_once": cores},
+        "threads": timed.threads,
+        "steps_per_round": steps,
+        "repeats": repeats,
+        "contacts": all.iter().map(|b| json!({"bed": b.bed, "contacts": b.contacts})).collect::<Vec<_>>(),
+        "bounds": rows,
+        "passes": pass_rows,
+        "step_schedule_bound": timed.step_bound,
+        "step_cpu_s": timed.step.iter().map(StepTimes::cpu).collect::<Vec<_>>(),
+        "every_thread_count_bit_identical": timed.agree,
+        "solves": solve_rows,
+        "lattice_solve_s": timed.million,
+        "load_average": report::load_average(),
+    });
+    report::write_summary(&opts.out, &summary)?;
+    let md = markdown(opts, (steps, repeats), all, &measured, timed);
+    std::fs::write(opts.out.join("report.md"), md).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// `bounds.csv` and `bounds.svg`.
+fn write_bounds(opts: &SuiteOptions, all: &[Bounds], rows: &[&Value]) -> SuiteResult<()> {
     let keys = [
         "bed",
         "schedule",
@@ -285,57 +470,11 @@ fn write(
         "bound_one_sweep",
         "bound_run_of_25",
     ];
-    let csv: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| keys.iter().map(|k| cell(r, k)).collect())
-        .collect();
-    report::write_csv(&opts.out.join("bounds.csv"), &keys, &csv)?;
-    let measured = passes(step);
-    let pass_rows: Vec<Vec<String>> = measured
-        .iter()
-        .map(|(name, one, two)| {
-            vec![
-                name.to_string(),
-                format!("{one:e}"),
-                format!("{two:e}"),
-                format!("{}", one / two),
-                format!("{}", serial_fraction(*one, *two)),
-            ]
-        })
-        .collect();
+    let owned: Vec<Value> = rows.iter().map(|r| (*r).clone()).collect();
     report::write_csv(
-        &opts.out.join("passes.csv"),
-        &[
-            "pass",
-            "one_thread_s",
-            "two_threads_s",
-            "speed_up",
-            "serial_fraction",
-        ],
-        &pass_rows,
-    )?;
-    let solve_rows: Vec<Vec<String>> = solves
-        .iter()
-        .map(|s| {
-            vec![
-                s.colour_blocks.to_string(),
-                format!("{:e}", s.seconds[0]),
-                format!("{:e}", s.seconds[1]),
-                format!("{:e}", s.residual[0]),
-                format!("{:e}", s.residual[1]),
-            ]
-        })
-        .collect();
-    report::write_csv(
-        &opts.out.join("solves.csv"),
-        &[
-            "colour_blocks",
-            "one_thread_s",
-            "two_threads_s",
-            "mean_residual",
-            "max_residual",
-        ],
-        &solve_rows,
+        &opts.out.join("bounds.csv"),
+        &keys,
+        &csv_rows(&owned, &keys),
     )?;
     let curve = |b: &Bounds, blocks: usize| {
         let points = b.rows.iter().filter(|r| r["colour_blocks"] == blocks);
@@ -366,122 +505,215 @@ fn write(
         .log_x()
         .log_y(),
         &series,
-    )?;
-    let summary = json!({
-        "suite": "scaling",
-        "quick": opts.quick,
-        "particles": n,
-        "steps_per_round": steps,
-        "repeats": repeats,
-        "contacts": all.iter().map(|b| json!({"bed": b.bed, "contacts": b.contacts})).collect::<Vec<_>>(),
-        "bounds": rows,
-        "passes": measured.iter().map(|(name, one, two)| json!({
-            "pass": name, "one_thread_s": one, "two_threads_s": two,
-            "speed_up": one / two, "serial_fraction": serial_fraction(*one, *two),
-        })).collect::<Vec<_>>(),
-        "solves": solves.iter().map(|s| json!({
-            "colour_blocks": s.colour_blocks, "one_thread_s": s.seconds[0], "two_threads_s": s.seconds[1],
-            "speed_up": s.seconds[0] / s.seconds[1], "mean_residual": s.residual[0], "max_residual": s.residual[1],
-        })).collect::<Vec<_>>(),
-        "lattice_solve_s": million.map(|m| json!({"one_thread": m[0], "two_threads": m[1], "speed_up": m[0] / m[1]})),
-        "load_average": report::load_average(),
-    });
-    report::write_summary(&opts.out, &summary)?;
-    let md = markdown(opts, (n, steps, repeats), all, &measured, timed);
-    std::fs::write(opts.out.join("report.md"), md).map_err(|e| e.to_string())?;
-    Ok(())
+    )
+}
+
+/// The rows of `values` as CSV cells in the order of `keys`.
+fn csv_rows(values: &[Value], keys: &[&str]) -> Vec<Vec<String>> {
+    let cell = |r: &Value, k: &str| r[k].to_string().trim_matches('"').to_string();
+    (values.iter())
+        .map(|r| keys.iter().map(|k| cell(r, k)).collect())
+        .collect()
+}
+
+/// One row per pass and thread count: seconds per step, speed-up over
+/// one thread and Amdahl's serial fraction (null on one thread).
+fn pass_json(measured: &[(&str, Vec<f64>)], threads: &[usize]) -> Vec<Value> {
+    let mut rows = Vec::new();
+    for (name, seconds) in measured {
+        for (&t, &sec) in threads.iter().zip(seconds) {
+            let s = serial_fraction(seconds[0], (t, sec));
+            rows.push(json!({
+                "pass": name, "threads": t, "seconds": sec,
+                "speed_up": seconds[0] / sec,
+                "serial_fraction": if t == 1 { Value::Null } else { json!(s) },
+            }));
+        }
+    }
+    rows
 }
 
 /// The report.
 fn markdown(
     opts: &SuiteOptions,
-    (n, steps, repeats): (usize, usize, usize),
+    (steps, repeats): (usize, usize),
     all: &[Bounds],
-    measured: &[(&str, f64, f64)],
+    measured: &[(&str, Vec<f64>)],
     timed: &Measured<'_>,
 ) -> String {
     let mut md = report::heading("Scaling: the coloured sweep's schedule bound", opts.quick);
+    let (model, cores) = machine();
     let _ = writeln!(
         md,
         "The bound is the total work of the coloured PGS sweep over the time its schedule takes on T threads \
          (blocks of consecutive contacts, each thread a range of blocks, a block waiting for the earlier blocks \
          it shares a moving body with; work counted in contacts; `ndem_solve::schedule`). Rows `sweep`: the \
          sweep's own schedule (up to 256 blocks); rows `wider sets (not built)`: the schedule the same rules give \
-         with more blocks than the sweep's 256-member block sets hold. Settled bed of {n} spheres (`cargo xtask \
-         peers ndem`'s bed). Load: {}.\n",
+         with more blocks than the sweep's 256-member block sets hold. Bed: {} ({} bodies). Machine: {model}, \
+         {cores} threads at once. Load: {}.\n",
+        timed.bed.0,
+        timed.bed.1,
         report::load_average()
     );
     for b in all {
-        let _ = writeln!(md, "### {} ({} contacts)\n", b.bed, b.contacts);
-        report::table_header(
-            &mut md,
-            "schedule | colour blocks | blocks | colours | T | one sweep | run of 25 sweeps",
-        );
-        for r in &b.rows {
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {} | {} | {:.2} | {:.2} |",
-                r["schedule"].as_str().unwrap_or(""),
-                r["colour_blocks"],
-                r["blocks"],
-                r["colours"],
-                r["threads"],
-                r["bound_one_sweep"].as_f64().unwrap_or(f64::NAN),
-                r["bound_run_of_25"].as_f64().unwrap_or(f64::NAN),
-            );
-        }
-        md.push('\n');
+        bounds_md(&mut md, b);
     }
-    let _ = writeln!(
-        md,
-        "### Measured on this host\n\nThe step of the settled bed, coloured PGS with {SWEEPS} sweeps, one and two \
-         threads interleaved, {repeats} rounds of {steps} steps, fastest round per thread count; the serial \
-         fraction s is Amdahl's from the two times (`t₂ = t₁ (s + (1 − s)/2)`; noise makes it negative when a \
-         pass gains more than 2×).\n"
-    );
+    measured_md(&mut md, (steps, repeats), measured, timed, cores);
+    solves_md(&mut md, timed);
+    md
+}
+
+/// The schedule bounds of one bed.
+fn bounds_md(md: &mut String, b: &Bounds) {
+    let _ = writeln!(md, "### {} ({} contacts)\n", b.bed, b.contacts);
     report::table_header(
-        &mut md,
-        "pass | 1 thread [ms] | 2 threads [ms] | speed-up | serial fraction",
+        md,
+        "schedule | colour blocks | blocks | colours | T | one sweep | run of 25 sweeps",
     );
-    for (name, one, two) in measured {
+    for r in &b.rows {
         let _ = writeln!(
             md,
-            "| {name} | {:.2} | {:.2} | {:.2} | {:.2} |",
-            one * 1e3,
-            two * 1e3,
-            one / two,
-            serial_fraction(*one, *two)
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} |",
+            r["schedule"].as_str().unwrap_or(""),
+            r["colour_blocks"],
+            r["blocks"],
+            r["colours"],
+            r["threads"],
+            r["bound_one_sweep"].as_f64().unwrap_or(f64::NAN),
+            r["bound_run_of_25"].as_f64().unwrap_or(f64::NAN),
         );
     }
+    md.push('\n');
+}
+
+/// The step's passes on every thread count, beside the schedule bound.
+fn measured_md(
+    md: &mut String,
+    (steps, repeats): (usize, usize),
+    measured: &[(&str, Vec<f64>)],
+    timed: &Measured<'_>,
+    cores: usize,
+) {
+    let counts: Vec<String> = (timed.threads.iter())
+        .map(|&t| {
+            let over = if t > cores { ", oversubscribed" } else { "" };
+            format!("T = {t}{over}")
+        })
+        .collect();
     let _ = writeln!(
         md,
-        "\nThe settled bed's continuous problem, {SWEEPS} coloured sweeps from a cold start with each block count \
-         (one and two threads interleaved, {repeats} rounds, fastest; residuals of the returned λ, the same on any \
-         thread count):\n"
+        "### Measured on this machine\n\nThe step of the bed, coloured PGS with {SWEEPS} sweeps, the thread counts \
+         interleaved, {repeats} rounds of {steps} steps, fastest round per thread count: ms per step, and beside \
+         T > 1 the speed-up over one thread and Amdahl's serial fraction s (`t_T = t₁ (s + (1 − s)/T)`; noise \
+         makes it negative when a pass gains more than T×). Every thread count ended in the same world bit for \
+         bit: {}.\n",
+        if timed.agree { "yes" } else { "**no**" }
+    );
+    report::table_header(md, &format!("pass | {}", counts.join(" | ")));
+    for (name, seconds) in measured {
+        let cells: Vec<String> = (timed.threads.iter().zip(seconds))
+            .map(|(&t, &sec)| match t {
+                1 => format!("{:.2}", sec * 1e3),
+                _ => format!(
+                    "{:.2} ({:.2}×, s = {:.2})",
+                    sec * 1e3,
+                    seconds[0] / sec,
+                    serial_fraction(seconds[0], (t, sec))
+                ),
+            })
+            .collect();
+        let _ = writeln!(md, "| {name} | {} |", cells.join(" | "));
+    }
+    let bound: Vec<String> = timed
+        .step_bound
+        .iter()
+        .map(|b| format!("{b:.2}×"))
+        .collect();
+    let _ = writeln!(
+        md,
+        "| the sweeps' schedule bound (default blocks, run of {SWEEPS}) | {} |",
+        bound.join(" | ")
+    );
+    let cpu: Vec<String> = (timed.step.iter())
+        .map(|t| format!("{:.2}", t.cpu() / t.step()))
+        .collect();
+    let _ = writeln!(md, "| CPU time over wall time | {} |", cpu.join(" | "));
+}
+
+/// The bed's solve with each block count, and the lattice's.
+fn solves_md(md: &mut String, timed: &Measured<'_>) {
+    let counts: Vec<String> = timed
+        .threads
+        .iter()
+        .map(|t| format!("T = {t} [ms]"))
+        .collect();
+    let _ = writeln!(
+        md,
+        "\nThe bed's continuous problem, {SWEEPS} coloured sweeps from a cold start with each block count \
+         (the thread counts interleaved, fastest; residuals of the returned λ, the same on any thread count):\n"
     );
     report::table_header(
-        &mut md,
-        "colour blocks | 1 thread [ms] | 2 threads [ms] | speed-up | mean residual [m/s] | max residual [m/s]",
+        md,
+        &format!(
+            "colour blocks | {} | mean residual [m/s] | max residual [m/s]",
+            counts.join(" | ")
+        ),
     );
     for s in timed.solves {
+        let times: Vec<String> = (s.seconds.iter())
+            .map(|&sec| format!("{:.1} ({:.2}×)", sec * 1e3, s.seconds[0] / sec))
+            .collect();
         let _ = writeln!(
             md,
-            "| {} | {:.1} | {:.1} | {:.2} | {:.3e} | {:.3e} |",
+            "| {} | {} | {:.3e} | {:.3e} |",
             s.colour_blocks,
-            s.seconds[0] * 1e3,
-            s.seconds[1] * 1e3,
-            s.seconds[0] / s.seconds[1],
+            times.join(" | "),
             s.residual[0],
             s.residual[1]
         );
     }
-    if let Some([one, two]) = timed.million {
+    if let Some(seconds) = &timed.million {
+        let times: Vec<String> = (timed.threads.iter().zip(seconds))
+            .map(|(t, sec)| format!("{sec:.2} s on {t}"))
+            .collect();
         let _ = writeln!(
             md,
-            "\nLattice of 10⁶: {SWEEPS} coloured sweeps from a cold start, {one:.2} s on one thread, {two:.2} s \
-             on two ({:.2}×).",
-            one / two
+            "\nLattice of 10⁶: {SWEEPS} coloured sweeps from a cold start, {}.",
+            times.join(", ")
         );
     }
-    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Words, serial_fraction, thread_list};
+
+    #[test]
+    fn amdahls_fraction_inverts_amdahls_law() {
+        // t_T = t₁ (s + (1 − s)/T) with s = 0.2
+        let t1 = 10.0;
+        for t in [2usize, 4, 16] {
+            let tt = t1 * (0.2 + 0.8 / t as f64);
+            assert!(
+                (serial_fraction(t1, (t, tt)) - 0.2).abs() < 1e-12,
+                "T = {t}"
+            );
+        }
+        // on two threads it is the two-thread form, 2 t₂/t₁ − 1
+        assert!((serial_fraction(8.0, (2, 5.0)) - 0.25).abs() < 1e-15);
+    }
+
+    #[test]
+    fn thread_lists_start_at_one_and_increase() {
+        assert_eq!(thread_list("1,2,4,8,16"), Some(vec![1, 2, 4, 8, 16]));
+        assert_eq!(thread_list("1"), Some(vec![1]));
+        for bad in ["", "2,4", "1,1", "1,4,2", "1,0", "1,x", "1,2000"] {
+            assert_eq!(thread_list(bad), None, "{bad}");
+        }
+        let words = ["checkpoint=a.ckpt", "threads=1,3"].map(String::from);
+        let parsed = Words::parse(&words).unwrap();
+        assert_eq!(parsed.threads, vec![1, 3]);
+        assert_eq!(parsed.checkpoint.unwrap().to_str(), Some("a.ckpt"));
+        assert_eq!(Words::parse(&[]).unwrap().threads, vec![1, 2]);
+    }
 }
