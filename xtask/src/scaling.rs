@@ -332,6 +332,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let step_bound: Vec<f64> = (words.threads.iter())
         .map(|&t| schedule.bound(t, SWEEPS).run)
         .collect();
+    let host_before = crate::host::probe();
     progress.note("the bed's solve with each block count");
     let solves = measure_solves(&problem, &BLOCKS, &words.threads, repeats)?;
     drop(problem);
@@ -354,6 +355,10 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         let solve = measure_solves(&lattice, &[default_blocks], &words.threads, repeats)?;
         million = solve.into_iter().next().map(|s| s.seconds);
     }
+    let host = crate::host::AroundRuns {
+        before: host_before,
+        after: crate::host::probe(),
+    };
     progress.tick("done");
     let measured = Measured {
         bed: (bed, scene.world.len()),
@@ -363,6 +368,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         agree,
         solves: &solves,
         million,
+        host,
     };
     write(opts, (steps, repeats), &all, &measured)?;
     let wall = t0.elapsed().as_secs_f64();
@@ -387,6 +393,9 @@ struct Measured<'a> {
     solves: &'a [BlockSolve],
     /// The 10⁶ lattice's solve on each thread count (full size only).
     million: Option<Vec<f64>>,
+    /// The host's cache-line transfer, arithmetic and memory-read
+    /// scaling before and after the timings.
+    host: crate::host::AroundRuns,
 }
 
 /// Writes `summary.json`, `bounds.csv`, `passes.csv`, `solves.csv`,
@@ -449,6 +458,7 @@ fn write(
         "every_thread_count_bit_identical": timed.agree,
         "solves": solve_rows,
         "lattice_solve_s": timed.million,
+        "host": timed.host.to_json(),
         "load_average": report::load_average(),
     });
     report::write_summary(&opts.out, &summary)?;
@@ -560,6 +570,7 @@ fn markdown(
     }
     measured_md(&mut md, (steps, repeats), measured, timed, cores);
     solves_md(&mut md, timed);
+    let _ = write!(md, "\n{}", timed.host.text());
     md
 }
 
