@@ -633,22 +633,19 @@ fn measured_md(
                 ),
             })
             .collect();
-        let _ = writeln!(md, "| {name} | {} |", cells.join(" | "));
+        table_row(md, name, cells.into_iter());
     }
-    let bound: Vec<String> = timed
-        .step_bound
-        .iter()
-        .map(|b| format!("{b:.2}×"))
-        .collect();
-    let _ = writeln!(
-        md,
-        "| the sweeps' schedule bound (default blocks, run of {SWEEPS}) | {} |",
-        bound.join(" | ")
-    );
-    let cpu: Vec<String> = (timed.step.iter())
-        .map(|t| format!("{:.2}", t.cpu() / t.step()))
-        .collect();
-    let _ = writeln!(md, "| CPU time over wall time | {} |", cpu.join(" | "));
+    let bound = timed.step_bound.iter().map(|b| format!("{b:.2}×"));
+    let name = format!("the sweeps' schedule bound (default blocks, run of {SWEEPS})");
+    table_row(md, &name, bound);
+    let cpu = (timed.step.iter()).map(|t| format!("{:.2}", t.cpu() / t.step()));
+    table_row(md, "CPU time over wall time", cpu);
+}
+
+/// A table row: `name`, then `cells`.
+fn table_row(md: &mut String, name: &str, cells: impl Iterator<Item = String>) {
+    let cells: Vec<String> = cells.collect();
+    let _ = writeln!(md, "| {name} | {} |", cells.join(" | "));
 }
 
 /// The bed's solve with each block count, and the lattice's.
