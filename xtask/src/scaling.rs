@@ -278,7 +278,8 @@ fn passes(times: &[StepTimes]) -> Vec<(&'static str, Vec<f64>)> {
 
 /// The bed of an `ndem run` checkpoint and its stepper's impulse history.
 fn checkpoint_bed(path: &Path) -> SuiteResult<(Scene, ImpulseHistory)> {
-    let checkpoint = Checkpoint::read_file(path)?;
+    let checkpoint = Checkpoint::read_file(path)
+        .map_err(|e| format!("cannot read checkpoint {}: {e}", path.display()))?;
     let (scene, stepper) = checkpoint.restore().map_err(|e| e.to_string())?;
     let history = stepper
         .history()
