@@ -682,14 +682,14 @@ fn solves_md(md: &mut String, timed: &Measured<'_>) {
         );
     }
     if let Some(seconds) = &timed.million {
-        let times: Vec<String> = (timed.threads.iter().zip(seconds))
-            .map(|(t, sec)| format!("{sec:.2} s on {t}"))
-            .collect();
-        let _ = writeln!(
+        let _ = write!(
             md,
-            "\nLattice of 10⁶: {SWEEPS} coloured sweeps from a cold start, {}.",
-            times.join(", ")
+            "\nLattice of 10⁶: {SWEEPS} coloured sweeps from a cold start"
         );
+        for (t, sec) in timed.threads.iter().zip(seconds) {
+            let _ = write!(md, ", {sec:.2} s on {t}");
+        }
+        md.push_str(".\n");
     }
 }
 
