@@ -374,7 +374,12 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     write(opts, (steps, repeats), &all, &measured)?;
     let wall = t0.elapsed().as_secs_f64();
     progress.note(&format!("wall time {wall:.0} s"));
-    Ok(true)
+    if !agree {
+        progress.note("the thread counts ended in different worlds (report.md)");
+    }
+    // a run whose thread counts disagree fails: the coloured order
+    // promises the same iterate on any count
+    Ok(agree)
 }
 
 /// What the suite timed on this host.
