@@ -21,6 +21,7 @@ use crate::peers_ndem::{self, Config, SWEEPS, StepTimes};
 use crate::plot::{Axes, Series, line_plot};
 use crate::report::{self, Progress, SuiteResult};
 use ndem::checkpoint::Checkpoint;
+use ndem::par::blocks::MAX_THREADS;
 use ndem_scenes::SolverChoice;
 use ndem_scenes::builders::Scene;
 use ndem_solve::schedule::SweepSchedule;
@@ -80,11 +81,12 @@ impl Words {
     }
 }
 
-/// Comma-separated counts, strictly increasing from 1, each at most 1024.
+/// Comma-separated counts, strictly increasing from 1, each at most
+/// [`MAX_THREADS`] (what the passes' thread checks allow).
 fn thread_list(list: &str) -> Option<Vec<usize>> {
     let counts: Vec<usize> = list
         .split(',')
-        .map(|t| t.parse().ok().filter(|&t| (1..=1024).contains(&t)))
+        .map(|t| t.parse().ok().filter(|&t| (1..=MAX_THREADS).contains(&t)))
         .collect::<Option<_>>()?;
     let increasing = counts.windows(2).all(|w| w[0] < w[1]);
     (counts.first() == Some(&1) && increasing).then_some(counts)
@@ -363,6 +365,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     progress.tick("done");
     let measured = Measured {
         bed: (bed, scene.world.len()),
+        machine: machine(),
         threads: &words.threads,
         step: &step,
         step_bound: &step_bound,
@@ -386,6 +389,8 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
 struct Measured<'a> {
     /// The measured bed's name and body count.
     bed: (String, usize),
+    /// The processor's name and the threads the system runs at once.
+    machine: (String, usize),
     /// The thread counts of every timing below.
     threads: &'a [usize],
     /// The bed's step on each thread count.
@@ -446,7 +451,7 @@ fn write(
         &keys,
         &csv_rows(&solve_rows, &keys),
     )?;
-    let (model, cores) = machine();
+    let (model, cores) = &timed.machine;
     let summary = json!({
         "suite": "scaling",
         "quick": opts.quick,
@@ -558,7 +563,7 @@ fn markdown(
     timed: &Measured<'_>,
 ) -> String {
     let mut md = report::heading("Scaling: the coloured sweep's schedule bound", opts.quick);
-    let (model, cores) = machine();
+    let (model, cores) = &timed.machine;
     let _ = writeln!(
         md,
         "The bound is the total work of the coloured PGS sweep over the time its schedule takes on T threads \
@@ -574,7 +579,7 @@ fn markdown(
     for b in all {
         bounds_md(&mut md, b);
     }
-    measured_md(&mut md, (steps, repeats), measured, timed, cores);
+    measured_md(&mut md, (steps, repeats), measured, timed, *cores);
     solves_md(&mut md, timed);
     let _ = write!(md, "\n{}", timed.host.text());
     md
