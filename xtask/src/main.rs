@@ -69,8 +69,8 @@ suites:
   dem-vs-ndem smooth DEM versus NDEM cost as stiffness grows
   compatible beam|cannonball   compatible contact dynamics
   reduce speedup|collapse|drum|conveyor   model reduction: measured speed-up against h; the paper's collapse, drum and conveyor
-              (speedup [tolerance|tolerance=X] [random] [hubs] [classes]: to a residual tolerance, on a settled random bed,
-              with hub blocks, residuals per contact class)
+              (speedup [tolerance|tolerance=X] [random] [hubs] [classes] [static]: to a residual tolerance, on a settled
+              random bed, with hub blocks, residuals per contact class, aggregates merged with the floor)
   fclib [FILES...] every solver on FCLIB problems (default: the three of crates/ndem-fclib/tests/data and two generated ones); a file that cannot be read is a row of the report
   excavator [timing [active-set]|reduce [carry]|coloured]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction; carry: and a reduced run whose bucket carries its load merged; coloured: pgs-direct against pgs-direct-coloured, or with timing the timed run in the coloured order on every core; active-set: with timing, the impact stage on the active set the impacts reach)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic (--seed S: case k takes seed S + k, default 1)
@@ -286,13 +286,21 @@ fn check_words(suite: &str, words: &[String]) -> Result<(), String> {
         ("warmstart", Some("drum")) => &["drum", "frictional-caps"],
         ("reduce", Some("speedup")) => {
             let known = |w: &String| {
-                ["speedup", "tolerance", "hubs", "random", "classes"].contains(&w.as_str())
+                [
+                    "speedup",
+                    "tolerance",
+                    "hubs",
+                    "random",
+                    "classes",
+                    "static",
+                ]
+                .contains(&w.as_str())
                     || reduce::tolerance_word(w).is_some()
             };
             return match words.iter().find(|w| !known(w)) {
                 None => Ok(()),
                 Some(w) => Err(format!(
-                    "`reduce speedup` takes `tolerance`, `tolerance=X` (X > 0), `hubs`, `random` and `classes`, not `{w}`"
+                    "`reduce speedup` takes `tolerance`, `tolerance=X` (X > 0), `hubs`, `random`, `classes` and `static`, not `{w}`"
                 )),
             };
         }
@@ -362,7 +370,10 @@ mod tests {
             ("warmstart", "column"),
             ("reduce", "conveyor"),
             ("reduce", "speedup tolerance"),
-            ("reduce", "speedup tolerance=1e-5 random hubs classes"),
+            (
+                "reduce",
+                "speedup tolerance=1e-5 random hubs classes static",
+            ),
             ("fuzz", "--cases 20"),
             ("fuzz", ""),
             ("ab", "HEAD~1 --callgrind"),

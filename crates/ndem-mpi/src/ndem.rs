@@ -507,6 +507,11 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             "distributed runs merge particles only; machines carry their load merged in one process",
         )?;
         MpiError::require(
+            !settings.merge_with_static,
+            "merge_with_static",
+            "distributed aggregates are dynamic bodies every rank integrates; an aggregate anchored to static geometry runs in one process",
+        )?;
+        MpiError::require(
             settings.sensors.iter().all(|s| {
                 s.follows
                     .is_none_or(|m| self.on_every_rank(m.body.index() as u64))

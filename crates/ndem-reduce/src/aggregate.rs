@@ -79,6 +79,40 @@ pub fn place_aggregate_body(
     }
 }
 
+/// Places the static host of an aggregate anchored to static geometry at
+/// the centre of mass of `members` (eq. 7): `reuse`, a retired aggregate
+/// body (already static, without mass, at rest), is moved there; without
+/// one a static body of no shape is added. Returns the body's index.
+pub fn place_anchor_body(
+    world: &mut World,
+    reuse: Option<usize>,
+    members: &[usize],
+) -> Result<usize, ReduceError> {
+    let masses = world.mass_properties();
+    let mut first = FirstMoments::default();
+    for &a in members {
+        let p = masses
+            .get(a)
+            .and_then(|p| p.as_ref())
+            .ok_or(ReduceError::NotMergeable {
+                body: a,
+                reason: "no mass properties",
+            })?;
+        first.add(p.mass, &world.positions()[a], &world.velocities()[a]);
+    }
+    let (centre, _) = first.centre(members.first().copied().unwrap_or(0))?;
+    match reuse {
+        Some(b) => {
+            world.set_position(BodyId::from_index(b), centre)?;
+            Ok(b)
+        }
+        None => {
+            let desc = BodyDesc::fixed(Shape::Empty, MaterialId::from_index(0), centre);
+            Ok(world.add_body(desc)?.index())
+        }
+    }
+}
+
 /// Attaches `members` to the aggregate body `host` and moves them with it.
 pub fn attach_members(
     world: &mut World,

@@ -4,7 +4,7 @@
 
 mod carried;
 
-use crate::aggregate::{aggregate_state, attach_members, place_aggregate_body};
+use crate::aggregate::{aggregate_state, attach_members, place_aggregate_body, place_anchor_body};
 use crate::criteria::{contact_split_event, merge_passes, out_of_balance, trial_velocity_event};
 use crate::hooks::ReductionPasses;
 use crate::settings::{ReductionSettings, SensorSplit};
@@ -191,11 +191,28 @@ impl Reducer {
             && self.aggregate_of(body).is_none()
     }
 
-    /// [`Self::merge_bodies`] by index.
+    /// Whether aggregate `id` is anchored to static geometry
+    /// ([`ReductionSettings::merge_with_static`]): its host is static.
+    pub(crate) fn anchored_at(&self, world: &World, id: usize) -> bool {
+        self.aggregates
+            .get(id)
+            .and_then(Option::as_ref)
+            .is_some_and(|a| world.motions()[a.body] == Motion::Static)
+    }
+
+    /// Whether aggregate `id` is held at rest with static geometry
+    /// ([`ReductionSettings::merge_with_static`]).
+    pub fn is_anchored(&self, world: &World, id: AggregateId) -> bool {
+        self.anchored_at(world, id.0)
+    }
+
+    /// [`Self::merge_bodies`] by index; `anchored`: the aggregate is held
+    /// at rest on a static host.
     pub(crate) fn merge_indices(
         &mut self,
         world: &mut World,
         bodies: &[usize],
+        anchored: bool,
     ) -> Result<usize, ReduceError> {
         let mut members = Vec::new();
         let mut old = Vec::new();
@@ -230,7 +247,7 @@ impl Reducer {
                 reason: "an aggregate has at least 2 bodies",
             });
         }
-        self.form(world, members)
+        self.form(world, members, anchored)
     }
 
     /// Frees every member of aggregate `id` (each keeps its co-moving
@@ -281,7 +298,7 @@ impl Reducer {
         bodies: &[BodyId],
     ) -> Result<AggregateId, ReduceError> {
         let bodies: Vec<usize> = bodies.iter().map(|b| b.index()).collect();
-        self.merge_indices(world, &bodies).map(AggregateId)
+        self.merge_indices(world, &bodies, false).map(AggregateId)
     }
 
     /// Detaches all members of `id`, retires its body; returns the members.
@@ -305,10 +322,21 @@ impl Reducer {
         Ok(agg.members)
     }
 
-    /// Forms one aggregate of free bodies `members` (sorted).
-    fn form(&mut self, world: &mut World, members: Vec<usize>) -> Result<usize, ReduceError> {
-        let state = aggregate_state(world, &members)?;
-        let body = place_aggregate_body(world, self.retired.pop(), &state)?;
+    /// Forms one aggregate of free bodies `members` (sorted): a dynamic
+    /// body with their mass and momentum (eqs. 6-10), or, `anchored`, a
+    /// static host that holds them at rest.
+    fn form(
+        &mut self,
+        world: &mut World,
+        members: Vec<usize>,
+        anchored: bool,
+    ) -> Result<usize, ReduceError> {
+        let body = if anchored {
+            place_anchor_body(world, self.retired.pop(), &members)?
+        } else {
+            let state = aggregate_state(world, &members)?;
+            place_aggregate_body(world, self.retired.pop(), &state)?
+        };
         attach_members(world, &members, body)?;
         if self.aggregate_of_body.len() < world.len() {
             self.aggregate_of_body.resize(world.len(), None);
@@ -363,6 +391,21 @@ impl Reducer {
                     world.shapes()[body].bounding_radius(),
                 )
             })
+    }
+
+    /// Per body, whether it is static geometry an aggregate may merge with
+    /// ([`ReductionSettings::merge_with_static`]): a static body with a
+    /// shape (not an aggregate's host) whose surface does not move. All
+    /// `false` with the setting off.
+    fn anchor_geometry(&self, world: &World) -> Vec<bool> {
+        (0..world.len())
+            .map(|b| {
+                self.settings.merge_with_static
+                    && world.motions()[b] == Motion::Static
+                    && !matches!(world.shapes()[b], Shape::Empty)
+                    && world.surface_velocity(BodyId::from_index(b)) == Vec3::zeros()
+            })
+            .collect()
     }
 
     /// Whether aggregate `id` has a jointed member (`jointed`,
@@ -467,11 +510,16 @@ impl Reducer {
 
     /// Re-forms aggregates from `bodies` (free, sorted) by their mutual
     /// contacts: each connected group of at least `min_aggregate_size`.
+    /// With `anchored_within` (the remains of an anchored aggregate: the
+    /// merge's touching distance `ξ_nv^{i-mrg} Δt`), a group that touches
+    /// static geometry within it stays anchored; the others, and every
+    /// group without it, are dynamic aggregates.
     fn reform(
         &mut self,
         world: &mut World,
         bodies: &[usize],
         contacts: &ContactSet,
+        anchored_within: Option<f64>,
     ) -> Result<(), ReduceError> {
         if bodies.len() < self.settings.min_aggregate_size {
             return Ok(());
@@ -495,9 +543,19 @@ impl Reducer {
             });
             groups[k].push(b);
         }
+        let mut on_static = vec![false; n];
+        if let Some(gap) = anchored_within {
+            let anchor = self.anchor_geometry(world);
+            for c in contacts.iter().filter(|c| c.gap <= gap) {
+                let (a, b) = (c.body_a(), c.body_b());
+                on_static[a] |= anchor[b];
+                on_static[b] |= anchor[a];
+            }
+        }
         for g in groups {
             if g.len() >= self.settings.min_aggregate_size {
-                self.form(world, g)?;
+                let anchored = g.iter().any(|&b| on_static[b]);
+                self.form(world, g, anchored)?;
             }
         }
         Ok(())
@@ -529,9 +587,29 @@ impl ReductionPasses for Reducer {
         // test visits its members, so not once per contact)
         let jointed = jointed_bodies(world);
         let node: Vec<bool> = (0..n).map(|b| self.is_node(world, &jointed, b)).collect();
+        let anchor = self.anchor_geometry(world);
+        // nodes with a merge-passing contact with static geometry
+        let mut anchored = vec![false; n];
         for c in solved.contacts.iter() {
             let (a, b) = (c.body_a(), c.body_b());
             let (ca, cb) = (world.carrier(a), world.carrier(b));
+            let to_anchor = match (node[ca], node[cb]) {
+                (true, false) if anchor[cb] => Some(ca),
+                (false, true) if anchor[ca] => Some(cb),
+                _ => None,
+            };
+            if let Some(x) = to_anchor {
+                let passes = merge_passes(
+                    &th,
+                    c,
+                    world.positions(),
+                    (world.velocities(), solved.previous_velocity),
+                    solved.dt,
+                );
+                anchored[x] |= passes;
+                touched[x] |= passes;
+                continue;
+            }
             if ca == cb || !node[ca] || !node[cb] {
                 continue;
             }
@@ -569,7 +647,21 @@ impl ReductionPasses for Reducer {
             groups[slot[r]].1.push(i);
         }
         for (_, nodes) in groups {
-            if nodes.len() < 2 {
+            // an aggregate anchored already, or a group resting on static
+            // geometry
+            let anchors = nodes.iter().any(|&b| {
+                anchored[b]
+                    || self
+                        .aggregate_of(b)
+                        .is_some_and(|id| self.anchored_at(world, id))
+            });
+            // one node changes only as a dynamic aggregate coming to rest
+            // on static geometry
+            let lone_to_anchor = anchors
+                && self
+                    .aggregate_of(nodes[0])
+                    .is_some_and(|id| !self.anchored_at(world, id));
+            if nodes.len() < 2 && !lone_to_anchor {
                 continue;
             }
             let size: usize = nodes
@@ -582,7 +674,7 @@ impl ReductionPasses for Reducer {
             if size < self.settings.min_aggregate_size {
                 continue;
             }
-            self.merge_indices(world, &nodes)?;
+            self.merge_indices(world, &nodes, anchors)?;
             self.stats.merges += 1;
         }
         Ok(())
@@ -675,11 +767,13 @@ impl ReductionPasses for Reducer {
             .collect();
         affected.sort_unstable();
         affected.dedup();
+        let touching = self.settings.merge.normal_incident * detected.settings.dt;
         for id in affected {
+            let anchored = self.anchored_at(world, id);
             let members = self.dissolve(world, id)?;
             let remaining: Vec<usize> = members.iter().copied().filter(|&m| !split[m]).collect();
             self.stats.split_members += members.len() - remaining.len();
-            self.reform(world, &remaining, contacts)?;
+            self.reform(world, &remaining, contacts, anchored.then_some(touching))?;
         }
         Ok(())
     }

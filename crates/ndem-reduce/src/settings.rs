@@ -279,6 +279,19 @@ pub struct ReductionSettings {
     /// default (the paper leaves merge conditions for articulated bodies
     /// open).
     pub carried_loads: bool,
+    /// Aggregates merge with static geometry (the paper's section 2: "particles
+    /// and rigid aggregates may also merge with rigid bodies or kinematic
+    /// geometries"): a merge group with a merge-passing touching contact
+    /// with a static body (a floor, a wall; not one whose surface moves)
+    /// becomes an *anchored* aggregate, held at rest on a static host. Its
+    /// contacts with static bodies leave the solve, and bodies resting on
+    /// it meet an immovable body. It splits as any other (contact, trial,
+    /// sensor); the part of it that still touches static geometry stays
+    /// anchored, the rest becomes a dynamic aggregate starting at rest.
+    /// Merging with static geometry gives the group's momentum (within
+    /// the merge thresholds) to the ground: mass and momentum are
+    /// conserved only by merges with no static contact. Off by default.
+    pub merge_with_static: bool,
 }
 
 impl Default for ReductionSettings {
@@ -292,6 +305,7 @@ impl Default for ReductionSettings {
             min_aggregate_size: 2,
             start_time: 0.0,
             carried_loads: false,
+            merge_with_static: false,
         }
     }
 }

@@ -3,13 +3,13 @@
 //! the starting point, the members a partial solve holds and the external
 //! load of a member.
 
-use crate::aggregate::{aggregate_state, attach_members, place_aggregate_body};
+use crate::aggregate::{aggregate_state, attach_members, place_aggregate_body, place_anchor_body};
 use crate::criteria::relative_motion;
 use crate::{MergeThresholds, ReduceError};
 use ndem_collide::ContactSet;
 use ndem_math::{Vec3, Velocity6};
 use ndem_solve::{ColdStart, ContactProblem, HistoryWarmStart, ImpulseHistory, WarmStart};
-use ndem_step::{BodyId, StepError, StepSettings, World};
+use ndem_step::{BodyId, Motion, StepError, StepSettings, World};
 
 /// The trial solve's start `(λ₀, v₀)` for `problem`: eqs. 7-8 from the
 /// stepper's impulse history, a cold start where its warm-start policy
@@ -233,7 +233,9 @@ pub fn whole_problem(
 /// 6-10), gravity and contacts, while the other members move on their own
 /// ([`ndem_step::partly_unfolded_problem`]). The held members' mutual
 /// contacts leave the solve; their weight and the contacts to the resolved
-/// layers stay in it.
+/// layers stay in it. The held members of an aggregate anchored to static
+/// geometry stay at rest on a static carrier, their contacts with static
+/// bodies out of the solve, as in the reduced model.
 pub fn partial_problem<'a>(
     world: &World,
     contacts: &ContactSet,
@@ -249,11 +251,17 @@ pub fn partial_problem<'a>(
         if interior.is_empty() {
             continue;
         }
-        let state = aggregate_state(&partial, &interior)?;
+        let anchored = world.motions()[host] == Motion::Static;
+        let state = (!anchored)
+            .then(|| aggregate_state(&partial, &interior))
+            .transpose()?;
         for &m in &interior {
             partial.detach(BodyId::from_index(m))?;
         }
-        let carrier = place_aggregate_body(&mut partial, None, &state)?;
+        let carrier = match &state {
+            Some(state) => place_aggregate_body(&mut partial, None, state)?,
+            None => place_anchor_body(&mut partial, None, &interior)?,
+        };
         attach_members(&mut partial, &interior, carrier)?;
         unfolded.push(false);
     }

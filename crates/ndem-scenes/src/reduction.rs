@@ -206,6 +206,8 @@ pub struct ReductionSpec {
     pub start_time: f64,
     /// Jointed bodies take the load that rests on them alone.
     pub carried_loads: bool,
+    /// Aggregates resting on static geometry merge with it.
+    pub merge_with_static: bool,
 }
 
 impl Default for ReductionSpec {
@@ -218,6 +220,7 @@ impl Default for ReductionSpec {
             min_aggregate_size: 2,
             start_time: 0.0,
             carried_loads: false,
+            merge_with_static: false,
         }
     }
 }
@@ -256,6 +259,7 @@ impl ReductionSpec {
             min_aggregate_size: self.min_aggregate_size,
             start_time: self.start_time,
             carried_loads: self.carried_loads,
+            merge_with_static: self.merge_with_static,
         };
         settings.validate().map_err(|e| match e {
             ndem_reduce::ReduceError::InvalidSettings { field, reason } => SceneError::Invalid {
@@ -298,6 +302,7 @@ impl ReductionSpec {
             min_aggregate_size: settings.min_aggregate_size,
             start_time: settings.start_time,
             carried_loads: settings.carried_loads,
+            merge_with_static: settings.merge_with_static,
         }
     }
 }

@@ -7,10 +7,14 @@
 //! arm from the host's centre of mass (the member's curvature kept), and
 //! contacts between two members of one host leave the solve. The host is
 //! an ordinary dynamic body (usually with [`ndem_collide::Shape::Empty`]),
-//! so joints, warm starting and output treat it like any other body.
+//! so joints, warm starting and output treat it like any other body, or a
+//! static one: its members are then held at rest, and their contacts with
+//! static bodies and with members of static hosts leave the solve too.
 //!
 //! Invariant: energy, momentum and the solve count a member only through
-//! its host (its own mass is part of the host's).
+//! its host (its own mass is part of the host's); a member of a static
+//! host, which has no mass, is at rest and counts only its own potential
+//! energy.
 
 pub use crate::state::Membership;
 use crate::{BodyId, Motion, StepError, World};
@@ -67,11 +71,13 @@ impl World {
     }
 
     /// Makes `member` co-move with `host` from its current pose relative
-    /// to the host. Both must be dynamic, distinct, and neither already a
-    /// member. A member's joint rows are re-expressed on its host (an
-    /// excavator bucket merged with its load keeps its joints). Velocities
-    /// are not changed: set the host's velocity, then call
-    /// [`World::co_move`].
+    /// to the host. The member must be dynamic; the host dynamic, or
+    /// static (an aggregate merged with static geometry: its members are
+    /// held at rest and their contacts with other immovable bodies leave
+    /// the solve); the two distinct, and neither already a member. A
+    /// member's joint rows are re-expressed on its host (an excavator
+    /// bucket merged with its load keeps its joints). Velocities are not
+    /// changed: set the host's velocity, then call [`World::co_move`].
     pub fn attach(&mut self, member: BodyId, host: BodyId) -> Result<(), StepError> {
         let (member, host) = (member.index(), host.index());
         let n = self.len();
@@ -86,8 +92,10 @@ impl World {
         if member == host {
             return Err(bad("a body cannot host itself"));
         }
-        if self.motions()[member] != Motion::Dynamic || self.motions()[host] != Motion::Dynamic {
-            return Err(bad("both bodies must be dynamic"));
+        if self.motions()[member] != Motion::Dynamic || self.motions()[host] == Motion::Kinematic {
+            return Err(bad(
+                "the member must be dynamic, the host dynamic or static",
+            ));
         }
         if self.is_member(member) || self.is_member(host) {
             return Err(bad("members cannot host or be attached twice"));

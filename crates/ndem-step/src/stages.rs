@@ -237,6 +237,13 @@ fn contact_data_part(
             continue;
         }
         if world.kinds.fixed()[ca] && world.kinds.fixed()[cb] {
+            // a member held at rest by a static host against static
+            // geometry: no degree of freedom on either side
+            if ca != a || cb != b {
+                *slot = LEFT_OUT;
+                left_out += 1;
+                continue;
+            }
             return Err(StepError::InfiniteMassPair {
                 body_a: ca,
                 body_b: cb,

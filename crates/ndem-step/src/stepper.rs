@@ -585,7 +585,9 @@ impl Stepper {
     /// On error the world is unchanged.
     pub fn step(&mut self, world: &mut World) -> Result<StepStats, StepError> {
         let t_start = Instant::now();
-        if world.dynamic_count() == 0 && self.scene_part.is_none() {
+        // members count: a world resting entirely in aggregates merged
+        // with static geometry is at rest, not empty
+        if !world.motions().contains(&Motion::Dynamic) && self.scene_part.is_none() {
             return Err(StepError::EmptyScene);
         }
         // the contact set is the stepper's again whatever the step's end

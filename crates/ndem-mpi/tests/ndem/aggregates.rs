@@ -319,7 +319,8 @@ fn a_sensor_that_follows_a_body_every_rank_holds_splits_alike() {
 /// The partial trial solve (`TrialSplit::depth`) finds an aggregate's
 /// layers in one process's contacts, so does the trial restricted to
 /// disturbed members (`TrialSplit::disturbed_only`), carried loads
-/// merge particles into machine parts, and a sensor that moves with a
+/// merge particles into machine parts, aggregates merged with static
+/// geometry rest on static hosts, and a sensor that moves with a
 /// sphere needs the sphere on every rank: a distributed run refuses each
 /// with a typed error naming the field, on any rank count.
 #[test]
@@ -343,6 +344,10 @@ fn settings_a_distributed_run_cannot_follow_are_refused_naming_their_field() {
         carried_loads: true,
         ..ReductionSettings::default()
     };
+    let on_static = ReductionSettings {
+        merge_with_static: true,
+        ..ReductionSettings::default()
+    };
     // a sensor that moves with a sphere, which only the ranks near it hold
     let sphere = BodyId::from_index(settled.len() - 1);
     assert_eq!(
@@ -362,6 +367,7 @@ fn settings_a_distributed_run_cannot_follow_are_refused_naming_their_field() {
         (partial, "trial_split.depth"),
         (disturbed, "trial_split.disturbed_only"),
         (carried, "carried_loads"),
+        (on_static, "merge_with_static"),
         (on_a_sphere, "reduction.sensors.follows"),
     ] {
         for ranks in [1, 2] {

@@ -1,5 +1,6 @@
 //! The world's sums over its bodies: energies and momenta (members
-//! counted through their host).
+//! counted through their host, or, on a static host, which has no mass, by
+//! themselves: at rest, they add their potential energy only).
 
 use super::{BodySums, World, empty_sum};
 use crate::state::Motion;
@@ -101,12 +102,13 @@ impl World {
         sums
     }
 
-    /// Mass properties of a body that carries its own degrees of freedom.
+    /// Mass properties of a body the sums count: one that carries its own
+    /// degrees of freedom, or a member of a static host (an aggregate
+    /// merged with static geometry; the host has no mass).
     fn own_mass(&self, i: usize) -> Option<&MassProperties> {
-        if self.kinds.membership()[i].is_some() {
-            None
-        } else {
-            self.mass_properties()[i].as_ref()
+        match self.kinds.membership()[i].as_deref() {
+            Some(m) if self.mass_properties()[m.host].is_some() => None,
+            _ => self.mass_properties()[i].as_ref(),
         }
     }
 
