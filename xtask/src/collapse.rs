@@ -122,7 +122,7 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
         CollapseSpec::default()
     };
     let (settle_time, seconds) = (SETTLE_TIME, 2.0);
-    let mut progress = Progress::new("reduce collapse", 14);
+    let mut progress = Progress::new("reduce collapse", 16);
     // the built-in scene: `ndem run collapse --reduce` runs its preset,
     // tr-150-50-fv, switched on at the opening
     let (scene, cube) = collapse_scene(spec).map_err(|e| e.to_string())?;
@@ -152,14 +152,20 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
             ..t
         }),
         start_time: 0.0,
+        merge_with_static: false,
         ..preset.clone()
     };
     // the paper's four runs, the trial runs with a trial solve every
     // second and every fourth step (`TrialSplit::every`), partial trial
     // solves over each aggregate's outer 2 layers (`TrialSplit::depth`),
-    // and trial solves over the members within 4 layers of a disturbed
-    // contact (`TrialSplit::disturbed_only`)
-    let plan: [(&'static str, usize, Option<ReductionSettings>); 12] = [
+    // trial solves over the members within 4 layers of a disturbed
+    // contact (`TrialSplit::disturbed_only`), and those with the deposit
+    // merged with the floor (`ReductionSettings::merge_with_static`)
+    let on_static = |settings: ReductionSettings| ReductionSettings {
+        merge_with_static: true,
+        ..settings
+    };
+    let plan: [(&'static str, usize, Option<ReductionSettings>); 14] = [
         ("ref-500", 500, None),
         ("ref-150", 150, None),
         ("tr-150-50-f", 150, Some(trial(false, 1, None, false))),
@@ -183,6 +189,16 @@ pub fn collapse(opts: &SuiteOptions) -> SuiteResult<bool> {
             "tr-150-50-fv/4-near4",
             150,
             Some(trial(true, 4, Some(4), true)),
+        ),
+        (
+            "tr-150-50-fv-near4-static",
+            150,
+            Some(on_static(trial(true, 1, Some(4), true))),
+        ),
+        (
+            "tr-150-50-fv/4-near4-static",
+            150,
+            Some(on_static(trial(true, 4, Some(4), true))),
         ),
     ];
     // two runs at a time, one per core

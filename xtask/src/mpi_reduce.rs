@@ -59,20 +59,28 @@ fn read_level(path: &Path) -> SuiteResult<Vec<(u64, f64, f64)>> {
 
 /// What `ndem run` reads for `scene`: its built-in name, except for the
 /// collapse, whose preset restricts the trial solve to disturbed members
-/// in one process (distributed runs solve the whole unfolded model): a
-/// scene file with the whole trial, written under `out`, so that one
-/// process and the ranks run alike.
+/// and merges the deposit with the floor, both in one process
+/// (distributed runs solve the whole unfolded model and merge nothing
+/// with static geometry): a scene file with the preset as distributed
+/// runs take it, written under `out`, so that one process and the ranks
+/// run alike.
 fn scene_arg(out: &Path, scene: &'static str) -> SuiteResult<String> {
     let mut s = ndem_scenes::builders::builtin(scene).map_err(|e| e.to_string())?;
-    let trial = s
-        .reduce_preset
-        .as_mut()
-        .and_then(|r| r.trial_split.as_mut());
-    let Some(t) = trial.filter(|t| t.is_partial()) else {
+    let Some(preset) = s.reduce_preset.as_mut() else {
         return Ok(scene.into());
     };
-    *t = t.whole();
-    let path = out.join(format!("{scene}-whole-trial.toml"));
+    let on_static = std::mem::replace(&mut preset.merge_with_static, false);
+    let partial = match preset.trial_split.as_mut().filter(|t| t.is_partial()) {
+        Some(t) => {
+            *t = t.whole();
+            true
+        }
+        None => false,
+    };
+    if !(on_static || partial) {
+        return Ok(scene.into());
+    }
+    let path = out.join(format!("{scene}-as-distributed.toml"));
     let text = ndem_scenes::file::SceneFile::from_scene(&s)
         .to_toml()
         .map_err(|e| e.to_string())?;
@@ -241,7 +249,9 @@ mod tests {
         let scene = ndem_scenes::file::SceneFile::from_toml(&written.unwrap())
             .and_then(|f| f.to_scene())
             .unwrap();
-        let trial = scene.reduce_preset.unwrap().trial_split.unwrap();
+        let preset = scene.reduce_preset.unwrap();
+        assert!(!preset.merge_with_static);
+        let trial = preset.trial_split.unwrap();
         assert!(!trial.is_partial() && trial.velocity_test);
     }
 }

@@ -383,7 +383,7 @@ impl Overrides {
                 s.switch_on_reduction();
             } else if s.switch_on_distributed_reduction() {
                 eprintln!(
-                    "warning: --reduce on `{}` with --mpi: the trial solve covers the whole unfolded model (its preset solves only near disturbed contacts, which needs one process)",
+                    "warning: --reduce on `{}` with --mpi: its preset runs as distributed runs can (the trial solve over the whole unfolded model, aggregates not merged with static geometry; the preset's own settings need one process)",
                     s.name
                 );
             }

@@ -161,12 +161,14 @@ pub const SETTLE_TIME: f64 = 1.5;
 /// [`Scene::reduce_preset`] is the paper's collapse setting, the trial
 /// split with force and velocity tests (`tr-150-50-fv`), its trial solve
 /// restricted to the members within 4 contact layers of a disturbed
-/// contact ([`TrialSplit::disturbed_only`], `tr-150-50-fv-near4` in
-/// `cargo xtask reduce collapse`): the gate's rise is no impact, so the
-/// contact split alone leaves the settled block one rigid aggregate. As
-/// in the paper, nothing merges before the bed has settled
-/// (`start_time`). A distributed run solves the whole unfolded model
-/// ([`TrialSplit::whole`]).
+/// contact ([`TrialSplit::disturbed_only`]), the deposit merged with the
+/// floor ([`ReductionSettings::merge_with_static`]; the two together are
+/// `tr-150-50-fv-near4-static` in `cargo xtask reduce collapse`): the
+/// gate's rise is no impact, so the contact split alone leaves the
+/// settled block one rigid aggregate. As in the paper, nothing merges
+/// before the bed has settled (`start_time`). A distributed run solves
+/// the whole unfolded model ([`TrialSplit::whole`]) and merges nothing
+/// with the floor.
 pub fn collapse_scene(spec: CollapseSpec) -> Result<(Scene, CollapseCube), SceneError> {
     let (mut scene, cube) = collapse_cube(spec)?;
     let rise = Velocity6::new(Vec3::new(0.0, 0.0, spec.gate_speed), Vec3::zeros());
@@ -183,6 +185,7 @@ pub fn collapse_scene(spec: CollapseSpec) -> Result<(Scene, CollapseCube), Scene
             ..TrialSplit::default()
         }),
         start_time: SETTLE_TIME,
+        merge_with_static: true,
         ..ReductionSettings::default()
     });
     Ok((scene, cube))

@@ -181,20 +181,24 @@ impl Scene {
     /// [`Self::switch_on_reduction`] for a run on MPI ranks: a preset whose
     /// trial solves part of the unfolded model
     /// ([`ndem_reduce::TrialSplit::is_partial`], which needs one process's
-    /// contacts) solves all of it ([`ndem_reduce::TrialSplit::whole`]).
-    /// Returns whether it did; a `[reduction]` table is left as written
-    /// (a distributed run refuses a partial one, naming the field).
+    /// contacts) solves all of it ([`ndem_reduce::TrialSplit::whole`]), and
+    /// a preset that merges with static geometry
+    /// ([`ReductionSettings::merge_with_static`], static hosts in one
+    /// process) does not. Returns whether it changed either; a
+    /// `[reduction]` table is left as written (a distributed run refuses
+    /// those settings, naming the field).
     pub fn switch_on_distributed_reduction(&mut self) -> bool {
         let preset = self.reduction.is_none();
         self.switch_on_reduction();
-        let trial = self.reduction.as_mut().and_then(|r| r.trial_split.as_mut());
-        match trial.filter(|t| preset && t.is_partial()) {
-            Some(t) => {
-                *t = t.whole();
-                true
-            }
-            None => false,
+        let Some(r) = self.reduction.as_mut().filter(|_| preset) else {
+            return false;
+        };
+        let mut changed = std::mem::replace(&mut r.merge_with_static, false);
+        if let Some(t) = r.trial_split.as_mut().filter(|t| t.is_partial()) {
+            *t = t.whole();
+            changed = true;
         }
+        changed
     }
 
     /// `true` when every emitter has emitted all its particles.

@@ -127,11 +127,15 @@ fn builtin_collapse_raises_its_gate_after_settling() {
     assert!(t.velocity_test && t.disturbed_only);
     assert_eq!(t.depth, Some(4));
     assert_eq!(r.start_time, SETTLE_TIME);
-    // on MPI ranks the preset's trial covers the whole unfolded model; a
-    // `[reduction]` table written by the user stays as it is
+    assert!(r.merge_with_static);
+    // on MPI ranks the preset's trial covers the whole unfolded model and
+    // its aggregates stay off the floor; a `[reduction]` table written by
+    // the user stays as it is
     let mut ranks = back.clone();
     assert!(ranks.switch_on_distributed_reduction());
-    let whole = ranks.reduction.unwrap().trial_split.unwrap();
+    let distributed = ranks.reduction.unwrap();
+    assert!(!distributed.merge_with_static);
+    let whole = distributed.trial_split.unwrap();
     assert_eq!(whole, t.whole());
     assert!(!whole.is_partial() && whole.velocity_test);
     let mut written = back.clone();
