@@ -30,8 +30,22 @@ pub struct AggregateState {
 /// round-off, so merging conserves them; the kinetic energy of the bodies'
 /// motion relative to the aggregate is what merging removes.
 pub fn aggregate_state(world: &World, bodies: &[usize]) -> Result<AggregateState, ReduceError> {
+    let first = first_moments(world, bodies)?;
+    let (xa, _) = first.centre(bodies.first().copied().unwrap_or(0))?;
     let masses = world.mass_properties();
     let (x, q, v) = (world.positions(), world.orientations(), world.velocities());
+    let mut second = SecondMoments::default();
+    for &a in bodies {
+        let p = masses[a].as_ref().expect("checked by first_moments");
+        second.add(p, &xa, (&x[a], &q[a], &v[a]));
+    }
+    first.finish(&second, bodies[0])
+}
+
+/// The sums of eqs. 6-8 over `bodies`; a body without mass properties is
+/// an error naming it.
+fn first_moments(world: &World, bodies: &[usize]) -> Result<FirstMoments, ReduceError> {
+    let masses = world.mass_properties();
     let mut first = FirstMoments::default();
     for &a in bodies {
         let p = masses
@@ -41,15 +55,9 @@ pub fn aggregate_state(world: &World, bodies: &[usize]) -> Result<AggregateState
                 body: a,
                 reason: "no mass properties",
             })?;
-        first.add(p.mass, &x[a], &v[a]);
+        first.add(p.mass, &world.positions()[a], &world.velocities()[a]);
     }
-    let (xa, _) = first.centre(bodies.first().copied().unwrap_or(0))?;
-    let mut second = SecondMoments::default();
-    for &a in bodies {
-        let p = masses[a].as_ref().expect("checked above");
-        second.add(p, &xa, (&x[a], &q[a], &v[a]));
-    }
-    first.finish(&second, bodies[0])
+    Ok(first)
 }
 
 /// Places an aggregate's body with `state` (mass, pose, velocity): `reuse`,
@@ -88,18 +96,7 @@ pub fn place_anchor_body(
     reuse: Option<usize>,
     members: &[usize],
 ) -> Result<usize, ReduceError> {
-    let masses = world.mass_properties();
-    let mut first = FirstMoments::default();
-    for &a in members {
-        let p = masses
-            .get(a)
-            .and_then(|p| p.as_ref())
-            .ok_or(ReduceError::NotMergeable {
-                body: a,
-                reason: "no mass properties",
-            })?;
-        first.add(p.mass, &world.positions()[a], &world.velocities()[a]);
-    }
+    let first = first_moments(world, members)?;
     let (centre, _) = first.centre(members.first().copied().unwrap_or(0))?;
     match reuse {
         Some(b) => {

@@ -6,32 +6,28 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3};
 use ndem_reduce::{AggregateId, Reducer, ReductionSettings, SensorSplit};
-use ndem_step::{BodyId, MaterialId, StepSettings, Stepper, World};
+use ndem_step::{BodyId, MaterialId, Stepper, World};
 
-const R: f64 = 0.0065;
-
-fn stepper() -> Stepper {
-    Stepper::new(
-        StepSettings::papers(),
-        Box::new(
-            ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
-                stopping: ndem_solve::Stopping::iterations(100),
-                ..Default::default()
-            })
-            .unwrap(),
-        ),
-        Box::new(ndem_solve::HistoryWarmStart::default()),
-    )
-    .unwrap()
-}
+mod common;
+use common::{R, papers_stepper};
 
 /// A simple-cubic stack of `n` spheres on the floor (body 0) after 200
 /// steps without the reducer: at rest.
 fn settled(n: [usize; 3]) -> (World, Stepper) {
     let mut w = World::on_floor(Material::default()).unwrap();
     w.add_sphere_stack(R, MaterialId::from_index(0), n).unwrap();
-    let mut st = stepper();
+    let mut st = papers_stepper(100);
     for _ in 0..200 {
+        st.step(&mut w).unwrap();
+    }
+    (w, st)
+}
+
+/// [`settled`] after 10 steps merging with the floor.
+fn anchored(n: [usize; 3]) -> (World, Stepper) {
+    let (mut w, mut st) = settled(n);
+    st.set_hooks(reducer(true, Vec::new()));
+    for _ in 0..10 {
         st.step(&mut w).unwrap();
     }
     (w, st)
@@ -129,34 +125,13 @@ fn a_block_at_rest_on_the_floor_merges_with_it() {
 /// column in the same step (as a dynamic aggregate's do).
 #[test]
 fn a_sphere_dropped_on_an_anchored_column_splits_its_top_and_rebounds() {
-    let (mut w, mut st) = settled([1, 1, 25]);
-    st.set_hooks(reducer(true, Vec::new()));
-    for _ in 0..10 {
-        st.step(&mut w).unwrap();
-    }
+    let (mut w, mut st) = anchored([1, 1, 25]);
     let (ids, members) = aggregates(&mut st, &w);
     assert_eq!(ids.len(), 1);
     assert!(ids[0].1);
     assert_eq!(members, (1..=25).collect::<Vec<_>>());
-    let top = w.positions()[25].z;
-    let ball = w
-        .add_sphere(
-            R,
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, top + 2.0 * R + 0.05),
-        )
-        .unwrap();
-    let mut split = None;
-    for _ in 0..40 {
-        let before = w.velocity(ball).linear.z;
-        st.step(&mut w).unwrap();
-        let rs = st.hooks_as::<Reducer>().unwrap().stats();
-        if rs.split_members > 0 {
-            split = Some((rs.split_members, before, w.velocity(ball).linear.z));
-            break;
-        }
-    }
-    let (freed, before, after) = split.expect("no split");
+    let split = common::drop_on_top(&mut w, &mut st, 25).expect("no split");
+    let (freed, (before, after), ball) = (split.freed, split.ball_vz, split.ball);
     println!("{freed} members freed, ball v_z {before} -> {after}");
     assert_eq!(freed, 2);
     assert!(before < -0.15 && after > 0.0, "{before} -> {after}");
@@ -173,11 +148,7 @@ fn a_sphere_dropped_on_an_anchored_column_splits_its_top_and_rebounds() {
 /// less than a micrometre).
 #[test]
 fn the_part_that_loses_the_floor_becomes_a_dynamic_aggregate() {
-    let (mut w, mut st) = settled([5, 5, 3]);
-    st.set_hooks(reducer(true, Vec::new()));
-    for _ in 0..10 {
-        st.step(&mut w).unwrap();
-    }
+    let (mut w, mut st) = anchored([5, 5, 3]);
     let bottom = Shape::cuboid(Vec3::new(0.1, 0.1, 0.1 * R)).unwrap();
     let sensor = SensorSplit::fixed(bottom, Vec3::new(0.0, 0.0, R), Quat::identity());
     let z_before = w.positions()[75].z;

@@ -3,25 +3,11 @@
 use ndem_collide::Shape;
 use ndem_math::{Material, Quat, Vec3, Velocity6};
 use ndem_reduce::*;
-use ndem_step::{BodyDesc, BodyId, MaterialId, StepSettings, Stepper, World};
+use ndem_step::{BodyDesc, BodyId, MaterialId, Stepper, World};
 use proptest::prelude::*;
 
-/// The papers' stepper settings with `iterations` PGS sweeps and the
-/// history warm start.
-fn papers_stepper(iterations: usize) -> Stepper {
-    Stepper::new(
-        StepSettings::papers(),
-        Box::new(
-            ndem_solve::ProjectedGaussSeidel::new(ndem_solve::PgsSettings {
-                stopping: ndem_solve::Stopping::iterations(iterations),
-                ..Default::default()
-            })
-            .unwrap(),
-        ),
-        Box::new(ndem_solve::HistoryWarmStart::default()),
-    )
-    .unwrap()
-}
+mod common;
+use common::papers_stepper;
 
 /// Relative difference of two vectors against a scale.
 fn rel(a: Vec3, b: Vec3, scale: f64) -> f64 {
@@ -249,32 +235,14 @@ fn merged_column() -> (World, Stepper) {
 #[test]
 fn dropped_sphere_splits_the_top_locally() {
     let (mut w, mut st) = merged_column();
-    let r = 0.0065;
-    let top = w.positions()[25].z;
-    let ball = w
-        .add_sphere(
-            r,
-            MaterialId::from_index(0),
-            Vec3::new(0.0, 0.0, top + 2.0 * r + 0.05),
-        )
-        .unwrap();
-    let mut split_at = None;
-    for k in 0..40 {
-        let before = w.velocity(ball).linear.z;
-        let s = st.step(&mut w).unwrap();
-        let rs = st.hooks_as::<Reducer>().unwrap().stats();
-        if rs.split_members > 0 {
-            split_at = Some((
-                k,
-                rs.split_members,
-                before,
-                w.velocity(ball).linear.z,
-                s.impacts,
-            ));
-            break;
-        }
-    }
-    let (k, freed, before, after, impacts) = split_at.expect("no split");
+    let split = common::drop_on_top(&mut w, &mut st, 25).expect("no split");
+    let (k, freed, impacts, (before, after), ball) = (
+        split.step,
+        split.freed,
+        split.impacts,
+        split.ball_vz,
+        split.ball,
+    );
     println!(
         "split at step {k}: {freed} members freed, impacts {impacts}, ball v_z {before} -> {after}"
     );

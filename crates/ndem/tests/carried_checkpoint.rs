@@ -51,29 +51,44 @@ fn steps(scene: &mut Scene, stepper: &mut Stepper, n: usize) {
     }
 }
 
+fn hosts(w: &World) -> Vec<Option<usize>> {
+    (0..w.len()).map(|i| w.host_of(i)).collect()
+}
+
+/// A checkpoint of `a` restored and run `n` steps beside `a`'s own `n`:
+/// the two end in the same world, bit for bit. Returns the restored scene.
+fn resumed_beside(a: &mut Scene, sa: &mut Stepper, n: usize) -> Scene {
+    let cp = Checkpoint::capture(a, sa).to_json();
+    steps(a, sa, n);
+    let (mut b, mut sb) = Checkpoint::from_json(&cp).unwrap().restore().unwrap();
+    steps(&mut b, &mut sb, n);
+    assert_same_world(&a.world, &b.world);
+    b
+}
+
+/// The same memberships, positions and velocities, bit for bit.
+fn assert_same_world(a: &World, b: &World) {
+    assert_eq!(hosts(a), hosts(b));
+    for (p, q) in a.positions().iter().zip(b.positions()) {
+        assert_eq!(p.map(f64::to_bits), q.map(f64::to_bits));
+    }
+    for (p, q) in a.velocities().iter().zip(b.velocities()) {
+        assert_eq!(p.linear.map(f64::to_bits), q.linear.map(f64::to_bits));
+        assert_eq!(p.angular.map(f64::to_bits), q.angular.map(f64::to_bits));
+    }
+}
+
 #[test]
 fn a_carried_load_resumes_bit_identically() {
     let mut a = lifted_plate();
     let mut sa = a.stepper().unwrap();
     steps(&mut a, &mut sa, 60);
-    let hosts = |w: &World| (0..w.len()).map(|i| w.host_of(i)).collect::<Vec<_>>();
     let merged = hosts(&a.world);
     // the plate (body 1) and its 4 spheres share one host
     assert!(merged[1].is_some() && merged[2..6].iter().all(|h| *h == merged[1]));
     assert_eq!(sa.hooks_as::<Reducer>().unwrap().stats().aggregates, 1);
-    let cp = Checkpoint::capture(&a, &mut sa).to_json();
-    steps(&mut a, &mut sa, 60);
-    let (mut b, mut sb) = Checkpoint::from_json(&cp).unwrap().restore().unwrap();
+    let b = resumed_beside(&mut a, &mut sa, 60);
     assert!(b.reduction.as_ref().is_some_and(|r| r.carried_loads));
-    steps(&mut b, &mut sb, 60);
-    assert_eq!(hosts(&a.world), hosts(&b.world));
-    for (p, q) in a.world.positions().iter().zip(b.world.positions()) {
-        assert_eq!(p.map(f64::to_bits), q.map(f64::to_bits));
-    }
-    for (p, q) in a.world.velocities().iter().zip(b.world.velocities()) {
-        assert_eq!(p.linear.map(f64::to_bits), q.linear.map(f64::to_bits));
-        assert_eq!(p.angular.map(f64::to_bits), q.angular.map(f64::to_bits));
-    }
 }
 
 /// A block resting on the floor, merged with it
@@ -91,7 +106,6 @@ fn an_aggregate_merged_with_the_floor_resumes_bit_identically() {
     });
     let mut sa = a.stepper().unwrap();
     steps(&mut a, &mut sa, 100);
-    let hosts = |w: &World| (0..w.len()).map(|i| w.host_of(i)).collect::<Vec<_>>();
     let anchored = {
         let r = sa.hooks_as::<Reducer>().unwrap();
         r.aggregates()
@@ -99,13 +113,6 @@ fn an_aggregate_merged_with_the_floor_resumes_bit_identically() {
             .count()
     };
     assert!(anchored > 0);
-    let cp = Checkpoint::capture(&a, &mut sa).to_json();
-    steps(&mut a, &mut sa, 30);
-    let (mut b, mut sb) = Checkpoint::from_json(&cp).unwrap().restore().unwrap();
+    let b = resumed_beside(&mut a, &mut sa, 30);
     assert!(b.reduction.as_ref().is_some_and(|r| r.merge_with_static));
-    steps(&mut b, &mut sb, 30);
-    assert_eq!(hosts(&a.world), hosts(&b.world));
-    for (p, q) in a.world.positions().iter().zip(b.world.positions()) {
-        assert_eq!(p.map(f64::to_bits), q.map(f64::to_bits));
-    }
 }
