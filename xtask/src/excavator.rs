@@ -71,6 +71,9 @@ struct RunChoice {
     /// the bucket stops digging (the end of the curl), so that the load in
     /// it is no longer held resolved.
     carry: bool,
+    /// With `reduce`: aggregates resting on the trench's floor and walls
+    /// merge with them (`ReductionSettings::merge_with_static`).
+    on_static: bool,
     /// The impact stage on the default active set
     /// (`ImpactScope::active_set()`) instead of the scene's whole network.
     active_set: bool,
@@ -150,6 +153,7 @@ fn simulate(
             .ok_or("the excavator has a reduce preset")?;
         scene.reduction = Some(ndem_reduce::ReductionSettings {
             carried_loads: choice.carry,
+            merge_with_static: choice.on_static,
             ..preset
         });
     }
@@ -487,6 +491,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     let timing = opts.args.iter().any(|a| a == "timing");
     let reduce = opts.args.iter().any(|a| a == "reduce");
     let carry = opts.args.iter().any(|a| a == "carry");
+    let on_static = opts.args.iter().any(|a| a == "static");
     let coloured = opts.args.iter().any(|a| a == "coloured");
     let active_set = opts.args.iter().any(|a| a == "active-set");
     if active_set && !timing {
@@ -498,6 +503,9 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
     if carry && !reduce {
         return Err("`excavator carry` adds a run to `reduce`: `excavator reduce carry`".into());
     }
+    if on_static && !reduce {
+        return Err("`excavator static` adds a run to `reduce`: `excavator reduce static`".into());
+    }
     if coloured && reduce {
         return Err("`excavator coloured` goes with `timing` or alone, not with `reduce`".into());
     }
@@ -507,6 +515,7 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
         solver: SolverChoice::PgsDirect,
         reduce,
         carry: false,
+        on_static: false,
         active_set,
     };
     let runs_wanted: Vec<RunChoice> = if timing && coloured {
@@ -533,6 +542,12 @@ pub fn run(opts: &SuiteOptions) -> SuiteResult<bool> {
             runs.push(RunChoice {
                 carry: true,
                 ..choice("warm-reduced-carried", WarmStartChoice::History, true)
+            });
+        }
+        if on_static {
+            runs.push(RunChoice {
+                on_static: true,
+                ..choice("warm-reduced-static", WarmStartChoice::History, true)
             });
         }
         runs

@@ -72,7 +72,7 @@ suites:
               (speedup [tolerance|tolerance=X] [random] [hubs] [classes] [static]: to a residual tolerance, on a settled
               random bed, with hub blocks, residuals per contact class, aggregates merged with the floor)
   fclib [FILES...] every solver on FCLIB problems (default: the three of crates/ndem-fclib/tests/data and two generated ones); a file that cannot be read is a row of the report
-  excavator [timing [active-set]|reduce [carry]|coloured]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction; carry: and a reduced run whose bucket carries its load merged; coloured: pgs-direct against pgs-direct-coloured, or with timing the timed run in the coloured order on every core; active-set: with timing, the impact stage on the active set the impacts reach)
+  excavator [timing [active-set]|reduce [carry] [static]|coloured]   the warm-starting paper's excavator, cold and warm (timing: cost only; reduce: warm with and without model reduction; carry: and a reduced run whose bucket carries its load merged; static: and a reduced run whose bed merges with the trench's floor and walls; coloured: pgs-direct against pgs-direct-coloured, or with timing the timed run in the coloured order on every core; active-set: with timing, the impact stage on the active set the impacts reach)
   fuzz [--cases N]     mutated scene files and checkpoints: the loaders and stepper never panic (--seed S: case k takes seed S + k, default 1)
   impact-scope [SCENE...] [samples=N]  the active-set impact stage against the whole-network one on every built-in scene (both converged, bound: the join velocity)
   creep                a pile at rest: drift against iterations, warm start and time step
@@ -271,7 +271,14 @@ fn check_words(suite: &str, words: &[String]) -> Result<(), String> {
                 )),
             };
         }
-        ("excavator", _) => &["timing", "reduce", "carry", "coloured", "active-set"],
+        ("excavator", _) => &[
+            "timing",
+            "reduce",
+            "carry",
+            "static",
+            "coloured",
+            "active-set",
+        ],
         ("scaling", _) => return scaling::Words::parse(words).map(|_| ()),
         ("impact-scope", _) => {
             let builtin = |w: &String| ndem_scenes::builders::BUILTIN.iter().any(|(n, _)| n == w);
