@@ -416,6 +416,47 @@ impl Reducer {
             .is_some_and(|a| a.members.iter().any(|&m| jointed[m]))
     }
 
+    /// Merges one group of merge nodes (free particles and aggregates)
+    /// into one aggregate, anchored when a node rests on static geometry
+    /// (`anchored`) or is an anchored aggregate; a lone node only when it
+    /// is a dynamic aggregate coming to rest on static geometry. A machine
+    /// part joins only a group that touches nothing but it
+    /// ([`Self::join_carried_loads`]), so a group with one is never
+    /// anchored.
+    fn merge_group(
+        &mut self,
+        world: &mut World,
+        nodes: &[usize],
+        anchored: &[bool],
+    ) -> Result<(), ReduceError> {
+        let anchors = nodes.iter().any(|&b| {
+            anchored[b]
+                || self
+                    .aggregate_of(b)
+                    .is_some_and(|id| self.anchored_at(world, id))
+        });
+        let lone_to_anchor = anchors
+            && self
+                .aggregate_of(nodes[0])
+                .is_some_and(|id| !self.anchored_at(world, id));
+        if nodes.len() < 2 && !lone_to_anchor {
+            return Ok(());
+        }
+        let size: usize = nodes
+            .iter()
+            .map(|&b| match self.aggregate_of(b) {
+                Some(id) => self.aggregates[id].as_ref().map_or(0, |a| a.members.len()),
+                None => 1,
+            })
+            .sum();
+        if size < self.settings.min_aggregate_size {
+            return Ok(());
+        }
+        self.merge_indices(world, nodes, anchors)?;
+        self.stats.merges += 1;
+        Ok(())
+    }
+
     /// Trial-solve split (see [`crate::TrialSplit`]): marks in `split` the
     /// members the background solve of the unfolded model says to free.
     fn trial_split(
@@ -647,35 +688,7 @@ impl ReductionPasses for Reducer {
             groups[slot[r]].1.push(i);
         }
         for (_, nodes) in groups {
-            // an aggregate anchored already, or a group resting on static
-            // geometry
-            let anchors = nodes.iter().any(|&b| {
-                anchored[b]
-                    || self
-                        .aggregate_of(b)
-                        .is_some_and(|id| self.anchored_at(world, id))
-            });
-            // one node changes only as a dynamic aggregate coming to rest
-            // on static geometry
-            let lone_to_anchor = anchors
-                && self
-                    .aggregate_of(nodes[0])
-                    .is_some_and(|id| !self.anchored_at(world, id));
-            if nodes.len() < 2 && !lone_to_anchor {
-                continue;
-            }
-            let size: usize = nodes
-                .iter()
-                .map(|&b| match self.aggregate_of(b) {
-                    Some(id) => self.aggregates[id].as_ref().map_or(0, |a| a.members.len()),
-                    None => 1,
-                })
-                .sum();
-            if size < self.settings.min_aggregate_size {
-                continue;
-            }
-            self.merge_indices(world, &nodes, anchors)?;
-            self.stats.merges += 1;
+            self.merge_group(world, &nodes, &anchored)?;
         }
         Ok(())
     }
