@@ -183,7 +183,7 @@ impl Scene {
     /// ([`ndem_reduce::TrialSplit::is_partial`], which needs one process's
     /// contacts) solves all of it ([`ndem_reduce::TrialSplit::whole`]), and
     /// a preset that merges with static geometry
-    /// ([`ReductionSettings::merge_with_static`], static hosts in one
+    /// ([`ndem_reduce::ReductionSettings::merge_with_static`], static hosts in one
     /// process) does not. Returns whether it changed either; a
     /// `[reduction]` table is left as written (a distributed run refuses
     /// those settings, naming the field).
