@@ -5,7 +5,9 @@
 mod carried;
 
 use crate::aggregate::{aggregate_state, attach_members, place_aggregate_body, place_anchor_body};
-use crate::criteria::{contact_split_event, merge_passes, out_of_balance, trial_velocity_event};
+use crate::criteria::{
+    contact_split_event, merge_passes, out_of_balance, relative_motion, trial_velocity_event,
+};
 use crate::hooks::ReductionPasses;
 use crate::settings::{ReductionSettings, SensorSplit};
 use crate::trial::{
@@ -549,6 +551,62 @@ impl Reducer {
         Ok(())
     }
 
+    /// Marks in `split` the members of aggregates anchored to static
+    /// geometry that something moving presses or drags: a contact that
+    /// approaches faster than the merge's `ξ_nv^{i-mrg}` (eq. 26), from any
+    /// body, or that slides or rolls beyond the merge thresholds against a
+    /// driven body (kinematic, jointed, or a static body whose surface
+    /// moves: a belt). An anchored member cannot respond in the solve, so
+    /// a slow push that the contact split's thresholds pass would crush
+    /// the bodies between it and what drives them; freed, the member takes
+    /// the push, and what remains of its aggregate is re-formed dynamic
+    /// ([`ReductionPasses::split_step`]), so that the push moves it as a
+    /// rigid body. A contact counts when it touches (`ξ_nv^{i-mrg} Δt`) or
+    /// closes within the step.
+    fn pressed_anchored_split(
+        &self,
+        world: &World,
+        contacts: &ContactSet,
+        dt: f64,
+        split: &mut [bool],
+    ) {
+        let th = &self.settings.merge;
+        let anchored_host = |b: usize| {
+            world
+                .host_of(b)
+                .filter(|&h| world.motions()[h] == Motion::Static)
+        };
+        let jointed = jointed_bodies(world);
+        let (x, v) = (world.positions(), world.velocities());
+        for c in contacts.iter() {
+            let (a, b) = (c.body_a(), c.body_b());
+            for (m, o) in [(a, b), (b, a)] {
+                let Some(host) = anchored_host(m) else {
+                    continue;
+                };
+                if world.carrier(o) == host || anchored_host(o).is_some() {
+                    continue;
+                }
+                let mut u = relative_motion(c, x, v);
+                if c.gap > th.normal_incident * dt && c.gap + u.normal.min(0.0) * dt > 0.0 {
+                    continue;
+                }
+                let motion = world.motions()[world.carrier(o)];
+                let driven = match motion {
+                    Motion::Kinematic => true,
+                    Motion::Dynamic => jointed[world.carrier(o)] || jointed[o],
+                    Motion::Static => {
+                        let s = world.surface_velocity(BodyId::from_index(o));
+                        u.tangential = (s - c.normal * c.normal.dot(&s)).norm();
+                        true
+                    }
+                };
+                split[m] |= u.normal < -th.normal_incident
+                    || (driven && (u.tangential > th.tangential || u.angular > th.rolling));
+            }
+        }
+    }
+
     /// Re-forms aggregates from `bodies` (free, sorted) by their mutual
     /// contacts: each connected group of at least `min_aggregate_size`.
     /// With `anchored_within` (the remains of an anchored aggregate: the
@@ -708,7 +766,13 @@ impl ReductionPasses for Reducer {
             return Ok(());
         }
         self.trial_split(world, contacts, detected, &mut split)?;
-        let mut seeds = Vec::new();
+        let mut pressed = vec![false; n];
+        self.pressed_anchored_split(world, contacts, detected.settings.dt, &mut pressed);
+        // pressed members seed the contact split's propagation too
+        let mut seeds: Vec<usize> = (0..n).filter(|&m| pressed[m] && !split[m]).collect();
+        for &m in &seeds {
+            split[m] = true;
+        }
         if let Some(cs) = self.settings.contact_split {
             for c in contacts.iter() {
                 let (a, b) = (c.body_a(), c.body_b());
@@ -735,6 +799,8 @@ impl ReductionPasses for Reducer {
                 }
             }
             // propagate along member-member contacts inside one aggregate
+            seeds.sort_unstable();
+            seeds.dedup();
             let mut frontier = seeds.clone();
             for _ in 1..cs.depth {
                 let mut next = Vec::new();
@@ -782,7 +848,12 @@ impl ReductionPasses for Reducer {
         affected.dedup();
         let touching = self.settings.merge.normal_incident * detected.settings.dt;
         for id in affected {
-            let anchored = self.anchored_at(world, id);
+            // an anchored aggregate something presses gives way as a whole:
+            // what remains of it is dynamic
+            let anchored = self.anchored_at(world, id)
+                && self.aggregates[id]
+                    .as_ref()
+                    .is_some_and(|a| !a.members.iter().any(|&m| pressed[m]));
             let members = self.dissolve(world, id)?;
             let remaining: Vec<usize> = members.iter().copied().filter(|&m| !split[m]).collect();
             self.stats.split_members += members.len() - remaining.len();

@@ -178,11 +178,11 @@ proptest::proptest! {
 
     /// On any small stack merged with the floor and hit by a sphere
     /// dropped anywhere over it: every member of an anchored aggregate is
-    /// at rest exactly and keeps its position (to the round-off of being
-    /// placed again through a re-formed host's frame); every sphere is free or a member of one aggregate; and no
-    /// contact between two immovable carriers is in the solve (the solved
-    /// contacts are the detected ones less those inside one carrier and
-    /// those between two immovable carriers).
+    /// at rest exactly, and over a step that merged and split nothing it
+    /// keeps its position bit for bit; every sphere is free or a member
+    /// of one aggregate; and no contact between two immovable carriers is
+    /// in the solve (the solved contacts are the detected ones less those
+    /// inside one carrier and those between two immovable carriers).
     #[test]
     fn anchored_members_rest_and_immovable_pairs_leave_the_solve(
         nx in 1usize..4, ny in 1usize..4, nz in 1usize..4,
@@ -209,7 +209,8 @@ proptest::proptest! {
             // memberships before the step's solve are those after its
             // split, which the merge after it may change: count with the
             // contacts' carriers only when nothing merged
-            if st.hooks_as::<Reducer>().unwrap().stats().merges == 0 {
+            let rs = st.hooks_as::<Reducer>().unwrap().stats();
+            if rs.merges == 0 {
                 let expected = st
                     .contacts()
                     .iter()
@@ -228,12 +229,11 @@ proptest::proptest! {
                 let v = w.velocity(BodyId::from_index(b));
                 proptest::prop_assert_eq!(v.linear, Vec3::zeros());
                 proptest::prop_assert_eq!(v.angular, Vec3::zeros());
-                // a split and re-merge places it again through its new
-                // host's frame: the same position to the round-off of
-                // positions and offsets (the stack is at most 6 R across)
-                let moved = (w.positions()[b] - x).norm();
-                let scale = x.norm() + 6.0 * R;
-                proptest::prop_assert!(moved <= 4.0 * f64::EPSILON * scale, "moved {moved:e}");
+                // a split and re-merge may move it (as a freed member or
+                // a dynamic remainder for that step)
+                if rs.merges == 0 && rs.split_members == 0 {
+                    proptest::prop_assert_eq!(w.positions()[b].map(f64::to_bits), x.map(f64::to_bits));
+                }
             }
             let (_, members) = aggregates(&mut st, &w);
             let mut unique = members.clone();
@@ -242,4 +242,59 @@ proptest::proptest! {
             proptest::prop_assert!(!w.is_member(ball.index()) || members.contains(&ball.index()));
         }
     }
+}
+
+/// A kinematic wall pushed slowly (10 mm/s, below the contact split's
+/// 0.15 m/s) into the anchored block frees the members it meets and
+/// leaves the rest of their aggregate dynamic, so that the solve can push
+/// them. Measured largest overlap over 100 steps: 0.020 R against the
+/// block left dynamic, 0.045 R anchored (each anchored aggregate behind
+/// is squeezed for a step before it is pressed too), 0.224 R when only
+/// the members the wall touches are freed; bound 3 times the dynamic
+/// block's.
+#[test]
+fn a_kinematic_wall_pushed_into_an_anchored_block_frees_what_it_meets() {
+    let push = |on_static: bool| {
+        let mut w = World::on_floor(Material::default()).unwrap();
+        w.add_sphere_stack(R, MaterialId::from_index(0), [5, 5, 3])
+            .unwrap();
+        // the block spans x in [0, 10 R]; the wall's face at x = -1 mm
+        let half = Vec3::new(R, 6.0 * R, 3.0 * R);
+        let mut desc = ndem_step::BodyDesc::fixed(
+            Shape::cuboid(half).unwrap(),
+            MaterialId::from_index(0),
+            Vec3::new(-R - 1e-3 - half.x, 4.0 * R, 3.0 * R),
+        );
+        desc.motion = ndem_step::Motion::Kinematic;
+        let wall = w.add_body(desc).unwrap();
+        let mut st = papers_stepper(100);
+        for _ in 0..200 {
+            st.step(&mut w).unwrap();
+        }
+        st.set_hooks(reducer(on_static, Vec::new()));
+        for _ in 0..10 {
+            st.step(&mut w).unwrap();
+        }
+        let (ids, _) = aggregates(&mut st, &w);
+        assert!(!ids.is_empty() && ids.iter().all(|&(_, a)| a == on_static));
+        w.set_velocity(
+            wall,
+            ndem_math::Velocity6::new(Vec3::new(0.01, 0.0, 0.0), Vec3::zeros()),
+        )
+        .unwrap();
+        let (mut overlap, mut freed) = (0.0f64, 0);
+        for _ in 0..100 {
+            let s = st.step(&mut w).unwrap();
+            overlap = overlap.max(s.overlap_max);
+            freed += st.hooks_as::<Reducer>().unwrap().stats().split_members;
+        }
+        println!(
+            "merge_with_static {on_static}: largest overlap {overlap:.4} R, {freed} members freed"
+        );
+        (overlap, freed)
+    };
+    let (dynamic, _) = push(false);
+    let (anchored, freed) = push(true);
+    assert!(freed > 0);
+    assert!(anchored <= 3.0 * dynamic, "{anchored} against {dynamic}");
 }
