@@ -552,17 +552,19 @@ impl Reducer {
     }
 
     /// Marks in `split` the members of aggregates anchored to static
-    /// geometry that something moving presses or drags: a contact that
-    /// approaches faster than the merge's `ξ_nv^{i-mrg}` (eq. 26), from any
+    /// geometry that something moving presses or drags: a touching contact
+    /// (gap at most `ξ_nv^{i-mrg} Δt`) that still approaches faster than
+    /// the merge's `ξ_nv^{i-mrg}` (eq. 26) after the last solve, from any
     /// body, or that slides or rolls beyond the merge thresholds against a
     /// driven body (kinematic, jointed, or a static body whose surface
-    /// moves: a belt). An anchored member cannot respond in the solve, so
-    /// a slow push that the contact split's thresholds pass would crush
-    /// the bodies between it and what drives them; freed, the member takes
-    /// the push, and what remains of its aggregate is re-formed dynamic
+    /// moves: a belt). A body that lands on the member is stopped by the
+    /// solve; one that still approaches it is driven. An anchored member
+    /// cannot respond in the solve, so a slow push that the contact
+    /// split's thresholds pass would crush the bodies between it and what
+    /// drives them; freed, the member takes the push, and what remains of
+    /// its aggregate is re-formed dynamic
     /// ([`ReductionPasses::split_step`]), so that the push moves it as a
-    /// rigid body. A contact counts when it touches (`ξ_nv^{i-mrg} Δt`) or
-    /// closes within the step.
+    /// rigid body.
     fn pressed_anchored_split(
         &self,
         world: &World,
@@ -587,10 +589,10 @@ impl Reducer {
                 if world.carrier(o) == host || anchored_host(o).is_some() {
                     continue;
                 }
-                let mut u = relative_motion(c, x, v);
-                if c.gap > th.normal_incident * dt && c.gap + u.normal.min(0.0) * dt > 0.0 {
+                if c.gap > th.normal_incident * dt {
                     continue;
                 }
+                let mut u = relative_motion(c, x, v);
                 let motion = world.motions()[world.carrier(o)];
                 let driven = match motion {
                     Motion::Kinematic => true,
