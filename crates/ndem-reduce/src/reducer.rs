@@ -572,6 +572,11 @@ impl Reducer {
         dt: f64,
         split: &mut [bool],
     ) {
+        // nothing to look at without an anchored aggregate (the setting
+        // off, or none formed yet): no pass over the contacts
+        if !self.live().any(|(id, _)| self.anchored_at(world, id)) {
+            return;
+        }
         let th = &self.settings.merge;
         let anchored_host = |b: usize| {
             world
