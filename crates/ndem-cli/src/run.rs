@@ -351,7 +351,9 @@ impl RunFiles {
             .write_frame(
                 &self.dir,
                 &scene.world,
-                stepper.contact_forces_iter(),
+                stepper
+                    .contact_forces_iter()
+                    .chain(stepper.held_contact_forces_iter()),
                 stepper.time(),
                 step,
             )

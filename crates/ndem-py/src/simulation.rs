@@ -80,7 +80,9 @@ impl Run {
             .write_frame(
                 &f.dir,
                 world,
-                stepper.contact_forces_iter(),
+                stepper
+                    .contact_forces_iter()
+                    .chain(stepper.held_contact_forces_iter()),
                 stepper.time(),
                 stepper.step_count(),
             )

@@ -32,6 +32,7 @@ use ndem_solve::{
 };
 use std::time::{Duration, Instant};
 
+mod forces;
 mod impact_set;
 mod solve;
 
@@ -203,6 +204,10 @@ pub struct ContactForce {
     pub force_on_a: Vec3,
     /// Overlap `δ` (0 when apart) \[m\].
     pub overlap: f64,
+    /// `true` for a contact inside a rigid aggregate (model reduction),
+    /// which is not in the solve: its force is the impulse it holds, the
+    /// one it had when last solved ([`Stepper::held_contact_forces_iter`]).
+    pub held: bool,
 }
 
 /// Forces of one joint in the last step ([`Stepper::joint_reactions`]).
@@ -483,40 +488,6 @@ impl Stepper {
                 stages::contact_parameters(world, (&settings, &pairs), point)
             })
             .collect()
-    }
-
-    /// Contact forces of the last continuous solve.
-    pub fn contact_forces(&self) -> Vec<ContactForce> {
-        self.contact_forces_iter().collect()
-    }
-
-    /// [`Self::contact_forces`] formed on the fly, one per contact of the
-    /// last continuous solve in its order (empty after a failed step), for
-    /// a consumer that does not need them all at once (frame output).
-    pub fn contact_forces_iter(&self) -> impl Iterator<Item = ContactForce> + Clone + '_ {
-        let problem = self.problem.as_ref();
-        let m = problem.map_or(1, |p| p.contact_rows().count());
-        let dt = self.settings.dt;
-        problem
-            .into_iter()
-            .flat_map(|p| p.contacts())
-            .zip(self.lambda.chunks_exact(m))
-            .zip(
-                self.contact_index
-                    .iter()
-                    .map(|&k| &self.contacts.as_slice()[k as usize]),
-            )
-            .map(move |((c, lam), cp)| {
-                let (imp, _) = c.jacobian.world_impulses(lam);
-                ContactForce {
-                    key: c.key,
-                    point: cp.point,
-                    normal: cp.normal,
-                    normal_force: c.jacobian.normal_scale * lam[0] / dt,
-                    force_on_a: imp / dt,
-                    overlap: (-cp.gap).max(0.0),
-                }
-            })
     }
 
     /// Forces of the joint rows of the last step, `λ/Δt` per row in joint

@@ -327,7 +327,9 @@ pub fn write_particles_vtp(s: &mut dyn std::fmt::Write, world: &World, labels: O
 
 /// VTK XML PolyData of the contact network: one line per contact from the
 /// centre of body a to the centre of body b (or to the contact point for
-/// large bodies), with the normal force magnitude as cell data.
+/// large bodies), with the normal force magnitude, the overlap and `held`
+/// (1 for a contact inside a rigid aggregate, whose force is the one it
+/// held when last solved: [`ContactForce::held`]) as cell data.
 pub fn contacts_vtp(world: &World, forces: &[ContactForce]) -> String {
     let mut s = String::new();
     write_contacts_vtp(&mut s, world, forces.iter());
@@ -385,7 +387,14 @@ pub fn write_contacts_vtp<F: Borrow<ContactForce>>(
         "overlap",
         "Float64",
         1,
-        forces.map(|f| format!("{:e}", f.borrow().overlap)),
+        forces.clone().map(|f| format!("{:e}", f.borrow().overlap)),
+    );
+    data_array(
+        s,
+        "held",
+        "UInt8",
+        1,
+        forces.map(|f| u8::from(f.borrow().held).to_string()),
     );
     let _ = s.write_str("      </CellData>\n      <Lines>\n");
     data_array(
@@ -559,8 +568,9 @@ pub struct FrameLog {
 impl FrameLog {
     /// Writes frame files for the current state.
     /// `forces` may be a slice of [`ContactForce`] or the forces formed on
-    /// the fly by [`ndem_step::Stepper::contact_forces_iter`]; the files are
-    /// streamed, not built in memory.
+    /// the fly by [`ndem_step::Stepper::contact_forces_iter`] (`ndem run`
+    /// chains [`ndem_step::Stepper::held_contact_forces_iter`] after them);
+    /// the files are streamed, not built in memory.
     pub fn write_frame<I>(
         &mut self,
         dir: &Path,
