@@ -477,7 +477,17 @@ impl Simulation {
     /// `normal_force` `(m,)` \[N\]; `tangential_force` on a `(m, 3)` \[N\];
     /// `overlap` `(m,)` \[m\].
     fn contacts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        state::contacts(py, &self.lock(py)?.stepper)
+        state::contacts(py, &self.lock(py)?.stepper.contact_forces())
+    }
+
+    /// The contacts inside rigid aggregates (`reduce=True`) that hold an
+    /// impulse, as arrays with the keys of `contacts()`: not in the solve,
+    /// their forces are the impulses they had when last solved, over Δt
+    /// (`docs/reduction.md`, "Outputs"). Empty without aggregates.
+    fn held_contacts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let run = self.lock(py)?;
+        let held: Vec<_> = run.stepper.held_contact_forces_iter().collect();
+        state::contacts(py, &held)
     }
 
     /// The contact forces of the current state taken as a packing at

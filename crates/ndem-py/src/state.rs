@@ -2,7 +2,7 @@
 
 use ndem::math::{Vec3, Velocity6};
 use ndem::reduce::Reducer;
-use ndem::step::{BodyId, Drive, JointId, Motion, Motor, Stepper, World};
+use ndem::step::{BodyId, ContactForce, Drive, JointId, Motion, Motor, Stepper, World};
 use numpy::{PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -150,9 +150,9 @@ pub fn drive(speed: Option<f64>, position: Option<f64>, max_force: f64) -> PyRes
     }
 }
 
-/// The contacts of the last continuous solve as arrays.
-pub fn contacts<'py>(py: Python<'py>, stepper: &Stepper) -> PyResult<Bound<'py, PyDict>> {
-    let forces = stepper.contact_forces();
+/// Contact forces as arrays: `body_a`, `body_b`, `point`, `normal`,
+/// `normal_force`, `tangential_force` (on a) and `overlap`.
+pub fn contacts<'py>(py: Python<'py>, forces: &[ContactForce]) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item(
         "body_a",

@@ -64,6 +64,27 @@ def test_contacts_have_the_documented_shapes_and_balance_the_weight():
     assert np.isclose(c["normal_force"][on_floor].sum(), weight, rtol=1e-6)
 
 
+def test_held_contacts_of_a_merged_column_carry_the_spheres_above():
+    # the column merges once it rests (start_time 1 s) into one aggregate:
+    # its floor contact stays in the solve, the 24 contacts between its
+    # spheres are held with the impulses they had when last solved, the
+    # k-th from the top carrying k spheres (measured to 1.5e-7 relative;
+    # the tolerance is 10x). Merged from the first step (reduce=True) it
+    # would hold the first steps' impulses, before the column is loaded.
+    sim = ndem.Simulation.builtin("column", reduce={"start_time": 1.0})
+    sim.run(steps=400, progress=False)
+    assert np.all(sim.aggregate_ids[sim.dynamic] >= 0)
+    solved, held = sim.contacts(), sim.held_contacts()
+    assert set(held) == set(solved)
+    assert len(solved["body_a"]) == 1 and len(held["body_a"]) == 24
+    weight = sim.masses[sim.dynamic][0] * 9.81
+    carried = np.sort(held["normal_force"]) / weight
+    assert np.allclose(carried, np.arange(1, 25), rtol=1.5e-6, atol=0)
+    # the aggregate's floor contact, solved every step: 6.7e-16
+    assert np.isclose(solved["normal_force"][0], 25 * weight, rtol=1e-14, atol=0)
+    assert len(ndem.Simulation.builtin("column").held_contacts()["body_a"]) == 0
+
+
 def test_statistics_are_columns_of_one_length_with_numeric_dtypes():
     sim = ndem.Simulation.builtin("column")
     last = sim.run(steps=7, progress=False)
