@@ -432,8 +432,11 @@ fn blow_up_exits_2_naming_step_and_time_with_outputs_intact() {
 
 /// `ndem run column --reduce`: `stats.csv` shows the reduction level h(t)
 /// and the VTK frames mark each particle's aggregate.
+/// The merged column: h, every sphere's aggregate id in the particle
+/// frame, and in the contact frame its floor contact solved (`held` 0)
+/// beside the contacts inside the aggregate that hold an impulse (1).
 #[test]
-fn reduced_run_reports_h_and_writes_aggregate_ids() {
+fn reduced_run_reports_h_aggregate_ids_and_held_contacts() {
     let dir = tmp("reduce");
     let o = ndem_out("run column --reduce --steps 300 --frame-every 300", &dir);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -454,6 +457,18 @@ fn reduced_run_reports_h_and_writes_aggregate_ids() {
         .collect();
     assert_eq!(ids.len(), 25);
     assert!(ids.iter().all(|&i| i == ids[0] && i > 25), "{ids:?}");
+    let contacts = std::fs::read_to_string(dir.join("frames/contacts_00000300.vtp")).unwrap();
+    check_xml(&contacts);
+    let start = contacts.find("Name=\"held\"").expect("held array");
+    let values = &contacts[start..];
+    let values = &values[values.find('>').unwrap() + 1..values.find("</DataArray>").unwrap()];
+    let held: Vec<u8> = values
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(held.len(), attr(&contacts, "NumberOfLines"));
+    assert_eq!(held.iter().filter(|&&h| h == 0).count(), 1, "{held:?}");
+    assert!(held.len() > 1 && held.iter().all(|&h| h <= 1), "{held:?}");
 }
 
 /// `--particles` sizes the built-in packing (and is refused, naming the
