@@ -92,6 +92,19 @@ fn check_xml(text: &str) {
     assert!(stack.is_empty(), "unclosed tags {stack:?}");
 }
 
+/// The values of the VTK data array `name` in `text`.
+fn data_array<T: std::str::FromStr<Err: std::fmt::Debug>>(text: &str, name: &str) -> Vec<T> {
+    let start = text
+        .find(&format!("Name=\"{name}\""))
+        .unwrap_or_else(|| panic!("no {name} array"));
+    let values = &text[start..];
+    let values = &values[values.find('>').unwrap() + 1..values.find("</DataArray>").unwrap()];
+    values
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
 fn attr(text: &str, name: &str) -> usize {
     let k = text.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
     text[k..k + text[k..].find('"').unwrap()].parse().unwrap()
@@ -448,24 +461,12 @@ fn reduced_run_reports_h_aggregate_ids_and_held_contacts() {
     assert!((h - 0.96).abs() < 1e-12, "h = {h}");
     let frame = dir.join("frames").join("particles_00000300.vtp");
     let text = std::fs::read_to_string(frame).unwrap();
-    let start = text.find("Name=\"aggregate\"").expect("aggregate array");
-    let values = &text[start..];
-    let values = &values[values.find('>').unwrap() + 1..values.find("</DataArray>").unwrap()];
-    let ids: Vec<i64> = values
-        .split_whitespace()
-        .map(|v| v.parse().unwrap())
-        .collect();
+    let ids: Vec<i64> = data_array(&text, "aggregate");
     assert_eq!(ids.len(), 25);
     assert!(ids.iter().all(|&i| i == ids[0] && i > 25), "{ids:?}");
     let contacts = std::fs::read_to_string(dir.join("frames/contacts_00000300.vtp")).unwrap();
     check_xml(&contacts);
-    let start = contacts.find("Name=\"held\"").expect("held array");
-    let values = &contacts[start..];
-    let values = &values[values.find('>').unwrap() + 1..values.find("</DataArray>").unwrap()];
-    let held: Vec<u8> = values
-        .split_whitespace()
-        .map(|v| v.parse().unwrap())
-        .collect();
+    let held: Vec<u8> = data_array(&contacts, "held");
     assert_eq!(held.len(), attr(&contacts, "NumberOfLines"));
     assert_eq!(held.iter().filter(|&&h| h == 0).count(), 1, "{held:?}");
     assert!(held.len() > 1 && held.iter().all(|&h| h <= 1), "{held:?}");
