@@ -777,6 +777,7 @@ impl ReductionPasses for Reducer {
         self.pressed_anchored_split(world, contacts, detected.settings.dt, &mut pressed);
         // pressed members seed the contact split's propagation too
         let mut seeds: Vec<usize> = (0..n).filter(|&m| pressed[m] && !split[m]).collect();
+        self.stats.pressed_members = seeds.len();
         for &m in &seeds {
             split[m] = true;
         }

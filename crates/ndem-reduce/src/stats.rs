@@ -19,6 +19,10 @@ pub struct ReductionStats {
     pub merges: usize,
     /// Members freed by splits this step.
     pub split_members: usize,
+    /// Members of anchored aggregates freed by the pressed split this step
+    /// (`merge_with_static`); the rest of their aggregates went dynamic
+    /// for the step.
+    pub pressed_members: usize,
     /// Time spent in split (after detection).
     pub split_time: Duration,
     /// Time spent in merge (after the solve).
@@ -28,10 +32,11 @@ pub struct ReductionStats {
 }
 
 impl ReductionStats {
-    /// Clears the counts of one step (merges, split members, trial
-    /// sweeps) at its start.
+    /// Clears the counts of one step (merges, split and pressed members,
+    /// trial sweeps) at its start.
     pub fn start_step(&mut self) {
         self.split_members = 0;
+        self.pressed_members = 0;
         self.merges = 0;
         self.trial_iterations = 0;
     }

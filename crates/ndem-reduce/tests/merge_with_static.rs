@@ -178,11 +178,15 @@ proptest::proptest! {
 
     /// On any small stack merged with the floor and hit by a sphere
     /// dropped anywhere over it: every member of an anchored aggregate is
-    /// at rest exactly, and over a step that merged and split nothing it
-    /// keeps its position bit for bit; every sphere is free or a member
-    /// of one aggregate; and no contact between two immovable carriers is
-    /// in the solve (the solved contacts are the detected ones less those
-    /// inside one carrier and those between two immovable carriers).
+    /// at rest exactly and keeps its position (to the round-off of being
+    /// placed again through a re-formed host's frame; bit for bit over a
+    /// step that merged and split nothing), except over a step in which
+    /// the pressed split released an anchored aggregate, whose rest is
+    /// then dynamic for the step and may move before it anchors again;
+    /// every sphere is free or a member of one aggregate; and no contact
+    /// between two immovable carriers is in the solve (the solved contacts
+    /// are the detected ones less those inside one carrier and those
+    /// between two immovable carriers).
     #[test]
     fn anchored_members_rest_and_immovable_pairs_leave_the_solve(
         nx in 1usize..4, ny in 1usize..4, nz in 1usize..4,
@@ -229,8 +233,15 @@ proptest::proptest! {
                 let v = w.velocity(BodyId::from_index(b));
                 proptest::prop_assert_eq!(v.linear, Vec3::zeros());
                 proptest::prop_assert_eq!(v.angular, Vec3::zeros());
-                // a split and re-merge may move it (as a freed member or
-                // a dynamic remainder for that step)
+                // a split and re-merge places it again through its new
+                // host's frame: the same position to the round-off of
+                // positions and offsets (the stack is at most 6 R across);
+                // a pressed aggregate's rest is dynamic for the step
+                if rs.pressed_members == 0 {
+                    let moved = (w.positions()[b] - x).norm();
+                    let scale = x.norm() + 6.0 * R;
+                    proptest::prop_assert!(moved <= 4.0 * f64::EPSILON * scale, "moved {moved:e}");
+                }
                 if rs.merges == 0 && rs.split_members == 0 {
                     proptest::prop_assert_eq!(w.positions()[b].map(f64::to_bits), x.map(f64::to_bits));
                 }
