@@ -55,20 +55,20 @@ impl Stepper {
     pub fn held_contact_forces_iter(&self) -> impl Iterator<Item = ContactForce> + Clone + '_ {
         let history = self.problem.as_ref().and(self.warm_start.history());
         let dt = self.settings.dt;
+        let count = if history.is_some() {
+            self.contacts.len()
+        } else {
+            0
+        };
         // `contact_index` lists the solved contacts' places in the set in
-        // increasing order: the others are the held ones
-        let mut solved = self.contact_index.iter().copied().peekable();
-        let unsolved: Vec<usize> = (0..self.contacts.len())
-            .filter(|&k| {
-                if solved.peek() == Some(&(k as u32)) {
-                    solved.next();
-                    false
-                } else {
-                    true
-                }
+        // increasing order: one walk beside the set passes over them
+        let solved = self.contact_index.iter().copied().peekable();
+        let unsolved = (0..count)
+            .scan(solved, |solved, k| {
+                Some((k, solved.next_if_eq(&(k as u32)).is_some()))
             })
-            .collect();
-        unsolved.into_iter().filter_map(move |k| {
+            .filter_map(|(k, solved)| (!solved).then_some(k));
+        unsolved.filter_map(move |k| {
             let cp = &self.contacts.as_slice()[k];
             let held = history?.get(&cp.key)?;
             let n = cp.normal;
