@@ -189,10 +189,8 @@ fn every_builtin_scene_round_trips_through_its_file_and_runs() {
             let vtp = std::fs::read_to_string(&bodies).unwrap();
             check_xml(&vtp);
             assert_eq!(attr(&vtp, "NumberOfPolys"), triangles, "{name}");
-            let ids = vtp.split("Name=\"body_id\"").nth(1).unwrap();
-            let ids = &ids[ids.find('>').unwrap() + 1..ids.find("</DataArray>").unwrap()];
             let ids: std::collections::BTreeSet<usize> =
-                ids.split_whitespace().map(|x| x.parse().unwrap()).collect();
+                data_array::<usize>(&vtp, "body_id").into_iter().collect();
             assert_eq!(ids, shown.iter().copied().collect(), "{name}");
             check_xml(&std::fs::read_to_string(out.join("bodies.pvd")).unwrap());
         } else {
