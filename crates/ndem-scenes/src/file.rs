@@ -224,6 +224,9 @@ fn default_impact_iterations() -> usize {
 fn default_gamma() -> f64 {
     1e-6
 }
+fn dynamic() -> String {
+    "dynamic".into()
+}
 
 /// `[[materials]]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -239,7 +242,8 @@ pub struct MaterialSpec {
     pub restitution: f64,
     /// μ_t.
     pub friction: f64,
-    /// μ_r.
+    /// μ_r (default 0: no rolling resistance).
+    #[serde(default)]
     pub rolling_resistance: f64,
     /// Dashpot time c \[s\].
     #[serde(default)]
@@ -259,7 +263,8 @@ pub struct BodySpec {
     /// Material index.
     #[serde(default)]
     pub material: usize,
-    /// "dynamic", "kinematic" or "static".
+    /// "dynamic" (the default), "kinematic" or "static".
+    #[serde(default = "dynamic")]
     pub motion: String,
     /// Position \[m\].
     pub position: [f64; 3],

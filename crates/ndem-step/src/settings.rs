@@ -95,15 +95,19 @@ impl StepSettings {
         StepError::require_positive("dt", self.dt)?;
         StepError::require_non_negative("impact_velocity", self.impact_velocity)?;
         StepError::require_non_negative("margin", self.margin)?;
+        // `Σ_n = (4/Δt²) ε_n Υ_n` (docs/theory.md, "SPOOK") needs a normal Δt²
+        StepError::require(
+            self.dt * self.dt >= f64::MIN_POSITIVE,
+            "dt",
+            "too small: Δt² underflows and the contact compliances overflow (Δt ≥ 1.5e-154 s)",
+        )?;
         if let ContactLaw::Linear { stiffness } = self.contact_law
             && !(stiffness.is_finite() && stiffness > 0.0)
         {
-            {
-                return Err(StepError::InvalidSettings {
-                    field: "contact_law.stiffness",
-                    reason: "must be finite and > 0",
-                });
-            }
+            return Err(StepError::InvalidSettings {
+                field: "contact_law.stiffness",
+                reason: "must be finite and > 0",
+            });
         }
         StepError::require(
             !(self.impact_stage && self.impact_iterations == 0),
