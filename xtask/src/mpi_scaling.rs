@@ -14,7 +14,7 @@ use crate::SuiteOptions;
 use crate::plot::{Axes, Series, line_plot};
 use crate::report::{self, Progress, SuiteResult};
 use ndem_mpi::{DistributedNdem, DistributedNdemSettings, run_on_threads};
-use ndem_solve::{PgsSettings, SolverStatus, Stopping};
+use ndem_solve::{PgsSettings, SolverStatus, Stopping, SubdomainSweep};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -192,7 +192,8 @@ const SWEEP_CAP: usize = 10000;
 const SWEEP_DT: f64 = 1e-3;
 
 /// NDEM sweeps to a residual on a resting bed on 1, 2 and 4 subdomains
-/// (threads as ranks: the iterates are the MPI run's).
+/// (threads as ranks: the iterates are the MPI run's), the subdomains
+/// coupled by mass splitting and in phases.
 fn iterations_by_subdomains(z: &Sizes, progress: &mut Progress) -> SuiteResult<Vec<Value>> {
     let length = 0.014 * (z.bed as f64 / 28.0).ceil() + 0.014;
     let scene = ndem_scenes::builders::falling_lattice(z.bed, length).map_err(|e| e.to_string())?;
@@ -214,14 +215,24 @@ fn iterations_by_subdomains(z: &Sizes, progress: &mut Progress) -> SuiteResult<V
     progress.note("bed settled (1 s)");
     let steps = 10;
     let mut out = Vec::new();
-    for (tolerance, ranks) in SWEEP_TOLERANCES
-        .iter()
-        .flat_map(|&t| RANKS.iter().map(move |&r| (t, r)))
-    {
+    let couplings = |ranks: usize| match ranks {
+        1 => &[SubdomainSweep::MassSplit][..],
+        _ => &[SubdomainSweep::MassSplit, SubdomainSweep::Phased][..],
+    };
+    for (tolerance, ranks, sweep) in SWEEP_TOLERANCES.iter().flat_map(|&t| {
+        RANKS
+            .iter()
+            .flat_map(move |&r| couplings(r).iter().map(move |&c| (t, r, c)))
+    }) {
         let mut to_tolerance = settle;
         to_tolerance.pgs = PgsSettings {
             stopping: Stopping::to_tolerance(SWEEP_CAP, tolerance),
             ..PgsSettings::default()
+        };
+        to_tolerance.subdomain_sweep = sweep;
+        let coupling = match sweep {
+            SubdomainSweep::MassSplit => "mass-split",
+            SubdomainSweep::Phased => "phased",
         };
         let per_rank = run_on_threads(ranks, |comm| -> Result<(f64, usize, f64), String> {
             let mut run =
@@ -240,11 +251,12 @@ fn iterations_by_subdomains(z: &Sizes, progress: &mut Progress) -> SuiteResult<V
         });
         let (mean, converged, residual) = per_rank.into_iter().next().ok_or("no rank")??;
         progress.note(&format!(
-            "{ranks} subdomains, {tolerance:e} m/s: {mean:.0} sweeps per step"
+            "{ranks} subdomains ({coupling}), {tolerance:e} m/s: {mean:.0} sweeps per step"
         ));
         out.push(json!({
             "tolerance": tolerance,
             "subdomains": ranks,
+            "coupling": coupling,
             "mean_sweeps": mean,
             "converged_steps": converged,
             "steps": steps,
@@ -596,15 +608,16 @@ fn report_text(
     }
     let _ = write!(
         r,
-        "\n## NDEM sweeps to a residual by number of subdomains\n\nA resting bed of {} spheres (`falling_lattice`, 4 layers deep, settled 1 s on one rank at Δt = {SWEEP_DT} s to {SWEEP_TOLERANCE:e} m/s, at most 500 sweeps), 10 steps warm-started from its impulses and solved to each tolerance (largest row residual, cap {SWEEP_CAP} sweeps); subdomains as threads, whose iterates are those of MPI ranks. To 1e-6 m/s the solves stalled just above it (1.1e-6 m/s after 10 000 sweeps on one subdomain). The `packing` bed of the timing runs does not serve here: settled at Δt = 1 ms its solves stayed at 5e-4 m/s after 20 000 sweeps on one subdomain, and at its own 5 ms at 4e-3 m/s after 5000.\n\n| tolerance | subdomains | mean sweeps per step | converged steps | largest residual |\n|---|---|---|---|---|\n",
+        "\n## NDEM sweeps to a residual by number of subdomains\n\nA resting bed of {} spheres (`falling_lattice`, 4 layers deep, settled 1 s on one rank at Δt = {SWEEP_DT} s to {SWEEP_TOLERANCE:e} m/s, at most 500 sweeps), 10 steps warm-started from its impulses and solved to each tolerance (largest row residual, cap {SWEEP_CAP} sweeps); subdomains as threads, whose iterates are those of MPI ranks. To 1e-6 m/s the solves stalled just above it (1.1e-6 m/s after 10 000 sweeps on one subdomain). The `packing` bed of the timing runs does not serve here: settled at Δt = 1 ms its solves stayed at 5e-4 m/s after 20 000 sweeps on one subdomain, and at its own 5 ms at 4e-3 m/s after 5000.\n\n| tolerance | subdomains | coupling | mean sweeps per step | converged steps | largest residual |\n|---|---|---|---|---|---|\n",
         z.bed
     );
     for it in iterations {
         let _ = writeln!(
             r,
-            "| {:.0e} | {} | {:.0} | {} / {} | {:.2e} |",
+            "| {:.0e} | {} | {} | {:.0} | {} / {} | {:.2e} |",
             it["tolerance"].as_f64().unwrap_or(f64::NAN),
             it["subdomains"],
+            it["coupling"].as_str().unwrap_or(""),
             it["mean_sweeps"].as_f64().unwrap_or(f64::NAN),
             it["converged_steps"],
             it["steps"],

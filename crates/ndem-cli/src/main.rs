@@ -136,6 +136,11 @@ struct RunArgs {
     /// always uses) instead of as far as its own sweep.
     #[arg(long, requires = "mpi")]
     uniform_ghost_reach: bool,
+    /// With --mpi (NDEM): the ranks sweep in phases, Gauss-Seidel-wise
+    /// between ranks (`SubdomainSweep::Phased`), instead of all at once
+    /// with the shared bodies' masses split.
+    #[arg(long, requires = "mpi")]
+    phased_sweeps: bool,
 }
 
 /// `--checkpoint-format`: a [`CheckpointFormat`] by its name.
@@ -539,6 +544,7 @@ fn distributed(
         checkpoint_format: run.checkpoint_format,
         smooth,
         uniform_ghost_reach: run.uniform_ghost_reach,
+        phased_sweeps: run.phased_sweeps,
     };
     let message = run_distributed(
         Start {

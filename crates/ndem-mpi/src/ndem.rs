@@ -6,7 +6,9 @@
 //! ([`crate::GhostReach`]), by rank 0 when it has none; after every sweep
 //! the velocity corrections of bodies held by several ranks are sent to
 //! the owner, summed there in rank order, and the sum sent back (Preclik
-//! and Rüde 2015). Warm-start impulses migrate with the bodies.
+//! and Rüde 2015; on two ranks in one exchange, [`DomainCoupling`]); with
+//! [`SubdomainSweep::Phased`] the ranks sweep in phases, Gauss-Seidel-wise
+//! between them. Warm-start impulses migrate with the bodies.
 //!
 //! Machines: their bodies are held by every rank (owned by rank 0,
 //! [`crate::Domain`]) and so are their joints, whose rows every rank
@@ -14,7 +16,7 @@
 //! joints' warm-start multipliers stay on every rank through rebuilds.
 //!
 //! What depends on the rank count: the sweep couples subdomains
-//! Jacobi-wise, so the iterates (and a solve stopped by its iteration cap)
+//! Jacobi-wise (or, phased, in another Gauss-Seidel order), so the iterates (and a solve stopped by its iteration cap)
 //! differ from one rank's; converged solves agree to the solver tolerance.
 //! For a fixed rank count runs are deterministic.
 
@@ -24,7 +26,7 @@ use crate::error::MpiError;
 use ndem_math::{ContactKey, SettingError, Vec3};
 use ndem_solve::{
     HistoryWarmStart, ImpulseHistory, PgsSettings, SolveError, Stopping, StoredImpulse,
-    SubdomainPgs,
+    SubdomainPgs, SubdomainSweep,
 };
 use ndem_step::{StepSettings, StepStats, Stepper, World};
 use std::sync::{Arc, Mutex};
@@ -66,6 +68,9 @@ pub struct DistributedNdemSettings {
     pub warm_start: bool,
     /// The decomposition.
     pub domain: DomainSettings,
+    /// How the ranks' sweeps are coupled (both stages and the trial
+    /// solve of model reduction).
+    pub subdomain_sweep: SubdomainSweep,
 }
 
 impl Default for DistributedNdemSettings {
@@ -81,6 +86,7 @@ impl Default for DistributedNdemSettings {
                 ghost_reach: GhostReach::PerBody,
                 ..DomainSettings::default()
             },
+            subdomain_sweep: SubdomainSweep::default(),
         }
     }
 }
@@ -109,6 +115,7 @@ pub struct DistributedNdem<C: Communicator + Clone + 'static> {
     plan: Arc<Mutex<Plan>>,
     counters: Arc<Mutex<ExchangeCounters>>,
     dt: f64,
+    sweep: SubdomainSweep,
 }
 
 impl<C: Communicator + Clone + 'static> std::fmt::Debug for DistributedNdem<C> {
@@ -151,7 +158,9 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             rank,
             message: e.to_string(),
         };
-        let solver = SubdomainPgs::new(settings.pgs, coupling()).map_err(solve_err)?;
+        let solver = SubdomainPgs::new(settings.pgs, coupling())
+            .map_err(solve_err)?
+            .with_sweep(settings.subdomain_sweep);
         let impact = SubdomainPgs::new(
             PgsSettings {
                 stopping: Stopping::to_tolerance(settings.step.impact_iterations.max(1), 1e-10),
@@ -159,7 +168,8 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             },
             coupling(),
         )
-        .map_err(solve_err)?;
+        .map_err(solve_err)?
+        .with_sweep(settings.subdomain_sweep);
         let warm: Box<dyn ndem_solve::WarmStart> = if settings.warm_start {
             Box::new(HistoryWarmStart::default())
         } else {
@@ -181,6 +191,7 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             plan,
             counters,
             dt: settings.step.dt,
+            sweep: settings.subdomain_sweep,
         };
         run.refresh_plan();
         Ok(run)
@@ -524,7 +535,7 @@ impl<C: Communicator + Clone + 'static> DistributedNdem<C> {
             self.domain.comm().clone(),
             self.plan.clone(),
             self.counters.clone(),
-            settings,
+            (settings, self.sweep),
             state,
         )
         .map_err(|e| MpiError::Step {

@@ -94,7 +94,7 @@ pub use masses::InverseMasses;
 pub use metrics::{ResidualEvaluator, ResidualStats, coulomb_merit};
 pub use newton::{NewtonSettings, SemismoothNewton};
 pub use pgs::{HubRows, JointRows, PgsSettings, PgsVariant, ProjectedGaussSeidel};
-pub use pgs_subdomain::{SubdomainCoupling, SubdomainPgs};
+pub use pgs_subdomain::{SubdomainCoupling, SubdomainPgs, SubdomainSweep};
 pub use problem::{
     Contact, ContactBuilder, ContactFillError, ContactIter, ContactModel, ContactProblem,
     ContactRows, Contacts, FrictionSet, GenericRow, ProblemStorage, RowBounds,

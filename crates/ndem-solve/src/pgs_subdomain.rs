@@ -33,6 +33,13 @@
 //! Every subdomain then holds the same generic multipliers; one of them
 //! ([`SubdomainCoupling::leads`]) counts them in the sums over subdomains.
 //!
+//! [`SubdomainSweep::Phased`] couples the subdomains Gauss-Seidel-wise
+//! instead: they sweep in phases, one per colour of a colouring in which
+//! no two subdomains of a colour move a common body, and the shared
+//! bodies' velocities are made one after each phase (`phases`). A sweep
+//! is then one Gauss-Seidel pass over the whole problem in a fixed order,
+//! without mass splitting, at the price of one exchange per colour.
+//!
 //! The communication is not this crate's business: it goes through
 //! [`SubdomainCoupling`] (ndem-mpi implements it over MPI and over threads).
 
@@ -46,6 +53,24 @@ use crate::solver::{
 };
 use ndem_math::SettingError;
 use ndem_math::Velocity6;
+
+mod phases;
+
+/// How [`SubdomainPgs`] couples the subdomains' sweeps (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SubdomainSweep {
+    /// Every subdomain sweeps all its owned contacts at once, with the
+    /// shared bodies' masses split (Tonge et al. 2012); the shared bodies'
+    /// velocities are averaged after each sweep: Jacobi-wise between
+    /// subdomains.
+    #[default]
+    MassSplit,
+    /// The subdomains sweep in phases, one per colour of the subdomains
+    /// that move common bodies; the shared bodies' velocities are made one
+    /// after each phase: Gauss-Seidel-wise between subdomains, one
+    /// exchange per colour and sweep.
+    Phased,
+}
 
 /// How one subdomain's solve is coupled to the others'. Every method is
 /// collective: all subdomains call it at the same point of their solves.
@@ -72,6 +97,11 @@ pub trait SubdomainCoupling: Send {
         out.clear();
         out.extend(0..body_count as u32);
     }
+    /// This subdomain's index and the number of subdomains (the same in
+    /// every subdomain). The default: one subdomain, `(0, 1)`.
+    fn subdomain(&self) -> (usize, usize) {
+        (0, 1)
+    }
     /// Whether this subdomain counts the rows every subdomain holds alike
     /// (the generic rows) in the sums over subdomains: the velocity
     /// `v* + M⁻¹Gᵀλ` and the residuals. Exactly one subdomain leads.
@@ -94,6 +124,11 @@ pub struct SubdomainPgs {
     pgs: ProjectedGaussSeidel,
     coupling: Box<dyn SubdomainCoupling>,
     owned: Vec<bool>,
+    sweep: SubdomainSweep,
+    /// With [`SubdomainSweep::Phased`], the bounds of each phase's part of
+    /// the restricted order.
+    phase_bounds: Vec<usize>,
+    phase_scratch: Vec<u32>,
     /// The shared bodies' velocities before a sweep, in `shared`'s order.
     start: Vec<Velocity6>,
     /// `k_i`: subdomains with owned contacts on body `i` (at least 1).
@@ -133,6 +168,9 @@ impl SubdomainPgs {
         Ok(Self {
             pgs: ProjectedGaussSeidel::new(settings)?,
             coupling,
+            sweep: SubdomainSweep::default(),
+            phase_bounds: Vec::new(),
+            phase_scratch: Vec::new(),
             owned: Vec::new(),
             start: Vec::new(),
             split: Vec::new(),
@@ -144,9 +182,78 @@ impl SubdomainPgs {
         })
     }
 
+    /// The same solver with the subdomains' sweeps coupled as `sweep`
+    /// says (every subdomain of a problem must use the same).
+    pub fn with_sweep(mut self, sweep: SubdomainSweep) -> Self {
+        self.sweep = sweep;
+        self
+    }
+
     /// The settings.
     pub fn settings(&self) -> &PgsSettings {
         self.pgs.settings()
+    }
+
+    /// How the subdomains' sweeps are coupled.
+    pub fn sweep(&self) -> SubdomainSweep {
+        self.sweep
+    }
+
+    /// With [`SubdomainSweep::Phased`]: colours the subdomains and cuts the
+    /// restricted order into the phases' parts. Collective.
+    fn plan_phases(&mut self, problem: &ContactProblem) {
+        let movable: Vec<bool> = problem.inverse_mass().movable().collect();
+        let (index, count) = self.coupling.subdomain();
+        let colouring = if count > 1 {
+            let mut touch = phases::touches(problem, (&self.owned, &movable), (index, count));
+            self.coupling.sum_over_holders(&mut touch, count);
+            let mut adjacent = phases::edges(&touch, &self.shared, (index, count));
+            self.coupling.sum(&mut adjacent);
+            phases::colour(&adjacent, (index, count))
+        } else {
+            (0, 1)
+        };
+        let (split, records) = (&self.split, problem.records());
+        let on_shared = |c: usize| {
+            records[c]
+                .bodies
+                .iter()
+                .any(|&b| split[b as usize] > 1.0 && movable[b as usize])
+        };
+        phases::cut(
+            self.pgs.restricted_order(),
+            on_shared,
+            colouring,
+            &mut self.phase_bounds,
+            &mut self.phase_scratch,
+        );
+    }
+
+    /// One sweep of the owned contacts, coupled as [`Self::sweep`] says.
+    fn sweep_owned(
+        &mut self,
+        problem: &ContactProblem,
+        (lambda, velocity): (&mut [f64], &mut [Velocity6]),
+        mode: crate::pgs::SweepMode,
+    ) -> (f64, bool) {
+        if self.sweep == SubdomainSweep::MassSplit {
+            self.remember_shared(velocity);
+            let outcome = self.pgs.sweep_contacts(problem, lambda, velocity, mode);
+            self.sum_corrections(velocity, true);
+            return outcome;
+        }
+        let (mut corr, mut finite) = (0.0f64, true);
+        for p in 0..self.phase_bounds.len() - 1 {
+            self.remember_shared(velocity);
+            let part = self.phase_bounds[p]..self.phase_bounds[p + 1];
+            let (c, f) = self
+                .pgs
+                .sweep_order_part(problem, (lambda, velocity), mode, part);
+            (corr, finite) = (corr.max(c), finite && f);
+            // one subdomain moved each shared body: its correction
+            self.sum_corrections(velocity, false);
+        }
+        (corr, finite)
     }
 
     /// `v = v* + M⁻¹ Σ_subdomains G_ownedᵀ λ_owned`: this subdomain's
@@ -307,12 +414,16 @@ impl Solver for SubdomainPgs {
             .shared_bodies(problem.body_count(), &mut self.shared);
         self.split_factors(problem);
         self.pgs.mass_split.clear();
-        if self.split.iter().any(|&k| k > 1.0) {
+        let phased = self.sweep == SubdomainSweep::Phased;
+        if !phased && self.split.iter().any(|&k| k > 1.0) {
             self.pgs.mass_split.extend_from_slice(&self.split);
         }
         self.pgs.prepare(problem);
         let owned = &self.owned;
         self.pgs.restrict_order(problem, |c| owned[c]);
+        if phased {
+            self.plan_phases(problem);
+        }
         // the start: the owned multipliers of every subdomain
         let m = problem.contact_rows().count();
         for (c, owned) in self.owned.iter().enumerate() {
@@ -336,10 +447,8 @@ impl Solver for SubdomainPgs {
         // exact only when every subdomain's is)
         let observed = self.any_subdomain(observer.wants_updates());
         for it in 0..stopping.max_iterations {
-            self.remember_shared(velocity);
             let mode = crate::pgs::SweepMode::of_sweep(passes, &stopping, &schedule, it, observed);
-            let (mut corr, mut finite) = self.pgs.sweep_contacts(problem, lambda, velocity, mode);
-            self.sum_corrections(velocity, true);
+            let (mut corr, mut finite) = self.sweep_owned(problem, (lambda, velocity), mode);
             if !problem.generic_rows().is_empty() {
                 let was_direct = direct;
                 let (c, f) = self

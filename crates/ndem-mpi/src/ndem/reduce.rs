@@ -43,7 +43,7 @@ use ndem_reduce::{
     Aggregate, AggregateState, FirstMoments, ReduceError, ReducerState, ReductionSettings,
     ReductionStats, SecondMoments, TrialSplit,
 };
-use ndem_solve::{PgsSettings, Solver, Stopping, SubdomainCoupling, SubdomainPgs};
+use ndem_solve::{PgsSettings, Solver, Stopping, SubdomainCoupling, SubdomainPgs, SubdomainSweep};
 use ndem_step::{BodyId, DetectedView, SolvedView, StepError, World};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -54,6 +54,8 @@ pub(super) struct DistributedReducer<C: Communicator + Clone + 'static> {
     plan: Arc<Mutex<Plan>>,
     counters: Arc<Mutex<ExchangeCounters>>,
     settings: ReductionSettings,
+    /// How the trial solve couples the ranks' sweeps.
+    sweep: SubdomainSweep,
     /// Aggregate body → its members, by global index, members ascending.
     table: BTreeMap<u64, Vec<u64>>,
     /// Retired aggregate bodies by global index, descending (the last is
@@ -95,7 +97,7 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
         comm: C,
         plan: Arc<Mutex<Plan>>,
         counters: Arc<Mutex<ExchangeCounters>>,
-        settings: ReductionSettings,
+        (settings, sweep): (ReductionSettings, SubdomainSweep),
         state: ReducerState,
     ) -> Result<Self, ReduceError> {
         settings.validate()?;
@@ -115,6 +117,7 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
             plan,
             counters,
             settings,
+            sweep,
             table,
             retired,
             stats: ReductionStats::default(),
@@ -470,8 +473,9 @@ impl<C: Communicator + Clone + 'static> DistributedReducer<C> {
             stopping: Stopping::iterations(ts.iterations),
             ..PgsSettings::default()
         };
-        let mut pgs =
-            SubdomainPgs::new(settings, Box::new(self.coupling())).map_err(StepError::from)?;
+        let mut pgs = SubdomainPgs::new(settings, Box::new(self.coupling()))
+            .map_err(StepError::from)?
+            .with_sweep(self.sweep);
         pgs.solve(&problem, &mut lambda, &mut v)
             .map_err(StepError::from)?;
         self.stats.trial_iterations = ts.iterations;

@@ -35,6 +35,7 @@ fn settings(scene: &Scene, tolerance: f64, cap: usize) -> DistributedNdemSetting
         },
         warm_start: true,
         domain: DomainSettings::default(),
+        subdomain_sweep: Default::default(),
     }
 }
 

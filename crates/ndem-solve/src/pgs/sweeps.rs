@@ -112,6 +112,28 @@ impl ProjectedGaussSeidel {
         }
     }
 
+    /// The order [`Self::restrict_order`] kept, to rearrange: a sweep of
+    /// a part of it is [`Self::sweep_order_part`].
+    pub(crate) fn restricted_order(&mut self) -> &mut Vec<u32> {
+        debug_assert!(matches!(self.order_source, OrderSource::Own));
+        &mut self.order
+    }
+
+    /// One pass over the contacts `part` of the restricted order
+    /// ([`Self::restricted_order`]), on this thread.
+    pub(crate) fn sweep_order_part(
+        &mut self,
+        problem: &ContactProblem,
+        (lambda, velocity): (&mut [f64], &mut [Velocity6]),
+        mode: SweepMode,
+        part: std::ops::Range<usize>,
+    ) -> (f64, bool) {
+        self.current.shared = false;
+        let sweep = self.sweep_inputs(problem, mode);
+        let order = self.order[part].iter().map(|&c| c as usize);
+        sweep.run(order, lambda, velocity)
+    }
+
     /// Makes the shared copy of the velocities the current one for
     /// parallel sweeps (filled from `velocity` unless it is current
     /// already).
