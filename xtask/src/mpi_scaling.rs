@@ -230,9 +230,10 @@ fn iterations_by_subdomains(z: &Sizes, progress: &mut Progress) -> SuiteResult<V
             ..PgsSettings::default()
         };
         to_tolerance.subdomain_sweep = sweep;
-        let coupling = match sweep {
-            SubdomainSweep::MassSplit => "mass-split",
-            SubdomainSweep::Phased => "phased",
+        let coupling = match (ranks, sweep) {
+            (1, _) => "none",
+            (_, SubdomainSweep::MassSplit) => "mass-split",
+            (_, SubdomainSweep::Phased) => "phased",
         };
         let per_rank = run_on_threads(ranks, |comm| -> Result<(f64, usize, f64), String> {
             let mut run =
@@ -608,7 +609,7 @@ fn report_text(
     }
     let _ = write!(
         r,
-        "\n## NDEM sweeps to a residual by number of subdomains\n\nA resting bed of {} spheres (`falling_lattice`, 4 layers deep, settled 1 s on one rank at Δt = {SWEEP_DT} s to {SWEEP_TOLERANCE:e} m/s, at most 500 sweeps), 10 steps warm-started from its impulses and solved to each tolerance (largest row residual, cap {SWEEP_CAP} sweeps); subdomains as threads, whose iterates are those of MPI ranks. To 1e-6 m/s the solves stalled just above it (1.1e-6 m/s after 10 000 sweeps on one subdomain). The `packing` bed of the timing runs does not serve here: settled at Δt = 1 ms its solves stayed at 5e-4 m/s after 20 000 sweeps on one subdomain, and at its own 5 ms at 4e-3 m/s after 5000.\n\n| tolerance | subdomains | coupling | mean sweeps per step | converged steps | largest residual |\n|---|---|---|---|---|---|\n",
+        "\n## NDEM sweeps to a residual by number of subdomains\n\nA resting bed of {} spheres (`falling_lattice`, 4 layers deep, settled 1 s on one rank at Δt = {SWEEP_DT} s to {SWEEP_TOLERANCE:e} m/s, at most 500 sweeps), 10 steps warm-started from its impulses and solved to each tolerance (largest row residual, cap {SWEEP_CAP} sweeps); subdomains as threads, whose iterates are those of MPI ranks, coupled by mass splitting (the default) or in phases (`--phased-sweeps`, docs/distributed.md). To 1e-6 m/s the solves stalled just above it (1.1e-6 m/s after 10 000 sweeps on one subdomain). The `packing` bed of the timing runs does not serve here: settled at Δt = 1 ms its solves stayed at 5e-4 m/s after 20 000 sweeps on one subdomain, and at its own 5 ms at 4e-3 m/s after 5000.\n\n| tolerance | subdomains | coupling | mean sweeps per step | converged steps | largest residual |\n|---|---|---|---|---|---|\n",
         z.bed
     );
     for it in iterations {
