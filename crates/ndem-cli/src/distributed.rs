@@ -86,6 +86,33 @@ struct Line {
     reduction: ndem::reduce::ReductionStats,
 }
 
+impl Line {
+    /// The header of `stats.csv`.
+    const STATS_HEADER: &str = "step,time,contacts,kinetic_energy,iterations,status,rebuilt,impact_status,reduction_level,aggregates,merges,split_members,residual_normal_mean,residual_max,impact_residual\n";
+
+    /// Appends the `stats.csv` line of step `step`.
+    fn write_stats(&self, step: u64, stats: &mut String) {
+        let _ = writeln!(
+            stats,
+            "{step},{:e},{},{:e},{},{},{},{},{:e},{},{},{},{:e},{:e},{:e}",
+            self.time,
+            self.contacts,
+            self.kinetic_energy,
+            self.iterations,
+            self.status,
+            self.rebuilt,
+            self.impact_status,
+            self.reduction.level,
+            self.reduction.aggregates,
+            self.reduction.merges,
+            self.reduction.split_members,
+            self.residuals[0],
+            self.residuals[1],
+            self.residuals[2]
+        );
+    }
+}
+
 impl Run {
     fn step(&mut self) -> Result<Line, MpiError> {
         Ok(match self {
@@ -258,9 +285,7 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
             start.scene.solver.name()
         );
     }
-    let mut stats = String::from(
-        "step,time,contacts,kinetic_energy,iterations,status,rebuilt,impact_status,reduction_level,aggregates,merges,split_members,residual_normal_mean,residual_max,impact_residual\n",
-    );
+    let mut stats = String::from(Line::STATS_HEADER);
     let mut drives = format!(
         "{}\n",
         ndem::output::joints_header(start.scene.world.joints().len())
@@ -300,24 +325,7 @@ pub fn run_distributed(start: Start, opts: &DistributedOptions) -> Result<String
         }
         iterations += line.iterations as u64;
         if rank == 0 && (k % opts.stats_every == 0 || k == opts.steps) {
-            let _ = writeln!(
-                stats,
-                "{step},{:e},{},{:e},{},{},{},{},{:e},{},{},{},{:e},{:e},{:e}",
-                line.time,
-                line.contacts,
-                line.kinetic_energy,
-                line.iterations,
-                line.status,
-                line.rebuilt,
-                line.impact_status,
-                line.reduction.level,
-                line.reduction.aggregates,
-                line.reduction.merges,
-                line.reduction.split_members,
-                line.residuals[0],
-                line.residuals[1],
-                line.residuals[2]
-            );
+            line.write_stats(step, &mut stats);
         }
         if opts.frame_every > 0 && k % opts.frame_every == 0 {
             frames
