@@ -6,7 +6,7 @@
 //! ([`crate::GhostReach`]), by rank 0 when it has none; after every sweep
 //! the velocity corrections of bodies held by several ranks are sent to
 //! the owner, summed there in rank order, and the sum sent back (Preclik
-//! and Rüde 2015; on two ranks in one exchange, [`DomainCoupling`]); with
+//! and Rüde 2015); with
 //! [`SubdomainSweep::Phased`] the ranks sweep in phases, Gauss-Seidel-wise
 //! between them. Warm-start impulses migrate with the bodies.
 //!

@@ -100,36 +100,6 @@ impl<C: Communicator> DomainCoupling<C> {
     }
 }
 
-impl<C: Communicator> DomainCoupling<C> {
-    /// [`SubdomainCoupling::sum_over_holders`] on two ranks, in one
-    /// exchange: a body has at most two holders there, so each rank sends
-    /// the other its contributions (its owned bodies' ghosts', then its
-    /// ghosts') and adds the two. Addition of two numbers is commutative
-    /// in IEEE arithmetic, so both holders form the same bits, those of
-    /// the owner's sum in [`SubdomainCoupling::sum_over_holders`]'s two
-    /// exchanges.
-    fn sum_over_two(&self, plan: &Plan, values: &mut [f64], width: usize) {
-        let other = 1 - self.comm.rank();
-        let (owned, ghosts) = (&plan.send[other], &plan.recv[other]);
-        let mut out = vec![Vec::new(), Vec::new()];
-        out[other].reserve(width * (owned.len() + ghosts.len()));
-        for &i in owned.iter().chain(ghosts) {
-            let i = i as usize;
-            out[other].extend_from_slice(&values[width * i..width * i + width]);
-        }
-        let received = self.exchange(out);
-        // the other rank's owned bodies (my ghosts) first, in its send
-        // order, which is my receive order; then its ghosts of my bodies
-        let theirs = received[other].chunks_exact(width);
-        for (d, &i) in theirs.zip(ghosts.iter().chain(owned)) {
-            let i = i as usize;
-            for (v, x) in values[width * i..width * i + width].iter_mut().zip(d) {
-                *v += x;
-            }
-        }
-    }
-}
-
 impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
     fn owned_contacts(
         &mut self,
@@ -155,9 +125,6 @@ impl<C: Communicator> SubdomainCoupling for DomainCoupling<C> {
 
     fn sum_over_holders(&mut self, values: &mut [f64], width: usize) {
         let plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
-        if self.comm.size() == 2 {
-            return self.sum_over_two(&plan, values, width);
-        }
         // the ghosts' contributions to their owners, added there in rank
         // order after the owner's own
         let out = packed(values, width, &plan.recv, self.comm.size());

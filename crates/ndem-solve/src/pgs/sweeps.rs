@@ -98,17 +98,18 @@ impl ProjectedGaussSeidel {
         (lambda, velocity): (&mut [f64], &mut [Velocity6]),
         mode: SweepMode,
     ) -> (f64, bool) {
+        if let OrderSource::Own = self.order_source {
+            let whole = 0..self.order.len();
+            return self.sweep_order_part(problem, (lambda, velocity), mode, whole);
+        }
         self.current.shared = false;
         let sweep = self.sweep_inputs(problem, mode);
         // monomorphised per order source (no call per contact through a
         // trait object)
         match self.order_source {
-            OrderSource::Identity => sweep.run(0..problem.contacts().len(), lambda, velocity),
             OrderSource::Colouring => sweep.run_blocks(&self.colouring, lambda, velocity),
-            OrderSource::Own => {
-                let order = self.order.iter().map(|&c| c as usize);
-                sweep.run(order, lambda, velocity)
-            }
+            // the identity (an own order returned above)
+            _ => sweep.run(0..problem.contacts().len(), lambda, velocity),
         }
     }
 
@@ -119,8 +120,9 @@ impl ProjectedGaussSeidel {
         &mut self.order
     }
 
-    /// One pass over the contacts `part` of the restricted order
-    /// ([`Self::restricted_order`]), on this thread.
+    /// One pass over the contacts `part` of the order [`Self::restricted_order`]
+    /// holds (or the shuffled or reversed one it was built from), on this
+    /// thread.
     pub(crate) fn sweep_order_part(
         &mut self,
         problem: &ContactProblem,
