@@ -254,9 +254,21 @@ fn steps_for(scene: &Scene, run: &RunArgs, now: f64) -> Result<u64, String> {
     let dt = scene.settings.dt;
     match (run.steps, run.time) {
         (Some(n), _) => Ok(n),
+        (None, Some(t)) if t.is_finite() && t > 0.0 && t < 0.5 * dt => Err(format!(
+            "--time {t} s is shorter than half a step (Δt = {dt} s): no step would run; \
+             give --time of at least {} s, or --steps",
+            0.5 * dt
+        )),
         (None, Some(t)) if t.is_finite() && t >= 0.0 => Ok((t / dt).round() as u64),
         (None, Some(t)) => Err(format!("--time must be finite and >= 0, got {t}")),
-        (None, None) => Ok(((scene.duration - now) / dt).round().max(0.0) as u64),
+        (None, None) => match ((scene.duration - now) / dt).round() {
+            n if n >= 1.0 => Ok(n as u64),
+            _ => Err(format!(
+                "nothing to run: t = {now} s is within half a step (Δt = {dt} s) of the \
+                 scene's end time {} s; give --steps or --time to run past it",
+                scene.duration
+            )),
+        },
     }
 }
 
@@ -720,14 +732,18 @@ fn solve_summary(summary: &ndem_cli::run::RunSummary) -> String {
         );
     }
     if summary.impact_steps > 0 {
+        let outcome = if summary.impact_unconverged_steps == 0 {
+            "every one reached it".to_string()
+        } else {
+            format!(
+                "{} ended short of it, with normal residuals up to {:.1e} m/s",
+                summary.impact_unconverged_steps, summary.impact_residual_max
+            )
+        };
         let _ = writeln!(
             text,
-            "impact stage: {} steps had impacts, each solved to {:.0e} within {} sweeps; {} ended short of it, with normal residuals up to {:.1e} m/s (`impact_status`, `impact_residual` in stats.csv)",
-            summary.impact_steps,
-            summary.impact_tolerance,
-            summary.impact_iterations,
-            summary.impact_unconverged_steps,
-            summary.impact_residual_max
+            "impact stage: {} steps had impacts, each solved to a tolerance of {:.0e} m/s in at most {} sweeps; {outcome} (`impact_status`, `impact_residual` in stats.csv)",
+            summary.impact_steps, summary.impact_tolerance, summary.impact_iterations,
         );
     }
     text

@@ -315,6 +315,22 @@ fn validation_gaps_are_closed() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2));
     assert!(err.contains("--time must be finite and >= 0"), "{err}");
+    // a time below half of the column's Δt = 5 ms would run no step
+    let o = ndem_in(&dir, &["run", "column", "--time", "0.002"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("shorter than half a step"), "{err}");
+    // a checkpoint at the scene's end time: resuming it has nothing to run
+    let o = ndem_in(
+        &dir,
+        &["run", "column", "--checkpoint-every", "600", "--out", "end"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ndem_in(&dir, &["resume", "end/checkpoint_00000600.json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("nothing to run"), "{err}");
+    assert!(!dir.join("end-resumed-00000600").exists());
     let _ = std::fs::remove_dir_all(dir);
 }
 

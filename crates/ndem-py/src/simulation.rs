@@ -639,6 +639,10 @@ fn steps_to_take(run: &Run, steps: Option<u64>, time: Option<f64>) -> PyResult<u
     match (steps, time) {
         (Some(_), Some(_)) => Err(invalid("time", "give `steps` or `time`, not both")),
         (Some(n), None) => Ok(n),
+        (None, Some(t)) if t.is_finite() && t > 0.0 && t < 0.5 * dt => Err(invalid(
+            "time",
+            format!("{t} s is shorter than half a step (Δt = {dt} s): no step would run"),
+        )),
         (None, Some(t)) if t.is_finite() && t >= 0.0 => Ok((t / dt).round() as u64),
         (None, Some(t)) => Err(invalid("time", format!("must be finite and >= 0, got {t}"))),
         (None, None) => Ok(((run.scene.duration - run.stepper.time()) / dt)

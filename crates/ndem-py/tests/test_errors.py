@@ -85,6 +85,8 @@ def test_methods_refuse_bad_arguments(sim):
         sim.run(time=-1.0)
     with pytest.raises(ValueError, match="time"):
         sim.run(steps=1, time=1.0)
+    with pytest.raises(ValueError, match="shorter than half a step"):
+        sim.run(time=1e-9)
     with pytest.raises(ValueError, match="every"):
         sim.open_frames("unused", every=0)
     with pytest.raises(OSError):
