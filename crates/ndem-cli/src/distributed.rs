@@ -186,6 +186,12 @@ fn check(scene: &Scene, opts: &DistributedOptions) -> Result<(), String> {
                 .into(),
         );
     }
+    if scene.settings.reach_growth {
+        return Err(
+            "reach growth (`run.reach_growth`, --reach-growth) is not supported in distributed runs: a rank's ghosts have partners on other ranks"
+                .into(),
+        );
+    }
     if opts.smooth && !scene.motions.is_empty() {
         return Err(
             "prescribed motions (`[[motions]]`) run distributed with NDEM only, not with --smooth"

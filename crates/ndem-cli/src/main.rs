@@ -358,6 +358,12 @@ struct Overrides {
     /// network, as the papers)
     #[arg(long = "impact-join-velocity")]
     impact_join_velocity: Option<f64>,
+    /// Grow each body's reach in contact detection by what its partners'
+    /// impulses can pass on within the step, so that a body struck within
+    /// a step meets the contacts it is driven into in that step (default:
+    /// the scene's `run.reach_growth`, else off; one process only)
+    #[arg(long = "reach-growth")]
+    reach_growth: bool,
     /// Warm-start policy: cold, history, model, model-raw or
     /// safeguarded-history.
     #[arg(long = "warm-start", value_parser = warm_start_choice)]
@@ -391,6 +397,9 @@ impl Overrides {
         }
         if let Some(join_velocity) = self.impact_join_velocity {
             s.settings.impact_scope = ndem::step::ImpactScope::ActiveSet { join_velocity };
+        }
+        if self.reach_growth {
+            s.settings.reach_growth = true;
         }
         if let Some(x) = self.warm_start {
             s.warm_start = x;

@@ -199,6 +199,11 @@ pub struct RunSpec {
     /// whole contact network, as the papers' stepper.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impact_join_velocity: Option<f64>,
+    /// Grow each body's reach in contact detection by what its partners'
+    /// impulses can pass on within the step (`StepSettings::reach_growth`,
+    /// `docs/theory.md` "Zero overlap"); default off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reach_growth: bool,
     /// Friction compliance γ_t.
     #[serde(default = "default_gamma")]
     pub friction_compliance: f64,
@@ -693,6 +698,7 @@ impl SceneFile {
             contact_rows,
             friction_set,
             margin: r.margin,
+            reach_growth: r.reach_growth,
             ..StepSettings::default()
         };
         settings.validate()?;
@@ -881,6 +887,7 @@ impl RunSpec {
             impact_stage: s.impact_stage,
             impact_iterations: s.impact_iterations,
             impact_join_velocity: s.impact_scope.join_velocity(),
+            reach_growth: s.reach_growth,
             friction_compliance: s.spook.friction_compliance,
             rolling_compliance: s.spook.rolling_compliance,
         }

@@ -56,3 +56,21 @@ fn a_misspelt_motion_is_refused_naming_the_field() {
     let err = SceneFile::from_toml(&text).unwrap().to_scene().unwrap_err();
     assert!(err.to_string().contains("bodies.motion"), "{err}");
 }
+
+/// `run.reach_growth` is off unless given, and a scene saved again keeps
+/// it (written only when on).
+#[test]
+fn reach_growth_is_off_unless_given_and_survives_a_save() {
+    let scene = SceneFile::from_toml(MINIMAL).unwrap().to_scene().unwrap();
+    assert!(!scene.settings.reach_growth);
+    let text = SceneFile::from_scene(&scene).to_toml().unwrap();
+    assert!(!text.contains("reach_growth"), "{text}");
+    let on = MINIMAL.replace("iterations = 50", "iterations = 50\nreach_growth = true");
+    let scene = SceneFile::from_toml(&on).unwrap().to_scene().unwrap();
+    assert!(scene.settings.reach_growth);
+    let again = SceneFile::from_toml(&SceneFile::from_scene(&scene).to_toml().unwrap())
+        .unwrap()
+        .to_scene()
+        .unwrap();
+    assert!(again.settings.reach_growth);
+}

@@ -485,7 +485,7 @@ impl World {
         let mass = match desc.motion {
             Motion::Dynamic => Some(match desc.mass {
                 Some(m) => MassProperties::new(m.mass, m.principal_inertia)?,
-                None => default_mass(&desc.shape, density)?,
+                None => default_mass(&desc.shape, density, i)?,
             }),
             _ => None,
         };
@@ -740,7 +740,12 @@ impl World {
     }
 
     /// `Δt (|v| + |ω| r_bound)` per body: how far any point of the body can
-    /// travel in one step (zero for static bodies).
+    /// travel in one step at its current velocity (zero for static bodies).
+    /// Gravity and applied forces are left out: with them every resting
+    /// body would sweep `g Δt²` and a bed's near pairs would join its
+    /// problem (the built-in `packing`, steps 51-101: 7 364 contacts on
+    /// average against 6 717), while a body at rest that falls clear of
+    /// its support overlaps by at most `g Δt²` at the next step.
     pub fn sweep_distances(&self, dt: f64, out: &mut Vec<f64>) {
         out.clear();
         out.extend((0..self.len()).map(|i| {
@@ -844,8 +849,8 @@ fn check_vec(field: &'static str, body: usize, v: &Vec3) -> Result<(), StepError
     }
 }
 
-/// Mass properties of a shape from the material density.
-fn default_mass(shape: &Shape, density: f64) -> Result<MassProperties, StepError> {
+/// Mass properties of body `body`'s shape from the material density.
+fn default_mass(shape: &Shape, density: f64, body: usize) -> Result<MassProperties, StepError> {
     use std::f64::consts::PI;
     Ok(match shape {
         Shape::Sphere { radius } => MassProperties::solid_sphere(density, *radius)?,
@@ -860,11 +865,15 @@ fn default_mass(shape: &Shape, density: f64) -> Result<MassProperties, StepError
             *radius,
             *half_height,
         )?,
-        _ => {
-            return Err(StepError::InvalidSettings {
-                field: "mass",
-                reason: "give mass properties explicitly for dynamic bodies of this shape",
-            });
+        other => {
+            let shape = match other {
+                Shape::Convex(_) => "convex hull",
+                Shape::TriMesh(_) => "triangle mesh",
+                Shape::HalfSpace { .. } => "half-space",
+                Shape::Drum { .. } => "drum",
+                _ => "shape without volume",
+            };
+            return Err(StepError::MassPropertiesNeeded { body, shape });
         }
     })
 }

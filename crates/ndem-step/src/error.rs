@@ -37,6 +37,19 @@ pub enum StepError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A dynamic body whose shape has no mass properties from its density
+    /// alone (a convex hull, a triangle mesh).
+    #[error(
+        "body {body}: a dynamic {shape} needs its mass and principal inertia given \
+         (`mass`, `inertia`; the body frame is taken as its principal frame at its \
+         centre of mass); mass follows from the density only for spheres, boxes and cylinders"
+    )]
+    MassPropertiesNeeded {
+        /// Body index.
+        body: usize,
+        /// The shape's kind.
+        shape: &'static str,
+    },
     /// The world has no dynamic body.
     #[error("the scene has no dynamic body")]
     EmptyScene,

@@ -16,6 +16,7 @@ pub mod guard;
 pub mod handles;
 pub mod joint;
 pub mod member;
+pub mod reach;
 mod settings;
 mod stages;
 pub mod state;

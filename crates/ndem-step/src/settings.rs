@@ -35,6 +35,19 @@ pub struct StepSettings {
     pub friction_set: FrictionSet,
     /// Contact margin \[m\].
     pub margin: f64,
+    /// Grow each body's reach in stage 1 by the share of its partners'
+    /// speeds that the step's impulses can pass on, and detect again while
+    /// a reach grows ([`crate::reach`]), so that a body struck within the
+    /// step meets the contacts it is driven into in that step; off, each
+    /// pair's box grows by the bodies' own sweeps only, and such a contact
+    /// is met at the next step, overlapping. Default off: the built-in
+    /// reproductions are measured with the own sweeps, and on a bed with
+    /// impacts in every step the extra passes cost a step time
+    /// (`docs/theory.md`, "Zero overlap"). A part of a decomposed scene
+    /// ([`Stepper::set_scene_part`](crate::Stepper::set_scene_part))
+    /// keeps the own sweeps whatever this says: a ghost's partners on
+    /// other parts are not in its world.
+    pub reach_growth: bool,
     /// Threads of contact detection: the particles' pairs in one block
     /// per thread, the grid built in parts (above 4096 particles; the
     /// contact set is the same on any count). 1 (the default) detects on
@@ -76,6 +89,7 @@ impl Default for StepSettings {
             assembly_threads: 1,
             residual_check: ResidualCheck::default(),
             energy_guard: true,
+            reach_growth: false,
         }
     }
 }

@@ -248,7 +248,9 @@ pub struct Stepper {
     /// Whether the last step had impacts: the impact problem is then built
     /// without counting its impacts first (the same problem either way).
     impacts_last_step: bool,
-    sweep: Vec<f64>,
+    /// Per body: the reach stage 1 grows pairs by, its own sweep, and
+    /// scratch for the partners' shares (`reach.rs`).
+    sweep: [Vec<f64>; 3],
     time: f64,
     step: u64,
     warned_unresolved: bool,
@@ -315,7 +317,7 @@ impl Stepper {
             material_pairs: stages::MaterialPairs::default(),
             energy_sums: Vec::new(),
             impacts_last_step: false,
-            sweep: Vec::new(),
+            sweep: Default::default(),
             time: 0.0,
             step: 0,
             warned_unresolved: false,
@@ -660,15 +662,41 @@ impl Stepper {
     }
 
     /// Stage 1: the contacts at `x_i`, each pair's box grown by the
-    /// bodies' sweeps over `Δt`.
+    /// bodies' reaches over `Δt`: their sweeps, grown by the share of a
+    /// partner's that the step's impulses can pass on, with another pass
+    /// while a reach grows ([`crate::reach`]; with
+    /// [`StepSettings::reach_growth`], and not in a part of a decomposed
+    /// scene, where a ghost's partners on other parts are not in the world).
     fn detect(&mut self, world: &World, contacts: &mut ContactSet) -> Result<(), StepError> {
-        let mut sweep = std::mem::take(&mut self.sweep);
-        world.sweep_distances(self.settings.dt, &mut sweep);
-        let view = world.body_view(&sweep);
-        let detected = self
+        let [mut reach, mut own, mut partner] = std::mem::take(&mut self.sweep);
+        world.sweep_distances(self.settings.dt, &mut reach);
+        let threads = self.settings.detection_threads;
+        let mut detected = self
             .collision
-            .detect_on(&view, contacts, self.settings.detection_threads);
-        self.sweep = sweep;
+            .detect_on(&world.body_view(&reach), contacts, threads);
+        let rounds = match (self.settings.reach_growth, &self.scene_part) {
+            (true, None) => crate::reach::REACH_ROUNDS,
+            _ => 0,
+        };
+        if rounds > 0 {
+            own.clone_from(&reach);
+        }
+        for _ in 0..rounds {
+            if detected.is_err()
+                || !crate::reach::grow_reach(
+                    world,
+                    (&own, &mut reach, &mut partner),
+                    contacts,
+                    self.settings.dt,
+                )
+            {
+                break;
+            }
+            detected = self
+                .collision
+                .detect_on(&world.body_view(&reach), contacts, threads);
+        }
+        self.sweep = [reach, own, partner];
         Ok(detected?)
     }
 

@@ -505,6 +505,23 @@ fn bad_input_gives_typed_errors_and_keeps_state() {
         w.add_sphere(0.01, MaterialId::from_index(3), Vec3::zeros()),
         Err(StepError::UnknownMaterial { .. })
     ));
+    // a dynamic convex hull without mass properties: named with its index
+    let corners: Vec<Vec3> = (0..8)
+        .map(|k| Vec3::new((k & 1) as f64, (k >> 1 & 1) as f64, (k >> 2) as f64) * 0.01)
+        .collect();
+    let hull = ndem_collide::Shape::convex_hull(&corners).unwrap();
+    let index = w.len();
+    assert_eq!(
+        w.add_body(BodyDesc::dynamic(
+            hull,
+            MaterialId::from_index(0),
+            Vec3::zeros()
+        )),
+        Err(StepError::MassPropertiesNeeded {
+            body: index,
+            shape: "convex hull"
+        })
+    );
     assert!(
         World::new(
             vec![Material {
