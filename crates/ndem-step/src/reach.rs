@@ -1,6 +1,6 @@
 //! How far a body can travel within a step once the step's impulses have
 //! passed its partners' speed on to it: the reach by which stage 1 grows
-//! each pair's box.
+//! each pair's box with [`StepSettings::reach_growth`](crate::StepSettings::reach_growth).
 //!
 //! A pair's box is grown by the two bodies' sweeps `Δt (|v| + |ω| r)` at
 //! `v_i`, so that a contact that would close within the step is found
@@ -15,7 +15,7 @@
 //! `a' = a + (1 + e) μ (b − a)`, `μ = m_j/(m_i + m_j)` (`μ = 1` for a
 //! body that no contact moves), so `|a'| ≤ |a| + 2 μ |b|`: a partner
 //! adds at most `2 μ |b|` to `i`'s speed, nothing when it is at rest (a
-//! bounce off the floor keeps the speed). [`grow_reach`] grows each dynamic
+//! bounce off the floor keeps the speed). Stage 1 grows each dynamic
 //! body's reach to its own sweep plus the largest such share over its
 //! closing contacts, over `Δt`, with `|b|` grown by what `j` itself was
 //! passed (its reach beyond its own sweep, over `Δt`), where that grows it
