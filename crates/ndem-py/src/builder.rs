@@ -423,7 +423,7 @@ impl SceneBuilder {
     /// A `Simulation` of the scene built so far (the builder keeps its
     /// bodies and can build again); keyword arguments are the run
     /// settings (`solver`, `iterations`, `warm_start`, `threads`,
-    /// `reduce`, `impact_iterations`, `impact_join_velocity`, `dt`).
+    /// `reduce`, `impact_iterations`, `impact_join_velocity`, `reach_growth`, `dt`).
     #[pyo3(signature = (**settings))]
     fn build(&self, py: Python<'_>, settings: Option<&Bound<'_, PyDict>>) -> PyResult<Simulation> {
         let settings = RunSettings::from_kwargs(settings)?;

@@ -32,6 +32,8 @@ pub struct RunSettings {
     pub impact_iterations: Option<usize>,
     /// Impact stage on an active set joined above this velocity \[m/s\].
     pub impact_join_velocity: Option<f64>,
+    /// Reach growth in contact detection (`StepSettings::reach_growth`).
+    pub reach_growth: Option<bool>,
     /// Time step Δt \[s\].
     pub dt: Option<f64>,
 }
@@ -73,6 +75,9 @@ impl RunSettings {
             }
             scene.settings.impact_scope = ImpactScope::ActiveSet { join_velocity: v };
         }
+        if let Some(on) = self.reach_growth {
+            scene.settings.reach_growth = on;
+        }
         if let Some(dt) = self.dt {
             if !(dt.is_finite() && dt > 0.0) {
                 return Err(invalid("dt", format!("must be finite and > 0, got {dt}")));
@@ -93,7 +98,8 @@ impl RunSettings {
 
 impl RunSettings {
     /// The keywords `solver`, `iterations`, `warm_start`, `threads`,
-    /// `reduce`, `impact_iterations`, `impact_join_velocity` and `dt`
+    /// `reduce`, `impact_iterations`, `impact_join_velocity`,
+    /// `reach_growth` and `dt`
     /// (`None` values are skipped); another keyword raises `TypeError`
     /// naming it, a value of the wrong type `TypeError` naming its keyword.
     pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
@@ -123,6 +129,7 @@ impl RunSettings {
                 "impact_join_velocity" => {
                     s.impact_join_velocity = Some(value.extract().map_err(typed)?)
                 }
+                "reach_growth" => s.reach_growth = Some(value.extract().map_err(typed)?),
                 "dt" => s.dt = Some(value.extract().map_err(typed)?),
                 other => {
                     return Err(PyTypeError::new_err(format!(
@@ -181,7 +188,7 @@ fn toml_value(v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
 }
 
 /// The run settings' keywords.
-pub const KEYWORDS: [&str; 8] = [
+pub const KEYWORDS: [&str; 9] = [
     "solver",
     "iterations",
     "warm_start",
@@ -189,6 +196,7 @@ pub const KEYWORDS: [&str; 8] = [
     "reduce",
     "impact_iterations",
     "impact_join_velocity",
+    "reach_growth",
     "dt",
 ];
 

@@ -104,7 +104,7 @@ impl Run {
 /// `Simulation.from_toml(text)`, `Simulation.resume(checkpoint)` or
 /// `SceneBuilder.build()`. The run settings are keyword arguments of
 /// these: `solver`, `iterations`, `warm_start`, `threads`, `reduce`,
-/// `impact_iterations`, `impact_join_velocity`, `dt`.
+/// `impact_iterations`, `impact_join_velocity`, `reach_growth`, `dt`.
 ///
 /// The GIL is released while stepping; another thread that reads the
 /// state waits for the current step to end (`run()` takes the simulation
@@ -598,7 +598,7 @@ impl Simulation {
     }
 
     /// The run settings in force: solver, iterations, warm start, threads,
-    /// reduction on or off, Δt.
+    /// reduction on or off, impact sweeps, reach growth, Δt.
     #[getter]
     fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let run = self.lock(py)?;
@@ -610,6 +610,7 @@ impl Simulation {
         d.set_item("threads", s.threads)?;
         d.set_item("reduce", s.reduction.is_some())?;
         d.set_item("impact_iterations", s.settings.impact_iterations)?;
+        d.set_item("reach_growth", s.settings.reach_growth)?;
         d.set_item("dt", s.settings.dt)?;
         Ok(d)
     }

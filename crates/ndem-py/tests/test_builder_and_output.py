@@ -118,3 +118,14 @@ def test_network_forces_of_a_column_at_rest_carry_its_weight():
     assert pgs["residual"] is None
     with pytest.raises(ValueError, match="method"):
         sim.network_forces("lemke")
+
+
+def test_reach_growth_is_a_run_setting_off_by_default():
+    assert ndem.Simulation.builtin("column").settings["reach_growth"] is False
+    sim = ndem.Simulation.builtin("column", reach_growth=True)
+    assert sim.settings["reach_growth"] is True
+    # a scene saved as a file keeps it
+    again = ndem.Simulation.from_toml(sim.to_toml())
+    assert again.settings["reach_growth"] is True
+    with pytest.raises(TypeError, match="reach_growth"):
+        ndem.Simulation.builtin("column", reach_growth="yes")

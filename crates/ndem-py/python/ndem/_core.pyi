@@ -30,6 +30,7 @@ class RunSettings(TypedDict, total=False):
     reduce: Union[bool, dict[str, object]]
     impact_iterations: Optional[int]
     impact_join_velocity: Optional[float]
+    reach_growth: Optional[bool]
     dt: Optional[float]
 
 class SimulationError(RuntimeError):
@@ -62,7 +63,7 @@ class Simulation:
     """A scene and its stepper: step it, read its state into numpy arrays,
     write frames and checkpoints. Run settings (keyword arguments of the
     constructors): solver, iterations, warm_start, threads, reduce,
-    impact_iterations, impact_join_velocity, dt."""
+    impact_iterations, impact_join_velocity, reach_growth, dt."""
 
     @staticmethod
     def builtin(name: str, particles: Optional[int] = None, **settings: Unpack[RunSettings]) -> Simulation: ...
